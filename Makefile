@@ -1,0 +1,57 @@
+# The commands the README names. Set-up is idempotent: a second run reuses .venv and
+# only reinstalls when requirements.txt or pyproject.toml changed.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.setup-stamp
+PORT   ?= 8888
+# pytest-xdist workers for the notebooks (two fit a 2-core laptop)
+WORKERS ?= 2
+
+.PHONY: setup lab test unit notebooks browser-check bench lint execute clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --upgrade pip
+	$(BIN)/python -m pip install -r requirements.txt
+	$(BIN)/python -m pip install --no-deps -e .
+	touch $(STAMP)
+
+## lab: set up, then open the course in JupyterLab
+lab: setup
+	$(BIN)/jupyter lab notebooks/$(if $(filter 0,$(shell id -u)), --allow-root,)
+
+## test: set up, then run the unit tests and execute every notebook with nbval
+test: setup
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile tests notebooks \
+		--nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
+
+unit: setup
+	$(BIN)/python -m pytest -n $(WORKERS) tests -p no:cacheprovider
+
+notebooks: setup
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile notebooks \
+		--nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
+
+## browser-check: open every notebook in JupyterLab in headless Chromium, run it, move sliders
+browser-check: setup
+	$(BIN)/python tests/browser_check.py $(NB)
+
+bench: setup
+	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
+
+lint: setup
+	$(BIN)/ruff check helpers tests benchmarks
+
+## execute: re-run every notebook in place so the committed outputs are a clean run
+execute: setup
+	for nb in $(or $(NB),notebooks/*.ipynb); do \
+		$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+			--ExecutePreprocessor.timeout=1200 $$nb || exit 1; \
+	done
+	$(BIN)/python tests/strip_widget_state.py notebooks/*.ipynb
+
+clean:
+	rm -rf $(VENV) .pytest_cache

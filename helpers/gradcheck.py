@@ -1,0 +1,133 @@
+"""Checking hand-written gradients: centred finite differences and PyTorch.
+
+Typical use in a test or notebook::
+
+    report = check_layer(Linear(4, 3, rng), x)      # every parameter and the input
+    assert report.ok, report
+
+Work in float64: with h = 1e-5 the centred difference has error O(h^2) ~ 1e-10,
+so a correct gradient shows a relative error around 1e-8 or less.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+
+def relative_error(a: np.ndarray, b: np.ndarray) -> float:
+    """max |a - b| / max(|a| + |b|), 0 when both are zero. Shapes must match."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"shapes differ: {a.shape} vs {b.shape}")
+    denom = np.max(np.abs(a) + np.abs(b)) if a.size else 0.0
+    return 0.0 if denom == 0 else float(np.max(np.abs(a - b)) / denom)
+
+
+def numerical_gradient(f: Callable[[], float], x: np.ndarray, h: float = 1e-5) -> np.ndarray:
+    """Centred finite-difference gradient of the scalar ``f()`` with respect to ``x``.
+
+    ``x`` is perturbed in place, one element at a time, and restored afterwards, so
+    ``f`` must read ``x`` (e.g. a layer's parameter array). Returns an array of x's shape.
+    For a loss that samples (dropout, negative sampling) make ``f`` reset its generator
+    so both evaluations see the same draw.
+    """
+    if x.dtype != np.float64:
+        raise TypeError(f"finite differences need float64 arrays, got {x.dtype}")
+    grad = np.zeros_like(x)
+    it = np.nditer(x, flags=["multi_index"])
+    for _ in it:
+        i = it.multi_index
+        old = x[i]
+        x[i] = old + h
+        f_plus = f()
+        x[i] = old - h
+        f_minus = f()
+        x[i] = old
+        grad[i] = (f_plus - f_minus) / (2 * h)
+    return grad
+
+
+@dataclass
+class GradReport:
+    """Relative errors of analytic vs numerical gradients, by name."""
+
+    errors: dict[str, float] = field(default_factory=dict)
+    tol: float = 1e-6
+
+    @property
+    def ok(self) -> bool:
+        return all(e < self.tol for e in self.errors.values())
+
+    def __str__(self) -> str:
+        lines = [f"{'OK ' if e < self.tol else 'BAD'} {name:>12s}: relative error {e:.2e}"
+                 for name, e in self.errors.items()]
+        return "\n".join(lines + [f"(tolerance {self.tol:.0e})"])
+
+
+def check_layer(layer, *inputs: np.ndarray, dout: np.ndarray | None = None,
+                rng: np.random.Generator | None = None, reset: Callable[[], None] | None = None,
+                h: float = 1e-5, tol: float = 1e-6) -> GradReport:
+    """Gradient-check a layer of the course protocol (params, grads, forward, backward).
+
+    The scalar checked is ``sum(forward(*inputs) * dout)`` with a random ``dout``, so
+    ``backward(dout)`` must return the gradient of that sum for the first input and
+    fill ``layer.grads``. Integer inputs (token ids) are not differentiated.
+    ``reset`` is called before every forward pass (re-seed a sampling layer there).
+    """
+    rng = rng or np.random.default_rng(0)
+
+    def forward():
+        if reset is not None:
+            reset()
+        return layer.forward(*inputs)
+
+    out = forward()
+    if dout is None:
+        dout = rng.standard_normal(np.shape(out))
+    dx = layer.backward(dout)
+    analytic = [g.copy() for g in layer.grads]
+
+    def f():
+        return float(np.sum(forward() * dout))
+
+    report = GradReport(tol=tol)
+    for k, (p, g) in enumerate(zip(layer.params, analytic)):
+        report.errors[f"param[{k}]"] = relative_error(g, numerical_gradient(f, p, h))
+    x0 = inputs[0] if inputs else None
+    if x0 is not None and np.issubdtype(np.asarray(x0).dtype, np.floating):
+        report.errors["input"] = relative_error(dx, numerical_gradient(f, x0, h))
+    return report
+
+
+def check_function(f: Callable[[], float], wrt: Sequence[np.ndarray], analytic: Sequence[np.ndarray],
+                   names: Sequence[str] | None = None, h: float = 1e-5, tol: float = 1e-6) -> GradReport:
+    """Compare analytic gradients of a scalar ``f()`` with finite differences for each
+    array in ``wrt`` (perturbed in place)."""
+    names = names or [f"arg[{i}]" for i in range(len(wrt))]
+    report = GradReport(tol=tol)
+    for name, x, g in zip(names, wrt, analytic):
+        if np.shape(g) != np.shape(x):
+            raise ValueError(f"gradient for {name} has shape {np.shape(g)}, expected {np.shape(x)}")
+        report.errors[name] = relative_error(g, numerical_gradient(f, x, h))
+    return report
+
+
+def assert_close_to_torch(ours: np.ndarray, theirs, name: str, rtol: float = 1e-5, atol: float = 1e-7) -> None:
+    """Assert a NumPy result equals a PyTorch tensor (or array) within tolerance.
+
+    The message says which quantity differs, by how much, and where.
+    """
+    if hasattr(theirs, "detach"):
+        theirs = theirs.detach().cpu().numpy()
+    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    if ours.shape != theirs.shape:
+        raise AssertionError(f"{name}: expected shape {theirs.shape} (PyTorch), got {ours.shape}")
+    if not np.allclose(ours, theirs, rtol=rtol, atol=atol):
+        diff = np.abs(ours.astype(np.float64) - theirs.astype(np.float64))
+        where = np.unravel_index(np.argmax(diff), diff.shape)
+        raise AssertionError(
+            f"{name}: differs from PyTorch by up to {diff.max():.3e} at index {tuple(int(i) for i in where)} "
+            f"(expected {theirs[where]!r}, got {ours[where]!r}; rtol={rtol}, atol={atol})"
+        )

@@ -1,0 +1,296 @@
+"""NumPy layers with one protocol, forward and backward written by hand.
+
+Every layer has
+- ``params``: list of arrays (the learnable parameters),
+- ``grads``:  list of arrays of the same shapes, filled *in place* by ``backward``,
+- ``forward(x)``: computes the output and caches what backward needs,
+- ``backward(dout)``: takes dL/d(output), fills ``grads``, returns dL/d(input).
+
+Shapes below use N for the batch, D_in/D_out for feature sizes, K for classes.
+Parameters are float64 by default (gradient checks need it); pass dtype=np.float32
+for speed.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+
+# ---------------------------------------------------------------- functions
+def sigmoid(z: np.ndarray) -> np.ndarray:
+    """Logistic sigmoid 1 / (1 + e^-z), computed without overflow for large |z|."""
+    out = np.empty_like(z, dtype=np.result_type(z, np.float32))
+    pos = z >= 0
+    out[pos] = 1.0 / (1.0 + np.exp(-z[pos]))
+    ez = np.exp(z[~pos])
+    out[~pos] = ez / (1.0 + ez)
+    return out
+
+
+def softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Numerically stable softmax: subtracting the max changes nothing mathematically
+    but keeps exp() from overflowing."""
+    z = z - np.max(z, axis=axis, keepdims=True)
+    e = np.exp(z)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def log_softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
+    """log softmax(z), stable: z - max - log(sum(exp(z - max)))."""
+    z = z - np.max(z, axis=axis, keepdims=True)
+    return z - np.log(np.sum(np.exp(z), axis=axis, keepdims=True))
+
+
+def relu(z: np.ndarray) -> np.ndarray:
+    return np.maximum(z, 0)
+
+
+ACTIVATIONS = {
+    # name: (f(z), f'(z) written in terms of z)
+    "sigmoid": (sigmoid, lambda z: sigmoid(z) * (1 - sigmoid(z))),
+    "tanh": (np.tanh, lambda z: 1 - np.tanh(z) ** 2),
+    "relu": (relu, lambda z: (z > 0).astype(np.float64)),
+}
+
+
+# ---------------------------------------------------------------- layers
+class Layer:
+    """Base class: no parameters, identity ``train``/``eval`` switch."""
+
+    params: list
+    grads: list
+    training: bool = True
+
+    def __init__(self):
+        self.params, self.grads = [], []
+
+    def train(self, mode: bool = True):
+        self.training = mode
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+
+class Linear(Layer):
+    """Affine map y = x W + b.
+
+    W: (D_in, D_out), b: (D_out,). x: (N, D_in) dense array or SciPy sparse matrix
+    (bag-of-words input); y: (N, D_out). Xavier/Glorot-normal initialisation.
+    """
+
+    def __init__(self, d_in: int, d_out: int, rng: np.random.Generator, dtype=np.float64):
+        super().__init__()
+        W = rng.standard_normal((d_in, d_out)) * np.sqrt(2.0 / (d_in + d_out))
+        self.params = [W.astype(dtype), np.zeros(d_out, dtype)]
+        self.grads = [np.zeros_like(p) for p in self.params]
+
+    def forward(self, x):
+        W, b = self.params
+        if x.ndim != 2 or x.shape[1] != W.shape[0]:
+            raise ValueError(f"Linear expects input (N, {W.shape[0]}), got {x.shape}")
+        self.x = x
+        return np.asarray(x @ W) + b
+
+    def backward(self, dout):
+        W, _ = self.params
+        self.grads[0][...] = self.x.T @ dout
+        self.grads[1][...] = dout.sum(axis=0)
+        return dout @ W.T
+
+
+class Activation(Layer):
+    """Element-wise non-linearity: 'sigmoid', 'tanh' or 'relu'. Any shape in, same out."""
+
+    def __init__(self, name: str):
+        super().__init__()
+        if name not in ACTIVATIONS:
+            raise ValueError(f"unknown activation {name!r}; choose one of {sorted(ACTIVATIONS)}")
+        self.name = name
+
+    def forward(self, z):
+        self.out = ACTIVATIONS[self.name][0](z)
+        self.z = z
+        return self.out
+
+    def backward(self, dout):
+        # derivatives from the cached output where that is cheaper
+        if self.name == "sigmoid":
+            return dout * self.out * (1 - self.out)
+        if self.name == "tanh":
+            return dout * (1 - self.out ** 2)
+        return dout * (self.z > 0)
+
+
+class Dropout(Layer):
+    """Inverted dropout: in training each unit is zeroed with probability ``rate`` and the
+    survivors are scaled by 1/(1-rate), so inference needs no change at all."""
+
+    def __init__(self, rate: float, rng: np.random.Generator):
+        super().__init__()
+        if not 0 <= rate < 1:
+            raise ValueError(f"dropout rate must be in [0, 1), got {rate}")
+        self.rate, self.rng = rate, rng
+
+    def forward(self, x):
+        if not self.training or self.rate == 0:
+            self.mask = None
+            return x
+        self.mask = (self.rng.random(x.shape) >= self.rate) / (1 - self.rate)
+        return x * self.mask
+
+    def backward(self, dout):
+        return dout if self.mask is None else dout * self.mask
+
+
+class Sequential(Layer):
+    """Layers applied in order; params/grads are the layers' lists concatenated
+    (the very same arrays, so optimisers update the layers in place)."""
+
+    def __init__(self, *layers: Layer):
+        super().__init__()
+        self.layers = list(layers)
+        self.params = [p for layer in self.layers for p in layer.params]
+        self.grads = [g for layer in self.layers for g in layer.grads]
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer.forward(x)
+        return x
+
+    def backward(self, dout):
+        for layer in reversed(self.layers):
+            dout = layer.backward(dout)
+        return dout
+
+    def train(self, mode: bool = True):
+        self.training = mode
+        for layer in self.layers:
+            layer.train(mode)
+        return self
+
+    def weights(self) -> list[np.ndarray]:
+        """The weight matrices only (biases are usually not regularised)."""
+        return [layer.params[0] for layer in self.layers if isinstance(layer, Linear)]
+
+
+def mlp(sizes: list[int], rng: np.random.Generator, activation: str = "tanh",
+        dropout: float = 0.0, dtype=np.float64) -> Sequential:
+    """A multi-layer perceptron: Linear -> activation (-> Dropout) ... -> Linear (logits).
+
+    ``sizes = [D_in, H_1, ..., K]``. The last layer has no activation: pair it with
+    :class:`SoftmaxCrossEntropy`.
+    """
+    if len(sizes) < 2:
+        raise ValueError(f"need at least input and output sizes, got {sizes}")
+    layers: list[Layer] = []
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+        layers.append(Linear(a, b, rng, dtype))
+        if i < len(sizes) - 2:
+            layers.append(Activation(activation))
+            if dropout > 0:
+                layers.append(Dropout(dropout, rng))
+    return Sequential(*layers)
+
+
+# ---------------------------------------------------------------- losses
+def _check_targets(targets: np.ndarray, n: int, k: int) -> np.ndarray:
+    targets = np.asarray(targets)
+    if targets.shape != (n,):
+        raise ValueError(f"targets must have shape ({n},), got {targets.shape}")
+    if not np.issubdtype(targets.dtype, np.integer):
+        raise TypeError(f"targets must be integer class ids, got dtype {targets.dtype}")
+    if n and (targets.min() < 0 or targets.max() >= k):
+        raise ValueError(f"target ids must lie in [0, {k}), got range [{targets.min()}, {targets.max()}]")
+    return targets
+
+
+class SoftmaxCrossEntropy(Layer):
+    """Softmax over K classes plus mean negative log-likelihood.
+
+    forward(logits (N, K), targets (N,) int) -> scalar mean loss;
+    backward(dout=1.0) -> dL/dlogits = (softmax - onehot) / N, shape (N, K).
+    """
+
+    def forward(self, logits, targets):
+        if logits.ndim != 2:
+            raise ValueError(f"logits must be (N, K), got shape {logits.shape}")
+        self.targets = _check_targets(targets, *logits.shape)
+        logp = log_softmax(logits)
+        self.probs = np.exp(logp)
+        return float(-logp[np.arange(len(self.targets)), self.targets].mean())
+
+    def backward(self, dout=1.0):
+        n = len(self.targets)
+        d = self.probs.copy()
+        d[np.arange(n), self.targets] -= 1
+        return d * (dout / n)
+
+
+class SigmoidCrossEntropy(Layer):
+    """Sigmoid plus binary cross-entropy, averaged over all elements.
+
+    forward(scores (any shape), labels (same shape, 0/1)) -> scalar mean loss;
+    backward(dout=1.0) -> dL/dscores = (sigmoid(scores) - labels) / n  (the famous y - t).
+    """
+
+    def forward(self, scores, labels):
+        labels = np.asarray(labels)
+        if labels.shape != np.shape(scores):
+            raise ValueError(f"labels shape {labels.shape} != scores shape {np.shape(scores)}")
+        self.y, self.t = sigmoid(scores), labels
+        # log(1 + e^-s) written stably: softplus(-s) for t=1, softplus(s) for t=0
+        loss = np.logaddexp(0, -scores) * labels + np.logaddexp(0, scores) * (1 - labels)
+        return float(loss.mean())
+
+    def backward(self, dout=1.0):
+        return (self.y - self.t) * (dout / self.t.size)
+
+
+class Embedding(Layer):
+    """A learnable lookup table: row ``i`` of W is the vector of token ``i``.
+
+    W: (V, D). forward(ids (any int shape)) -> vectors (*ids.shape, D).
+    backward accumulates the gradient of repeated ids (``np.add.at``; plain indexed
+    assignment would keep only the last). Row ``padding_idx`` stays zero and gets no
+    gradient. ``scatter='sparse'`` does the same accumulation with a SciPy sparse
+    product, which is several times faster for large batches.
+    """
+
+    def __init__(self, vocab_size: int, dim: int, rng: np.random.Generator,
+                 padding_idx: int | None = None, scatter: str = "add.at", dtype=np.float64, scale: float = 0.01):
+        super().__init__()
+        if scatter not in ("add.at", "sparse"):
+            raise ValueError(f"scatter must be 'add.at' or 'sparse', got {scatter!r}")
+        if padding_idx is not None and not 0 <= padding_idx < vocab_size:
+            raise ValueError(f"padding_idx {padding_idx} is outside [0, {vocab_size})")
+        W = (rng.standard_normal((vocab_size, dim)) * scale).astype(dtype)
+        if padding_idx is not None:
+            W[padding_idx] = 0
+        self.params, self.grads = [W], [np.zeros_like(W)]
+        self.padding_idx, self.scatter = padding_idx, scatter
+
+    def forward(self, ids):
+        ids = np.asarray(ids)
+        V = self.params[0].shape[0]
+        if not np.issubdtype(ids.dtype, np.integer):
+            raise TypeError(f"Embedding expects integer ids, got dtype {ids.dtype}")
+        if ids.size and (ids.min() < 0 or ids.max() >= V):
+            raise IndexError(f"token ids must lie in [0, {V}), got range [{ids.min()}, {ids.max()}]")
+        self.ids = ids
+        return self.params[0][ids]
+
+    def backward(self, dout):
+        dW = self.grads[0]
+        D = dW.shape[1]
+        flat_ids, flat_d = self.ids.reshape(-1), dout.reshape(-1, D)
+        if self.scatter == "add.at":
+            dW[...] = 0
+            np.add.at(dW, flat_ids, flat_d)
+        else:
+            onehot_T = sp.csr_matrix((np.ones(len(flat_ids), dW.dtype), (flat_ids, np.arange(len(flat_ids)))),
+                                     shape=(dW.shape[0], len(flat_ids)))
+            dW[...] = onehot_T @ flat_d
+        if self.padding_idx is not None:
+            dW[self.padding_idx] = 0
+        return None  # ids are not differentiable

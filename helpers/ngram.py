@@ -1,0 +1,90 @@
+"""A count-based n-gram language model with interpolated Kneser-Ney smoothing.
+
+The baseline the neural language models are compared against: training is one pass of
+counting; smoothing gives every vocabulary word a non-zero probability in every context.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+
+import numpy as np
+
+
+class KneserNeyLM:
+    """Interpolated Kneser-Ney n-gram model over integer token ids.
+
+    P(w | h) = max(c(h w) - D, 0) / c(h .) + D * N1+(h .) / c(h .) * P(w | h')
+
+    where h' drops the oldest word of h. Lower orders use continuation counts
+    (in how many distinct contexts a word follows) instead of raw counts, and the
+    lowest order is interpolated with the uniform distribution over the vocabulary,
+    so no probability is ever zero.
+
+    Parameters: ``order`` n (3 = trigram), ``vocab_size`` |V|, discount ``D`` in (0, 1).
+    """
+
+    def __init__(self, order: int, vocab_size: int, discount: float = 0.75):
+        if order < 1:
+            raise ValueError(f"order must be >= 1, got {order}")
+        if not 0 < discount < 1:
+            raise ValueError(f"discount must be in (0, 1), got {discount}")
+        self.n, self.V, self.D = order, vocab_size, discount
+
+    def fit(self, ids: np.ndarray) -> "KneserNeyLM":
+        """Count n-grams of all orders in the id stream ``ids`` (1-D int array)."""
+        ids = [int(i) for i in np.asarray(ids).ravel()]
+        if len(ids) < self.n:
+            raise ValueError(f"need at least {self.n} tokens to fit an order-{self.n} model, got {len(ids)}")
+        if max(ids) >= self.V or min(ids) < 0:
+            raise ValueError(f"token ids must lie in [0, {self.V})")
+        n = self.n
+        top = Counter(zip(*(ids[i:] for i in range(n))))  # highest-order raw counts
+        # counts[k]: n-gram (length k+1) -> count used at that order
+        self.counts: list[Counter] = [Counter() for _ in range(n)]
+        self.counts[n - 1] = top
+        for k in range(n - 1, 0, -1):  # continuation counts for the lower orders
+            cont = Counter()
+            for gram in self.counts[k]:
+                cont[gram[1:]] += 1
+            self.counts[k - 1] = cont
+        # per context: total count and number of distinct followers
+        self.ctx_total: list[dict] = []
+        self.ctx_types: list[dict] = []
+        for k in range(n):
+            tot, types = defaultdict(int), defaultdict(int)
+            for gram, c in self.counts[k].items():
+                tot[gram[:-1]] += c
+                types[gram[:-1]] += 1
+            self.ctx_total.append(dict(tot))
+            self.ctx_types.append(dict(types))
+        return self
+
+    def prob(self, context: tuple[int, ...], w: int) -> float:
+        """P(w | context) with the last n-1 ids of ``context`` used."""
+        context = tuple(int(c) for c in context)[-(self.n - 1):] if self.n > 1 else ()
+        p = 1.0 / self.V  # order 0: uniform
+        for k in range(0, len(context) + 1):  # from unigram (k=0) up to the full context
+            h = context[len(context) - k:]
+            total = self.ctx_total[k].get(h, 0)
+            if total == 0:
+                continue  # unseen context: keep the lower-order estimate
+            c = self.counts[k].get(h + (w,), 0)
+            p = max(c - self.D, 0) / total + self.D * self.ctx_types[k][h] / total * p
+        return p
+
+    def mean_nll(self, ids: np.ndarray) -> float:
+        """Mean negative log-likelihood (nats) of each token of ``ids`` given the
+        previous n-1 tokens (the first n-1 tokens only serve as context)."""
+        ids = [int(i) for i in np.asarray(ids).ravel()]
+        if len(ids) < self.n:
+            raise ValueError(f"need at least {self.n} tokens to evaluate, got {len(ids)}")
+        h = self.n - 1
+        total = sum(-math.log(self.prob(tuple(ids[i - h:i]), ids[i])) for i in range(h, len(ids)))
+        return total / (len(ids) - h)
+
+    def unseen_fraction(self, ids: np.ndarray) -> float:
+        """Fraction of the full-order n-grams in ``ids`` never seen in training."""
+        ids = [int(i) for i in np.asarray(ids).ravel()]
+        grams = list(zip(*(ids[i:] for i in range(self.n))))
+        return sum(g not in self.counts[self.n - 1] for g in grams) / max(len(grams), 1)

@@ -1,0 +1,47 @@
+"""Explicit randomness and device choice. No function here touches global state:
+callers create generators and pass them on, so the same seed gives the same numbers."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+def make_rng(seed: int) -> np.random.Generator:
+    """A NumPy generator for ``seed`` (PCG64)."""
+    return np.random.default_rng(seed)
+
+
+def torch_generator(seed: int, device: str | torch.device = "cpu") -> torch.Generator:
+    """A torch.Generator on ``device`` seeded with ``seed``."""
+    g = torch.Generator(device=device)
+    g.manual_seed(seed)
+    return g
+
+
+def seeded_init(module: torch.nn.Module, seed: int) -> torch.nn.Module:
+    """Re-initialise ``module``'s parameters reproducibly from ``seed``.
+
+    PyTorch's layer constructors draw from the global generator; this runs their
+    ``reset_parameters`` under a temporary fork of it, so the global state is left as it was.
+    """
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        for m in module.modules():
+            if hasattr(m, "reset_parameters"):
+                m.reset_parameters()
+    return module
+
+
+def choose_device(device: str | None = None) -> torch.device:
+    """The torch device to train on.
+
+    ``None`` or ``"cpu"`` -> CPU (the course default); ``"cuda"`` -> the GPU, with a clear
+    error if there is none; ``"auto"`` -> the GPU when available, else the CPU.
+    """
+    if device in (None, "cpu"):
+        return torch.device("cpu")
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if str(device).startswith("cuda") and not torch.cuda.is_available():
+        raise RuntimeError(f"device {device!r} was asked for, but PyTorch sees no CUDA GPU")
+    return torch.device(device)

@@ -1,0 +1,237 @@
+"""Real-browser check: every notebook in JupyterLab, in headless Chromium.
+
+For each notebook (all of notebooks/ by default, or those named on the command line):
+  1. open it in JupyterLab (a copy in a temporary folder, so nothing in the repository
+     is autosaved over), run all cells, wait until the kernel is idle;
+  2. fail on any error output;
+  3. fail on any blank plot: every image in the outputs must have loaded and must not
+     be a single flat colour (this is the blank-first-plot bug of JupyterLab 4.6 with
+     ipykernel 7 that ``interact`` plots show; headless nbval cannot see it);
+  4. for every explorer widget (helpers.widgets.Explorer): move its first slider (or
+     pick another option of its first dropdown), press its run button if it has one,
+     and verify that both the printed summary and the plot change, and that the new
+     plot is not blank.
+
+Run:  make browser-check   (or: python tests/browser_check.py notebooks/01_feedforward.ipynb)
+Needs Debian's chromium at /usr/bin/chromium (apt-get install chromium); Playwright
+drives it, no browser is downloaded. Screenshots land in browser-check-artifacts/.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "browser-check-artifacts"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+RUN_TIMEOUT_S = 900
+WIDGET_TIMEOUT_S = 600
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_lab(root_dir: Path, port: int, token: str) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+           f"--ServerApp.token={token}", f"--ServerApp.root_dir={root_dir}",
+           "--LabApp.expose_app_in_browser=True",
+           "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-root")
+    log = open(ARTIFACTS / "jupyterlab.log", "w")
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    for _ in range(120):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={token}", timeout=2)
+            return proc
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError(f"JupyterLab exited early; see {ARTIFACTS / 'jupyterlab.log'}")
+            time.sleep(1)
+    proc.terminate()
+    raise RuntimeError("JupyterLab did not start within 120 s")
+
+
+def shutdown_kernels(port: int, token: str) -> None:
+    base = f"http://127.0.0.1:{port}/api/sessions"
+    with urllib.request.urlopen(f"{base}?token={token}") as r:
+        sessions = json.load(r)
+    for s in sessions:
+        req = urllib.request.Request(f"{base}/{s['id']}?token={token}", method="DELETE")
+        urllib.request.urlopen(req)
+
+
+def image_stats(png: bytes) -> tuple[float, float]:
+    """(pixel standard deviation, fraction of pixels differing from the most common colour)."""
+    a = np.asarray(Image.open(io.BytesIO(png)).convert("L"), dtype=float)
+    values, counts = np.unique(a.astype(np.uint8), return_counts=True)
+    return float(a.std()), float(1 - counts.max() / a.size)
+
+
+def assert_not_blank(png: bytes, what: str) -> None:
+    std, ink = image_stats(png)
+    if std < 2 or ink < 0.005:
+        raise AssertionError(f"{what} looks blank (pixel std {std:.2f}, non-background {ink:.2%})")
+
+
+def wait_until_run(page, nb_name: str) -> None:
+    """Wait until every code cell has an execution count and the kernel is idle."""
+    deadline = time.time() + RUN_TIMEOUT_S
+    while time.time() < deadline:
+        state = page.evaluate("""() => {
+            const prompts = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')]
+                .map(p => p.textContent.trim());
+            const status = document.querySelector('.jp-Notebook-ExecutionIndicator');
+            return {prompts, busy: status ? status.getAttribute('data-status') : null};
+        }""")
+        prompts = state["prompts"]
+        if prompts and all(p.startswith("[") and p not in ("[ ]:", "[*]:") for p in prompts) \
+                and state["busy"] in (None, "idle"):
+            return
+        time.sleep(2)
+    raise AssertionError(f"{nb_name}: cells still running after {RUN_TIMEOUT_S} s")
+
+
+def check_outputs(page, nb_name: str) -> int:
+    """No error outputs and no blank images; returns the number of images checked."""
+    errors = page.evaluate("""() => [...document.querySelectorAll(
+            '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')]
+            .map(e => e.textContent).filter(t => /Traceback|Error\\b/.test(t))""")
+    if errors:
+        raise AssertionError(f"{nb_name}: error output in the browser:\n{errors[0][:2000]}")
+    imgs = page.locator(".jp-OutputArea-output img")
+    n = imgs.count()
+    for i in range(n):
+        img = imgs.nth(i)
+        img.scroll_into_view_if_needed()
+        page.wait_for_function("(el) => el.complete && el.naturalWidth > 0", arg=img.element_handle(), timeout=30_000)
+        assert_not_blank(img.screenshot(), f"{nb_name}: image {i + 1} of {n}")
+    return n
+
+
+def exercise_explorer(page, box, nb_name: str, k: int) -> str:
+    """Change one control of explorer ``k``, run it, check summary and plot change."""
+    text = box.locator(".course-explorer-text")
+    plot = box.locator(".course-explorer-plot")
+    plot.scroll_into_view_if_needed()
+    before_text = text.inner_text()
+    before_png = plot.screenshot()
+    assert_not_blank(before_png, f"{nb_name}: explorer {k} plot before interaction")
+    sliders = box.locator(".noUi-handle")
+    dropdowns = box.locator("select")
+    if sliders.count():
+        handle = sliders.first
+        handle.focus()
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+        changed = "slider"
+    elif dropdowns.count():
+        sel = dropdowns.first
+        options = sel.locator("option").all_inner_texts()
+        current = sel.input_value()
+        sel.select_option(next(o for o in options if o != current))
+        changed = "dropdown"
+    else:
+        raise AssertionError(f"{nb_name}: explorer {k} has neither a slider nor a dropdown")
+    buttons = box.locator("button")
+    if buttons.count():
+        page.wait_for_timeout(500)
+        buttons.first.click()
+    page.wait_for_function("([el, old]) => el.innerText !== old", arg=[text.element_handle(), before_text],
+                           timeout=WIDGET_TIMEOUT_S * 1000)
+    after_text = text.inner_text()
+    if after_text.startswith("error:"):
+        raise AssertionError(f"{nb_name}: explorer {k} failed after moving its {changed}: {after_text}")
+    page.wait_for_timeout(1000)  # let the new image decode
+    after_png = plot.screenshot()
+    assert_not_blank(after_png, f"{nb_name}: explorer {k} plot after moving its {changed}")
+    if hashlib.sha256(after_png).digest() == hashlib.sha256(before_png).digest():
+        raise AssertionError(f"{nb_name}: explorer {k} plot did not change after moving its {changed}")
+    (ARTIFACTS / f"{Path(nb_name).stem}_explorer{k}_after.png").write_bytes(after_png)
+    return f"explorer {k}: {changed} moved, summary {before_text.strip()[:60]!r} -> {after_text.strip()[:60]!r}"
+
+
+def check_notebook(page, port: int, token: str, nb: Path) -> None:
+    t0 = time.time()
+    page.goto(f"http://127.0.0.1:{port}/lab/tree/{nb.name}?token={token}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    page.wait_for_function("() => window.jupyterapp && document.querySelector('.jp-Notebook-ExecutionIndicator')"
+                           " && document.querySelector('.jp-Notebook-ExecutionIndicator').getAttribute('data-status') === 'idle'",
+                           timeout=120_000)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_timeout(3000)
+    wait_until_run(page, nb.name)
+    n_images = check_outputs(page, nb.name)
+    boxes = page.locator(".course-explorer")
+    n_explorers = boxes.count()
+    if n_explorers == 0:
+        raise AssertionError(f"{nb.name}: no explorer widget rendered (expected at least one)")
+    lines = [exercise_explorer(page, boxes.nth(k), nb.name, k + 1) for k in range(n_explorers)]
+    check_outputs(page, nb.name)
+    page.screenshot(path=str(ARTIFACTS / f"{nb.stem}.png"), full_page=False)
+    print(f"PASS {nb.name}: {n_images} images non-blank, {n_explorers} explorers, {time.time() - t0:.0f} s")
+    for line in lines:
+        print("     ", line)
+
+
+def main(argv: list[str]) -> int:
+    from playwright.sync_api import sync_playwright
+
+    notebooks = [Path(a) for a in argv] or sorted((ROOT / "notebooks").glob("*.ipynb"))
+    if not notebooks:
+        print("no notebooks to check")
+        return 1
+    if not Path(CHROMIUM).exists():
+        print(f"chromium not found at {CHROMIUM}: run `apt-get install chromium` (Debian) or set CHROMIUM")
+        return 1
+    ARTIFACTS.mkdir(exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="browser-check-"))
+    for nb in notebooks:
+        shutil.copy(nb, work / nb.name)
+    port, token = free_port(), hashlib.sha1(os.urandom(16)).hexdigest()
+    lab = start_lab(work, port, token)
+    failures = []
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(
+                executable_path=CHROMIUM, headless=True,
+                args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                      "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+            for nb in notebooks:
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                try:
+                    check_notebook(page, port, token, work / nb.name)
+                except Exception as e:  # report every notebook, fail at the end
+                    page.screenshot(path=str(ARTIFACTS / f"{nb.stem}_FAILED.png"))
+                    failures.append(f"{nb.name}: {e}")
+                    print(f"FAIL {nb.name}: {e}")
+                finally:
+                    page.close()
+                    shutdown_kernels(port, token)
+            browser.close()
+    finally:
+        lab.terminate()
+        lab.wait(timeout=30)
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"browser check: {len(notebooks) - len(failures)} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
