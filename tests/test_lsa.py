@@ -80,18 +80,23 @@ def test_document_term_matrix_counts_and_errors():
 def test_svd_matches_dense_and_weightings():
     rng = np.random.default_rng(1)
     a = sp.random(120, 80, density=0.1, random_state=rng, format="csr")
-    u, s, vt = truncated_svd(a, 10)
+    u, s, vt = truncated_svd(a, 10, solver="arpack")
     s_ref = np.linalg.svd(a.toarray(), compute_uv=False)
     np.testing.assert_allclose(s, s_ref[:10], rtol=1e-6)
+    np.testing.assert_allclose(truncated_svd(a, 10, solver="dense")[1], s_ref[:10], rtol=1e-12)
+    # the randomized solver is exact on a matrix of rank <= k
+    low = sp.csr_matrix(rng.normal(size=(120, 5)) @ rng.normal(size=(5, 80)))
+    u5, s5, v5 = truncated_svd(low, 5, solver="randomized")
+    np.testing.assert_allclose(u5 * s5 @ v5, low.toarray(), atol=1e-9)
     # rank-10 reconstruction error matches Eckart-Young
     err = np.linalg.norm(a.toarray() - u @ np.diag(s) @ vt)
     assert err == pytest.approx(np.sqrt((s_ref[10:] ** 2).sum()), rel=1e-5)
     energy, rel_err = energy_kept(s_ref, (a.multiply(a)).sum())
     assert energy[-1] == pytest.approx(1.0) and rel_err[9] == pytest.approx(err / sp.linalg.norm(a), rel=1e-5)
-    us, uu, sq = (svd_vectors(a, 10, w) for w in ("US", "U", "sqrtS"))
+    us, uu, sq = (svd_vectors(a, 10, w, solver="arpack") for w in ("US", "U", "sqrtS"))
     np.testing.assert_allclose(us, uu * s, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(sq ** 2 * np.sign(sq), uu ** 2 * np.sign(uu) * s, rtol=1e-7, atol=1e-12)
-    np.testing.assert_allclose(svd_vectors(a, 10, seed=0), us)  # deterministic
+    np.testing.assert_allclose(svd_vectors(a, 10, seed=3), svd_vectors(a, 10, seed=3))  # deterministic
     with pytest.raises(ValueError, match="k must be"):
         svd_vectors(a, 0)
     with pytest.raises(ValueError, match="weighting"):
