@@ -491,3 +491,34 @@ def render_temperature(model: nn.Module, corpus: CharCorpus, prompt: str, temper
            xlabel="character", ylabel="probability", ylim=(0, 1))
     summary = f"T={temperature:.2f}, entropy {entropy:.2f} nats. Sample: {prompt}{sample}"
     return fig, summary
+
+
+def unigram_loss(train_ids: np.ndarray, valid_ids: np.ndarray, vocab_size: int) -> float:
+    """Held-out cross-entropy (nats/token) of the add-one-smoothed unigram model: the loss of
+    a model that ignores context entirely, the floor any language model must beat."""
+    counts = np.bincount(train_ids, minlength=vocab_size) + 1.0
+    logp = np.log(counts / counts.sum())
+    return float(-logp[valid_ids].mean())
+
+
+def render_norm_comparison(corpus: CharCorpus, lr: float = 3e-3, warmup: int = 0, seconds: float = 5.0,
+                           seed: int = 0):
+    """Train a Pre-LN and a Post-LN Transformer (d=64, 2 layers) for ``seconds`` each at
+    learning rate ``lr`` with ``warmup`` steps of linear warm-up; plot both training curves
+    against time. Returns (figure, summary with both held-out losses)."""
+    from helpers.plotting import new_figure
+
+    fig, ax = new_figure(width=6.5, height=3.5)
+    parts = []
+    for norm in ("pre", "post"):
+        cfg = TransformerConfig(len(corpus.vocab), d_model=64, n_heads=4, n_layers=2, max_len=128, norm=norm)
+        res = train_lm(DecoderLM(cfg, seed=seed), corpus, max_seconds=seconds, lr=lr, warmup=warmup,
+                       seed=seed, eval_tokens=8192, desc=f"{norm}-LN", progress=False)
+        t, loss = zip(*res.curve)
+        ax.plot(t, loss, label=f"{norm}-LN (held-out {res.valid_loss:.2f})")
+        parts.append(f"{norm}-LN: {res.steps} steps, held-out loss {res.valid_loss:.3f} nats/char")
+    ax.set(title=f"Pre-LN vs Post-LN, lr={lr:.1e}, warm-up {warmup} steps", xlabel="wall-clock time (s)",
+           ylabel="training loss (nats/char)")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    return fig, f"lr={lr:.1e}, warm-up {warmup}: " + "; ".join(parts)
