@@ -101,6 +101,8 @@ def wait_until_run(page, nb_name: str) -> None:
             return {prompts, busy: status ? status.getAttribute('data-status') : null};
         }""")
         prompts = state["prompts"]
+        if os.environ.get("BROWSER_CHECK_DEBUG"):
+            print("   ", state, flush=True)
         if prompts and all(p.startswith("[") and p not in ("[ ]:", "[*]:") for p in prompts) \
                 and state["busy"] in (None, "idle"):
             return
@@ -169,19 +171,33 @@ def exercise_explorer(page, box, nb_name: str, k: int) -> str:
 
 def check_notebook(page, port: int, token: str, nb: Path) -> None:
     t0 = time.time()
-    page.goto(f"http://127.0.0.1:{port}/lab/tree/{nb.name}?token={token}")
+
+    def step(msg):
+        print(f"  {nb.name} [{time.time() - t0:5.0f} s] {msg}", flush=True)
+
+    step("opening in JupyterLab")
+    page.goto(f"http://127.0.0.1:{port}/lab/tree/{nb.name}?reset&token={token}")
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
     page.wait_for_function("() => window.jupyterapp && document.querySelector('.jp-Notebook-ExecutionIndicator')"
                            " && document.querySelector('.jp-Notebook-ExecutionIndicator').getAttribute('data-status') === 'idle'",
                            timeout=120_000)
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    step("kernel idle; running all cells")
+    page.wait_for_timeout(2000)
+    # start from empty outputs, so every prompt must become a fresh execution count
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+    page.wait_for_function("() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')]"
+                           ".every(p => p.textContent.trim() === '[ ]:')", timeout=30_000)
+    # not awaited: the command's promise settles only when every cell has finished
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
     page.wait_for_timeout(3000)
     wait_until_run(page, nb.name)
+    step("all cells ran; checking outputs")
     n_images = check_outputs(page, nb.name)
     boxes = page.locator(".course-explorer")
     n_explorers = boxes.count()
     if n_explorers == 0:
         raise AssertionError(f"{nb.name}: no explorer widget rendered (expected at least one)")
+    step(f"{n_images} images checked; exercising {n_explorers} explorers")
     lines = [exercise_explorer(page, boxes.nth(k), nb.name, k + 1) for k in range(n_explorers)]
     check_outputs(page, nb.name)
     page.screenshot(path=str(ARTIFACTS / f"{nb.stem}.png"), full_page=False)
@@ -203,7 +219,11 @@ def main(argv: list[str]) -> int:
     ARTIFACTS.mkdir(exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="browser-check-"))
     for nb in notebooks:
-        shutil.copy(nb, work / nb.name)
+        content = json.loads(Path(nb).read_text(encoding="utf-8"))
+        # the python3 kernel, whatever the notebook was saved with (no kernel-choice dialog)
+        content.setdefault("metadata", {})["kernelspec"] = {
+            "name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+        (work / nb.name).write_text(json.dumps(content), encoding="utf-8")
     port, token = free_port(), hashlib.sha1(os.urandom(16)).hexdigest()
     lab = start_lab(work, port, token)
     failures = []
@@ -222,6 +242,7 @@ def main(argv: list[str]) -> int:
                     failures.append(f"{nb.name}: {e}")
                     print(f"FAIL {nb.name}: {e}")
                 finally:
+                    page.evaluate("() => window.jupyterapp && window.jupyterapp.commands.execute('application:close-all')")
                     page.close()
                     shutdown_kernels(port, token)
             browser.close()

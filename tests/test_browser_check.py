@@ -1,0 +1,37 @@
+"""The blank-plot detector of the real-browser check must tell a plot from a blank image."""
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from PIL import Image  # noqa: E402
+
+from helpers.plotting import figure_to_png, new_figure  # noqa: E402
+from tests.browser_check import assert_not_blank  # noqa: E402
+
+
+def _png(array):
+    buf = io.BytesIO()
+    Image.fromarray(array).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def test_blank_images_are_rejected():
+    with pytest.raises(AssertionError, match="looks blank"):
+        assert_not_blank(_png(np.full((200, 300, 3), 255, np.uint8)), "white")
+    with pytest.raises(AssertionError, match="looks blank"):
+        assert_not_blank(_png(np.zeros((200, 300, 3), np.uint8)), "black")
+    # an empty axes frame is not blank as an image, but a white canvas with one dot is
+    img = np.full((200, 300, 3), 255, np.uint8)
+    img[100, 150] = 0
+    with pytest.raises(AssertionError, match="looks blank"):
+        assert_not_blank(_png(img), "one dot")
+
+
+def test_a_real_plot_passes():
+    fig, ax = new_figure()
+    ax.plot(np.arange(10), np.arange(10) ** 2)
+    ax.set_title("a curve")
+    assert_not_blank(figure_to_png(fig), "plot")

@@ -1,0 +1,176 @@
+"""Tests of helpers.mlm: masking proportions, padding, NSP pairs, and the lesson 09 checkers."""
+import numpy as np
+import pytest
+
+from helpers.bpe import BPETokenizer
+from helpers.exercises.lesson09 import check_80_10_10, check_nearest_sense
+from helpers.mlm import (IGNORE, apply_80_10_10, encode_sentence, length_bucketed_batches, mask_tokens,
+                         next_sentence_pairs, pad_batch, sentence_pair)
+from helpers.text import tokenize
+
+WORDS = tokenize("""the quick brown fox jumps over the lazy dog while the bank by the river
+floods and the bank in town raises its interest rates again and again""") * 20
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return BPETokenizer.train(WORDS, vocab_size=120)
+
+
+@pytest.fixture(scope="module")
+def big_batch(tok):
+    rng = np.random.default_rng(0)
+    seqs = [encode_sentence(tok, WORDS[s:s + int(rng.integers(3, 30))], 40) for s in rng.integers(0, 300, 2000)]
+    return pad_batch(seqs, tok.pad_id)
+
+
+def test_proportions_15_and_80_10_10(tok, big_batch):
+    ids, att = big_batch
+    b = mask_tokens(ids, tok, np.random.default_rng(1), attention_mask=att)
+    candidates = att & ~np.isin(ids, tok.special_ids)
+    chosen = b.chosen
+    n_cand = candidates.sum()
+    assert n_cand > 30_000
+    assert abs(chosen.sum() / n_cand - 0.15) < 0.006                    # ~5 standard errors
+    n = chosen.sum()
+    frac_mask = np.mean(b.inputs[chosen] == tok.mask_id)
+    frac_same = np.mean(b.inputs[chosen] == ids[chosen])
+    frac_other = 1 - frac_mask - frac_same
+    p_same = 0.1 + 0.1 / (len(tok) - 5)  # a random replacement can draw the original token
+    se = np.sqrt(0.25 / n)
+    assert abs(frac_mask - 0.8) < 5 * se
+    assert abs(frac_same - p_same) < 5 * se
+    assert abs(frac_other - (0.1 - 0.1 / (len(tok) - 5))) < 5 * se
+
+
+def test_specials_and_padding_never_chosen(tok, big_batch):
+    ids, att = big_batch
+    b = mask_tokens(ids, tok, np.random.default_rng(2), p=0.9, attention_mask=att)
+    special = np.isin(ids, tok.special_ids) | ~att
+    assert not b.chosen[special].any()
+    assert np.array_equal(b.inputs[special], ids[special])
+    assert (~att).any() and np.all(ids[~att] == tok.pad_id)
+    assert np.array_equal(b.attention_mask, att)
+
+
+def test_labels_are_the_original_tokens_and_random_ids_are_ordinary(tok, big_batch):
+    ids, att = big_batch
+    b = mask_tokens(ids, tok, np.random.default_rng(3), p=0.5, attention_mask=att)
+    assert np.array_equal(b.labels[b.chosen], ids[b.chosen])
+    assert np.all(b.labels[~b.chosen] == IGNORE)
+    replaced = b.chosen & (b.inputs != tok.mask_id) & (b.inputs != ids)
+    assert replaced.sum() > 100
+    assert not np.isin(b.inputs[replaced], tok.special_ids).any()
+    assert b.inputs.dtype == np.int64 and b.labels.dtype == np.int64
+
+
+def test_same_seed_same_masks(tok, big_batch):
+    ids, att = big_batch
+    a = mask_tokens(ids, tok, np.random.default_rng(7))
+    b = mask_tokens(ids, tok, np.random.default_rng(7))
+    assert np.array_equal(a.inputs, b.inputs) and np.array_equal(a.labels, b.labels)
+
+
+def test_apply_80_10_10_boundaries():
+    ids = np.array([7, 7, 7, 7, 7])
+    chosen = np.array([True, True, True, True, False])
+    u = np.array([0.0, 0.7999, 0.8, 0.9, 0.0])
+    out = apply_80_10_10(ids, chosen, u, np.full(5, 9), mask_id=4)
+    assert list(out) == [4, 4, 9, 7, 7]
+    assert list(ids) == [7] * 5
+    with pytest.raises(ValueError, match="shapes differ"):
+        apply_80_10_10(ids, chosen[:3], u, u, 4)
+
+
+def test_mask_tokens_bad_input(tok):
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match=r"\(B, L\) integer array"):
+        mask_tokens(np.arange(10), tok, rng)
+    with pytest.raises(ValueError, match="p_mask \\+ p_random <= 1"):
+        mask_tokens(np.ones((2, 3), np.int64) * 6, tok, rng, p_mask=0.95, p_random=0.1)
+    with pytest.raises(ValueError, match="ids must lie in"):
+        mask_tokens(np.array([[6, 5000]]), tok, rng)
+
+
+def test_encode_sentence_and_padding(tok):
+    s = encode_sentence(tok, ["the", "bank"], max_len=10)
+    assert s[0] == tok.cls_id and s[-1] == tok.sep_id
+    long = encode_sentence(tok, WORDS[:50], max_len=12)
+    assert len(long) == 12 and long[-1] == tok.sep_id
+    ids, att = pad_batch([s, long], tok.pad_id)
+    assert ids.shape == (2, 12) and att.dtype == bool
+    assert att[0].sum() == len(s) and np.all(ids[0, len(s):] == tok.pad_id)
+    with pytest.raises(ValueError, match="max_len must be at least 3"):
+        encode_sentence(tok, ["the"], max_len=2)
+
+
+def test_sentence_pair_layout(tok):
+    p = sentence_pair(tok, ["the", "bank"], ["the", "river", "floods"], is_next=True)
+    assert tok.decode(p.ids) == "[CLS] the bank [SEP] the river floods [SEP]"
+    first_sep = list(p.ids).index(tok.sep_id)
+    assert np.all(p.segments[:first_sep + 1] == 0) and np.all(p.segments[first_sep + 1:] == 1)
+    short = sentence_pair(tok, WORDS[:40], WORDS[:5], is_next=False, max_len=16)
+    assert len(short.ids) == 16 and list(short.ids).count(tok.sep_id) == 2
+
+
+def test_next_sentence_pairs_half_true_and_really_consecutive():
+    tok = BPETokenizer.train(WORDS + list("0123456789"), vocab_size=60)
+    docs = [[("the", "dog", str(d), str(i)) for i in range(6)] for d in range(10)]
+    pairs = next_sentence_pairs(tok, docs, 40, np.random.default_rng(0))
+    assert sum(p.is_next for p in pairs) == 20
+    for p in pairs:
+        a, b = (s.split()[2:4] for s in tok.decode(p.ids).split("[SEP]")[:2])
+        same_doc_next = a[0] == b[0] and int(b[1]) == int(a[1]) + 1
+        assert same_doc_next == p.is_next
+    with pytest.raises(ValueError, match="at least two documents"):
+        next_sentence_pairs(tok, docs[:1], 4, np.random.default_rng(0))
+
+
+def test_length_buckets_cover_every_sequence_once():
+    lengths = np.random.default_rng(0).integers(3, 40, 1003)
+    batches = length_bucketed_batches(lengths, 16, np.random.default_rng(1), bucket=5)
+    assert sorted(np.concatenate(batches)) == list(range(1003))
+    spread = np.mean([np.ptp(lengths[b]) for b in batches])
+    assert spread < 0.5 * np.ptp(lengths)  # similar lengths end up together
+
+
+def test_checker_80_10_10_accepts_reference_and_rejects_mistakes(capsys):
+    assert check_80_10_10(apply_80_10_10)
+
+    def swapped(ids, chosen, u, random_ids, mask_id):  # random for u < 0.1, [MASK] for the rest
+        out = ids.copy()
+        out[chosen & (u < 0.1)] = random_ids[chosen & (u < 0.1)]
+        out[chosen & (u >= 0.1) & (u < 0.9)] = mask_id
+        return out
+
+    def in_place(ids, chosen, u, random_ids, mask_id):
+        ids[chosen & (u < 0.8)] = mask_id
+        return ids
+
+    def stub(*args):
+        raise NotImplementedError
+
+    assert not check_80_10_10(swapped)
+    assert "expected" in capsys.readouterr().out
+    assert not check_80_10_10(in_place)
+    assert "in place" in capsys.readouterr().out
+    assert not check_80_10_10(stub)
+    assert "not attempted yet" in capsys.readouterr().out
+
+
+def test_checker_nearest_sense(capsys):
+    from helpers.bert import nearest_sense
+    assert check_nearest_sense(lambda q, S, s: nearest_sense(q, S, s)[0])
+
+    def by_dot_product(q, S, s):
+        s = np.asarray(s)
+        return max(set(s), key=lambda k: S[s == k].mean(0) @ q)
+
+    def nearest_example(q, S, s):
+        Su = S / np.linalg.norm(S, axis=1, keepdims=True)
+        return str(np.asarray(s)[np.argmax(Su @ (q / np.linalg.norm(q)))])
+
+    assert not check_nearest_sense(by_dot_product)
+    assert "cosine" in capsys.readouterr().out
+    assert not check_nearest_sense(nearest_example)
+    assert "centroid" in capsys.readouterr().out

@@ -1,0 +1,254 @@
+"""Tests of helpers.word2vec: gradients (finite differences and PyTorch), the noise
+sampler's distribution, the data preparation, the trainers on a tiny corpus."""
+import numpy as np
+import pytest
+import torch
+
+from helpers.gradcheck import check_layer, assert_close_to_torch
+from helpers.layers import Embedding, SigmoidCrossEntropy
+from helpers.word2vec import (CBOWNS, EmbeddingDot, NoiseSampler, SkipGramNS, cbow_examples, keep_probabilities,
+                              prepare_corpus, skipgram_pairs, time_softmax_vs_negative_sampling, train_numpy,
+                              train_torch, unigram_noise)
+
+
+def test_notes_power_example():
+    # the notes: [0.8, 0.15, 0.05] ** 0.75, renormalised, printed rounded as [0.709, 0.202, 0.089]
+    p = unigram_noise([0.8, 0.15, 0.05], 0.75)
+    assert np.allclose(np.round(p, 3), [0.709, 0.202, 0.089], atol=1e-12)
+    assert p.sum() == pytest.approx(1.0)
+    assert np.allclose(unigram_noise([3, 1], 1.0), [0.75, 0.25])
+    assert np.allclose(unigram_noise([3, 1], 0.0), [0.5, 0.5])
+
+
+def test_noise_sampler_empirical_distribution():
+    counts = np.array([50, 30, 10, 5, 4, 1, 0])
+    s = NoiseSampler(counts, 0.75, rng=np.random.default_rng(1))
+    draws = s.sample((200_000,))
+    freq = np.bincount(draws, minlength=len(counts)) / draws.size
+    expected = unigram_noise(counts)
+    # 200k draws: standard error <= sqrt(.25/2e5) ~ 0.0011; allow 4 sigma
+    assert np.max(np.abs(freq - expected)) < 0.0045
+    assert freq[-1] == 0              # a word with count 0 is never drawn
+    assert s.sample((3, 4)).shape == (3, 4)
+    # reseeding repeats a draw
+    a = NoiseSampler(counts, rng=np.random.default_rng(5)).sample(10)
+    b = NoiseSampler(counts, rng=np.random.default_rng(5)).sample(10)
+    assert np.array_equal(a, b)
+
+
+def test_noise_bad_input():
+    with pytest.raises(ValueError, match="non-empty"):
+        unigram_noise([])
+    with pytest.raises(ValueError, match="non-negative"):
+        unigram_noise([1, -1])
+    with pytest.raises(ValueError, match="power"):
+        unigram_noise([1, 2], 2.0)
+
+
+def test_embedding_dot_gradients_and_torch():
+    rng = np.random.default_rng(0)
+    for n, k in ((1, None), (4, None), (3, 5), (1, 1)):
+        layer = EmbeddingDot(7, 4, rng)
+        layer.params[0][...] = rng.standard_normal((7, 4))
+        h = rng.standard_normal((n, 4))
+        ids = rng.integers(0, 7, size=(n,) if k is None else (n, k))
+        ids.flat[0] = 2
+        if ids.size > 1:
+            ids.flat[-1] = 2                # a repeated id: its gradients must add up
+        report = check_layer(layer, h, ids)
+        assert report.ok, report
+        # PyTorch
+        W = torch.tensor(layer.params[0], requires_grad=True)
+        ht = torch.tensor(h, requires_grad=True)
+        out_t = (W[torch.tensor(ids)] * (ht if k is None else ht[:, None, :])).sum(-1)
+        dout = rng.standard_normal(out_t.shape)
+        out = layer.forward(h, ids)
+        dh = layer.backward(dout)
+        out_t.backward(torch.tensor(dout))
+        assert_close_to_torch(out, out_t, "EmbeddingDot output")
+        assert_close_to_torch(dh, ht.grad, "EmbeddingDot dh")
+        assert_close_to_torch(layer.grads[0], W.grad, "EmbeddingDot dW")
+
+
+def test_embedding_dot_bad_shapes():
+    layer = EmbeddingDot(5, 3, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="h must be"):
+        layer.forward(np.zeros((2, 4)), np.array([0, 1]))
+    with pytest.raises(ValueError, match="ids must be"):
+        layer.forward(np.zeros((2, 3)), np.array([0, 1, 2]))
+
+
+def test_sigmoid_cross_entropy_gradient_is_y_minus_t():
+    s = np.array([[-2.0, 0.5, 3.0]])
+    t = np.array([[1.0, 0.0, 1.0]])
+    layer = SigmoidCrossEntropy()
+    layer.forward(s, t)
+    y = 1 / (1 + np.exp(-s))
+    assert np.allclose(layer.backward() * s.size, y - t)
+
+
+def _sampled_check(model, *inputs, seed=3):
+    """Gradient check of a sampled loss: reset the sampler's generator before each forward."""
+    def reset():
+        model.ns.sampler.rng = np.random.default_rng(seed)
+    return check_layer(model, *inputs, reset=reset)
+
+
+@pytest.mark.parametrize("n", [1, 6])
+def test_skipgram_gradients(n):
+    rng = np.random.default_rng(0)
+    V, D = 9, 4
+    m = SkipGramNS(V, D, NoiseSampler(np.arange(1, V + 1), rng=rng), k=3, rng=rng)
+    m.params[1][...] = rng.standard_normal((V, D)) * 0.5      # non-zero output vectors
+    centers = rng.integers(0, V, n)
+    contexts = rng.integers(0, V, n)
+    centers[0] = contexts[0] = 4
+    report = _sampled_check(m, centers, contexts)
+    assert report.ok, report
+    assert set(report.errors) == {"param[0]", "param[1]"}
+
+
+@pytest.mark.parametrize("n", [1, 5])
+def test_cbow_gradients_with_mask(n):
+    rng = np.random.default_rng(1)
+    V, D, Cw = 8, 3, 4
+    m = CBOWNS(V, D, NoiseSampler(np.ones(V), rng=rng), k=2, rng=rng)
+    m.params[1][...] = rng.standard_normal((V, D)) * 0.5
+    ctx = rng.integers(0, V, (n, Cw))
+    ctx[0, :2] = 5                                                # repeated context word
+    mask = np.ones((n, Cw))
+    mask[0, -1] = 0
+    centers = rng.integers(0, V, n)
+    report = _sampled_check(m, ctx, centers, mask)
+    assert report.ok, report
+
+
+def _torch_ns_loss(W, C, h_ids, targets, negatives, weights=None):
+    if weights is None:
+        h = W[h_ids]
+    else:
+        h = (W[h_ids] * weights[..., None]).sum(1)
+    ids = torch.cat([targets[:, None], negatives], 1)
+    s = (C[ids] * h[:, None, :]).sum(-1)
+    return (torch.nn.functional.softplus(-s[:, 0]) + torch.nn.functional.softplus(s[:, 1:]).sum(1)).mean()
+
+
+def test_skipgram_and_cbow_match_torch():
+    rng = np.random.default_rng(2)
+    V, D, k = 11, 5, 4
+    for n in (1, 7):
+        sampler = NoiseSampler(np.arange(1, V + 1), rng=rng)
+        sg = SkipGramNS(V, D, sampler, k=k, rng=rng)
+        sg.params[1][...] = rng.standard_normal((V, D))
+        c, o, neg = rng.integers(0, V, n), rng.integers(0, V, n), rng.integers(0, V, (n, k))
+        loss = sg.forward(c, o, neg)
+        sg.backward()
+        W, C = (torch.tensor(p, requires_grad=True) for p in sg.params)
+        lt = _torch_ns_loss(W, C, torch.tensor(c), torch.tensor(o), torch.tensor(neg))
+        lt.backward()
+        assert loss == pytest.approx(float(lt), rel=1e-10)
+        assert_close_to_torch(sg.grads[0], W.grad, "skip-gram dW_in")
+        assert_close_to_torch(sg.grads[1], C.grad, "skip-gram dW_out")
+
+        cb = CBOWNS(V, D, sampler, k=k, rng=rng)
+        cb.params[1][...] = rng.standard_normal((V, D))
+        ctx = rng.integers(0, V, (n, 4))
+        mask = (rng.random((n, 4)) < 0.7).astype(float)
+        mask[:, 0] = 1
+        loss = cb.forward(ctx, o, mask, neg)
+        cb.backward()
+        W, C = (torch.tensor(p, requires_grad=True) for p in cb.params)
+        wts = torch.tensor(mask / mask.sum(1, keepdims=True))
+        lt = _torch_ns_loss(W, C, torch.tensor(ctx), torch.tensor(o), torch.tensor(neg), wts)
+        lt.backward()
+        assert loss == pytest.approx(float(lt), rel=1e-10)
+        assert_close_to_torch(cb.grads[0], W.grad, "CBOW dW_in")
+        assert_close_to_torch(cb.grads[1], C.grad, "CBOW dW_out")
+
+
+def test_model_bad_input():
+    rng = np.random.default_rng(0)
+    s = NoiseSampler(np.ones(5), rng=rng)
+    with pytest.raises(ValueError, match="equal length"):
+        SkipGramNS(5, 2, s, rng=rng).forward(np.array([1, 2]), np.array([1]))
+    with pytest.raises(ValueError, match="at least one context word"):
+        CBOWNS(5, 2, s, rng=rng).forward(np.array([[1, 2]]), np.array([0]), mask=np.zeros((1, 2)))
+    with pytest.raises(ValueError, match="k .* at least 1"):
+        SkipGramNS(5, 2, s, k=0, rng=rng)
+    with pytest.raises(IndexError, match="token ids must lie"):
+        SkipGramNS(5, 2, s, rng=rng).forward(np.array([7]), np.array([1]))
+
+
+def test_duplicate_index_accumulates():
+    emb = Embedding(5, 2, np.random.default_rng(0))
+    emb.forward(np.array([0, 2, 0, 4]))
+    emb.backward(np.ones((4, 2)))
+    assert np.array_equal(emb.grads[0][0], [2.0, 2.0])           # row 0 used twice
+    # the bug the notes warn about: plain assignment keeps only one contribution
+    wrong = np.zeros((5, 2))
+    wrong[np.array([0, 2, 0, 4])] = np.ones((4, 2))
+    assert np.array_equal(wrong[0], [1.0, 1.0])
+
+
+def test_skipgram_pairs_window_and_sentences():
+    ids = np.array([10, 11, 12, 13, 20, 21])
+    sent = np.array([0, 0, 0, 0, 1, 1])
+
+    class Fixed:                                      # b = window for every centre
+        def integers(self, lo, hi, size):
+            return np.full(size, hi - 1)
+    c, o = skipgram_pairs(ids, sent, 2, Fixed())
+    pairs = set(zip(c.tolist(), o.tolist()))
+    assert (10, 12) in pairs and (12, 10) in pairs and (10, 13) not in pairs
+    assert (13, 20) not in pairs and (20, 13) not in pairs  # never across a sentence
+    assert len(c) == 2 * (3 + 2) + 2                  # offsets 1 and 2 in sentence 0, offset 1 in sentence 1
+    # dynamic window: on average b = (w+1)/2 so pairs ~ 2 * mean(b) per centre (long sentence)
+    rng = np.random.default_rng(0)
+    c, _ = skipgram_pairs(np.arange(10000), np.zeros(10000, int), 5, rng)
+    assert len(c) / 10000 == pytest.approx(6.0, rel=0.03)
+    ctx, mask, cen = cbow_examples(ids, sent, 2, Fixed())
+    assert ctx.shape == (6, 4) and mask.sum(1).tolist() == [2, 3, 3, 2, 1, 1]
+    assert set(ctx[0][mask[0]].tolist()) == {11, 12}
+
+
+def test_keep_probabilities():
+    p = keep_probabilities(np.array([1000, 10, 1]), sample=1e-2)
+    t = 1e-2 * 1011
+    assert p[0] == pytest.approx((np.sqrt(1000 / t) + 1) * t / 1000)
+    assert p[2] == 1.0 and np.all(keep_probabilities(np.array([5, 5]), 0) == 1)
+
+
+def _toy_corpus():
+    # two "topics" whose words co-occur only within their topic
+    rng = np.random.default_rng(0)
+    a, b = ["cat", "dog", "pet", "fur"], ["stock", "bank", "money", "trade"]
+    sents = [tuple(rng.choice(a if i % 2 else b, 8)) for i in range(400)]
+    return prepare_corpus(sents, min_count=1)
+
+
+@pytest.mark.parametrize("trainer", [train_numpy, train_torch])
+@pytest.mark.parametrize("model", ["skipgram", "cbow"])
+def test_trainers_learn_topics(trainer, model):
+    corpus = _toy_corpus()
+    tv = trainer(corpus, model, dim=10, window=2, negative=3, sample=0, epochs=3, alpha=0.05,
+                 batch_size=64, progress=False)
+    assert tv.W.shape == (8, 10) and tv.words_per_second > 0
+    E = tv.W / np.linalg.norm(tv.W, axis=1, keepdims=True)
+    s = corpus.vocab.stoi
+    within = E[s["cat"]] @ E[s["dog"]]
+    across = E[s["cat"]] @ E[s["bank"]]
+    assert within > across + 0.3, (within, across)
+    assert tv.epoch_loss[-1] < tv.epoch_loss[0]
+
+
+def test_prepare_corpus_errors_and_counts():
+    with pytest.raises(ValueError, match="empty corpus"):
+        prepare_corpus([])
+    c = prepare_corpus([("a", "b", "a"), ("a", "c")], min_count=2)
+    assert c.vocab.itos == ["a"] and c.n_raw_tokens == 5 and c.sentence.tolist() == [0, 0, 1]
+
+
+def test_softmax_timing_shape():
+    rows = time_softmax_vs_negative_sampling([100, 2000], dim=8, batch=16, repeats=1)
+    assert [r["vocab_size"] for r in rows] == [100, 2000]
+    assert all(r["softmax_s"] > 0 and r["negative_sampling_s"] > 0 for r in rows)
