@@ -28,6 +28,7 @@ DATA_DIR = Path(os.environ.get("NLP_COURSE_DATA", Path(__file__).resolve().paren
 SHA256 = {
     "shakespeare.txt.gz": "cd8e1dbb58cf703a775d1059fbe8a6e0c1f271216b6146aeb982247c3ee7e10d",
     "wikipedia.txt.gz": "f4481065933e2fd0b4677b81ef7fb18d8411211c6efc7a3a6abb62b8df975635",
+    "wsd_sentences.tsv": "ba3c4173666b9b1e86948a38fcb64a51f97261002862e6687f61868df15749d1",  # lesson 09
     # read from installed packages:
     "bbcnews": "53f5a286932a1876464b0952125bfe0e663c3d541a4689bdeaf13d4f0281687a",
     "questions-words.txt": "8c29b3332afc46f3fb8be04cb5297bf96f39aa7131272dff57869b4485b22a36",
