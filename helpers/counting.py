@@ -27,7 +27,8 @@ import scipy.sparse as sp
 
 __all__ = [
     "flatten_sentences", "cooccurrence_matrix", "cooccurrence_python",
-    "pmi", "ppmi", "npmi", "pmi_table", "top_pmi_pairs",
+    "pmi", "ppmi", "npmi", "pmi_table", "top_pmi_pairs", "cooccurrence_countvectorizer",
+    "ppmi_python", "render_collocations", "render_contexts",
 ]
 
 WEIGHTINGS = ("uniform", "harmonic")
@@ -303,9 +304,10 @@ def pmi_table(counts, rows: Sequence[str], cols: Sequence[str], row_sums, col_su
 
 def top_pmi_pairs(counts: sp.spmatrix, itos: Sequence[str], n: int = 20, min_count: float = 1,
                   base: float = 2.0, alpha: float = 1.0, k: float = 1.0,
-                  exclude_self: bool = True) -> list[tuple[str, str, float, float]]:
+                  exclude_self: bool = True, measure: str = "pmi") -> list[tuple[str, str, float, float]]:
     """The ``n`` observed pairs with the highest PMI among pairs seen >= ``min_count`` times.
 
+    ``measure="npmi"`` ranks by normalised PMI instead (``alpha`` and ``k`` then unused).
     ``counts``: (V, V) sparse counts (e.g. bigrams: ``cooccurrence_matrix(..., window=1,
     symmetric=False)``); ``itos``: id -> word. Marginals use all counts. For a symmetric
     matrix each unordered pair is listed once. Returns ``[(word, context, pmi, count)]``,
@@ -314,7 +316,9 @@ def top_pmi_pairs(counts: sp.spmatrix, itos: Sequence[str], n: int = 20, min_cou
     c = sp.csr_matrix(counts, dtype=np.float64)
     if len(itos) != c.shape[0]:
         raise ValueError(f"itos has {len(itos)} words but counts has {c.shape[0]} rows")
-    p = pmi(c, base=base, alpha=alpha, k=k).tocoo()
+    if measure not in ("pmi", "npmi"):
+        raise ValueError(f"measure must be 'pmi' or 'npmi', got {measure!r}")
+    p = (pmi(c, base=base, alpha=alpha, k=k) if measure == "pmi" else npmi(c)).tocoo()
     cc = c.copy()
     cc.eliminate_zeros()
     cc = cc.tocoo()  # same order of entries as p (both come from the same csr structure)
@@ -329,3 +333,106 @@ def top_pmi_pairs(counts: sp.spmatrix, itos: Sequence[str], n: int = 20, min_cou
     order = np.lexsort((cc.col[idx], cc.row[idx], -cc.data[idx], -p.data[idx]))[:n]
     sel = idx[order]
     return [(itos[int(cc.row[i])], itos[int(cc.col[i])], float(p.data[i]), float(cc.data[i])) for i in sel]
+
+
+def cooccurrence_countvectorizer(sentences_ids, vocab_size: int, window: int = 5) -> sp.csr_matrix:
+    """Uniform, symmetric, within-sentence counts through scikit-learn's ``CountVectorizer``.
+
+    A common "library" route, kept as a reference for tests and the benchmark: every token
+    becomes a small document made of its context words; CountVectorizer turns those into a
+    (n_tokens, V) context-count matrix M; with E the (n_tokens, V) one-hot matrix of the
+    centre words, ``E^T M`` is the co-occurrence matrix. Same output as
+    ``cooccurrence_matrix(sentences_ids, vocab_size, window)``.
+    """
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    ids, sentence = flatten_sentences(sentences_ids, vocab_size)
+    bounds = np.flatnonzero(np.diff(sentence)) + 1
+    centres, contexts = [], []
+    for sent in np.split(ids, bounds):
+        toks = sent.tolist()
+        for i, w in enumerate(toks):
+            if w < 0:
+                continue
+            ctx = [c for c in toks[max(0, i - window):i] + toks[i + 1:i + 1 + window] if c >= 0]
+            centres.append(w)
+            contexts.append(ctx)
+    vec = CountVectorizer(analyzer=lambda ctx: ctx, vocabulary=range(vocab_size))
+    m = vec.fit_transform(contexts).astype(np.float64)
+    e = sp.csr_matrix((np.ones(len(centres)), (np.arange(len(centres)), centres)),
+                      shape=(len(centres), vocab_size))
+    out = (e.T @ m).tocsr()
+    out.sort_indices()
+    return out
+
+
+def ppmi_python(table: dict, base: float = 2.0) -> dict:
+    """Plain-Python PPMI (alpha = 1) of a {(w, c): count} dict -> {(w, c): ppmi > 0}.
+    The readable reference of the benchmark's loop route."""
+    import math
+
+    row, col, n = defaultdict(float), defaultdict(float), 0.0
+    for (w, c), x in table.items():
+        row[w] += x
+        col[c] += x
+        n += x
+    out = {}
+    for (w, c), x in table.items():
+        value = math.log(x * n / (row[w] * col[c]), base)
+        if value > 0:
+            out[w, c] = value
+    return out
+
+
+# ----------------------------------------------------------------------------- explorers
+def render_collocations(min_count: int, measure: str = "PMI", *, bigrams: sp.spmatrix,
+                        itos: Sequence[str], n: int = 12):
+    """Explorer view for lesson 06: the ``n`` bigrams with the highest PMI (or NPMI) among
+    those seen at least ``min_count`` times. ``bigrams``: (V, V) ordered bigram counts.
+    Returns ``(figure, summary)``."""
+    import matplotlib.pyplot as plt
+
+    if measure not in ("PMI", "NPMI"):
+        raise ValueError(f"measure must be 'PMI' or 'NPMI', got {measure!r}")
+    rows = top_pmi_pairs(bigrams, itos, n=n, min_count=min_count, measure=measure.lower())
+    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    if rows:
+        labels = [f"{a} {b} ({int(cnt)})" for a, b, _, cnt in rows][::-1]
+        ax.barh(labels, [r[2] for r in rows][::-1], color="tab:purple")
+    ax.set(title=f"Top bigrams by {measure}, pairs seen >= {min_count} times",
+           xlabel=f"{measure} ({'bits' if measure == 'PMI' else 'in [-1, 1]'})")
+    ax.tick_params(axis="y", labelsize=8)
+    ax.grid(alpha=0.3, axis="x")
+    fig.tight_layout()
+    if not rows:
+        return fig, f"min count {min_count}: no bigram is that frequent"
+    summary = (f"min count {min_count}: " + ", ".join(f"{a} {b} ({s:.2f})" for a, b, s, _ in rows))
+    return fig, summary
+
+
+def render_contexts(window: int, weighting: str, cross_sentences: bool, word: str, *,
+                    sentences_ids, vocab, alpha: float = 0.75, n: int = 10):
+    """Explorer view for lesson 06: count co-occurrences with the given window choices, take
+    PPMI, and show the ``n`` nearest neighbours of ``word`` by cosine of PPMI rows.
+    ``sentences_ids``: encoded sentences (negative ids = filtered words); ``vocab``: a
+    helpers.text.Vocab. Returns ``(figure, summary)``."""
+    import matplotlib.pyplot as plt
+
+    from helpers.lsa import nearest_neighbours
+
+    counts = cooccurrence_matrix(sentences_ids, len(vocab), window=window, weighting=weighting,
+                                 cross_sentences=cross_sentences)
+    vectors = ppmi(counts, alpha=alpha)
+    neighbours = nearest_neighbours(vectors, vocab, word, n=n)
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    ax.barh([w for w, _ in neighbours][::-1], [c for _, c in neighbours][::-1], color="tab:orange")
+    ax.set(title=f"PPMI neighbours of '{word}' (window ±{window}, {weighting}, "
+                 f"{'across' if cross_sentences else 'within'} sentences)",
+           xlabel="cosine similarity of PPMI rows", xlim=(0, max(0.5, neighbours[0][1] * 1.1)))
+    ax.title.set_fontsize(9)
+    ax.grid(alpha=0.3, axis="x")
+    fig.tight_layout()
+    summary = (f"window ±{window}, {weighting}, {'across' if cross_sentences else 'within'} sentences: "
+               f"{counts.nnz:,} distinct pairs, total weight {counts.sum():,.0f}; neighbours of "
+               f"'{word}': " + ", ".join(f"{w} ({c:.2f})" for w, c in neighbours))
+    return fig, summary
