@@ -1,0 +1,194 @@
+"""Lesson 02-03 helpers: torch language model, generation, experiments, explorers, exercises."""
+import numpy as np
+import pytest
+import torch
+
+from helpers.exercises.lesson02 import check_rnn_step_backward
+from helpers.exercises.lesson03 import check_lstm_step
+from helpers.rnn_lessons import (
+    cow_losses, gradient_norms_through_time, lm_gradient_flow, long_range_batch, random_recurrent_layer,
+    render_forget_bias_flow, render_gradient_flow, render_long_range, train_long_range, train_recall,
+)
+from helpers.rnn_lm import (
+    EOS, LMData, RecurrentLM, evaluate_nll, exposure_bias, frequency_profile, generate, render_temperature,
+    temperature_probs, to_numpy_layers, train_lm,
+)
+from helpers.text import UNK, Vocab
+from helpers.widgets import Explorer, slider
+
+
+def test_cow_table_worked_example():
+    losses = cow_losses()
+    np.testing.assert_allclose(losses, [-np.log(0.3), -np.log(0.3), -np.log(0.2)])
+    assert round(sum(losses), 4) == 4.0174
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    """A tiny repetitive corpus a model learns in a few steps."""
+    words = ("the cat sat on the mat " * 60).split() + [EOS]
+    vocab = Vocab.build(words, specials=(UNK, EOS))
+    ids = vocab.encode(words)
+    return LMData(vocab, ids, ids[:200], ids[:200])
+
+
+def test_recurrent_lm_trains_with_truncated_bptt(tiny):
+    model = RecurrentLM(len(tiny.vocab), "lstm", emb_dim=8, hidden=16, seed=0)
+    before = evaluate_nll(model, tiny.valid, batch_size=2, seq_len=10)
+    hist = train_lm(model, tiny, steps=60, batch_size=4, seq_len=10, lr=3e-2, eval_every=30,
+                    eval_tokens=200, progress=False)
+    assert hist.steps == 60 and len(hist.epochs) == 2
+    after = evaluate_nll(model, tiny.valid, batch_size=2, seq_len=10)
+    assert after < 0.3 * before
+    assert generate(model, tiny.vocab, ["the", "cat"], 4, greedy=True) == ["sat", "on", "the", "mat"]
+    # the torch model copied into NumPy gives the same hidden states
+    E, layer, W_out, b_out = to_numpy_layers(model)
+    ids = tiny.train[:12]
+    with torch.no_grad():
+        h_t, _ = model.rnn(model.embed(torch.as_tensor(ids[None])))
+    np.testing.assert_allclose(layer.forward(E[ids][None]), h_t.double().numpy(), rtol=1e-5, atol=1e-6)
+    g = lm_gradient_flow(E, layer, W_out, b_out, np.stack([tiny.train[:13], tiny.train[5:18]]))
+    assert g.shape == (12,) and np.all(g > 0)
+
+
+def test_train_lm_stops_at_time_budget(tiny):
+    model = RecurrentLM(len(tiny.vocab), "rnn", emb_dim=4, hidden=4)
+    hist = train_lm(model, tiny, max_seconds=0.2, batch_size=2, seq_len=5, eval_every=5, progress=False)
+    assert hist.stopped_early and hist.steps >= 1
+    with pytest.raises(ValueError, match="give steps, max_seconds"):
+        train_lm(model, tiny)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        RecurrentLM(10, "transformer")
+    with pytest.raises(ValueError, match=r"token ids of shape \(batch, time\)"):
+        model(torch.zeros(5, dtype=torch.long))
+
+
+def test_temperature_probs():
+    z = np.array([2.0, 1.0, 0.0])
+    np.testing.assert_allclose(temperature_probs(z, 1.0), np.exp(z) / np.exp(z).sum())
+    assert temperature_probs(z, 0.01)[0] > 0.999                    # -> argmax
+    np.testing.assert_allclose(temperature_probs(z, 1e6), 1 / 3, atol=1e-5)   # -> uniform
+    with pytest.raises(ValueError, match="temperature must be positive"):
+        temperature_probs(z, 0.0)
+
+
+def test_sampling_follows_the_tempered_distribution(tiny):
+    """Empirical next-word frequencies of generate() match softmax(logits / T)."""
+    model = RecurrentLM(len(tiny.vocab), "gru", emb_dim=4, hidden=8, seed=1)
+    with torch.no_grad():
+        model.out.weight.mul_(40)   # a peaked distribution, so temperature matters
+        logits, _ = model(torch.as_tensor(tiny.vocab.encode([EOS, "the"])[None]))
+    z = logits[0, -1].double().numpy()
+    z[tiny.vocab.unk_id] = -np.inf
+    rng = np.random.default_rng(0)
+    for T in (0.5, 2.0):
+        draws = [generate(model, tiny.vocab, ["the"], 1, T, rng)[0] for _ in range(3000)]
+        freq = np.array([draws.count(w) for w in tiny.vocab.itos]) / len(draws)
+        np.testing.assert_allclose(freq, temperature_probs(z, T), atol=0.03)
+    with pytest.raises(ValueError, match="explicit rng"):
+        generate(model, tiny.vocab, ["the"], 1)
+
+
+def test_exposure_bias_and_frequency_profile(tiny):
+    model = RecurrentLM(len(tiny.vocab), "rnn", emb_dim=4, hidden=8)
+    res = exposure_bias(model, tiny.train, n_starts=16, prefix=3, horizon=5)
+    assert res["teacher_nll"].shape == res["free_acc"].shape == (5,)
+    assert res["teacher_nll"][0] == pytest.approx(res["free_nll"][0])     # same inputs so far
+    prof = frequency_profile(["the", "the", "cat", "mat"], tiny.vocab, top=1)
+    assert prof == {"top_share": 0.5, "distinct": 0.75}
+    with pytest.raises(ValueError, match="empty"):
+        frequency_profile([], tiny.vocab)
+
+
+def test_gradient_norms_vanish_and_explode():
+    small = gradient_norms_through_time(random_recurrent_layer("rnn", 0.5), 40)
+    big = gradient_norms_through_time(random_recurrent_layer("rnn", 3.0), 40)
+    assert small[-1] < 1e-10 * small[0]
+    assert big[-1] > 1e4 * big[0]
+    lstm_open = gradient_norms_through_time(random_recurrent_layer("lstm", 1.0, forget_bias=5.0), 40)
+    lstm_closed = gradient_norms_through_time(random_recurrent_layer("lstm", 1.0, forget_bias=0.0), 40)
+    assert lstm_open[-1] / lstm_open[0] > 1e3 * lstm_closed[-1] / lstm_closed[0]
+
+
+def test_clipping_tames_explosion():
+    wild = train_recall(3.0, None, steps=60, lr=0.2)
+    tame = train_recall(3.0, 5.0, steps=60, lr=0.2)
+    assert np.nanmax(wild["loss"]) > 1e3
+    assert np.all(np.isfinite(tame["loss"])) and tame["loss"][-10:].mean() < 2
+
+
+def test_long_range_task():
+    ids, labels = long_range_batch(50, 7, np.random.default_rng(0))
+    assert ids.shape == (50, 8) and np.array_equal(ids[:, 0], labels) and ids[:, 1:].min() >= 2
+    with pytest.raises(ValueError, match="distance must be at least 1"):
+        long_range_batch(5, 0, np.random.default_rng(0))
+    assert train_long_range("lstm", 3, steps=150) > 0.95
+    assert train_long_range("rnn", 3, steps=150) > 0.95
+
+
+def test_gradient_flow_explorer_redraws():
+    ex = Explorer(render_gradient_flow, {"scale": slider(1.0, 0.25, 4.0, 0.25, "scale"),
+                                         "steps": slider(20, 10, 60, 10, "steps")})
+    first = ex.summary
+    ex.controls["scale"].value = 3.0
+    assert ex.renders == 2 and ex.summary != first and "explodes" in ex.summary
+    assert "error" not in ex.summary
+
+
+def test_forget_bias_explorer_and_long_range_render():
+    ex = Explorer(render_forget_bias_flow, {"forget_bias": slider(0.0, -2.0, 6.0, 0.5, "b_f"),
+                                            "steps": slider(20, 10, 60, 10, "steps")})
+    first = ex.summary
+    ex.controls["forget_bias"].value = 4.0
+    assert ex.renders == 2 and ex.summary != first
+    fig, summary = render_long_range(steps=60, hidden=8, max_distance=5)
+    assert summary.startswith("RNN: d=5:") and "LSTM" in summary
+
+
+def test_long_range_explorer_train_button():
+    ex = Explorer(render_long_range, {"steps": slider(40, 20, 100, 20, "steps"),
+                                      "max_distance": slider(5, 5, 15, 10, "max d")}, run_button="Train")
+    first = ex.summary
+    ex.controls["max_distance"].value = 15
+    assert ex.renders == 1            # nothing runs until the button is pressed
+    ex.button.click()
+    assert ex.renders == 2 and ex.summary != first and "d=15" in ex.summary
+
+
+def test_temperature_explorer(tiny):
+    model = RecurrentLM(len(tiny.vocab), "rnn", emb_dim=4, hidden=8)
+    ex = Explorer(lambda temperature: render_temperature(temperature, model=model, vocab=tiny.vocab, prompt=("the",), top=4),
+                  {"temperature": slider(1.0, 0.1, 3.0, 0.1, "T")})
+    first = ex.summary
+    ex.controls["temperature"].value = 0.3
+    assert ex.summary != first and ex.summary.startswith("T=0.3")
+
+
+def test_exercise_checkers_accept_solutions_and_explain_mistakes(capsys):
+    def good(dh, x, h_prev, h, Wx, Wh):
+        da = dh * (1 - h ** 2)
+        return da @ Wx.T, da @ Wh.T, x.T @ da, h_prev.T @ da, da.sum(axis=0)
+
+    def forgot_tanh(dh, x, h_prev, h, Wx, Wh):
+        return dh @ Wx.T, dh @ Wh.T, x.T @ dh, h_prev.T @ dh, dh.sum(axis=0)
+
+    def todo(*args):
+        raise NotImplementedError
+
+    assert check_rnn_step_backward(good)
+    assert not check_rnn_step_backward(forgot_tanh)
+    assert "1 - h**2" in capsys.readouterr().out
+    assert not check_rnn_step_backward(todo)
+    assert "not attempted yet" in capsys.readouterr().out
+
+    def lstm_ok(x, h_prev, c_prev, Wx, Wh, b, order="ifgo"):
+        H = h_prev.shape[1]
+        a = x @ Wx + h_prev @ Wh + b
+        blk = {n: a[:, k * H:(k + 1) * H] for k, n in enumerate(order)}
+        sig = lambda z: 1 / (1 + np.exp(-z))  # noqa: E731
+        c = sig(blk["f"]) * c_prev + sig(blk["i"]) * np.tanh(blk["g"])
+        return sig(blk["o"]) * np.tanh(c), c
+
+    assert check_lstm_step(lstm_ok)
+    assert not check_lstm_step(lambda *a: lstm_ok(*a, order="figo"))
+    assert "order f,i,g,o" in capsys.readouterr().out
