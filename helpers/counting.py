@@ -354,10 +354,10 @@ def cooccurrence_countvectorizer(sentences_ids, vocab_size: int, window: int = 5
         for i, w in enumerate(toks):
             if w < 0:
                 continue
-            ctx = [c for c in toks[max(0, i - window):i] + toks[i + 1:i + 1 + window] if c >= 0]
+            ctx = [str(c) for c in toks[max(0, i - window):i] + toks[i + 1:i + 1 + window] if c >= 0]
             centres.append(w)
             contexts.append(ctx)
-    vec = CountVectorizer(analyzer=lambda ctx: ctx, vocabulary=range(vocab_size))
+    vec = CountVectorizer(analyzer=lambda ctx: ctx, vocabulary={str(i): i for i in range(vocab_size)})
     m = vec.fit_transform(contexts).astype(np.float64)
     e = sp.csr_matrix((np.ones(len(centres)), (np.arange(len(centres)), centres)),
                       shape=(len(centres), vocab_size))

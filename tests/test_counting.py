@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from helpers.counting import (cooccurrence_matrix, cooccurrence_python, npmi, pmi, pmi_table,
-                              ppmi, top_pmi_pairs)
+from helpers.counting import (cooccurrence_countvectorizer, cooccurrence_matrix, cooccurrence_python,
+                              npmi, pmi, pmi_table, ppmi, ppmi_python, top_pmi_pairs)
 
 # The notes' partial co-occurrence table (rows state/fun/heaven, columns the/country/hell)
 ROWS, COLS = ["state", "fun", "heaven"], ["the", "country", "hell"]
@@ -46,6 +46,22 @@ def test_vectorised_equals_python_loop(window, weighting, cross):
     assert fast.shape == (12, 12) and fast.dtype == np.float64 and sp.isspmatrix_csr(fast)
     np.testing.assert_allclose(fast.toarray(), slow.toarray(), rtol=1e-12)
     np.testing.assert_allclose(fast.toarray(), fast.toarray().T)
+
+
+@pytest.mark.parametrize("window", [1, 3])
+def test_countvectorizer_route_and_python_ppmi_agree(window):
+    rng = np.random.default_rng(7)
+    sents = random_corpus(rng)
+    sents[0][:2] = -1
+    fast = cooccurrence_matrix(sents, 12, window)
+    np.testing.assert_array_equal(cooccurrence_countvectorizer(sents, 12, window).toarray(), fast.toarray())
+    coo = fast.tocoo()
+    table = {(int(r), int(c)): float(x) for r, c, x in zip(coo.row, coo.col, coo.data)}
+    slow = ppmi_python(table)
+    ours = ppmi(fast, alpha=1.0)
+    assert len(slow) == ours.nnz
+    for (r, c), x in slow.items():
+        assert ours[r, c] == pytest.approx(x, rel=1e-12)
 
 
 def test_total_count_formula():
