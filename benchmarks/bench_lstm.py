@@ -29,7 +29,7 @@ def median_seconds(fns, repeats: int) -> list[float]:
     for fn in fns:
         fn()  # warm-up
     for _ in range(repeats):
-        for fn, ts in zip(fns, times):
+        for fn, ts in zip(fns, times, strict=True):
             t0 = time.perf_counter()
             fn()
             ts.append(time.perf_counter() - t0)

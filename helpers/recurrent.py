@@ -225,7 +225,7 @@ class TimeRNN(_Recurrent):
             given = self.state
             names = tuple(n + " (state carried from the previous batch)" for n in names)
         out = []
-        for name, s in zip(names, given):
+        for name, s in zip(names, given, strict=True):
             if s is None:
                 s = np.zeros((B, H), self.params[0].dtype)
             _check_state(name, s, B, H)

@@ -210,7 +210,7 @@ def render_long_range(steps: int = 300, forget_bias: float = 2.0, hidden: int = 
     ax.set_ylabel("held-out accuracy")
     ax.grid(alpha=0.3)
     ax.legend()
-    return fig, "  ".join(f"{k.upper()}: " + ", ".join(f"d={d}: {a:.2f}" for d, a in zip(distances, acc[k]))
+    return fig, "  ".join(f"{k.upper()}: " + ", ".join(f"d={d}: {a:.2f}" for d, a in zip(distances, acc[k], strict=True))
                           for k in acc)
 
 
@@ -240,7 +240,7 @@ def gate_heatmap(layer, E: np.ndarray, ids: np.ndarray, words: list[str], n_unit
     H = layer.hidden_size
     units = np.argsort(-gates[:, H:2 * H].std(axis=0))[:n_units]
     fig, axes = new_figure(ncols=3, width=4.6, height=0.26 * n_units + 1.6)
-    for ax, (name, k) in zip(axes, (("input gate i", 0), ("forget gate f", 1), ("output gate o", 3))):
+    for ax, (name, k) in zip(axes, (("input gate i", 0), ("forget gate f", 1), ("output gate o", 3)), strict=True):
         im = ax.imshow(gates[:, k * H + units].T, aspect="auto", cmap="viridis", vmin=0, vmax=1)
         ax.set_xticks(range(len(words)), words, rotation=90, fontsize=8)
         ax.set_yticks(range(n_units), [str(u) for u in units], fontsize=7)

@@ -256,16 +256,18 @@ def exposure_bias(model: RecurrentLM, ids: np.ndarray, n_starts: int = 256, pref
     return res
 
 
-def frequency_profile(tokens: list[str], vocab: Vocab, top: int = 50) -> dict[str, float]:
-    """How 'bland' a text is: the share of its tokens among the ``top`` most frequent
-    training words, and its distinct-token ratio (types / tokens)."""
-    if not tokens:
-        raise ValueError("cannot profile an empty list of tokens")
+def frequency_profile(tokens: list[str], vocab: Vocab, top: int = 100) -> dict[str, float]:
+    """How 'bland' a text is, ignoring special tokens: ``top_share``, the share of its words
+    among the ``top`` most frequent training words; ``median_rank``, the median frequency rank
+    of its words (1 = the most frequent word); ``distinct``, types / tokens."""
     specials = set(vocab.specials)
-    frequent = {t for t in vocab.itos if t not in specials}
-    frequent = set(sorted(frequent, key=lambda t: -vocab.counts[vocab.stoi[t]])[:top])
-    words = [t for t in tokens if t not in specials] or tokens
-    return {"top_share": float(np.mean([t in frequent for t in words])),
+    ordered = sorted((t for t in vocab.itos if t not in specials), key=lambda t: (-vocab.counts[vocab.stoi[t]], t))
+    rank = {t: r for r, t in enumerate(ordered, 1)}
+    words = [t for t in tokens if t in rank]
+    if not words:
+        raise ValueError("cannot profile an empty list of tokens (no ordinary vocabulary words)")
+    ranks = np.array([rank[t] for t in words])
+    return {"top_share": float(np.mean(ranks <= top)), "median_rank": float(np.median(ranks)),
             "distinct": len(set(words)) / len(words)}
 
 

@@ -5,8 +5,16 @@ import torch
 
 from helpers.gradcheck import assert_close_to_torch, check_function, check_layer
 from helpers.recurrent import (
-    GRUCell, LSTMCell, RNNCell, TimeGRU, TimeLSTM, TimeRNN, copy_from_torch, gru_param_count,
-    lstm_param_count, rnn_param_count,
+    GRUCell,
+    LSTMCell,
+    RNNCell,
+    TimeGRU,
+    TimeLSTM,
+    TimeRNN,
+    copy_from_torch,
+    gru_param_count,
+    lstm_param_count,
+    rnn_param_count,
 )
 
 TIME = {"rnn": (TimeRNN, torch.nn.RNN), "lstm": (TimeLSTM, torch.nn.LSTM), "gru": (TimeGRU, torch.nn.GRU)}
@@ -139,7 +147,7 @@ def test_cells_match_torch_cells(kind):
 def test_time_layer_equals_cell_loop():
     rng = np.random.default_rng(6)
     layer, cell = TimeLSTM(3, 4, rng), LSTMCell(3, 4, rng)
-    for p, q in zip(cell.params, layer.params):
+    for p, q in zip(cell.params, layer.params, strict=True):
         p[...] = q
     xs = rng.standard_normal((2, 5, 3))
     h = c = np.zeros((2, 4))
@@ -155,7 +163,7 @@ def test_stateful_equals_one_long_sequence(kind):
     rng = np.random.default_rng(7)
     full = TIME[kind][0](3, 4, rng)
     half = TIME[kind][0](3, 4, rng, stateful=True)
-    for p, q in zip(half.params, full.params):
+    for p, q in zip(half.params, full.params, strict=True):
         p[...] = q
     xs = rng.standard_normal((2, 8, 3))
     whole = full.forward(xs)

@@ -6,12 +6,29 @@ import torch
 from helpers.exercises.lesson02 import check_rnn_step_backward
 from helpers.exercises.lesson03 import check_lstm_step
 from helpers.rnn_lessons import (
-    cow_losses, gradient_norms_through_time, lm_gradient_flow, long_range_batch, random_recurrent_layer,
-    render_forget_bias_flow, render_gradient_flow, render_long_range, train_long_range, train_recall,
+    cow_losses,
+    gradient_norms_through_time,
+    lm_gradient_flow,
+    long_range_batch,
+    random_recurrent_layer,
+    render_forget_bias_flow,
+    render_gradient_flow,
+    render_long_range,
+    train_long_range,
+    train_recall,
 )
 from helpers.rnn_lm import (
-    EOS, LMData, RecurrentLM, evaluate_nll, exposure_bias, frequency_profile, generate, render_temperature,
-    temperature_probs, to_numpy_layers, train_lm,
+    EOS,
+    LMData,
+    RecurrentLM,
+    evaluate_nll,
+    exposure_bias,
+    frequency_profile,
+    generate,
+    render_temperature,
+    temperature_probs,
+    to_numpy_layers,
+    train_lm,
 )
 from helpers.text import UNK, Vocab
 from helpers.widgets import Explorer, slider
@@ -94,8 +111,8 @@ def test_exposure_bias_and_frequency_profile(tiny):
     res = exposure_bias(model, tiny.train, n_starts=16, prefix=3, horizon=5)
     assert res["teacher_nll"].shape == res["free_acc"].shape == (5,)
     assert res["teacher_nll"][0] == pytest.approx(res["free_nll"][0])     # same inputs so far
-    prof = frequency_profile(["the", "the", "cat", "mat"], tiny.vocab, top=1)
-    assert prof == {"top_share": 0.5, "distinct": 0.75}
+    prof = frequency_profile(["the", "the", "cat", "mat", EOS], tiny.vocab, top=1)
+    assert prof == {"top_share": 0.5, "median_rank": 1.5, "distinct": 0.75}
     with pytest.raises(ValueError, match="empty"):
         frequency_profile([], tiny.vocab)
 

@@ -33,7 +33,7 @@ def check_rnn_step_backward(candidate) -> bool:
             got = f(*inputs)
             if not isinstance(got, (tuple, list)) or len(got) != 5:
                 raise ExerciseFailed("return a tuple of five arrays: (dx, dh_prev, dWx, dWh, db)")
-            for name, g, e in zip(NAMES, got, expected):
+            for name, g, e in zip(NAMES, got, expected, strict=True):
                 if name == "db" and np.shape(g) == (1, H):
                     raise ExerciseFailed("db should have shape (H,): sum the batch axis away (axis=0)")
                 hint = ""
@@ -43,7 +43,7 @@ def check_rnn_step_backward(candidate) -> bool:
                     expect_close(g, e, f"{name} (batch {B}, input {D}, hidden {H})", rtol=1e-6, atol=1e-9)
                 except ExerciseFailed as err:
                     raise ExerciseFailed(str(err) + hint + (
-                        " — remember tanh'(a) = 1 - h**2, applied before the products" if name in ("dx", "dh_prev") else ""))
+                        " — remember tanh'(a) = 1 - h**2, applied before the products" if name in ("dx", "dh_prev") else "")) from None
         return run
 
     return run_checks("RNN step backward", candidate,
