@@ -5,8 +5,18 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from helpers.counting import (cooccurrence_countvectorizer, cooccurrence_matrix, cooccurrence_python,
-                              npmi, pmi, pmi_table, ppmi, ppmi_python, top_pmi_pairs)
+from helpers.counting import (
+    cooccurrence_countvectorizer,
+    cooccurrence_matrix,
+    cooccurrence_python,
+    npmi,
+    pmi,
+    pmi_table,
+    ppmi,
+    ppmi_python,
+    top_pmi_pairs,
+)
+from helpers.lsa import nearest_neighbours
 
 # The notes' partial co-occurrence table (rows state/fun/heaven, columns the/country/hell)
 ROWS, COLS = ["state", "fun", "heaven"], ["the", "country", "hell"]
@@ -56,7 +66,7 @@ def test_countvectorizer_route_and_python_ppmi_agree(window):
     fast = cooccurrence_matrix(sents, 12, window)
     np.testing.assert_array_equal(cooccurrence_countvectorizer(sents, 12, window).toarray(), fast.toarray())
     coo = fast.tocoo()
-    table = {(int(r), int(c)): float(x) for r, c, x in zip(coo.row, coo.col, coo.data)}
+    table = {(int(r), int(c)): float(x) for r, c, x in zip(coo.row, coo.col, coo.data, strict=True)}
     slow = ppmi_python(table)
     ours = ppmi(fast, alpha=1.0)
     assert len(slow) == ours.nnz
@@ -173,3 +183,84 @@ def test_top_pmi_pairs():
     assert top[0][:2] == ("new", "york") and top[0][3] == 3
     assert all(cnt >= 2 for *_, cnt in top)
     assert top_pmi_pairs(b, itos, n=5, min_count=100) == []
+
+
+# ----------------------------------------------------------------------------- explorers and exercises
+def _explorer_corpus():
+    from helpers.text import Vocab
+    rng = np.random.default_rng(3)
+    words = [f"w{i}" for i in range(30)]
+    sents = [[words[j] for j in rng.integers(0, 30, size=12)] for _ in range(200)]
+    sents += [["new", "york", "is", "big"]] * 5 + [["old", "york", "is", "small"]] * 3
+    vocab = Vocab.build([w for s in sents for w in s])
+    ids = [vocab.encode(s) for s in sents]
+    return vocab, ids
+
+
+def test_render_collocations_and_widget():
+    import matplotlib
+    matplotlib.use("Agg")
+    from helpers.counting import render_collocations
+    from helpers.widgets import Explorer, dropdown, slider
+
+    vocab, ids = _explorer_corpus()
+    bigrams = cooccurrence_matrix(ids, len(vocab), window=1, symmetric=False)
+    fig, summary = render_collocations(4, "PMI", bigrams=bigrams, itos=vocab.itos)
+    top3 = [item.rsplit(" (", 1)[0] for item in summary.split(": ", 1)[1].split(", ")[:3]]
+    assert set(top3) == {"new york", "york is", "is big"}  # seen 5, 8 and 5 times, all above chance
+    assert fig.axes[0].get_title() == "Top bigrams by PMI, pairs seen >= 4 times"
+    _, none = render_collocations(1000, "NPMI", bigrams=bigrams, itos=vocab.itos)
+    assert "no bigram" in none
+    with pytest.raises(ValueError, match="measure"):
+        render_collocations(1, "LLR", bigrams=bigrams, itos=vocab.itos)
+    ex = Explorer(lambda min_count, measure: render_collocations(min_count, measure, bigrams=bigrams,
+                                                                 itos=vocab.itos),
+                  {"min_count": slider(1, 1, 10, 1, "min"), "measure": dropdown(["PMI", "NPMI"], "PMI", "m")})
+    before, renders = ex.summary, ex.renders
+    ex.controls["min_count"].value = 6
+    assert ex.renders == renders + 1 and ex.summary != before and "error" not in ex.summary
+    assert ex.summary.startswith("min count 6: york is")  # 'new york' (5 times) is now filtered out
+
+
+def test_render_contexts_and_widget():
+    import matplotlib
+    matplotlib.use("Agg")
+    from helpers.counting import render_contexts
+    from helpers.widgets import Explorer, dropdown, slider
+
+    vocab, ids = _explorer_corpus()
+    fig, summary = render_contexts(2, "uniform", False, "new", sentences_ids=ids, vocab=vocab)
+    assert "neighbours of 'new'" in summary and "window ±2" in summary
+    top = dict(nearest_neighbours(ppmi(cooccurrence_matrix(ids, len(vocab), 2)), vocab, "new", n=3))
+    assert "old" in top and top["old"] > 0.9  # 'new' and 'old' share the contexts 'york is'
+    assert "old (1.00)" in summary
+    ex = Explorer(lambda window, weighting: render_contexts(window, weighting, False, "york",
+                                                            sentences_ids=ids, vocab=vocab),
+                  {"window": slider(1, 1, 5, 1, "w"), "weighting": dropdown(["uniform", "harmonic"], "uniform", "wt")})
+    before, renders = ex.summary, ex.renders
+    ex.controls["window"].value = 3
+    assert ex.renders == renders + 1 and ex.summary != before and "window ±3" in ex.summary
+    ex.controls["weighting"].value = "harmonic"
+    assert "harmonic" in ex.summary
+    with pytest.raises(KeyError, match="zebra"):
+        render_contexts(2, "uniform", False, "zebra", sentences_ids=ids, vocab=vocab)
+
+
+def test_lesson06_checkers_accept_right_and_reject_wrong(capsys):
+    from helpers.exercises.lesson06 import check_heaven_hell, check_ppmi
+
+    def good(c, alpha):
+        return ppmi(np.asarray(c, float), alpha=alpha).toarray()
+
+    def no_smoothing(c, alpha):
+        return ppmi(np.asarray(c, float), alpha=1.0).toarray()
+
+    def natural_log(c, alpha):
+        return ppmi(np.asarray(c, float), alpha=alpha, base=np.e).toarray()
+
+    assert check_ppmi(good)
+    assert not check_ppmi(no_smoothing)
+    assert "power alpha" in capsys.readouterr().out
+    assert not check_ppmi(natural_log)
+    assert check_heaven_hell(lambda nxy, nx, ny, n: np.log2(nxy * n / (nx * ny)))
+    assert not check_heaven_hell(lambda nxy, nx, ny, n: np.log(nxy * n / (nx * ny)))

@@ -4,9 +4,19 @@ import pytest
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from helpers.lsa import (DocumentIndex, document_term_matrix, energy_kept, inverse_document_frequency,
-                         lsa_word_vectors, nearest_neighbours, svd_vectors, term_frequency, tfidf,
-                         tfidf_matrix, truncated_svd)
+from helpers.lsa import (
+    DocumentIndex,
+    document_term_matrix,
+    energy_kept,
+    inverse_document_frequency,
+    lsa_word_vectors,
+    nearest_neighbours,
+    svd_vectors,
+    term_frequency,
+    tfidf,
+    tfidf_matrix,
+    truncated_svd,
+)
 from helpers.text import UnknownWordError, Vocab
 
 DOCS = [
@@ -131,3 +141,50 @@ def test_document_retrieval():
         idx.search([])
     with pytest.raises(UnknownWordError, match="no word of the query"):
         idx.search(["zebra", "quark"])
+
+
+def test_render_lsa_and_widget():
+    import matplotlib
+    matplotlib.use("Agg")
+    from helpers.lsa import render_lsa
+    from helpers.widgets import Explorer, dropdown, slider
+
+    v = vocab()
+    x, _ = tfidf_matrix(DOCS, v, norm=None)
+    a = x.T.tocsr()
+    u, s, _ = truncated_svd(a, 6, solver="dense")
+    fro = float(a.multiply(a).sum())
+    fig, summary = render_lsa(2, "shares", singular_values=s, frobenius_sq=fro, u=u, vocab=v)
+    energy = (s[:2] ** 2).sum() / np.linalg.svd(a.toarray(), compute_uv=False).__pow__(2).sum()
+    assert summary.startswith(f"k = 2: energy kept {100 * energy:.1f} %")
+    assert len(fig.axes) == 2
+    with pytest.raises(ValueError, match="k must be"):
+        render_lsa(7, "shares", singular_values=s, frobenius_sq=fro, u=u, vocab=v)
+    ex = Explorer(lambda k, word: render_lsa(k, word, singular_values=s, frobenius_sq=fro, u=u, vocab=v),
+                  {"k": slider(2, 1, 6, 1, "k"), "word": dropdown(["shares", "cat"], "shares", "word")})
+    before, renders = ex.summary, ex.renders
+    ex.controls["k"].value = 5
+    assert ex.renders == renders + 1 and ex.summary != before and ex.summary.startswith("k = 5")
+    ex.controls["word"].value = "cat"
+    assert "neighbours of 'cat'" in ex.summary and ex.png
+
+
+def test_lesson05_checkers_accept_right_and_reject_wrong(capsys):
+    from helpers.exercises.lesson05 import check_energy, check_tfidf
+
+    assert check_tfidf(lambda tf, df, n: tf * np.log2(n / df))
+    assert not check_tfidf(lambda tf, df, n: tf * np.log(n / df))
+    assert not check_tfidf(lambda tf, df, n: tf * np.log2((1 + n) / (1 + df)))
+
+    def right(s, k):
+        s2 = np.asarray(s) ** 2
+        e = s2[:k].sum() / s2.sum()
+        return e, np.sqrt(1 - e)
+
+    def unsquared(s, k):
+        e = np.sum(s[:k]) / np.sum(s)
+        return e, np.sqrt(1 - e)
+
+    assert check_energy(right)
+    assert not check_energy(unsquared)
+    assert "squared" in capsys.readouterr().out
