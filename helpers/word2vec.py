@@ -170,10 +170,15 @@ class CBOWNS(Layer):
     mask (N, C) 0/1 or None, negatives (N, k) or None) -> mean loss over examples.
     ``mask`` marks real context words (rows may have fewer than C, e.g. at sentence ends);
     masked-out ids must still be valid (any id, e.g. 0). backward(dout=1.0) fills grads.
+
+    ``word2vec_update=True`` makes backward follow word2vec.c and gensim instead of the exact
+    gradient: every context word receives the *full* error of the mean vector h, i.e. the
+    true gradient times the number of context words (used for training, never gradient-checked).
     """
 
     def __init__(self, vocab_size: int, dim: int, sampler: NoiseSampler, k: int = 5,
-                 rng: np.random.Generator | None = None, dtype=np.float64, scatter: str = "add.at"):
+                 rng: np.random.Generator | None = None, dtype=np.float64, scatter: str = "add.at",
+                 word2vec_update: bool = False):
         super().__init__()
         rng = rng if rng is not None else np.random.default_rng(0)
         self.embed = Embedding(vocab_size, dim, rng, dtype=dtype, scatter=scatter)
@@ -181,6 +186,7 @@ class CBOWNS(Layer):
         self.ns = _NegativeSamplingLoss(vocab_size, dim, sampler, k, rng, dtype, scatter)
         self.params = [self.embed.params[0], self.ns.dot.params[0]]
         self.grads = [self.embed.grads[0], self.ns.dot.grads[0]]
+        self.word2vec_update = word2vec_update
 
     def forward(self, contexts, centers, mask=None, negatives=None):
         contexts = np.asarray(contexts)
@@ -193,12 +199,13 @@ class CBOWNS(Layer):
         if np.any(count == 0):
             raise ValueError("every CBOW example needs at least one context word (a mask row is all zero)")
         self.w = (mask / count)[:, :, None].astype(self.params[0].dtype)   # (N, C, 1) averaging weights
+        self.mask = mask[:, :, None].astype(self.params[0].dtype)
         h = np.sum(self.embed.forward(contexts) * self.w, axis=1)          # (N, D)
         return self.ns.forward(h, centers, negatives)
 
     def backward(self, dout=1.0):
         dh = self.ns.backward(dout)
-        self.embed.backward(dh[:, None, :] * self.w)
+        self.embed.backward(dh[:, None, :] * (self.mask if self.word2vec_update else self.w))
         return None
 
 
@@ -374,7 +381,8 @@ def train_numpy(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
     V = len(corpus.vocab)
     sampler = NoiseSampler(corpus.vocab.counts, power, rng=rng)
     cls = SkipGramNS if model == "skipgram" else CBOWNS
-    net = cls(V, dim, sampler, k=negative, rng=rng, dtype=np.float32, scatter="sparse")
+    extra = {"word2vec_update": True} if model == "cbow" else {}
+    net = cls(V, dim, sampler, k=negative, rng=rng, dtype=np.float32, scatter="sparse", **extra)
     W_in, W_out = net.params
     total_words = corpus.n_raw_tokens * epochs
     epoch_loss, t0 = [], time.perf_counter()
@@ -444,7 +452,8 @@ def _torch_batches(W, C, table, labels, inp, tgt, msk, starts, batch_size, lr_of
         if msk is None:
             W.index_add_(0, x, dh)
         else:
-            W.index_add_(0, x.reshape(-1), (w[:, :, None] * dh[:, None, :]).view(-1, dim))
+            # word2vec.c / gensim: each context word gets the full error of the mean (not dh / count)
+            W.index_add_(0, x.reshape(-1), (msk[start:start + batch_size, :, None] * dh[:, None, :]).view(-1, dim))
         yield m
 
 
@@ -456,7 +465,8 @@ def train_torch(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
 
     No autograd: for scores s = u . h the gradient of the loss is (sigmoid(s) - t), so
     dh = sum_j (y_j - t_j) u_j and du_j = (y_j - t_j) h; both are applied with
-    ``index_add_`` to the rows that were used (repeated ids accumulate). Gradients are
+    ``index_add_`` to the rows that were used (repeated ids accumulate). For CBOW each context
+    word receives the full error of the mean vector, as in word2vec.c and gensim. Gradients are
     summed over the batch (as word2vec's one-pair-at-a-time SGD would), the learning rate
     decays linearly from ``alpha`` to ``min_alpha``. Negatives come from a 10^6-entry
     unigram^power table (as in word2vec.c). Each op runs on one CPU thread; ``workers`` > 1
@@ -598,7 +608,7 @@ def course_vectors(name: str, progress: bool = True) -> TrainedVectors:
             return train_torch(corpus, model, progress=progress, **COURSE_CONFIG)
         return train_gensim(corpus, model, workers=2, **COURSE_CONFIG)
 
-    return cached(f"word2vec-{name}", _CACHE_VERSION, build)
+    return cached(f"word2vec-{name}", _CACHE_VERSION + ("-cbow2" if model == "cbow" else ""), build)
 
 
 def dimension_render(dim: int = 50, fraction: float = 0.5, epochs: int = 1, seed: int = 0):

@@ -252,3 +252,18 @@ def test_softmax_timing_shape():
     rows = time_softmax_vs_negative_sampling([100, 2000], dim=8, batch=16, repeats=1)
     assert [r["vocab_size"] for r in rows] == [100, 2000]
     assert all(r["softmax_s"] > 0 and r["negative_sampling_s"] > 0 for r in rows)
+
+
+def test_cbow_word2vec_update_is_count_times_gradient():
+    rng = np.random.default_rng(4)
+    V, D = 6, 3
+    s = NoiseSampler(np.ones(V), rng=rng)
+    exact = CBOWNS(V, D, s, k=2, rng=np.random.default_rng(0))
+    w2v = CBOWNS(V, D, s, k=2, rng=np.random.default_rng(0), word2vec_update=True)
+    exact.params[1][...] = w2v.params[1][...] = rng.standard_normal((V, D))
+    ctx, mask, cen, neg = np.array([[1, 2, 3, 0]]), np.array([[1, 1, 1, 0]]), np.array([4]), np.array([[5, 0]])
+    for m in (exact, w2v):
+        m.forward(ctx, cen, mask, neg)
+        m.backward()
+    assert np.allclose(w2v.grads[0], 3 * exact.grads[0])      # three context words
+    assert np.allclose(w2v.grads[1], exact.grads[1])
