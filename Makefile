@@ -8,6 +8,11 @@ PORT   ?= 8888
 # pytest-xdist workers for the notebooks (two fit a 2-core laptop)
 WORKERS ?= 2
 
+# Two notebooks run at once on two cores: one BLAS/OpenMP thread each avoids
+# oversubscription (measured: a torch step took 8x the CPU time with 2 threads per kernel).
+test notebooks execute: export OMP_NUM_THREADS = 1
+test notebooks execute: export MKL_NUM_THREADS = 1
+
 .PHONY: setup lab test unit notebooks browser-check bench lint execute clean
 
 setup: $(STAMP)
@@ -51,7 +56,7 @@ execute: setup
 		$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 			--ExecutePreprocessor.timeout=1200 $$nb || exit 1; \
 	done
-	$(BIN)/python tests/strip_widget_state.py notebooks/*.ipynb
+	$(BIN)/python tests/strip_widget_state.py $(or $(NB),notebooks/*.ipynb)
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -275,7 +275,7 @@ def render_scaling(d_k: int = 16, n_keys: int = 16, seed: int = 0):
     from helpers.plotting import new_figure
 
     st = dot_product_statistics(d_k, n_keys, np.random.default_rng(seed))
-    fig, (ax1, ax2) = new_figure(ncols=2, width=4.6, height=3.3)
+    fig, (ax1, ax2) = new_figure(ncols=2, width=4.0, height=2.9)
     raw = st["raw"].ravel()
     lim = max(4.0, float(np.percentile(np.abs(raw), 99.5)))
     bins = np.linspace(-lim, lim, 61)

@@ -173,6 +173,10 @@ class Sequential(Layer):
         """The weight matrices only (biases are usually not regularised)."""
         return [layer.params[0] for layer in self.layers if isinstance(layer, Linear)]
 
+    def weight_grads(self) -> list[np.ndarray]:
+        """The gradient arrays of :meth:`weights`, in the same order."""
+        return [layer.grads[0] for layer in self.layers if isinstance(layer, Linear)]
+
 
 def mlp(sizes: list[int], rng: np.random.Generator, activation: str = "tanh",
         dropout: float = 0.0, dtype=np.float64) -> Sequential:

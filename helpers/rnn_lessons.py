@@ -5,9 +5,10 @@ the notebooks wrap them in :class:`helpers.widgets.Explorer` and the tests call 
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, wraps
 
 import numpy as np
+from threadpoolctl import threadpool_limits  # installed with scikit-learn
 
 from helpers.layers import Embedding, Linear, SoftmaxCrossEntropy
 from helpers.optim import SGD, Adam, clip_global_norm
@@ -15,6 +16,17 @@ from helpers.plotting import new_figure
 from helpers.recurrent import TimeGRU, TimeLSTM, TimeRNN
 
 TIME_LAYERS = {"rnn": TimeRNN, "lstm": TimeLSTM, "gru": TimeGRU}
+
+
+def single_thread_blas(fn):
+    """Run ``fn`` with NumPy's BLAS limited to one thread. The experiments here multiply tiny
+    matrices step by step; BLAS threads only add synchronisation (measured: 16x more CPU time
+    on a busy 2-core machine for the long-range task)."""
+    @wraps(fn)
+    def wrapper(*args, **kwargs):
+        with threadpool_limits(limits=1, user_api="blas"):
+            return fn(*args, **kwargs)
+    return wrapper
 
 
 # ---------------------------------------------------------------- the notes' toy example
@@ -49,6 +61,7 @@ def random_recurrent_layer(kind: str, scale: float, input_size: int = 16, hidden
     return layer
 
 
+@single_thread_blas
 def gradient_norms_through_time(layer, T: int = 60, batch: int = 8, seed: int = 0) -> np.ndarray:
     """||dL/dh_{T-k}|| for k = 0..T-1 (mean over the batch), for a loss read at the last
     step only: L = <v, h_T> with v a random vector of norm about 1. Shape (T,)."""
@@ -107,6 +120,7 @@ def recall_task(n: int, T: int, lag: int, rng: np.random.Generator, dim: int = 4
     return x, y
 
 
+@single_thread_blas
 def train_recall(scale: float, clip: float | None, steps: int = 80, lr: float = 0.05, T: int = 30,
                  lag: int = 3, hidden: int = 32, seed: int = 0) -> dict[str, np.ndarray]:
     """Plain SGD on :func:`recall_task` with a NumPy TimeRNN + Linear readout (mean squared
@@ -147,6 +161,7 @@ def long_range_batch(n: int, distance: int, rng: np.random.Generator, n_symbols:
     return ids, labels
 
 
+@single_thread_blas
 def train_long_range(kind: str, distance: int, hidden: int = 32, steps: int = 300, batch: int = 32,
                      lr: float = 3e-3, seed: int = 0, n_test: int = 500, n_symbols: int = 10,
                      forget_bias: float = 2.0) -> float:
@@ -215,6 +230,7 @@ def render_long_range(steps: int = 300, forget_bias: float = 2.0, hidden: int = 
 
 
 # ---------------------------------------------------------------- trained language models, in NumPy
+@single_thread_blas
 def lm_gradient_flow(E: np.ndarray, layer, W_out: np.ndarray, b_out: np.ndarray, ids: np.ndarray) -> np.ndarray:
     """||dL/dh_{T-k}|| (mean over rows) for k = 0..T-1, where L is the language-model loss of
     the *last* position only: the words ids[:, :T] are read and ids[:, T] is predicted.
@@ -231,6 +247,7 @@ def lm_gradient_flow(E: np.ndarray, layer, W_out: np.ndarray, b_out: np.ndarray,
     return np.linalg.norm(layer.dh_all, axis=2).mean(axis=0)[::-1]
 
 
+@single_thread_blas
 def gate_heatmap(layer, E: np.ndarray, ids: np.ndarray, words: list[str], n_units: int = 16):
     """Heat maps of the input, forget and output gates of a NumPy ``TimeLSTM`` reading one
     sentence ``ids`` (T,) (words: its tokens). Shows the ``n_units`` units whose forget gate

@@ -457,7 +457,7 @@ def render_attention(model: DecoderLM, corpus: CharCorpus, text: str, head: int 
     W = model.attention_maps(ids)[layer, head]
     T = len(text)
     labels = [_char_label(c) for c in text]
-    fig, ax = new_figure(width=6.2, height=5.4)
+    fig, ax = new_figure(width=5.4, height=4.7)
     im = ax.imshow(W, cmap="viridis", vmin=0, vmax=1)
     ax.set_xticks(range(T), labels, fontsize=7)
     ax.set_yticks(range(T), labels, fontsize=7)
@@ -484,7 +484,7 @@ def render_temperature(model: nn.Module, corpus: CharCorpus, prompt: str, temper
     top = np.argsort(-p)[:15]
     entropy = float(-(p * np.log(np.clip(p, 1e-300, None))).sum())
     sample = corpus.decode(generate(model, ids, n_new, temperature, seed)[len(ids):])
-    fig, ax = new_figure(width=7.0, height=3.0)
+    fig, ax = new_figure(width=6.0, height=2.7)
     ax.bar(range(len(top)), p[top])
     ax.set_xticks(range(len(top)), [_char_label(corpus.vocab.itos[i]) for i in top])
     ax.set(title=f"P(next character | '{prompt[-20:]}') at temperature {temperature:.2f}",
@@ -508,7 +508,7 @@ def render_norm_comparison(corpus: CharCorpus, lr: float = 3e-3, warmup: int = 0
     against time. Returns (figure, summary with both held-out losses)."""
     from helpers.plotting import new_figure
 
-    fig, ax = new_figure(width=6.5, height=3.5)
+    fig, ax = new_figure(width=6.0, height=3.2)
     parts = []
     for norm in ("pre", "post"):
         cfg = TransformerConfig(len(corpus.vocab), d_model=64, n_heads=4, n_layers=2, max_len=128, norm=norm)

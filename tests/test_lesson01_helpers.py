@@ -1,0 +1,90 @@
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from helpers.feedforward import (bbc_topic_data, evaluate, featurize, render_activation, render_regularisation,
+                                 train_classifier)
+from helpers.language_models import FeedForwardLM, mean_nll, parameter_table, perplexity
+from helpers.ngram import KneserNeyLM
+from helpers.widgets import Explorer, dropdown, slider
+
+
+def test_kneser_ney_is_a_distribution_and_never_zero():
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, 12, 400)
+    lm = KneserNeyLM(3, vocab_size=15).fit(ids)   # ids 12-14 never occur
+    for ctx in [(1, 2), (3, 3), (13, 14), ()]:
+        probs = [lm.prob(ctx, w) for w in range(15)]
+        assert math.isclose(sum(probs), 1.0, rel_tol=1e-9), ctx
+        assert min(probs) > 0
+    assert lm.prob((1, 2), 14) < lm.prob((1, 2), int(np.bincount(ids).argmax()))
+
+
+def test_kneser_ney_worked_bigram():
+    # corpus "a b a b a c": c(a b) = 2, c(a .) = 3, two distinct followers of a; D = 0.5
+    lm = KneserNeyLM(2, vocab_size=3, discount=0.5).fit(np.array([0, 1, 0, 1, 0, 2]))
+    # continuation counts: b follows 1 type (a), a follows 1 type (b), c follows 1 type (a) -> 1/3 each
+    p_cont_b = (1 - 0.5) / 3 + 0.5 * 3 / 3 * (1 / 3)
+    assert math.isclose(lm.prob((0,), 1), (2 - 0.5) / 3 + 0.5 * 2 / 3 * p_cont_b)
+    with pytest.raises(ValueError, match="need at least 3 tokens"):
+        KneserNeyLM(3, 5).fit(np.array([1, 2]))
+
+
+def test_feedforward_lm_shapes_parameters_and_nll():
+    lm = FeedForwardLM(50, context=3, emb_dim=4, hidden=6)
+    counts = dict((n, c) for n, _, c in parameter_table(lm))
+    assert counts == {"embed.weight": 200, "hidden.weight": 72, "hidden.bias": 6, "out.weight": 300, "out.bias": 50}
+    X, y = np.random.default_rng(0).integers(0, 50, (10, 3)), np.arange(10)
+    nll = mean_nll(lm, X, y, batch_size=3)
+    ref = torch.nn.functional.cross_entropy(lm(torch.as_tensor(X)), torch.as_tensor(y)).item()
+    assert math.isclose(nll, ref, rel_tol=1e-5)
+    assert math.isclose(perplexity(math.log(10)), 10)
+    with pytest.raises(ValueError, match=r"shape \(B, 3\), got \(2, 2\)"):
+        lm(torch.zeros(2, 2, dtype=torch.long))
+
+
+@pytest.fixture(scope="module")
+def bbc():
+    data = bbc_topic_data(0)
+    return data, featurize(data, "counts", 2000)
+
+
+def test_bbc_splits_and_features(bbc):
+    data, (Xtr, Xva, Xte) = bbc
+    assert (len(data.train), len(data.valid), len(data.test)) == (1558, 334, 333)
+    assert len(set(data.train) | set(data.valid) | set(data.test)) == 2225
+    assert Xtr.shape == (1558, 2000) and Xte.shape == (333, 2000)
+    with pytest.raises(ValueError, match="unknown feature kind 'words'"):
+        featurize(data, "words")
+
+
+def test_classifier_learns_the_topics(bbc):
+    data, (Xtr, Xva, Xte) = bbc
+    net, hist = train_classifier(Xtr, data.labels[data.train], Xva, data.labels[data.valid], epochs=2, progress=False)
+    assert hist.epochs[-1]["valid_acc"] > 0.9
+    assert evaluate(net, Xte, data.labels[data.test])[1] > 0.9
+    with pytest.raises(ValueError, match="unknown optimizer 'Nesterov'"):
+        train_classifier(Xtr, data.labels[data.train], Xva, data.labels[data.valid], optimizer="Nesterov")
+
+
+def test_activation_explorer():
+    fig, summary = render_activation(5.0, "sigmoid")
+    assert summary == "sigmoid(+5.00) = 0.9933, derivative = 0.0066: saturated (gradient < 0.05)"
+    assert render_activation(-1.0, "relu")[1].endswith("dead (no gradient)")
+    ex = Explorer(render_activation, {"z": slider(1.0, -6.0, 6.0, 0.5, "z"),
+                                      "activation": dropdown(["tanh", "sigmoid", "relu"], "tanh", "f")})
+    before = ex.summary
+    ex.controls["z"].value = 2.5
+    assert ex.renders == 2 and ex.summary != before and ex.summary.startswith("tanh(+2.50)")
+
+
+def test_regularisation_explorer_trains_on_click():
+    ex = Explorer(render_regularisation, {"dropout": slider(0.0, 0.0, 0.8, 0.1, "p"),
+                                          "l2": slider(0.0, 0.0, 0.005, 0.0005, "l2")}, run_button="Train")
+    first = ex.summary
+    assert first.startswith("final training loss")
+    ex.controls["dropout"].value = 0.5
+    ex.button.click()
+    assert ex.renders == 2 and ex.summary != first

@@ -1,0 +1,103 @@
+import math
+
+import numpy as np
+import pytest
+
+from helpers.cache import cached
+from helpers.exercises import ExerciseFailed, expect_close, run_checks
+from helpers.plotting import new_figure
+from helpers.training import train_loop
+from helpers.widgets import Explorer, dropdown, slider
+
+
+def test_train_loop_records_epochs_and_metrics():
+    hist = train_loop(lambda b: float(b), lambda epoch: [epoch, epoch + 1], epochs=3,
+                      evaluate=lambda: {"valid_loss": 0.5}, progress=False)
+    assert hist.step_loss == [1, 2, 2, 3, 3, 4]
+    assert hist.metric("train_loss") == [1.5, 2.5, 3.5]
+    assert hist.metric("valid_loss") == [0.5] * 3
+    with pytest.raises(KeyError, match="no per-epoch metric 'acc'"):
+        hist.metric("acc")
+
+
+def test_train_loop_time_budget_and_nan():
+    import time
+    hist = train_loop(lambda b: time.sleep(0.02) or 1.0, lambda e: range(1000), epochs=5,
+                      max_seconds=0.1, progress=False)
+    assert hist.stopped_early and len(hist.step_loss) < 50 and len(hist.epochs) == 1
+    with pytest.raises(FloatingPointError, match="loss became nan at epoch 1, step 2"):
+        train_loop(lambda b: b, lambda e: [1.0, math.nan], epochs=1, progress=False)
+
+
+def _render(freq, kind="sin"):
+    fig, ax = new_figure()
+    x = np.linspace(0, 6, 100)
+    ax.plot(x, np.sin(freq * x) if kind == "sin" else np.cos(freq * x))
+    return fig, f"{kind} at frequency {freq}"
+
+
+def test_explorer_redraws_when_a_slider_moves():
+    ex = Explorer(_render, {"freq": slider(1.0, 0.5, 3.0, 0.5, "f"), "kind": dropdown(["sin", "cos"], "sin", "k")})
+    assert ex.renders == 1 and ex.summary == "sin at frequency 1.0" and ex.png.startswith(b"\x89PNG")
+    first = ex.png
+    ex.controls["freq"].value = 2.0
+    assert ex.renders == 2 and ex.summary == "sin at frequency 2.0" and ex.png != first
+    ex.controls["kind"].value = "cos"
+    assert ex.summary == "cos at frequency 2.0"
+    assert "course-explorer" in ex.box._dom_classes
+
+
+def test_explorer_with_button_waits_for_the_click_and_shows_errors():
+    def render(x):
+        if x > 2:
+            raise ValueError("x too large")
+        return _render(x)
+    ex = Explorer(render, {"x": slider(1, 0, 5, 1, "x")}, run_button="Train")
+    ex.controls["x"].value = 2
+    assert ex.renders == 1 and ex.summary == "sin at frequency 1"
+    ex.button.click()
+    assert ex.renders == 2 and ex.summary == "sin at frequency 2"
+    ex.controls["x"].value = 4
+    ex.button.click()
+    assert ex.summary == "error: ValueError: x too large"
+
+
+def test_exercise_checks_report_expected_and_got(capsys):
+    def check(f):
+        expect_close(f(2.0), 4.0, "square of 2")
+    assert run_checks("square", lambda x: x * x, [check])
+    assert not run_checks("square", lambda x: x + x + 1, [check])
+    assert "expected 4., got 5." in capsys.readouterr().out
+    def stub(x):
+        raise NotImplementedError
+    assert not run_checks("square", stub, [check])
+    assert "not attempted yet" in capsys.readouterr().out
+    with pytest.raises(ExerciseFailed, match=r"expected shape \(2,\), got \(3,\)"):
+        expect_close([1, 2, 3], [1, 2], "v")
+
+
+def test_lesson01_checkers_accept_the_solution_and_reject_a_naive_softmax(capsys):
+    from helpers.exercises.lesson01 import check_cross_entropy, check_softmax
+
+    def stable(z):
+        e = np.exp(z - z.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+    assert check_softmax(stable)
+    assert not check_softmax(lambda z: np.exp(z) / np.exp(z).sum(axis=1, keepdims=True))
+    assert "subtract each row's maximum" in capsys.readouterr().out
+    assert check_cross_entropy(lambda p, t: float(-np.log(p[np.arange(len(t)), t]).mean()))
+    assert not check_cross_entropy(lambda p, t: float(-np.log(p[np.arange(len(t)), t]).sum()))
+
+
+def test_cache_builds_once_and_rebuilds_on_version_or_corruption(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLP_COURSE_CACHE", str(tmp_path))
+    calls = []
+    build = lambda: calls.append(1) or {"w": np.arange(3)}  # noqa: E731
+    assert cached("m", "v1", build, verbose=False)["w"].tolist() == [0, 1, 2]
+    assert cached("m", "v1", build, verbose=False)["w"].tolist() == [0, 1, 2]
+    assert len(calls) == 1
+    cached("m", "v2", build, verbose=False)
+    assert len(calls) == 2
+    (tmp_path / "m-v2.pkl").write_bytes(b"garbage")
+    cached("m", "v2", build, verbose=False)
+    assert len(calls) == 3
