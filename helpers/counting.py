@@ -90,33 +90,29 @@ def cooccurrence_matrix(sentences_ids, vocab_size: int, window: int = 5,
 
     The hot path is one vectorised step per offset d = 1..window: all pairs (t, t+d) are
     formed by slicing, filtered (same sentence, no holes) and handed to SciPy, which sums
-    duplicates while converting COO -> CSR.
+    duplicates while converting COO -> CSR; the per-offset matrices are added up (sparse
+    additions keep the peak memory at one offset's pairs).
     """
     if not isinstance(window, (int, np.integer)) or window < 1:
         raise ValueError(f"window must be an integer >= 1, got {window!r}")
     if weighting not in WEIGHTINGS:
         raise ValueError(f"unknown weighting {weighting!r}; choose one of {WEIGHTINGS}")
     ids, sentence = flatten_sentences(sentences_ids, vocab_size)
-    rows, cols, vals = [], [], []
-    for d in range(1, window + 1):
-        if d >= ids.size:
-            break
-        left, right = ids[:-d], ids[d:]
+    index_dtype = np.int32 if vocab_size < 2**31 else np.int64
+    ids = ids.astype(index_dtype)
+    counts = sp.csr_matrix((vocab_size, vocab_size), dtype=np.float64)
+    for d in range(1, min(window, ids.size - 1) + 1):
+        left, right = ids[:-d], ids[d:]  # every pair of tokens d apart, at once
         keep = (left >= 0) & (right >= 0)
         if not cross_sentences:
             keep &= sentence[:-d] == sentence[d:]
-        rows.append(left[keep])
-        cols.append(right[keep])
-        vals.append(np.full(rows[-1].size, 1.0 if weighting == "uniform" else 1.0 / d))
-    if rows:
-        r, c, v = np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
-    else:
-        r = c = np.zeros(0, np.int64)
-        v = np.zeros(0)
-    # COO -> CSR sums duplicate (row, col) entries: that is the counting.
-    counts = sp.csr_matrix((v, (r, c)), shape=(vocab_size, vocab_size), dtype=np.float64)
+        weight = 1.0 if weighting == "uniform" else 1.0 / d
+        # COO -> CSR sums duplicate (row, col) entries: that sum is the counting.
+        counts = counts + sp.csr_matrix((np.full(int(keep.sum()), weight), (left[keep], right[keep])),
+                                        shape=(vocab_size, vocab_size))
     if symmetric:
-        counts = (counts + counts.T).tocsr()
+        counts = counts + counts.T
+    counts = sp.csr_matrix(counts)
     counts.sum_duplicates()
     counts.sort_indices()
     return counts

@@ -288,8 +288,17 @@ class DocumentIndex:
               tf_scheme: str = "sublinear", seed: int = 0) -> "DocumentIndex":
         """Index tokenised documents. ``k=None``: plain TF-IDF; ``k``: LSA with k dimensions
         (documents are represented by ``Σ_k``-scaled rows of ``V_k``, i.e. their TF-IDF
-        vectors projected onto the top-k word directions)."""
+        vectors projected onto the top-k word directions).
+
+        Raises ValueError naming the first document that is empty or has no word in the
+        vocabulary (it could never be retrieved)."""
         x, idf = tfidf_matrix(documents, vocab, tf_scheme=tf_scheme)
+        empty = np.flatnonzero(np.diff(x.indptr) == 0)
+        if empty.size:
+            i = int(empty[0])
+            what = "is empty" if len(documents[i]) == 0 else "has no word in the vocabulary"
+            raise ValueError(f"document {i} {what} ({empty.size} such documents); "
+                             "remove it before indexing")
         if k is None:
             return cls(vocab, idf, x, None, tf_scheme)
         _, _, vt = truncated_svd(x, k, seed=seed)

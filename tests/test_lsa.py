@@ -139,6 +139,10 @@ def test_document_retrieval():
         assert hits[0][1] >= hits[1][1] >= hits[2][1]
     with pytest.raises(ValueError, match="empty query"):
         idx.search([])
+    with pytest.raises(ValueError, match="document 1 is empty"):
+        DocumentIndex.build([DOCS[0], [], DOCS[1]], v)
+    with pytest.raises(ValueError, match="document 0 has no word in the vocabulary"):
+        DocumentIndex.build([["zebra"], DOCS[1]], v)
     with pytest.raises(UnknownWordError, match="no word of the query"):
         idx.search(["zebra", "quark"])
 
