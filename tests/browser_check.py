@@ -47,6 +47,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+LAB_SETTINGS = {
+    # render every cell (no virtualisation), so all outputs are in the page to be checked
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+    # no "get notified about news?" toast over the notebook
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
+}
+
+
 def start_lab(root_dir: Path, port: int, token: str) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
            f"--ServerApp.token={token}", f"--ServerApp.root_dir={root_dir}",
@@ -54,8 +62,15 @@ def start_lab(root_dir: Path, port: int, token: str) -> subprocess.Popen:
            "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
     if os.geteuid() == 0:
         cmd.append("--allow-root")
+    settings_dir = root_dir.parent / f"{root_dir.name}-settings"
+    for name, value in LAB_SETTINGS.items():
+        path = settings_dir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(value))
+    env = dict(os.environ, JUPYTERLAB_SETTINGS_DIR=str(settings_dir),
+               JUPYTERLAB_WORKSPACES_DIR=str(root_dir.parent / f"{root_dir.name}-workspaces"))
     log = open(ARTIFACTS / "jupyterlab.log", "w")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
     for _ in range(120):
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={token}", timeout=2)
@@ -90,22 +105,36 @@ def assert_not_blank(png: bytes, what: str) -> None:
         raise AssertionError(f"{what} looks blank (pixel std {std:.2f}, non-background {ink:.2%})")
 
 
+NOTEBOOK_STATE_JS = """() => {
+    const w = window.jupyterapp.shell.currentWidget;
+    if (!w || !w.content || !w.content.model) return null;
+    const cells = w.content.model.cells, counts = [], errors = [];
+    for (let i = 0; i < cells.length; i++) {
+        const c = cells.get(i);
+        if (c.type !== 'code') continue;
+        counts.push(c.executionCount);
+        const outs = c.outputs.toJSON();
+        for (const o of outs) if (o.output_type === 'error') errors.push(`cell ${i + 1}: ${o.ename}: ${o.evalue}`);
+    }
+    const kernel = w.sessionContext.session && w.sessionContext.session.kernel;
+    return {counts, errors, status: kernel ? kernel.status : null};
+}"""
+
+
 def wait_until_run(page, nb_name: str) -> None:
-    """Wait until every code cell has an execution count and the kernel is idle."""
+    """Wait until every code cell of the notebook model has an execution count and the
+    kernel is idle; fail at once when a cell raised. (The model is read rather than the
+    DOM, which JupyterLab virtualises for long notebooks.)"""
     deadline = time.time() + RUN_TIMEOUT_S
     while time.time() < deadline:
-        state = page.evaluate("""() => {
-            const prompts = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')]
-                .map(p => p.textContent.trim());
-            const status = document.querySelector('.jp-Notebook-ExecutionIndicator');
-            return {prompts, busy: status ? status.getAttribute('data-status') : null};
-        }""")
-        prompts = state["prompts"]
+        state = page.evaluate(NOTEBOOK_STATE_JS)
         if os.environ.get("BROWSER_CHECK_DEBUG"):
             print("   ", state, flush=True)
-        if prompts and all(p.startswith("[") and p not in ("[ ]:", "[*]:") for p in prompts) \
-                and state["busy"] in (None, "idle"):
-            return
+        if state:
+            if state["errors"]:
+                raise AssertionError(f"{nb_name}: a cell raised in the browser: {state['errors'][0]}")
+            if state["counts"] and all(c is not None for c in state["counts"]) and state["status"] == "idle":
+                return
         time.sleep(2)
     raise AssertionError(f"{nb_name}: cells still running after {RUN_TIMEOUT_S} s")
 
@@ -185,8 +214,8 @@ def check_notebook(page, port: int, token: str, nb: Path) -> None:
     page.wait_for_timeout(2000)
     # start from empty outputs, so every prompt must become a fresh execution count
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
-    page.wait_for_function("() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')]"
-                           ".every(p => p.textContent.trim() === '[ ]:')", timeout=30_000)
+    page.wait_for_function(f"() => {{ const s = ({NOTEBOOK_STATE_JS})(); return s && s.counts.every(c => c === null); }}",
+                           timeout=30_000)
     # not awaited: the command's promise settles only when every cell has finished
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
     page.wait_for_timeout(3000)
@@ -249,7 +278,8 @@ def main(argv: list[str]) -> int:
     finally:
         lab.terminate()
         lab.wait(timeout=30)
-        shutil.rmtree(work, ignore_errors=True)
+        for d in (work, work.parent / f"{work.name}-settings", work.parent / f"{work.name}-workspaces"):
+            shutil.rmtree(d, ignore_errors=True)
     print(f"browser check: {len(notebooks) - len(failures)} passed, {len(failures)} failed")
     return 1 if failures else 0
 
