@@ -1,0 +1,178 @@
+"""Tests of helpers.glove: the weighting function, the hand-written gradients (finite
+differences in float64 and PyTorch autograd), AdaGrad training in NumPy and PyTorch, errors."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+
+from helpers.counting import cooccurrence_python
+from helpers.exercises.glove_fasttext import check_glove_weight
+from helpers.glove import (GloVeNumpy, GloVeTorch, GloVeVectors, cooccurrence_entries, glove_cooccurrence,
+                           glove_weight, train_numpy, train_torch)
+from helpers.gradcheck import assert_close_to_torch, check_layer
+
+
+def test_weight_values_and_cap():
+    x = np.array([0.0, 1.0, 10.0, 50.0, 99.0, 100.0, 1000.0])
+    f = glove_weight(x)
+    assert np.allclose(f[:5], (x[:5] / 100) ** 0.75)
+    assert np.all(f[5:] == 1.0)
+    assert np.all(np.diff(f) >= 0)                      # increasing, then flat
+    assert glove_weight(5.0, x_max=10, alpha=1.0) == pytest.approx(0.5)
+    assert glove_weight(np.ones((2, 3))).shape == (2, 3)
+
+
+def test_weight_bad_input():
+    with pytest.raises(ValueError, match="non-negative"):
+        glove_weight([-1.0, 2.0])
+    with pytest.raises(ValueError, match="x_max"):
+        glove_weight(1.0, x_max=0)
+    with pytest.raises(ValueError, match="alpha"):
+        glove_weight(1.0, alpha=-0.5)
+
+
+def test_weight_checker_accepts_reference_and_rejects_uncapped(capsys):
+    assert check_glove_weight(lambda x, xm, a: glove_weight(x, xm, a))
+    assert not check_glove_weight(lambda x, xm, a: (np.asarray(x) / xm) ** a)      # no cap at 1
+    assert "capped at 1" in capsys.readouterr().out
+    assert not check_glove_weight(lambda x, xm, a: glove_weight(x))                  # ignores x_max, alpha
+    assert "do not hard-code" in capsys.readouterr().out
+
+
+def _layer(V=6, D=3, seed=0):
+    rng = np.random.default_rng(seed)
+    layer = GloVeNumpy(V, D, rng, x_max=10.0)
+    for p in layer.params:
+        p[...] = rng.standard_normal(p.shape) * 0.5          # larger values than the init: a stricter check
+    return layer
+
+
+@pytest.mark.parametrize("rows,cols,x", [
+    ([2], [4], [3.0]),                                      # one pair
+    ([0, 1, 1, 5, 0], [1, 0, 3, 5, 1], [1.0, 4.0, 20.0, 7.5, 0.5]),   # repeated ids, x above x_max, diagonal
+])
+def test_gradients_finite_differences(rows, cols, x):
+    layer = _layer()
+    report = check_layer(layer, np.array(rows), np.array(cols), np.array(x))
+    assert report.ok, report
+    assert len(report.errors) == 4
+
+
+def test_loss_matches_definition():
+    layer = _layer()
+    W, Wt, b, bt = layer.params
+    rows, cols, x = np.array([0, 3]), np.array([2, 2]), np.array([2.0, 40.0])
+    expected = sum(glove_weight(x[p], 10.0) * (W[rows[p]] @ Wt[cols[p]] + b[rows[p]] + bt[cols[p]] - np.log(x[p])) ** 2
+                   for p in range(2))
+    assert layer.forward(rows, cols, x) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("P", [1, 7])
+def test_matches_torch_autograd(P):
+    rng = np.random.default_rng(P)
+    layer = _layer(V=5, D=4, seed=P)
+    rows, cols = rng.integers(0, 5, P), rng.integers(0, 5, P)
+    x = rng.uniform(0.2, 30, P)
+    J = layer.forward(rows, cols, x)
+    layer.backward(1.0)
+    model = GloVeTorch(5, 4).double().load_numpy(layer.params)
+    Jt = model(torch.from_numpy(rows), torch.from_numpy(cols), torch.from_numpy(np.log(x)),
+               torch.from_numpy(glove_weight(x, 10.0)))
+    Jt.backward()
+    assert_close_to_torch(np.array(J), Jt, "loss", rtol=1e-10)
+    for g, emb, name in zip(layer.grads, (model.W, model.W_tilde, model.b, model.b_tilde), ("W", "W~", "b", "b~")):
+        assert_close_to_torch(g, emb.weight.grad.reshape(g.shape), f"dJ/d{name}", rtol=1e-9, atol=1e-12)
+
+
+def test_layer_bad_input():
+    layer = _layer()
+    with pytest.raises(ValueError, match="positive"):
+        layer.forward(np.array([0]), np.array([1]), np.array([0.0]))
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        layer.forward(np.array([0]), np.array([6]), np.array([1.0]))
+    with pytest.raises(ValueError, match="one length"):
+        layer.forward(np.array([0, 1]), np.array([1]), np.array([1.0]))
+    with pytest.raises(ValueError, match="integer"):
+        layer.forward(np.array([0.0]), np.array([1]), np.array([1.0]))
+    with pytest.raises(RuntimeError, match="before forward"):
+        GloVeNumpy(3, 2, np.random.default_rng(0)).backward()
+
+
+def test_cooccurrence_is_harmonic_and_symmetric():
+    sents = [np.array([0, 1, 2, 3]), np.array([2, 1])]
+    X = glove_cooccurrence(sents, 4, window=2)
+    assert (X != cooccurrence_python(sents, 4, window=2, weighting="harmonic")).nnz == 0
+    assert X[0, 2] == pytest.approx(0.5)                     # distance 2 counts 1/2
+    assert X[1, 2] == pytest.approx(2.0)                     # adjacent in both sentences
+    assert (X != X.T).nnz == 0
+
+
+def test_entries_and_errors():
+    X = sp.csr_matrix(np.array([[0, 2.0], [2.0, 1.0]]))
+    r, c, x = cooccurrence_entries(X)
+    assert sorted(zip(r.tolist(), c.tolist(), x.tolist())) == [(0, 1, 2.0), (1, 0, 2.0), (1, 1, 1.0)]
+    r2, c2, x2 = cooccurrence_entries(X.toarray())
+    assert len(x2) == 3
+    with pytest.raises(ValueError, match="empty"):
+        cooccurrence_entries(sp.csr_matrix((3, 3)))
+    with pytest.raises(ValueError, match="square"):
+        cooccurrence_entries(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="dim"):
+        train_numpy(X, dim=0, progress=False)
+    with pytest.raises(ValueError, match="learning rate"):
+        train_torch(X, lr=0, progress=False)
+
+
+def _two_topic_counts():
+    """Words 0-4 co-occur only with each other, words 5-9 likewise: two clusters."""
+    rng = np.random.default_rng(0)
+    X = np.zeros((10, 10))
+    for block in (range(0, 5), range(5, 10)):
+        for i in block:
+            for j in block:
+                if i != j:
+                    X[i, j] = rng.uniform(5, 50)
+    X = (X + X.T) / 2
+    X[0, 5] = X[5, 0] = 0.5                                  # one weak cross pair
+    return sp.csr_matrix(X)
+
+
+def _cluster_margin(vectors):
+    E = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    S = E @ E.T
+    g = np.arange(10) < 5
+    same = g[:, None] == g[None, :]
+    off = ~np.eye(10, dtype=bool)
+    return S[same & off].mean() - S[~same].mean()
+
+
+def test_numpy_training_decreases_loss_and_separates_clusters():
+    X = _two_topic_counts()
+    gv = train_numpy(X, dim=8, epochs=60, batch_size=16, lr=0.1, x_max=10, progress=False)
+    assert gv.epoch_loss[-1] < 0.2 * gv.epoch_loss[0]
+    assert _cluster_margin(gv.vectors()) > 0.5
+    again = train_numpy(X, dim=8, epochs=60, batch_size=16, lr=0.1, x_max=10, progress=False)
+    assert np.array_equal(gv.W, again.W)                     # same seed, same numbers
+
+
+def test_torch_training_matches_numpy_adagrad():
+    # one batch per epoch: the summed gradient does not depend on the order, so NumPy's AdaGrad
+    # and torch.optim.Adagrad must take the same steps from the same initialisation
+    X = _two_topic_counts()
+    P = X.nnz
+    a = train_numpy(X, dim=6, epochs=3, batch_size=P, lr=0.05, x_max=10, progress=False)
+    b = train_torch(X, dim=6, epochs=3, batch_size=P, lr=0.05, x_max=10, progress=False)
+    assert np.allclose(a.W, b.W, atol=2e-5)
+    assert np.allclose(a.b_tilde, b.b_tilde, atol=2e-5)
+    assert np.allclose(a.epoch_loss, b.epoch_loss, rtol=1e-4)
+    c = train_torch(X, dim=8, epochs=60, batch_size=16, lr=0.1, x_max=10, progress=False)
+    assert c.epoch_loss[-1] < 0.2 * c.epoch_loss[0]
+    assert _cluster_margin(c.vectors()) > 0.5
+    assert c.config["device"] == "cpu"
+
+
+def test_vectors_options():
+    gv = GloVeVectors(np.ones((2, 3), np.float32), 2 * np.ones((2, 3), np.float32), np.zeros(2), np.zeros(2))
+    assert np.all(gv.vectors() == 3) and np.all(gv.vectors("W") == 1)
+    with pytest.raises(ValueError, match="which"):
+        gv.vectors("C")
