@@ -339,18 +339,27 @@ class PretrainResult:
 def pretrain_mlm(tok: BPETokenizer, train_seqs: Sequence[np.ndarray], eval_batches: list,
                  cfg: BertConfig, steps: int = 2000, batch_size: int = 64, lr: float = 1e-3,
                  warmup: int = 100, n_evals: int = 10, seed: int = 0, device: str = "cpu",
-                 progress: bool = True) -> PretrainResult:
+                 init_embeddings: np.ndarray | None = None, progress: bool = True) -> PretrainResult:
     """Train a :class:`TinyBert` with the MLM objective (AdamW, linear warm-up then
     linear decay, gradient clipping at 1). Sequences are drawn in length buckets and
     masked afresh each time (dynamic masking, as in RoBERTa). Held-out metrics are
-    recorded ``n_evals`` times. ``device``: 'cpu' (default), 'cuda' or 'auto'."""
+    recorded ``n_evals`` times. ``init_embeddings`` (V, d): start the (tied) embedding
+    table from these vectors instead of random ones (see :func:`piece_word2vec`).
+    ``device``: 'cpu' (default), 'cuda' or 'auto'."""
     if steps < n_evals:
         raise ValueError(f"steps ({steps}) must be at least n_evals ({n_evals})")
+    if init_embeddings is not None and init_embeddings.shape != (cfg.vocab_size, cfg.dim):
+        raise ValueError(f"init_embeddings has shape {init_embeddings.shape}, expected "
+                         f"({cfg.vocab_size}, {cfg.dim})")
     dev = choose_device(device)
     rng = make_rng(seed)
     with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
         torch.manual_seed(seed)  # initial weights and dropout masks; global state restored after
-        model = TinyBert(cfg, tok.pad_id).to(dev).train()
+        model = TinyBert(cfg, tok.pad_id)
+        if init_embeddings is not None:
+            with torch.no_grad():
+                model.tok_emb.weight.copy_(torch.as_tensor(init_embeddings, dtype=torch.float32))
+        model = model.to(dev).train()
         return _pretrain(model, tok, train_seqs, eval_batches, cfg, steps, batch_size, lr, warmup,
                          n_evals, rng, dev, progress)
 
@@ -393,6 +402,26 @@ def _pretrain(model, tok, train_seqs, eval_batches, cfg, steps, batch_size, lr, 
     return PretrainResult(sd, asdict(cfg), hist, per_eval * n_evals, state["tokens"], cpu)
 
 
+def piece_word2vec(tok: BPETokenizer, seqs: Sequence[np.ndarray], dim: int, scale: float = 0.1,
+                   window: int = 5, epochs: int = 3, seed: int = 0) -> np.ndarray:
+    """Static word2vec (CBOW) vectors of the subword pieces, as a (V, d) float32 table
+    with overall standard deviation ``scale``, to start the MLM's embedding table from.
+
+    ``seqs`` are ``[CLS] pieces [SEP]`` id arrays; the special tokens (and pieces never
+    seen) keep random N(0, scale²) vectors. One gensim worker: same seed, same vectors."""
+    from gensim.models import Word2Vec
+
+    if len(seqs) == 0:
+        raise ValueError("cannot train piece vectors on an empty corpus")
+    w2v = Word2Vec([[str(i) for i in s if i >= len(tok.special_ids)] for s in seqs], vector_size=dim,
+                   window=window, min_count=1, sg=0, negative=5, epochs=epochs, workers=1, seed=seed)
+    E = make_rng(seed).standard_normal((len(tok), dim))
+    known = [i for i in range(len(tok.special_ids), len(tok)) if str(i) in w2v.wv]
+    E[known] = w2v.wv[[str(i) for i in known]]
+    E[known] /= E[known].std()
+    return (E * scale).astype(np.float32)
+
+
 def load_pretrained(result: PretrainResult, device: str = "cpu") -> TinyBert:
     """Rebuild the trained :class:`TinyBert` (in eval mode) from a :class:`PretrainResult`."""
     model = TinyBert(BertConfig(**result.config))
@@ -417,7 +446,7 @@ def word_vectors(model: TinyBert, tok: BPETokenizer, sentences: Sequence[Sequenc
         raise ValueError(f"layer must be in [-{n_layers + 1}, {n_layers}], got {layer}")
     dev = choose_device(device)
     seqs, spans = [], []
-    for words, pos in zip(sentences, positions):
+    for words, pos in zip(sentences, positions, strict=True):
         if not 0 <= pos < len(words):
             raise ValueError(f"position {pos} is outside a sentence of {len(words)} words")
         ids, owner = tok.encode_words(list(words))
@@ -630,7 +659,7 @@ def render_sense_explorer(model: TinyBert, tok: BPETokenizer, examples: Sequence
     ax1.set_ylabel("attention weight (mean of heads)")
     ax1.set_title(f"layer {layer}: where '{word}' (red) looks")
     P = pca_2d(X)
-    for s, c in zip(sorted(set(senses)), ["tab:orange", "tab:green"]):
+    for s, c in zip(sorted(set(senses)), ["tab:orange", "tab:green"], strict=False):
         ax2.scatter(*P[senses == s].T, c=c, label=s, alpha=0.75)
     ax2.scatter(*P[sentence], marker="*", s=300, c="black", label="this sentence")
     ax2.set_title(f"contextual vectors of '{word}', layer {layer} (PCA)")

@@ -7,15 +7,35 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from helpers.bert import (BertConfig, NumpyMaskedLM, TinyBert, contextual_vector, count_parameters,
-                          evaluate_mlm, example_vectors, fixed_eval_batches, load_wsd_sentences, masked_lm_loss,
-                          mlm_loss, mlm_loss_numpy, nearest_sense, nearest_sense_accuracy,
-                          numpy_mlm_torch_reference, parse_wsd_lines, pca_2d, pretrain_mlm,
-                          render_sense_explorer, static_vectors, tying_saving, unigram_baseline, word_vectors)
+from helpers.bert import (
+    BertConfig,
+    NumpyMaskedLM,
+    TinyBert,
+    contextual_vector,
+    count_parameters,
+    evaluate_mlm,
+    example_vectors,
+    fixed_eval_batches,
+    load_wsd_sentences,
+    masked_lm_loss,
+    mlm_loss,
+    mlm_loss_numpy,
+    nearest_sense,
+    nearest_sense_accuracy,
+    numpy_mlm_torch_reference,
+    parse_wsd_lines,
+    pca_2d,
+    pretrain_mlm,
+    render_sense_explorer,
+    static_vectors,
+    tying_saving,
+    unigram_baseline,
+    word_vectors,
+)
 from helpers.bpe import BPETokenizer
 from helpers.data import DataError
 from helpers.gradcheck import check_function
-from helpers.mlm import IGNORE, encode_sentence, mask_tokens, pad_batch
+from helpers.mlm import IGNORE, encode_sentence
 from helpers.widgets import Explorer, slider
 
 
@@ -52,7 +72,7 @@ def test_numpy_mlm_matches_torch(B, L):
     model.backward()
     t_loss, t_params = numpy_mlm_torch_reference(model.params, ids, labels, att)
     assert np.isclose(loss, t_loss.item(), rtol=1e-10)
-    for name, g, tp in zip(["E", "W", "b", "b_out"], model.grads, t_params):
+    for name, g, tp in zip(["E", "W", "b", "b_out"], model.grads, t_params, strict=True):
         np.testing.assert_allclose(g, tp.grad.numpy(), rtol=1e-8, atol=1e-12, err_msg=name)
 
 
@@ -293,3 +313,16 @@ def test_sense_explorer_render_and_widget(trained):
     assert explorer.renders == renders + 1 and explorer.summary != before
     assert "labelled: river" in explorer.summary
     assert example_vectors(model, tok, ex[:3]).shape == (3, 16)
+
+
+def test_piece_word2vec_initialises_the_tied_table(trained):
+    from helpers.bert import piece_word2vec
+    tok, seqs, eb, cfg, res = trained
+    E = piece_word2vec(tok, seqs, dim=cfg.dim, scale=0.1, epochs=1)
+    assert E.shape == (len(tok), cfg.dim) and E.dtype == np.float32
+    assert abs(E[5:].std() - 0.1) < 0.02
+    r = pretrain_mlm(tok, seqs, eb, cfg, steps=3, batch_size=8, n_evals=1, warmup=1, lr=0.0, init_embeddings=E,
+                     progress=False)
+    assert np.allclose(r.state_dict["tok_emb.weight"].numpy(), E)  # lr 0: still the initial table
+    with pytest.raises(ValueError, match="init_embeddings has shape"):
+        pretrain_mlm(tok, seqs, eb, cfg, steps=3, n_evals=1, init_embeddings=E[:, :3], progress=False)

@@ -4,8 +4,16 @@ import pytest
 
 from helpers.bpe import BPETokenizer
 from helpers.exercises.lesson09 import check_80_10_10, check_nearest_sense
-from helpers.mlm import (IGNORE, apply_80_10_10, encode_sentence, length_bucketed_batches, mask_tokens,
-                         next_sentence_pairs, pad_batch, sentence_pair)
+from helpers.mlm import (
+    IGNORE,
+    apply_80_10_10,
+    encode_sentence,
+    length_bucketed_batches,
+    mask_tokens,
+    next_sentence_pairs,
+    pad_batch,
+    sentence_pair,
+)
 from helpers.text import tokenize
 
 WORDS = tokenize("""the quick brown fox jumps over the lazy dog while the bank by the river
