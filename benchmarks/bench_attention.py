@@ -57,15 +57,16 @@ def main() -> None:
         ours, _ = scaled_dot_product_attention(Q, K, V, mask)
         theirs = F.scaled_dot_product_attention(tQ, tK, tV, is_causal=True).numpy()
         diff = float(np.abs(ours - theirs).max())
-        t_np = best_of(lambda: scaled_dot_product_attention(Q, K, V, mask), args.repeats)
-        t_pt = best_of(lambda: F.scaled_dot_product_attention(tQ, tK, tV, is_causal=True), args.repeats)
+        t_np = best_of(lambda Q=Q, K=K, V=V, mask=mask: scaled_dot_product_attention(Q, K, V, mask), args.repeats)
+        t_pt = best_of(lambda tQ=tQ, tK=tK, tV=tV: F.scaled_dot_product_attention(tQ, tK, tV, is_causal=True),
+                       args.repeats)
         g_np = f"{t_np / rows[-1][1]:.1f}" if rows else "-"
         g_pt = f"{t_pt / rows[-1][2]:.1f}" if rows else "-"
         rows.append((T, t_np, t_pt))
         print(f"{T:>6} {t_np:>9.4f} {t_pt:>9.4f} {t_np / t_pt:>12.1f} {g_np:>11} {g_pt:>11} {diff:>11.1e}", flush=True)
         assert diff < 1e-4, f"NumPy and torch attention disagree by {diff} at T={T}"
     if len(rows) >= 3:
-        T_arr, np_t, pt_t = (np.array(c, dtype=float) for c in zip(*rows))
+        T_arr, np_t, pt_t = (np.array(c, dtype=float) for c in zip(*rows, strict=True))
         big = T_arr >= T_arr[len(T_arr) // 2]  # fit on the larger lengths, where overheads matter least
         k_np = np.polyfit(np.log(T_arr[big]), np.log(np_t[big]), 1)[0]
         k_pt = np.polyfit(np.log(T_arr[big]), np.log(pt_t[big]), 1)[0]

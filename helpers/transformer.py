@@ -514,7 +514,7 @@ def render_norm_comparison(corpus: CharCorpus, lr: float = 3e-3, warmup: int = 0
         cfg = TransformerConfig(len(corpus.vocab), d_model=64, n_heads=4, n_layers=2, max_len=128, norm=norm)
         res = train_lm(DecoderLM(cfg, seed=seed), corpus, max_seconds=seconds, lr=lr, warmup=warmup,
                        seed=seed, eval_tokens=8192, desc=f"{norm}-LN", progress=False)
-        t, loss = zip(*res.curve)
+        t, loss = zip(*res.curve, strict=True)
         ax.plot(t, loss, label=f"{norm}-LN (held-out {res.valid_loss:.2f})")
         parts.append(f"{norm}-LN: {res.steps} steps, held-out loss {res.valid_loss:.3f} nats/char")
     ax.set(title=f"Pre-LN vs Post-LN, lr={lr:.1e}, warm-up {warmup} steps", xlabel="wall-clock time (s)",

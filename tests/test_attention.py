@@ -5,13 +5,21 @@ import torch
 import torch.nn.functional as F
 
 from helpers.attention import (
-    Attention, MultiHeadAttention, attention_single_query, causal_mask, dot_product_statistics,
-    merge_heads, padding_mask, render_scaling, scaled_dot_product_attention, softmax_jacobian_norm,
+    Attention,
+    MultiHeadAttention,
+    attention_single_query,
+    causal_mask,
+    dot_product_statistics,
+    merge_heads,
+    padding_mask,
+    render_scaling,
+    scaled_dot_product_attention,
+    softmax_jacobian_norm,
     split_heads,
 )
-from helpers.layers import softmax
 from helpers.exercises.lesson04 import check_causal_mask, check_split_heads
 from helpers.gradcheck import assert_close_to_torch, check_function, check_layer, relative_error
+from helpers.layers import softmax
 from helpers.widgets import Explorer, slider
 
 
@@ -108,7 +116,7 @@ def test_attention_backward_matches_torch_autograd_with_broadcast_mask():
     grads = layer.backward(dout)
     tq, tk, tv = t(Q, True), t(K, True), t(V, True)
     F.scaled_dot_product_attention(tq, tk, tv, is_causal=True).backward(t(dout))
-    for name, ours, theirs in zip("QKV", grads, (tq.grad, tk.grad, tv.grad)):
+    for name, ours, theirs in zip("QKV", grads, (tq.grad, tk.grad, tv.grad), strict=True):
         assert_close_to_torch(ours, theirs, f"d{name}", rtol=1e-9, atol=1e-12)
 
 

@@ -6,7 +6,11 @@ import torch
 from helpers.attention import scaled_dot_product_attention
 from helpers.gradcheck import check_layer
 from helpers.positions import (
-    LearnedPositions, alibi_bias, apply_rope, rope_angles, sinusoidal_encoding,
+    LearnedPositions,
+    alibi_bias,
+    apply_rope,
+    rope_angles,
+    sinusoidal_encoding,
 )
 from helpers.transformer import rope_torch
 

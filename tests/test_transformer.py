@@ -9,9 +9,23 @@ from helpers.attention import MultiHeadAttention
 from helpers.gradcheck import assert_close_to_torch
 from helpers.text import UnknownWordError, Vocab
 from helpers.transformer import (
-    Block, CausalSelfAttention, CharCorpus, DecoderLM, LSTMLM, TransformerConfig, block_parameter_count,
-    count_parameters, encode_chars, evaluate_lm, generate, next_token_probs, render_attention,
-    render_temperature, sample_from_logits, time_parallel_vs_sequential, train_lm,
+    LSTMLM,
+    Block,
+    CausalSelfAttention,
+    CharCorpus,
+    DecoderLM,
+    TransformerConfig,
+    block_parameter_count,
+    count_parameters,
+    encode_chars,
+    evaluate_lm,
+    generate,
+    next_token_probs,
+    render_attention,
+    render_temperature,
+    sample_from_logits,
+    time_parallel_vs_sequential,
+    train_lm,
 )
 from helpers.widgets import Explorer, slider
 
