@@ -143,8 +143,8 @@ def render_activation(z: float = 1.0, activation: str = "tanh"):
     return fig, f"{activation}({z:+.2f}) = {fz:.4f}, derivative = {dfz:.4f}: {state}"
 
 
-def render_regularisation(l2: float = 0.0, dropout: float = 0.0, n_train: int = 100, epochs: int = 30,
-                          hidden: int = 128, seed: int = 0, _cache: dict = {}):  # noqa: B006
+def render_regularisation(l2: float = 0.0, dropout: float = 0.0, n_train: int = 100, epochs: int = 25,
+                          hidden: int = 128, lr: float = 1e-2, seed: int = 0, _cache: dict = {}):  # noqa: B006
     """Train on a small training subset with the given L2 strength and dropout rate, and
     plot training vs validation loss per epoch (over-fitting shows as a rising validation
     curve). Returns (figure, summary with final losses and validation accuracy)."""
@@ -155,7 +155,7 @@ def render_regularisation(l2: float = 0.0, dropout: float = 0.0, n_train: int = 
     data, (X_train, X_valid, _) = _cache[key]
     sub = np.random.default_rng(seed).permutation(X_train.shape[0])[:n_train]
     y_train, y_valid = data.labels[data.train][sub], data.labels[data.valid]
-    _, hist = train_classifier(X_train[sub], y_train, X_valid, y_valid, hidden=hidden, lr=1e-3,
+    _, hist = train_classifier(X_train[sub], y_train, X_valid, y_valid, hidden=hidden, lr=lr,
                                epochs=epochs, l2=l2, dropout=dropout, seed=seed, progress=False)
     fig, ax = new_figure(width=6, height=3.4)
     plot_curves(ax, {"training loss": hist.metric("train_loss"), "validation loss": hist.metric("valid_loss")},
