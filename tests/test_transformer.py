@@ -243,3 +243,12 @@ def test_norm_comparison_explorer_trains_on_click(tiny_corpus):
     # the unigram baseline: add-one smoothed frequencies, between 0 and log V
     u = unigram_loss(tiny_corpus.train_ids, tiny_corpus.valid_ids, len(tiny_corpus.vocab))
     assert 0 < u < np.log(len(tiny_corpus.vocab))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error raised on a machine without a GPU")
+def test_device_argument_without_gpu_raises_clearly(tiny_corpus):
+    model = DecoderLM(TransformerConfig(len(tiny_corpus.vocab), d_model=8, n_heads=2, max_len=16))
+    with pytest.raises(RuntimeError, match="no CUDA GPU"):
+        train_lm(model, tiny_corpus, device="cuda", max_steps=1, seq_len=16, progress=False)
+    with pytest.raises(RuntimeError, match="no CUDA GPU"):
+        evaluate_lm(model, tiny_corpus.valid_ids, seq_len=16, device="cuda")
