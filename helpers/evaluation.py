@@ -440,17 +440,21 @@ def make_projection_render(embeddings: dict, groups: dict | None = None):
             for w in ws:
                 if w not in stoi or w in words:
                     continue
-                words.append(w); labels.append(g); is_seed.append(True)
+                words.append(w)
+                labels.append(g)
+                is_seed.append(True)
                 for nb, _ in nearest_neighbours(vectors, vocab, w, k=int(neighbours)):
                     if nb not in words:
-                        words.append(nb); labels.append(g); is_seed.append(False)
+                        words.append(nb)
+                        labels.append(g)
+                        is_seed.append(False)
         if len(words) < 3:
             raise ValueError(f"fewer than 3 of the group words are in the vocabulary of {name}")
         Y = project_2d(np.asarray(vectors)[[stoi[w] for w in words]], method)
         fig, ax = new_figure(width=7, height=5)
         colours = dict(zip(groups, ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown",
-                                     "tab:pink", "tab:gray", "tab:olive", "tab:cyan"]))
-        for (x, y), w, g, s in zip(Y, words, labels, is_seed):
+                                     "tab:pink", "tab:gray", "tab:olive", "tab:cyan"], strict=False))
+        for (x, y), w, g, s in zip(Y, words, labels, is_seed, strict=True):
             ax.scatter(x, y, color=colours[g], s=40 if s else 12, alpha=1.0 if s else 0.6)
             ax.annotate(w, (x, y), fontsize=9 if s else 7, color=colours[g], alpha=1.0 if s else 0.7,
                         xytext=(2, 2), textcoords="offset points")
@@ -458,7 +462,8 @@ def make_projection_render(embeddings: dict, groups: dict | None = None):
             ax.scatter([], [], color=colours[g], label=g)
         ax.legend(fontsize=8, loc="best")
         ax.set_title(f"{method} of {len(words)} words, {name}")
-        ax.set_xlabel(f"{method} dimension 1"); ax.set_ylabel(f"{method} dimension 2")
+        ax.set_xlabel(f"{method} dimension 1")
+        ax.set_ylabel(f"{method} dimension 2")
         seeds = np.array(is_seed)
         lab = np.array(labels)
         D = np.linalg.norm(Y[:, None, :] - Y[None, seeds, :], axis=2)

@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from helpers.layers import Embedding, Layer, SigmoidCrossEntropy, sigmoid
+from helpers.layers import Embedding, Layer, SigmoidCrossEntropy
 from helpers.text import Vocab
 
 
@@ -475,6 +475,7 @@ def train_torch(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
     ``device``: None/'cpu' (default), 'cuda' or 'auto'. The progress bar shows words/s.
     """
     from concurrent.futures import ThreadPoolExecutor
+
     from helpers.seeding import choose_device
     if model not in ("skipgram", "cbow"):
         raise ValueError(f"model must be 'skipgram' or 'cbow', got {model!r}")
@@ -521,7 +522,7 @@ def train_torch(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
                 words_per_example = corpus.n_raw_tokens / n
                 losses = []
 
-                def record(loss, lr):
+                def record(loss, lr, losses=losses):
                     losses.append(loss)
                     bar.set_postfix(loss=f"{np.mean(losses):.3f}", lr=f"{lr:.4f}")
 
@@ -530,10 +531,10 @@ def train_torch(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
 
                 starts = list(range(0, n, batch_size))
 
-                def work(i):
-                    for m in _torch_batches(W, C, table, labels, inp, tgt, msk, starts[i::workers], batch_size,
+                def work(i, data=(inp, tgt, msk), starts=starts, wpe=words_per_example, record=record):
+                    for m in _torch_batches(W, C, table, labels, *data, starts[i::workers], batch_size,
                                             lr_of, gens[i], negative, record if i == 0 else None):
-                        bar.update(int(round(m * words_per_example)))
+                        bar.update(int(round(m * wpe)))
 
                 if pool is None:
                     work(0)
@@ -630,7 +631,7 @@ def dimension_render(dim: int = 50, fraction: float = 0.5, epochs: int = 1, seed
     names = ["WordSim-353 ρ", "SimLex-999 ρ", "analogy acc."]
     vals = [ws.rho or 0.0, sl.rho or 0.0, an.accuracy or 0.0]
     bars = ax.bar(names, vals, color=["tab:blue", "tab:orange", "tab:green"])
-    for b, v in zip(bars, vals):
+    for b, v in zip(bars, vals, strict=True):
         ax.text(b.get_x() + b.get_width() / 2, v, f"{v:.3f}", ha="center", va="bottom")
     ax.set_ylim(min(0, min(vals)) - 0.02, 0.5)
     ax.set_ylabel("score (ρ or accuracy)")

@@ -3,10 +3,22 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from helpers.evaluation import (AnalogyResult, analogy, analogy_accuracy, comparison_table, cosine,
-                                document_vectors, extrinsic_classification, format_comparison,
-                                make_projection_render, nearest_neighbours, project_2d, rank_changes,
-                                similarity_correlation, word_similarity)
+from helpers.evaluation import (
+    AnalogyResult,
+    analogy,
+    analogy_accuracy,
+    comparison_table,
+    cosine,
+    document_vectors,
+    extrinsic_classification,
+    format_comparison,
+    make_projection_render,
+    nearest_neighbours,
+    project_2d,
+    rank_changes,
+    similarity_correlation,
+    word_similarity,
+)
 from helpers.text import UnknownWordError, Vocab
 from helpers.widgets import Explorer, dropdown, slider
 

@@ -4,11 +4,22 @@ import numpy as np
 import pytest
 import torch
 
-from helpers.gradcheck import check_layer, assert_close_to_torch
+from helpers.gradcheck import assert_close_to_torch, check_layer
 from helpers.layers import Embedding, SigmoidCrossEntropy
-from helpers.word2vec import (CBOWNS, EmbeddingDot, NoiseSampler, SkipGramNS, cbow_examples, keep_probabilities,
-                              prepare_corpus, skipgram_pairs, time_softmax_vs_negative_sampling, train_numpy,
-                              train_torch, unigram_noise)
+from helpers.word2vec import (
+    CBOWNS,
+    EmbeddingDot,
+    NoiseSampler,
+    SkipGramNS,
+    cbow_examples,
+    keep_probabilities,
+    prepare_corpus,
+    skipgram_pairs,
+    time_softmax_vs_negative_sampling,
+    train_numpy,
+    train_torch,
+    unigram_noise,
+)
 
 
 def test_notes_power_example():
@@ -198,7 +209,7 @@ def test_skipgram_pairs_window_and_sentences():
         def integers(self, lo, hi, size):
             return np.full(size, hi - 1)
     c, o = skipgram_pairs(ids, sent, 2, Fixed())
-    pairs = set(zip(c.tolist(), o.tolist()))
+    pairs = set(zip(c.tolist(), o.tolist(), strict=True))
     assert (10, 12) in pairs and (12, 10) in pairs and (10, 13) not in pairs
     assert (13, 20) not in pairs and (20, 13) not in pairs  # never across a sentence
     assert len(c) == 2 * (3 + 2) + 2                  # offsets 1 and 2 in sentence 0, offset 1 in sentence 1
