@@ -211,33 +211,34 @@ def bbc_split(test_fraction: float = 0.3, seed: int = 0):
     return ([docs[i] for i in idx_pool], y[idx_pool], [docs[i] for i in idx_test], y[idx_test], names)
 
 
-def _subset(labels: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-    """n indices drawn without replacement, stratified: each class gets n/K (rounded) rows."""
-    classes = np.unique(labels)
-    per = np.full(len(classes), n // len(classes))
-    per[: n % len(classes)] += 1
-    out = []
-    for c, m in zip(classes, per):
-        rows = np.flatnonzero(labels == c)
-        if m > len(rows):
-            raise ValueError(f"asked for {n} training documents; class {c} has only {len(rows)}")
-        out.append(rng.choice(rows, size=m, replace=False))
-    return rng.permutation(np.concatenate(out))
+def _subset(labels: np.ndarray, n: int, seed: int) -> np.ndarray:
+    """n indices of ``labels`` drawn without replacement, stratified (class proportions kept,
+    every class at least once); all of them, shuffled, when n is the whole pool."""
+    from sklearn.model_selection import train_test_split
+    k = len(np.unique(labels))
+    if n < k:
+        raise ValueError(f"a training set of {n} documents cannot hold one of each of the {k} classes")
+    if n >= len(labels):
+        return np.random.default_rng(seed).permutation(len(labels))
+    idx, _ = train_test_split(np.arange(len(labels)), train_size=n, stratify=labels, random_state=seed)
+    return idx
 
 
 def embedding_experiment(vectors: np.ndarray, words: Sequence[str], train_sizes: Sequence[int] = (25, 100, 400, 1500),
-                         modes: Sequence[str] = MODES, epochs: int = 30, lr: float = 1e-2,
-                         embedding_lr: float = 1e-2, max_len: int = 400, seeds: Sequence[int] = (0,),
+                         modes: Sequence[str] = MODES, epochs: int = 10, min_steps: int = 150, lr: float = 5e-2,
+                         embedding_lr: float = 1e-2, max_len: int = 200, seeds: Sequence[int] = (0,),
                          split=None, device: str | None = None, progress: bool = True) -> list[dict]:
     """Frozen vs fine-tuned pre-trained embeddings vs random initialisation on BBC News topics.
 
-    For each training-set size n (stratified subset of the training pool), each seed and each
-    mode, trains a :class:`MeanEmbeddingClassifier` (linear head) for ``epochs`` epochs and
-    measures test accuracy on the fixed test set. 'random' uses the same vocabulary with rows
+    For each training-set size n (a stratified random subset of the training pool), each seed and each
+    mode, trains a :class:`MeanEmbeddingClassifier` (linear head; Adam, ``lr`` for the head,
+    ``embedding_lr`` for a trainable table, batches of 32) for ``epochs`` epochs or at least
+    ``min_steps`` steps (so that 25 documents get as many updates as the head needs) and
+    measures test accuracy on the fixed test set; documents are cut after ``max_len`` tokens. 'random' uses the same vocabulary with rows
     drawn N(0, s²), s = the std of the pre-trained matrix (same scale), and trains them.
     ``split`` = the output of :func:`bbc_split` (default: bbc_split()).
 
-    Returns [{'mode', 'n_train', 'seed', 'test_acc', 'train_acc', 'seconds',
+    Returns [{'mode', 'n_train', 'seed', 'test_acc', 'train_acc', 'epochs', 'seconds',
     'unknown_token_share'}], one per run.
     """
     from tqdm.auto import tqdm
@@ -258,17 +259,19 @@ def embedding_experiment(vectors: np.ndarray, words: Sequence[str], train_sizes:
     runs = [(n, s, m) for n in train_sizes for s in seeds for m in modes]
     rows = []
     for n, s, mode in tqdm(runs, desc="frozen / fine-tuned / random", disable=not progress, leave=False):
-        idx = torch.from_numpy(_subset(pool_y, n, np.random.default_rng(1000 + s)))
+        idx = torch.from_numpy(_subset(pool_y, n, 1000 + s))
         if mode == "random":
             model = MeanEmbeddingClassifier(len(names), vocab_size=len(vocab), dim=E.shape[1], init_std=std, seed=s)
         else:
             model = MeanEmbeddingClassifier(len(names), embeddings=E, freeze=(mode == "frozen"), seed=s)
         t = time.perf_counter()
-        hist = train_classifier(model, X_pool[idx], y_pool[idx], epochs=epochs, lr=lr, embedding_lr=embedding_lr,
-                                batch_size=min(32, n), seed=s, device=device, progress=False)
+        bs = min(32, n)
+        n_epochs = max(epochs, -(-min_steps // -(-n // bs)))
+        hist = train_classifier(model, X_pool[idx], y_pool[idx], epochs=n_epochs, lr=lr, embedding_lr=embedding_lr,
+                                batch_size=bs, seed=s, device=device, progress=False)
         secs = time.perf_counter() - t
         rows.append({"mode": mode, "n_train": int(n), "seed": int(s), "test_acc": accuracy(model, X_test, y_test),
-                     "train_acc": hist.epochs[-1]["train_acc"], "seconds": secs,
+                     "train_acc": hist.epochs[-1]["train_acc"], "epochs": n_epochs, "seconds": secs,
                      "unknown_token_share": unk_share})
     return rows
 
@@ -312,13 +315,13 @@ def plot_accuracy_vs_size(rows: list[dict], ax=None, highlight: int | None = Non
     return ax
 
 
-def make_size_render(vectors: np.ndarray, words: Sequence[str], epochs: int = 30, split=None):
+def make_size_render(vectors: np.ndarray, words: Sequence[str], epochs: int = 10, split=None, **experiment_kw):
     """An Explorer render that trains at one training-set size per click.
 
     Returns ``render(n_train=100, seed=0) -> (figure, summary)``: trains the three modes on
-    ``n_train`` documents (seeded subset), adds the result to the curves measured so far (kept
-    in ``render.rows``) and plots accuracy vs size with ``n_train`` marked. About 3 x 1-3 s per
-    click at n_train <= 400 on a CPU.
+    ``n_train`` documents (seeded subset) with :func:`embedding_experiment` (``experiment_kw``
+    passed on), adds the result to the curves measured so far (kept in ``render.rows``) and
+    plots accuracy vs size with ``n_train`` marked.
     """
     split = split if split is not None else bbc_split()
     done: list[dict] = []
@@ -328,7 +331,7 @@ def make_size_render(vectors: np.ndarray, words: Sequence[str], epochs: int = 30
         new = [r for r in done if r["n_train"] == int(n_train) and r["seed"] == int(seed)]
         if not new:
             new = embedding_experiment(vectors, words, train_sizes=(int(n_train),), seeds=(int(seed),),
-                                       epochs=epochs, split=split, progress=False)
+                                       epochs=epochs, split=split, progress=False, **experiment_kw)
             done.extend(new)
         fig, ax = new_figure(width=6, height=3.8)
         plot_accuracy_vs_size(done, ax=ax, highlight=int(n_train))
