@@ -26,7 +26,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from helpers.bpe import BPETokenizer
+from helpers.bpe import SPECIALS, BPETokenizer
 from helpers.layers import log_softmax, softmax
 from helpers.mlm import IGNORE, encode_sentence, length_bucketed_batches, mask_tokens, pad_batch
 from helpers.seeding import choose_device, make_rng
@@ -650,7 +650,8 @@ def render_sense_explorer(model: TinyBert, tok: BPETokenizer, examples: Sequence
     q = 1 + int(np.flatnonzero(owner == ex.position)[0])
     _, attn = model.layers_and_attention(torch.as_tensor(seq[None]))
     a = attn[layer - 1, 0].mean(0)[q].numpy()            # (L,) over keys
-    pieces = [p.replace("▁", "") if p.startswith("▁") else "-" + p for p in tok.pieces(seq)]
+    # word-initial pieces without their marker, continuation pieces as '-ing', specials as they are
+    pieces = [p if p in SPECIALS else p[1:] if p.startswith("▁") else "-" + p for p in tok.pieces(seq)]
 
     fig, (ax1, ax2) = new_figure(2, width=5.6, height=3.8)
     colors = ["tab:red" if k == q else "tab:blue" for k in range(len(seq))]

@@ -304,6 +304,8 @@ def test_sense_explorer_render_and_widget(trained):
     fig, summary = render_sense_explorer(model, tok, ex, sentence=0, word="bank", layer=1)
     assert "labelled: finance" in summary and "nearest sense at layer 1" in summary
     assert len(fig.axes) == 2
+    labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert labels[0] == "[CLS]" and labels[-1] == "[SEP]" and "bank" in labels
     with pytest.raises(ValueError, match="no examples for the word 'vault'"):
         render_sense_explorer(model, tok, ex, word="vault")
     explorer = Explorer(partial(render_sense_explorer, model, tok, ex),
