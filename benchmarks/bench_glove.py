@@ -87,7 +87,7 @@ def main() -> int:
             res = similarity_correlation(r["vectors"], r["vocab"], pairs, name)
             line += f"{res.rho:>10.3f}{res.n_oov / res.n_pairs:>7.1%}"
         if "ft" in r:
-            line += "".join(f"{_all_pairs_rho(r['ft'].vector, p):>{wd}.3f}" for p, wd in zip(sets.values(), (13, 14)))
+            line += "".join(f"{_all_pairs_rho(r['ft'].vector, p):>{wd}.3f}" for p, wd in zip(sets.values(), (13, 14), strict=False))
         else:
             line += f"{'(no OOV vectors)':>27}"
         print(line)

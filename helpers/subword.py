@@ -113,7 +113,8 @@ class SubwordEmbedding(Layer):
         self.itos = list(vocab)
         self.stoi = {w: i for i, w in enumerate(self.itos)}
         self.dim, self.buckets, self.min_n, self.max_n, self.combine = dim, buckets, min_n, max_n, combine
-        u = lambda n: rng.uniform(-1 / dim, 1 / dim, (n, dim)).astype(dtype)
+        def u(n):
+            return rng.uniform(-1 / dim, 1 / dim, (n, dim)).astype(dtype)
         self.params = [u(len(self.itos)), u(buckets)]
         self.grads = [np.zeros_like(p) for p in self.params]
         self.cache = None

@@ -203,6 +203,7 @@ def bbc_split(test_fraction: float = 0.3, seed: int = 0):
     """BBC News articles (title + text, tokenised) split into a stratified training pool and a
     fixed test set. Returns (pool_docs, pool_labels (N,) int64, test_docs, test_labels, topics)."""
     from sklearn.model_selection import train_test_split
+
     from helpers.evaluation import bbc_topic_task
     docs, topics = bbc_topic_task()
     names = sorted(set(topics))

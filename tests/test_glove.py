@@ -7,8 +7,16 @@ import torch
 
 from helpers.counting import cooccurrence_python
 from helpers.exercises.glove_fasttext import check_glove_weight
-from helpers.glove import (GloVeNumpy, GloVeTorch, GloVeVectors, cooccurrence_entries, glove_cooccurrence,
-                           glove_weight, train_numpy, train_torch)
+from helpers.glove import (
+    GloVeNumpy,
+    GloVeTorch,
+    GloVeVectors,
+    cooccurrence_entries,
+    glove_cooccurrence,
+    glove_weight,
+    train_numpy,
+    train_torch,
+)
 from helpers.gradcheck import assert_close_to_torch, check_layer
 
 
@@ -80,7 +88,7 @@ def test_matches_torch_autograd(P):
                torch.from_numpy(glove_weight(x, 10.0)))
     Jt.backward()
     assert_close_to_torch(np.array(J), Jt, "loss", rtol=1e-10)
-    for g, emb, name in zip(layer.grads, (model.W, model.W_tilde, model.b, model.b_tilde), ("W", "W~", "b", "b~")):
+    for g, emb, name in zip(layer.grads, (model.W, model.W_tilde, model.b, model.b_tilde), ("W", "W~", "b", "b~"), strict=False):
         assert_close_to_torch(g, emb.weight.grad.reshape(g.shape), f"dJ/d{name}", rtol=1e-9, atol=1e-12)
 
 
@@ -110,7 +118,7 @@ def test_cooccurrence_is_harmonic_and_symmetric():
 def test_entries_and_errors():
     X = sp.csr_matrix(np.array([[0, 2.0], [2.0, 1.0]]))
     r, c, x = cooccurrence_entries(X)
-    assert sorted(zip(r.tolist(), c.tolist(), x.tolist())) == [(0, 1, 2.0), (1, 0, 2.0), (1, 1, 1.0)]
+    assert sorted(zip(r.tolist(), c.tolist(), x.tolist(), strict=False)) == [(0, 1, 2.0), (1, 0, 2.0), (1, 1, 1.0)]
     r2, c2, x2 = cooccurrence_entries(X.toarray())
     assert len(x2) == 3
     with pytest.raises(ValueError, match="empty"):

@@ -6,7 +6,14 @@ from gensim.models.fasttext import compute_ngrams, ft_hash_bytes, ft_ngram_hashe
 
 from helpers.exercises.glove_fasttext import check_char_ngrams
 from helpers.gradcheck import check_layer
-from helpers.subword import SubwordEmbedding, char_ngrams, fnv1a_32, ngram_buckets, oov_neighbours, train_fasttext
+from helpers.subword import (
+    SubwordEmbedding,
+    char_ngrams,
+    fnv1a_32,
+    ngram_buckets,
+    oov_neighbours,
+    train_fasttext,
+)
 
 WORDS = ["where", "a", "banana", "café", "naïve", "日本", "goverment", "unbelievably"]
 
@@ -71,7 +78,8 @@ def test_sketch_vectors_of_unseen_and_misspelled_words():
     own, grams = emb.rows("goverment")
     assert own == [] and len(grams) == len(char_ngrams("goverment"))    # unseen: n-grams only
     v = emb.forward(["government", "goverment", "parliament", "xylophone"])
-    cos = lambda a, b: a @ b / np.linalg.norm(a) / np.linalg.norm(b)
+    def cos(a, b):
+        return a @ b / np.linalg.norm(a) / np.linalg.norm(b)
     # even with random (untrained) n-gram vectors, shared n-grams make a misspelling close
     assert cos(v[0], v[1]) > 0.4
     assert abs(cos(v[0], v[3])) < 0.3

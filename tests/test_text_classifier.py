@@ -5,9 +5,16 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from helpers.text_classifier import (MeanEmbeddingClassifier, embedding_experiment, encode_documents,
-                                     make_size_render, plot_accuracy_vs_size, summarise_experiment,
-                                     train_classifier, vocab_with_specials)
+from helpers.text_classifier import (
+    MeanEmbeddingClassifier,
+    embedding_experiment,
+    encode_documents,
+    make_size_render,
+    plot_accuracy_vs_size,
+    summarise_experiment,
+    train_classifier,
+    vocab_with_specials,
+)
 from helpers.widgets import Explorer, slider
 
 WORDS = ["good", "great", "fine", "bad", "awful", "poor", "the", "a"]
