@@ -8,8 +8,8 @@
 - :func:`pretrain_mlm` / :func:`evaluate_mlm` — training on the course corpus and held-out
   masked-token accuracy; :func:`unigram_baseline` — the frequency baseline.
 - :func:`word_vectors` / :func:`contextual_vector` — the contextual vector of a word
-  occurrence (the mean of its subword vectors at a chosen layer).
-
+  occurrence (the mean of its subword vectors at a chosen layer); :func:`piece_word2vec` —
+  word2vec vectors of the subword pieces, an optional starting point for the embedding table.
 - :func:`load_wsd_sentences` — the course's hand-labelled word-sense sentences;
   :func:`nearest_sense_accuracy` — classification by the nearest sense centroid;
   :func:`train_static_vectors` — the static (word2vec) baseline; and the explorers' pure
