@@ -308,6 +308,9 @@ def plot_accuracy_vs_size(rows: list[dict], ax=None, highlight: int | None = Non
     if highlight is not None:
         ax.axvline(highlight, color="k", ls=":", lw=1)
     ax.set_xscale("log")
+    sizes = sorted({r["n_train"] for r in summ})
+    ax.minorticks_off()                                   # label the measured sizes, not 3x10^1, 4x10^1, ...
+    ax.set_xticks(sizes, [str(n) for n in sizes])
     ax.set_xlabel("training documents (log scale)")
     ax.set_ylabel("test accuracy")
     ax.set_title(title or "BBC News topics: pre-trained embeddings frozen / fine-tuned vs random")

@@ -132,6 +132,7 @@ def test_experiment_rows_and_plot():
     assert len(summ) == 6 and all(s["runs"] == 2 for s in summ)
     ax = plot_accuracy_vs_size(rows)
     assert ax.get_xscale() == "log" and len(ax.get_lines()) == 3
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["4", "40"]     # the measured sizes label the axis
     with pytest.raises(ValueError, match="unknown mode"):
         embedding_experiment(_vectors(), WORDS, modes=("thawed",), split=_toy_split())
     with pytest.raises(ValueError, match="training pool"):
