@@ -99,6 +99,27 @@ def image_stats(png: bytes) -> tuple[float, float]:
     return float(a.std()), float(1 - counts.max() / a.size)
 
 
+IMAGE_PIXELS_JS = """(img) => {
+    // the decoded image itself, drawn on a canvas: independent of scrolling and paint timing
+    const c = document.createElement('canvas');
+    c.width = img.naturalWidth; c.height = img.naturalHeight;
+    const ctx = c.getContext('2d');
+    ctx.fillStyle = '#ffffff'; ctx.fillRect(0, 0, c.width, c.height);
+    ctx.drawImage(img, 0, 0);
+    return c.toDataURL('image/png').split(',')[1];
+}"""
+
+
+def image_png(page, locator) -> bytes:
+    """PNG bytes of what an <img> element shows (after it has loaded)."""
+    import base64
+
+    locator.scroll_into_view_if_needed()
+    handle = locator.element_handle()
+    page.wait_for_function("(el) => el.complete && el.naturalWidth > 0", arg=handle, timeout=30_000)
+    return base64.b64decode(page.evaluate(IMAGE_PIXELS_JS, handle))
+
+
 def assert_not_blank(png: bytes, what: str) -> None:
     std, ink = image_stats(png)
     if std < 2 or ink < 0.005:
@@ -126,6 +147,7 @@ def wait_until_run(page, nb_name: str) -> None:
     kernel is idle; fail at once when a cell raised. (The model is read rather than the
     DOM, which JupyterLab virtualises for long notebooks.)"""
     deadline = time.time() + RUN_TIMEOUT_S
+    last, idle_since, resumes = None, None, 0
     while time.time() < deadline:
         state = page.evaluate(NOTEBOOK_STATE_JS)
         if os.environ.get("BROWSER_CHECK_DEBUG"):
@@ -135,6 +157,24 @@ def wait_until_run(page, nb_name: str) -> None:
                 raise AssertionError(f"{nb_name}: a cell raised in the browser: {state['errors'][0]}")
             if state["counts"] and all(c is not None for c in state["counts"]) and state["status"] == "idle":
                 return
+            # Under heavy load JupyterLab's run-all has been seen to stop after a cell with the
+            # kernel idle and no error (a dropped websocket message). Resume from the first cell
+            # that has not run, at most twice, and say so.
+            if state["status"] == "idle" and state["counts"] == last:
+                idle_since = idle_since or time.time()
+                if time.time() - idle_since > 20 and resumes < 2:
+                    first = state["counts"].index(None)
+                    print(f"    {nb_name}: run-all stalled before code cell {first + 1}; resuming there", flush=True)
+                    page.evaluate("""(k) => { const w = window.jupyterapp.shell.currentWidget;
+                        let seen = -1;
+                        for (let i = 0; i < w.content.model.cells.length; i++) {
+                            if (w.content.model.cells.get(i).type === 'code' && ++seen === k) { w.content.activeCellIndex = i; break; }
+                        }
+                        window.jupyterapp.commands.execute('notebook:run-all-below'); }""", first)
+                    resumes, idle_since = resumes + 1, None
+            else:
+                idle_since = None
+            last = state["counts"]
         time.sleep(2)
     raise AssertionError(f"{nb_name}: cells still running after {RUN_TIMEOUT_S} s")
 
@@ -149,10 +189,7 @@ def check_outputs(page, nb_name: str) -> int:
     imgs = page.locator(".jp-OutputArea-output img")
     n = imgs.count()
     for i in range(n):
-        img = imgs.nth(i)
-        img.scroll_into_view_if_needed()
-        page.wait_for_function("(el) => el.complete && el.naturalWidth > 0", arg=img.element_handle(), timeout=30_000)
-        assert_not_blank(img.screenshot(), f"{nb_name}: image {i + 1} of {n}")
+        assert_not_blank(image_png(page, imgs.nth(i)), f"{nb_name}: image {i + 1} of {n}")
     return n
 
 
@@ -160,9 +197,8 @@ def exercise_explorer(page, box, nb_name: str, k: int) -> str:
     """Change one control of explorer ``k``, run it, check summary and plot change."""
     text = box.locator(".course-explorer-text")
     plot = box.locator(".course-explorer-plot")
-    plot.scroll_into_view_if_needed()
     before_text = text.inner_text()
-    before_png = plot.screenshot()
+    before_png = image_png(page, plot)
     assert_not_blank(before_png, f"{nb_name}: explorer {k} plot before interaction")
     sliders = box.locator(".noUi-handle")
     dropdowns = box.locator("select")
@@ -189,8 +225,8 @@ def exercise_explorer(page, box, nb_name: str, k: int) -> str:
     after_text = text.inner_text()
     if after_text.startswith("error:"):
         raise AssertionError(f"{nb_name}: explorer {k} failed after moving its {changed}: {after_text}")
-    page.wait_for_timeout(1000)  # let the new image decode
-    after_png = plot.screenshot()
+    page.wait_for_timeout(1000)  # let the new image arrive and decode
+    after_png = image_png(page, plot)
     assert_not_blank(after_png, f"{nb_name}: explorer {k} plot after moving its {changed}")
     if hashlib.sha256(after_png).digest() == hashlib.sha256(before_png).digest():
         raise AssertionError(f"{nb_name}: explorer {k} plot did not change after moving its {changed}")
