@@ -77,7 +77,7 @@ def start_lab(root_dir: Path, port: int, token: str) -> subprocess.Popen:
             return proc
         except OSError:
             if proc.poll() is not None:
-                raise RuntimeError(f"JupyterLab exited early; see {ARTIFACTS / 'jupyterlab.log'}")
+                raise RuntimeError(f"JupyterLab exited early; see {ARTIFACTS / 'jupyterlab.log'}") from None
             time.sleep(1)
     proc.terminate()
     raise RuntimeError("JupyterLab did not start within 120 s")

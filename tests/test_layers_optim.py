@@ -3,10 +3,25 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-from helpers.gradcheck import (assert_close_to_torch, check_function, check_layer, numerical_gradient,
-                               relative_error)
-from helpers.layers import (Activation, Dropout, Embedding, Linear, SigmoidCrossEntropy, SoftmaxCrossEntropy,
-                            log_softmax, mlp, sigmoid, softmax)
+from helpers.gradcheck import (
+    assert_close_to_torch,
+    check_function,
+    check_layer,
+    numerical_gradient,
+    relative_error,
+)
+from helpers.layers import (
+    Activation,
+    Dropout,
+    Embedding,
+    Linear,
+    SigmoidCrossEntropy,
+    SoftmaxCrossEntropy,
+    log_softmax,
+    mlp,
+    sigmoid,
+    softmax,
+)
 from helpers.optim import SGD, Adam, Momentum, RMSProp, add_weight_penalty, clip_global_norm
 
 

@@ -4,8 +4,14 @@ import numpy as np
 import pytest
 import torch
 
-from helpers.feedforward import (bbc_topic_data, evaluate, featurize, render_activation, render_regularisation,
-                                 train_classifier)
+from helpers.feedforward import (
+    bbc_topic_data,
+    evaluate,
+    featurize,
+    render_activation,
+    render_regularisation,
+    train_classifier,
+)
 from helpers.language_models import FeedForwardLM, mean_nll, parameter_table, perplexity
 from helpers.ngram import KneserNeyLM
 from helpers.widgets import Explorer, dropdown, slider
