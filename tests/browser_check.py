@@ -138,7 +138,12 @@ NOTEBOOK_STATE_JS = """() => {
         for (const o of outs) if (o.output_type === 'error') errors.push(`cell ${i + 1}: ${o.ename}: ${o.evalue}`);
     }
     const kernel = w.sessionContext.session && w.sessionContext.session.kernel;
-    return {counts, errors, status: kernel ? kernel.status : null};
+    // cells queued or running show "[*]" (all cells are rendered: windowingMode none). The
+    // kernel status alone is not enough: with ipykernel 7, widget messages handled on a
+    // subshell report "idle" while the main shell is still running a cell.
+    const pending = [...w.content.node.querySelectorAll('.jp-InputArea-prompt')]
+        .filter(p => p.textContent.includes('*')).length;
+    return {counts, errors, pending, status: kernel ? kernel.status : null};
 }"""
 
 
@@ -155,12 +160,12 @@ def wait_until_run(page, nb_name: str) -> None:
         if state:
             if state["errors"]:
                 raise AssertionError(f"{nb_name}: a cell raised in the browser: {state['errors'][0]}")
-            if state["counts"] and all(c is not None for c in state["counts"]) and state["status"] == "idle":
+            if state["counts"] and all(c is not None for c in state["counts"]) and state["pending"] == 0:
                 return
             # Under heavy load JupyterLab's run-all has been seen to stop after a cell with the
             # kernel idle and no error (a dropped websocket message). Resume from the first cell
             # that has not run, at most twice, and say so.
-            if state["status"] == "idle" and state["counts"] == last:
+            if state["pending"] == 0 and state["status"] == "idle" and state["counts"] == last:
                 idle_since = idle_since or time.time()
                 if time.time() - idle_since > 20 and resumes < 2:
                     first = state["counts"].index(None)
