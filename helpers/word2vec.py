@@ -130,6 +130,17 @@ class _NegativeSamplingLoss(Layer):
         return self.dot.backward(self.loss.backward(dout * (1 + self.k)))
 
 
+def _init_tables(model, vocab_size, dim, sampler, k, rng, dtype, scatter) -> None:
+    """Give a skip-gram/CBOW model its input table (uniform in +-0.5/D) and its
+    negative-sampling output table, and expose both as params/grads."""
+    rng = rng if rng is not None else np.random.default_rng(0)
+    model.embed = Embedding(vocab_size, dim, rng, dtype=dtype, scatter=scatter)
+    model.embed.params[0][...] = (rng.random((vocab_size, dim)) - 0.5) / dim
+    model.ns = _NegativeSamplingLoss(vocab_size, dim, sampler, k, rng, dtype, scatter)
+    model.params = [model.embed.params[0], model.ns.dot.params[0]]
+    model.grads = [model.embed.grads[0], model.ns.dot.grads[0]]
+
+
 class SkipGramNS(Layer):
     """Skip-gram with negative sampling, NumPy.
 
@@ -144,12 +155,7 @@ class SkipGramNS(Layer):
     def __init__(self, vocab_size: int, dim: int, sampler: NoiseSampler, k: int = 5,
                  rng: np.random.Generator | None = None, dtype=np.float64, scatter: str = "add.at"):
         super().__init__()
-        rng = rng if rng is not None else np.random.default_rng(0)
-        self.embed = Embedding(vocab_size, dim, rng, dtype=dtype, scatter=scatter)
-        self.embed.params[0][...] = (rng.random((vocab_size, dim)) - 0.5) / dim
-        self.ns = _NegativeSamplingLoss(vocab_size, dim, sampler, k, rng, dtype, scatter)
-        self.params = [self.embed.params[0], self.ns.dot.params[0]]
-        self.grads = [self.embed.grads[0], self.ns.dot.grads[0]]
+        _init_tables(self, vocab_size, dim, sampler, k, rng, dtype, scatter)
 
     def forward(self, centers, contexts, negatives=None):
         centers, contexts = np.asarray(centers), np.asarray(contexts)
@@ -180,12 +186,7 @@ class CBOWNS(Layer):
                  rng: np.random.Generator | None = None, dtype=np.float64, scatter: str = "add.at",
                  word2vec_update: bool = False):
         super().__init__()
-        rng = rng if rng is not None else np.random.default_rng(0)
-        self.embed = Embedding(vocab_size, dim, rng, dtype=dtype, scatter=scatter)
-        self.embed.params[0][...] = (rng.random((vocab_size, dim)) - 0.5) / dim
-        self.ns = _NegativeSamplingLoss(vocab_size, dim, sampler, k, rng, dtype, scatter)
-        self.params = [self.embed.params[0], self.ns.dot.params[0]]
-        self.grads = [self.embed.grads[0], self.ns.dot.grads[0]]
+        _init_tables(self, vocab_size, dim, sampler, k, rng, dtype, scatter)
         self.word2vec_update = word2vec_update
 
     def forward(self, contexts, centers, mask=None, negatives=None):
