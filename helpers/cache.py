@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import os
 import pickle
+import sys
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Callable, Sequence, TypeVar
 
 T = TypeVar("T")
 
@@ -20,12 +23,22 @@ def cache_dir() -> Path:
     return d
 
 
+def cache_path(name: str, version: str) -> Path:
+    """Where the entry ``name``/``version`` is (or would be) stored."""
+    return cache_dir() / f"{name}-{version}.pkl"
+
+
+def is_cached(name: str, version: str) -> bool:
+    """True if the entry ``name``/``version`` exists (it may still turn out unreadable)."""
+    return cache_path(name, version).exists()
+
+
 def cached(name: str, version: str, build: Callable[[], T], verbose: bool = True) -> T:
     """Return the cached value of ``build()`` stored under ``name``/``version``.
 
     The value must be picklable (NumPy arrays, dicts, torch state_dicts ...).
     """
-    path = cache_dir() / f"{name}-{version}.pkl"
+    path = cache_path(name, version)
     if path.exists():
         try:
             with open(path, "rb") as f:
@@ -43,3 +56,76 @@ def cached(name: str, version: str, build: Callable[[], T], verbose: bool = True
         pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
     os.replace(tmp, path)  # atomic: a crash never leaves a half-written cache file
     return value
+
+
+# ---------------------------------------------------------------- several entries side by side
+@dataclass(frozen=True)
+class CacheJob:
+    """One cache entry and the course function that fills it.
+
+    ``function(**kwargs)`` must be a module-level function (so a worker process can import
+    it) that loads the entry ``name``/``version`` or, when it is missing, builds and stores it.
+    ``label`` names the job in messages."""
+
+    label: str
+    name: str
+    version: str
+    function: Callable
+    kwargs: dict = field(default_factory=dict)
+
+
+def _quiet_worker() -> None:
+    # a worker's progress bars and messages would interleave in the notebook: the parent
+    # reports instead (errors still come back as exceptions)
+    sys.stdout = sys.stderr = open(os.devnull, "w")
+
+
+def _run_job(function: Callable, kwargs: dict) -> float:
+    t = time.perf_counter()
+    function(**kwargs)   # fills the cache; the value stays in the worker
+    return time.perf_counter() - t
+
+
+def build_missing(jobs: Sequence[CacheJob], workers: int | None = None, verbose: bool = True) -> dict:
+    """Build the entries of ``jobs`` that are not cached yet, ``workers`` at a time in
+    separate processes (default: one per CPU core, at most one per job). Every job is
+    single-threaded and seeded, so running them side by side gives the same results as one
+    after the other, just sooner. List the longest jobs first: they start first.
+
+    Returns {label: seconds} for the jobs that were built (empty when all were cached).
+    The values themselves are then read from the cache by the usual calls."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from multiprocessing import get_context
+
+    missing = [j for j in jobs if not is_cached(j.name, j.version)]
+    if not missing:
+        if verbose:
+            print(f"all {len(jobs)} results are in the cache ({cache_dir()})")
+        return {}
+    workers = max(1, min(workers or os.cpu_count() or 1, len(missing)))
+    if verbose:
+        print(f"{len(missing)} of {len(jobs)} results are not cached yet: building them "
+              f"({workers} at a time; this runs once) ...", flush=True)
+    t0, done = time.perf_counter(), {}
+    if workers == 1:
+        for job in missing:
+            done[job.label] = _run_job(job.function, job.kwargs)
+            if verbose:
+                print(f"  {job.label}: built in {done[job.label]:.0f} s", flush=True)
+    else:
+        # 'spawn': a fresh interpreter per worker (forking a process that already ran
+        # PyTorch's thread pool can hang)
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_quiet_worker) as pool:
+            futures = {pool.submit(_run_job, j.function, j.kwargs): j for j in missing}
+            for fut in as_completed(futures):
+                job = futures[fut]
+                try:
+                    done[job.label] = fut.result()
+                except Exception as e:
+                    raise RuntimeError(f"building {job.label!r} for the cache failed: {e!r}") from e
+                if verbose:
+                    print(f"  {job.label}: built in {done[job.label]:.0f} s "
+                          f"({time.perf_counter() - t0:.0f} s since the start)", flush=True)
+    if verbose:
+        print(f"done in {time.perf_counter() - t0:.0f} s", flush=True)
+    return done

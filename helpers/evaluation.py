@@ -502,7 +502,49 @@ def count_based_vectors(k: int = 100, window: int = 5) -> dict:
         t_ppmi = time.perf_counter() - t
         return {"LSA": (lsa, corpus.vocab, t_lsa), "PPMI-SVD": (vec, corpus.vocab, t_ppmi)}
 
-    return cached("count-vectors", f"v1-k{k}-w{window}", build)
+    return cached(*count_based_key(k, window), build)
+
+
+def count_based_key(k: int = 100, window: int = 5) -> tuple[str, str]:
+    """The cache entry (name, version) of :func:`count_based_vectors`."""
+    return "count-vectors", f"v1-k{k}-w{window}"
+
+
+def course_cache_jobs(scaling_grid: bool = True) -> list:
+    """The cached trainings behind lessons 07-08 as :class:`helpers.cache.CacheJob`s, the
+    longest first (seconds measured alone on an idle 2-core machine): NumPy skip-gram
+    (~75 s), GloVe (~60 s), PyTorch skip-gram (~35 s), NumPy CBOW (~30 s), fastText (~20 s,
+    2 threads), PyTorch CBOW (~15 s), gensim skip-gram (~10 s, 2 threads), LSA + PPMI-SVD
+    (~3 s), gensim CBOW (~3 s); and, if ``scaling_grid``, lesson 08's corpus-size x dimension
+    grid of gensim CBOW runs (~35 s, 2 threads)."""
+    from helpers.cache import CacheJob
+    from helpers.glove import course_glove, course_glove_key
+    from helpers.scaling import course_scaling_grid, course_scaling_key
+    from helpers.subword import course_fasttext, course_fasttext_key
+    from helpers.word2vec import course_vectors, course_vectors_key
+
+    def w2v(name):
+        return CacheJob(f"word2vec {name}", *course_vectors_key(name), course_vectors,
+                        {"name": name, "progress": False})
+
+    grid = [CacheJob("word2vec scaling grid", *course_scaling_key(), course_scaling_grid, {"progress": False})]
+    return [w2v("numpy-skipgram"),
+            CacheJob("GloVe", *course_glove_key(), course_glove, {"progress": False}),
+            w2v("torch-skipgram"), w2v("numpy-cbow"),
+            CacheJob("fastText", *course_fasttext_key(), course_fasttext),
+            *(grid if scaling_grid else []),
+            w2v("torch-cbow"), w2v("gensim-skipgram"),
+            CacheJob("LSA and PPMI-SVD", *count_based_key(), count_based_vectors),
+            w2v("gensim-cbow")]
+
+
+def prepare_course_vectors(workers: int | None = None, scaling_grid: bool = True) -> dict:
+    """Train whatever lessons 07-08 need that is not cached yet, ``workers`` trainings
+    at a time (default: one per CPU core) — see :func:`helpers.cache.build_missing`.
+    ``scaling_grid=False`` leaves out lesson 08's corpus-size x dimension grid.
+    Returns {label: seconds} of what was built."""
+    from helpers.cache import build_missing
+    return build_missing(course_cache_jobs(scaling_grid), workers=workers)
 
 
 def course_embeddings() -> dict:

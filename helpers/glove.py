@@ -285,7 +285,7 @@ class GloVeTorch(torch.nn.Module):
         return (f * e * e).sum()
 
 
-def train_torch(counts, dim: int = 100, epochs: int = 15, lr: float = 0.5, x_max: float = 100.0,
+def train_torch(counts, dim: int = 100, epochs: int = 10, lr: float = 0.5, x_max: float = 100.0,
                 alpha: float = 0.75, batch_size: int = 65536, seed: int = 0, vocab=None,
                 device: str | None = None, progress: bool = True, threads: int | None = None,
                 evaluate=None) -> GloVeVectors:
@@ -360,7 +360,9 @@ def train_torch(counts, dim: int = 100, epochs: int = 15, lr: float = 0.5, x_max
 
 
 # ---------------------------------------------------------------- the course's GloVe vectors
-COURSE_GLOVE_CONFIG = dict(window=10, dim=100, epochs=15, lr=0.5, x_max=100.0, alpha=0.75, batch_size=65536, seed=0)
+# 10 epochs: measured on the course corpus, WordSim-353 / SimLex-999 / analogies were
+# 0.247 / 0.151 / 2.6 % after 10 epochs and 0.256 / 0.142 / 2.4 % after 15 (a third more time)
+COURSE_GLOVE_CONFIG = dict(window=10, dim=100, epochs=10, lr=0.5, x_max=100.0, alpha=0.75, batch_size=65536, seed=0)
 
 
 def course_glove(progress: bool = True, **overrides) -> GloVeVectors:
@@ -371,10 +373,7 @@ def course_glove(progress: bool = True, **overrides) -> GloVeVectors:
     ``config['count_seconds']`` holds it)."""
     from helpers.cache import cached
     from helpers.word2vec import course_corpus
-    cfg = {**COURSE_GLOVE_CONFIG, **overrides}
-    unknown = set(cfg) - set(COURSE_GLOVE_CONFIG)
-    if unknown:
-        raise ValueError(f"unknown GloVe settings {sorted(unknown)}; choose from {sorted(COURSE_GLOVE_CONFIG)}")
+    cfg = _course_glove_config(overrides)
 
     def build():
         corpus = course_corpus()
@@ -387,5 +386,18 @@ def course_glove(progress: bool = True, **overrides) -> GloVeVectors:
         gv.config.update(window=cfg["window"], count_seconds=t_count, pairs=int(counts.nnz))
         return gv
 
-    version = "v1-" + "-".join(f"{k}{v}" for k, v in sorted(cfg.items()))
-    return cached("glove-course", version, build)
+    return cached(*course_glove_key(**overrides), build)
+
+
+def _course_glove_config(overrides: dict) -> dict:
+    cfg = {**COURSE_GLOVE_CONFIG, **overrides}
+    unknown = set(cfg) - set(COURSE_GLOVE_CONFIG)
+    if unknown:
+        raise ValueError(f"unknown GloVe settings {sorted(unknown)}; choose from {sorted(COURSE_GLOVE_CONFIG)}")
+    return cfg
+
+
+def course_glove_key(**overrides) -> tuple[str, str]:
+    """The cache entry (name, version) of :func:`course_glove` with these settings."""
+    cfg = _course_glove_config(overrides)
+    return "glove-course", "v1-" + "-".join(f"{k}{v}" for k, v in sorted(cfg.items()))

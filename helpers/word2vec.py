@@ -383,8 +383,11 @@ def train_numpy(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
     sampler = NoiseSampler(corpus.vocab.counts, power, rng=rng)
     cls = SkipGramNS if model == "skipgram" else CBOWNS
     extra = {"word2vec_update": True} if model == "cbow" else {}
-    net = cls(V, dim, sampler, k=negative, rng=rng, dtype=np.float32, scatter="sparse", **extra)
+    # scatter='rows': each step updates only the rows the batch used (same result as the dense
+    # update, whose other rows get zero gradient, without touching all V rows twice a step)
+    net = cls(V, dim, sampler, k=negative, rng=rng, dtype=np.float32, scatter="rows", **extra)
     W_in, W_out = net.params
+    tables = (net.embed, net.ns.dot.embed)
     total_words = corpus.n_raw_tokens * epochs
     epoch_loss, t0 = [], time.perf_counter()
     bar = tqdm(total=total_words, desc=f"NumPy {model}", unit="word", unit_scale=True, disable=not progress, leave=False)
@@ -410,9 +413,10 @@ def train_numpy(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
                 loss = net.forward(data[0][sl], data[1][sl], mask=data[2][sl])
             net.backward()
             m = len(data[1][sl])
-            # sum of per-example gradients = m * mean gradient (rows not used get zero)
-            W_in -= (lr * m) * net.grads[0]
-            W_out -= (lr * m) * net.grads[1]
+            # sum of per-example gradients = m * mean gradient
+            for table in tables:
+                rows, grad = table.row_grad
+                table.params[0][rows] -= (lr * m) * grad
             losses.append(loss)
             bar.update(int(round(m * words_per_example)))
             if len(losses) % 50 == 0:
@@ -598,8 +602,7 @@ def course_vectors(name: str, progress: bool = True) -> TrainedVectors:
     (helpers.cache); a missing cache is rebuilt, which says so and takes 10-60 s per model
     on an idle 2-core machine. ``seconds`` and ``words_per_second`` are from that run."""
     from helpers.cache import cached
-    if name not in COURSE_METHODS:
-        raise ValueError(f"unknown method {name!r}; choose one of {COURSE_METHODS}")
+    key = course_vectors_key(name)   # checks the name
     impl, model = name.split("-")
 
     def build():
@@ -610,7 +613,15 @@ def course_vectors(name: str, progress: bool = True) -> TrainedVectors:
             return train_torch(corpus, model, progress=progress, **COURSE_CONFIG)
         return train_gensim(corpus, model, workers=2, **COURSE_CONFIG)
 
-    return cached(f"word2vec-{name}", _CACHE_VERSION + ("-cbow2" if model == "cbow" else ""), build)
+    return cached(*key, build)
+
+
+def course_vectors_key(name: str) -> tuple[str, str]:
+    """The cache entry (name, version) of :func:`course_vectors` for ``name``."""
+    if name not in COURSE_METHODS:
+        raise ValueError(f"unknown method {name!r}; choose one of {COURSE_METHODS}")
+    # '-cbow2': the CBOW runs were rebuilt when their update rule changed to word2vec's
+    return f"word2vec-{name}", _CACHE_VERSION + ("-cbow2" if name.endswith("cbow") else "")
 
 
 def dimension_render(dim: int = 50, fraction: float = 0.5, epochs: int = 1, seed: int = 0):

@@ -120,6 +120,25 @@ def test_embedding_accumulates_repeated_ids_and_respects_padding(rng):
         emb.forward(np.array([6]))
 
 
+def test_embedding_row_gradients_equal_the_dense_ones(rng):
+    dense = Embedding(8, 3, rng, padding_idx=0)
+    rows_only = Embedding(8, 3, rng, padding_idx=0, scatter="rows")
+    rows_only.params[0][...] = dense.params[0]
+    ids = np.array([[1, 7, 1], [0, 1, 5]])
+    dout = rng.standard_normal((2, 3, 3))
+    for emb in (dense, rows_only):
+        emb.forward(ids)
+        emb.backward(dout)
+    rows, grad = rows_only.row_grad
+    assert rows.tolist() == [1, 5, 7]                      # distinct ids, padding left out
+    assert np.allclose(grad, dense.grads[0][rows])
+    assert np.all(rows_only.grads[0] == 0)                 # the dense gradient is not filled
+    untouched = np.setdiff1d(np.arange(8), rows)
+    assert np.all(dense.grads[0][untouched] == 0)          # so a row update is the same SGD step
+    with pytest.raises(ValueError, match="scatter must be 'add.at', 'sparse' or 'rows'"):
+        Embedding(4, 2, rng, scatter="dense")
+
+
 def test_linear_accepts_sparse_input(rng):
     layer = Linear(5, 2, rng)
     X = sp.random(4, 5, density=0.4, random_state=0, format="csr")

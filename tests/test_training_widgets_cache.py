@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from helpers.cache import cached
+from helpers.cache import CacheJob, build_missing, cached, is_cached
 from helpers.exercises import ExerciseFailed, expect_close, run_checks
 from helpers.plotting import new_figure
 from helpers.training import train_loop
@@ -101,3 +101,35 @@ def test_cache_builds_once_and_rebuilds_on_version_or_corruption(tmp_path, monke
     (tmp_path / "m-v2.pkl").write_bytes(b"garbage")
     cached("m", "v2", build, verbose=False)
     assert len(calls) == 3
+
+
+def fill_cache_entry(name: str, version: str, value):
+    """A cache job for the tests (module level, so a worker process can import it)."""
+    return cached(name, version, lambda: value, verbose=False)
+
+
+def fail_to_build():
+    raise OSError("disk full")
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_build_missing_fills_only_missing_entries(tmp_path, monkeypatch, capsys, workers):
+    monkeypatch.setenv("NLP_COURSE_CACHE", str(tmp_path))
+    fill_cache_entry("a", "v1", "old")
+    jobs = [CacheJob(label, label, "v1", fill_cache_entry, {"name": label, "version": "v1", "value": label.upper()})
+            for label in ("a", "b", "c")]
+    assert is_cached("a", "v1") and not is_cached("b", "v1")
+    built = build_missing(jobs, workers=workers)
+    assert sorted(built) == ["b", "c"] and all(s >= 0 for s in built.values())
+    assert "2 of 3 results are not cached yet" in capsys.readouterr().out
+    assert fill_cache_entry("b", "v1", None) == "B" and fill_cache_entry("a", "v1", None) == "old"
+    assert build_missing(jobs, workers=workers) == {}
+    assert "all 3 results are in the cache" in capsys.readouterr().out
+
+
+def test_build_missing_names_the_job_that_failed(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLP_COURSE_CACHE", str(tmp_path))
+    jobs = [CacheJob("broken model", "x", "v1", fail_to_build),
+            CacheJob("fine", "y", "v1", fill_cache_entry, {"name": "y", "version": "v1", "value": 1})]
+    with pytest.raises(RuntimeError, match="building 'broken model' for the cache failed: OSError"):
+        build_missing(jobs, workers=2, verbose=False)
