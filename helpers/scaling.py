@@ -157,7 +157,8 @@ def scaling_render(grid: ScalingGrid, metric: str = "analogy", across: str = "co
     ax.legend(fontsize=8, ncol=2)
     n = grid.n_scored.get(metric)
     what = "questions" if metric == "analogy" else "pairs"
-    ax.set_title(f"{grid.config.get('model', '')} word2vec: {METRICS[metric]} on the same {n} {what}", fontsize=10)
+    model = {"cbow": "CBOW", "skipgram": "skip-gram"}.get(grid.config.get("model"), "")
+    ax.set_title(f"word2vec {model}: {METRICS[metric]} on the same {n} {what}", fontsize=10)
     i_best, j_best = np.unravel_index(np.nanargmax(S), S.shape)
     fmt = (lambda v: f"{100 * v:.1f}%") if scale == 100 else (lambda v: f"{v:.3f}")
     summary = (f"{METRICS[metric]}: smallest sample ({grid.tokens[0]:,} tokens) "

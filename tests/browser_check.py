@@ -216,8 +216,9 @@ def exercise_explorer(page, box, nb_name: str, k: int) -> str:
     elif dropdowns.count():
         sel = dropdowns.first
         options = sel.locator("option").all_inner_texts()
-        current = sel.input_value()
-        sel.select_option(next(o for o in options if o != current))
+        # compare labels: an <option>'s value attribute need not be its label (ipywidgets uses indices)
+        current = sel.evaluate("el => el.options[el.selectedIndex].text")
+        sel.select_option(label=next(o for o in options if o.strip() != current.strip()))
         changed = "dropdown"
     else:
         raise AssertionError(f"{nb_name}: explorer {k} has neither a slider nor a dropdown")
