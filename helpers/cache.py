@@ -51,7 +51,7 @@ def cached(name: str, version: str, build: Callable[[], T], verbose: bool = True
     if verbose:
         print(f"{name} is not cached yet: building it (this runs once) ...")
     value = build()
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")   # two processes may build the same entry at once
     with open(tmp, "wb") as f:
         pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
     os.replace(tmp, path)  # atomic: a crash never leaves a half-written cache file
