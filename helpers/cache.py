@@ -2,6 +2,9 @@
 
 Files live in ``$NLP_COURSE_CACHE`` or ``~/.cache/nlp-from-scratch``. A cached result is
 rebuilt when missing, when its ``version`` string changes, or when the file is unreadable.
+While a process builds an entry it holds a lock on it, so a second process that needs the same
+entry waits for it instead of building it again. :func:`build_missing` builds several entries
+side by side, one per CPU core.
 """
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import os
 import pickle
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
@@ -33,28 +37,65 @@ def is_cached(name: str, version: str) -> bool:
     return cache_path(name, version).exists()
 
 
+def _load(path: Path, name: str, verbose: bool) -> tuple[bool, object]:
+    """(True, value) if ``path`` holds a readable entry, else (False, None)."""
+    if not path.exists():
+        return False, None
+    try:
+        with open(path, "rb") as f:
+            value = pickle.load(f)
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError) as e:
+        print(f"cache file {path} is unreadable ({e}); rebuilding")
+        return False, None
+    if verbose:
+        print(f"loaded {name} from the cache ({path})")
+    return True, value
+
+
+@contextmanager
+def _build_lock(path: Path, name: str, verbose: bool):
+    """Hold an exclusive lock while the entry at ``path`` is built, so two processes (two
+    notebooks open at once, or the test runner's workers) never build the same entry twice:
+    the second one waits, then loads what the first stored. POSIX only; elsewhere no lock
+    (at worst both build, and the atomic rename keeps the file whole)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(path.with_suffix(".lock"), "w") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if verbose:
+                print(f"another process is building {name}; waiting for it ...", flush=True)
+            fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def cached(name: str, version: str, build: Callable[[], T], verbose: bool = True) -> T:
     """Return the cached value of ``build()`` stored under ``name``/``version``.
 
     The value must be picklable (NumPy arrays, dicts, torch state_dicts ...).
     """
     path = cache_path(name, version)
-    if path.exists():
-        try:
-            with open(path, "rb") as f:
-                value = pickle.load(f)
-            if verbose:
-                print(f"loaded {name} from the cache ({path})")
+    found, value = _load(path, name, verbose)
+    if found:
+        return value
+    with _build_lock(path, name, verbose):
+        found, value = _load(path, name, verbose)      # built by another process meanwhile?
+        if found:
             return value
-        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError) as e:
-            print(f"cache file {path} is unreadable ({e}); rebuilding")
-    if verbose:
-        print(f"{name} is not cached yet: building it (this runs once) ...")
-    value = build()
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")   # two processes may build the same entry at once
-    with open(tmp, "wb") as f:
-        pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(tmp, path)  # atomic: a crash never leaves a half-written cache file
+        if verbose:
+            print(f"{name} is not cached yet: building it (this runs once) ...")
+        value = build()
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        with open(tmp, "wb") as f:
+            pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)  # atomic: a crash never leaves a half-written cache file
     return value
 
 

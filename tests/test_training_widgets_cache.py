@@ -133,3 +133,27 @@ def test_build_missing_names_the_job_that_failed(tmp_path, monkeypatch):
             CacheJob("fine", "y", "v1", fill_cache_entry, {"name": "y", "version": "v1", "value": 1})]
     with pytest.raises(RuntimeError, match="building 'broken model' for the cache failed: OSError"):
         build_missing(jobs, workers=2, verbose=False)
+
+
+def slow_counted_fill(name: str, version: str, log: str):
+    """Build an entry slowly, recording every build in ``log`` (for the locking test)."""
+    import time
+
+    def build():
+        with open(log, "a") as f:
+            f.write("built\n")
+        time.sleep(1.0)
+        return 42
+    return cached(name, version, build, verbose=False)
+
+
+def test_two_processes_never_build_the_same_entry(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLP_COURSE_CACHE", str(tmp_path))
+    log = tmp_path / "builds.log"
+    # two jobs for one entry, run at the same time in two worker processes
+    jobs = [CacheJob(f"copy {i}", "shared", "v1", slow_counted_fill,
+                     {"name": "shared", "version": "v1", "log": str(log)}) for i in range(2)]
+    built = build_missing(jobs, workers=2, verbose=False)
+    assert sorted(built) == ["copy 0", "copy 1"]
+    assert log.read_text().count("built") == 1          # the second process waited and loaded
+    assert slow_counted_fill("shared", "v1", str(log)) == 42
