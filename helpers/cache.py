@@ -127,11 +127,22 @@ def _run_job(function: Callable, kwargs: dict) -> float:
     return time.perf_counter() - t
 
 
+def _default_workers() -> int:
+    """``$NLP_COURSE_WORKERS`` if set (``make test`` sets 1: it already runs two notebooks at
+    a time), else the number of CPU cores."""
+    env = os.environ.get("NLP_COURSE_WORKERS", "").strip()
+    if env:
+        if not env.isdigit() or int(env) < 1:
+            raise ValueError(f"NLP_COURSE_WORKERS must be a positive integer, got {env!r}")
+        return int(env)
+    return os.cpu_count() or 1
+
+
 def build_missing(jobs: Sequence[CacheJob], workers: int | None = None, verbose: bool = True) -> dict:
     """Build the entries of ``jobs`` that are not cached yet, ``workers`` at a time in
-    separate processes (default: one per CPU core, at most one per job). Every job is
-    single-threaded and seeded, so running them side by side gives the same results as one
-    after the other, just sooner. List the longest jobs first: they start first.
+    separate processes (default: ``$NLP_COURSE_WORKERS`` or one per CPU core; at most one per
+    job). Every job is single-threaded and seeded, so running them side by side gives the same
+    results as one after the other, just sooner. List the longest jobs first: they start first.
 
     Returns {label: seconds} for the jobs that were built (empty when all were cached).
     The values themselves are then read from the cache by the usual calls."""
@@ -143,7 +154,7 @@ def build_missing(jobs: Sequence[CacheJob], workers: int | None = None, verbose:
         if verbose:
             print(f"all {len(jobs)} results are in the cache ({cache_dir()})")
         return {}
-    workers = max(1, min(workers or os.cpu_count() or 1, len(missing)))
+    workers = max(1, min(workers or _default_workers(), len(missing)))
     if verbose:
         print(f"{len(missing)} of {len(jobs)} results are not cached yet: building them "
               f"({workers} at a time; this runs once) ...", flush=True)

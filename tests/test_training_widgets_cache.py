@@ -157,3 +157,14 @@ def test_two_processes_never_build_the_same_entry(tmp_path, monkeypatch):
     assert sorted(built) == ["copy 0", "copy 1"]
     assert log.read_text().count("built") == 1          # the second process waited and loaded
     assert slow_counted_fill("shared", "v1", str(log)) == 42
+
+
+def test_worker_count_from_the_environment(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("NLP_COURSE_CACHE", str(tmp_path))
+    jobs = [CacheJob(x, x, "v1", fill_cache_entry, {"name": x, "version": "v1", "value": 1}) for x in "ab"]
+    monkeypatch.setenv("NLP_COURSE_WORKERS", "1")
+    build_missing(jobs)
+    assert "(1 at a time" in capsys.readouterr().out
+    monkeypatch.setenv("NLP_COURSE_WORKERS", "two")
+    with pytest.raises(ValueError, match="NLP_COURSE_WORKERS must be a positive integer, got 'two'"):
+        build_missing([CacheJob("c", "c", "v1", fill_cache_entry, {"name": "c", "version": "v1", "value": 1})])
