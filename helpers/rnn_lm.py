@@ -6,6 +6,7 @@ models are the same maths (``torch.nn.RNN``/``LSTM``/``GRU``) used when training
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -129,13 +130,13 @@ def evaluate_nll(model: RecurrentLM, ids: np.ndarray, batch_size: int = 16, seq_
 def train_lm(model: RecurrentLM, data: LMData, steps: int | None = None, max_seconds: float | None = None,
              batch_size: int = 32, seq_len: int = 35, lr: float = 3e-3, clip: float | None = 1.0,
              eval_every: int = 50, eval_tokens: int = 20_000, desc: str = "training", device="cpu",
-             progress: bool = True) -> History:
+             progress: bool = True, budget_clock=time.perf_counter) -> History:
     """Truncated-BPTT training with Adam and global-norm gradient clipping.
 
     The training stream is cut into ``batch_size`` rows read ``seq_len`` tokens at a time;
     the hidden state is carried from one window to the next but detached (gradients stop at
-    the window boundary). Training stops after ``steps`` steps or ``max_seconds`` of wall
-    clock, whichever comes first. Every ``eval_every`` steps (one "round" of
+    the window boundary). Training stops after ``steps`` steps or ``max_seconds`` (wall clock,
+    or measured by ``budget_clock``, e.g. ``time.thread_time`` for CPU time), whichever comes first. Every ``eval_every`` steps (one "round" of
     :func:`helpers.training.train_loop`) the validation perplexity on the first
     ``eval_tokens`` validation tokens is recorded as ``valid_ppl``.
     Returns the History; ``history.steps`` is the number of steps taken.
@@ -170,7 +171,7 @@ def train_lm(model: RecurrentLM, data: LMData, steps: int | None = None, max_sec
 
     valid = data.valid[:eval_tokens]
     hist = train_loop(step, batches, n_rounds, desc=desc, max_seconds=max_seconds, progress=progress,
-                      evaluate=lambda: {"valid_ppl": perplexity(evaluate_nll(model, valid, device=device)),
+                      budget_clock=budget_clock, evaluate=lambda: {"valid_ppl": perplexity(evaluate_nll(model, valid, device=device)),
                                         "steps": carry["steps"]})
     hist.steps = carry["steps"]
     return hist
@@ -280,16 +281,18 @@ LM_SETTINGS = dict(vocab_size=3000, emb_dim=64, hidden=128, batch_size=32, seq_l
 
 def train_budgeted_lm(kind: str, seconds: float = 40.0, seed: int = 0, data: LMData | None = None,
                       device="cpu", progress: bool = True, threads: int | None = 1) -> dict:
-    """Train a :class:`RecurrentLM` of ``kind`` with :data:`LM_SETTINGS` for ``seconds`` of wall
-    clock (the same budget for every kind) and evaluate it on the full validation and test
-    splits. Returns a picklable dict: ``state_dict`` (NumPy arrays), ``kind``, ``steps``,
+    """Train a :class:`RecurrentLM` of ``kind`` with :data:`LM_SETTINGS` for ``seconds`` of CPU
+    time of the training thread (the same budget for every kind) and evaluate it on the full
+    validation and test splits. CPU time, not wall clock: on a machine busy with other work (two
+    notebooks tested at once, a cache being built) a wall-clock budget bought a fraction of the
+    steps and left the model under-trained. Returns a picklable dict: ``state_dict`` (NumPy arrays), ``kind``, ``steps``,
     ``train_seconds``, ``curve`` (list of (steps, valid_ppl on the first 20k valid tokens)),
     ``step_loss``, ``valid_ppl``, ``test_ppl``, ``n_params``.
 
     On the CPU, torch runs with ``threads`` threads meanwhile (restored afterwards; None leaves
-    it alone). One thread by default: a wall-clock budget then buys about the same work whether
-    or not other processes (e.g. two notebooks tested in parallel) share the cores; with two
-    threads on a busy 2-core machine we measured 4-7x fewer steps in the same 40 s.
+    it alone). One thread by default: all work then happens on the training thread, whose CPU
+    time is the budget; with two threads on a busy 2-core machine we measured 4-7x fewer steps
+    in the same 40 s of wall clock.
     """
     data = data or lm_data(LM_SETTINGS["vocab_size"])
     s = LM_SETTINGS
@@ -306,8 +309,8 @@ def train_budgeted_lm(kind: str, seconds: float = 40.0, seed: int = 0, data: LMD
 def _train_and_evaluate(model, kind, data, seconds, device, progress) -> dict:
     s = LM_SETTINGS
     hist = train_lm(model, data, max_seconds=seconds, batch_size=s["batch_size"], seq_len=s["seq_len"],
-                    lr=s["lr"], clip=s["clip"], desc=f"{kind} LM, {seconds:g} s budget", device=device,
-                    progress=progress)
+                    lr=s["lr"], clip=s["clip"], desc=f"{kind} LM, {seconds:g} CPU-s budget", device=device,
+                    progress=progress, budget_clock=time.thread_time)
     return {"kind": kind, "seconds_budget": seconds, "steps": hist.steps, "train_seconds": hist.seconds,
             "curve": [(e["steps"], e["valid_ppl"]) for e in hist.epochs], "step_loss": hist.step_loss,
             "valid_ppl": perplexity(evaluate_nll(model, data.valid, device=device)),
@@ -326,7 +329,7 @@ def model_from_result(result: dict, vocab_size: int) -> RecurrentLM:
 
 def cached_lm(kind: str, seconds: float = 40.0, seed: int = 0, data: LMData | None = None) -> dict:
     """:func:`train_budgeted_lm`, cached on disk (helpers.cache): the first call trains for
-    ``seconds`` and stores the result, later calls (any lesson) load it."""
+    ``seconds`` of CPU time and stores the result, later calls (any lesson) load it."""
     from helpers.cache import cached
 
     return cached(f"lesson02-03-{kind}-lm", f"v1-{seconds:g}s-seed{seed}",

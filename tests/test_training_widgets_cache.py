@@ -168,3 +168,12 @@ def test_worker_count_from_the_environment(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("NLP_COURSE_WORKERS", "two")
     with pytest.raises(ValueError, match="NLP_COURSE_WORKERS must be a positive integer, got 'two'"):
         build_missing([CacheJob("c", "c", "v1", fill_cache_entry, {"name": "c", "version": "v1", "value": 1})])
+
+
+def test_train_loop_budget_on_another_clock():
+    # a clock that advances one "second" per reading: the budget of 2.5 runs out after 3 steps,
+    # however long the steps take in wall-clock time
+    ticks = iter(range(10**6))
+    hist = train_loop(lambda b: 1.0, lambda e: range(100), epochs=1, max_seconds=2.5, progress=False,
+                      budget_clock=lambda: float(next(ticks)))
+    assert hist.stopped_early and len(hist.step_loss) == 3
