@@ -279,20 +279,29 @@ def frequency_profile(tokens: list[str], vocab: Vocab, top: int = 100) -> dict[s
 LM_SETTINGS = dict(vocab_size=3000, emb_dim=64, hidden=128, batch_size=32, seq_len=35, lr=5e-3, clip=1.0)
 
 
-def train_budgeted_lm(kind: str, seconds: float = 40.0, seed: int = 0, data: LMData | None = None,
-                      device="cpu", progress: bool = True, threads: int | None = 1) -> dict:
-    """Train a :class:`RecurrentLM` of ``kind`` with :data:`LM_SETTINGS` for ``seconds`` of CPU
-    time of the training thread (the same budget for every kind) and evaluate it on the full
-    validation and test splits. CPU time, not wall clock: on a machine busy with other work (two
-    notebooks tested at once, a cache being built) a wall-clock budget bought a fraction of the
-    steps and left the model under-trained. Returns a picklable dict: ``state_dict`` (NumPy arrays), ``kind``, ``steps``,
-    ``train_seconds``, ``curve`` (list of (steps, valid_ppl on the first 20k valid tokens)),
-    ``step_loss``, ``valid_ppl``, ``test_ppl``, ``n_params``.
+# The steps each kind completed in the course's reference run of a 40-second budget (wall clock,
+# one thread, on a shared 2-core machine): the lessons train exactly these steps, so every
+# machine, busy or idle, gets the models and the numbers the lessons show. (A wall-clock budget
+# made them depend on the load: an idle machine fits ~590 steps, and lesson 03's gradient-flow
+# comparison then comes out the other way; see that lesson.)
+LM_STEPS = {"rnn": 192, "gru": 175, "lstm": 152}
+
+
+def train_budgeted_lm(kind: str, seconds: float | None = 40.0, seed: int = 0, data: LMData | None = None,
+                      device="cpu", progress: bool = True, threads: int | None = 1,
+                      steps: int | None = None) -> dict:
+    """Train a :class:`RecurrentLM` of ``kind`` with :data:`LM_SETTINGS` for ``steps`` steps or
+    ``seconds`` of CPU time of the training thread, whichever ends first (give one or both), and
+    evaluate it on the full validation and test splits. CPU time, not wall clock: other work on
+    the machine then does not shrink the budget. Returns a picklable dict: ``state_dict``
+    (NumPy arrays), ``kind``, ``steps``, ``train_seconds`` (wall clock), ``curve`` (list of
+    (steps, valid_ppl on the first 20k valid tokens)), ``step_loss``, ``valid_ppl``,
+    ``test_ppl``, ``n_params``.
 
     On the CPU, torch runs with ``threads`` threads meanwhile (restored afterwards; None leaves
-    it alone). One thread by default: all work then happens on the training thread, whose CPU
-    time is the budget; with two threads on a busy 2-core machine we measured 4-7x fewer steps
-    in the same 40 s of wall clock.
+    it alone). One thread by default: all work then happens on the training thread; with two
+    threads on a busy 2-core machine we measured 4-7x fewer steps in the same 40 s of wall clock.
+    Training is deterministic for a given number of steps (one thread, seeded).
     """
     data = data or lm_data(LM_SETTINGS["vocab_size"])
     s = LM_SETTINGS
@@ -301,15 +310,16 @@ def train_budgeted_lm(kind: str, seconds: float = 40.0, seed: int = 0, data: LMD
     if threads is not None and str(device) == "cpu":
         torch.set_num_threads(threads)
     try:
-        return _train_and_evaluate(model, kind, data, seconds, device, progress)
+        return _train_and_evaluate(model, kind, data, seconds, steps, device, progress)
     finally:
         torch.set_num_threads(before)
 
 
-def _train_and_evaluate(model, kind, data, seconds, device, progress) -> dict:
+def _train_and_evaluate(model, kind, data, seconds, steps, device, progress) -> dict:
     s = LM_SETTINGS
-    hist = train_lm(model, data, max_seconds=seconds, batch_size=s["batch_size"], seq_len=s["seq_len"],
-                    lr=s["lr"], clip=s["clip"], desc=f"{kind} LM, {seconds:g} CPU-s budget", device=device,
+    what = f"{steps} steps" if steps is not None else f"{seconds:g} CPU-s budget"
+    hist = train_lm(model, data, steps=steps, max_seconds=seconds, batch_size=s["batch_size"], seq_len=s["seq_len"],
+                    lr=s["lr"], clip=s["clip"], desc=f"{kind} LM, {what}", device=device,
                     progress=progress, budget_clock=time.thread_time)
     return {"kind": kind, "seconds_budget": seconds, "steps": hist.steps, "train_seconds": hist.seconds,
             "curve": [(e["steps"], e["valid_ppl"]) for e in hist.epochs], "step_loss": hist.step_loss,
@@ -328,12 +338,18 @@ def model_from_result(result: dict, vocab_size: int) -> RecurrentLM:
 
 
 def cached_lm(kind: str, seconds: float = 40.0, seed: int = 0, data: LMData | None = None) -> dict:
-    """:func:`train_budgeted_lm`, cached on disk (helpers.cache): the first call trains for
-    ``seconds`` of CPU time and stores the result, later calls (any lesson) load it."""
+    """The lessons' trained language model of ``kind``, cached on disk (helpers.cache): the
+    first call trains it and stores the result, later calls (any lesson) load it. With the
+    default 40-second budget it trains exactly :data:`LM_STEPS` ``[kind]`` steps, the steps that
+    budget bought in the course's reference run (the same models on every machine); another
+    ``seconds`` trains for that much CPU time."""
     from helpers.cache import cached
 
-    return cached(f"lesson02-03-{kind}-lm", f"v1-{seconds:g}s-seed{seed}",
-                  lambda: train_budgeted_lm(kind, seconds, seed, data))
+    if seconds == 40.0 and kind in LM_STEPS:
+        build = lambda: train_budgeted_lm(kind, None, seed, data, steps=LM_STEPS[kind])  # noqa: E731
+    else:
+        build = lambda: train_budgeted_lm(kind, seconds, seed, data)  # noqa: E731
+    return cached(f"lesson02-03-{kind}-lm", f"v1-{seconds:g}s-seed{seed}", build)
 
 
 @torch.no_grad()
