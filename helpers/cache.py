@@ -37,6 +37,21 @@ def is_cached(name: str, version: str) -> bool:
     return cache_path(name, version).exists()
 
 
+def with_overrides(defaults: dict, overrides: dict, what: str = "") -> dict:
+    """``defaults`` updated by ``overrides``; a key that is not among the defaults is an
+    error naming it (``what`` says whose settings they are)."""
+    unknown = set(overrides) - set(defaults)
+    if unknown:
+        label = f"{what} settings" if what else "settings"
+        raise ValueError(f"unknown {label} {sorted(unknown)}; choose from {sorted(defaults)}")
+    return {**defaults, **overrides}
+
+
+def settings_version(settings: dict, prefix: str = "v1") -> str:
+    """A cache version naming every setting, sorted: ``'v1-alpha0.75-dim100-...'``."""
+    return prefix + "-" + "-".join(f"{k}{v}" for k, v in sorted(settings.items()))
+
+
 def _load(path: Path, name: str, verbose: bool) -> tuple[bool, object]:
     """(True, value) if ``path`` holds a readable entry, else (False, None)."""
     if not path.exists():

@@ -371,9 +371,9 @@ def course_glove(progress: bool = True, **overrides) -> GloVeVectors:
     COURSE_GLOVE_CONFIG (updated by ``overrides``) and cached (helpers.cache).
     ``seconds`` is the training time of that run (co-occurrence counting not included;
     ``config['count_seconds']`` holds it)."""
-    from helpers.cache import cached
+    from helpers.cache import cached, with_overrides
     from helpers.word2vec import course_corpus
-    cfg = _course_glove_config(overrides)
+    cfg = with_overrides(COURSE_GLOVE_CONFIG, overrides, "GloVe")
 
     def build():
         corpus = course_corpus()
@@ -389,15 +389,7 @@ def course_glove(progress: bool = True, **overrides) -> GloVeVectors:
     return cached(*course_glove_key(**overrides), build)
 
 
-def _course_glove_config(overrides: dict) -> dict:
-    cfg = {**COURSE_GLOVE_CONFIG, **overrides}
-    unknown = set(cfg) - set(COURSE_GLOVE_CONFIG)
-    if unknown:
-        raise ValueError(f"unknown GloVe settings {sorted(unknown)}; choose from {sorted(COURSE_GLOVE_CONFIG)}")
-    return cfg
-
-
 def course_glove_key(**overrides) -> tuple[str, str]:
     """The cache entry (name, version) of :func:`course_glove` with these settings."""
-    cfg = _course_glove_config(overrides)
-    return "glove-course", "v1-" + "-".join(f"{k}{v}" for k, v in sorted(cfg.items()))
+    from helpers.cache import settings_version, with_overrides
+    return "glove-course", settings_version(with_overrides(COURSE_GLOVE_CONFIG, overrides, "GloVe"))

@@ -72,14 +72,12 @@ def train_scaling_grid(sentences: Sequence[Sequence[str]], fractions: Sequence[f
     defaults on an idle 2-core machine (gensim with 2 worker threads)."""
     from tqdm.auto import tqdm
 
+    from helpers.cache import with_overrides
     from helpers.data import load_analogies, load_word_similarity
     from helpers.evaluation import analogy_accuracy, similarity_correlation
     from helpers.word2vec import prepare_corpus, train_gensim
 
-    cfg = {**SCALING_CONFIG, **overrides}
-    unknown = set(cfg) - set(SCALING_CONFIG)
-    if unknown:
-        raise ValueError(f"unknown settings {sorted(unknown)}; choose from {sorted(SCALING_CONFIG)}")
+    cfg = with_overrides(SCALING_CONFIG, overrides)
     if not dims or any(int(d) < 1 for d in dims):
         raise ValueError(f"dims must be positive integers, got {dims}")
     train_kw = {k: v for k, v in cfg.items() if k != "min_count"}
@@ -113,9 +111,9 @@ def train_scaling_grid(sentences: Sequence[Sequence[str]], fractions: Sequence[f
 # ---------------------------------------------------------------- the course's grid
 def course_scaling_key() -> tuple[str, str]:
     """The cache entry (name, version) of :func:`course_scaling_grid`."""
-    cfg = "-".join(f"{k}{v}" for k, v in sorted(SCALING_CONFIG.items()))
+    from helpers.cache import settings_version
     grid = "f" + "_".join(f"{f:g}" for f in FRACTIONS) + "-d" + "_".join(map(str, DIMS))
-    return "word2vec-scaling", f"v1-{grid}-{cfg}"
+    return "word2vec-scaling", settings_version(SCALING_CONFIG, f"v1-{grid}")
 
 
 def course_scaling_grid(progress: bool = True) -> ScalingGrid:

@@ -213,26 +213,18 @@ COURSE_FASTTEXT_CONFIG = dict(dim=100, window=5, min_count=5, epochs=5, min_n=3,
                               sg=True, negative=5, sample=1e-3, seed=0, workers=2)
 
 
-def _course_fasttext_config(overrides: dict) -> dict:
-    cfg = {**COURSE_FASTTEXT_CONFIG, **overrides}
-    unknown = set(cfg) - set(COURSE_FASTTEXT_CONFIG)
-    if unknown:
-        raise ValueError(f"unknown fastText settings {sorted(unknown)}; choose from {sorted(COURSE_FASTTEXT_CONFIG)}")
-    return cfg
-
-
 def course_fasttext_key(**overrides) -> tuple[str, str]:
     """The cache entry (name, version) of :func:`course_fasttext` with these settings."""
-    cfg = _course_fasttext_config(overrides)
-    return "fasttext-course", "v1-" + "-".join(f"{k}{v}" for k, v in sorted(cfg.items()))
+    from helpers.cache import settings_version, with_overrides
+    return "fasttext-course", settings_version(with_overrides(COURSE_FASTTEXT_CONFIG, overrides, "fastText"))
 
 
 def course_fasttext(**overrides) -> FastTextVectors:
     """gensim FastText on :func:`helpers.corpus.modern_english_sentences` with
     COURSE_FASTTEXT_CONFIG (updated by ``overrides``), trained once and cached."""
-    from helpers.cache import cached
+    from helpers.cache import cached, with_overrides
     from helpers.corpus import modern_english_sentences
-    cfg = _course_fasttext_config(overrides)
+    cfg = with_overrides(COURSE_FASTTEXT_CONFIG, overrides, "fastText")
     return cached(*course_fasttext_key(**overrides), lambda: train_fasttext(modern_english_sentences(), **cfg))
 
 
