@@ -1,6 +1,6 @@
 """Benchmark: the course's NumPy attention forward vs PyTorch's, for several sequence lengths.
 
-Times helpers.attention.scaled_dot_product_attention (NumPy, float32) against
+Times helpers.lib.attention.scaled_dot_product_attention (NumPy, float32) against
 torch.nn.functional.scaled_dot_product_attention (float32, CPU) on the same causal
 self-attention problem — batch 4, 4 heads of width 64 — for T = 128 ... 2048, in one run.
 Prints the seconds, the NumPy/torch ratio, the growth factor per doubling of T (quadratic
@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from threadpoolctl import threadpool_limits
 
-from helpers.attention import causal_mask, scaled_dot_product_attention
+from helpers.lib.attention import causal_mask, scaled_dot_product_attention
 
 
 def best_of(f, repeats: int) -> float:

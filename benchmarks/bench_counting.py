@@ -3,7 +3,7 @@
 Part 1 counts word-context pairs (window ±5, within sentences) and computes PPMI on about a
 million tokens of the course corpus in three ways, checks that they agree, and prints CPU
 times and ratios:
-  - course:  helpers.counting.cooccurrence_matrix + ppmi (vectorised per offset, SciPy sparse)
+  - course:  helpers.lib.counting.cooccurrence_matrix + ppmi (vectorised per offset, SciPy sparse)
   - loop:    a plain Python loop over tokens into a dict, then PPMI over the dict
   - sklearn: CountVectorizer over one "context document" per token, E^T M, then PPMI with
              SciPy sparse operations
@@ -23,10 +23,15 @@ from collections import defaultdict
 import numpy as np
 import scipy.sparse as sp
 
-from helpers.corpus import modern_english_sentences
-from helpers.counting import cooccurrence_countvectorizer, cooccurrence_matrix, ppmi, ppmi_python
-from helpers.lsa import truncated_svd
-from helpers.text import Vocab
+from helpers.course.corpus import modern_english_sentences
+from helpers.lib.counting import (
+    cooccurrence_countvectorizer,
+    cooccurrence_matrix,
+    ppmi,
+    ppmi_python,
+)
+from helpers.lib.lsa import truncated_svd
+from helpers.lib.text import Vocab
 
 WINDOW = 5
 TARGET_TOKENS = 1_000_000

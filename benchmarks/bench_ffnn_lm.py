@@ -15,13 +15,14 @@ import torch
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPClassifier
 
-from helpers.batching import minibatch_indices, ngram_windows
-from helpers.data import load_wikipedia
-from helpers.feedforward import bbc_topic_data, evaluate, featurize, train_classifier
-from helpers.language_models import FeedForwardLM, mean_nll, perplexity
-from helpers.ngram import KneserNeyLM
-from helpers.seeding import seeded_init
-from helpers.text import Vocab, tokenize
+from helpers.course.bbc_topics import bbc_topic_data
+from helpers.course.data import load_wikipedia
+from helpers.infra.seeding import seeded_init
+from helpers.lessons.lesson01 import evaluate, featurize, train_classifier
+from helpers.lib.batching import minibatch_indices, ngram_windows
+from helpers.lib.language_models import FeedForwardLM, mean_nll, perplexity
+from helpers.lib.ngram import KneserNeyLM
+from helpers.lib.text import Vocab, tokenize
 
 
 def language_models(epochs: int) -> None:

@@ -1,9 +1,9 @@
 """GloVe (the course's PyTorch trainer) against gensim's Word2Vec and FastText, one process.
 
-Same corpus (helpers.corpus.modern_english_sentences, 1.29M tokens), 100 dimensions, min_count 5
-for all three. GloVe: helpers.glove.COURSE_GLOVE_CONFIG (harmonic co-occurrence counts within
-±10 words, x_max 100, α 0.75, AdaGrad); word2vec: skip-gram with helpers.word2vec.COURSE_CONFIG
-(window 5, 5 negatives, 5 epochs, 2 workers); fastText: helpers.subword.COURSE_FASTTEXT_CONFIG
+Same corpus (helpers.course.corpus.modern_english_sentences, 1.29M tokens), 100 dimensions, min_count 5
+for all three. GloVe: helpers.course.word_vectors.COURSE_GLOVE_CONFIG (harmonic co-occurrence counts within
+±10 words, x_max 100, α 0.75, AdaGrad); word2vec: skip-gram with helpers.course.word_vectors.COURSE_CONFIG
+(window 5, 5 negatives, 5 epochs, 2 workers); fastText: helpers.course.word_vectors.COURSE_FASTTEXT_CONFIG
 (the same skip-gram settings plus character 3-6-grams in 200,000 buckets).
 
 Prints, per method: training time (wall and CPU; GloVe's co-occurrence counting shown
@@ -22,12 +22,18 @@ import time
 import numpy as np
 from scipy.stats import spearmanr
 
-from helpers.corpus import modern_english_sentences
-from helpers.data import load_word_similarity
-from helpers.evaluation import similarity_correlation
-from helpers.glove import COURSE_GLOVE_CONFIG, glove_cooccurrence, train_torch
-from helpers.subword import COURSE_FASTTEXT_CONFIG, train_fasttext
-from helpers.word2vec import COURSE_CONFIG, course_corpus, train_gensim
+from helpers.course.corpus import modern_english_sentences
+from helpers.course.data import load_word_similarity
+from helpers.course.word_vectors import (
+    COURSE_CONFIG,
+    COURSE_FASTTEXT_CONFIG,
+    COURSE_GLOVE_CONFIG,
+    course_corpus,
+)
+from helpers.lib.fasttext import train_fasttext
+from helpers.lib.glove import glove_cooccurrence, train_torch
+from helpers.lib.metrics import similarity_correlation
+from helpers.lib.word2vec import train_gensim
 
 
 def _timed(fn):

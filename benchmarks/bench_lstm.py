@@ -1,4 +1,4 @@
-"""NumPy LSTM (helpers.recurrent.TimeLSTM) vs torch.nn.LSTM on the CPU, same run.
+"""NumPy LSTM (helpers.lib.recurrent.TimeLSTM) vs torch.nn.LSTM on the CPU, same run.
 
 Forward + backward of one layer, batch 32, 35 steps, input 128, hidden 128, float32,
 weights copied so both compute the same numbers (checked before timing).
@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from threadpoolctl import threadpool_limits
 
-from helpers.recurrent import TimeLSTM, copy_from_torch
+from helpers.lib.recurrent import TimeLSTM, copy_from_torch
 
 
 def median_seconds(fns, repeats: int) -> list[float]:

@@ -1,6 +1,6 @@
 """word2vec speed and quality: NumPy and PyTorch skip-gram against gensim, one process.
 
-Same corpus (helpers.corpus, 1.29M tokens), same hyperparameters (helpers.word2vec.COURSE_CONFIG:
+Same corpus (helpers.course.corpus, 1.29M tokens), same hyperparameters (helpers.course.word_vectors.COURSE_CONFIG:
 100 dims, window 5, 5 negatives, subsampling 1e-3, 5 epochs; gensim with 2 workers). Prints
 words/second (wall clock) and words per CPU-second, their ratios to gensim, and the quality
 gaps (WordSim-353 rho, analogy accuracy). Targets (issue 6): PyTorch >= 0.5x gensim's
@@ -15,9 +15,10 @@ import argparse
 import sys
 import time
 
-from helpers.data import load_analogies, load_word_similarity
-from helpers.evaluation import analogy_accuracy, similarity_correlation
-from helpers.word2vec import COURSE_CONFIG, course_corpus, train_gensim, train_numpy, train_torch
+from helpers.course.data import load_analogies, load_word_similarity
+from helpers.course.word_vectors import COURSE_CONFIG, course_corpus
+from helpers.lib.metrics import analogy_accuracy, similarity_correlation
+from helpers.lib.word2vec import train_gensim, train_numpy, train_torch
 
 
 def main() -> int:

@@ -7,7 +7,7 @@ For each notebook (all of notebooks/ by default, or those named on the command l
   3. fail on any blank plot: every image in the outputs must have loaded and must not
      be a single flat colour (this is the blank-first-plot bug of JupyterLab 4.6 with
      ipykernel 7 that ``interact`` plots show; headless nbval cannot see it);
-  4. for every explorer widget (helpers.widgets.Explorer): move its first slider (or
+  4. for every explorer widget (helpers.infra.widgets.Explorer): move its first slider (or
      pick another option of its first dropdown), press its run button if it has one,
      and verify that both the printed summary and the plot change, and that the new
      plot is not blank.

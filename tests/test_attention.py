@@ -1,10 +1,13 @@
-"""Tests of helpers.attention: NumPy attention against PyTorch, gradients, masks, errors."""
+"""Tests of helpers.lib.attention: NumPy attention against PyTorch, gradients, masks, errors."""
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
-from helpers.attention import (
+from helpers.exercises.lesson04 import check_causal_mask, check_split_heads
+from helpers.infra.widgets import Explorer, slider
+from helpers.lessons.lesson04 import render_scaling
+from helpers.lib.attention import (
     Attention,
     MultiHeadAttention,
     attention_single_query,
@@ -12,15 +15,12 @@ from helpers.attention import (
     dot_product_statistics,
     merge_heads,
     padding_mask,
-    render_scaling,
     scaled_dot_product_attention,
     softmax_jacobian_norm,
     split_heads,
 )
-from helpers.exercises.lesson04 import check_causal_mask, check_split_heads
-from helpers.gradcheck import assert_close_to_torch, check_function, check_layer, relative_error
-from helpers.layers import softmax
-from helpers.widgets import Explorer, slider
+from helpers.lib.gradcheck import assert_close_to_torch, check_function, check_layer, relative_error
+from helpers.lib.layers import softmax
 
 
 def t(a, grad=False):

@@ -1,4 +1,4 @@
-"""Tests of helpers.bert: the NumPy tied MLM (gradients, PyTorch), TinyBert (padding,
+"""Tests of helpers.lib.bert: the NumPy tied MLM (gradients, PyTorch), TinyBert (padding,
 attention, tying), MLM loss, training, contextual vectors, word-sense data, explorer."""
 from functools import partial
 
@@ -7,36 +7,31 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from helpers.bert import (
+from helpers.course.data import SHA256, load_wsd_sentences, parse_wsd_lines
+from helpers.infra.checksums import DataError
+from helpers.infra.widgets import Explorer, slider
+from helpers.lessons.lesson10 import example_vectors, pca_2d, render_sense_explorer, static_vectors
+from helpers.lib.bert import (
     BertConfig,
     NumpyMaskedLM,
     TinyBert,
-    contextual_vector,
-    count_parameters,
-    evaluate_mlm,
-    example_vectors,
-    fixed_eval_batches,
-    load_wsd_sentences,
     masked_lm_loss,
     mlm_loss,
     mlm_loss_numpy,
+    numpy_mlm_torch_reference,
+    tying_saving,
+)
+from helpers.lib.bpe import BPETokenizer
+from helpers.lib.contextual import (
+    contextual_vector,
     nearest_sense,
     nearest_sense_accuracy,
-    numpy_mlm_torch_reference,
-    parse_wsd_lines,
-    pca_2d,
-    pretrain_mlm,
-    render_sense_explorer,
-    static_vectors,
-    tying_saving,
-    unigram_baseline,
     word_vectors,
 )
-from helpers.bpe import BPETokenizer
-from helpers.data import DataError
-from helpers.gradcheck import check_function
-from helpers.mlm import IGNORE, encode_sentence
-from helpers.widgets import Explorer, slider
+from helpers.lib.gradcheck import check_function
+from helpers.lib.language_models import count_parameters
+from helpers.lib.mlm import IGNORE, encode_sentence
+from helpers.lib.pretraining import evaluate_mlm, fixed_eval_batches, pretrain_mlm, unigram_baseline
 
 
 # ---------------------------------------------------------------- NumPy tied MLM
@@ -256,8 +251,7 @@ def test_wsd_file_loads_and_is_balanced():
 
 
 def test_wsd_checksum_and_format_errors(monkeypatch):
-    import helpers.data
-    monkeypatch.setitem(helpers.data.SHA256, "wsd_sentences.tsv", "0" * 64)
+    monkeypatch.setitem(SHA256, "wsd_sentences.tsv", "0" * 64)
     with pytest.raises(DataError, match="corrupt or has been modified"):
         load_wsd_sentences()
     head = "word\tsense\tsentence"
@@ -318,7 +312,7 @@ def test_sense_explorer_render_and_widget(trained):
 
 
 def test_piece_word2vec_initialises_the_tied_table(trained):
-    from helpers.bert import piece_word2vec
+    from helpers.lib.pretraining import piece_word2vec
     tok, seqs, eb, cfg, res = trained
     E = piece_word2vec(tok, seqs, dim=cfg.dim, scale=0.1, epochs=1)
     assert E.shape == (len(tok), cfg.dim) and E.dtype == np.float32

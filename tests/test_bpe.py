@@ -1,9 +1,9 @@
-"""Tests of helpers.bpe: merges, round trips, special tokens, bad input."""
+"""Tests of helpers.lib.bpe: merges, round trips, special tokens, bad input."""
 import numpy as np
 import pytest
 
-from helpers.bpe import SPECIALS, BPETokenizer
-from helpers.text import tokenize
+from helpers.lib.bpe import SPECIALS, BPETokenizer
+from helpers.lib.text import tokenize
 
 TOY = {"low": 5, "lower": 2, "newest": 6, "widest": 3}  # Sennrich et al. (2016)'s example
 
@@ -41,7 +41,7 @@ def test_training_is_deterministic():
 
 @pytest.fixture(scope="module")
 def corpus_tok():
-    from helpers.corpus import modern_english_sentences
+    from helpers.course.corpus import modern_english_sentences
     sents = modern_english_sentences()[:3000]
     return BPETokenizer.train([w for s in sents for w in s], vocab_size=800)
 

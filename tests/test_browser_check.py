@@ -8,7 +8,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from helpers.plotting import figure_to_png, new_figure  # noqa: E402
+from helpers.infra.plotting import figure_to_png, new_figure  # noqa: E402
 from tests.browser_check import assert_not_blank  # noqa: E402
 
 

@@ -1,11 +1,11 @@
-"""Tests of helpers.counting: co-occurrence counts, PMI family, the notes' worked example."""
+"""Tests of helpers.lib.counting: co-occurrence counts, PMI family, the notes' worked example."""
 import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from helpers.counting import (
+from helpers.lib.counting import (
     cooccurrence_countvectorizer,
     cooccurrence_matrix,
     cooccurrence_python,
@@ -16,7 +16,7 @@ from helpers.counting import (
     ppmi_python,
     top_pmi_pairs,
 )
-from helpers.lsa import nearest_neighbours
+from helpers.lib.metrics import nearest_neighbours
 
 # The notes' partial co-occurrence table (rows state/fun/heaven, columns the/country/hell)
 ROWS, COLS = ["state", "fun", "heaven"], ["the", "country", "hell"]
@@ -187,7 +187,7 @@ def test_top_pmi_pairs():
 
 # ----------------------------------------------------------------------------- explorers and exercises
 def _explorer_corpus():
-    from helpers.text import Vocab
+    from helpers.lib.text import Vocab
     rng = np.random.default_rng(3)
     words = [f"w{i}" for i in range(30)]
     sents = [[words[j] for j in rng.integers(0, 30, size=12)] for _ in range(200)]
@@ -200,8 +200,8 @@ def _explorer_corpus():
 def test_render_collocations_and_widget():
     import matplotlib
     matplotlib.use("Agg")
-    from helpers.counting import render_collocations
-    from helpers.widgets import Explorer, dropdown, slider
+    from helpers.infra.widgets import Explorer, dropdown, slider
+    from helpers.lessons.lesson06 import render_collocations
 
     vocab, ids = _explorer_corpus()
     bigrams = cooccurrence_matrix(ids, len(vocab), window=1, symmetric=False)
@@ -225,13 +225,13 @@ def test_render_collocations_and_widget():
 def test_render_contexts_and_widget():
     import matplotlib
     matplotlib.use("Agg")
-    from helpers.counting import render_contexts
-    from helpers.widgets import Explorer, dropdown, slider
+    from helpers.infra.widgets import Explorer, dropdown, slider
+    from helpers.lessons.lesson06 import render_contexts
 
     vocab, ids = _explorer_corpus()
     fig, summary = render_contexts(2, "uniform", False, "new", sentences_ids=ids, vocab=vocab)
     assert "neighbours of 'new'" in summary and "window ±2" in summary
-    top = dict(nearest_neighbours(ppmi(cooccurrence_matrix(ids, len(vocab), 2)), vocab, "new", n=3))
+    top = dict(nearest_neighbours(ppmi(cooccurrence_matrix(ids, len(vocab), 2)), vocab, "new", k=3))
     assert "old" in top and top["old"] > 0.9  # 'new' and 'old' share the contexts 'york is'
     assert "old (1.00)" in summary
     ex = Explorer(lambda window, weighting: render_contexts(window, weighting, False, "york",

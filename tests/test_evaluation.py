@@ -1,26 +1,28 @@
-"""Tests of helpers.evaluation on small hand-made vector spaces (exact expected answers)."""
+"""Tests of helpers.lib.metrics on small hand-made vector spaces (exact expected answers)."""
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from helpers.evaluation import (
+from helpers.infra.widgets import Explorer, dropdown, slider
+from helpers.lessons.lesson09 import (
+    comparison_table,
+    format_comparison,
+    make_projection_render,
+    project_2d,
+    rank_changes,
+)
+from helpers.lib.extrinsic import extrinsic_classification
+from helpers.lib.metrics import (
     AnalogyResult,
     analogy,
     analogy_accuracy,
-    comparison_table,
     cosine,
     document_vectors,
-    extrinsic_classification,
-    format_comparison,
-    make_projection_render,
     nearest_neighbours,
-    project_2d,
-    rank_changes,
     similarity_correlation,
     word_similarity,
 )
-from helpers.text import UnknownWordError, Vocab
-from helpers.widgets import Explorer, dropdown, slider
+from helpers.lib.text import UnknownWordError, Vocab
 
 WORDS = ["man", "woman", "king", "queen", "apple", "banana", "cherry"]
 E = np.array([[1.0, 0.0, 0.1, 0.0], [1.0, 1.0, 0.1, 0.0], [0.1, 0.0, 1.0, 0.0], [0.1, 1.0, 1.0, 0.0],

@@ -1,13 +1,13 @@
-"""Tests of helpers.glove: the weighting function, the hand-written gradients (finite
+"""Tests of helpers.lib.glove: the weighting function, the hand-written gradients (finite
 differences in float64 and PyTorch autograd), AdaGrad training in NumPy and PyTorch, errors."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 import torch
 
-from helpers.counting import cooccurrence_python
-from helpers.exercises.glove_fasttext import check_glove_weight
-from helpers.glove import (
+from helpers.exercises.lesson08 import check_glove_weight
+from helpers.lib.counting import cooccurrence_python
+from helpers.lib.glove import (
     GloVeNumpy,
     GloVeTorch,
     GloVeVectors,
@@ -17,7 +17,7 @@ from helpers.glove import (
     train_numpy,
     train_torch,
 )
-from helpers.gradcheck import assert_close_to_torch, check_layer
+from helpers.lib.gradcheck import assert_close_to_torch, check_layer
 
 
 def test_weight_values_and_cap():

@@ -3,14 +3,14 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-from helpers.gradcheck import (
+from helpers.lib.gradcheck import (
     assert_close_to_torch,
     check_function,
     check_layer,
     numerical_gradient,
     relative_error,
 )
-from helpers.layers import (
+from helpers.lib.layers import (
     Activation,
     Dropout,
     Embedding,
@@ -22,7 +22,7 @@ from helpers.layers import (
     sigmoid,
     softmax,
 )
-from helpers.optim import SGD, Adam, Momentum, RMSProp, add_weight_penalty, clip_global_norm
+from helpers.lib.optim import SGD, Adam, Momentum, RMSProp, add_weight_penalty, clip_global_norm
 
 
 @pytest.fixture

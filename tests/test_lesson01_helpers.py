@@ -4,17 +4,17 @@ import numpy as np
 import pytest
 import torch
 
-from helpers.feedforward import (
-    bbc_topic_data,
+from helpers.course.bbc_topics import bbc_topic_data
+from helpers.infra.widgets import Explorer, dropdown, slider
+from helpers.lessons.lesson01 import (
     evaluate,
     featurize,
     render_activation,
     render_regularisation,
     train_classifier,
 )
-from helpers.language_models import FeedForwardLM, mean_nll, parameter_table, perplexity
-from helpers.ngram import KneserNeyLM
-from helpers.widgets import Explorer, dropdown, slider
+from helpers.lib.language_models import FeedForwardLM, mean_nll, parameter_table, perplexity
+from helpers.lib.ngram import KneserNeyLM
 
 
 def test_kneser_ney_is_a_distribution_and_never_zero():

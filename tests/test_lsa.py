@@ -1,23 +1,23 @@
-"""Tests of helpers.lsa: TF-IDF (the notes' example, scikit-learn equivalence), SVD, search."""
+"""Tests of helpers.lib.lsa: TF-IDF (the notes' example, scikit-learn equivalence), SVD, search."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from helpers.lsa import (
+from helpers.lib.lsa import (
     DocumentIndex,
     document_term_matrix,
     energy_kept,
     inverse_document_frequency,
     lsa_word_vectors,
-    nearest_neighbours,
     svd_vectors,
     term_frequency,
     tfidf,
     tfidf_matrix,
     truncated_svd,
 )
-from helpers.text import UnknownWordError, Vocab
+from helpers.lib.metrics import nearest_neighbours
+from helpers.lib.text import UnknownWordError, Vocab
 
 DOCS = [
     "the cat sat on the mat".split(),
@@ -118,11 +118,11 @@ def test_lsa_and_neighbours():
     w = lsa_word_vectors(DOCS, v, k=3, sentences_per_doc=1)
     assert w.shape == (len(v), 3)
     assert np.all(w[v.index("<pad>")] == 0)
-    nn = nearest_neighbours(w, v, "shares", n=3)
+    nn = nearest_neighbours(w, v, "shares", k=3)
     assert len(nn) == 3 and "shares" not in [x for x, _ in nn]
     assert nn[0][1] >= nn[1][1] >= nn[2][1] and nn[0][1] <= 1 + 1e-12
     # a finance word beats a pet word
-    sims = dict(nearest_neighbours(w, v, "shares", n=len(v)))
+    sims = dict(nearest_neighbours(w, v, "shares", k=len(v)))
     assert sims["market"] > sims["cat"]
     with pytest.raises(UnknownWordError, match="zebra"):
         nearest_neighbours(w, v, "zebra")
@@ -150,8 +150,8 @@ def test_document_retrieval():
 def test_render_lsa_and_widget():
     import matplotlib
     matplotlib.use("Agg")
-    from helpers.lsa import render_lsa
-    from helpers.widgets import Explorer, dropdown, slider
+    from helpers.infra.widgets import Explorer, dropdown, slider
+    from helpers.lessons.lesson05 import render_lsa
 
     v = vocab()
     x, _ = tfidf_matrix(DOCS, v, norm=None)

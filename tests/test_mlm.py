@@ -1,10 +1,10 @@
-"""Tests of helpers.mlm: masking proportions, padding, NSP pairs, and the lesson 09 checkers."""
+"""Tests of helpers.lib.mlm: masking proportions, padding, NSP pairs, and the lesson 09 checkers."""
 import numpy as np
 import pytest
 
-from helpers.bpe import BPETokenizer
-from helpers.exercises.lesson09 import check_80_10_10, check_nearest_sense
-from helpers.mlm import (
+from helpers.exercises.lesson10 import check_80_10_10, check_nearest_sense
+from helpers.lib.bpe import BPETokenizer
+from helpers.lib.mlm import (
     IGNORE,
     apply_80_10_10,
     encode_sentence,
@@ -14,7 +14,7 @@ from helpers.mlm import (
     pad_batch,
     sentence_pair,
 )
-from helpers.text import tokenize
+from helpers.lib.text import tokenize
 
 WORDS = tokenize("""the quick brown fox jumps over the lazy dog while the bank by the river
 floods and the bank in town raises its interest rates again and again""") * 20
@@ -167,7 +167,7 @@ def test_checker_80_10_10_accepts_reference_and_rejects_mistakes(capsys):
 
 
 def test_checker_nearest_sense(capsys):
-    from helpers.bert import nearest_sense
+    from helpers.lib.contextual import nearest_sense
     assert check_nearest_sense(lambda q, S, s: nearest_sense(q, S, s)[0])
 
     def by_dot_product(q, S, s):

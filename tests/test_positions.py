@@ -1,18 +1,18 @@
-"""Tests of helpers.positions: sinusoidal, learned and rotary position encodings."""
+"""Tests of helpers.lib.positions: sinusoidal, learned and rotary position encodings."""
 import numpy as np
 import pytest
 import torch
 
-from helpers.attention import scaled_dot_product_attention
-from helpers.gradcheck import check_layer
-from helpers.positions import (
+from helpers.lib.attention import scaled_dot_product_attention
+from helpers.lib.gradcheck import check_layer
+from helpers.lib.positions import (
     LearnedPositions,
     alibi_bias,
     apply_rope,
     rope_angles,
     sinusoidal_encoding,
 )
-from helpers.transformer import rope_torch
+from helpers.lib.transformer import rope_torch
 
 
 def test_sinusoidal_formula_and_first_rows():

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 import torch
 
-from helpers.gradcheck import assert_close_to_torch, check_function, check_layer
-from helpers.recurrent import (
+from helpers.lib.gradcheck import assert_close_to_torch, check_function, check_layer
+from helpers.lib.recurrent import (
     GRUCell,
     LSTMCell,
     RNNCell,

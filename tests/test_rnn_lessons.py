@@ -5,19 +5,25 @@ import torch
 
 from helpers.exercises.lesson02 import check_rnn_step_backward
 from helpers.exercises.lesson03 import check_lstm_step
-from helpers.rnn_lessons import (
+from helpers.infra.widgets import Explorer, slider
+from helpers.lessons.lesson02 import (
     cow_losses,
-    gradient_norms_through_time,
-    lm_gradient_flow,
-    long_range_batch,
-    random_recurrent_layer,
-    render_forget_bias_flow,
     render_gradient_flow,
-    render_long_range,
-    train_long_range,
+    render_temperature,
     train_recall,
 )
-from helpers.rnn_lm import (
+from helpers.lessons.lesson03 import (
+    long_range_batch,
+    render_forget_bias_flow,
+    render_long_range,
+    train_long_range,
+)
+from helpers.lib.gradient_flow import (
+    gradient_norms_through_time,
+    lm_gradient_flow,
+    random_recurrent_layer,
+)
+from helpers.lib.rnn_lm import (
     EOS,
     LMData,
     RecurrentLM,
@@ -25,13 +31,11 @@ from helpers.rnn_lm import (
     exposure_bias,
     frequency_profile,
     generate,
-    render_temperature,
     temperature_probs,
     to_numpy_layers,
     train_lm,
 )
-from helpers.text import UNK, Vocab
-from helpers.widgets import Explorer, slider
+from helpers.lib.text import UNK, Vocab
 
 
 def test_cow_table_worked_example():
@@ -214,7 +218,7 @@ def test_exercise_checkers_accept_solutions_and_explain_mistakes(capsys):
 
 
 def test_budgeted_training_result_and_thread_restore(tiny):
-    from helpers.rnn_lm import model_from_result, train_budgeted_lm
+    from helpers.course.recurrent_lms import model_from_result, train_budgeted_lm
 
     before = torch.get_num_threads()
     long_stream = LMData(tiny.vocab, np.tile(tiny.train, 4), tiny.valid, tiny.test)   # >= 32 x 35 tokens

@@ -1,15 +1,15 @@
 import numpy as np
 import pytest
 
-from helpers.corpus import modern_english_sentences
-from helpers.evaluation import course_cache_jobs
-from helpers.scaling import (
+from helpers.course.corpus import modern_english_sentences
+from helpers.course.scaling_grid import (
     METRICS,
     course_scaling_key,
     nested_samples,
-    scaling_render,
     train_scaling_grid,
 )
+from helpers.course.word_vectors import course_cache_jobs
+from helpers.lessons.lesson09 import scaling_render
 
 
 def test_nested_samples_are_nested_random_and_sized():

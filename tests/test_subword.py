@@ -1,19 +1,19 @@
-"""Tests of helpers.subword: character n-grams and FNV-1a hashing (against gensim's fastText
+"""Tests of helpers.lib.fasttext: character n-grams and FNV-1a hashing (against gensim's fastText
 functions), the NumPy sketch (gradients, unseen and misspelled words), gensim equivalence."""
 import numpy as np
 import pytest
 from gensim.models.fasttext import compute_ngrams, ft_hash_bytes, ft_ngram_hashes
 
-from helpers.exercises.glove_fasttext import check_char_ngrams
-from helpers.gradcheck import check_layer
-from helpers.subword import (
+from helpers.exercises.lesson08 import check_char_ngrams
+from helpers.lessons.lesson08 import oov_neighbours
+from helpers.lib.fasttext import (
     SubwordEmbedding,
     char_ngrams,
     fnv1a_32,
     ngram_buckets,
-    oov_neighbours,
     train_fasttext,
 )
+from helpers.lib.gradcheck import check_layer
 
 WORDS = ["where", "a", "banana", "café", "naïve", "日本", "goverment", "unbelievably"]
 
@@ -105,7 +105,7 @@ def test_sketch_bad_input():
 
 @pytest.fixture(scope="module")
 def tiny_fasttext():
-    from helpers.corpus import modern_english_sentences
+    from helpers.course.corpus import modern_english_sentences
     return train_fasttext(modern_english_sentences()[:2500], dim=16, epochs=1, buckets=5000, workers=1)
 
 

@@ -1,8 +1,14 @@
 import numpy as np
 import pytest
 
-from helpers.batching import bptt_batches, minibatch_indices, ngram_windows, pad_sequences
-from helpers.text import UnknownWordError, Vocab, split_sentences, tokenize
+from helpers.lib.batching import (
+    bptt_batches,
+    minibatch_indices,
+    ngram_windows,
+    pad_sequences,
+    train_valid_test_split,
+)
+from helpers.lib.text import UnknownWordError, Vocab, split_sentences, tokenize
 
 
 def test_tokenize():
@@ -72,3 +78,15 @@ def test_pad_sequences():
     assert mask.tolist() == [[True, True, True], [True, False, False]]
     with pytest.raises(ValueError, match="empty list"):
         pad_sequences([], 0)
+
+
+def test_split_fractions_and_errors():
+    tr, va, te = train_valid_test_split(100, (0.8, 0.1, 0.1))
+    assert (len(tr), len(va), len(te)) == (80, 10, 10)
+    assert np.array_equal(np.concatenate([tr, va, te]), np.arange(100))  # contiguous without rng
+    tr2, _, _ = train_valid_test_split(100, (0.8, 0.1, 0.1), np.random.default_rng(0))
+    assert not np.array_equal(tr2, np.arange(80)) and len(set(tr2)) == 80
+    with pytest.raises(ValueError, match="empty collection"):
+        train_valid_test_split(0)
+    with pytest.raises(ValueError, match="summing to 1"):
+        train_valid_test_split(10, (0.5, 0.2, 0.2))

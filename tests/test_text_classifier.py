@@ -1,21 +1,23 @@
-"""Tests of helpers.text_classifier: padding (padding_idx and the mask), frozen vs trainable
+"""Tests of helpers.lib.embedding_classifier: padding (padding_idx and the mask), frozen vs trainable
 embeddings, training, the frozen/fine-tuned/random experiment and its explorer, errors."""
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
-from helpers.text_classifier import (
-    MeanEmbeddingClassifier,
+from helpers.infra.widgets import Explorer, slider
+from helpers.lessons.lesson09 import (
     embedding_experiment,
-    encode_documents,
     make_size_render,
     plot_accuracy_vs_size,
     summarise_experiment,
+)
+from helpers.lib.embedding_classifier import (
+    MeanEmbeddingClassifier,
+    encode_documents,
     train_classifier,
     vocab_with_specials,
 )
-from helpers.widgets import Explorer, slider
 
 WORDS = ["good", "great", "fine", "bad", "awful", "poor", "the", "a"]
 

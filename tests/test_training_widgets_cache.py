@@ -3,11 +3,11 @@ import math
 import numpy as np
 import pytest
 
-from helpers.cache import CacheJob, build_missing, cached, is_cached
 from helpers.exercises import ExerciseFailed, expect_close, run_checks
-from helpers.plotting import new_figure
-from helpers.training import train_loop
-from helpers.widgets import Explorer, dropdown, slider
+from helpers.infra.cache import CacheJob, build_missing, cached, is_cached
+from helpers.infra.plotting import new_figure
+from helpers.infra.training import train_loop
+from helpers.infra.widgets import Explorer, dropdown, slider
 
 
 def test_train_loop_records_epochs_and_metrics():

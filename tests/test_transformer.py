@@ -1,14 +1,21 @@
-"""Tests of helpers.transformer: the decoder-only model, its LSTM baseline, sampling, training."""
+"""Tests of helpers.lib.transformer: the decoder-only model, its LSTM baseline, sampling, training."""
 import functools
 
 import numpy as np
 import pytest
 import torch
 
-from helpers.attention import MultiHeadAttention
-from helpers.gradcheck import assert_close_to_torch
-from helpers.text import UnknownWordError, Vocab
-from helpers.transformer import (
+from helpers.infra.widgets import Explorer, slider
+from helpers.lessons.lesson04 import (
+    render_attention,
+    render_temperature,
+    time_parallel_vs_sequential,
+)
+from helpers.lib.attention import MultiHeadAttention
+from helpers.lib.gradcheck import assert_close_to_torch
+from helpers.lib.language_models import count_parameters
+from helpers.lib.text import UnknownWordError, Vocab
+from helpers.lib.transformer import (
     LSTMLM,
     Block,
     CausalSelfAttention,
@@ -16,18 +23,13 @@ from helpers.transformer import (
     DecoderLM,
     TransformerConfig,
     block_parameter_count,
-    count_parameters,
     encode_chars,
     evaluate_lm,
     generate,
     next_token_probs,
-    render_attention,
-    render_temperature,
     sample_from_logits,
-    time_parallel_vs_sequential,
     train_lm,
 )
-from helpers.widgets import Explorer, slider
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -232,8 +234,9 @@ def test_attention_and_temperature_explorers(tiny_corpus):
 
 
 def test_norm_comparison_explorer_trains_on_click(tiny_corpus):
-    from helpers.transformer import render_norm_comparison, unigram_loss
-    from helpers.widgets import log_slider
+    from helpers.infra.widgets import log_slider
+    from helpers.lessons.lesson04 import render_norm_comparison
+    from helpers.lib.transformer import unigram_loss
     render = functools.partial(render_norm_comparison, tiny_corpus, warmup=0, seconds=0.3)
     ex = Explorer(render, {"lr": log_slider(3e-3, -4, -1, "lr")}, run_button="Train")
     before, n = ex.summary, ex.renders

@@ -1,24 +1,26 @@
-"""Tests of helpers.word2vec: gradients (finite differences and PyTorch), the noise
+"""Tests of helpers.lib.word2vec: gradients (finite differences and PyTorch), the noise
 sampler's distribution, the data preparation, the trainers on a tiny corpus."""
 import numpy as np
 import pytest
 import torch
 
-from helpers.gradcheck import assert_close_to_torch, check_layer
-from helpers.layers import Embedding, SigmoidCrossEntropy
-from helpers.word2vec import (
+from helpers.lessons.lesson07 import time_softmax_vs_negative_sampling
+from helpers.lib.gradcheck import assert_close_to_torch, check_layer
+from helpers.lib.layers import Embedding, SigmoidCrossEntropy
+from helpers.lib.negative_sampling import (
     CBOWNS,
     EmbeddingDot,
     NoiseSampler,
     SkipGramNS,
+    unigram_noise,
+)
+from helpers.lib.word2vec import (
     cbow_examples,
     keep_probabilities,
     prepare_corpus,
     skipgram_pairs,
-    time_softmax_vs_negative_sampling,
     train_numpy,
     train_torch,
-    unigram_noise,
 )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from helpers.exercises import ExerciseFailed, expect_close, run_checks
-from helpers.recurrent import RNNCell
+from helpers.lib.recurrent import RNNCell
 
 NAMES = ("dx", "dh_prev", "dWx", "dWh", "db")
 

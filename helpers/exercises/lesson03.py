@@ -6,7 +6,7 @@ import itertools
 import numpy as np
 
 from helpers.exercises import ExerciseFailed, expect_close, run_checks
-from helpers.recurrent import LSTMCell
+from helpers.lib.recurrent import LSTMCell
 
 ORDER = ("i", "f", "g", "o")
 

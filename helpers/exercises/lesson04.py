@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers.attention import causal_mask, scaled_dot_product_attention, split_heads
 from helpers.exercises import ExerciseFailed, expect_close, expect_equal, run_checks
+from helpers.lib.attention import causal_mask, scaled_dot_product_attention, split_heads
 
 
 def check_causal_mask(candidate) -> bool:

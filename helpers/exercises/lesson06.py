@@ -5,8 +5,8 @@ import warnings
 
 import numpy as np
 
-from helpers.counting import pmi, pmi_table
 from helpers.exercises import ExerciseFailed, expect_close, run_checks
+from helpers.lib.counting import pmi, pmi_table
 
 
 def _reference_ppmi(counts, alpha):

@@ -1,66 +1,57 @@
-"""Checkers for lesson 08 (evaluating word vectors)."""
+"""Checkers for lesson 08 (GloVe and fastText)."""
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import spearmanr
 
 from helpers.exercises import ExerciseFailed, expect_close, expect_equal, run_checks
 
 
-def _toy_space():
-    words = ["man", "woman", "king", "queen", "apple", "banana"]
-    E = np.array([[1.0, 0.0, 0.1], [1.0, 1.0, 0.1], [0.1, 0.0, 1.0], [0.1, 1.0, 1.0],
-                  [-1.0, 0.2, -0.3], [-1.0, 0.3, -0.2]])
-    return E, words
+def check_glove_weight(candidate) -> bool:
+    """``candidate(x (array of counts), x_max, alpha) -> f(x)``: GloVe's weighting function
+    f(x) = (x / x_max)^alpha for x < x_max, else 1 (element-wise, same shape as x)."""
+    def worked_values(f):
+        x = np.array([0.0, 1.0, 10.0, 50.0, 100.0])
+        expected = np.array([0.0, 0.01 ** 0.75, 0.1 ** 0.75, 0.5 ** 0.75, 1.0])
+        expect_close(f(x, 100.0, 0.75), expected, "f([0, 1, 10, 50, 100]) with x_max=100, alpha=0.75")
+
+    def capped(f):
+        got = np.asarray(f(np.array([100.0, 250.0, 1e6]), 100.0, 0.75), dtype=float)
+        if np.any(got > 1 + 1e-12):
+            raise ExerciseFailed(f"f must be capped at 1 for x >= x_max, got {np.round(got, 4)} for "
+                                 "x = [100, 250, 1e6]: use 1 where x >= x_max")
+        expect_close(got, [1.0, 1.0, 1.0], "f(x) for x >= x_max")
+
+    def uses_arguments(f):
+        got = f(np.array([5.0, 10.0, 20.0]), 10.0, 0.5)
+        expect_close(got, [0.5 ** 0.5, 1.0, 1.0], "f([5, 10, 20]) with x_max=10, alpha=0.5 "
+                     "(do not hard-code x_max=100 or alpha=0.75)")
+
+    def shape(f):
+        x = np.array([[1.0, 200.0], [30.0, 0.5]])
+        expect_equal(np.shape(f(x, 100.0, 0.75)), (2, 2), "shape of f(x) for a (2, 2) matrix of counts")
+
+    return run_checks("GloVe weighting f(x)", candidate, [worked_values, capped, uses_arguments, shape])
 
 
-def check_three_cos_add(candidate) -> bool:
-    """``candidate(vectors (V, D), words list, a, b, c) -> word``: the answer to
-    a : b :: c : ? by 3CosAdd on unit-length vectors, never one of a, b, c."""
-    E, words = _toy_space()
+def check_char_ngrams(candidate) -> bool:
+    """``candidate(word, n) -> list[str]``: the character n-grams of ``'<' + word + '>'``
+    (boundary markers added), left to right, repeats kept."""
+    def where(f):
+        got = list(f("where", 3))
+        if got and not got[0].startswith("<"):
+            raise ExerciseFailed(f"expected the first 3-gram of 'where' to be '<wh', got {got[0]!r}: "
+                                 "add the boundary markers '<' and '>' before cutting")
+        expect_equal(got, ["<wh", "whe", "her", "ere", "re>"], "3-grams of 'where'")
 
-    def king_queen(f):
-        expect_equal(f(E, words, "man", "woman", "king"), "queen", "man : woman :: king : ?")
+    def four_grams(f):
+        expect_equal(list(f("where", 4)), ["<whe", "wher", "here", "ere>"], "4-grams of 'where'")
 
-    def excludes_queries(f):
-        # b - a + c is closest to c itself here; the answer must not be a query word
-        E2 = E.copy()
-        E2[words.index("woman")] = E2[words.index("man")] + 1e-3
-        got = f(E2, words, "man", "woman", "king")
-        if got in ("man", "woman", "king"):
-            raise ExerciseFailed(f"the answer {got!r} is one of the query words; exclude a, b and c")
+    def repeats(f):
+        expect_equal(list(f("banana", 3)), ["<ba", "ban", "ana", "nan", "ana", "na>"],
+                     "3-grams of 'banana' (the repeated 'ana' is listed twice)")
 
-    def normalises(f):
-        E3 = E.copy()
-        E3[words.index("banana")] *= 50      # a long vector must not win by its length
-        expect_equal(f(E3, words, "man", "woman", "king"), "queen", "with a very long 'banana' vector")
+    def short_word(f):
+        expect_equal(list(f("a", 3)), ["<a>"], "3-grams of 'a'")
+        expect_equal(list(f("a", 4)), [], "4-grams of 'a' (the marked word '<a>' is shorter than 4)")
 
-    return run_checks("3CosAdd", candidate, [king_queen, excludes_queries, normalises])
-
-
-def check_spearman_with_oov(candidate) -> bool:
-    """``candidate(sims dict {(w1, w2): cosine}, pairs [(w1, w2, human)]) -> (rho, n_oov)``:
-    Spearman correlation over the pairs that have a cosine; the others are counted."""
-    pairs = [("a", "b", 9.0), ("a", "c", 5.0), ("b", "c", 7.0), ("a", "z", 3.0), ("c", "d", 1.0)]
-    sims = {("a", "b"): 0.8, ("a", "c"): 0.1, ("b", "c"): 0.5, ("c", "d"): 0.2}
-
-    def values(f):
-        rho, n_oov = f(sims, pairs)
-        expect_equal(int(n_oov), 1, "number of out-of-vocabulary pairs")
-        exp = spearmanr([0.8, 0.1, 0.5, 0.2], [9.0, 5.0, 7.0, 1.0]).statistic
-        expect_close(rho, exp, "Spearman rho over the 4 known pairs")
-
-    def rank_not_pearson(f):
-        s2 = dict(sims)
-        s2[("a", "b")] = 100.0               # a monotone change: Spearman must not move
-        rho1, _ = f(sims, pairs)
-        rho2, _ = f(s2, pairs)
-        expect_close(rho2, rho1, "rho after making the top cosine much larger (ranks unchanged)")
-
-    def all_oov(f):
-        rho, n_oov = f({}, pairs)
-        if rho is not None and not (isinstance(rho, float) and np.isnan(rho)):
-            raise ExerciseFailed(f"with no known pair rho must be None (or NaN), got {rho!r}")
-        expect_equal(int(n_oov), 5, "number of OOV pairs when none is known")
-
-    return run_checks("Spearman with OOV pairs", candidate, [values, rank_not_pearson, all_oov])
+    return run_checks("character n-grams", candidate, [where, four_grams, repeats, short_word])

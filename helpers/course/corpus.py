@@ -1,0 +1,52 @@
+"""The course's shared modern-English corpus for the word-level lessons (02-03, 05-10).
+
+Wikipedia (105 articles, ~420k words) + BBC News (2,225 articles, ~850k words):
+about 1.3M tokens of modern English, the same text for every word-vector method so
+their scores can be compared in one table.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from helpers.course.data import load_bbc_news, load_wikipedia
+from helpers.lib.text import split_sentences, tokenize
+
+
+@lru_cache(maxsize=2)
+def modern_english_documents() -> tuple[tuple[str, str], ...]:
+    """(source, text) for every document: ('wikipedia', ...) then ('bbc:<topic>', ...)."""
+    docs = [("wikipedia", text) for text in load_wikipedia().values()]
+    docs += [(f"bbc:{a.topic}", f"{a.title}.\n{a.text}") for a in load_bbc_news()]
+    return tuple(docs)
+
+
+@lru_cache(maxsize=2)
+def modern_english_sentences(min_tokens: int = 3) -> tuple[tuple[str, ...], ...]:
+    """The corpus as tokenised sentences (lower-case word tokens, no punctuation).
+
+    Sentences shorter than ``min_tokens`` tokens (headings, debris) are dropped.
+    Returns a tuple of tuples so the cached value cannot be modified by accident.
+    """
+    out = []
+    for _, text in modern_english_documents():
+        for sent in split_sentences(text):
+            toks = tokenize(sent)
+            if len(toks) >= min_tokens:
+                out.append(tuple(toks))
+    return tuple(out)
+
+
+@lru_cache(maxsize=2)
+def document_sentences(min_tokens: int = 3) -> tuple[tuple[tuple[str, ...], ...], ...]:
+    """The shared corpus as documents of tokenised sentences.
+
+    The same sentences as :func:`helpers.course.corpus.modern_english_sentences`, grouped by
+    document, in the same order: needed to keep held-out text in other documents than
+    the training text, and for next-sentence pairs (consecutive sentences of a document).
+    """
+    docs = []
+    for _, text in modern_english_documents():
+        sents = tuple(tuple(t) for t in (tokenize(s) for s in split_sentences(text)) if len(t) >= min_tokens)
+        if sents:
+            docs.append(sents)
+    return tuple(docs)

@@ -1,0 +1,388 @@
+"""Lesson 09 (evaluating word vectors): the comparison table over every method of the course,
+the 2-D projection explorer, the scaling-grid explorer, and the frozen / fine-tuned / random
+embeddings experiment with its plot and explorer.
+
+Every render function returns ``(Figure, summary str)``; the notebook wraps them in
+:class:`helpers.infra.widgets.Explorer` and the tests call them directly.
+"""
+from __future__ import annotations
+
+import time
+from typing import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from sklearn.decomposition import PCA
+from sklearn.model_selection import train_test_split
+from tqdm.auto import tqdm
+
+from helpers.course.bbc_topics import bbc_split, bbc_topic_task
+from helpers.course.data import load_analogies, load_word_similarity
+from helpers.course.scaling_grid import METRICS, ScalingGrid
+from helpers.infra.plotting import new_figure
+from helpers.lib.embedding_classifier import (
+    MeanEmbeddingClassifier,
+    accuracy,
+    encode_documents,
+    train_classifier,
+    vocab_with_specials,
+)
+from helpers.lib.extrinsic import extrinsic_classification
+from helpers.lib.metrics import (
+    analogy_accuracy,
+    nearest_neighbours,
+    normalize_rows,
+    similarity_correlation,
+    vocab_maps,
+)
+
+
+# ---------------------------------------------------------------- the comparison table
+def evaluate_embedding(vectors, vocab, classifiers: Sequence[str] = ("logreg", "knn"), task=None,
+                       analogies=None, similarity_sets=None, seed: int = 0) -> dict:
+    """All scores of one embedding: WordSim-353 and SimLex-999 rho (+ OOV counts),
+    Google analogy accuracy (3CosAdd and 3CosMul), and extrinsic accuracy per classifier.
+
+    ``task`` = (documents, labels) defaults to :func:`bbc_topic_task`; ``analogies`` to
+    :func:`helpers.course.data.load_analogies`; ``similarity_sets`` to {'ws353': ..., 'simlex': ...}.
+    """
+    if similarity_sets is None:
+        similarity_sets = {"ws353": load_word_similarity("wordsim353"), "simlex": load_word_similarity("simlex999")}
+    analogies = analogies if analogies is not None else load_analogies()
+    docs, labels = task if task is not None else bbc_topic_task()
+    row = {}
+    for key, pairs in similarity_sets.items():
+        row[key] = similarity_correlation(vectors, vocab, pairs, name=key)
+    row["analogy_add"] = analogy_accuracy(vectors, vocab, analogies, "add")
+    row["analogy_mul"] = analogy_accuracy(vectors, vocab, analogies, "mul")
+    for clf in classifiers:
+        row[f"extrinsic_{clf}"] = extrinsic_classification(vectors, vocab, docs, labels, clf, seed=seed)
+    return row
+
+
+def comparison_table(methods: dict, classifiers: Sequence[str] = ("logreg", "knn"), progress: bool = True, **kw) -> list[dict]:
+    """Evaluate every method of ``{name: (vectors, vocab, training_seconds)}`` the same way.
+
+    Returns one dict per method: {'method', 'seconds', 'ws353', 'simlex', 'analogy_add',
+    'analogy_mul', 'extrinsic_<clf>' ...} holding the result objects (see
+    :func:`evaluate_embedding`). Add a method by adding one entry to the dict.
+    """
+    if not methods:
+        raise ValueError("no methods to compare (the dict is empty)")
+    kw.setdefault("analogies", load_analogies())
+    kw.setdefault("similarity_sets", {"ws353": load_word_similarity("wordsim353"),
+                                      "simlex": load_word_similarity("simlex999")})
+    kw.setdefault("task", bbc_topic_task())
+    rows = []
+    for name, entry in tqdm(methods.items(), desc="evaluating", disable=not progress, leave=False):
+        if len(entry) != 3:
+            raise ValueError(f"{name}: expected (vectors, vocab, training seconds), got {len(entry)} items")
+        vectors, vocab, secs = entry
+        t = time.perf_counter()
+        row = {"method": name, "seconds": float(secs), "dim": int(np.shape(vectors)[1]),
+               **evaluate_embedding(vectors, vocab, classifiers, **kw)}
+        row["eval_seconds"] = time.perf_counter() - t
+        rows.append(row)
+    return rows
+
+
+def _fmt(x, pct=False):
+    if x is None:
+        return "all OOV" if not pct else "n/a"
+    return f"{x:.1%}" if pct else f"{x:.3f}"
+
+
+def format_comparison(rows: list[dict]) -> str:
+    """The comparison table as fixed-width text, one line per method; the ranking of each
+    method under each classifier is shown in brackets."""
+    clfs = [k[len("extrinsic_"):] for k in rows[0] if k.startswith("extrinsic_")]
+    ranks = {}
+    for c in clfs:
+        order = sorted(rows, key=lambda r: -r[f"extrinsic_{c}"].accuracy)
+        ranks[c] = {r["method"]: i + 1 for i, r in enumerate(order)}
+    head = (f"{'method':<22}{'train s':>9}{'WS353 ρ':>9}{'SimLex ρ':>10}{'3CosAdd':>9}{'3CosMul':>9}"
+            + "".join(f"{'acc ' + c:>14}" for c in clfs))
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        line = (f"{r['method']:<22}{r['seconds']:>9.1f}{_fmt(r['ws353'].rho):>9}{_fmt(r['simlex'].rho):>10}"
+                f"{_fmt(r['analogy_add'].accuracy, True):>9}{_fmt(r['analogy_mul'].accuracy, True):>9}")
+        for c in clfs:
+            line += f"{r[f'extrinsic_{c}'].accuracy:>9.1%} ({ranks[c][r['method']]})"
+        lines.append(line)
+    r0 = rows[0]
+    lines.append(f"OOV: WordSim-353 {r0['ws353'].n_oov}/{r0['ws353'].n_pairs} pairs, SimLex-999 "
+                 f"{r0['simlex'].n_oov}/{r0['simlex'].n_pairs}, analogies {r0['analogy_add'].oov}/"
+                 f"{r0['analogy_add'].oov + r0['analogy_add'].answered} questions (first row's vocabulary)")
+    return "\n".join(lines)
+
+
+def rank_changes(rows: list[dict], a: str = "logreg", b: str = "knn") -> list[tuple[str, int, int]]:
+    """[(method, rank under classifier a, rank under classifier b)] — 1 is best."""
+    out = []
+    for c in (a, b):
+        order = sorted(rows, key=lambda r: -r[f"extrinsic_{c}"].accuracy)
+        out.append({r["method"]: i + 1 for i, r in enumerate(order)})
+    return [(r["method"], out[0][r["method"]], out[1][r["method"]]) for r in rows]
+
+
+# ---------------------------------------------------------------- 2-D projections (explorer)
+WORD_GROUPS = {
+    "countries": ["france", "germany", "italy", "spain", "china", "japan", "india"],
+    "sport": ["football", "tennis", "cricket", "rugby", "golf", "olympic"],
+    "music": ["album", "band", "song", "singer", "guitar", "concert"],
+    "economy": ["bank", "shares", "profit", "market", "economy", "prices"],
+    "family": ["mother", "father", "son", "daughter", "wife", "husband"],
+    "numbers": ["two", "three", "four", "five", "six", "seven"],
+}
+
+
+def project_2d(X: np.ndarray, method: str = "PCA", seed: int = 0) -> np.ndarray:
+    """2-D coordinates (N, 2) of the rows of X (N, D): 'PCA' or 't-SNE' (scikit-learn),
+    both on unit-length rows (cosine geometry)."""
+    from sklearn.manifold import (
+        TSNE,  # heavy optional import: loaded only when a t-SNE is asked for
+    )
+    X = normalize_rows(X)
+    if len(X) < 3:
+        raise ValueError(f"need at least 3 words to project, got {len(X)}")
+    if method == "PCA":
+        return PCA(n_components=2, random_state=seed).fit_transform(X)
+    if method == "t-SNE":
+        return TSNE(n_components=2, perplexity=min(10.0, len(X) - 1.0), init="pca", random_state=seed,
+                    metric="cosine").fit_transform(X)
+    raise ValueError(f"method must be 'PCA' or 't-SNE', got {method!r}")
+
+
+def make_projection_render(embeddings: dict, groups: dict | None = None):
+    """A render function for an Explorer of 2-D projections.
+
+    ``embeddings``: {name: (vectors, vocab)}; ``groups``: {group: [seed words]} (default
+    WORD_GROUPS). The returned ``render(neighbours, method, embedding) -> (figure, summary)``
+    plots each group's seed words (and their ``neighbours`` nearest neighbours, smaller) in
+    one colour and reports how often a word's nearest seed word in 2-D is from its own group.
+    """
+    groups = groups or WORD_GROUPS
+
+    def render(neighbours: int = 0, method: str = "PCA", embedding: str | None = None):
+        name = embedding or next(iter(embeddings))
+        vectors, vocab = embeddings[name]
+        stoi, _ = vocab_maps(vocab)
+        words, labels, is_seed = [], [], []
+        for g, ws in groups.items():
+            for w in ws:
+                if w not in stoi or w in words:
+                    continue
+                words.append(w)
+                labels.append(g)
+                is_seed.append(True)
+                for nb, _ in nearest_neighbours(vectors, vocab, w, k=int(neighbours)):
+                    if nb not in words:
+                        words.append(nb)
+                        labels.append(g)
+                        is_seed.append(False)
+        if len(words) < 3:
+            raise ValueError(f"fewer than 3 of the group words are in the vocabulary of {name}")
+        Y = project_2d(np.asarray(vectors)[[stoi[w] for w in words]], method)
+        fig, ax = new_figure(width=7, height=5)
+        colours = dict(zip(groups, ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown",
+                                     "tab:pink", "tab:gray", "tab:olive", "tab:cyan"], strict=False))
+        for (x, y), w, g, s in zip(Y, words, labels, is_seed, strict=True):
+            ax.scatter(x, y, color=colours[g], s=40 if s else 12, alpha=1.0 if s else 0.6)
+            ax.annotate(w, (x, y), fontsize=9 if s else 7, color=colours[g], alpha=1.0 if s else 0.7,
+                        xytext=(2, 2), textcoords="offset points")
+        for g in groups:
+            ax.scatter([], [], color=colours[g], label=g)
+        ax.legend(fontsize=8, loc="best")
+        ax.set_title(f"{method} of {len(words)} words, {name}")
+        ax.set_xlabel(f"{method} dimension 1")
+        ax.set_ylabel(f"{method} dimension 2")
+        seeds = np.array(is_seed)
+        lab = np.array(labels)
+        D = np.linalg.norm(Y[:, None, :] - Y[None, seeds, :], axis=2)
+        D[np.arange(len(Y))[seeds], np.arange(seeds.sum())] = np.inf          # a seed is not its own neighbour
+        agree = float(np.mean(lab[seeds][D.argmin(axis=1)] == lab))
+        summary = (f"{name}, {method}, {neighbours} neighbours per seed word: {len(words)} words; "
+                   f"nearest seed word in 2-D is from the same group for {agree:.0%} of them")
+        return fig, summary
+
+    return render
+
+
+# ---------------------------------------------------------------- more data or more dimensions (explorer)
+def scaling_render(grid: ScalingGrid, metric: str = "analogy", across: str = "corpus size"):
+    """Explorer render: ``metric`` (a key of METRICS) of every cell, as lines against the
+    corpus size (one line per dimension) or against the dimension (one line per corpus
+    size), as ``across`` says. Returns (figure, summary)."""
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}; choose one of {list(METRICS)}")
+    if across not in ("corpus size", "dimension"):
+        raise ValueError(f"across must be 'corpus size' or 'dimension', got {across!r}")
+    S = grid.scores[metric]
+    scale = 100 if metric == "analogy" else 1
+    fig, ax = new_figure(width=6.4, height=3.8)
+    colours = plt.colormaps["viridis"](np.linspace(0, 0.9, max(S.shape)))
+    if across == "corpus size":
+        for j, d in enumerate(grid.dims):
+            ax.plot(grid.tokens, scale * S[:, j], "o-", color=colours[j], label=f"{d} dims")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(grid.tokens, [f"{t / 1e6:.2f}M" for t in grid.tokens])
+        ax.set_xlabel("training tokens (log scale)")
+    else:
+        for i, t in enumerate(grid.tokens):
+            ax.plot(grid.dims, scale * S[i, :], "o-", color=colours[i], label=f"{t / 1e6:.2f}M tokens")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(grid.dims, [str(d) for d in grid.dims])
+        ax.set_xlabel("vector dimension (log scale)")
+    ax.set_ylabel(METRICS[metric] + (" (%)" if scale == 100 else ""))
+    ax.axhline(0, color="k", lw=0.5)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, ncol=2)
+    n = grid.n_scored.get(metric)
+    what = "questions" if metric == "analogy" else "pairs"
+    model = {"cbow": "CBOW", "skipgram": "skip-gram"}.get(grid.config.get("model"), "")
+    ax.set_title(f"word2vec {model}: {METRICS[metric]} on the same {n} {what}", fontsize=10)
+    i_best, j_best = np.unravel_index(np.nanargmax(S), S.shape)
+    fmt = (lambda v: f"{100 * v:.1f}%") if scale == 100 else (lambda v: f"{v:.3f}")
+    summary = (f"{METRICS[metric]}: smallest sample ({grid.tokens[0]:,} tokens) "
+               f"{fmt(np.nanmin(S[0]))}–{fmt(np.nanmax(S[0]))} over the dimensions; whole corpus "
+               f"{fmt(np.nanmin(S[-1]))}–{fmt(np.nanmax(S[-1]))}; best cell {fmt(S[i_best, j_best])} "
+               f"({grid.tokens[i_best]:,} tokens, {grid.dims[j_best]} dims)")
+    return fig, summary
+
+
+# ---------------------------------------------------------------- pre-trained embeddings downstream
+MODES = ("frozen", "fine-tuned", "random")
+
+
+def _subset(labels: np.ndarray, n: int, seed: int) -> np.ndarray:
+    """n indices of ``labels`` drawn without replacement, stratified (class proportions kept,
+    every class at least once); all of them, shuffled, when n is the whole pool."""
+    k = len(np.unique(labels))
+    if n < k:
+        raise ValueError(f"a training set of {n} documents cannot hold one of each of the {k} classes")
+    if n >= len(labels):
+        return np.random.default_rng(seed).permutation(len(labels))
+    idx, _ = train_test_split(np.arange(len(labels)), train_size=n, stratify=labels, random_state=seed)
+    return idx
+
+
+def embedding_experiment(vectors: np.ndarray, words: Sequence[str], train_sizes: Sequence[int] = (25, 100, 400, 1500),
+                         modes: Sequence[str] = MODES, epochs: int = 10, min_steps: int = 150, lr: float = 5e-2,
+                         embedding_lr: float = 1e-2, max_len: int = 200, seeds: Sequence[int] = (0,),
+                         split=None, device: str | None = None, progress: bool = True) -> list[dict]:
+    """Frozen vs fine-tuned pre-trained embeddings vs random initialisation on BBC News topics.
+
+    For each training-set size n (a stratified random subset of the training pool), each seed and each
+    mode, trains a :class:`MeanEmbeddingClassifier` (linear head; Adam, ``lr`` for the head,
+    ``embedding_lr`` for a trainable table, batches of 32) for ``epochs`` epochs or at least
+    ``min_steps`` steps (so that 25 documents get as many updates as the head needs) and
+    measures test accuracy on the fixed test set; documents are cut after ``max_len`` tokens. 'random' uses the same vocabulary with rows
+    drawn N(0, s²), s = the std of the pre-trained matrix (same scale), and trains them.
+    ``split`` = the output of :func:`bbc_split` (default: bbc_split()).
+
+    Returns [{'mode', 'n_train', 'seed', 'test_acc', 'train_acc', 'epochs', 'seconds',
+    'unknown_token_share'}], one per run.
+    """
+    for m in modes:
+        if m not in MODES:
+            raise ValueError(f"unknown mode {m!r}; choose from {MODES}")
+    pool_docs, pool_y, test_docs, test_y, names = split if split is not None else bbc_split()
+    E, vocab = vocab_with_specials(vectors, words)
+    std = float(E[2:].std())
+    X_pool = encode_documents(pool_docs, vocab, max_len)
+    X_test = encode_documents(test_docs, vocab, max_len)
+    y_pool, y_test = torch.from_numpy(pool_y), torch.from_numpy(test_y)
+    real = X_pool != vocab.pad_id
+    unk_share = float(((X_pool == vocab.unk_id) & real).sum() / real.sum())
+    for n in train_sizes:
+        if not 1 <= n <= len(pool_y):
+            raise ValueError(f"training-set size {n} is outside [1, {len(pool_y)}] (the training pool)")
+    runs = [(n, s, m) for n in train_sizes for s in seeds for m in modes]
+    rows = []
+    for n, s, mode in tqdm(runs, desc="frozen / fine-tuned / random", disable=not progress, leave=False):
+        idx = torch.from_numpy(_subset(pool_y, n, 1000 + s))
+        if mode == "random":
+            model = MeanEmbeddingClassifier(len(names), vocab_size=len(vocab), dim=E.shape[1], init_std=std, seed=s)
+        else:
+            model = MeanEmbeddingClassifier(len(names), embeddings=E, freeze=(mode == "frozen"), seed=s)
+        t = time.perf_counter()
+        bs = min(32, n)
+        n_epochs = max(epochs, -(-min_steps // -(-n // bs)))
+        hist = train_classifier(model, X_pool[idx], y_pool[idx], epochs=n_epochs, lr=lr, embedding_lr=embedding_lr,
+                                batch_size=bs, seed=s, device=device, progress=False)
+        secs = time.perf_counter() - t
+        rows.append({"mode": mode, "n_train": int(n), "seed": int(s), "test_acc": accuracy(model, X_test, y_test),
+                     "train_acc": hist.epochs[-1]["train_acc"], "epochs": n_epochs, "seconds": secs,
+                     "unknown_token_share": unk_share})
+    return rows
+
+
+def summarise_experiment(rows: list[dict]) -> list[dict]:
+    """Mean and spread over seeds: [{'mode', 'n_train', 'mean_acc', 'min_acc', 'max_acc', 'runs'}]."""
+    keys = sorted({(r["n_train"], r["mode"]) for r in rows}, key=lambda k: (k[0], MODES.index(k[1])))
+    out = []
+    for n, m in keys:
+        accs = [r["test_acc"] for r in rows if r["n_train"] == n and r["mode"] == m]
+        out.append({"mode": m, "n_train": n, "mean_acc": float(np.mean(accs)), "min_acc": float(min(accs)),
+                    "max_acc": float(max(accs)), "runs": len(accs)})
+    return out
+
+
+def plot_accuracy_vs_size(rows: list[dict], ax=None, highlight: int | None = None, title: str | None = None):
+    """Test accuracy (mean over seeds, min-max band) vs training-set size, one line per mode,
+    log-scaled x axis. ``highlight`` marks one size with a vertical line. Returns the axes."""
+    if not rows:
+        raise ValueError("no experiment rows to plot")
+    if ax is None:
+        _, ax = new_figure(width=6, height=3.8)
+    summ = summarise_experiment(rows)
+    colours = {"frozen": "tab:blue", "fine-tuned": "tab:orange", "random": "tab:gray"}
+    for m in MODES:
+        pts = [r for r in summ if r["mode"] == m]
+        if not pts:
+            continue
+        x = [r["n_train"] for r in pts]
+        ax.plot(x, [r["mean_acc"] for r in pts], "o-", color=colours[m], label=m)
+        ax.fill_between(x, [r["min_acc"] for r in pts], [r["max_acc"] for r in pts], color=colours[m], alpha=0.15)
+    if highlight is not None:
+        ax.axvline(highlight, color="k", ls=":", lw=1)
+    ax.set_xscale("log")
+    sizes = sorted({r["n_train"] for r in summ})
+    ax.minorticks_off()                                   # label the measured sizes, not 3x10^1, 4x10^1, ...
+    ax.set_xticks(sizes, [str(n) for n in sizes])
+    ax.set_xlabel("training documents (log scale)")
+    ax.set_ylabel("test accuracy")
+    ax.set_title(title or "BBC News topics: pre-trained embeddings frozen / fine-tuned vs random")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    return ax
+
+
+def make_size_render(vectors: np.ndarray, words: Sequence[str], epochs: int = 10, split=None, **experiment_kw):
+    """An Explorer render that trains at one training-set size per click.
+
+    Returns ``render(n_train=100, seed=0) -> (figure, summary)``: trains the three modes on
+    ``n_train`` documents (seeded subset) with :func:`embedding_experiment` (``experiment_kw``
+    passed on), adds the result to the curves measured so far (kept in ``render.rows``) and
+    plots accuracy vs size with ``n_train`` marked.
+    """
+    split = split if split is not None else bbc_split()
+    done: list[dict] = []
+
+    def render(n_train: int = 100, seed: int = 0):
+        new = [r for r in done if r["n_train"] == int(n_train) and r["seed"] == int(seed)]
+        if not new:
+            new = embedding_experiment(vectors, words, train_sizes=(int(n_train),), seeds=(int(seed),),
+                                       epochs=epochs, split=split, progress=False, **experiment_kw)
+            done.extend(new)
+        fig, ax = new_figure(width=6, height=3.8)
+        plot_accuracy_vs_size(done, ax=ax, highlight=int(n_train))
+        acc = {r["mode"]: r["test_acc"] for r in new}
+        best = max(acc, key=acc.get)
+        summary = (f"{int(n_train)} training documents (seed {seed}): " +
+                   ", ".join(f"{m} {acc[m]:.1%}" for m in MODES if m in acc) + f" — best: {best}")
+        return fig, summary
+
+    render.rows = done
+    return render

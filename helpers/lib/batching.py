@@ -1,0 +1,96 @@
+"""Cutting data into mini-batches: shuffled index batches, n-gram windows,
+truncated-BPTT streams, and padded batches of variable-length sequences."""
+from __future__ import annotations
+
+from typing import Iterator, Sequence
+
+import numpy as np
+
+
+def minibatch_indices(n: int, batch_size: int, rng: np.random.Generator | None = None,
+                      drop_last: bool = False) -> Iterator[np.ndarray]:
+    """Yield index arrays of at most ``batch_size`` covering ``range(n)`` once.
+
+    Shuffled when ``rng`` is given, in order otherwise.
+    """
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    order = rng.permutation(n) if rng is not None else np.arange(n)
+    for start in range(0, n, batch_size):
+        idx = order[start:start + batch_size]
+        if drop_last and len(idx) < batch_size:
+            return
+        yield idx
+
+
+def ngram_windows(ids: np.ndarray, context: int) -> tuple[np.ndarray, np.ndarray]:
+    """All (context, next-token) pairs of a token-id stream.
+
+    Returns X (N, context) int64 — the ``context`` ids before each target — and
+    y (N,) int64, with N = len(ids) - context.
+    """
+    ids = np.asarray(ids, dtype=np.int64)
+    if ids.ndim != 1:
+        raise ValueError(f"ids must be 1-D, got shape {ids.shape}")
+    if len(ids) <= context:
+        raise ValueError(f"need more than {context} tokens for {context}-token contexts, got {len(ids)}")
+    X = np.lib.stride_tricks.sliding_window_view(ids[:-1], context).copy()
+    return X, ids[context:].copy()
+
+
+def bptt_batches(ids: np.ndarray, batch_size: int, seq_len: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Truncated-BPTT batches of a token stream.
+
+    The stream is cut into ``batch_size`` equal contiguous rows; each yielded pair is
+    (x, y) of shape (batch_size, T) with T <= seq_len and ``y`` shifted by one token.
+    Row b of one batch continues row b of the previous batch, so a stateful model can
+    carry its hidden state across batches (detached).
+    """
+    ids = np.asarray(ids, dtype=np.int64)
+    if ids.ndim != 1:
+        raise ValueError(f"ids must be 1-D, got shape {ids.shape}")
+    n_cols = (len(ids) - 1) // batch_size
+    if n_cols < 1:
+        raise ValueError(f"{len(ids)} tokens are too few for batch_size={batch_size}")
+    if seq_len < 1:
+        raise ValueError(f"seq_len must be >= 1, got {seq_len}")
+    x_all = ids[: n_cols * batch_size].reshape(batch_size, n_cols)
+    y_all = ids[1: n_cols * batch_size + 1].reshape(batch_size, n_cols)
+    for start in range(0, n_cols, seq_len):
+        yield x_all[:, start:start + seq_len], y_all[:, start:start + seq_len]
+
+
+def pad_sequences(seqs: Sequence[Sequence[int]], pad_id: int, max_len: int | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Pad (and truncate to ``max_len``) integer sequences into one array.
+
+    Returns ids (B, L) int64 filled with ``pad_id`` after each sequence, and
+    mask (B, L) bool, True at real tokens.
+    """
+    if len(seqs) == 0:
+        raise ValueError("cannot pad an empty list of sequences")
+    L = max(len(s) for s in seqs) if max_len is None else max_len
+    ids = np.full((len(seqs), L), pad_id, dtype=np.int64)
+    mask = np.zeros((len(seqs), L), dtype=bool)
+    for i, s in enumerate(seqs):
+        s = list(s)[:L]
+        ids[i, :len(s)] = s
+        mask[i, :len(s)] = True
+    return ids, mask
+
+
+def train_valid_test_split(n: int, fractions=(0.8, 0.1, 0.1), rng: np.random.Generator | None = None):
+    """Split ``range(n)`` into three index arrays with the given fractions.
+
+    With ``rng`` the indices are shuffled first; without, the split is contiguous
+    (right for running text, where shuffling would leak context across the split).
+    Returns (train_idx, valid_idx, test_idx), int64 arrays.
+    """
+    if n <= 0:
+        raise ValueError("cannot split an empty collection (n = 0)")
+    if len(fractions) != 3 or abs(sum(fractions) - 1) > 1e-9 or min(fractions) < 0:
+        raise ValueError(f"fractions must be three non-negative numbers summing to 1, got {fractions}")
+    idx = rng.permutation(n) if rng is not None else np.arange(n)
+    a = int(round(fractions[0] * n))
+    b = a + int(round(fractions[1] * n))
+    return idx[:a], idx[a:b], idx[b:]

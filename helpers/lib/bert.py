@@ -1,0 +1,248 @@
+"""A small BERT-style encoder for lesson 10, and its masked-LM loss with weight tying.
+
+- :class:`NumpyMaskedLM` — the masked-LM loss with a tied embedding, forward and backward
+  by hand in NumPy (the tied matrix receives the *sum* of two gradients);
+- :class:`TinyBert` — token + position + segment embeddings, a stack of Pre-LN
+  ``torch.nn.TransformerEncoderLayer`` blocks, and an MLM head whose output matrix is the
+  transposed input embedding (``W = Eᵀ``) when ``tie_weights`` is true;
+- :func:`mlm_loss` / :func:`masked_lm_loss` — the loss over the masked positions only;
+  :func:`tying_saving` — what tying saves.
+
+Its pre-training is in :mod:`helpers.lib.pretraining`, the contextual vectors it gives in
+:mod:`helpers.lib.contextual`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Sequence
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from helpers.lib.language_models import count_parameters
+from helpers.lib.layers import log_softmax, softmax
+from helpers.lib.mlm import IGNORE
+
+
+# ====================================================================== NumPy: MLM loss with tying
+def mlm_loss_numpy(logits: np.ndarray, targets: np.ndarray) -> float:
+    """``L = −(1/|M|) Σ_{i∈M} log P(x_i | h_i)`` for logits (|M|, V) at the masked
+    positions and their original ids ``targets`` (|M|,) int."""
+    if logits.ndim != 2 or targets.shape != (logits.shape[0],):
+        raise ValueError(f"expected logits (M, V) and targets (M,), got {logits.shape} and {targets.shape}")
+    if len(targets) == 0:
+        raise ValueError("no masked positions: the MLM loss is an average over an empty set")
+    return float(-np.mean(log_softmax(logits)[np.arange(len(targets)), targets]))
+
+
+class NumpyMaskedLM:
+    """A tiny masked LM in NumPy whose output matrix is its embedding matrix (``W = Eᵀ``).
+
+    For ids (B, L) with a boolean attention mask (B, L):
+
+    - ``x_j = E[id_j]``                                  (B, L, d)
+    - ``c = Σ_j m_j x_j / Σ_j m_j``  (padding excluded)   (B, d)  — the sentence context
+    - ``h_i = tanh([x_i, c] W + b)``                     (B, L, d)
+    - at masked positions only: ``logits_i = h_i Eᵀ + b_out``, softmax cross-entropy.
+
+    ``E`` is used twice (lookup and output), so its gradient is the sum of both uses.
+    Parameters (float64): E (V, d), W (2d, d), b (d,), b_out (V,); ``grads`` alike.
+    """
+
+    def __init__(self, vocab_size: int, dim: int, rng: np.random.Generator, dtype=np.float64):
+        E = rng.standard_normal((vocab_size, dim)) * 0.5
+        W = rng.standard_normal((2 * dim, dim)) / math.sqrt(2 * dim)
+        self.params = [E.astype(dtype), W.astype(dtype), np.zeros(dim, dtype), np.zeros(vocab_size, dtype)]
+        self.grads = [np.zeros_like(p) for p in self.params]
+
+    def forward(self, ids: np.ndarray, labels: np.ndarray, attention_mask: np.ndarray) -> float:
+        """Mean NLL over the positions where ``labels != -100``. ids, labels (B, L) int."""
+        E, W, b, b_out = self.params
+        if ids.shape != labels.shape or ids.shape != attention_mask.shape or ids.ndim != 2:
+            raise ValueError(f"ids, labels and attention_mask must share one (B, L) shape; got "
+                             f"{ids.shape}, {labels.shape}, {attention_mask.shape}")
+        d = E.shape[1]
+        x = E[ids]                                             # (B, L, d)
+        m = attention_mask[..., None].astype(E.dtype)          # (B, L, 1)
+        n = m.sum(1)                                           # (B, 1)
+        if np.any(n == 0):
+            raise ValueError("a sequence has no real token (attention_mask all False)")
+        c = (x * m).sum(1) / n                                 # (B, d)
+        zin = np.concatenate([x, np.broadcast_to(c[:, None, :], x.shape)], axis=-1)  # (B, L, 2d)
+        h = np.tanh(zin @ W + b)                               # (B, L, d)
+        sel = labels != IGNORE
+        t = labels[sel]
+        hm = h[sel]                                            # (M, d)
+        logits = hm @ E.T + b_out                              # (M, V): the tied output
+        loss = mlm_loss_numpy(logits, t)
+        self.cache = (ids, m, n, zin, h, sel, t, hm, logits, d)
+        return loss
+
+    def backward(self) -> None:
+        """Fill ``grads`` with dL/dparams (E gets lookup + output contributions summed)."""
+        E, W, b, b_out = self.params
+        ids, m, n, zin, h, sel, t, hm, logits, d = self.cache
+        M = len(t)
+        dlogits = softmax(logits)
+        dlogits[np.arange(M), t] -= 1
+        dlogits /= M                                           # (M, V)
+        dE_out = dlogits.T @ hm                                # (V, d) from logits = h Eᵀ
+        dh = np.zeros_like(h)
+        dh[sel] = dlogits @ E
+        dz = dh * (1 - h ** 2)                                 # tanh'
+        dW = zin.reshape(-1, 2 * d).T @ dz.reshape(-1, d)
+        dzin = dz @ W.T
+        dc = dzin[..., d:].sum(1)                              # (B, d)
+        dx = dzin[..., :d] + m * (dc / n)[:, None, :]          # padding gets nothing from c
+        dE_in = np.zeros_like(E)
+        np.add.at(dE_in, ids.reshape(-1), dx.reshape(-1, d))
+        self.grads[0][...] = dE_in + dE_out                    # tied: sum, never overwrite
+        self.grads[1][...] = dW
+        self.grads[2][...] = dz.reshape(-1, d).sum(0)
+        self.grads[3][...] = dlogits.sum(0)
+
+
+def numpy_mlm_torch_reference(params: Sequence[np.ndarray], ids, labels, attention_mask):
+    """The same computation as :class:`NumpyMaskedLM` with autograd.
+
+    Returns (loss tensor, list of parameter tensors with ``.grad`` filled)."""
+    E, W, b, b_out = [torch.tensor(p, requires_grad=True) for p in params]
+    ids_t = torch.as_tensor(ids)
+    m = torch.as_tensor(attention_mask)[..., None].to(E.dtype)
+    x = E[ids_t]
+    c = (x * m).sum(1) / m.sum(1)
+    h = torch.tanh(torch.cat([x, c[:, None, :].expand_as(x)], -1) @ W + b)
+    sel = torch.as_tensor(labels) != IGNORE
+    logits = F.linear(h[sel], E, b_out)  # weight tying: the output projection IS E
+    loss = F.cross_entropy(logits, torch.as_tensor(labels)[sel])
+    loss.backward()
+    return loss, [E, W, b, b_out]
+
+
+# ====================================================================== PyTorch: the encoder
+@dataclass
+class BertConfig:
+    """Sizes of a :class:`TinyBert`. BERT-base is vocab 30,522, dim 768, 12 layers,
+    12 heads, ff 3,072, max_len 512."""
+
+    vocab_size: int
+    dim: int = 128
+    n_layers: int = 4
+    n_heads: int = 4
+    ff_dim: int = 512
+    max_len: int = 64
+    n_segments: int = 2
+    dropout: float = 0.1
+    tie_weights: bool = True
+
+
+class TinyBert(nn.Module):
+    """A BERT-style encoder with a masked-LM head.
+
+    forward(ids (B, L) int64, attention_mask (B, L) bool = ids != 0, segments (B, L) int64
+    = zeros) -> contextual vectors (B, L, dim) float32. Padding (attention_mask False) is
+    never attended to: it is passed as ``src_key_padding_mask``, i.e. −∞ before the softmax.
+    """
+
+    def __init__(self, cfg: BertConfig, pad_id: int = 0):
+        super().__init__()
+        self.cfg, self.pad_id = cfg, pad_id
+        d = cfg.dim
+        self.tok_emb = nn.Embedding(cfg.vocab_size, d)        # E, (V, d)
+        self.pos_emb = nn.Embedding(cfg.max_len, d)            # learned positions
+        self.seg_emb = nn.Embedding(cfg.n_segments, d)         # sentence A / B
+        self.emb_norm = nn.LayerNorm(d)
+        self.drop = nn.Dropout(cfg.dropout)
+        layer = nn.TransformerEncoderLayer(d, cfg.n_heads, cfg.ff_dim, cfg.dropout, activation="gelu",
+                                           batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, cfg.n_layers, norm=nn.LayerNorm(d),
+                                             enable_nested_tensor=False)
+        # MLM head: transform, then project on the vocabulary
+        self.head = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.LayerNorm(d))
+        self.out_bias = nn.Parameter(torch.zeros(cfg.vocab_size))
+        self.out = None if cfg.tie_weights else nn.Linear(d, cfg.vocab_size, bias=False)
+        for emb in (self.tok_emb, self.pos_emb, self.seg_emb):
+            nn.init.normal_(emb.weight, std=0.02)
+
+    def _check(self, ids, attention_mask, segments):
+        if ids.ndim != 2:
+            raise ValueError(f"ids must have shape (B, L), got {tuple(ids.shape)}")
+        if ids.shape[1] > self.cfg.max_len:
+            raise ValueError(f"sequence length {ids.shape[1]} exceeds max_len={self.cfg.max_len}")
+        if attention_mask is None:
+            attention_mask = ids != self.pad_id
+        if attention_mask.shape != ids.shape:
+            raise ValueError(f"attention_mask has shape {tuple(attention_mask.shape)}, ids {tuple(ids.shape)}")
+        if segments is None:
+            segments = torch.zeros_like(ids)
+        return attention_mask.bool(), segments
+
+    def embed(self, ids, segments):
+        pos = torch.arange(ids.shape[1], device=ids.device)
+        x = self.tok_emb(ids) + self.pos_emb(pos)[None] + self.seg_emb(segments)
+        return self.drop(self.emb_norm(x))
+
+    def forward(self, ids, attention_mask=None, segments=None):
+        attention_mask, segments = self._check(ids, attention_mask, segments)
+        return self.encoder(self.embed(ids, segments), src_key_padding_mask=~attention_mask)
+
+    def output_matrix(self) -> torch.Tensor:
+        """The (V, d) matrix of the output projection: E itself when weights are tied."""
+        return self.tok_emb.weight if self.out is None else self.out.weight
+
+    def mlm_logits(self, hidden):
+        """(..., d) contextual vectors -> (..., V) scores over the vocabulary."""
+        return F.linear(self.head(hidden), self.output_matrix(), self.out_bias)
+
+    @torch.no_grad()
+    def layers_and_attention(self, ids, attention_mask=None, segments=None):
+        """Every layer's vectors and every head's attention weights (eval mode).
+
+        Returns hidden (n_layers + 1, B, L, d) — index 0 the embeddings, the last the final
+        (normalised) output, equal to ``forward`` — and attention (n_layers, B, heads, L, L)
+        whose rows sum to 1 over the real (non-padding) keys.
+        """
+        attention_mask, segments = self._check(ids, attention_mask, segments)
+        pad = ~attention_mask
+        x = self.embed(ids, segments)
+        hidden, attn = [x], []
+        for layer in self.encoder.layers:
+            h = layer.norm1(x)
+            _, w = layer.self_attn(h, h, h, key_padding_mask=pad, need_weights=True, average_attn_weights=False)
+            attn.append(w)
+            x = layer(x, src_key_padding_mask=pad)
+            hidden.append(x)
+        hidden[-1] = self.encoder.norm(x)
+        return torch.stack(hidden), torch.stack(attn)
+
+
+def tying_saving(cfg: BertConfig) -> dict:
+    """Parameters of the model with and without weight tying; the saving is V × d."""
+    with torch.device("meta"):  # sizes only: nothing is allocated
+        tied = count_parameters(TinyBert(BertConfig(**{**asdict(cfg), "tie_weights": True})))
+        untied = count_parameters(TinyBert(BertConfig(**{**asdict(cfg), "tie_weights": False})))
+    return {"tied": tied, "untied": untied, "saved": untied - tied,
+            "V_times_d": cfg.vocab_size * cfg.dim, "saved_fraction": (untied - tied) / untied}
+
+
+def mlm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """``−(1/|M|) Σ_{i∈M} log P(x_i | h_i)`` where M = positions with ``labels != -100``.
+
+    logits (..., V) float, labels (...) int64 -> scalar. Raises if nothing is masked."""
+    sel = labels != IGNORE
+    n = int(sel.sum())
+    if n == 0:
+        raise ValueError("no masked positions in the batch: the MLM loss is undefined")
+    logp = F.log_softmax(logits[sel].float(), dim=-1)
+    return -logp.gather(1, labels[sel][:, None]).sum() / n
+
+
+def masked_lm_loss(model: TinyBert, inputs, labels, attention_mask) -> torch.Tensor:
+    """The MLM loss of a batch, projecting only the masked positions on the vocabulary
+    (the other 85 % never need the (d x V) product)."""
+    h = model(inputs, attention_mask)
+    sel = labels != IGNORE
+    return mlm_loss(model.mlm_logits(h[sel]), labels[sel])

@@ -1,0 +1,236 @@
+"""A small byte-pair-encoding (BPE) subword tokenizer, written for lesson 09.
+
+BPE (Sennrich, Haddow & Birch 2016) starts from characters and repeatedly merges the
+most frequent adjacent pair of symbols into a new symbol, until the vocabulary has the
+size asked for. Frequent words end up as one piece ("▁bank"); rare words are spelled
+with a few frequent pieces ("▁bio", "lum", "inescence"), so no word is ever unknown.
+
+Words come from :func:`helpers.lib.text.tokenize` (lower case, letters, digits and
+apostrophes). The first piece of every word carries the marker ``▁`` (as in
+SentencePiece), which is what lets :meth:`BPETokenizer.decode` put the spaces back:
+``decode(encode(text)) == " ".join(tokenize(text))``.
+
+Ids: the five special tokens come first — ``[PAD]`` = 0, ``[UNK]`` = 1, ``[CLS]`` = 2,
+``[SEP]`` = 3, ``[MASK]`` = 4 — then the single characters, then the merged pieces in the
+order they were learned.
+"""
+from __future__ import annotations
+
+import heapq
+from collections import Counter, defaultdict
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from helpers.lib.text import tokenize
+
+PAD, UNK, CLS, SEP, MASK = "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"
+SPECIALS = (PAD, UNK, CLS, SEP, MASK)
+WORD_START = "▁"  # U+2581, marks the first piece of a word
+
+
+def _pairs(symbols: Sequence[str]) -> list[tuple[str, str]]:
+    return list(zip(symbols[:-1], symbols[1:], strict=False))
+
+
+def _merge(symbols: Sequence[str], pair: tuple[str, str]) -> list[str]:
+    """Replace every occurrence of the adjacent ``pair`` in ``symbols`` by its concatenation."""
+    a, b = pair
+    out, i = [], 0
+    while i < len(symbols):
+        if i + 1 < len(symbols) and symbols[i] == a and symbols[i + 1] == b:
+            out.append(a + b)
+            i += 2
+        else:
+            out.append(symbols[i])
+            i += 1
+    return out
+
+
+def _split_word(word: str) -> list[str]:
+    if not word:
+        raise ValueError("cannot split an empty word")
+    return [WORD_START + word[0]] + list(word[1:])
+
+
+class BPETokenizer:
+    """Subword tokenizer defined by an ordered list of merges.
+
+    Attributes
+    ----------
+    merges : list[tuple[str, str]]   learned merges, most frequent first (rank = position)
+    itos   : list[str]               id -> piece (specials, characters, merged pieces)
+    stoi   : dict[str, int]          piece -> id
+    """
+
+    def __init__(self, alphabet: Sequence[str], merges: Sequence[tuple[str, str]]):
+        self.merges = [tuple(m) for m in merges]
+        self.ranks = {m: r for r, m in enumerate(self.merges)}
+        pieces = list(dict.fromkeys(alphabet))
+        pieces += [a + b for a, b in self.merges]
+        self.itos = list(SPECIALS) + list(dict.fromkeys(pieces))
+        self.stoi = {t: i for i, t in enumerate(self.itos)}
+        self._cache: dict[str, tuple[str, ...]] = {}
+
+    # ------------------------------------------------------------ training
+    @classmethod
+    def train(cls, words: Mapping[str, int] | Iterable[str], vocab_size: int,
+              min_frequency: int = 2, progress: bool = False) -> "BPETokenizer":
+        """Learn merges from ``words`` until the vocabulary has ``vocab_size`` entries.
+
+        ``words``: a {word: count} mapping, or an iterable of word tokens to count.
+        Stops early when no pair occurs ``min_frequency`` times. Ties between pairs of
+        equal count go to the alphabetically smallest pair, so training is deterministic.
+        Each step only re-counts the words that contain the merged pair (a heap keeps the
+        pair counts), so 4,000 merges on the 49k distinct words of the course corpus take
+        seconds, not minutes.
+        """
+        counts = Counter(words) if not isinstance(words, Mapping) else Counter(dict(words))
+        counts = Counter({w: c for w, c in counts.items() if w and c > 0})
+        if not counts:
+            raise ValueError("cannot train BPE on an empty corpus (no words)")
+        vocab = sorted(counts)
+        freq = [counts[w] for w in vocab]
+        symbols = [_split_word(w) for w in vocab]
+        alphabet = sorted({s for syms in symbols for s in syms})
+        n_merges = vocab_size - len(SPECIALS) - len(alphabet)
+        if n_merges < 0:
+            raise ValueError(f"vocab_size={vocab_size} is smaller than the {len(SPECIALS)} special tokens "
+                             f"plus the {len(alphabet)} characters of the corpus "
+                             f"({len(SPECIALS) + len(alphabet)})")
+
+        pair_count: Counter = Counter()
+        where: dict[tuple[str, str], set[int]] = defaultdict(set)
+        for i, syms in enumerate(symbols):
+            for p in _pairs(syms):
+                pair_count[p] += freq[i]
+                where[p].add(i)
+        heap = [(-c, p) for p, c in pair_count.items()]
+        heapq.heapify(heap)
+
+        merges: list[tuple[str, str]] = []
+        bar = tqdm(total=n_merges, desc="BPE merges", disable=not progress, leave=False)
+        while len(merges) < n_merges and heap:
+            neg, pair = heapq.heappop(heap)
+            if pair_count.get(pair, 0) != -neg:  # stale entry: the count changed since
+                continue
+            if -neg < min_frequency:
+                break
+            merges.append(pair)
+            bar.update(1)
+            changed = set()
+            for i in list(where[pair]):
+                old = symbols[i]
+                for p in _pairs(old):
+                    pair_count[p] -= freq[i]
+                    where[p].discard(i)
+                    changed.add(p)
+                new = _merge(old, pair)
+                symbols[i] = new
+                for p in _pairs(new):
+                    pair_count[p] += freq[i]
+                    where[p].add(i)
+                    changed.add(p)
+            for p in changed:
+                c = pair_count[p]
+                if c <= 0:
+                    del pair_count[p]
+                else:
+                    heapq.heappush(heap, (-c, p))
+        bar.close()
+        return cls(alphabet, merges)
+
+    # ------------------------------------------------------------ ids of specials
+    @property
+    def pad_id(self) -> int:
+        return self.stoi[PAD]
+
+    @property
+    def unk_id(self) -> int:
+        return self.stoi[UNK]
+
+    @property
+    def cls_id(self) -> int:
+        return self.stoi[CLS]
+
+    @property
+    def sep_id(self) -> int:
+        return self.stoi[SEP]
+
+    @property
+    def mask_id(self) -> int:
+        return self.stoi[MASK]
+
+    @property
+    def special_ids(self) -> np.ndarray:
+        """Ids of the five special tokens, (5,) int64."""
+        return np.array([self.stoi[s] for s in SPECIALS], dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+    def __repr__(self) -> str:
+        return f"BPETokenizer(vocab_size={len(self)}, merges={len(self.merges)})"
+
+    # ------------------------------------------------------------ encoding
+    def tokenize_word(self, word: str) -> tuple[str, ...]:
+        """The pieces of one word, e.g. ``'banking'`` -> ``('▁bank', 'ing')``.
+
+        Applies the learned merges in the order they were learned (lowest rank first),
+        exactly as training did. Characters never seen in training become ``[UNK]``.
+        """
+        if word in self._cache:
+            return self._cache[word]
+        syms = _split_word(word)
+        while len(syms) > 1:
+            ranked = [(self.ranks.get(p, len(self.ranks)), p) for p in _pairs(syms)]
+            rank, best = min(ranked)
+            if rank == len(self.ranks):
+                break
+            syms = _merge(syms, best)
+        pieces = tuple(s if s in self.stoi else UNK for s in syms)
+        self._cache[word] = pieces
+        return pieces
+
+    def encode_words(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Encode a list of words.
+
+        Returns ``ids`` (n_pieces,) int64 and ``word_index`` (n_pieces,) int64: the
+        position in ``words`` of the word each piece belongs to (to find a word's pieces).
+        """
+        ids, owner = [], []
+        for k, w in enumerate(words):
+            for piece in self.tokenize_word(w):
+                ids.append(self.stoi[piece])
+                owner.append(k)
+        return np.array(ids, dtype=np.int64), np.array(owner, dtype=np.int64)
+
+    def encode(self, text: str) -> np.ndarray:
+        """Token ids of ``text`` (tokenised by :func:`helpers.lib.text.tokenize`), (n,) int64."""
+        return self.encode_words(tokenize(text))[0]
+
+    def pieces(self, ids: Iterable[int]) -> list[str]:
+        """The piece strings of ``ids``; raises IndexError naming an id out of range."""
+        out = []
+        for i in ids:
+            i = int(i)
+            if not 0 <= i < len(self.itos):
+                raise IndexError(f"token id {i} is outside the vocabulary [0, {len(self.itos)})")
+            out.append(self.itos[i])
+        return out
+
+    def decode(self, ids: Iterable[int], skip_special: bool = False) -> str:
+        """Text of ``ids``: pieces joined, ``▁`` turned back into spaces.
+
+        Special tokens are written as themselves (``[CLS]``), or left out when
+        ``skip_special`` is true.
+        """
+        out = []
+        for p in self.pieces(ids):
+            if p in SPECIALS:
+                if not skip_special:
+                    out.append(" " + p + " ")
+            else:
+                out.append(p.replace(WORD_START, " "))
+        return " ".join("".join(out).split())

@@ -1,0 +1,109 @@
+"""Contextual vectors from a trained encoder, and word senses told apart by them (lesson 10).
+
+- :func:`word_vectors` / :func:`contextual_vector`: the vector of a word occurrence at a chosen
+  layer of a :class:`helpers.lib.bert.TinyBert` (the mean of its subword pieces' vectors);
+- :func:`nearest_sense` / :func:`nearest_sense_accuracy`: few-shot word-sense classification by
+  the nearest sense centroid (cosine).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from helpers.infra.seeding import choose_device
+from helpers.lib.bert import TinyBert
+from helpers.lib.bpe import BPETokenizer
+from helpers.lib.mlm import encode_sentence, pad_batch
+from helpers.lib.text import tokenize
+
+
+@torch.no_grad()
+def word_vectors(model: TinyBert, tok: BPETokenizer, sentences: Sequence[Sequence[str]],
+                 positions: Sequence[int], layer: int = -1, device: str = "cpu") -> np.ndarray:
+    """Contextual vector of word ``positions[k]`` of ``sentences[k]`` (lists of words).
+
+    Each sentence is encoded as ``[CLS] pieces [SEP]``; the word's vector is the mean of
+    its pieces' vectors at ``layer`` (0 = embeddings, -1 = the final output).
+    Returns (n, d) float32.
+    """
+    if len(sentences) != len(positions):
+        raise ValueError(f"{len(sentences)} sentences but {len(positions)} positions")
+    n_layers = model.cfg.n_layers
+    if not -(n_layers + 1) <= layer <= n_layers:
+        raise ValueError(f"layer must be in [-{n_layers + 1}, {n_layers}], got {layer}")
+    dev = choose_device(device)
+    seqs, spans = [], []
+    for words, pos in zip(sentences, positions, strict=True):
+        if not 0 <= pos < len(words):
+            raise ValueError(f"position {pos} is outside a sentence of {len(words)} words")
+        ids, owner = tok.encode_words(list(words))
+        span = np.flatnonzero(owner == pos) + 1  # +1 for [CLS]
+        if span.max() >= model.cfg.max_len - 1:
+            raise ValueError(f"word {words[pos]!r} lies beyond max_len={model.cfg.max_len} pieces")
+        seqs.append(encode_sentence(tok, words, model.cfg.max_len))
+        spans.append(span)
+    ids, att = pad_batch(seqs, tok.pad_id)
+    model.eval()
+    hidden, _ = model.to(dev).layers_and_attention(torch.as_tensor(ids, device=dev),
+                                                   torch.as_tensor(att, device=dev))
+    h = hidden[layer].float().cpu().numpy()
+    return np.stack([h[k, span].mean(0) for k, span in enumerate(spans)])
+
+
+def find_word(words: Sequence[str], word: str, occurrence: int = 0) -> int:
+    """Position of the ``occurrence``-th (0-based) ``word`` in ``words``; a clear error if absent."""
+    hits = [i for i, w in enumerate(words) if w == word]
+    if len(hits) <= occurrence:
+        raise ValueError(f"the word {word!r} occurs {len(hits)} time(s) in the sentence "
+                         f"{' '.join(words)!r}; occurrence {occurrence} was asked for")
+    return hits[occurrence]
+
+
+def contextual_vector(model: TinyBert, tok: BPETokenizer, sentence: str, word: str,
+                      occurrence: int = 0, layer: int = -1, device: str = "cpu") -> np.ndarray:
+    """The contextual vector (d,) float32 of ``word`` in the text ``sentence``."""
+    words = tokenize(sentence)
+    return word_vectors(model, tok, [words], [find_word(words, word.lower(), occurrence)], layer, device)[0]
+
+
+def _unit(X: np.ndarray) -> np.ndarray:
+    X = np.asarray(X, dtype=np.float64)
+    n = np.linalg.norm(X, axis=-1, keepdims=True)
+    return X / np.where(n == 0, 1, n)
+
+
+def nearest_sense(query: np.ndarray, support: np.ndarray, support_senses: Sequence[str]) -> tuple[str, dict]:
+    """Classify ``query`` (d,) by the cosine similarity to each sense's centroid of the
+    (unit-length) ``support`` vectors (n, d). Returns (sense, {sense: cosine}); ties go to
+    the alphabetically first sense."""
+    support, senses = np.asarray(support), np.asarray(support_senses)
+    if support.ndim != 2 or support.shape[0] != len(senses) or query.shape != (support.shape[1],):
+        raise ValueError(f"expected query (d,), support (n, d) and n senses; got {query.shape}, "
+                         f"{support.shape} and {len(senses)}")
+    q = _unit(query)
+    scores = {s: float(_unit(_unit(support[senses == s]).mean(0)) @ q) for s in sorted(set(senses))}
+    best = max(scores, key=lambda s: (round(scores[s], 12), -sorted(scores).index(s)))
+    return best, scores
+
+
+def nearest_sense_accuracy(X: np.ndarray, senses: Sequence[str], n_support: int, rng: np.random.Generator,
+                           repeats: int = 200) -> dict:
+    """Few-shot word-sense classification by the nearest sense centroid.
+
+    In each of ``repeats`` rounds, ``n_support`` random examples per sense are the labelled
+    ones, and every other example is classified with :func:`nearest_sense`.
+    Returns {'accuracy': mean, 'std': std over rounds, 'n_queries': per round}.
+    """
+    senses = np.asarray(senses)
+    labels = sorted(set(senses))
+    if any(np.sum(senses == s) <= n_support for s in labels):
+        raise ValueError(f"every sense needs more than n_support={n_support} examples")
+    accs = []
+    for _ in range(repeats):
+        sup = np.concatenate([rng.choice(np.flatnonzero(senses == s), n_support, replace=False) for s in labels])
+        qry = np.setdiff1d(np.arange(len(senses)), sup)
+        pred = [nearest_sense(X[i], X[sup], senses[sup])[0] for i in qry]
+        accs.append(np.mean(np.asarray(pred) == senses[qry]))
+    return {"accuracy": float(np.mean(accs)), "std": float(np.std(accs)), "n_queries": int(len(qry))}

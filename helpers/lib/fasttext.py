@@ -1,0 +1,210 @@
+"""fastText's idea (Bojanowski et al. 2017): a word is the sum of its character n-grams.
+
+A word is wrapped in boundary markers, ``where`` -> ``<where>``, and cut into its character
+n-grams for n = 3..6 (``<wh``, ``whe``, ``her``, ``ere``, ``re>``, ``<whe``, ...); the whole
+marked word ``<where>`` is one more token. Each n-gram is hashed (FNV-1a, 32 bit, as fastText
+does) into one of a fixed number of buckets, so the table of n-gram vectors has a fixed size
+however many distinct n-grams a corpus holds (different n-grams can share a bucket).
+
+A word's vector is the mean (fastText) or the sum of its n-gram vectors — plus its own
+vector when it was in the training vocabulary. A word never seen in training (``unbelievably``,
+a misspelling like ``goverment``) still has n-grams, so it still gets a vector; word2vec has none.
+
+- :func:`char_ngrams`, :func:`fnv1a_32`, :func:`ngram_buckets`: the n-grams and their buckets
+  (identical to gensim's ``compute_ngrams`` / ``ft_ngram_hashes``; tests check it).
+- :class:`SubwordEmbedding`: the NumPy sketch, a layer of the course protocol
+  (``forward(words) -> (N, D)``, ``backward`` fills the gradients of the used rows).
+- :func:`train_fasttext` / :class:`FastTextVectors`: gensim's ``FastText`` (the reference),
+  trained on the course corpus by :func:`helpers.course.word_vectors.course_fasttext` (cached).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from helpers.lib.layers import Layer
+from helpers.lib.metrics import nearest_neighbours
+
+__all__ = ["char_ngrams", "fnv1a_32", "ngram_buckets", "SubwordEmbedding", "FastTextVectors", "train_fasttext"]
+
+BOW, EOW = "<", ">"
+
+
+def _check_word(word) -> str:
+    if not isinstance(word, str):
+        raise TypeError(f"a word must be a string, got {type(word).__name__}")
+    if not word:
+        raise ValueError("a word must not be empty")
+    return word
+
+
+def _check_n(min_n: int, max_n: int):
+    if min_n < 1 or max_n < min_n:
+        raise ValueError(f"need 1 <= min_n <= max_n, got min_n={min_n}, max_n={max_n}")
+
+
+def char_ngrams(word: str, min_n: int = 3, max_n: int = 6, include_word: bool = False) -> list[str]:
+    """Character n-grams of ``<word>`` for n = min_n..max_n.
+
+    Ordered by n, then by position: ``char_ngrams("where", 3, 3)`` is
+    ``['<wh', 'whe', 'her', 'ere', 're>']``. An n-gram may repeat (``banana`` has ``ana``
+    twice) and is listed each time, as fastText counts it. With ``include_word=True`` the
+    whole marked word (``'<where>'``) is appended as its own token (fastText keeps it as the
+    word's own vector). Raises ValueError for an empty word or bad n.
+    """
+    word = _check_word(word)
+    _check_n(min_n, max_n)
+    w = BOW + word + EOW
+    grams = [w[i:i + n] for n in range(min_n, max_n + 1) for i in range(len(w) - n + 1)]
+    if include_word:
+        grams.append(w)
+    return grams
+
+
+def fnv1a_32(text: str) -> int:
+    """fastText's hash of a string: 32-bit FNV-1a over its UTF-8 bytes.
+
+    h = 2166136261; for each byte: h = (h XOR byte) * 16777619 mod 2^32. As in fastText's C++
+    code (and gensim's ``ft_hash_bytes``) each byte is read as a *signed* char, so a non-ASCII
+    byte b >= 128 is XOR-ed as b - 256 (sign-extended to 32 bits). Returns an int in [0, 2^32).
+    """
+    h = 2166136261
+    for b in text.encode("utf-8"):
+        h ^= (b - 256) & 0xFFFFFFFF if b >= 128 else b
+        h = (h * 16777619) & 0xFFFFFFFF
+    return h
+
+
+def ngram_buckets(word: str, buckets: int = 2_000_000, min_n: int = 3, max_n: int = 6) -> np.ndarray:
+    """Bucket ids ``fnv1a_32(g) % buckets`` of the character n-grams ``g`` of ``word``
+    (in :func:`char_ngrams` order, repeats kept). Returns (n_grams,) int64."""
+    if buckets < 1:
+        raise ValueError(f"buckets must be >= 1, got {buckets}")
+    return np.array([fnv1a_32(g) % buckets for g in char_ngrams(word, min_n, max_n)], dtype=np.int64)
+
+
+# ---------------------------------------------------------------- the NumPy sketch
+class SubwordEmbedding(Layer):
+    """A fastText-style word vector: the mean (or sum) of its n-gram bucket vectors, plus the
+    word's own vector when it is in ``vocab``.
+
+    params = [E_word (len(vocab), D), E_ngram (buckets, D)] (E_word is (0, D) without a vocab),
+    initialised uniformly in [-1/D, 1/D] from ``rng``.
+
+    forward(words: list of N str) -> (N, D): row k is
+        combine({E_word[word_k] if word_k in vocab} ∪ {E_ngram[h] for h in ngram_buckets(word_k)})
+        with combine = mean (default, as fastText) or sum.
+    backward(dout (N, D)) fills ``grads`` (dense, repeated rows accumulate) and returns None
+        (words are not differentiable).
+    """
+
+    def __init__(self, dim: int, buckets: int = 100_000, vocab: Sequence[str] = (), min_n: int = 3, max_n: int = 6,
+                 combine: str = "mean", rng: np.random.Generator | None = None, dtype=np.float64):
+        super().__init__()
+        if dim < 1 or buckets < 1:
+            raise ValueError(f"dim and buckets must be >= 1, got {dim} and {buckets}")
+        if combine not in ("mean", "sum"):
+            raise ValueError(f"combine must be 'mean' or 'sum', got {combine!r}")
+        _check_n(min_n, max_n)
+        rng = rng if rng is not None else np.random.default_rng(0)
+        self.itos = list(vocab)
+        self.stoi = {w: i for i, w in enumerate(self.itos)}
+        self.dim, self.buckets, self.min_n, self.max_n, self.combine = dim, buckets, min_n, max_n, combine
+        def u(n):
+            return rng.uniform(-1 / dim, 1 / dim, (n, dim)).astype(dtype)
+        self.params = [u(len(self.itos)), u(buckets)]
+        self.grads = [np.zeros_like(p) for p in self.params]
+        self.cache = None
+
+    def rows(self, word: str) -> tuple[list[int], np.ndarray]:
+        """([row in E_word] or [], bucket rows in E_ngram) that make up ``word``'s vector."""
+        own = [self.stoi[word]] if word in self.stoi else []
+        return own, ngram_buckets(word, self.buckets, self.min_n, self.max_n)
+
+    def forward(self, words: Sequence[str]) -> np.ndarray:
+        if isinstance(words, str):
+            raise TypeError("forward takes a list of words; wrap a single word in a list")
+        Ew, En = self.params
+        out = np.zeros((len(words), self.dim), dtype=En.dtype)
+        parts = []
+        for k, w in enumerate(words):
+            own, grams = self.rows(w)
+            n = len(own) + len(grams)
+            scale = 1.0 / n if self.combine == "mean" else 1.0
+            out[k] = (Ew[own].sum(0) + En[grams].sum(0)) * scale
+            parts.append((own, grams, scale))
+        self.cache = parts
+        return out
+
+    def backward(self, dout):
+        if self.cache is None:
+            raise RuntimeError("backward called before forward")
+        dout = np.asarray(dout)
+        if dout.shape != (len(self.cache), self.dim):
+            raise ValueError(f"dout must have shape {(len(self.cache), self.dim)}, got {dout.shape}")
+        for g in self.grads:
+            g[...] = 0
+        for k, (own, grams, scale) in enumerate(self.cache):
+            np.add.at(self.grads[0], own, scale * dout[k])
+            np.add.at(self.grads[1], grams, scale * dout[k])      # a repeated n-gram counts twice
+        return None
+
+
+# ---------------------------------------------------------------- gensim's FastText (the reference)
+@dataclass
+class FastTextVectors:
+    """A trained gensim FastText model's vectors (``kv``: gensim ``FastTextKeyedVectors``),
+    its vocabulary as a list (``itos``, most frequent first), the in-vocabulary matrix
+    ``W`` (V, D) float32 in that order, training seconds and the hyperparameters."""
+
+    kv: object
+    itos: list
+    W: np.ndarray
+    seconds: float
+    config: dict = field(default_factory=dict)
+
+    def __contains__(self, word: str) -> bool:
+        """True when ``word`` was in the training vocabulary (it always *has* a vector)."""
+        return word in self.kv.key_to_index
+
+    def vector(self, word: str) -> np.ndarray:
+        """(D,) float32 vector of any non-empty word: its own vector and n-grams if it was in
+        the vocabulary, else the mean of its n-gram vectors."""
+        return np.asarray(self.kv[_check_word(word)], dtype=np.float32)
+
+    def vectors_for(self, words: Sequence[str]) -> np.ndarray:
+        """(N, D) float32 vectors of ``words`` (known, unseen or misspelled)."""
+        return np.stack([self.vector(w) for w in words])
+
+    def neighbours(self, word: str, k: int = 5) -> list[tuple[str, float]]:
+        """The ``k`` in-vocabulary words closest (cosine) to ``word``'s vector, itself excluded."""
+        exclude = (word,) if word in self else ()
+        return nearest_neighbours(self.W, self.itos, self.vector(word), k=k, exclude=exclude)
+
+
+def train_fasttext(sentences: Sequence[Sequence[str]], dim: int = 100, window: int = 5, min_count: int = 5,
+                   epochs: int = 5, min_n: int = 3, max_n: int = 6, buckets: int = 200_000, sg: bool = True,
+                   negative: int = 5, sample: float = 1e-3, seed: int = 0, workers: int = 2) -> FastTextVectors:
+    """gensim's ``FastText`` on tokenised ``sentences`` (skip-gram with negative sampling by
+    default, the same hyperparameters as the course's word2vec). ``buckets`` is the size of the
+    n-gram table (fastText's default is 2,000,000 — 800 MB at 100 dims; the course uses 200,000).
+    Returns a :class:`FastTextVectors`. Raises ValueError for an empty corpus."""
+    from gensim.models import FastText  # heavy optional import: loaded only when gensim is used
+    sents = [list(s) for s in sentences if len(s)]
+    if not sents:
+        raise ValueError("cannot train fastText on an empty corpus (no tokens)")
+    _check_n(min_n, max_n)
+    t0 = time.perf_counter()
+    m = FastText(sents, vector_size=dim, window=window, min_count=min_count, epochs=epochs, min_n=min_n,
+                 max_n=max_n, bucket=buckets, sg=int(sg), hs=0, negative=negative, sample=sample, seed=seed,
+                 workers=workers)
+    secs = time.perf_counter() - t0
+    kv = m.wv
+    cfg = dict(dim=dim, window=window, min_count=min_count, epochs=epochs, min_n=min_n, max_n=max_n,
+               buckets=buckets, sg=sg, negative=negative, sample=sample, seed=seed, workers=workers)
+    return FastTextVectors(kv, list(kv.index_to_key), np.asarray(kv.vectors, np.float32).copy(), secs, cfg)
+
+

@@ -1,0 +1,61 @@
+"""Neural language-model pieces shared by the lessons: perplexity, parameter
+tables, and the feed-forward (Bengio-style) language model of lesson 01."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch import nn
+
+
+def perplexity(mean_nll: float) -> float:
+    """exp(mean negative log-likelihood in nats): the effective number of equally likely
+    next words the model hesitates between."""
+    return float(math.exp(mean_nll))
+
+
+def parameter_table(module: nn.Module) -> list[tuple[str, tuple[int, ...], int]]:
+    """(name, shape, count) for every parameter of ``module``, in definition order."""
+    return [(name, tuple(p.shape), p.numel()) for name, p in module.named_parameters()]
+
+
+class FeedForwardLM(nn.Module):
+    """P(w_i | w_{i-n}, ..., w_{i-1}) with a fixed window of n previous words.
+
+    ids (B, n) -> embeddings (B, n, d) -> concatenated (B, n*d) -> tanh hidden (B, h)
+    -> logits over the vocabulary (B, V).
+    """
+
+    def __init__(self, vocab_size: int, context: int = 3, emb_dim: int = 64, hidden: int = 128):
+        super().__init__()
+        self.context = context
+        self.embed = nn.Embedding(vocab_size, emb_dim)       # W1: the input embeddings
+        self.hidden = nn.Linear(context * emb_dim, hidden)   # W2, b1
+        self.out = nn.Linear(hidden, vocab_size)             # W3 (+ bias): output embeddings
+
+    def forward(self, ctx: torch.Tensor) -> torch.Tensor:
+        if ctx.ndim != 2 or ctx.shape[1] != self.context:
+            raise ValueError(f"expected context ids of shape (B, {self.context}), got {tuple(ctx.shape)}")
+        x = self.embed(ctx).flatten(1)
+        return self.out(torch.tanh(self.hidden(x)))
+
+
+@torch.no_grad()
+def mean_nll(model: nn.Module, X: np.ndarray, y: np.ndarray, batch_size: int = 2048,
+             device: str | torch.device = "cpu") -> float:
+    """Mean cross-entropy (nats) of ``model(X[i]) -> y[i]`` over a whole split."""
+    was_training = model.training
+    model.eval()
+    total = 0.0
+    for s in range(0, len(y), batch_size):
+        xb = torch.as_tensor(X[s:s + batch_size], device=device)
+        yb = torch.as_tensor(y[s:s + batch_size], device=device)
+        total += nn.functional.cross_entropy(model(xb), yb, reduction="sum").item()
+    model.train(was_training)
+    return total / len(y)
+
+
+def count_parameters(module: nn.Module) -> int:
+    """Number of distinct trainable parameters (a tied matrix counts once)."""
+    return sum(p.numel() for p in module.parameters() if p.requires_grad)

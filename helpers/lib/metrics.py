@@ -1,0 +1,289 @@
+"""Comparing word vectors: cosine, nearest neighbours, analogies, correlation with human
+similarity ratings, and document vectors.
+
+Every function takes ``vectors`` — a (V, D) float array (some also a sparse matrix) — and
+``vocab``: a :class:`helpers.lib.text.Vocab`, anything with ``stoi`` (word -> row) and ``itos``
+(row -> word), a {word: row} dict, or a plain list of words. Results are **returned** (floats,
+lists, dataclasses); notebooks print them. Unknown words raise
+:class:`helpers.lib.text.UnknownWordError` naming the word.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.stats import spearmanr
+
+from helpers.lib.text import UnknownWordError
+
+
+# ---------------------------------------------------------------- basics
+def vocab_maps(vocab) -> tuple[dict, list]:
+    """(stoi, itos) of a vocabulary: a Vocab (or anything with ``stoi`` and ``itos``), a
+    {word: row} dict, or a list of words (row = position)."""
+    if hasattr(vocab, "stoi") and hasattr(vocab, "itos"):
+        return vocab.stoi, vocab.itos
+    if isinstance(vocab, dict):
+        itos = [None] * len(vocab)
+        for w, i in vocab.items():
+            itos[i] = w
+        return vocab, itos
+    itos = list(vocab)
+    return {w: i for i, w in enumerate(itos)}, itos
+
+
+def word_index(vocab, word: str) -> int:
+    """Row of ``word``; raises UnknownWordError naming it when it has no vector."""
+    stoi, _ = vocab_maps(vocab)
+    if word not in stoi:
+        raise UnknownWordError(f"{word!r} is not in the vocabulary of these vectors ({len(stoi)} words)")
+    return stoi[word]
+
+
+def _check(vectors, vocab):
+    vectors = np.asarray(vectors)
+    stoi, itos = vocab_maps(vocab)
+    if vectors.ndim != 2 or vectors.shape[0] != len(itos):
+        raise ValueError(f"vectors must be (V, D) with V = {len(itos)} (the vocabulary size), got shape {vectors.shape}")
+    return vectors, stoi, itos
+
+
+def normalize_rows(vectors):
+    """Rows scaled to unit L2 length; zero rows stay zero.
+
+    Dense (V, D) in, dense out: float32 stays float32 (the trained embeddings; half the memory
+    and time of float64 in the analogy search), any other dtype becomes float64. A sparse
+    matrix (e.g. PPMI rows) comes back as a float64 CSR matrix.
+    """
+    if sp.issparse(vectors):
+        x = sp.csr_matrix(vectors, dtype=np.float64, copy=True)
+        norms = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel())
+        scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+        x.data *= np.repeat(scale, np.diff(x.indptr))
+        return x
+    v = np.asarray(vectors)
+    v = v if v.dtype == np.float32 else v.astype(np.float64)
+    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    return v / np.where(n == 0, 1, n)
+
+
+def cosine(u: np.ndarray, v: np.ndarray) -> float:
+    """cos(u, v) = u.v / (|u| |v|) for two (D,) vectors; 0.0 if either is all zero."""
+    u, v = np.asarray(u, np.float64), np.asarray(v, np.float64)
+    if u.shape != v.shape or u.ndim != 1:
+        raise ValueError(f"cosine needs two vectors of the same length, got shapes {u.shape} and {v.shape}")
+    nu, nv = np.linalg.norm(u), np.linalg.norm(v)
+    return 0.0 if nu == 0 or nv == 0 else float(u @ v / (nu * nv))
+
+
+def word_similarity(vectors, vocab, w1: str, w2: str) -> float:
+    """Cosine similarity of two words' vectors."""
+    return cosine(vectors[word_index(vocab, w1)], vectors[word_index(vocab, w2)])
+
+
+def nearest_neighbours(vectors, vocab, query, k: int = 10, exclude: Sequence[str] = ()) -> list[tuple[str, float]]:
+    """The ``k`` words whose rows of ``vectors`` have the highest cosine with ``query``.
+
+    ``vectors``: (V, D) dense array or sparse matrix (e.g. PPMI rows); ``query``: a word of
+    ``vocab`` or a (D,) vector. Never returned: the query word itself, the words in ``exclude``,
+    the vocabulary's special tokens (``<unk>`` ...) and words whose row is all zero (never seen
+    in the counts). Returns [(word, cosine)], best first (ties in row order); fewer than ``k``
+    when fewer words are left. Raises UnknownWordError for a word not in ``vocab``, ValueError
+    for a query whose vector is zero or has the wrong length.
+    """
+    stoi, itos = vocab_maps(vocab)
+    if not sp.issparse(vectors):
+        vectors = np.asarray(vectors)
+    if vectors.ndim != 2 or vectors.shape[0] != len(itos):
+        raise ValueError(f"vectors must be (V, D) with V = {len(itos)} (the vocabulary size), got shape {vectors.shape}")
+    unit = normalize_rows(vectors)
+    banned = {word_index(vocab, w) for w in exclude}
+    banned |= {stoi[s] for s in getattr(vocab, "specials", ()) if s in stoi}
+    if isinstance(query, str):
+        i = word_index(vocab, query)
+        banned.add(i)
+        q = vectors[i].toarray().ravel() if sp.issparse(vectors) else np.asarray(vectors[i])
+    else:
+        q = np.asarray(query, dtype=np.float64)
+        if q.shape != (vectors.shape[1],):
+            raise ValueError(f"query vector must have shape ({vectors.shape[1]},), got {q.shape}")
+    norm = np.linalg.norm(q)
+    if norm == 0:
+        what = f"{query!r} has" if isinstance(query, str) else "the query vector is"
+        raise ValueError(f"{what} an all-zero vector (never seen in the counts?), so its cosine similarity is undefined")
+    q = (q / norm).astype(np.float64 if sp.issparse(unit) else unit.dtype)
+    if sp.issparse(unit):
+        sims = np.asarray(unit @ q).ravel()
+        zero = np.diff(unit.indptr) == 0
+    else:
+        sims = unit @ q
+        zero = ~np.any(unit != 0, axis=1)
+    sims = np.where(zero, -np.inf, sims)
+    sims[list(banned)] = -np.inf
+    k = min(k, int(np.isfinite(sims).sum()))
+    top = np.argpartition(-sims, k - 1)[:k] if k > 0 else np.array([], int)
+    top = top[np.lexsort((top, -sims[top]))]
+    return [(itos[j], float(sims[j])) for j in top]
+
+
+# ---------------------------------------------------------------- analogies
+def _analogy_scores(E: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, method: str) -> np.ndarray:
+    """Scores (Q, V) of every candidate d for a : b :: c : d on unit-length rows E."""
+    if method == "add":                     # 3CosAdd: cos(d, b - a + c) up to a constant
+        return (E[b] - E[a] + E[c]) @ E.T
+    if method == "mul":                     # 3CosMul (Levy & Goldberg 2014), cosines shifted to [0, 1]
+        eps = 1e-3
+        sa, sb, sc = ((E[x] @ E.T + 1) / 2 for x in (a, b, c))
+        return sb * sc / (sa + eps)
+    raise ValueError(f"method must be 'add' (3CosAdd) or 'mul' (3CosMul), got {method!r}")
+
+
+def analogy(vectors, vocab, a: str, b: str, c: str, method: str = "add", k: int = 1) -> list[tuple[str, float]]:
+    """Solve a : b :: c : ? (``king - man + woman`` is ``analogy(v, voc, 'man', 'king', 'woman')``).
+
+    The three query words are excluded from the answers. Returns the top ``k``
+    [(word, score)]; the score is 3CosAdd's or 3CosMul's, depending on ``method``.
+    """
+    vectors, stoi, itos = _check(vectors, vocab)
+    ids = np.array([[word_index(vocab, w)] for w in (a, b, c)])
+    scores = _analogy_scores(normalize_rows(vectors), ids[0], ids[1], ids[2], method)[0]
+    scores[ids.ravel()] = -np.inf
+    top = np.argsort(-scores)[:k]
+    return [(itos[i], float(scores[i])) for i in top]
+
+
+@dataclass
+class AnalogyResult:
+    """Google-analogy accuracy. per_category: {category: (correct, answered, out_of_vocabulary)};
+    questions with any word outside the vocabulary are not answered (counted as OOV)."""
+
+    method: str
+    per_category: dict = field(default_factory=dict)
+
+    @property
+    def correct(self) -> int:
+        return sum(c for c, _, _ in self.per_category.values())
+
+    @property
+    def answered(self) -> int:
+        return sum(n for _, n, _ in self.per_category.values())
+
+    @property
+    def oov(self) -> int:
+        return sum(o for _, _, o in self.per_category.values())
+
+    @property
+    def accuracy(self) -> float | None:
+        """Correct / answered over all categories; None if nothing could be answered."""
+        return self.correct / self.answered if self.answered else None
+
+    def category_accuracy(self, category: str) -> float | None:
+        c, n, _ = self.per_category[category]
+        return c / n if n else None
+
+    def subset_accuracy(self, syntactic: bool) -> float | None:
+        """Accuracy over the syntactic ('gram...') or the semantic categories."""
+        rows = [v for k, v in self.per_category.items() if k.startswith("gram") == syntactic]
+        n = sum(r[1] for r in rows)
+        return sum(r[0] for r in rows) / n if n else None
+
+    def __str__(self) -> str:
+        if not self.answered:
+            return f"analogies ({self.method}): every one of the {self.oov} questions has a word out of vocabulary"
+        return (f"analogies ({self.method}): {self.accuracy:.1%} of {self.answered} answered "
+                f"({self.oov} skipped as out of vocabulary)")
+
+
+def analogy_accuracy(vectors, vocab, questions: dict[str, list[tuple[str, str, str, str]]],
+                     method: str = "add", batch: int = 2048) -> AnalogyResult:
+    """Accuracy on analogy questions {category: [(a, b, c, d)]}: a question is right when
+    the best word for a : b :: c : ? (query words excluded) is d. Returns an AnalogyResult."""
+    vectors, stoi, itos = _check(vectors, vocab)
+    E = normalize_rows(vectors)
+    res = AnalogyResult(method)
+    for cat, qs in questions.items():
+        known = [q for q in qs if all(w in stoi for w in q)]
+        correct = 0
+        if known:
+            ids = np.array([[stoi[w] for w in q] for q in known])
+            for s in range(0, len(ids), batch):
+                a, b, c, d = ids[s:s + batch].T
+                scores = _analogy_scores(E, a, b, c, method)
+                rows = np.arange(len(a))
+                for x in (a, b, c):
+                    scores[rows, x] = -np.inf
+                correct += int(np.sum(scores.argmax(axis=1) == d))
+        res.per_category[cat] = (correct, len(known), len(qs) - len(known))
+    return res
+
+
+# ---------------------------------------------------------------- similarity
+@dataclass
+class SimilarityResult:
+    """Spearman correlation between cosines and human ratings.
+
+    rho is None when no pair could be scored (every pair out of vocabulary); ``oov_pairs``
+    lists the skipped pairs.
+    """
+
+    name: str
+    rho: float | None
+    n_pairs: int
+    n_oov: int
+    oov_pairs: list = field(default_factory=list, repr=False)
+    note: str = ""
+
+    @property
+    def n_used(self) -> int:
+        return self.n_pairs - self.n_oov
+
+    def __str__(self) -> str:
+        if self.rho is None:
+            return f"{self.name}: {self.note or 'no correlation computed'}"
+        return f"{self.name}: Spearman rho = {self.rho:.3f} on {self.n_used} pairs ({self.n_oov} of {self.n_pairs} out of vocabulary)"
+
+
+def similarity_correlation(vectors, vocab, pairs: Sequence[tuple[str, str, float]], name: str = "similarity") -> SimilarityResult:
+    """Spearman rho between cos(w1, w2) and the human score for the in-vocabulary pairs
+    of ``pairs`` [(w1, w2, score)]; pairs with an unknown word are counted, not scored."""
+    vectors, stoi, _ = _check(vectors, vocab)
+    if not pairs:
+        raise ValueError(f"{name}: the list of pairs is empty")
+    E = normalize_rows(vectors)
+    sims, gold, oov = [], [], []
+    for w1, w2, score in pairs:
+        if w1 in stoi and w2 in stoi:
+            sims.append(float(E[stoi[w1]] @ E[stoi[w2]]))
+            gold.append(score)
+        else:
+            oov.append((w1, w2))
+    rho, note = None, ""
+    if not sims:
+        note = f"all {len(pairs)} pairs are out of vocabulary; no correlation computed"
+    elif len(sims) < 2 or np.ptp(sims) == 0 or np.ptp(gold) == 0:
+        note = f"only {len(sims)} pair(s) in vocabulary, or all their scores equal; Spearman rho is undefined"
+    else:
+        rho = float(spearmanr(sims, gold).statistic)
+    return SimilarityResult(name, rho, len(pairs), len(oov), oov, note)
+
+
+# ---------------------------------------------------------------- documents
+def document_vectors(vectors, vocab, documents: Sequence[Sequence[str]]) -> tuple[np.ndarray, float]:
+    """Average of the unit-length vectors of each document's known tokens.
+
+    Returns (X (N, D) float32, share of tokens that had no vector). A document with no
+    known token gets the zero vector.
+    """
+    vectors, stoi, _ = _check(vectors, vocab)
+    E = normalize_rows(vectors)
+    X = np.zeros((len(documents), E.shape[1]), np.float32)
+    total = unknown = 0
+    for i, doc in enumerate(documents):
+        ids = [stoi[t] for t in doc if t in stoi]
+        total += len(doc)
+        unknown += len(doc) - len(ids)
+        if ids:
+            X[i] = E[ids].mean(axis=0)
+    return X, unknown / max(total, 1)

@@ -1,0 +1,173 @@
+"""Masked-language-model batches for lesson 09: sequences, padding, masking, NSP pairs.
+
+A sequence is ``[CLS] w_1 ... w_n [SEP]`` in subword ids (see :mod:`helpers.lib.bpe`).
+Masking follows BERT (Devlin et al. 2019): each ordinary position is *chosen* with
+probability 15 %; a chosen position becomes ``[MASK]`` with probability 80 %, a random
+ordinary token with probability 10 %, and stays unchanged with probability 10 %. The
+model must predict the original token at every chosen position (and only there).
+Special positions — ``[CLS]``, ``[SEP]`` and above all ``[PAD]`` — are never chosen.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from helpers.lib.batching import pad_sequences
+from helpers.lib.bpe import BPETokenizer
+
+IGNORE = -100  # label of positions that are not predicted (PyTorch's ignore_index)
+
+
+def encode_sentence(tok: BPETokenizer, words: Sequence[str], max_len: int) -> np.ndarray:
+    """``[CLS] pieces [SEP]`` as (n,) int64, truncated so that n <= max_len."""
+    if max_len < 3:
+        raise ValueError(f"max_len must be at least 3 ([CLS], one piece, [SEP]), got {max_len}")
+    ids = tok.encode_words(list(words))[0][: max_len - 2]
+    return np.concatenate([[tok.cls_id], ids, [tok.sep_id]]).astype(np.int64)
+
+
+def pad_batch(seqs: Sequence[np.ndarray], pad_id: int) -> tuple[np.ndarray, np.ndarray]:
+    """Pad sequences to the longest: ids (B, L) int64 and attention_mask (B, L) bool,
+    True at real tokens and False at padding (so attention never looks at padding)."""
+    return pad_sequences(seqs, pad_id)
+
+
+def apply_80_10_10(ids: np.ndarray, chosen: np.ndarray, u: np.ndarray, random_ids: np.ndarray,
+                   mask_id: int, p_mask: float = 0.8, p_random: float = 0.1) -> np.ndarray:
+    """BERT's replacement rule, given the uniform draws ``u``.
+
+    ids, chosen (bool), u (floats in [0, 1)) and random_ids all have the same shape.
+    At a chosen position: ``u < p_mask`` -> ``mask_id``; ``p_mask <= u < p_mask + p_random``
+    -> ``random_ids``; otherwise the original token. Returns a new array (ids unchanged).
+    """
+    if not (ids.shape == chosen.shape == u.shape == random_ids.shape):
+        raise ValueError(f"shapes differ: ids {ids.shape}, chosen {chosen.shape}, u {u.shape}, "
+                         f"random_ids {random_ids.shape}")
+    out = ids.copy()
+    to_mask = chosen & (u < p_mask)
+    to_random = chosen & (u >= p_mask) & (u < p_mask + p_random)
+    out[to_mask] = mask_id
+    out[to_random] = random_ids[to_random]
+    return out
+
+
+@dataclass
+class MaskedBatch:
+    """One MLM batch (all arrays (B, L)).
+
+    inputs : int64 ids the model sees ([MASK] / random / unchanged at chosen positions)
+    labels : int64 original id at chosen positions, ``IGNORE`` (-100) elsewhere
+    attention_mask : bool, True at real tokens, False at padding
+    """
+
+    inputs: np.ndarray
+    labels: np.ndarray
+    attention_mask: np.ndarray
+
+    @property
+    def chosen(self) -> np.ndarray:
+        return self.labels != IGNORE
+
+
+def mask_tokens(ids: np.ndarray, tok: BPETokenizer, rng: np.random.Generator, p: float = 0.15,
+                p_mask: float = 0.8, p_random: float = 0.1, attention_mask: np.ndarray | None = None
+                ) -> MaskedBatch:
+    """Choose and corrupt positions of ``ids`` (B, L) int64 for masked language modelling.
+
+    Each non-special position is chosen independently with probability ``p``; special
+    tokens ([PAD], [CLS], [SEP], ...) are never chosen. Random replacements are drawn
+    uniformly from the ordinary (non-special) ids.
+    """
+    ids = np.asarray(ids)
+    if ids.ndim != 2 or not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(f"ids must be a (B, L) integer array, got shape {ids.shape} and dtype {ids.dtype}")
+    if not 0 <= p <= 1 or p_mask < 0 or p_random < 0 or p_mask + p_random > 1:
+        raise ValueError(f"need 0 <= p <= 1 and p_mask + p_random <= 1, got p={p}, "
+                         f"p_mask={p_mask}, p_random={p_random}")
+    if ids.size and (ids.min() < 0 or ids.max() >= len(tok)):
+        raise ValueError(f"ids must lie in [0, {len(tok)}), got range [{ids.min()}, {ids.max()}]")
+    if attention_mask is None:
+        attention_mask = ids != tok.pad_id
+    n_special = len(tok.special_ids)  # specials occupy ids 0..4
+    candidates = ~np.isin(ids, tok.special_ids) & attention_mask
+    chosen = candidates & (rng.random(ids.shape) < p)
+    u = rng.random(ids.shape)
+    random_ids = rng.integers(n_special, len(tok), size=ids.shape)
+    inputs = apply_80_10_10(ids, chosen, u, random_ids, tok.mask_id, p_mask, p_random)
+    labels = np.where(chosen, ids, IGNORE).astype(np.int64)
+    return MaskedBatch(inputs, labels, attention_mask.astype(bool))
+
+
+def length_bucketed_batches(lengths: Sequence[int], batch_size: int, rng: np.random.Generator,
+                            bucket: int = 50) -> list[np.ndarray]:
+    """Shuffle, then group sequences of similar length (less padding) into batches.
+
+    Takes ``batch_size * bucket`` shuffled indices at a time, sorts them by length, cuts
+    them into batches, and shuffles the order of all batches. Returns index arrays.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    lengths = np.asarray(lengths)
+    order = rng.permutation(len(lengths))
+    batches = []
+    for s in range(0, len(order), batch_size * bucket):
+        chunk = order[s:s + batch_size * bucket]
+        chunk = chunk[np.argsort(lengths[chunk], kind="stable")]
+        batches += [chunk[k:k + batch_size] for k in range(0, len(chunk), batch_size)]
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
+# ---------------------------------------------------------------- next-sentence prediction
+@dataclass
+class SentencePair:
+    """A next-sentence-prediction example.
+
+    ids : (n,) int64   ``[CLS] A [SEP] B [SEP]``
+    segments : (n,) int64   0 for [CLS], A and the first [SEP]; 1 for B and the last [SEP]
+    is_next : True when B really follows A in its document
+    """
+
+    ids: np.ndarray
+    segments: np.ndarray
+    is_next: bool
+
+
+def sentence_pair(tok: BPETokenizer, a: Sequence[str], b: Sequence[str], is_next: bool,
+                  max_len: int = 64) -> SentencePair:
+    """Build ``[CLS] A [SEP] B [SEP]`` with segment ids; the longer sentence is cut first
+    until the pair fits ``max_len``."""
+    ia, ib = tok.encode_words(list(a))[0], tok.encode_words(list(b))[0]
+    if len(ia) == 0 or len(ib) == 0:
+        raise ValueError("both sentences of a pair need at least one word")
+    while len(ia) + len(ib) + 3 > max_len:
+        if len(ia) >= len(ib):
+            ia = ia[:-1]
+        else:
+            ib = ib[:-1]
+    ids = np.concatenate([[tok.cls_id], ia, [tok.sep_id], ib, [tok.sep_id]]).astype(np.int64)
+    segments = np.concatenate([np.zeros(len(ia) + 2), np.ones(len(ib) + 1)]).astype(np.int64)
+    return SentencePair(ids, segments, bool(is_next))
+
+
+def next_sentence_pairs(tok: BPETokenizer, documents: Sequence[Sequence[Sequence[str]]], n: int,
+                        rng: np.random.Generator, max_len: int = 64) -> list[SentencePair]:
+    """``n`` NSP examples: half with the true next sentence of the same document
+    (IsNext), half with a sentence from another, random document (NotNext)."""
+    docs = [d for d in documents if len(d) >= 2]
+    if len(docs) < 2:
+        raise ValueError("need at least two documents with two or more sentences")
+    pairs = []
+    for k in range(n):
+        d = int(rng.integers(len(docs)))
+        i = int(rng.integers(len(docs[d]) - 1))
+        a = docs[d][i]
+        if k % 2 == 0:
+            b, is_next = docs[d][i + 1], True
+        else:
+            other = int(rng.integers(len(docs) - 1))
+            other += other >= d  # any document but d
+            b, is_next = docs[other][int(rng.integers(len(docs[other])))], False
+        pairs.append(sentence_pair(tok, a, b, is_next, max_len))
+    return pairs

@@ -1,0 +1,212 @@
+"""Negative sampling (Mikolov et al. 2013) as NumPy layers of the course protocol.
+
+Instead of a softmax over the whole vocabulary, each (centre, context) pair becomes a yes/no
+question, asked once for the true context word and once for each of ``k`` noise words drawn
+from ``P(w)^0.75``:
+
+- :func:`unigram_noise` and :class:`NoiseSampler`: the noise distribution and its sampler;
+- :class:`EmbeddingDot`: scores of hidden vectors against selected rows of the output matrix;
+- :class:`SkipGramNS` and :class:`CBOWNS`: skip-gram and CBOW with the negative-sampling loss
+  (``params``, ``grads``, ``forward``, ``backward``), gradient-checked in lesson 07;
+- :func:`full_softmax_step`: one step of the full-softmax skip-gram, the cost it replaces.
+
+Their trainers (NumPy, PyTorch, gensim) are in :mod:`helpers.lib.word2vec`.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from helpers.lib.layers import Embedding, Layer, SigmoidCrossEntropy, SoftmaxCrossEntropy
+
+
+def unigram_noise(counts: Sequence[float], power: float = 0.75) -> np.ndarray:
+    """The negative-sampling noise distribution P(w)^power / sum_j P(w_j)^power.
+
+    counts: (V,) non-negative word counts (or probabilities). Returns (V,) float64 summing
+    to 1. ``power`` < 1 flattens the distribution: rare words are drawn a little more often.
+    """
+    c = np.asarray(counts, dtype=np.float64)
+    if c.ndim != 1 or c.size == 0:
+        raise ValueError(f"counts must be a non-empty 1-D array, got shape {c.shape}")
+    if np.any(c < 0) or c.sum() <= 0:
+        raise ValueError("counts must be non-negative with a positive total")
+    if not 0 <= power <= 1:
+        raise ValueError(f"power must lie in [0, 1], got {power}")
+    p = (c / c.sum()) ** power
+    p[c == 0] = 0.0          # a word never seen is never drawn (0**0 would give 1)
+    return p / p.sum()
+
+
+class NoiseSampler:
+    """Draws negative word ids from ``unigram_noise(counts, power)``.
+
+    ``sample(shape)`` -> int64 array of ``shape``; inverse-CDF sampling with the caller's
+    ``np.random.Generator`` (pass ``rng`` or reset ``sampler.rng`` to repeat a draw).
+    """
+
+    def __init__(self, counts: Sequence[float], power: float = 0.75, rng: np.random.Generator | None = None):
+        self.probs = unigram_noise(counts, power)
+        self.cdf = np.cumsum(self.probs)
+        self.cdf[-1] = 1.0
+        self.rng = rng if rng is not None else np.random.default_rng(0)
+
+    def sample(self, shape, rng: np.random.Generator | None = None) -> np.ndarray:
+        u = (rng or self.rng).random(shape)
+        return np.searchsorted(self.cdf, u, side="right").astype(np.int64)
+
+
+class EmbeddingDot(Layer):
+    """Score of hidden vectors against selected rows of an output matrix.
+
+    W: (V, D). forward(h (N, D), ids (N,) or (N, K) int) -> scores (N,) or (N, K), where
+    scores[n, j] = W[ids[n, j]] . h[n]. backward(dscores) fills ``grads`` (accumulating
+    repeated ids through :class:`helpers.lib.layers.Embedding`) and returns dh (N, D).
+    """
+
+    def __init__(self, vocab_size: int, dim: int, rng: np.random.Generator, dtype=np.float64, scale: float = 0.01,
+                 scatter: str = "add.at"):
+        super().__init__()
+        self.embed = Embedding(vocab_size, dim, rng, dtype=dtype, scale=scale, scatter=scatter)
+        self.params, self.grads = self.embed.params, self.embed.grads
+
+    def forward(self, h, ids):
+        h = np.asarray(h)
+        ids = np.asarray(ids)
+        if h.ndim != 2 or h.shape[1] != self.params[0].shape[1]:
+            raise ValueError(f"h must be (N, {self.params[0].shape[1]}), got shape {h.shape}")
+        if ids.shape[0] != h.shape[0] or ids.ndim not in (1, 2):
+            raise ValueError(f"ids must be (N,) or (N, K) with N={h.shape[0]}, got shape {ids.shape}")
+        rows = self.embed.forward(ids)                       # (N, D) or (N, K, D)
+        self.h, self.rows, self.squeeze = h, rows, ids.ndim == 1
+        if self.squeeze:
+            return np.sum(rows * h, axis=1)
+        return np.einsum("nkd,nd->nk", rows, h)
+
+    def backward(self, dout):
+        if self.squeeze:
+            self.embed.backward(dout[:, None] * self.h)
+            return dout[:, None] * self.rows
+        self.embed.backward(dout[:, :, None] * self.h[:, None, :])
+        return np.einsum("nk,nkd->nd", dout, self.rows)
+
+
+class _NegativeSamplingLoss(Layer):
+    """Shared by skip-gram and CBOW: scores of the true word and k noise words against
+    h, sigmoid + binary cross-entropy, summed over the 1 + k terms, averaged over N."""
+
+    def __init__(self, vocab_size, dim, sampler: NoiseSampler, k, rng, dtype, scatter):
+        super().__init__()
+        if k < 1:
+            raise ValueError(f"k (negatives per positive) must be at least 1, got {k}")
+        self.sampler, self.k = sampler, k
+        self.dot = EmbeddingDot(vocab_size, dim, rng, dtype=dtype, scatter=scatter)
+        self.dot.params[0][...] = 0           # word2vec starts the output vectors at zero
+        self.loss = SigmoidCrossEntropy()
+
+    def forward(self, h, targets, negatives=None):
+        n = len(targets)
+        if negatives is None:
+            negatives = self.sampler.sample((n, self.k))
+        ids = np.concatenate([np.asarray(targets)[:, None], negatives], axis=1)   # (N, 1+k)
+        scores = self.dot.forward(h, ids)
+        labels = np.zeros_like(scores)
+        labels[:, 0] = 1
+        # SigmoidCrossEntropy averages over N(1+k) terms; we want the sum over 1+k, mean over N
+        return self.loss.forward(scores, labels) * (1 + self.k)
+
+    def backward(self, dout=1.0):
+        return self.dot.backward(self.loss.backward(dout * (1 + self.k)))
+
+
+def _init_tables(model, vocab_size, dim, sampler, k, rng, dtype, scatter) -> None:
+    """Give a skip-gram/CBOW model its input table (uniform in +-0.5/D) and its
+    negative-sampling output table, and expose both as params/grads."""
+    rng = rng if rng is not None else np.random.default_rng(0)
+    model.embed = Embedding(vocab_size, dim, rng, dtype=dtype, scatter=scatter)
+    model.embed.params[0][...] = (rng.random((vocab_size, dim)) - 0.5) / dim
+    model.ns = _NegativeSamplingLoss(vocab_size, dim, sampler, k, rng, dtype, scatter)
+    model.params = [model.embed.params[0], model.ns.dot.params[0]]
+    model.grads = [model.embed.grads[0], model.ns.dot.grads[0]]
+
+
+class SkipGramNS(Layer):
+    """Skip-gram with negative sampling, NumPy.
+
+    params = [W_in (V, D), W_out (V, D)]. forward(centers (N,) int, contexts (N,) int,
+    negatives (N, k) int or None) -> mean over pairs of
+    -log s(u_o . v_c) - sum_k log s(-u_k . v_c). Negatives are drawn from ``sampler``
+    when not given. backward(dout=1.0) fills ``grads``; ids have no gradient (returns None).
+    W_in starts uniform in +-0.5/D, W_out at zero (as in word2vec.c and gensim).
+    ``scatter`` is passed to :class:`helpers.lib.layers.Embedding` ('sparse' is faster).
+    """
+
+    def __init__(self, vocab_size: int, dim: int, sampler: NoiseSampler, k: int = 5,
+                 rng: np.random.Generator | None = None, dtype=np.float64, scatter: str = "add.at"):
+        super().__init__()
+        _init_tables(self, vocab_size, dim, sampler, k, rng, dtype, scatter)
+
+    def forward(self, centers, contexts, negatives=None):
+        centers, contexts = np.asarray(centers), np.asarray(contexts)
+        if centers.ndim != 1 or centers.shape != contexts.shape:
+            raise ValueError(f"centers and contexts must be 1-D of equal length, got {centers.shape} and {contexts.shape}")
+        h = self.embed.forward(centers)                     # (N, D)
+        return self.ns.forward(h, contexts, negatives)
+
+    def backward(self, dout=1.0):
+        self.embed.backward(self.ns.backward(dout))
+        return None
+
+
+class CBOWNS(Layer):
+    """CBOW with negative sampling, NumPy: the mean of the context vectors predicts the centre.
+
+    params = [W_in (V, D), W_out (V, D)]. forward(contexts (N, C) int, centers (N,) int,
+    mask (N, C) 0/1 or None, negatives (N, k) or None) -> mean loss over examples.
+    ``mask`` marks real context words (rows may have fewer than C, e.g. at sentence ends);
+    masked-out ids must still be valid (any id, e.g. 0). backward(dout=1.0) fills grads.
+
+    ``word2vec_update=True`` makes backward follow word2vec.c and gensim instead of the exact
+    gradient: every context word receives the *full* error of the mean vector h, i.e. the
+    true gradient times the number of context words (used for training, never gradient-checked).
+    """
+
+    def __init__(self, vocab_size: int, dim: int, sampler: NoiseSampler, k: int = 5,
+                 rng: np.random.Generator | None = None, dtype=np.float64, scatter: str = "add.at",
+                 word2vec_update: bool = False):
+        super().__init__()
+        _init_tables(self, vocab_size, dim, sampler, k, rng, dtype, scatter)
+        self.word2vec_update = word2vec_update
+
+    def forward(self, contexts, centers, mask=None, negatives=None):
+        contexts = np.asarray(contexts)
+        if contexts.ndim != 2 or contexts.shape[0] != len(centers):
+            raise ValueError(f"contexts must be (N, C) with N={len(centers)}, got shape {contexts.shape}")
+        mask = np.ones(contexts.shape) if mask is None else np.asarray(mask, dtype=np.float64)
+        if mask.shape != contexts.shape:
+            raise ValueError(f"mask shape {mask.shape} != contexts shape {contexts.shape}")
+        count = mask.sum(axis=1, keepdims=True)
+        if np.any(count == 0):
+            raise ValueError("every CBOW example needs at least one context word (a mask row is all zero)")
+        self.w = (mask / count)[:, :, None].astype(self.params[0].dtype)   # (N, C, 1) averaging weights
+        self.mask = mask[:, :, None].astype(self.params[0].dtype)
+        h = np.sum(self.embed.forward(contexts) * self.w, axis=1)          # (N, D)
+        return self.ns.forward(h, centers, negatives)
+
+    def backward(self, dout=1.0):
+        dh = self.ns.backward(dout)
+        self.embed.backward(dh[:, None, :] * (self.mask if self.word2vec_update else self.w))
+        return None
+
+
+def full_softmax_step(W_in: np.ndarray, W_out: np.ndarray, centers: np.ndarray, contexts: np.ndarray) -> float:
+    """One forward+backward of the full-softmax skip-gram (no update); returns the loss.
+    Cost O(N V D): every word's output vector takes part. Used to time it against NS."""
+    h = W_in[centers]
+    logits = h @ W_out.T                               # (N, V): the bottleneck
+    loss_layer = SoftmaxCrossEntropy()
+    loss = loss_layer.forward(logits, contexts)
+    d = loss_layer.backward()
+    _ = d.T @ h, d @ W_out                              # dW_out, dh
+    return loss

@@ -1,0 +1,96 @@
+"""Position information for self-attention, in NumPy: sinusoidal encodings, learned
+position embeddings, and rotary position embeddings (RoPE).
+
+Self-attention alone is permutation-equivariant: shuffle the input rows and the output
+rows shuffle the same way. These three ways tell the model where each token is.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from helpers.lib.layers import Embedding, Layer
+
+
+def sinusoidal_encoding(T: int, d: int, base: float = 10000.0) -> np.ndarray:
+    """The fixed encodings of "Attention is all you need", (T, d) float64:
+
+    PE[pos, 2i] = sin(pos / base^(2i/d)),  PE[pos, 2i+1] = cos(pos / base^(2i/d)).
+    Works for any position, nothing is learned. ``d`` must be even.
+    """
+    if T < 1 or d < 2 or d % 2:
+        raise ValueError(f"need T >= 1 and an even d >= 2, got T={T}, d={d}")
+    pos = np.arange(T)[:, None]
+    freq = base ** (-np.arange(0, d, 2) / d)          # (d/2,) one frequency per sin/cos pair
+    pe = np.empty((T, d))
+    pe[:, 0::2] = np.sin(pos * freq)
+    pe[:, 1::2] = np.cos(pos * freq)
+    return pe
+
+
+class LearnedPositions(Layer):
+    """A learned position table: one trainable vector per position 0 .. max_len − 1.
+
+    forward(T) -> (T, d), the first T rows; backward(dout (T, d) or (B, T, d)) fills
+    ``grads``. Positions at or beyond ``max_len`` have no vector: asking for them is an error.
+    """
+
+    def __init__(self, max_len: int, d: int, rng: np.random.Generator, scale: float = 0.02):
+        super().__init__()
+        self.table = Embedding(max_len, d, rng, scale=scale)
+        self.params, self.grads = self.table.params, self.table.grads
+        self.max_len = max_len
+
+    def forward(self, T: int) -> np.ndarray:
+        if not 1 <= T <= self.max_len:
+            raise ValueError(f"sequence length {T} is outside the learned table (1 .. max_len={self.max_len}); "
+                             "a learned position table cannot extrapolate to unseen positions")
+        self.T = T
+        return self.table.forward(np.arange(T))
+
+    def backward(self, dout):
+        dout = np.asarray(dout)
+        if dout.ndim == 3:
+            dout = dout.sum(axis=0)  # the same position vector is added to every sequence of the batch
+        self.table.backward(dout)
+        return None
+
+
+def rope_angles(T: int, d: int, base: float = 10000.0, offset: int = 0):
+    """cos and sin of the RoPE rotation angles, each (T, d/2): angle[m, i] = (offset + m) · θ_i
+    with θ_i = base^(−2i/d)."""
+    if d % 2:
+        raise ValueError(f"RoPE rotates pairs of features, so d must be even; got d={d}")
+    theta = base ** (-np.arange(0, d, 2) / d)
+    ang = (offset + np.arange(T))[:, None] * theta[None, :]
+    return np.cos(ang), np.sin(ang)
+
+
+def apply_rope(x: np.ndarray, positions=None, base: float = 10000.0) -> np.ndarray:
+    """Rotate each feature pair (x_2i, x_2i+1) of the token at position m by the angle m·θ_i.
+
+    x: (..., T, d) with d even; positions: (T,) ints (default 0 .. T−1). Returns the same shape.
+    Applied to queries and keys (not values), it makes q_m · k_n depend on m − n only:
+    R(m)q · R(n)k = q · R(n − m)k, because rotations compose and are orthogonal.
+    """
+    x = np.asarray(x)
+    T, d = x.shape[-2], x.shape[-1]
+    if d % 2:
+        raise ValueError(f"RoPE rotates pairs of features, so d must be even; got d={d}")
+    pos = np.arange(T) if positions is None else np.asarray(positions)
+    if pos.shape != (T,):
+        raise ValueError(f"positions must have shape ({T},), got {pos.shape}")
+    theta = base ** (-np.arange(0, d, 2) / d)
+    ang = pos[:, None] * theta[None, :]
+    cos, sin = np.cos(ang), np.sin(ang)
+    x0, x1 = x[..., 0::2], x[..., 1::2]
+    out = np.empty(np.broadcast_shapes(x.shape), dtype=np.result_type(x, np.float64))
+    out[..., 0::2] = x0 * cos - x1 * sin
+    out[..., 1::2] = x0 * sin + x1 * cos
+    return out
+
+
+def alibi_bias(T: int, slope: float) -> np.ndarray:
+    """ALiBi (mentioned for completeness): a bias −slope·(i − j) added to the score of query i
+    and key j ≤ i, (T, T), so attention decays linearly with distance; −∞ above the diagonal."""
+    i, j = np.arange(T)[:, None], np.arange(T)[None, :]
+    return np.where(j <= i, -slope * (i - j), -np.inf)

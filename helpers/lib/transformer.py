@@ -1,0 +1,404 @@
+"""A small decoder-only Transformer language model in PyTorch, its LSTM baseline, and the
+character-level Shakespeare set-up both are trained on (lesson 04).
+
+Shapes: ids are (B, T) int64 token ids, logits (B, T, V) float32. Every model takes its
+initial weights from an explicit ``seed`` (the global torch generator is left untouched)
+and runs on the ``device`` it is moved to (CPU by default, see
+:func:`helpers.infra.seeding.choose_device`).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from helpers.infra.seeding import choose_device, torch_generator
+from helpers.infra.training import History, train_loop
+from helpers.lib.positions import sinusoidal_encoding
+from helpers.lib.text import Vocab
+
+
+# ---------------------------------------------------------------- the model
+@dataclass
+class TransformerConfig:
+    """Hyper-parameters of :class:`DecoderLM`.
+
+    norm: 'pre' (LayerNorm before each sub-layer, GPT-2 style) or 'post' (after the
+    residual sum, as in the original Transformer). positions: 'learned', 'sinusoidal' or
+    'rope'. d_ff defaults to 4·d_model.
+    """
+
+    vocab_size: int
+    d_model: int = 128
+    n_heads: int = 4
+    n_layers: int = 2
+    d_ff: int | None = None
+    max_len: int = 128
+    dropout: float = 0.0
+    norm: str = "pre"
+    positions: str = "learned"
+
+    def __post_init__(self):
+        if self.d_ff is None:
+            self.d_ff = 4 * self.d_model
+        if self.n_heads < 1 or self.d_model % self.n_heads:
+            raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}: "
+                             "every head needs the same width d_model / n_heads")
+        if self.norm not in ("pre", "post"):
+            raise ValueError(f"norm must be 'pre' or 'post', got {self.norm!r}")
+        if self.positions not in ("learned", "sinusoidal", "rope"):
+            raise ValueError(f"positions must be 'learned', 'sinusoidal' or 'rope', got {self.positions!r}")
+        if self.positions == "rope" and (self.d_model // self.n_heads) % 2:
+            raise ValueError(f"RoPE needs an even head width, got {self.d_model // self.n_heads}")
+
+
+def rope_torch(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
+    """RoPE on (..., T, d) tensors: pair (x_2i, x_2i+1) at position m rotated by m·base^(−2i/d).
+    The same maths as :func:`helpers.lib.positions.apply_rope`, in torch."""
+    T, d = x.shape[-2], x.shape[-1]
+    theta = base ** (-torch.arange(0, d, 2, device=x.device, dtype=torch.float64) / d)
+    ang = torch.arange(T, device=x.device, dtype=torch.float64)[:, None] * theta[None, :]
+    cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
+    x0, x1 = x[..., 0::2], x[..., 1::2]
+    return torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1).flatten(-2)
+
+
+class CausalSelfAttention(nn.Module):
+    """Multi-head self-attention with a causal mask. (B, T, d) -> (B, T, d).
+
+    With ``need_weights=True`` it computes the softmax explicitly and keeps the weights
+    (B, h, T, T) in ``last_weights``; otherwise it calls PyTorch's fused
+    ``scaled_dot_product_attention``.
+    """
+
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.h, self.d = cfg.n_heads, cfg.d_model
+        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
+        self.proj = nn.Linear(cfg.d_model, cfg.d_model)
+        self.rope = cfg.positions == "rope"
+        self.dropout = cfg.dropout
+        self.last_weights: torch.Tensor | None = None
+
+    def forward(self, x: torch.Tensor, need_weights: bool = False) -> torch.Tensor:
+        B, T, d = x.shape
+        q, k, v = (t.view(B, T, self.h, d // self.h).transpose(1, 2) for t in self.qkv(x).split(d, dim=-1))
+        if self.rope:
+            q, k = rope_torch(q), rope_torch(k)
+        if need_weights:
+            scores = q @ k.transpose(-1, -2) / math.sqrt(d // self.h)
+            causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
+            w = scores.masked_fill(~causal, float("-inf")).softmax(dim=-1)
+            self.last_weights = w.detach()
+            y = w @ v
+        else:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                               dropout_p=self.dropout if self.training else 0.0)
+        return self.proj(y.transpose(1, 2).reshape(B, T, d))
+
+
+class Block(nn.Module):
+    """One Transformer block: attention and a position-wise feed-forward network, each with
+    a residual connection and a LayerNorm.
+
+    Pre-LN:  x = x + Attn(LN1(x));  x = x + FFN(LN2(x))
+    Post-LN: x = LN1(x + Attn(x));  x = LN2(x + FFN(x))      (the original 2017 order)
+    """
+
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.pre = cfg.norm == "pre"
+        self.ln1, self.ln2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
+        self.attn = CausalSelfAttention(cfg)
+        self.ff = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_ff), nn.GELU(), nn.Linear(cfg.d_ff, cfg.d_model))
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, x: torch.Tensor, need_weights: bool = False) -> torch.Tensor:
+        if self.pre:
+            x = x + self.drop(self.attn(self.ln1(x), need_weights))
+            return x + self.drop(self.ff(self.ln2(x)))
+        x = self.ln1(x + self.drop(self.attn(x, need_weights)))
+        return self.ln2(x + self.drop(self.ff(x)))
+
+
+def _init_weights(module: nn.Module) -> None:
+    """GPT-style initialisation: N(0, 0.02) weights, zero biases, LayerNorm at identity."""
+    for m in module.modules():
+        if isinstance(m, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(m.weight, 0.0, 0.02)
+            if getattr(m, "bias", None) is not None:
+                nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.LayerNorm):
+            nn.init.ones_(m.weight)
+            nn.init.zeros_(m.bias)
+
+
+class DecoderLM(nn.Module):
+    """Decoder-only Transformer: token embedding + positions -> n_layers blocks -> (final
+    LayerNorm for Pre-LN) -> logits over the vocabulary. forward(ids (B, T)) -> (B, T, V);
+    position t only sees tokens 0..t (causal mask), so one pass trains all T predictions.
+    """
+
+    def __init__(self, cfg: TransformerConfig, seed: int = 0):
+        super().__init__()
+        self.cfg = cfg
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            self.tok = nn.Embedding(cfg.vocab_size, cfg.d_model)
+            self.pos = nn.Embedding(cfg.max_len, cfg.d_model) if cfg.positions == "learned" else None
+            self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
+            self.ln_f = nn.LayerNorm(cfg.d_model) if cfg.norm == "pre" else nn.Identity()
+            self.head = nn.Linear(cfg.d_model, cfg.vocab_size)
+            _init_weights(self)
+        if cfg.positions == "sinusoidal":
+            pe = torch.tensor(sinusoidal_encoding(cfg.max_len, cfg.d_model), dtype=torch.float32)
+            self.register_buffer("pe", pe, persistent=False)
+
+    def forward(self, ids: torch.Tensor, need_weights: bool = False) -> torch.Tensor:
+        if ids.ndim != 2:
+            raise ValueError(f"DecoderLM expects token ids of shape (B, T), got {tuple(ids.shape)}")
+        T = ids.shape[1]
+        if T > self.cfg.max_len:
+            raise ValueError(f"sequence length {T} exceeds max_len={self.cfg.max_len} of this model")
+        x = self.tok(ids)
+        if self.pos is not None:
+            x = x + self.pos(torch.arange(T, device=ids.device))
+        elif self.cfg.positions == "sinusoidal":
+            x = x + self.pe[:T]
+        for block in self.blocks:
+            x = block(x, need_weights)
+        return self.head(self.ln_f(x))
+
+    @torch.no_grad()
+    def attention_maps(self, ids: torch.Tensor) -> np.ndarray:
+        """Attention weights of every layer and head for one sequence ids (T,) or (1, T):
+        (n_layers, n_heads, T, T) float32 NumPy array."""
+        was = self.training
+        self.eval()
+        self(ids.view(1, -1), need_weights=True)
+        self.train(was)
+        return np.stack([b.attn.last_weights[0].cpu().numpy() for b in self.blocks])
+
+
+class LSTMLM(nn.Module):
+    """The recurrent baseline: embedding -> torch.nn.LSTM -> linear. (B, T) -> (B, T, V)."""
+
+    def __init__(self, vocab_size: int, emb_dim: int = 64, hidden: int = 256, num_layers: int = 1,
+                 seed: int = 0):
+        super().__init__()
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            self.embed = nn.Embedding(vocab_size, emb_dim)
+            self.lstm = nn.LSTM(emb_dim, hidden, num_layers=num_layers, batch_first=True)
+            self.head = nn.Linear(hidden, vocab_size)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        if ids.ndim != 2:
+            raise ValueError(f"LSTMLM expects token ids of shape (B, T), got {tuple(ids.shape)}")
+        out, _ = self.lstm(self.embed(ids))
+        return self.head(out)
+
+
+def block_parameter_count(d_model: int, d_ff: int | None = None) -> dict[str, int]:
+    """Parameters of one Transformer block (with biases), by part:
+    attention 4(d² + d) for W_Q, W_K, W_V, W_O; feed-forward 2·d·d_ff + d_ff + d;
+    two LayerNorms 2·2d. ``d_ff`` defaults to 4d, so the total is 12d² + 13d."""
+    d_ff = 4 * d_model if d_ff is None else d_ff
+    parts = {"attention": 4 * (d_model * d_model + d_model),
+             "feed_forward": 2 * d_model * d_ff + d_ff + d_model,
+             "layer_norms": 4 * d_model}
+    parts["total"] = sum(parts.values())
+    return parts
+
+
+# ---------------------------------------------------------------- data
+@dataclass
+class CharCorpus:
+    """Character-level Shakespeare: the vocabulary and the train / held-out id streams."""
+
+    vocab: Vocab
+    train_ids: np.ndarray
+    valid_ids: np.ndarray
+    valid_works: tuple[str, ...]
+
+    def encode(self, text: str) -> np.ndarray:
+        return encode_chars(self.vocab, text)
+
+    def decode(self, ids) -> str:
+        return "".join(self.vocab.decode(ids))
+
+
+def encode_chars(vocab: Vocab, text: str) -> np.ndarray:
+    """(len(text),) int64 ids of the characters of ``text``; an unknown character raises
+    UnknownWordError naming it."""
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    table = np.full(int(codes.max(initial=0)) + 1, -1, dtype=np.int64)
+    for ch, i in vocab.stoi.items():
+        if len(ch) == 1 and ord(ch) < len(table):
+            table[ord(ch)] = i
+    ids = table[codes]
+    if np.any(ids < 0):
+        vocab.index(text[int(np.argmax(ids < 0))])  # raises, naming the character
+    return ids
+
+
+# ---------------------------------------------------------------- training and evaluation
+@torch.no_grad()
+def evaluate_lm(model: nn.Module, ids: np.ndarray, seq_len: int = 128, max_tokens: int = 32768,
+                batch_size: int = 64, device=None) -> float:
+    """Mean next-token cross-entropy (nats) over the first ``max_tokens`` + 1 tokens of ``ids``,
+    cut into non-overlapping windows of ``seq_len`` (each window starts with empty context)."""
+    device = choose_device(device) if not isinstance(device, torch.device) else device
+    n = min(len(ids) - 1, max_tokens) // seq_len
+    if n < 1:
+        raise ValueError(f"need more than {seq_len} tokens to evaluate, got {len(ids)}")
+    x = torch.as_tensor(ids[: n * seq_len].reshape(n, seq_len), device=device)
+    y = torch.as_tensor(ids[1: n * seq_len + 1].reshape(n, seq_len), device=device)
+    was = model.training
+    model.eval()
+    total = 0.0
+    for s in range(0, n, batch_size):
+        logits = model(x[s:s + batch_size])
+        total += F.cross_entropy(logits.flatten(0, 1), y[s:s + batch_size].flatten(), reduction="sum").item()
+    model.train(was)
+    return total / (n * seq_len)
+
+
+@dataclass
+class RunResult:
+    """What :func:`train_lm` measured: the loop's History, held-out loss (nats/char),
+    steps and tokens trained on, and (seconds since start, loss) after every step."""
+
+    history: History
+    valid_loss: float
+    steps: int
+    tokens: int
+    seconds: float
+    curve: list[tuple[float, float]] = field(default_factory=list)
+
+    @property
+    def perplexity(self) -> float:
+        return math.exp(self.valid_loss)
+
+
+def random_windows(ids: np.ndarray, batch_size: int, seq_len: int, rng: np.random.Generator):
+    """Endless (x, y) batches of random windows of the stream: x (B, T), y = x shifted by one."""
+    if len(ids) <= seq_len + 1:
+        raise ValueError(f"stream of {len(ids)} tokens is too short for windows of {seq_len}")
+    offs = np.arange(seq_len + 1)
+    while True:
+        starts = rng.integers(0, len(ids) - seq_len - 1, size=batch_size)
+        w = ids[starts[:, None] + offs]
+        yield w[:, :-1], w[:, 1:]
+
+
+def train_lm(model: nn.Module, corpus: CharCorpus, max_seconds: float = 15.0, max_steps: int = 100_000,
+             seq_len: int = 128, batch_size: int = 32, lr: float = 3e-3, warmup: int = 20,
+             clip: float = 1.0, seed: int = 0, device=None, eval_tokens: int = 32768,
+             desc: str = "training", progress: bool = True) -> RunResult:
+    """Train ``model`` (ids -> logits) on random windows of the training stream with Adam,
+    for at most ``max_seconds`` of wall-clock time or ``max_steps`` steps, through
+    :func:`helpers.infra.training.train_loop`; then measure the held-out loss (outside the budget).
+    The learning rate rises linearly over ``warmup`` steps, then stays at ``lr``.
+    """
+    device = choose_device(device) if not isinstance(device, torch.device) else device
+    model.to(device).train()
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / max(warmup, 1)))
+    rng = np.random.default_rng(seed)
+    curve: list[tuple[float, float]] = []
+    start = time.perf_counter()
+
+    def batches(epoch):
+        gen = random_windows(corpus.train_ids, batch_size, seq_len, rng)
+        for _ in range(max_steps):
+            yield next(gen)
+
+    def step(batch):
+        x, y = (torch.as_tensor(a, device=device) for a in batch)
+        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), clip)
+        opt.step()
+        sched.step()
+        curve.append((time.perf_counter() - start, loss.item()))
+        return curve[-1][1]
+
+    hist = train_loop(step, batches, epochs=1, desc=desc, max_seconds=max_seconds, progress=progress)
+    valid = evaluate_lm(model, corpus.valid_ids, seq_len, eval_tokens, device=device)
+    steps = len(hist.step_loss)
+    return RunResult(hist, valid, steps, steps * batch_size * seq_len, hist.seconds, curve)
+
+
+# ---------------------------------------------------------------- generation
+@torch.no_grad()
+def next_token_probs(model: nn.Module, ids, temperature: float = 1.0, device=None) -> np.ndarray:
+    """P(next token | ids) at ``temperature``: softmax(logits / temperature), (V,) float64.
+    temperature → 0 approaches greedy (argmax); large temperatures approach uniform."""
+    if temperature <= 0:
+        raise ValueError(f"temperature must be > 0, got {temperature}")
+    device = next(model.parameters()).device if device is None else device
+    x = torch.as_tensor(np.asarray(ids, dtype=np.int64)[None, :], device=device)
+    was = model.training
+    model.eval()
+    logits = model(x)[0, -1].double()
+    model.train(was)
+    return torch.softmax(logits / temperature, dim=-1).cpu().numpy()
+
+
+def sample_from_logits(logits: torch.Tensor, temperature: float, generator: torch.Generator,
+                       num_samples: int = 1) -> torch.Tensor:
+    """Draw token ids from softmax(logits / temperature); logits (V,) -> (num_samples,) int64.
+    ``temperature=0`` returns the argmax (greedy decoding)."""
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    if temperature == 0:
+        return logits.argmax().repeat(num_samples)
+    probs = torch.softmax(logits.double() / temperature, dim=-1)
+    return torch.multinomial(probs, num_samples, replacement=True, generator=generator)
+
+
+@torch.no_grad()
+def generate(model: nn.Module, prompt_ids, n_new: int, temperature: float = 1.0, seed: int = 0,
+             max_context: int | None = None) -> np.ndarray:
+    """Sample ``n_new`` tokens one at a time after ``prompt_ids`` (1-D ints) and return all ids.
+
+    Each step runs the model on the context so far (cropped to the last ``max_context``
+    tokens; a DecoderLM's max_len by default), divides the last logits by ``temperature``
+    and samples from the softmax with a seeded generator. ``temperature=0`` means greedy.
+    Generation is sequential: token t+1 needs token t.
+    """
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    device = next(model.parameters()).device
+    if max_context is None:
+        max_context = model.cfg.max_len if isinstance(model, DecoderLM) else 10 ** 9
+    ids = torch.as_tensor(np.asarray(prompt_ids, dtype=np.int64), device=device).view(1, -1)
+    if ids.shape[1] < 1:
+        raise ValueError("generation needs a prompt of at least one token")
+    g = torch_generator(seed, device)
+    was = model.training
+    model.eval()
+    for _ in range(n_new):
+        logits = model(ids[:, -max_context:])[0, -1]
+        nxt = sample_from_logits(logits, temperature, g).view(1, 1)
+        ids = torch.cat([ids, nxt], dim=1)
+    model.train(was)
+    return ids[0].cpu().numpy()
+
+
+# ---------------------------------------------------------------- the baseline every model must beat
+def unigram_loss(train_ids: np.ndarray, valid_ids: np.ndarray, vocab_size: int) -> float:
+    """Held-out cross-entropy (nats/token) of the add-one-smoothed unigram model: the loss of
+    a model that ignores context entirely, the floor any language model must beat."""
+    counts = np.bincount(train_ids, minlength=vocab_size) + 1.0
+    logp = np.log(counts / counts.sum())
+    return float(-logp[valid_ids].mean())
+
+

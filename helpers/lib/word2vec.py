@@ -1,0 +1,355 @@
+"""Training word2vec with negative sampling: the corpus, and three trainers.
+
+Three implementations of the same algorithm (Mikolov et al. 2013) with the same
+hyperparameters, so their speed and quality can be compared in one table:
+
+- :func:`train_numpy`: the NumPy layers of :mod:`helpers.lib.negative_sampling`
+  (:class:`SkipGramNS`, :class:`CBOWNS`, the course protocol), trained by SGD.
+- :func:`train_torch`: PyTorch tensors, large batches, gradients written in closed form
+  (``sigmoid(s) - t``) and applied with ``index_add_`` to the rows that were used only.
+- :func:`train_gensim`: gensim's ``Word2Vec`` (the reference).
+
+Data preparation shared by all three: :func:`prepare_corpus` (vocabulary, ids),
+:func:`keep_probabilities` (frequent-word subsampling), :func:`skipgram_pairs` and
+:func:`cbow_examples` (dynamic windows, vectorised), :class:`NoiseSampler` (P(w)^0.75).
+"""
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from helpers.infra.seeding import choose_device
+from helpers.lib.negative_sampling import CBOWNS, NoiseSampler, SkipGramNS, unigram_noise
+from helpers.lib.text import Vocab
+
+
+# ---------------------------------------------------------------- data
+@dataclass
+class Corpus:
+    """A tokenised corpus as one id stream.
+
+    vocab : Vocab without special tokens (words with count >= min_count)
+    ids : (T,) int64 ids of the in-vocabulary tokens, sentences concatenated
+    sentence : (T,) int64 sentence number of every token (windows never cross sentences)
+    n_raw_tokens : tokens before dropping rare words (the numerator of words/second)
+    """
+
+    vocab: Vocab
+    ids: np.ndarray
+    sentence: np.ndarray
+    n_raw_tokens: int
+    sentences: tuple = field(repr=False, default=())
+
+
+def prepare_corpus(sentences: Sequence[Sequence[str]], min_count: int = 5) -> Corpus:
+    """Build the vocabulary (count >= ``min_count``, no specials) and the id stream."""
+    if not sentences or not any(len(s) for s in sentences):
+        raise ValueError("cannot train word vectors on an empty corpus (no tokens)")
+    vocab = Vocab.build((t for s in sentences for t in s), min_count=min_count, specials=())
+    ids, sid, n_raw = [], [], 0
+    stoi = vocab.stoi
+    for i, s in enumerate(sentences):
+        n_raw += len(s)
+        kept = [stoi[t] for t in s if t in stoi]
+        ids.extend(kept)
+        sid.extend([i] * len(kept))
+    return Corpus(vocab, np.array(ids, np.int64), np.array(sid, np.int64), n_raw, tuple(sentences))
+
+
+def keep_probabilities(counts: np.ndarray, sample: float = 1e-3) -> np.ndarray:
+    """Probability of keeping each occurrence of a word when subsampling frequent words,
+    gensim's formula: (sqrt(c / t) + 1) t / c with t = sample * total, capped at 1.
+    ``sample=0`` keeps everything. Returns (V,) float64."""
+    counts = np.asarray(counts, dtype=np.float64)
+    if sample <= 0:
+        return np.ones_like(counts)
+    t = sample * counts.sum()
+    with np.errstate(divide="ignore"):
+        p = (np.sqrt(counts / t) + 1) * t / counts
+    return np.minimum(p, 1.0)
+
+
+def _subsample(corpus: Corpus, sample: float, rng: np.random.Generator):
+    keep = rng.random(len(corpus.ids)) < keep_probabilities(corpus.vocab.counts, sample)[corpus.ids]
+    return corpus.ids[keep], corpus.sentence[keep]
+
+
+def skipgram_pairs(ids: np.ndarray, sentence: np.ndarray, window: int, rng: np.random.Generator):
+    """All (centre, context) pairs with word2vec's dynamic window: each centre draws
+    b ~ U{1..window} and pairs with the words at distance <= b in the same sentence.
+    Returns (centers (P,), contexts (P,)) int64, grouped by offset (shuffle before SGD)."""
+    if window < 1:
+        raise ValueError(f"window must be at least 1, got {window}")
+    b = rng.integers(1, window + 1, size=len(ids))
+    cs, os_ = [], []
+    for o in range(1, window + 1):
+        same = sentence[o:] == sentence[:-o]
+        right = same & (b[:-o] >= o)            # centre i, context i + o
+        left = same & (b[o:] >= o)              # centre i + o, context i
+        cs += [ids[:-o][right], ids[o:][left]]
+        os_ += [ids[o:][right], ids[:-o][left]]
+    return np.concatenate(cs), np.concatenate(os_)
+
+
+def cbow_examples(ids: np.ndarray, sentence: np.ndarray, window: int, rng: np.random.Generator):
+    """CBOW examples with the dynamic window: (contexts (N, 2*window) int64, mask (N, 2*window)
+    bool, centers (N,) int64); centres without any context word are dropped."""
+    if window < 1:
+        raise ValueError(f"window must be at least 1, got {window}")
+    n = len(ids)
+    b = rng.integers(1, window + 1, size=n)
+    ctx = np.zeros((n, 2 * window), np.int64)
+    mask = np.zeros((n, 2 * window), bool)
+    for o in range(1, window + 1):
+        same = sentence[o:] == sentence[:-o]
+        right = same & (b[:-o] >= o)            # centre i sees i + o
+        ctx[:-o, o - 1] = np.where(right, ids[o:], 0)
+        mask[:-o, o - 1] = right
+        left = same & (b[o:] >= o)              # centre i + o sees i
+        ctx[o:, window + o - 1] = np.where(left, ids[:-o], 0)
+        mask[o:, window + o - 1] = left
+    has = mask.any(axis=1)
+    return ctx[has], mask[has], ids[has]
+
+
+# ---------------------------------------------------------------- training results
+@dataclass
+class TrainedVectors:
+    """What a training run produced: W (input vectors), C (output vectors), the vocabulary,
+    wall-clock seconds, words per second (raw corpus tokens x epochs / seconds), the
+    mean loss of each epoch (empty for gensim) and the hyperparameters."""
+
+    W: np.ndarray
+    C: np.ndarray
+    vocab: Vocab
+    seconds: float
+    words_per_second: float
+    epoch_loss: list = field(default_factory=list)
+    config: dict = field(default_factory=dict)
+
+    def vectors(self, which: str = "W") -> np.ndarray:
+        """'W' (input vectors, the usual choice) or 'W+C' ((W + C) / 2)."""
+        if which == "W":
+            return self.W
+        if which in ("W+C", "avg"):
+            return (self.W + self.C) / 2
+        raise ValueError(f"which must be 'W' or 'W+C', got {which!r}")
+
+
+def _lr_schedule(alpha, min_alpha, done, total):
+    return alpha - (alpha - min_alpha) * min(done / total, 1.0)
+
+
+def train_numpy(corpus: Corpus, model: str = "skipgram", dim: int = 100, window: int = 5, negative: int = 5,
+                sample: float = 1e-3, epochs: int = 5, alpha: float = 0.025, min_alpha: float = 1e-4,
+                batch_size: int = 2048, seed: int = 0, power: float = 0.75, progress: bool = True) -> TrainedVectors:
+    """Train :class:`SkipGramNS` or :class:`CBOWNS` (float32) by SGD on ``corpus``.
+
+    Each step sums the per-example gradients (as word2vec's one-example-at-a-time SGD
+    does), so the learning rate is ``alpha`` per example, decaying linearly to
+    ``min_alpha``. The progress bar shows words/s.
+    """
+    if model not in ("skipgram", "cbow"):
+        raise ValueError(f"model must be 'skipgram' or 'cbow', got {model!r}")
+    rng = np.random.default_rng(seed)
+    V = len(corpus.vocab)
+    sampler = NoiseSampler(corpus.vocab.counts, power, rng=rng)
+    cls = SkipGramNS if model == "skipgram" else CBOWNS
+    extra = {"word2vec_update": True} if model == "cbow" else {}
+    # scatter='rows': each step updates only the rows the batch used (same result as the dense
+    # update, whose other rows get zero gradient, without touching all V rows twice a step)
+    net = cls(V, dim, sampler, k=negative, rng=rng, dtype=np.float32, scatter="rows", **extra)
+    W_in, W_out = net.params
+    tables = (net.embed, net.ns.dot.embed)
+    total_words = corpus.n_raw_tokens * epochs
+    epoch_loss, t0 = [], time.perf_counter()
+    bar = tqdm(total=total_words, desc=f"NumPy {model}", unit="word", unit_scale=True, disable=not progress, leave=False)
+    for epoch in range(epochs):
+        ids, sent = _subsample(corpus, sample, rng)
+        if model == "skipgram":
+            c, o = skipgram_pairs(ids, sent, window, rng)
+            order = rng.permutation(len(c))
+            data = (c[order], o[order])
+        else:
+            ctx, mask, cen = cbow_examples(ids, sent, window, rng)
+            order = rng.permutation(len(cen))
+            data = (ctx[order], cen[order], mask[order])
+        n = len(data[0])
+        losses = []
+        words_per_example = corpus.n_raw_tokens / n
+        for start in range(0, n, batch_size):
+            sl = slice(start, start + batch_size)
+            lr = _lr_schedule(alpha, min_alpha, epoch * n + start, epochs * n)
+            if model == "skipgram":
+                loss = net.forward(data[0][sl], data[1][sl])
+            else:
+                loss = net.forward(data[0][sl], data[1][sl], mask=data[2][sl])
+            net.backward()
+            m = len(data[1][sl])
+            # sum of per-example gradients = m * mean gradient
+            for table in tables:
+                rows, grad = table.row_grad
+                table.params[0][rows] -= (lr * m) * grad
+            losses.append(loss)
+            bar.update(int(round(m * words_per_example)))
+            if len(losses) % 50 == 0:
+                bar.set_postfix(loss=f"{np.mean(losses[-50:]):.3f}", lr=f"{lr:.4f}")
+        epoch_loss.append(float(np.mean(losses)))
+    bar.close()
+    secs = time.perf_counter() - t0
+    cfg = dict(impl="numpy", model=model, dim=dim, window=window, negative=negative, sample=sample,
+               epochs=epochs, alpha=alpha, batch_size=batch_size, seed=seed)
+    return TrainedVectors(W_in.copy(), W_out.copy(), corpus.vocab, secs, total_words / secs, epoch_loss, cfg)
+
+
+def _torch_batches(W, C, table, labels, inp, tgt, msk, starts, batch_size, lr_of, gen, negative, record):
+    """Run SGD on the batches beginning at ``starts`` (one worker's share of an epoch)."""
+    dim = W.shape[1]
+    for j, start in enumerate(starts):
+        lr = lr_of(start)
+        x, t = inp[start:start + batch_size], tgt[start:start + batch_size]
+        m = len(t)
+        neg = table[torch.randint(len(table), (m, negative), generator=gen, device=W.device)]
+        targets = torch.cat([t[:, None], neg], dim=1).reshape(-1)            # (m(1+k),)
+        if msk is None:
+            h = W.index_select(0, x)                                         # (m, D)
+        else:
+            w = msk[start:start + batch_size]
+            w = w / w.sum(dim=1, keepdim=True)                               # (m, 2win) mean weights
+            h = torch.bmm(w[:, None, :], W.index_select(0, x.reshape(-1)).view(m, -1, dim)).squeeze(1)
+        u = C.index_select(0, targets).view(m, 1 + negative, dim)            # (m, 1+k, D)
+        s = (u * h[:, None, :]).sum(2)                                       # (m, 1+k) scores
+        g = torch.sigmoid(s) - labels                                        # dL/ds = y - t
+        g[:, 1:] *= (neg != t[:, None])                                      # a negative equal to the target is skipped
+        if record is not None and j % 20 == 0:
+            # loss = -log s(s_0) - sum_j log s(-s_j), on every 20th batch (for the bar)
+            record(float((F.softplus(-s[:, 0]) + F.softplus(s[:, 1:]).sum(1)).mean()), lr)
+        g *= -lr
+        dh = torch.bmm(g[:, None, :], u).squeeze(1)                          # (m, D) = sum_j g_j u_j
+        C.index_add_(0, targets, (g[:, :, None] * h[:, None, :]).view(-1, dim))   # du_j = g_j h
+        if msk is None:
+            W.index_add_(0, x, dh)
+        else:
+            # word2vec.c / gensim: each context word gets the full error of the mean (not dh / count)
+            W.index_add_(0, x.reshape(-1), (msk[start:start + batch_size, :, None] * dh[:, None, :]).view(-1, dim))
+        yield m
+
+
+def train_torch(corpus: Corpus, model: str = "skipgram", dim: int = 100, window: int = 5, negative: int = 5,
+                sample: float = 1e-3, epochs: int = 5, alpha: float = 0.025, min_alpha: float = 1e-4,
+                batch_size: int = 1024, seed: int = 0, power: float = 0.75, workers: int = 1,
+                device: str | None = None, progress: bool = True) -> TrainedVectors:
+    """Fast skip-gram / CBOW with negative sampling in PyTorch.
+
+    No autograd: for scores s = u . h the gradient of the loss is (sigmoid(s) - t), so
+    dh = sum_j (y_j - t_j) u_j and du_j = (y_j - t_j) h; both are applied with
+    ``index_add_`` to the rows that were used (repeated ids accumulate). For CBOW each context
+    word receives the full error of the mean vector, as in word2vec.c and gensim. Gradients are
+    summed over the batch (as word2vec's one-pair-at-a-time SGD would), the learning rate
+    decays linearly from ``alpha`` to ``min_alpha``. Negatives come from a 10^6-entry
+    unigram^power table (as in word2vec.c). Each op runs on one CPU thread; ``workers`` > 1
+    runs that many Python threads on interleaved batches of the same tensors without locks
+    ("Hogwild", like gensim's workers) — faster, no longer bit-for-bit reproducible.
+    ``device``: None/'cpu' (default), 'cuda' or 'auto'. The progress bar shows words/s.
+    """
+    if model not in ("skipgram", "cbow"):
+        raise ValueError(f"model must be 'skipgram' or 'cbow', got {model!r}")
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    dev = choose_device(device)
+    rng = np.random.default_rng(seed)
+    gens = []
+    for i in range(workers):
+        g = torch.Generator(device=dev)
+        g.manual_seed(seed + 1000 * i)
+        gens.append(g)
+    V = len(corpus.vocab)
+    W = torch.from_numpy(((rng.random((V, dim)) - 0.5) / dim).astype(np.float32)).to(dev)
+    C = torch.zeros((V, dim), dtype=torch.float32, device=dev)
+    probs = unigram_noise(corpus.vocab.counts, power)
+    reps = np.maximum(np.round(probs * 1_000_000), probs > 0).astype(np.int64)   # every word at least once
+    table = torch.from_numpy(np.repeat(np.arange(V), reps)).to(dev)
+    labels = torch.zeros(1 + negative, device=dev)
+    labels[0] = 1
+    total_words = corpus.n_raw_tokens * epochs
+    epoch_loss, t0 = [], time.perf_counter()
+    bar = tqdm(total=total_words, desc=f"PyTorch {model}", unit="word", unit_scale=True, disable=not progress, leave=False)
+    threads = torch.get_num_threads()
+    if dev.type == "cpu":
+        # one thread per op: the ops are small and memory-bound, and OpenMP threads
+        # spin-waiting on a busy 2-core machine made each op 5-10x slower when we measured
+        torch.set_num_threads(1)
+    pool = ThreadPoolExecutor(workers) if workers > 1 else None
+    try:
+        with torch.no_grad():
+            for epoch in range(epochs):
+                ids, sent = _subsample(corpus, sample, rng)
+                if model == "skipgram":
+                    c, o = skipgram_pairs(ids, sent, window, rng)
+                    order = rng.permutation(len(c))
+                    inp, tgt, msk = torch.from_numpy(c[order]).to(dev), torch.from_numpy(o[order]).to(dev), None
+                else:
+                    ctx, mask, cen = cbow_examples(ids, sent, window, rng)
+                    order = rng.permutation(len(cen))
+                    inp, tgt = torch.from_numpy(ctx[order]).to(dev), torch.from_numpy(cen[order]).to(dev)
+                    msk = torch.from_numpy(mask[order]).to(dev, torch.float32)
+                n = len(tgt)
+                words_per_example = corpus.n_raw_tokens / n
+                losses = []
+
+                def record(loss, lr, losses=losses):
+                    losses.append(loss)
+                    bar.set_postfix(loss=f"{np.mean(losses):.3f}", lr=f"{lr:.4f}")
+
+                def lr_of(start, epoch=epoch, n=n):
+                    return _lr_schedule(alpha, min_alpha, epoch * n + start, epochs * n)
+
+                starts = list(range(0, n, batch_size))
+
+                def work(i, data=(inp, tgt, msk), starts=starts, wpe=words_per_example, record=record):
+                    for m in _torch_batches(W, C, table, labels, *data, starts[i::workers], batch_size,
+                                            lr_of, gens[i], negative, record if i == 0 else None):
+                        bar.update(int(round(m * wpe)))
+
+                if pool is None:
+                    work(0)
+                else:
+                    list(pool.map(work, range(workers)))
+                epoch_loss.append(float(np.mean(losses)) if losses else float("nan"))
+    finally:
+        torch.set_num_threads(threads)
+        if pool is not None:
+            pool.shutdown()
+    bar.close()
+    secs = time.perf_counter() - t0
+    cfg = dict(impl="torch", model=model, dim=dim, window=window, negative=negative, sample=sample,
+               epochs=epochs, alpha=alpha, batch_size=batch_size, seed=seed, workers=workers, device=str(dev))
+    return TrainedVectors(W.cpu().numpy(), C.cpu().numpy(), corpus.vocab, secs, total_words / secs, epoch_loss, cfg)
+
+
+def train_gensim(corpus: Corpus, model: str = "skipgram", dim: int = 100, window: int = 5, negative: int = 5,
+                 sample: float = 1e-3, epochs: int = 5, alpha: float = 0.025, min_alpha: float = 1e-4,
+                 seed: int = 0, workers: int = 2, min_count: int = 5) -> TrainedVectors:
+    """gensim's ``Word2Vec`` on the same sentences and hyperparameters (the reference).
+    The vectors are re-ordered to ``corpus.vocab`` so all three share one vocabulary."""
+    from gensim.models import Word2Vec  # heavy optional import: loaded only when gensim is used
+    if model not in ("skipgram", "cbow"):
+        raise ValueError(f"model must be 'skipgram' or 'cbow', got {model!r}")
+    sents = [list(s) for s in corpus.sentences]
+    t0 = time.perf_counter()
+    m = Word2Vec(sents, vector_size=dim, window=window, negative=negative, sample=sample, epochs=epochs,
+                 alpha=alpha, min_alpha=min_alpha, sg=int(model == "skipgram"), hs=0, workers=workers,
+                 seed=seed, min_count=min_count)
+    secs = time.perf_counter() - t0
+    order = [m.wv.key_to_index[w] for w in corpus.vocab.itos]
+    cfg = dict(impl="gensim", model=model, dim=dim, window=window, negative=negative, sample=sample,
+               epochs=epochs, alpha=alpha, workers=workers, seed=seed)
+    return TrainedVectors(m.wv.vectors[order].copy(), m.syn1neg[order].copy(), corpus.vocab, secs,
+                          corpus.n_raw_tokens * epochs / secs, [], cfg)
