@@ -12,10 +12,17 @@ import os
 import pickle
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
+
+try:
+    import fcntl  # POSIX file locks; absent on Windows, where builds are not locked
+except ImportError:
+    fcntl = None
 
 T = TypeVar("T")
 
@@ -73,9 +80,7 @@ def _build_lock(path: Path, name: str, verbose: bool):
     notebooks open at once, or the test runner's workers) never build the same entry twice:
     the second one waits, then loads what the first stored. POSIX only; elsewhere no lock
     (at worst both build, and the atomic rename keeps the file whole)."""
-    try:
-        import fcntl
-    except ImportError:
+    if fcntl is None:
         yield
         return
     with open(path.with_suffix(".lock"), "w") as f:
@@ -161,9 +166,6 @@ def build_missing(jobs: Sequence[CacheJob], workers: int | None = None, verbose:
 
     Returns {label: seconds} for the jobs that were built (empty when all were cached).
     The values themselves are then read from the cache by the usual calls."""
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from multiprocessing import get_context
-
     missing = [j for j in jobs if not is_cached(j.name, j.version)]
     if not missing:
         if verbose:

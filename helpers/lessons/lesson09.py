@@ -140,9 +140,8 @@ WORD_GROUPS = {
 def project_2d(X: np.ndarray, method: str = "PCA", seed: int = 0) -> np.ndarray:
     """2-D coordinates (N, 2) of the rows of X (N, D): 'PCA' or 't-SNE' (scikit-learn),
     both on unit-length rows (cosine geometry)."""
-    from sklearn.manifold import (
-        TSNE,  # heavy optional import: loaded only when a t-SNE is asked for
-    )
+    # heavy optional import (scikit-learn's manifold module): loaded only when a t-SNE is asked for
+    from sklearn.manifold import TSNE
     X = normalize_rows(X)
     if len(X) < 3:
         raise ValueError(f"need at least 3 words to project, got {len(X)}")

@@ -407,8 +407,6 @@ def copy_from_torch(layer: _Recurrent, module) -> _Recurrent:
     The two PyTorch biases are summed; for the GRU, ``b_hn`` (inside the reset gate) goes to
     ``bhn`` and only the r and z parts of ``bias_hh`` are folded into ``b``.
     """
-    import torch
-
     sfx = "_l0" if hasattr(module, "num_layers") else ""
     expected = {"rnn": "RNN", "lstm": "LSTM", "gru": "GRU"}[layer.kind]
     if expected not in type(module).__name__:
@@ -417,11 +415,11 @@ def copy_from_torch(layer: _Recurrent, module) -> _Recurrent:
         raise ValueError("only tanh RNNs match the NumPy layer")
     if getattr(module, "num_layers", 1) != 1 or getattr(module, "bidirectional", False):
         raise ValueError("copy_from_torch handles one unidirectional layer")
-    with torch.no_grad():
-        w_ih = getattr(module, "weight_ih" + sfx).detach().cpu().double().numpy()
-        w_hh = getattr(module, "weight_hh" + sfx).detach().cpu().double().numpy()
-        b_ih = getattr(module, "bias_ih" + sfx).detach().cpu().double().numpy()
-        b_hh = getattr(module, "bias_hh" + sfx).detach().cpu().double().numpy()
+    # .detach(): the copies carry no autograd history (no torch import needed here)
+    w_ih = getattr(module, "weight_ih" + sfx).detach().cpu().double().numpy()
+    w_hh = getattr(module, "weight_hh" + sfx).detach().cpu().double().numpy()
+    b_ih = getattr(module, "bias_ih" + sfx).detach().cpu().double().numpy()
+    b_hh = getattr(module, "bias_hh" + sfx).detach().cpu().double().numpy()
     if w_ih.shape != (layer.params[0].shape[1], layer.params[0].shape[0]):
         raise ValueError(f"PyTorch weight_ih has shape {w_ih.shape}, the layer needs "
                          f"{layer.params[0].shape[::-1]} (input {layer.input_size}, hidden {layer.hidden_size})")
