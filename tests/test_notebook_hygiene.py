@@ -8,7 +8,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = ["01_feedforward", "02_rnn_bptt", "03_lstm_gates", "04_self_attention", "05_tfidf_svd",
-           "06_pmi", "07_word2vec", "08_evaluation", "09_contextual"]
+           "06_pmi", "07_word2vec", "08_glove_fasttext", "09_evaluation", "10_contextual"]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 

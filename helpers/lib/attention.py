@@ -20,14 +20,14 @@ from helpers.lib.layers import Layer, softmax
 
 # ---------------------------------------------------------------- masks
 def causal_mask(T: int, T_k: int | None = None) -> np.ndarray:
-    """(T, T_k) bool, True on and below the diagonal: query i may see keys 0..i only."""
+    """(T, T_k) bool, True on and below the diagonal: query i may see keys 0..i only. Taught in lesson 04, section 4."""
     if T < 1:
         raise ValueError(f"sequence length must be >= 1, got {T}")
     return np.tril(np.ones((T, T if T_k is None else T_k), dtype=bool))
 
 
 def padding_mask(lengths, T: int) -> np.ndarray:
-    """Key mask for a padded batch: (B, 1, T) bool, True at the first ``lengths[b]`` positions.
+    """Key mask for a padded batch: (B, 1, T) bool, True at the first ``lengths[b]`` positions. Taught in lesson 04, section 4.
 
     The middle axis of size 1 broadcasts over the queries (every query ignores the same
     padded keys). Add a head axis with ``mask[:, None]`` for multi-head scores.
@@ -60,7 +60,7 @@ def _check_mask(mask, score_shape: tuple) -> np.ndarray:
 
 # ---------------------------------------------------------------- attention
 def attention_single_query(q: np.ndarray, K: np.ndarray, V: np.ndarray, scale: bool = True):
-    """One query against all keys: z = Σ_i softmax_i(q·k_i / √d_k) v_i.
+    """One query against all keys: z = Σ_i softmax_i(q·k_i / √d_k) v_i. Taught in lesson 04, section 1.
 
     q: (d_k,), K: (T, d_k), V: (T, d_v). Returns (z (d_v,), weights (T,)).
     ``scale=False`` drops the 1/√d_k (the unscaled form of the notes).
@@ -77,7 +77,7 @@ def attention_single_query(q: np.ndarray, K: np.ndarray, V: np.ndarray, scale: b
 
 def scaled_dot_product_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask=None,
                                  scale: float | None = None):
-    """Matrix form: softmax(Q Kᵀ / √d_k + mask) V for every query at once.
+    """Matrix form: softmax(Q Kᵀ / √d_k + mask) V for every query at once. Taught in lesson 04, section 1.
 
     Q: (..., T_q, d_k), K: (..., T_k, d_k), V: (..., T_k, d_v), mask: bool broadcastable to
     (..., T_q, T_k) or None. ``scale`` defaults to 1/√d_k.
@@ -100,7 +100,7 @@ def scaled_dot_product_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, ma
 
 
 def softmax_attention_backward(dout, Q, K, V, weights, scale: float):
-    """Gradients of out = softmax(s·Q Kᵀ + mask) V given dL/dout.
+    """Gradients of out = softmax(s·Q Kᵀ + mask) V given dL/dout. Taught in lesson 04, section 4.
 
     With A = weights:  dV = Aᵀ dO,  dA = dO Vᵀ,
     dS = A ⊙ (dA − rowsum(dA ⊙ A))   (the softmax Jacobian applied row by row),
@@ -126,7 +126,7 @@ def _unbroadcast(g: np.ndarray, shape: tuple) -> np.ndarray:
 
 
 class Attention(Layer):
-    """Parameter-free softmax attention as a layer: forward(Q, K, V, mask) -> out.
+    """Parameter-free softmax attention as a layer: forward(Q, K, V, mask) -> out. Taught in lesson 04, section 4.
 
     ``backward(dout)`` returns the tuple (dQ, dK, dV) (three inputs, three gradients).
     ``weights`` keeps the last attention matrix (..., T_q, T_k) for plotting.
@@ -144,7 +144,7 @@ class Attention(Layer):
 
 # ---------------------------------------------------------------- heads
 def split_heads(X: np.ndarray, num_heads: int) -> np.ndarray:
-    """(B, T, d) -> (B, h, T, d/h): head i gets feature columns i·d/h ... (i+1)·d/h − 1."""
+    """(B, T, d) -> (B, h, T, d/h): head i gets feature columns i·d/h ... (i+1)·d/h − 1. Taught in lesson 04, section 5."""
     B, T, d = X.shape
     if d % num_heads:
         raise ValueError(f"model dimension d={d} is not divisible by num_heads={num_heads}")
@@ -152,13 +152,15 @@ def split_heads(X: np.ndarray, num_heads: int) -> np.ndarray:
 
 
 def merge_heads(X: np.ndarray) -> np.ndarray:
-    """(B, h, T, d_h) -> (B, T, h·d_h): the inverse of :func:`split_heads` (Concat(head_1..h))."""
+    """(B, h, T, d_h) -> (B, T, h·d_h): the inverse of :func:`split_heads` (Concat(head_1..h)). Taught in lesson 04, section 5."""
     B, h, T, dh = X.shape
     return X.transpose(0, 2, 1, 3).reshape(B, T, h * dh)
 
 
 class MultiHeadAttention(Layer):
-    """Multi-head self-attention, MultiHead(X) = Concat(head_1..h) W_O + b_O with
+    """Multi-head self-attention as a NumPy layer, forward and backward. Taught in lesson 04, section 5.
+
+    Multi-head self-attention, MultiHead(X) = Concat(head_1..h) W_O + b_O with
     head_i = Attention(X W_Q^(i), X W_K^(i), X W_V^(i)).
 
     The h per-head projections are stored side by side in one (d, d) matrix each
@@ -244,7 +246,9 @@ class MultiHeadAttention(Layer):
 
 # ---------------------------------------------------------------- why √d_k
 def softmax_jacobian_norm(p: np.ndarray) -> np.ndarray:
-    """Frobenius norm of the softmax Jacobian diag(p) − p pᵀ for each distribution p (..., n):
+    """How much gradient a softmax passes back: the norm of its Jacobian. Taught in lesson 04, section 2.
+
+    Frobenius norm of the softmax Jacobian diag(p) − p pᵀ for each distribution p (..., n):
     sqrt(Σp² − 2Σp³ + (Σp²)²). It is largest for flat p and goes to 0 as p becomes one-hot,
     which is why a saturated softmax passes almost no gradient back."""
     s2 = np.sum(p ** 2, axis=-1)
@@ -252,7 +256,7 @@ def softmax_jacobian_norm(p: np.ndarray) -> np.ndarray:
 
 
 def dot_product_statistics(d_k: int, n_keys: int, rng: np.random.Generator, n_queries: int = 2000):
-    """Measure what scaling does for random q, k with independent N(0, 1) entries.
+    """Measure what scaling does for random q, k with independent N(0, 1) entries. Taught in lesson 04, section 2.
 
     Returns a dict with the variance of q·k (theory: d_k) and of q·k/√d_k (theory: 1),
     and, for softmax over ``n_keys`` keys, the mean largest weight and the mean norm of

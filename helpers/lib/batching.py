@@ -9,7 +9,7 @@ import numpy as np
 
 def minibatch_indices(n: int, batch_size: int, rng: np.random.Generator | None = None,
                       drop_last: bool = False) -> Iterator[np.ndarray]:
-    """Yield index arrays of at most ``batch_size`` covering ``range(n)`` once.
+    """Yield index arrays of at most ``batch_size`` covering ``range(n)`` once. Taught in lesson 01, section 5.
 
     Shuffled when ``rng`` is given, in order otherwise.
     """
@@ -24,7 +24,7 @@ def minibatch_indices(n: int, batch_size: int, rng: np.random.Generator | None =
 
 
 def ngram_windows(ids: np.ndarray, context: int) -> tuple[np.ndarray, np.ndarray]:
-    """All (context, next-token) pairs of a token-id stream.
+    """All (context, next-token) pairs of a token-id stream. Taught in lesson 01, section 9.
 
     Returns X (N, context) int64 — the ``context`` ids before each target — and
     y (N,) int64, with N = len(ids) - context.
@@ -39,7 +39,7 @@ def ngram_windows(ids: np.ndarray, context: int) -> tuple[np.ndarray, np.ndarray
 
 
 def bptt_batches(ids: np.ndarray, batch_size: int, seq_len: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Truncated-BPTT batches of a token stream.
+    """Truncated-BPTT batches of a token stream. Taught in lesson 02, section 3.
 
     The stream is cut into ``batch_size`` equal contiguous rows; each yielded pair is
     (x, y) of shape (batch_size, T) with T <= seq_len and ``y`` shifted by one token.
@@ -62,7 +62,7 @@ def bptt_batches(ids: np.ndarray, batch_size: int, seq_len: int) -> Iterator[tup
 
 def pad_sequences(seqs: Sequence[Sequence[int]], pad_id: int, max_len: int | None = None
                   ) -> tuple[np.ndarray, np.ndarray]:
-    """Pad (and truncate to ``max_len``) integer sequences into one array.
+    """Pad (and truncate to ``max_len``) integer sequences into one array. Taught in lesson 10, section 2.2.
 
     Returns ids (B, L) int64 filled with ``pad_id`` after each sequence, and
     mask (B, L) bool, True at real tokens.
@@ -80,7 +80,7 @@ def pad_sequences(seqs: Sequence[Sequence[int]], pad_id: int, max_len: int | Non
 
 
 def train_valid_test_split(n: int, fractions=(0.8, 0.1, 0.1), rng: np.random.Generator | None = None):
-    """Split ``range(n)`` into three index arrays with the given fractions.
+    """Split ``range(n)`` into three index arrays with the given fractions. Taught in lesson 01, section 7.
 
     With ``rng`` the indices are shuffled first; without, the split is contiguous
     (right for running text, where shuffling would leak context across the split).

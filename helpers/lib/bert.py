@@ -29,7 +29,9 @@ from helpers.lib.mlm import IGNORE
 
 # ====================================================================== NumPy: MLM loss with tying
 def mlm_loss_numpy(logits: np.ndarray, targets: np.ndarray) -> float:
-    """``L = −(1/|M|) Σ_{i∈M} log P(x_i | h_i)`` for logits (|M|, V) at the masked
+    """The masked-LM loss in NumPy: the mean NLL over the masked positions. Taught in lesson 10, section 2.4.
+
+    ``L = −(1/|M|) Σ_{i∈M} log P(x_i | h_i)`` for logits (|M|, V) at the masked
     positions and their original ids ``targets`` (|M|,) int."""
     if logits.ndim != 2 or targets.shape != (logits.shape[0],):
         raise ValueError(f"expected logits (M, V) and targets (M,), got {logits.shape} and {targets.shape}")
@@ -39,7 +41,7 @@ def mlm_loss_numpy(logits: np.ndarray, targets: np.ndarray) -> float:
 
 
 class NumpyMaskedLM:
-    """A tiny masked LM in NumPy whose output matrix is its embedding matrix (``W = Eᵀ``).
+    """A tiny masked LM in NumPy whose output matrix is its embedding matrix (``W = Eᵀ``). Taught in lesson 10, section 2.4.
 
     For ids (B, L) with a boolean attention mask (B, L):
 
@@ -106,7 +108,7 @@ class NumpyMaskedLM:
 
 
 def numpy_mlm_torch_reference(params: Sequence[np.ndarray], ids, labels, attention_mask):
-    """The same computation as :class:`NumpyMaskedLM` with autograd.
+    """The same computation as :class:`NumpyMaskedLM` with autograd. Taught in lesson 10, section 2.4.
 
     Returns (loss tensor, list of parameter tensors with ``.grad`` filled)."""
     E, W, b, b_out = [torch.tensor(p, requires_grad=True) for p in params]
@@ -125,7 +127,9 @@ def numpy_mlm_torch_reference(params: Sequence[np.ndarray], ids, labels, attenti
 # ====================================================================== PyTorch: the encoder
 @dataclass
 class BertConfig:
-    """Sizes of a :class:`TinyBert`. BERT-base is vocab 30,522, dim 768, 12 layers,
+    """Sizes of a TinyBert. Taught in lesson 10, section 2.5.
+
+    Sizes of a :class:`TinyBert`. BERT-base is vocab 30,522, dim 768, 12 layers,
     12 heads, ff 3,072, max_len 512."""
 
     vocab_size: int
@@ -140,7 +144,7 @@ class BertConfig:
 
 
 class TinyBert(nn.Module):
-    """A BERT-style encoder with a masked-LM head.
+    """A BERT-style encoder with a masked-LM head. Taught in lesson 10, section 2.5.
 
     forward(ids (B, L) int64, attention_mask (B, L) bool = ids != 0, segments (B, L) int64
     = zeros) -> contextual vectors (B, L, dim) float32. Padding (attention_mask False) is
@@ -220,7 +224,7 @@ class TinyBert(nn.Module):
 
 
 def tying_saving(cfg: BertConfig) -> dict:
-    """Parameters of the model with and without weight tying; the saving is V × d."""
+    """Parameters of the model with and without weight tying; the saving is V × d. Taught in lesson 10, section 2.5."""
     with torch.device("meta"):  # sizes only: nothing is allocated
         tied = count_parameters(TinyBert(BertConfig(**{**asdict(cfg), "tie_weights": True})))
         untied = count_parameters(TinyBert(BertConfig(**{**asdict(cfg), "tie_weights": False})))
@@ -229,7 +233,7 @@ def tying_saving(cfg: BertConfig) -> dict:
 
 
 def mlm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """``−(1/|M|) Σ_{i∈M} log P(x_i | h_i)`` where M = positions with ``labels != -100``.
+    """``−(1/|M|) Σ_{i∈M} log P(x_i | h_i)`` where M = positions with ``labels != -100``. Taught in lesson 10, section 2.3.
 
     logits (..., V) float, labels (...) int64 -> scalar. Raises if nothing is masked."""
     sel = labels != IGNORE
@@ -241,7 +245,9 @@ def mlm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
 
 
 def masked_lm_loss(model: TinyBert, inputs, labels, attention_mask) -> torch.Tensor:
-    """The MLM loss of a batch, projecting only the masked positions on the vocabulary
+    """The MLM loss of a batch, computed at the masked positions only. Taught in lesson 10, section 3.
+
+    The MLM loss of a batch, projecting only the masked positions on the vocabulary
     (the other 85 % never need the (d x V) product)."""
     h = model(inputs, attention_mask)
     sel = labels != IGNORE

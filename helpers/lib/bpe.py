@@ -55,7 +55,7 @@ def _split_word(word: str) -> list[str]:
 
 
 class BPETokenizer:
-    """Subword tokenizer defined by an ordered list of merges.
+    """Subword tokenizer defined by an ordered list of merges. Taught in lesson 10, section 2.1.
 
     Attributes
     ----------

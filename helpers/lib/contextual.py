@@ -22,7 +22,7 @@ from helpers.lib.text import tokenize
 @torch.no_grad()
 def word_vectors(model: TinyBert, tok: BPETokenizer, sentences: Sequence[Sequence[str]],
                  positions: Sequence[int], layer: int = -1, device: str = "cpu") -> np.ndarray:
-    """Contextual vector of word ``positions[k]`` of ``sentences[k]`` (lists of words).
+    """Contextual vector of word ``positions[k]`` of ``sentences[k]`` (lists of words). Taught in lesson 10, section 4.
 
     Each sentence is encoded as ``[CLS] pieces [SEP]``; the word's vector is the mean of
     its pieces' vectors at ``layer`` (0 = embeddings, -1 = the final output).
@@ -53,7 +53,7 @@ def word_vectors(model: TinyBert, tok: BPETokenizer, sentences: Sequence[Sequenc
 
 
 def find_word(words: Sequence[str], word: str, occurrence: int = 0) -> int:
-    """Position of the ``occurrence``-th (0-based) ``word`` in ``words``; a clear error if absent."""
+    """Position of the ``occurrence``-th (0-based) ``word`` in ``words``; a clear error if absent. Taught in lesson 10, section 4."""
     hits = [i for i, w in enumerate(words) if w == word]
     if len(hits) <= occurrence:
         raise ValueError(f"the word {word!r} occurs {len(hits)} time(s) in the sentence "
@@ -63,7 +63,7 @@ def find_word(words: Sequence[str], word: str, occurrence: int = 0) -> int:
 
 def contextual_vector(model: TinyBert, tok: BPETokenizer, sentence: str, word: str,
                       occurrence: int = 0, layer: int = -1, device: str = "cpu") -> np.ndarray:
-    """The contextual vector (d,) float32 of ``word`` in the text ``sentence``."""
+    """The contextual vector (d,) float32 of ``word`` in the text ``sentence``. Taught in lesson 10, section 4."""
     words = tokenize(sentence)
     return word_vectors(model, tok, [words], [find_word(words, word.lower(), occurrence)], layer, device)[0]
 
@@ -75,7 +75,9 @@ def _unit(X: np.ndarray) -> np.ndarray:
 
 
 def nearest_sense(query: np.ndarray, support: np.ndarray, support_senses: Sequence[str]) -> tuple[str, dict]:
-    """Classify ``query`` (d,) by the cosine similarity to each sense's centroid of the
+    """Word-sense classification by the nearest sense centroid (cosine). Taught in lesson 10, section 4.
+
+    Classify ``query`` (d,) by the cosine similarity to each sense's centroid of the
     (unit-length) ``support`` vectors (n, d). Returns (sense, {sense: cosine}); ties go to
     the alphabetically first sense."""
     support, senses = np.asarray(support), np.asarray(support_senses)
@@ -90,7 +92,7 @@ def nearest_sense(query: np.ndarray, support: np.ndarray, support_senses: Sequen
 
 def nearest_sense_accuracy(X: np.ndarray, senses: Sequence[str], n_support: int, rng: np.random.Generator,
                            repeats: int = 200) -> dict:
-    """Few-shot word-sense classification by the nearest sense centroid.
+    """Few-shot word-sense classification by the nearest sense centroid. Taught in lesson 10, section 4.
 
     In each of ``repeats`` rounds, ``n_support`` random examples per sense are the labelled
     ones, and every other example is classified with :func:`nearest_sense`.

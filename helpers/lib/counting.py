@@ -38,7 +38,7 @@ WEIGHTINGS = ("uniform", "harmonic")
 
 # ----------------------------------------------------------------------------- counting
 def flatten_sentences(sentences_ids, vocab_size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Concatenate sentences into one id stream plus a sentence label per token.
+    """Concatenate sentences into one id stream plus a sentence label per token. Taught in lesson 06, section 4.
 
     ``sentences_ids``: a list of 1-D integer arrays (one per sentence) or one 1-D array
     (a single running text). Returns ``(ids, sentence)``: two (n_tokens,) int64 arrays.
@@ -71,7 +71,7 @@ def flatten_sentences(sentences_ids, vocab_size: int) -> tuple[np.ndarray, np.nd
 def cooccurrence_matrix(sentences_ids, vocab_size: int, window: int = 5,
                         weighting: str = "uniform", cross_sentences: bool = False,
                         symmetric: bool = True) -> sp.csr_matrix:
-    """Word-context co-occurrence counts within ``±window`` tokens.
+    """Word-context co-occurrence counts within ``±window`` tokens. Taught in lesson 06, section 4.
 
     Parameters
     ----------
@@ -123,7 +123,7 @@ def cooccurrence_matrix(sentences_ids, vocab_size: int, window: int = 5,
 def cooccurrence_python(sentences_ids, vocab_size: int, window: int = 5,
                         weighting: str = "uniform", cross_sentences: bool = False,
                         symmetric: bool = True) -> sp.csr_matrix:
-    """The same counts as :func:`cooccurrence_matrix`, with a plain Python loop over tokens.
+    """The same counts as :func:`cooccurrence_matrix`, with a plain Python loop over tokens. Taught in lesson 06, section 4.
 
     A readable reference (and the slow baseline of the benchmark); same arguments and output.
     """
@@ -198,7 +198,7 @@ def _marginals(c, row_sums, col_sums, total, alpha: float):
 
 def pmi(counts, base: float = 2.0, alpha: float = 1.0, k: float = 1.0,
         row_sums=None, col_sums=None, total=None):
-    """Pointwise mutual information ``log P(w,c)^k / (P(w) P_alpha(c))``.
+    """Pointwise mutual information ``log P(w,c)^k / (P(w) P_alpha(c))``. Taught in lesson 06, section 2.
 
     Parameters
     ----------
@@ -239,7 +239,7 @@ def pmi(counts, base: float = 2.0, alpha: float = 1.0, k: float = 1.0,
 
 def ppmi(counts, alpha: float = 0.75, k: float = 1.0, min_count: float = 0,
          base: float = 2.0, row_sums=None, col_sums=None, total=None) -> sp.csr_matrix:
-    """Positive PMI, ``max(PMI, 0)``, as a sparse matrix.
+    """Positive PMI, ``max(PMI, 0)``, as a sparse matrix. Taught in lesson 06, section 3.
 
     ``counts``: (W, C) sparse or dense co-occurrence counts. ``alpha`` smooths the context
     distribution (0.75 by default, as in word2vec and Levy et al. 2015; pass 1.0 for plain
@@ -265,7 +265,7 @@ def ppmi(counts, alpha: float = 0.75, k: float = 1.0, min_count: float = 0,
 
 
 def npmi(counts, base: float = 2.0, row_sums=None, col_sums=None, total=None):
-    """Normalised PMI ``PMI(w,c) / -log P(w,c)``, in [-1, 1].
+    """Normalised PMI ``PMI(w,c) / -log P(w,c)``, in [-1, 1]. Taught in lesson 06, section 3.
 
     -1 for a pair never seen (the limit as P(w,c) -> 0), 0 for independence, +1 when the two
     words only ever occur together. Dense input -> dense ndarray (with -1 at zero counts);
@@ -290,7 +290,7 @@ def npmi(counts, base: float = 2.0, row_sums=None, col_sums=None, total=None):
 
 def pmi_table(counts, rows: Sequence[str], cols: Sequence[str], row_sums, col_sums,
               total: float, base: float = 2.0) -> dict[tuple[str, str], float]:
-    """PMI of every cell of a labelled partial count table (the notes' worked example).
+    """PMI of every cell of a labelled partial count table (the notes' worked example). Taught in lesson 06, section 2.
 
     ``counts`` (len(rows), len(cols)); ``row_sums``/``col_sums`` the words' marginal counts in
     the whole matrix; ``total`` = N. Returns {(row_word, col_word): pmi} with -inf for zeros.
@@ -303,7 +303,7 @@ def pmi_table(counts, rows: Sequence[str], cols: Sequence[str], row_sums, col_su
 def top_pmi_pairs(counts: sp.spmatrix, itos: Sequence[str], n: int = 20, min_count: float = 1,
                   base: float = 2.0, alpha: float = 1.0, k: float = 1.0,
                   exclude_self: bool = True, measure: str = "pmi") -> list[tuple[str, str, float, float]]:
-    """The ``n`` observed pairs with the highest PMI among pairs seen >= ``min_count`` times.
+    """The ``n`` observed pairs with the highest PMI among pairs seen >= ``min_count`` times. Taught in lesson 06, section 6.
 
     ``measure="npmi"`` ranks by normalised PMI instead (``alpha`` and ``k`` then unused).
     ``counts``: (V, V) sparse counts (e.g. bigrams: ``cooccurrence_matrix(..., window=1,
@@ -334,7 +334,7 @@ def top_pmi_pairs(counts: sp.spmatrix, itos: Sequence[str], n: int = 20, min_cou
 
 
 def cooccurrence_countvectorizer(sentences_ids, vocab_size: int, window: int = 5) -> sp.csr_matrix:
-    """Uniform, symmetric, within-sentence counts through scikit-learn's ``CountVectorizer``.
+    """Uniform, symmetric, within-sentence counts through scikit-learn's ``CountVectorizer``. Taught in lesson 06, section 8.
 
     A common "library" route, kept as a reference for tests and the benchmark: every token
     becomes a small document made of its context words; CountVectorizer turns those into a
@@ -363,7 +363,7 @@ def cooccurrence_countvectorizer(sentences_ids, vocab_size: int, window: int = 5
 
 
 def ppmi_python(table: dict, base: float = 2.0) -> dict:
-    """Plain-Python PPMI (alpha = 1) of a {(w, c): count} dict -> {(w, c): ppmi > 0}.
+    """Plain-Python PPMI (alpha = 1) of a {(w, c): count} dict -> {(w, c): ppmi > 0}. Taught in lesson 06, section 8.
     The readable reference of the benchmark's loop route."""
     row, col, n = defaultdict(float), defaultdict(float), 0.0
     for (w, c), x in table.items():

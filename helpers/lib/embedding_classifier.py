@@ -35,7 +35,7 @@ __all__ = ["vocab_with_specials", "encode_documents", "MeanEmbeddingClassifier",
 
 # ---------------------------------------------------------------- data
 def vocab_with_specials(vectors: np.ndarray, words: Sequence[str]) -> tuple[np.ndarray, Vocab]:
-    """Prepend <pad> (id 0) and <unk> (id 1) to pre-trained vectors.
+    """Prepend <pad> (id 0) and <unk> (id 1) to pre-trained vectors. Taught in lesson 09, section 8.
 
     vectors: (V, D) float, ``words``: the V words of its rows (a list, or a Vocab without
     specials). Returns (E (V + 2, D) float32, Vocab) where E[0] = 0 (padding) and E[1] = the
@@ -52,7 +52,9 @@ def vocab_with_specials(vectors: np.ndarray, words: Sequence[str]) -> tuple[np.n
 
 
 def encode_documents(documents: Sequence[Sequence[str]], vocab: Vocab, max_len: int = 400) -> torch.Tensor:
-    """Token lists -> (N, T) int64 ids, T = min(max_len, longest document), padded with
+    """Token lists as a padded (N, T) matrix of ids. Taught in lesson 09, section 8.
+
+    Token lists -> (N, T) int64 ids, T = min(max_len, longest document), padded with
     ``vocab.pad_id`` at the end and truncated after ``max_len`` tokens; unknown tokens map to
     <unk>. An empty document becomes all padding (the model then sees a zero vector)."""
     if max_len < 1:
@@ -71,7 +73,7 @@ def encode_documents(documents: Sequence[Sequence[str]], vocab: Vocab, max_len: 
 
 # ---------------------------------------------------------------- model
 class MeanEmbeddingClassifier(nn.Module):
-    """Masked mean of token embeddings -> (optional hidden ReLU layer) -> class logits.
+    """Masked mean of token embeddings -> (optional hidden ReLU layer) -> class logits. Taught in lesson 09, section 8.
 
     Give either ``embeddings`` ((V, D) array or tensor: loaded with
     ``nn.Embedding.from_pretrained(..., freeze=freeze, padding_idx=padding_idx)``) or
@@ -136,7 +138,7 @@ class MeanEmbeddingClassifier(nn.Module):
 # ---------------------------------------------------------------- training
 @torch.no_grad()
 def accuracy(model: nn.Module, ids: torch.Tensor, labels: torch.Tensor, batch_size: int = 512) -> float:
-    """Share of rows of ``ids`` (N, T) whose arg-max logit equals ``labels`` (N,)."""
+    """Share of rows of ``ids`` (N, T) whose arg-max logit equals ``labels`` (N,). Taught in lesson 09, section 8."""
     was = model.training
     model.eval()
     dev = next(model.parameters()).device
@@ -151,7 +153,7 @@ def train_classifier(model: nn.Module, train_ids: torch.Tensor, train_labels: to
                      lr: float = 1e-2, embedding_lr: float | None = None, batch_size: int = 32,
                      weight_decay: float = 0.0, valid: tuple | None = None, seed: int = 0,
                      device: str | None = None, progress: bool = True, desc: str = "classifier"):
-    """Adam on cross-entropy, shuffled mini-batches from a seeded generator, with a tqdm bar.
+    """Adam on cross-entropy, shuffled mini-batches from a seeded generator, with a tqdm bar. Taught in lesson 09, section 8.
 
     ``embedding_lr`` (default ``lr``) is the learning rate of a trainable embedding table.
     ``valid`` = (ids, labels) is scored after each epoch. Returns a

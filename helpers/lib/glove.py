@@ -43,7 +43,7 @@ __all__ = ["glove_weight", "glove_cooccurrence", "cooccurrence_entries", "GloVeN
 
 # ---------------------------------------------------------------- weighting and data
 def glove_weight(x, x_max: float = 100.0, alpha: float = 0.75) -> np.ndarray:
-    """GloVe's weighting function f(x) = (x / x_max)^alpha for x < x_max, else 1.
+    """GloVe's weighting function f(x) = (x / x_max)^alpha for x < x_max, else 1. Taught in lesson 08, section 1.
 
     x: scalar or array of co-occurrence counts (>= 0). Returns float64 of the same shape;
     f(0) = 0, f is increasing and capped at 1. Raises ValueError for negative counts or
@@ -60,7 +60,9 @@ def glove_weight(x, x_max: float = 100.0, alpha: float = 0.75) -> np.ndarray:
 
 
 def glove_cooccurrence(sentences_ids, vocab_size: int, window: int = 10) -> sp.csr_matrix:
-    """The GloVe co-occurrence matrix: counts within ±``window`` words of the same sentence,
+    """The GloVe co-occurrence matrix (harmonic counts within a window). Taught in lesson 08, section 1.
+
+    The GloVe co-occurrence matrix: counts within ±``window`` words of the same sentence,
     a pair at distance d counting 1/d (``weighting="harmonic"``), symmetric.
 
     A thin call of :func:`helpers.lib.counting.cooccurrence_matrix`; returns a (V, V) float64
@@ -70,7 +72,7 @@ def glove_cooccurrence(sentences_ids, vocab_size: int, window: int = 10) -> sp.c
 
 
 def cooccurrence_entries(counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The non-zero entries of a co-occurrence matrix as three arrays.
+    """The non-zero entries of a co-occurrence matrix as three arrays. Taught in lesson 08, section 1.
 
     counts: (V, V) sparse or dense, non-negative. Returns (rows (P,) int64, cols (P,) int64,
     x (P,) float64) for every X_ij > 0. Raises ValueError for an empty matrix or a negative count.
@@ -96,7 +98,7 @@ def cooccurrence_entries(counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 # ---------------------------------------------------------------- NumPy layer
 class GloVeNumpy(Layer):
-    """The GloVe loss of a batch of co-occurring pairs, as a NumPy layer.
+    """The GloVe loss of a batch of co-occurring pairs, as a NumPy layer. Taught in lesson 08, section 1.
 
     params = [W (V, D), W~ (V, D), b (V,), b~ (V,)], initialised uniformly in
     [-0.5/D, 0.5/D] (biases too), as the reference C code does.
@@ -175,7 +177,9 @@ class GloVeNumpy(Layer):
 # ---------------------------------------------------------------- results
 @dataclass
 class GloVeVectors:
-    """A trained GloVe model: W, W~ (V, D) float32, biases b, b~ (V,), the vocabulary (if
+    """A trained GloVe model: vectors, biases, vocabulary, timings. Taught in lesson 08, section 1.
+
+    A trained GloVe model: W, W~ (V, D) float32, biases b, b~ (V,), the vocabulary (if
     known), wall-clock seconds of training, the loss J/P (mean over pairs) of each epoch and
     the hyperparameters."""
 
@@ -212,7 +216,7 @@ def _check_training_args(counts, dim, epochs, lr):
 def train_numpy(counts, dim: int = 50, epochs: int = 10, lr: float = 0.5, x_max: float = 100.0,
                 alpha: float = 0.75, batch_size: int = 16384, seed: int = 0, vocab=None,
                 progress: bool = True) -> GloVeVectors:
-    """Fit :class:`GloVeNumpy` (float32) to ``counts`` (V, V) with AdaGrad, as the paper does.
+    """Fit :class:`GloVeNumpy` (float32) to ``counts`` (V, V) with AdaGrad, as the paper does. Taught in lesson 08, section 1.
 
     Each epoch visits every non-zero X_ij once in a seeded random order, in mini-batches of
     ``batch_size`` pairs. AdaGrad keeps the sum of squared gradients G per parameter (started
@@ -264,7 +268,9 @@ def train_numpy(counts, dim: int = 50, epochs: int = 10, lr: float = 0.5, x_max:
 
 # ---------------------------------------------------------------- PyTorch
 class GloVeTorch(torch.nn.Module):
-    """GloVe in PyTorch: embeddings W, W~ (V, D) and biases b, b~ (V, 1) as ``nn.Embedding``
+    """GloVe in PyTorch (autograd), the reference for the NumPy layer. Taught in lesson 08, section 1.
+
+    GloVe in PyTorch: embeddings W, W~ (V, D) and biases b, b~ (V, 1) as ``nn.Embedding``
     (dense gradients by default: faster than sparse ones with torch's Adagrad on a CPU). ``forward(rows (P,), cols (P,), log_x (P,), f (P,)) -> J`` (scalar,
     the sum over the batch, as :class:`GloVeNumpy`)."""
 
@@ -291,7 +297,7 @@ def train_torch(counts, dim: int = 100, epochs: int = 10, lr: float = 0.5, x_max
                 alpha: float = 0.75, batch_size: int = 65536, seed: int = 0, vocab=None,
                 device: str | None = None, progress: bool = True, threads: int | None = None,
                 evaluate=None) -> GloVeVectors:
-    """Fit GloVe to ``counts`` (V, V) with PyTorch autograd and ``torch.optim.Adagrad``.
+    """Fit GloVe to ``counts`` (V, V) with PyTorch autograd and ``torch.optim.Adagrad``. Taught in lesson 08, section 1.
 
     Same objective and initialisation as :class:`GloVeNumpy`. The gradient of a batch is the
     *sum* of its pairs' gradients and AdaGrad's accumulators start at 1, as in the reference

@@ -17,7 +17,7 @@ import numpy as np
 
 
 def relative_error(a: np.ndarray, b: np.ndarray) -> float:
-    """max |a - b| / max(|a| + |b|), 0 when both are zero. Shapes must match."""
+    """max |a - b| / max(|a| + |b|), 0 when both are zero. Shapes must match. Taught in lesson 01, section 4."""
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     if a.shape != b.shape:
         raise ValueError(f"shapes differ: {a.shape} vs {b.shape}")
@@ -26,7 +26,7 @@ def relative_error(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def numerical_gradient(f: Callable[[], float], x: np.ndarray, h: float = 1e-5) -> np.ndarray:
-    """Centred finite-difference gradient of the scalar ``f()`` with respect to ``x``.
+    """Centred finite-difference gradient of the scalar ``f()`` with respect to ``x``. Taught in lesson 01, section 4.
 
     ``x`` is perturbed in place, one element at a time, and restored afterwards, so
     ``f`` must read ``x`` (e.g. a layer's parameter array). Returns an array of x's shape.
@@ -51,7 +51,7 @@ def numerical_gradient(f: Callable[[], float], x: np.ndarray, h: float = 1e-5) -
 
 @dataclass
 class GradReport:
-    """Relative errors of analytic vs numerical gradients, by name."""
+    """Relative errors of analytic vs numerical gradients, by name. Taught in lesson 01, section 4."""
 
     errors: dict[str, float] = field(default_factory=dict)
     tol: float = 1e-6
@@ -69,7 +69,7 @@ class GradReport:
 def check_layer(layer, *inputs: np.ndarray, dout: np.ndarray | None = None,
                 rng: np.random.Generator | None = None, reset: Callable[[], None] | None = None,
                 h: float = 1e-5, tol: float = 1e-6) -> GradReport:
-    """Gradient-check a layer of the course protocol (params, grads, forward, backward).
+    """Gradient-check a layer of the course protocol (params, grads, forward, backward). Taught in lesson 01, section 4.
 
     The scalar checked is ``sum(forward(*inputs) * dout)`` with a random ``dout``, so
     ``backward(dout)`` must return the gradient of that sum for the first input and
@@ -103,7 +103,9 @@ def check_layer(layer, *inputs: np.ndarray, dout: np.ndarray | None = None,
 
 def check_function(f: Callable[[], float], wrt: Sequence[np.ndarray], analytic: Sequence[np.ndarray],
                    names: Sequence[str] | None = None, h: float = 1e-5, tol: float = 1e-6) -> GradReport:
-    """Compare analytic gradients of a scalar ``f()`` with finite differences for each
+    """Gradient-check the analytic gradients of a scalar function. Taught in lesson 02, section 3.
+
+    Compare analytic gradients of a scalar ``f()`` with finite differences for each
     array in ``wrt`` (perturbed in place)."""
     names = names or [f"arg[{i}]" for i in range(len(wrt))]
     report = GradReport(tol=tol)
@@ -115,7 +117,7 @@ def check_function(f: Callable[[], float], wrt: Sequence[np.ndarray], analytic: 
 
 
 def assert_close_to_torch(ours: np.ndarray, theirs, name: str, rtol: float = 1e-5, atol: float = 1e-7) -> None:
-    """Assert a NumPy result equals a PyTorch tensor (or array) within tolerance.
+    """Assert a NumPy result equals a PyTorch tensor (or array) within tolerance. Taught in lesson 01, section 4.
 
     The message says which quantity differs, by how much, and where.
     """

@@ -10,18 +10,20 @@ from torch import nn
 
 
 def perplexity(mean_nll: float) -> float:
-    """exp(mean negative log-likelihood in nats): the effective number of equally likely
+    """Perplexity, exp(mean negative log-likelihood in nats). Taught in lesson 01, section 9.
+
+    exp(mean negative log-likelihood in nats): the effective number of equally likely
     next words the model hesitates between."""
     return float(math.exp(mean_nll))
 
 
 def parameter_table(module: nn.Module) -> list[tuple[str, tuple[int, ...], int]]:
-    """(name, shape, count) for every parameter of ``module``, in definition order."""
+    """(name, shape, count) for every parameter of ``module``, in definition order. Taught in lesson 01, section 9."""
     return [(name, tuple(p.shape), p.numel()) for name, p in module.named_parameters()]
 
 
 class FeedForwardLM(nn.Module):
-    """P(w_i | w_{i-n}, ..., w_{i-1}) with a fixed window of n previous words.
+    """P(w_i | w_{i-n}, ..., w_{i-1}) with a fixed window of n previous words. Taught in lesson 01, section 9.
 
     ids (B, n) -> embeddings (B, n, d) -> concatenated (B, n*d) -> tanh hidden (B, h)
     -> logits over the vocabulary (B, V).
@@ -44,7 +46,7 @@ class FeedForwardLM(nn.Module):
 @torch.no_grad()
 def mean_nll(model: nn.Module, X: np.ndarray, y: np.ndarray, batch_size: int = 2048,
              device: str | torch.device = "cpu") -> float:
-    """Mean cross-entropy (nats) of ``model(X[i]) -> y[i]`` over a whole split."""
+    """Mean cross-entropy (nats) of ``model(X[i]) -> y[i]`` over a whole split. Taught in lesson 01, section 9."""
     was_training = model.training
     model.eval()
     total = 0.0
@@ -57,5 +59,5 @@ def mean_nll(model: nn.Module, X: np.ndarray, y: np.ndarray, batch_size: int = 2
 
 
 def count_parameters(module: nn.Module) -> int:
-    """Number of distinct trainable parameters (a tied matrix counts once)."""
+    """Number of distinct trainable parameters (a tied matrix counts once). Taught in lesson 04, section 7."""
     return sum(p.numel() for p in module.parameters() if p.requires_grad)

@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 # ---------------------------------------------------------------- functions
 def sigmoid(z: np.ndarray) -> np.ndarray:
-    """Logistic sigmoid 1 / (1 + e^-z), computed without overflow for large |z|."""
+    """Logistic sigmoid 1 / (1 + e^-z), computed without overflow for large |z|. Taught in lesson 01, section 2."""
     out = np.empty_like(z, dtype=np.result_type(z, np.float32))
     pos = z >= 0
     out[pos] = 1.0 / (1.0 + np.exp(-z[pos]))
@@ -28,7 +28,9 @@ def sigmoid(z: np.ndarray) -> np.ndarray:
 
 
 def softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Numerically stable softmax: subtracting the max changes nothing mathematically
+    """Numerically stable softmax along ``axis``. Taught in lesson 01, section 3.
+
+    Numerically stable softmax: subtracting the max changes nothing mathematically
     but keeps exp() from overflowing."""
     z = z - np.max(z, axis=axis, keepdims=True)
     e = np.exp(z)
@@ -36,12 +38,13 @@ def softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 def log_softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
-    """log softmax(z), stable: z - max - log(sum(exp(z - max)))."""
+    """log softmax(z), stable: z - max - log(sum(exp(z - max))). Taught in lesson 01, section 3."""
     z = z - np.max(z, axis=axis, keepdims=True)
     return z - np.log(np.sum(np.exp(z), axis=axis, keepdims=True))
 
 
 def relu(z: np.ndarray) -> np.ndarray:
+    """ReLU, max(0, z), element-wise. Taught in lesson 01, section 2."""
     return np.maximum(z, 0)
 
 
@@ -55,7 +58,7 @@ ACTIVATIONS = {
 
 # ---------------------------------------------------------------- layers
 class Layer:
-    """Base class: no parameters, identity ``train``/``eval`` switch."""
+    """Base class: no parameters, identity ``train``/``eval`` switch. Taught in lesson 01, section 4."""
 
     params: list
     grads: list
@@ -73,7 +76,7 @@ class Layer:
 
 
 class Linear(Layer):
-    """Affine map y = x W + b.
+    """Affine map y = x W + b. Taught in lesson 01, section 4.
 
     W: (D_in, D_out), b: (D_out,). x: (N, D_in) dense array or SciPy sparse matrix
     (bag-of-words input); y: (N, D_out). Xavier/Glorot-normal initialisation.
@@ -100,7 +103,7 @@ class Linear(Layer):
 
 
 class Activation(Layer):
-    """Element-wise non-linearity: 'sigmoid', 'tanh' or 'relu'. Any shape in, same out."""
+    """Element-wise non-linearity: 'sigmoid', 'tanh' or 'relu'. Any shape in, same out. Taught in lesson 01, section 4."""
 
     def __init__(self, name: str):
         super().__init__()
@@ -123,7 +126,9 @@ class Activation(Layer):
 
 
 class Dropout(Layer):
-    """Inverted dropout: in training each unit is zeroed with probability ``rate`` and the
+    """Inverted dropout, as a layer. Taught in lesson 01, section 6.
+
+    Inverted dropout: in training each unit is zeroed with probability ``rate`` and the
     survivors are scaled by 1/(1-rate), so inference needs no change at all."""
 
     def __init__(self, rate: float, rng: np.random.Generator):
@@ -144,7 +149,9 @@ class Dropout(Layer):
 
 
 class Sequential(Layer):
-    """Layers applied in order; params/grads are the layers' lists concatenated
+    """Layers applied in order, as one layer. Taught in lesson 01, section 4.
+
+    Layers applied in order; params/grads are the layers' lists concatenated
     (the very same arrays, so optimisers update the layers in place)."""
 
     def __init__(self, *layers: Layer):
@@ -180,7 +187,7 @@ class Sequential(Layer):
 
 def mlp(sizes: list[int], rng: np.random.Generator, activation: str = "tanh",
         dropout: float = 0.0, dtype=np.float64) -> Sequential:
-    """A multi-layer perceptron: Linear -> activation (-> Dropout) ... -> Linear (logits).
+    """A multi-layer perceptron: Linear -> activation (-> Dropout) ... -> Linear (logits). Taught in lesson 01, section 4.
 
     ``sizes = [D_in, H_1, ..., K]``. The last layer has no activation: pair it with
     :class:`SoftmaxCrossEntropy`.
@@ -210,7 +217,7 @@ def _check_targets(targets: np.ndarray, n: int, k: int) -> np.ndarray:
 
 
 class SoftmaxCrossEntropy(Layer):
-    """Softmax over K classes plus mean negative log-likelihood.
+    """Softmax over K classes plus mean negative log-likelihood. Taught in lesson 01, section 3.
 
     forward(logits (N, K), targets (N,) int) -> scalar mean loss;
     backward(dout=1.0) -> dL/dlogits = (softmax - onehot) / N, shape (N, K).
@@ -232,7 +239,7 @@ class SoftmaxCrossEntropy(Layer):
 
 
 class SigmoidCrossEntropy(Layer):
-    """Sigmoid plus binary cross-entropy, averaged over all elements.
+    """Sigmoid plus binary cross-entropy, averaged over all elements. Taught in lesson 07, section 3.
 
     forward(scores (any shape), labels (same shape, 0/1)) -> scalar mean loss;
     backward(dout=1.0) -> dL/dscores = (sigmoid(scores) - labels) / n  (the famous y - t).
@@ -252,7 +259,7 @@ class SigmoidCrossEntropy(Layer):
 
 
 class Embedding(Layer):
-    """A learnable lookup table: row ``i`` of W is the vector of token ``i``.
+    """A learnable lookup table: row ``i`` of W is the vector of token ``i``. Taught in lesson 07, section 2.
 
     W: (V, D). forward(ids (any int shape)) -> vectors (*ids.shape, D).
     backward accumulates the gradient of repeated ids (``np.add.at``; plain indexed

@@ -33,7 +33,7 @@ SVD_WEIGHTINGS = ("US", "U", "sqrtS")
 # ----------------------------------------------------------------------------- matrices
 def document_term_matrix(documents: Sequence[Sequence[str]], vocab: Vocab,
                          skip_unknown: bool = True) -> sp.csr_matrix:
-    """Raw counts ``tf[d, w]``: (n_documents, len(vocab)) csr_matrix, float64.
+    """Raw counts ``tf[d, w]``: (n_documents, len(vocab)) csr_matrix, float64. Taught in lesson 05, section 1.
 
     ``documents``: one sequence of tokens per document. Tokens not in ``vocab`` are skipped
     (as scikit-learn's vectorisers do; the ``<unk>`` column stays empty) unless
@@ -64,7 +64,9 @@ def document_term_matrix(documents: Sequence[Sequence[str]], vocab: Vocab,
 
 
 def term_frequency(tf: sp.spmatrix, scheme: str = "raw") -> sp.csr_matrix:
-    """Transform raw counts: "raw" tf, "log1p" log(1+tf) (the notes), "sublinear" 1+ln(tf)
+    """Term-frequency schemes applied to raw counts. Taught in lesson 05, section 2.
+
+    Transform raw counts: "raw" tf, "log1p" log(1+tf) (the notes), "sublinear" 1+ln(tf)
     (scikit-learn's ``sublinear_tf``), "binary" 0/1. Zero stays zero. Same shape, float64."""
     if scheme not in TF_SCHEMES:
         raise ValueError(f"unknown tf scheme {scheme!r}; choose one of {TF_SCHEMES}")
@@ -80,7 +82,7 @@ def term_frequency(tf: sp.spmatrix, scheme: str = "raw") -> sp.csr_matrix:
 
 def inverse_document_frequency(df, n_documents: int, smooth: bool = False,
                                base: float = np.e) -> np.ndarray:
-    """IDF per word, (V,) float64.
+    """IDF per word, (V,) float64. Taught in lesson 05, section 2.
 
     ``smooth=False``: ``log(|D| / df)`` (the notes; a word in no document gets +inf, so it is
     better removed); ``smooth=True``: ``log((1+|D|)/(1+df)) + 1`` (scikit-learn's default).
@@ -99,7 +101,7 @@ def inverse_document_frequency(df, n_documents: int, smooth: bool = False,
 
 def tfidf(tf: sp.spmatrix, tf_scheme: str = "raw", smooth: bool = True, norm: str | None = "l2",
           base: float = np.e, n_documents: int | None = None, df=None):
-    """TF-IDF of a (D, V) count matrix; returns ``(weights csr (D, V), idf (V,))``.
+    """TF-IDF of a (D, V) count matrix; returns ``(weights csr (D, V), idf (V,))``. Taught in lesson 05, section 2.
 
     ``norm="l2"`` scales each document row to unit length (scikit-learn's default); None keeps
     raw products. ``df``/``n_documents`` may be given when ``tf`` is only a few rows of a
@@ -122,14 +124,16 @@ def tfidf(tf: sp.spmatrix, tf_scheme: str = "raw", smooth: bool = True, norm: st
 
 def tfidf_matrix(documents: Sequence[Sequence[str]], vocab: Vocab, tf_scheme: str = "raw",
                  smooth: bool = True, norm: str | None = "l2", base: float = np.e):
-    """Tokenised documents -> ``(tfidf csr (D, V), idf (V,))``. Defaults = scikit-learn's
+    """TF-IDF of tokenised documents, scikit-learn's defaults. Taught in lesson 05, section 2.
+
+    Tokenised documents -> ``(tfidf csr (D, V), idf (V,))``. Defaults = scikit-learn's
     ``TfidfVectorizer()`` given the same vocabulary and tokens."""
     return tfidf(document_term_matrix(documents, vocab), tf_scheme, smooth, norm, base)
 
 
 # ----------------------------------------------------------------------------- SVD
 def truncated_svd(matrix, k: int, seed: int = 0, solver: str = "randomized", n_iter: int = 5):
-    """Top-``k`` singular triplets of a sparse or dense (m, n) matrix.
+    """Top-``k`` singular triplets of a sparse or dense (m, n) matrix. Taught in lesson 05, section 3.
 
     Returns ``(U (m, k), S (k,), Vt (k, n))``, float64, singular values in decreasing order.
     ``solver``: "randomized" (default; scikit-learn's randomized SVD with ``n_iter`` power
@@ -173,7 +177,7 @@ def _zero_rows(matrix) -> np.ndarray:
 
 def svd_vectors(matrix, k: int, weighting: str = "US", seed: int = 0,
                 solver: str = "randomized") -> np.ndarray:
-    """Word vectors from the rows of a (V, n) word-context matrix: (V, k) float64.
+    """Word vectors from the rows of a (V, n) word-context matrix: (V, k) float64. Taught in lesson 05, section 4.
 
     ``weighting``: "US" -> ``U_k Σ_k`` (LSA), "U" -> ``U_k`` (Levy et al. find this often
     better for similarity), "sqrtS" -> ``U_k Σ_k^{1/2}`` (the symmetric split).
@@ -190,7 +194,9 @@ def svd_vectors(matrix, k: int, weighting: str = "US", seed: int = 0,
 
 
 def energy_kept(singular_values, frobenius_sq: float) -> tuple[np.ndarray, np.ndarray]:
-    """For k = 1..len(s): fraction of ``‖A‖_F²`` kept by the top-k singular values, and the
+    """Energy kept and reconstruction error of a truncated SVD, for every k. Taught in lesson 05, section 3.
+
+    For k = 1..len(s): fraction of ``‖A‖_F²`` kept by the top-k singular values, and the
     relative reconstruction error ``‖A − A_k‖_F / ‖A‖_F = sqrt(1 − energy)`` (Eckart-Young).
     ``frobenius_sq`` = ``‖A‖_F²`` = sum of all squared singular values. Two (k,) arrays."""
     s2 = np.asarray(singular_values, np.float64) ** 2
@@ -199,7 +205,7 @@ def energy_kept(singular_values, frobenius_sq: float) -> tuple[np.ndarray, np.nd
 
 
 def group_sentences(sentences: Sequence[Sequence[str]], per_doc: int) -> list[list[str]]:
-    """Join every ``per_doc`` consecutive sentences into one pseudo-document."""
+    """Join every ``per_doc`` consecutive sentences into one pseudo-document. Taught in lesson 05, section 4."""
     if per_doc < 1:
         raise ValueError(f"per_doc must be >= 1, got {per_doc}")
     return [[t for s in sentences[i:i + per_doc] for t in s] for i in range(0, len(sentences), per_doc)]
@@ -208,7 +214,7 @@ def group_sentences(sentences: Sequence[Sequence[str]], per_doc: int) -> list[li
 def lsa_word_vectors(sentences: Sequence[Sequence[str]], vocab: Vocab, k: int = 100,
                      sentences_per_doc: int = 10, tf_scheme: str = "log1p", smooth: bool = True,
                      weighting: str = "US", seed: int = 0) -> np.ndarray:
-    """LSA word vectors: TF-IDF word-document matrix -> truncated SVD -> (len(vocab), k).
+    """LSA word vectors: TF-IDF word-document matrix -> truncated SVD -> (len(vocab), k). Taught in lesson 05, section 4.
 
     ``sentences``: tokenised sentences (or documents); every ``sentences_per_doc``
     consecutive ones form one document (1 = each is its own document). The word-document
@@ -224,7 +230,7 @@ def lsa_word_vectors(sentences: Sequence[Sequence[str]], vocab: Vocab, k: int = 
 # ----------------------------------------------------------------------------- document retrieval
 @dataclass
 class DocumentIndex:
-    """Cosine document retrieval over TF-IDF vectors, optionally in an LSA space.
+    """Cosine document retrieval over TF-IDF vectors, optionally in an LSA space. Taught in lesson 05, section 5.
 
     Build with :meth:`build`; :meth:`search` returns ``[(doc_id, cosine)]``.
 

@@ -21,7 +21,9 @@ from helpers.lib.text import UnknownWordError
 
 # ---------------------------------------------------------------- basics
 def vocab_maps(vocab) -> tuple[dict, list]:
-    """(stoi, itos) of a vocabulary: a Vocab (or anything with ``stoi`` and ``itos``), a
+    """Word-to-row and row-to-word maps of any vocabulary. Taught in lesson 09, section 1.
+
+    (stoi, itos) of a vocabulary: a Vocab (or anything with ``stoi`` and ``itos``), a
     {word: row} dict, or a list of words (row = position)."""
     if hasattr(vocab, "stoi") and hasattr(vocab, "itos"):
         return vocab.stoi, vocab.itos
@@ -35,7 +37,7 @@ def vocab_maps(vocab) -> tuple[dict, list]:
 
 
 def word_index(vocab, word: str) -> int:
-    """Row of ``word``; raises UnknownWordError naming it when it has no vector."""
+    """Row of ``word``; raises UnknownWordError naming it when it has no vector. Taught in lesson 09, section 1."""
     stoi, _ = vocab_maps(vocab)
     if word not in stoi:
         raise UnknownWordError(f"{word!r} is not in the vocabulary of these vectors ({len(stoi)} words)")
@@ -51,7 +53,7 @@ def _check(vectors, vocab):
 
 
 def normalize_rows(vectors):
-    """Rows scaled to unit L2 length; zero rows stay zero.
+    """Rows scaled to unit L2 length; zero rows stay zero. Taught in lesson 09, section 1.
 
     Dense (V, D) in, dense out: float32 stays float32 (the trained embeddings; half the memory
     and time of float64 in the analogy search), any other dtype becomes float64. A sparse
@@ -70,7 +72,7 @@ def normalize_rows(vectors):
 
 
 def cosine(u: np.ndarray, v: np.ndarray) -> float:
-    """cos(u, v) = u.v / (|u| |v|) for two (D,) vectors; 0.0 if either is all zero."""
+    """cos(u, v) = u.v / (|u| |v|) for two (D,) vectors; 0.0 if either is all zero. Taught in lesson 09, section 1."""
     u, v = np.asarray(u, np.float64), np.asarray(v, np.float64)
     if u.shape != v.shape or u.ndim != 1:
         raise ValueError(f"cosine needs two vectors of the same length, got shapes {u.shape} and {v.shape}")
@@ -79,12 +81,12 @@ def cosine(u: np.ndarray, v: np.ndarray) -> float:
 
 
 def word_similarity(vectors, vocab, w1: str, w2: str) -> float:
-    """Cosine similarity of two words' vectors."""
+    """Cosine similarity of two words' vectors. Taught in lesson 09, section 2."""
     return cosine(vectors[word_index(vocab, w1)], vectors[word_index(vocab, w2)])
 
 
 def nearest_neighbours(vectors, vocab, query, k: int = 10, exclude: Sequence[str] = ()) -> list[tuple[str, float]]:
-    """The ``k`` words whose rows of ``vectors`` have the highest cosine with ``query``.
+    """The ``k`` words whose rows of ``vectors`` have the highest cosine with ``query``. Taught in lesson 05, section 4.
 
     ``vectors``: (V, D) dense array or sparse matrix (e.g. PPMI rows); ``query``: a word of
     ``vocab`` or a (D,) vector. Never returned: the query word itself, the words in ``exclude``,
@@ -141,7 +143,7 @@ def _analogy_scores(E: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, 
 
 
 def analogy(vectors, vocab, a: str, b: str, c: str, method: str = "add", k: int = 1) -> list[tuple[str, float]]:
-    """Solve a : b :: c : ? (``king - man + woman`` is ``analogy(v, voc, 'man', 'king', 'woman')``).
+    """Solve a : b :: c : ? (``king - man + woman`` is ``analogy(v, voc, 'man', 'king', 'woman')``). Taught in lesson 09, section 3.
 
     The three query words are excluded from the answers. Returns the top ``k``
     [(word, score)]; the score is 3CosAdd's or 3CosMul's, depending on ``method``.
@@ -156,7 +158,9 @@ def analogy(vectors, vocab, a: str, b: str, c: str, method: str = "add", k: int 
 
 @dataclass
 class AnalogyResult:
-    """Google-analogy accuracy. per_category: {category: (correct, answered, out_of_vocabulary)};
+    """Google-analogy accuracy, by category. Taught in lesson 09, section 3.
+
+    Google-analogy accuracy. per_category: {category: (correct, answered, out_of_vocabulary)};
     questions with any word outside the vocabulary are not answered (counted as OOV)."""
 
     method: str
@@ -198,7 +202,9 @@ class AnalogyResult:
 
 def analogy_accuracy(vectors, vocab, questions: dict[str, list[tuple[str, str, str, str]]],
                      method: str = "add", batch: int = 2048) -> AnalogyResult:
-    """Accuracy on analogy questions {category: [(a, b, c, d)]}: a question is right when
+    """Accuracy on analogy questions (3CosAdd or 3CosMul). Taught in lesson 09, section 3.
+
+    Accuracy on analogy questions {category: [(a, b, c, d)]}: a question is right when
     the best word for a : b :: c : ? (query words excluded) is d. Returns an AnalogyResult."""
     vectors, stoi, itos = _check(vectors, vocab)
     E = normalize_rows(vectors)
@@ -222,7 +228,7 @@ def analogy_accuracy(vectors, vocab, questions: dict[str, list[tuple[str, str, s
 # ---------------------------------------------------------------- similarity
 @dataclass
 class SimilarityResult:
-    """Spearman correlation between cosines and human ratings.
+    """Spearman correlation between cosines and human ratings. Taught in lesson 09, section 2.
 
     rho is None when no pair could be scored (every pair out of vocabulary); ``oov_pairs``
     lists the skipped pairs.
@@ -246,7 +252,9 @@ class SimilarityResult:
 
 
 def similarity_correlation(vectors, vocab, pairs: Sequence[tuple[str, str, float]], name: str = "similarity") -> SimilarityResult:
-    """Spearman rho between cos(w1, w2) and the human score for the in-vocabulary pairs
+    """Spearman correlation between cosines and human similarity ratings. Taught in lesson 09, section 2.
+
+    Spearman rho between cos(w1, w2) and the human score for the in-vocabulary pairs
     of ``pairs`` [(w1, w2, score)]; pairs with an unknown word are counted, not scored."""
     vectors, stoi, _ = _check(vectors, vocab)
     if not pairs:
@@ -271,7 +279,7 @@ def similarity_correlation(vectors, vocab, pairs: Sequence[tuple[str, str, float
 
 # ---------------------------------------------------------------- documents
 def document_vectors(vectors, vocab, documents: Sequence[Sequence[str]]) -> tuple[np.ndarray, float]:
-    """Average of the unit-length vectors of each document's known tokens.
+    """Average of the unit-length vectors of each document's known tokens. Taught in lesson 09, section 4.
 
     Returns (X (N, D) float32, share of tokens that had no vector). A document with no
     known token gets the zero vector.

@@ -21,7 +21,7 @@ IGNORE = -100  # label of positions that are not predicted (PyTorch's ignore_ind
 
 
 def encode_sentence(tok: BPETokenizer, words: Sequence[str], max_len: int) -> np.ndarray:
-    """``[CLS] pieces [SEP]`` as (n,) int64, truncated so that n <= max_len."""
+    """``[CLS] pieces [SEP]`` as (n,) int64, truncated so that n <= max_len. Taught in lesson 10, section 2.2."""
     if max_len < 3:
         raise ValueError(f"max_len must be at least 3 ([CLS], one piece, [SEP]), got {max_len}")
     ids = tok.encode_words(list(words))[0][: max_len - 2]
@@ -29,14 +29,16 @@ def encode_sentence(tok: BPETokenizer, words: Sequence[str], max_len: int) -> np
 
 
 def pad_batch(seqs: Sequence[np.ndarray], pad_id: int) -> tuple[np.ndarray, np.ndarray]:
-    """Pad sequences to the longest: ids (B, L) int64 and attention_mask (B, L) bool,
+    """Pad sequences into one batch with its attention mask. Taught in lesson 10, section 2.2.
+
+    Pad sequences to the longest: ids (B, L) int64 and attention_mask (B, L) bool,
     True at real tokens and False at padding (so attention never looks at padding)."""
     return pad_sequences(seqs, pad_id)
 
 
 def apply_80_10_10(ids: np.ndarray, chosen: np.ndarray, u: np.ndarray, random_ids: np.ndarray,
                    mask_id: int, p_mask: float = 0.8, p_random: float = 0.1) -> np.ndarray:
-    """BERT's replacement rule, given the uniform draws ``u``.
+    """BERT's replacement rule, given the uniform draws ``u``. Taught in lesson 10, section 2.3.
 
     ids, chosen (bool), u (floats in [0, 1)) and random_ids all have the same shape.
     At a chosen position: ``u < p_mask`` -> ``mask_id``; ``p_mask <= u < p_mask + p_random``
@@ -55,7 +57,7 @@ def apply_80_10_10(ids: np.ndarray, chosen: np.ndarray, u: np.ndarray, random_id
 
 @dataclass
 class MaskedBatch:
-    """One MLM batch (all arrays (B, L)).
+    """One MLM batch (all arrays (B, L)). Taught in lesson 10, section 2.3.
 
     inputs : int64 ids the model sees ([MASK] / random / unchanged at chosen positions)
     labels : int64 original id at chosen positions, ``IGNORE`` (-100) elsewhere
@@ -74,7 +76,7 @@ class MaskedBatch:
 def mask_tokens(ids: np.ndarray, tok: BPETokenizer, rng: np.random.Generator, p: float = 0.15,
                 p_mask: float = 0.8, p_random: float = 0.1, attention_mask: np.ndarray | None = None
                 ) -> MaskedBatch:
-    """Choose and corrupt positions of ``ids`` (B, L) int64 for masked language modelling.
+    """Choose and corrupt positions of ``ids`` (B, L) int64 for masked language modelling. Taught in lesson 10, section 2.3.
 
     Each non-special position is chosen independently with probability ``p``; special
     tokens ([PAD], [CLS], [SEP], ...) are never chosen. Random replacements are drawn
@@ -102,7 +104,7 @@ def mask_tokens(ids: np.ndarray, tok: BPETokenizer, rng: np.random.Generator, p:
 
 def length_bucketed_batches(lengths: Sequence[int], batch_size: int, rng: np.random.Generator,
                             bucket: int = 50) -> list[np.ndarray]:
-    """Shuffle, then group sequences of similar length (less padding) into batches.
+    """Shuffle, then group sequences of similar length (less padding) into batches. Taught in lesson 10, section 3.
 
     Takes ``batch_size * bucket`` shuffled indices at a time, sorts them by length, cuts
     them into batches, and shuffles the order of all batches. Returns index arrays.
@@ -122,7 +124,7 @@ def length_bucketed_batches(lengths: Sequence[int], batch_size: int, rng: np.ran
 # ---------------------------------------------------------------- next-sentence prediction
 @dataclass
 class SentencePair:
-    """A next-sentence-prediction example.
+    """A next-sentence-prediction example. Taught in lesson 10, section 2.6.
 
     ids : (n,) int64   ``[CLS] A [SEP] B [SEP]``
     segments : (n,) int64   0 for [CLS], A and the first [SEP]; 1 for B and the last [SEP]
@@ -136,7 +138,9 @@ class SentencePair:
 
 def sentence_pair(tok: BPETokenizer, a: Sequence[str], b: Sequence[str], is_next: bool,
                   max_len: int = 64) -> SentencePair:
-    """Build ``[CLS] A [SEP] B [SEP]`` with segment ids; the longer sentence is cut first
+    """One next-sentence-prediction input, [CLS] A [SEP] B [SEP]. Taught in lesson 10, section 2.6.
+
+    Build ``[CLS] A [SEP] B [SEP]`` with segment ids; the longer sentence is cut first
     until the pair fits ``max_len``."""
     ia, ib = tok.encode_words(list(a))[0], tok.encode_words(list(b))[0]
     if len(ia) == 0 or len(ib) == 0:
@@ -153,7 +157,9 @@ def sentence_pair(tok: BPETokenizer, a: Sequence[str], b: Sequence[str], is_next
 
 def next_sentence_pairs(tok: BPETokenizer, documents: Sequence[Sequence[Sequence[str]]], n: int,
                         rng: np.random.Generator, max_len: int = 64) -> list[SentencePair]:
-    """``n`` NSP examples: half with the true next sentence of the same document
+    """Next-sentence-prediction examples, half of them real continuations. Taught in lesson 10, section 2.6.
+
+    ``n`` NSP examples: half with the true next sentence of the same document
     (IsNext), half with a sentence from another, random document (NotNext)."""
     docs = [d for d in documents if len(d) >= 2]
     if len(docs) < 2:

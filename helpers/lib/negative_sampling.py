@@ -22,7 +22,7 @@ from helpers.lib.layers import Embedding, Layer, SigmoidCrossEntropy, SoftmaxCro
 
 
 def unigram_noise(counts: Sequence[float], power: float = 0.75) -> np.ndarray:
-    """The negative-sampling noise distribution P(w)^power / sum_j P(w_j)^power.
+    """The negative-sampling noise distribution P(w)^power / sum_j P(w_j)^power. Taught in lesson 07, section 4.
 
     counts: (V,) non-negative word counts (or probabilities). Returns (V,) float64 summing
     to 1. ``power`` < 1 flattens the distribution: rare words are drawn a little more often.
@@ -40,7 +40,7 @@ def unigram_noise(counts: Sequence[float], power: float = 0.75) -> np.ndarray:
 
 
 class NoiseSampler:
-    """Draws negative word ids from ``unigram_noise(counts, power)``.
+    """Draws negative word ids from ``unigram_noise(counts, power)``. Taught in lesson 07, section 4.
 
     ``sample(shape)`` -> int64 array of ``shape``; inverse-CDF sampling with the caller's
     ``np.random.Generator`` (pass ``rng`` or reset ``sampler.rng`` to repeat a draw).
@@ -58,7 +58,7 @@ class NoiseSampler:
 
 
 class EmbeddingDot(Layer):
-    """Score of hidden vectors against selected rows of an output matrix.
+    """Score of hidden vectors against selected rows of an output matrix. Taught in lesson 07, section 3.
 
     W: (V, D). forward(h (N, D), ids (N,) or (N, K) int) -> scores (N,) or (N, K), where
     scores[n, j] = W[ids[n, j]] . h[n]. backward(dscores) fills ``grads`` (accumulating
@@ -132,7 +132,7 @@ def _init_tables(model, vocab_size, dim, sampler, k, rng, dtype, scatter) -> Non
 
 
 class SkipGramNS(Layer):
-    """Skip-gram with negative sampling, NumPy.
+    """Skip-gram with negative sampling, NumPy. Taught in lesson 07, section 5.
 
     params = [W_in (V, D), W_out (V, D)]. forward(centers (N,) int, contexts (N,) int,
     negatives (N, k) int or None) -> mean over pairs of
@@ -160,7 +160,7 @@ class SkipGramNS(Layer):
 
 
 class CBOWNS(Layer):
-    """CBOW with negative sampling, NumPy: the mean of the context vectors predicts the centre.
+    """CBOW with negative sampling, NumPy: the mean of the context vectors predicts the centre. Taught in lesson 07, section 5.
 
     params = [W_in (V, D), W_out (V, D)]. forward(contexts (N, C) int, centers (N,) int,
     mask (N, C) 0/1 or None, negatives (N, k) or None) -> mean loss over examples.
@@ -201,7 +201,7 @@ class CBOWNS(Layer):
 
 
 def full_softmax_step(W_in: np.ndarray, W_out: np.ndarray, centers: np.ndarray, contexts: np.ndarray) -> float:
-    """One forward+backward of the full-softmax skip-gram (no update); returns the loss.
+    """One forward+backward of the full-softmax skip-gram (no update); returns the loss. Taught in lesson 07, section 1.
     Cost O(N V D): every word's output vector takes part. Used to time it against NS."""
     h = W_in[centers]
     logits = h @ W_out.T                               # (N, V): the bottleneck

@@ -12,7 +12,7 @@ import numpy as np
 
 
 class KneserNeyLM:
-    """Interpolated Kneser-Ney n-gram model over integer token ids.
+    """Interpolated Kneser-Ney n-gram model over integer token ids. Taught in lesson 01, section 9.
 
     P(w | h) = max(c(h w) - D, 0) / c(h .) + D * N1+(h .) / c(h .) * P(w | h')
 

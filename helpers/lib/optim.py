@@ -9,7 +9,9 @@ import numpy as np
 
 
 class SGD:
-    """theta <- theta - lr * g"""
+    """Plain stochastic gradient descent. Taught in lesson 01, section 5.
+
+    theta <- theta - lr * g"""
 
     def __init__(self, lr: float = 0.1):
         self.lr = lr
@@ -20,7 +22,9 @@ class SGD:
 
 
 class Momentum:
-    """v <- beta v - lr g;  theta <- theta + v   (heavy-ball momentum)"""
+    """Gradient descent with (heavy-ball) momentum. Taught in lesson 01, section 5.
+
+    v <- beta v - lr g;  theta <- theta + v   (heavy-ball momentum)"""
 
     def __init__(self, lr: float = 0.05, beta: float = 0.9):
         self.lr, self.beta, self.v = lr, beta, None
@@ -35,7 +39,9 @@ class Momentum:
 
 
 class RMSProp:
-    """s <- rho s + (1 - rho) g^2;  theta <- theta - lr g / (sqrt(s) + eps)"""
+    """RMSProp: steps scaled by a running root mean square of the gradient. Taught in lesson 01, section 5.
+
+    s <- rho s + (1 - rho) g^2;  theta <- theta - lr g / (sqrt(s) + eps)"""
 
     def __init__(self, lr: float = 1e-3, rho: float = 0.9, eps: float = 1e-8):
         self.lr, self.rho, self.eps, self.s = lr, rho, eps, None
@@ -50,7 +56,7 @@ class RMSProp:
 
 
 class Adam:
-    """Adam (Kingma & Ba 2015): momentum on g and RMSProp on g^2, both bias-corrected.
+    """Adam (Kingma & Ba 2015): momentum on g and RMSProp on g^2, both bias-corrected. Taught in lesson 01, section 5.
 
     m <- b1 m + (1-b1) g;  v <- b2 v + (1-b2) g^2;
     theta <- theta - lr * m_hat / (sqrt(v_hat) + eps), with m_hat = m/(1-b1^t), v_hat = v/(1-b2^t).
@@ -79,7 +85,7 @@ OPTIMIZERS = {"SGD": SGD, "Momentum": Momentum, "RMSProp": RMSProp, "Adam": Adam
 
 
 def add_weight_penalty(weights, grads, l1: float = 0.0, l2: float = 0.0) -> float:
-    """Add L1/L2 penalties on ``weights`` to the loss and their gradients to ``grads``.
+    """Add L1/L2 penalties on ``weights`` to the loss and their gradients to ``grads``. Taught in lesson 01, section 6.
 
     penalty = l1 * sum|w| + l2 * sum w^2; gradient l1 * sign(w) + 2 * l2 * w, added in
     place to the gradient array paired with each weight. Returns the penalty value.
@@ -97,7 +103,7 @@ def add_weight_penalty(weights, grads, l1: float = 0.0, l2: float = 0.0) -> floa
 
 
 def clip_global_norm(grads, max_norm: float) -> float:
-    """Scale all gradients together so their joint L2 norm is at most ``max_norm``.
+    """Scale all gradients together so their joint L2 norm is at most ``max_norm``. Taught in lesson 02, section 5.
 
     Returns the norm before clipping. The direction of the update is unchanged, only its
     length; this tames exploding gradients but cannot revive vanished ones.

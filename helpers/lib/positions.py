@@ -12,7 +12,9 @@ from helpers.lib.layers import Embedding, Layer
 
 
 def sinusoidal_encoding(T: int, d: int, base: float = 10000.0) -> np.ndarray:
-    """The fixed encodings of "Attention is all you need", (T, d) float64:
+    """The sinusoidal position encodings of the original Transformer. Taught in lesson 04, section 6.
+
+    The fixed encodings of "Attention is all you need", (T, d) float64:
 
     PE[pos, 2i] = sin(pos / base^(2i/d)),  PE[pos, 2i+1] = cos(pos / base^(2i/d)).
     Works for any position, nothing is learned. ``d`` must be even.
@@ -28,7 +30,7 @@ def sinusoidal_encoding(T: int, d: int, base: float = 10000.0) -> np.ndarray:
 
 
 class LearnedPositions(Layer):
-    """A learned position table: one trainable vector per position 0 .. max_len − 1.
+    """A learned position table: one trainable vector per position 0 .. max_len − 1. Taught in lesson 04, section 6.
 
     forward(T) -> (T, d), the first T rows; backward(dout (T, d) or (B, T, d)) fills
     ``grads``. Positions at or beyond ``max_len`` have no vector: asking for them is an error.
@@ -56,7 +58,9 @@ class LearnedPositions(Layer):
 
 
 def rope_angles(T: int, d: int, base: float = 10000.0, offset: int = 0):
-    """cos and sin of the RoPE rotation angles, each (T, d/2): angle[m, i] = (offset + m) · θ_i
+    """The rotation angles of RoPE. Taught in lesson 04, section 6.
+
+    cos and sin of the RoPE rotation angles, each (T, d/2): angle[m, i] = (offset + m) · θ_i
     with θ_i = base^(−2i/d)."""
     if d % 2:
         raise ValueError(f"RoPE rotates pairs of features, so d must be even; got d={d}")
@@ -66,7 +70,7 @@ def rope_angles(T: int, d: int, base: float = 10000.0, offset: int = 0):
 
 
 def apply_rope(x: np.ndarray, positions=None, base: float = 10000.0) -> np.ndarray:
-    """Rotate each feature pair (x_2i, x_2i+1) of the token at position m by the angle m·θ_i.
+    """Rotate each feature pair (x_2i, x_2i+1) of the token at position m by the angle m·θ_i. Taught in lesson 04, section 6.
 
     x: (..., T, d) with d even; positions: (T,) ints (default 0 .. T−1). Returns the same shape.
     Applied to queries and keys (not values), it makes q_m · k_n depend on m − n only:
@@ -90,7 +94,9 @@ def apply_rope(x: np.ndarray, positions=None, base: float = 10000.0) -> np.ndarr
 
 
 def alibi_bias(T: int, slope: float) -> np.ndarray:
-    """ALiBi (mentioned for completeness): a bias −slope·(i − j) added to the score of query i
+    """ALiBi's distance penalty on attention scores. Taught in lesson 04, section 6.
+
+    ALiBi (mentioned for completeness): a bias −slope·(i − j) added to the score of query i
     and key j ≤ i, (T, T), so attention decays linearly with distance; −∞ above the diagonal."""
     i, j = np.arange(T)[:, None], np.arange(T)[None, :]
     return np.where(j <= i, -slope * (i - j), -np.inf)

@@ -28,7 +28,7 @@ from helpers.lib.mlm import IGNORE, encode_sentence, length_bucketed_batches, ma
 
 
 def encode_corpus(tok: BPETokenizer, sentences, max_len: int) -> list[np.ndarray]:
-    """``[CLS] pieces [SEP]`` for every sentence (list of words), truncated to max_len."""
+    """``[CLS] pieces [SEP]`` for every sentence (list of words), truncated to max_len. Taught in lesson 10, section 3."""
     if len(sentences) == 0:
         raise ValueError("cannot encode an empty corpus (no sentences)")
     return [encode_sentence(tok, s, max_len) for s in sentences]
@@ -41,7 +41,9 @@ def _to_torch(batch, device):
 
 def fixed_eval_batches(tok: BPETokenizer, seqs: Sequence[np.ndarray], seed: int = 123,
                        batch_size: int = 128, p_mask: float = 1.0) -> list:
-    """Held-out MLM batches masked once with a fixed seed (15 % of positions, all shown
+    """Held-out MLM batches masked once, with a fixed seed. Taught in lesson 10, section 3.
+
+    Held-out MLM batches masked once with a fixed seed (15 % of positions, all shown
     as [MASK] by default), so every evaluation scores the very same positions."""
     rng = make_rng(seed)
     out = []
@@ -55,7 +57,9 @@ def fixed_eval_batches(tok: BPETokenizer, seqs: Sequence[np.ndarray], seed: int 
 
 @torch.no_grad()
 def evaluate_mlm(model: TinyBert, batches: list, device="cpu") -> dict:
-    """Masked-token accuracy (top-1) and mean NLL (nats) over the masked positions of
+    """Held-out masked-token accuracy and NLL. Taught in lesson 10, section 3.
+
+    Masked-token accuracy (top-1) and mean NLL (nats) over the masked positions of
     ``batches`` (from :func:`fixed_eval_batches`). Returns {'accuracy', 'nll', 'n_masked'}."""
     was = model.training
     model.eval()
@@ -74,7 +78,9 @@ def evaluate_mlm(model: TinyBert, batches: list, device="cpu") -> dict:
 
 
 def unigram_baseline(tok: BPETokenizer, train_seqs: Sequence[np.ndarray], batches: list) -> dict:
-    """The frequency baseline: always guess the most frequent ordinary piece; its NLL
+    """The frequency baseline of masked-token prediction. Taught in lesson 10, section 3.
+
+    The frequency baseline: always guess the most frequent ordinary piece; its NLL
     uses the add-one-smoothed unigram distribution of the training pieces.
     Returns {'accuracy', 'nll', 'n_masked', 'top_piece'}."""
     counts = np.bincount(np.concatenate(train_seqs), minlength=len(tok)).astype(np.float64)
@@ -88,7 +94,7 @@ def unigram_baseline(tok: BPETokenizer, train_seqs: Sequence[np.ndarray], batche
 
 @dataclass
 class PretrainResult:
-    """What :func:`pretrain_mlm` returns (picklable, so it can be cached).
+    """What :func:`pretrain_mlm` returns (picklable, so it can be cached). Taught in lesson 10, section 3.
 
     state_dict: CPU tensors of the trained model; config: BertConfig as a dict;
     history: helpers.infra.training.History (step losses, held-out accuracy/NLL per evaluation);
@@ -106,7 +112,9 @@ def pretrain_mlm(tok: BPETokenizer, train_seqs: Sequence[np.ndarray], eval_batch
                  cfg: BertConfig, steps: int = 2000, batch_size: int = 64, lr: float = 1e-3,
                  warmup: int = 100, n_evals: int = 10, seed: int = 0, device: str = "cpu",
                  init_embeddings: np.ndarray | None = None, progress: bool = True) -> PretrainResult:
-    """Train a :class:`TinyBert` with the MLM objective (AdamW, linear warm-up then
+    """Pre-train a TinyBert by masked language modelling. Taught in lesson 10, section 3.
+
+    Train a :class:`TinyBert` with the MLM objective (AdamW, linear warm-up then
     linear decay, gradient clipping at 1). Sequences are drawn in length buckets and
     masked afresh each time (dynamic masking, as in RoBERTa). Held-out metrics are
     recorded ``n_evals`` times. ``init_embeddings`` (V, d): start the (tied) embedding
@@ -168,7 +176,9 @@ def _pretrain(model, tok, train_seqs, eval_batches, cfg, steps, batch_size, lr, 
 
 def piece_word2vec(tok: BPETokenizer, seqs: Sequence[np.ndarray], dim: int, scale: float = 0.1,
                    window: int = 5, epochs: int = 3, seed: int = 0) -> np.ndarray:
-    """Static word2vec (CBOW) vectors of the subword pieces, as a (V, d) float32 table
+    """word2vec vectors of the subword pieces, a head start for the embedding table. Taught in lesson 10, section 3.
+
+    Static word2vec (CBOW) vectors of the subword pieces, as a (V, d) float32 table
     with overall standard deviation ``scale``, to start the MLM's embedding table from.
 
     ``seqs`` are ``[CLS] pieces [SEP]`` id arrays; the special tokens (and pieces never
@@ -186,7 +196,7 @@ def piece_word2vec(tok: BPETokenizer, seqs: Sequence[np.ndarray], dim: int, scal
 
 
 def load_pretrained(result: PretrainResult, device: str = "cpu") -> TinyBert:
-    """Rebuild the trained :class:`TinyBert` (in eval mode) from a :class:`PretrainResult`."""
+    """Rebuild the trained :class:`TinyBert` (in eval mode) from a :class:`PretrainResult`. Taught in lesson 10, section 3."""
     model = TinyBert(BertConfig(**result.config))
     model.load_state_dict(result.state_dict)
     return model.to(choose_device(device)).eval()

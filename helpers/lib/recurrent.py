@@ -26,7 +26,7 @@ GATES = {"rnn": 1, "lstm": 4, "gru": 3}
 
 
 def fast_sigmoid(z: np.ndarray) -> np.ndarray:
-    """sigmoid(z) = (1 + tanh(z/2)) / 2: exact, never overflows, and one ufunc call."""
+    """sigmoid(z) = (1 + tanh(z/2)) / 2: exact, never overflows, and one ufunc call. Taught in lesson 02, section 3."""
     return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
@@ -75,7 +75,7 @@ class _Recurrent(Layer):
 
 # ---------------------------------------------------------------- cells (one time step)
 class RNNCell(_Recurrent):
-    """h = tanh(x Wx + h_prev Wh + b).
+    """h = tanh(x Wx + h_prev Wh + b). Taught in lesson 02, section 3.
 
     forward(x (B, D), h_prev (B, H)) -> h (B, H);
     backward(dh (B, H)) -> (dx (B, D), dh_prev (B, H)), and *adds* to ``grads`` (a cell is
@@ -108,7 +108,9 @@ class RNNCell(_Recurrent):
 
 
 class LSTMCell(RNNCell):
-    """One LSTM step, gates in PyTorch's order i, f, g (candidate C~), o:
+    """One LSTM step, forward and backward. Taught in lesson 03, section 2.
+
+    One LSTM step, gates in PyTorch's order i, f, g (candidate C~), o:
 
     [i f g o] = [s(.) s(.) tanh(.) s(.)] of (x Wx + h_prev Wh + b)
     c = f * c_prev + i * g,   h = o * tanh(c)
@@ -149,7 +151,9 @@ class LSTMCell(RNNCell):
 
 
 class GRUCell(RNNCell):
-    """One GRU step (PyTorch's formulation, gates r, z, n):
+    """One GRU step, forward and backward. Taught in lesson 03, section 7.
+
+    One GRU step (PyTorch's formulation, gates r, z, n):
 
     r = s(x Wx_r + h Wh_r + b_r),  z = s(x Wx_z + h Wh_z + b_z)
     n = tanh(x Wx_n + b_n + r * (h Wh_n + bhn)),   h' = (1 - z) * n + z * h
@@ -190,7 +194,7 @@ class GRUCell(RNNCell):
 
 # ---------------------------------------------------------------- time-unrolled layers
 class TimeRNN(_Recurrent):
-    """A simple RNN unrolled over T steps: h_t = tanh(x_t Wx + h_{t-1} Wh + b).
+    """A simple RNN unrolled over T steps: h_t = tanh(x_t Wx + h_{t-1} Wh + b). Taught in lesson 02, section 3.
 
     forward(xs (B, T, D), h0 (B, H) or None) -> hs (B, T, H), every hidden state.
     backward(dhs (B, T, H)) -> dxs (B, T, D) (backprop through time); fills ``grads``
@@ -274,7 +278,7 @@ class TimeRNN(_Recurrent):
 
 
 class TimeLSTM(TimeRNN):
-    """An LSTM unrolled over T steps (gates i, f, g, o as in :class:`LSTMCell`).
+    """An LSTM unrolled over T steps (gates i, f, g, o as in :class:`LSTMCell`). Taught in lesson 03, section 2.
 
     forward(xs (B, T, D), h0=None, c0=None) -> hs (B, T, H); the last cell state is ``c_T``.
     backward(dhs (B, T, H)) -> dxs (B, T, D); fills ``grads``, sets ``dh0`` and ``dc0``.
@@ -342,7 +346,7 @@ class TimeLSTM(TimeRNN):
 
 
 class TimeGRU(TimeRNN):
-    """A GRU unrolled over T steps (gates r, z, n as in :class:`GRUCell`).
+    """A GRU unrolled over T steps (gates r, z, n as in :class:`GRUCell`). Taught in lesson 03, section 7.
 
     forward(xs (B, T, D), h0=None) -> hs (B, T, H); backward(dhs) -> dxs; sets ``dh0``.
     params [Wx (D,3H), Wh (H,3H), b (3H,), bhn (H,)].
@@ -401,7 +405,9 @@ class TimeGRU(TimeRNN):
 
 # ---------------------------------------------------------------- PyTorch interop
 def copy_from_torch(layer: _Recurrent, module) -> _Recurrent:
-    """Copy a one-layer ``torch.nn.RNN``/``LSTM``/``GRU`` (or ``RNNCell``/``LSTMCell``/
+    """Copy a PyTorch recurrent layer's weights into the NumPy layer. Taught in lesson 02, section 3.
+
+    Copy a one-layer ``torch.nn.RNN``/``LSTM``/``GRU`` (or ``RNNCell``/``LSTMCell``/
     ``GRUCell``) into ``layer``'s params, in place. Returns ``layer``.
 
     The two PyTorch biases are summed; for the GRU, ``b_hn`` (inside the reset gate) goes to
@@ -436,15 +442,15 @@ def copy_from_torch(layer: _Recurrent, module) -> _Recurrent:
 
 
 def lstm_param_count(input_size: int, hidden_size: int) -> int:
-    """4 (H + I) H + 4 H: four gate blocks, each an (H+I) -> H affine map with one bias."""
+    """4 (H + I) H + 4 H: four gate blocks, each an (H+I) -> H affine map with one bias. Taught in lesson 03, section 3."""
     return 4 * (hidden_size + input_size) * hidden_size + 4 * hidden_size
 
 
 def gru_param_count(input_size: int, hidden_size: int) -> int:
-    """3 (H + I) H + 3 H + H: three gate blocks plus the candidate's second bias b_hn."""
+    """3 (H + I) H + 3 H + H: three gate blocks plus the candidate's second bias b_hn. Taught in lesson 03, section 7."""
     return 3 * (hidden_size + input_size) * hidden_size + 4 * hidden_size
 
 
 def rnn_param_count(input_size: int, hidden_size: int) -> int:
-    """(H + I) H + H for h = tanh(x Wx + h Wh + b)."""
+    """(H + I) H + H for h = tanh(x Wx + h Wh + b). Taught in lesson 02, section 1."""
     return (hidden_size + input_size) * hidden_size + hidden_size

@@ -25,7 +25,9 @@ EOS = "<eos>"
 # ---------------------------------------------------------------- data
 @dataclass
 class LMData:
-    """A word-level corpus as id streams. ``train``/``valid``/``test``: (n,) int64, sentences
+    """A word-level corpus as train, valid and test id streams. Taught in lesson 02, section 4.
+
+    A word-level corpus as id streams. ``train``/``valid``/``test``: (n,) int64, sentences
     joined by ``<eos>``; the split is by document (no document is in two splits)."""
 
     vocab: Vocab
@@ -41,7 +43,7 @@ class LMData:
 
 
 def unigram_perplexity(train: np.ndarray, eval_ids: np.ndarray, vocab_size: int) -> float:
-    """Perplexity of the add-one unigram model: the floor any context-using model should beat."""
+    """Perplexity of the add-one unigram model: the floor any context-using model should beat. Taught in lesson 02, section 4."""
     counts = np.bincount(train, minlength=vocab_size) + 1.0
     logp = np.log(counts / counts.sum())
     return perplexity(-float(logp[eval_ids].mean()))
@@ -49,7 +51,7 @@ def unigram_perplexity(train: np.ndarray, eval_ids: np.ndarray, vocab_size: int)
 
 # ---------------------------------------------------------------- model
 class RecurrentLM(nn.Module):
-    """Embedding -> one recurrent layer ('rnn' (tanh), 'lstm' or 'gru') -> linear over the vocabulary.
+    """Embedding -> one recurrent layer ('rnn' (tanh), 'lstm' or 'gru') -> linear over the vocabulary. Taught in lesson 02, section 4.
 
     forward(ids (B, T) int64, state=None) -> (logits (B, T, V), new state); ``state`` is
     h (1, B, H) for rnn/gru and (h, c) for the lstm.
@@ -77,7 +79,7 @@ class RecurrentLM(nn.Module):
 
 
 def detach_state(state):
-    """Cut the graph at a truncated-BPTT boundary (keep the values, drop the history)."""
+    """Cut the graph at a truncated-BPTT boundary (keep the values, drop the history). Taught in lesson 02, section 3."""
     if state is None:
         return None
     return tuple(s.detach() for s in state) if isinstance(state, tuple) else state.detach()
@@ -86,7 +88,9 @@ def detach_state(state):
 @torch.no_grad()
 def evaluate_nll(model: RecurrentLM, ids: np.ndarray, batch_size: int = 16, seq_len: int = 64,
                  device="cpu") -> float:
-    """Mean next-token negative log-likelihood (nats) over a whole id stream, carrying the
+    """Mean next-token negative log-likelihood over a whole id stream. Taught in lesson 02, section 4.
+
+    Mean next-token negative log-likelihood (nats) over a whole id stream, carrying the
     hidden state across windows (as in training)."""
     was = model.training
     model.eval()
@@ -105,7 +109,7 @@ def train_lm(model: RecurrentLM, data: LMData, steps: int | None = None, max_sec
              batch_size: int = 32, seq_len: int = 35, lr: float = 3e-3, clip: float | None = 1.0,
              eval_every: int = 50, eval_tokens: int = 20_000, desc: str = "training", device="cpu",
              progress: bool = True, budget_clock=time.perf_counter) -> History:
-    """Truncated-BPTT training with Adam and global-norm gradient clipping.
+    """Truncated-BPTT training with Adam and global-norm gradient clipping. Taught in lesson 02, section 4.
 
     The training stream is cut into ``batch_size`` rows read ``seq_len`` tokens at a time;
     the hidden state is carried from one window to the next but detached (gradients stop at
@@ -164,7 +168,9 @@ def _endless_batches(ids, batch_size, seq_len):
 
 # ---------------------------------------------------------------- generation
 def temperature_probs(logits: np.ndarray, temperature: float) -> np.ndarray:
-    """softmax(logits / temperature) along the last axis. temperature -> 0 approaches the
+    """Softmax with a temperature. Taught in lesson 02, section 4.
+
+    softmax(logits / temperature) along the last axis. temperature -> 0 approaches the
     argmax (greedy), 1 is the model's distribution, > 1 flattens it towards uniform."""
     if not temperature > 0:
         raise ValueError(f"temperature must be positive, got {temperature} (use greedy=True for argmax)")
@@ -178,7 +184,9 @@ def temperature_probs(logits: np.ndarray, temperature: float) -> np.ndarray:
 def generate(model: RecurrentLM, vocab: Vocab, prompt: list[str], n_words: int = 20,
              temperature: float = 1.0, rng: np.random.Generator | None = None, greedy: bool = False,
              forbid_unk: bool = True, device="cpu") -> list[str]:
-    """Continue ``prompt`` (tokens; unknown words become ``<unk>``) by ``n_words`` tokens,
+    """Generate text with a recurrent LM, one word at a time. Taught in lesson 02, section 4.
+
+    Continue ``prompt`` (tokens; unknown words become ``<unk>``) by ``n_words`` tokens,
     each drawn from softmax(logits / temperature) with ``rng`` (or the argmax if ``greedy``)
     and fed back as the next input. ``<unk>`` is never produced when ``forbid_unk``.
     Returns only the generated tokens.
@@ -202,7 +210,7 @@ def generate(model: RecurrentLM, vocab: Vocab, prompt: list[str], n_words: int =
 @torch.no_grad()
 def exposure_bias(model: RecurrentLM, ids: np.ndarray, n_starts: int = 256, prefix: int = 10,
                   horizon: int = 15, seed: int = 0, device="cpu") -> dict[str, np.ndarray]:
-    """Teacher forcing vs free running on held-out text.
+    """Teacher forcing vs free running on held-out text. Taught in lesson 02, section 5.
 
     From ``n_starts`` random positions the model reads ``prefix`` true tokens, then goes on for
     ``horizon`` steps in two ways: fed the *true* previous token (teacher forcing, as in
@@ -235,7 +243,9 @@ def exposure_bias(model: RecurrentLM, ids: np.ndarray, n_starts: int = 256, pref
 
 
 def frequency_profile(tokens: list[str], vocab: Vocab, top: int = 100) -> dict[str, float]:
-    """How 'bland' a text is, ignoring special tokens: ``top_share``, the share of its words
+    """How bland a text is: how frequent its words are. Taught in lesson 02, section 5.
+
+    How 'bland' a text is, ignoring special tokens: ``top_share``, the share of its words
     among the ``top`` most frequent training words; ``median_rank``, the median frequency rank
     of its words (1 = the most frequent word); ``distinct``, types / tokens."""
     specials = set(vocab.specials)
@@ -252,14 +262,16 @@ def frequency_profile(tokens: list[str], vocab: Vocab, top: int = 100) -> dict[s
 # ---------------------------------------------------------------- a trained model, looked into
 @torch.no_grad()
 def next_word_logits(model: RecurrentLM, vocab: Vocab, prompt: list[str]) -> np.ndarray:
-    """Logits (V,) float64 of the word after ``prompt`` (read after an ``<eos>``)."""
+    """Logits (V,) float64 of the word after ``prompt`` (read after an ``<eos>``). Taught in lesson 02, section 4."""
     model.eval()
     logits, _ = model(torch.as_tensor(vocab.encode([EOS] + list(prompt))[None]))
     return logits[0, -1].double().numpy()
 
 
 def to_numpy_layers(model: RecurrentLM):
-    """The trained torch model as NumPy pieces (float64): (E (V, D) embedding matrix,
+    """A trained PyTorch recurrent LM as NumPy pieces. Taught in lesson 03, section 5.
+
+    The trained torch model as NumPy pieces (float64): (E (V, D) embedding matrix,
     a helpers.lib.recurrent Time{RNN,LSTM,GRU} with the weights copied in, W_out (V, H), b_out (V,))."""
     cls = {"rnn": TimeRNN, "lstm": TimeLSTM, "gru": TimeGRU}[model.kind]
     layer = copy_from_torch(cls(model.rnn.input_size, model.rnn.hidden_size, np.random.default_rng(0)), model.rnn)

@@ -16,7 +16,7 @@ PAD, UNK = "<pad>", "<unk>"
 
 
 def tokenize(text: str, punctuation: bool = False) -> list[str]:
-    """Lower-case ``text`` and split it into word tokens.
+    """Lower-case ``text`` and split it into word tokens. Taught in lesson 01, section 9.
 
     Words keep inner apostrophes ("don't", "king's"); digits form their own tokens.
     With ``punctuation=True`` every other non-space character is a token too.
@@ -26,19 +26,19 @@ def tokenize(text: str, punctuation: bool = False) -> list[str]:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Split running text into sentences at . ! ? followed by a capital, and at newlines."""
+    """Split running text into sentences at . ! ? followed by a capital, and at newlines. Taught in lesson 02, section 4."""
     return [s.strip() for s in _SENTENCE_END_RE.split(text) if s.strip()]
 
 
 class UnknownWordError(KeyError):
-    """A word is not in the vocabulary (and the vocabulary has no unknown token)."""
+    """A word is not in the vocabulary (and the vocabulary has no unknown token). Taught in lesson 01, section 9."""
 
     def __str__(self) -> str:  # KeyError would print the message with quotes
         return self.args[0]
 
 
 class Vocab:
-    """A bidirectional token <-> id mapping, built from token counts.
+    """A bidirectional token <-> id mapping, built from token counts. Taught in lesson 01, section 9.
 
     Ids are ordered: special tokens first (``<pad>`` = 0 and ``<unk>`` = 1 by default),
     then tokens by decreasing count (ties broken alphabetically, so it is deterministic).

@@ -26,7 +26,7 @@ from helpers.lib.text import Vocab
 # ---------------------------------------------------------------- the model
 @dataclass
 class TransformerConfig:
-    """Hyper-parameters of :class:`DecoderLM`.
+    """Hyper-parameters of :class:`DecoderLM`. Taught in lesson 04, section 8.
 
     norm: 'pre' (LayerNorm before each sub-layer, GPT-2 style) or 'post' (after the
     residual sum, as in the original Transformer). positions: 'learned', 'sinusoidal' or
@@ -58,7 +58,7 @@ class TransformerConfig:
 
 
 def rope_torch(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
-    """RoPE on (..., T, d) tensors: pair (x_2i, x_2i+1) at position m rotated by m·base^(−2i/d).
+    """RoPE on (..., T, d) tensors: pair (x_2i, x_2i+1) at position m rotated by m·base^(−2i/d). Taught in lesson 04, section 6.
     The same maths as :func:`helpers.lib.positions.apply_rope`, in torch."""
     T, d = x.shape[-2], x.shape[-1]
     theta = base ** (-torch.arange(0, d, 2, device=x.device, dtype=torch.float64) / d)
@@ -69,7 +69,7 @@ def rope_torch(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
 
 
 class CausalSelfAttention(nn.Module):
-    """Multi-head self-attention with a causal mask. (B, T, d) -> (B, T, d).
+    """Multi-head self-attention with a causal mask. (B, T, d) -> (B, T, d). Taught in lesson 04, section 8.
 
     With ``need_weights=True`` it computes the softmax explicitly and keeps the weights
     (B, h, T, T) in ``last_weights``; otherwise it calls PyTorch's fused
@@ -103,7 +103,9 @@ class CausalSelfAttention(nn.Module):
 
 
 class Block(nn.Module):
-    """One Transformer block: attention and a position-wise feed-forward network, each with
+    """One Transformer block, Pre-LN or Post-LN. Taught in lesson 04, section 7.
+
+    One Transformer block: attention and a position-wise feed-forward network, each with
     a residual connection and a LayerNorm.
 
     Pre-LN:  x = x + Attn(LN1(x));  x = x + FFN(LN2(x))
@@ -139,7 +141,9 @@ def _init_weights(module: nn.Module) -> None:
 
 
 class DecoderLM(nn.Module):
-    """Decoder-only Transformer: token embedding + positions -> n_layers blocks -> (final
+    """A decoder-only Transformer language model. Taught in lesson 04, section 8.
+
+    Decoder-only Transformer: token embedding + positions -> n_layers blocks -> (final
     LayerNorm for Pre-LN) -> logits over the vocabulary. forward(ids (B, T)) -> (B, T, V);
     position t only sees tokens 0..t (causal mask), so one pass trains all T predictions.
     """
@@ -186,7 +190,7 @@ class DecoderLM(nn.Module):
 
 
 class LSTMLM(nn.Module):
-    """The recurrent baseline: embedding -> torch.nn.LSTM -> linear. (B, T) -> (B, T, V)."""
+    """The recurrent baseline: embedding -> torch.nn.LSTM -> linear. (B, T) -> (B, T, V). Taught in lesson 04, section 8."""
 
     def __init__(self, vocab_size: int, emb_dim: int = 64, hidden: int = 256, num_layers: int = 1,
                  seed: int = 0):
@@ -205,7 +209,9 @@ class LSTMLM(nn.Module):
 
 
 def block_parameter_count(d_model: int, d_ff: int | None = None) -> dict[str, int]:
-    """Parameters of one Transformer block (with biases), by part:
+    """Parameters of one Transformer block, by part. Taught in lesson 04, section 7.
+
+    Parameters of one Transformer block (with biases), by part:
     attention 4(d² + d) for W_Q, W_K, W_V, W_O; feed-forward 2·d·d_ff + d_ff + d;
     two LayerNorms 2·2d. ``d_ff`` defaults to 4d, so the total is 12d² + 13d."""
     d_ff = 4 * d_model if d_ff is None else d_ff
@@ -219,7 +225,7 @@ def block_parameter_count(d_model: int, d_ff: int | None = None) -> dict[str, in
 # ---------------------------------------------------------------- data
 @dataclass
 class CharCorpus:
-    """Character-level Shakespeare: the vocabulary and the train / held-out id streams."""
+    """Character-level Shakespeare: the vocabulary and the train / held-out id streams. Taught in lesson 04, section 8."""
 
     vocab: Vocab
     train_ids: np.ndarray
@@ -234,7 +240,9 @@ class CharCorpus:
 
 
 def encode_chars(vocab: Vocab, text: str) -> np.ndarray:
-    """(len(text),) int64 ids of the characters of ``text``; an unknown character raises
+    """Characters to ids. Taught in lesson 04, section 8.
+
+    (len(text),) int64 ids of the characters of ``text``; an unknown character raises
     UnknownWordError naming it."""
     codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
     table = np.full(int(codes.max(initial=0)) + 1, -1, dtype=np.int64)
@@ -251,7 +259,9 @@ def encode_chars(vocab: Vocab, text: str) -> np.ndarray:
 @torch.no_grad()
 def evaluate_lm(model: nn.Module, ids: np.ndarray, seq_len: int = 128, max_tokens: int = 32768,
                 batch_size: int = 64, device=None) -> float:
-    """Mean next-token cross-entropy (nats) over the first ``max_tokens`` + 1 tokens of ``ids``,
+    """Mean next-token cross-entropy of a language model on held-out text. Taught in lesson 04, section 8.
+
+    Mean next-token cross-entropy (nats) over the first ``max_tokens`` + 1 tokens of ``ids``,
     cut into non-overlapping windows of ``seq_len`` (each window starts with empty context)."""
     device = choose_device(device) if not isinstance(device, torch.device) else device
     n = min(len(ids) - 1, max_tokens) // seq_len
@@ -271,7 +281,9 @@ def evaluate_lm(model: nn.Module, ids: np.ndarray, seq_len: int = 128, max_token
 
 @dataclass
 class RunResult:
-    """What :func:`train_lm` measured: the loop's History, held-out loss (nats/char),
+    """What one training run of a language model measured. Taught in lesson 04, section 8.
+
+    What :func:`train_lm` measured: the loop's History, held-out loss (nats/char),
     steps and tokens trained on, and (seconds since start, loss) after every step."""
 
     history: History
@@ -287,7 +299,7 @@ class RunResult:
 
 
 def random_windows(ids: np.ndarray, batch_size: int, seq_len: int, rng: np.random.Generator):
-    """Endless (x, y) batches of random windows of the stream: x (B, T), y = x shifted by one."""
+    """Endless (x, y) batches of random windows of the stream: x (B, T), y = x shifted by one. Taught in lesson 04, section 8."""
     if len(ids) <= seq_len + 1:
         raise ValueError(f"stream of {len(ids)} tokens is too short for windows of {seq_len}")
     offs = np.arange(seq_len + 1)
@@ -301,7 +313,9 @@ def train_lm(model: nn.Module, corpus: CharCorpus, max_seconds: float = 15.0, ma
              seq_len: int = 128, batch_size: int = 32, lr: float = 3e-3, warmup: int = 20,
              clip: float = 1.0, seed: int = 0, device=None, eval_tokens: int = 32768,
              desc: str = "training", progress: bool = True) -> RunResult:
-    """Train ``model`` (ids -> logits) on random windows of the training stream with Adam,
+    """Train a language model on random windows of a token stream. Taught in lesson 04, section 8.
+
+    Train ``model`` (ids -> logits) on random windows of the training stream with Adam,
     for at most ``max_seconds`` of wall-clock time or ``max_steps`` steps, through
     :func:`helpers.infra.training.train_loop`; then measure the held-out loss (outside the budget).
     The learning rate rises linearly over ``warmup`` steps, then stays at ``lr``.
@@ -339,7 +353,7 @@ def train_lm(model: nn.Module, corpus: CharCorpus, max_seconds: float = 15.0, ma
 # ---------------------------------------------------------------- generation
 @torch.no_grad()
 def next_token_probs(model: nn.Module, ids, temperature: float = 1.0, device=None) -> np.ndarray:
-    """P(next token | ids) at ``temperature``: softmax(logits / temperature), (V,) float64.
+    """P(next token | ids) at ``temperature``: softmax(logits / temperature), (V,) float64. Taught in lesson 04, section 10.3.
     temperature → 0 approaches greedy (argmax); large temperatures approach uniform."""
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
@@ -354,7 +368,7 @@ def next_token_probs(model: nn.Module, ids, temperature: float = 1.0, device=Non
 
 def sample_from_logits(logits: torch.Tensor, temperature: float, generator: torch.Generator,
                        num_samples: int = 1) -> torch.Tensor:
-    """Draw token ids from softmax(logits / temperature); logits (V,) -> (num_samples,) int64.
+    """Draw token ids from softmax(logits / temperature); logits (V,) -> (num_samples,) int64. Taught in lesson 04, section 10.3.
     ``temperature=0`` returns the argmax (greedy decoding)."""
     if temperature < 0:
         raise ValueError(f"temperature must be >= 0, got {temperature}")
@@ -367,7 +381,7 @@ def sample_from_logits(logits: torch.Tensor, temperature: float, generator: torc
 @torch.no_grad()
 def generate(model: nn.Module, prompt_ids, n_new: int, temperature: float = 1.0, seed: int = 0,
              max_context: int | None = None) -> np.ndarray:
-    """Sample ``n_new`` tokens one at a time after ``prompt_ids`` (1-D ints) and return all ids.
+    """Sample ``n_new`` tokens one at a time after ``prompt_ids`` (1-D ints) and return all ids. Taught in lesson 04, section 9.
 
     Each step runs the model on the context so far (cropped to the last ``max_context``
     tokens; a DecoderLM's max_len by default), divides the last logits by ``temperature``
@@ -395,7 +409,9 @@ def generate(model: nn.Module, prompt_ids, n_new: int, temperature: float = 1.0,
 
 # ---------------------------------------------------------------- the baseline every model must beat
 def unigram_loss(train_ids: np.ndarray, valid_ids: np.ndarray, vocab_size: int) -> float:
-    """Held-out cross-entropy (nats/token) of the add-one-smoothed unigram model: the loss of
+    """Held-out cross-entropy of the add-one unigram model. Taught in lesson 04, section 8.
+
+    Held-out cross-entropy (nats/token) of the add-one-smoothed unigram model: the loss of
     a model that ignores context entirely, the floor any language model must beat."""
     counts = np.bincount(train_ids, minlength=vocab_size) + 1.0
     logp = np.log(counts / counts.sum())
