@@ -1,5 +1,6 @@
-"""Tests of helpers.lib.bert: the NumPy tied MLM (gradients, PyTorch), TinyBert (padding,
-attention, tying), MLM loss, training, contextual vectors, word-sense data, explorer."""
+"""Lesson 10: helpers.lib.bert (the NumPy tied MLM: gradients, PyTorch; TinyBert: padding, attention,
+tying; the MLM loss), helpers.lib.pretraining, helpers.lib.contextual, the word-sense data and the
+explorer."""
 from functools import partial
 
 import numpy as np

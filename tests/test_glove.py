@@ -184,3 +184,39 @@ def test_vectors_options():
     assert np.all(gv.vectors() == 3) and np.all(gv.vectors("W") == 1)
     with pytest.raises(ValueError, match="which"):
         gv.vectors("C")
+
+
+# ---------------------------------------------------------------- lesson 08's explorer of the weighting
+def test_glove_weight_explorer_summary_and_slider():
+    import matplotlib
+    matplotlib.use("Agg")
+    from helpers.infra.widgets import Explorer, log_slider, slider
+    from helpers.lessons.lesson08 import render_glove_weight
+
+    counts = np.array([0.5, 1.0, 1.0, 2.0, 5.0, 20.0, 150.0, 3000.0])
+    fig, summary = render_glove_weight(100.0, 0.75, counts=counts)
+    f = glove_weight(counts, 100.0, 0.75)
+    rare = counts < 10
+    assert f"f(1) = {glove_weight(1.0):.3f}" in summary
+    assert f"{np.mean(counts >= 100):.1%} of the 8 pairs reach the cap" in summary
+    assert f"{np.mean(rare):.0%} of the pairs and carry {f[rare].sum() / f.sum():.0%} of the total weight" in summary
+    assert len(fig.axes) == 2
+    # a smaller x_max caps more pairs and gives the rare ones a larger share of the weight
+    _, small = render_glove_weight(10.0, 0.75, counts=counts)
+    f10 = glove_weight(counts, 10.0, 0.75)
+    assert f"{np.mean(counts >= 10):.1%} of the 8 pairs reach the cap" in small
+    assert f10[rare].sum() / f10.sum() > f[rare].sum() / f.sum()
+
+    ex = Explorer(lambda x_max, alpha: render_glove_weight(x_max, alpha, counts=counts),
+                  {"x_max": log_slider(100, 0, 3, "x_max"), "alpha": slider(0.75, 0.05, 1.0, 0.05, "α")})
+    first, png = ex.summary, ex.png
+    ex.controls["x_max"].value = 10
+    assert ex.renders == 2 and ex.summary != first and ex.png != png and "x_max = 10" in ex.summary
+
+
+def test_glove_weight_explorer_rejects_bad_counts():
+    from helpers.lessons.lesson08 import render_glove_weight
+    with pytest.raises(ValueError, match="positive entries of a co-occurrence matrix.*with entries <= 0"):
+        render_glove_weight(counts=np.array([1.0, 0.0]))
+    with pytest.raises(ValueError, match="non-empty 1-D array; got shape \\(0,\\)"):
+        render_glove_weight(counts=np.array([]))

@@ -1,4 +1,4 @@
-"""Tests of helpers.lib.mlm: masking proportions, padding, NSP pairs, and the lesson 09 checkers."""
+"""Tests of helpers.lib.mlm: masking proportions, padding, NSP pairs, and the lesson 10 checkers."""
 import numpy as np
 import pytest
 

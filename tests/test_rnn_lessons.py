@@ -1,4 +1,6 @@
-"""Lesson 02-03 helpers: torch language model, generation, experiments, explorers, exercises."""
+"""Lessons 02-03: the torch language model (helpers.lib.rnn_lm), gradient flow (helpers.lib.gradient_flow),
+the course's trained models (helpers.course.recurrent_lms), the lessons' experiments and explorers
+(helpers.lessons.lesson02, lesson03), the exercise checkers."""
 import numpy as np
 import pytest
 import torch

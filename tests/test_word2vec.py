@@ -1,4 +1,4 @@
-"""Tests of helpers.lib.word2vec: gradients (finite differences and PyTorch), the noise
+"""Tests of helpers.lib.negative_sampling and helpers.lib.word2vec: gradients (finite differences and PyTorch), the noise
 sampler's distribution, the data preparation, the trainers on a tiny corpus."""
 import numpy as np
 import pytest

@@ -45,7 +45,6 @@ def lm_data(vocab_size: int = 3000, fractions=(0.9, 0.05, 0.05), seed: int = 0) 
     return LMData(vocab, vocab.encode(train), vocab.encode(valid), vocab.encode(test))
 
 
-
 # ---------------------------------------------------------------- the lessons' trained models
 LM_SETTINGS = dict(vocab_size=3000, emb_dim=64, hidden=128, batch_size=32, seq_len=35, lr=5e-3, clip=1.0)
 

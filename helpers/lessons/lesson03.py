@@ -21,6 +21,7 @@ from helpers.lib.layers import Embedding, Linear, SoftmaxCrossEntropy
 from helpers.lib.optim import Adam, clip_global_norm
 
 
+# ---------------------------------------------------------------- the long-range dependency task
 def long_range_batch(n: int, distance: int, rng: np.random.Generator, n_symbols: int = 10):
     """A toy agreement task. Token 0 or 1 (say: a singular or a plural subject) comes first,
     then ``distance`` distractor tokens drawn from 2..n_symbols-1; the label (n,) is the first
@@ -101,6 +102,7 @@ def render_long_range(steps: int = 300, forget_bias: float = 2.0, hidden: int = 
                           for k in acc)
 
 
+# ---------------------------------------------------------------- inside the trained LSTM
 @single_thread_blas
 def gate_heatmap(layer, E: np.ndarray, ids: np.ndarray, words: list[str], n_units: int = 16):
     """Heat maps of the input, forget and output gates of a NumPy ``TimeLSTM`` reading one

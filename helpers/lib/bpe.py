@@ -1,4 +1,4 @@
-"""A small byte-pair-encoding (BPE) subword tokenizer, written for lesson 09.
+"""A small byte-pair-encoding (BPE) subword tokenizer, written for lesson 10.
 
 BPE (Sennrich, Haddow & Birch 2016) starts from characters and repeatedly merges the
 most frequent adjacent pair of symbols into a new symbol, until the vocabulary has the

@@ -1,4 +1,4 @@
-"""Masked-language-model batches for lesson 09: sequences, padding, masking, NSP pairs.
+"""Masked-language-model batches for lesson 10: sequences, padding, masking, NSP pairs.
 
 A sequence is ``[CLS] w_1 ... w_n [SEP]`` in subword ids (see :mod:`helpers.lib.bpe`).
 Masking follows BERT (Devlin et al. 2019): each ordinary position is *chosen* with

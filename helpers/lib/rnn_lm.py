@@ -1,8 +1,9 @@
-"""Recurrent language models in PyTorch for lessons 02-03: the data, the model, truncated-BPTT
-training, perplexity, generation with temperature, and the exposure-bias measurement.
+"""Recurrent language models in PyTorch for lessons 02-03: the model, truncated-BPTT training,
+perplexity, generation with temperature, and the exposure-bias measurement.
 
 The NumPy layers in :mod:`helpers.lib.recurrent` are the taught implementation; these torch
 models are the same maths (``torch.nn.RNN``/``LSTM``/``GRU``) used when training must be fast.
+The course's corpus, settings and trained models are in :mod:`helpers.course.recurrent_lms`.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Tests of helpers.lib.embedding_classifier: padding (padding_idx and the mask), frozen vs trainable
-embeddings, training, the frozen/fine-tuned/random experiment and its explorer, errors."""
+embeddings, training, errors; and lesson 09's frozen/fine-tuned/random experiment and its explorer."""
 import numpy as np
 import pytest
 import torch

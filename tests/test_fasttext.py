@@ -1,5 +1,6 @@
 """Tests of helpers.lib.fasttext: character n-grams and FNV-1a hashing (against gensim's fastText
-functions), the NumPy sketch (gradients, unseen and misspelled words), gensim equivalence."""
+functions), the NumPy sketch (gradients, unseen and misspelled words), gensim equivalence; and
+lesson 08's neighbours of unseen words."""
 import numpy as np
 import pytest
 from gensim.models.fasttext import compute_ngrams, ft_hash_bytes, ft_ngram_hashes

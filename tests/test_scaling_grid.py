@@ -1,3 +1,4 @@
+"""Tests of helpers.course.scaling_grid (the corpus-size x dimension grid of lesson 09) and its explorer."""
 import numpy as np
 import pytest
 

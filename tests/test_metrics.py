@@ -1,4 +1,5 @@
-"""Tests of helpers.lib.metrics on small hand-made vector spaces (exact expected answers)."""
+"""Tests of helpers.lib.metrics and helpers.lib.extrinsic, and of lesson 09's comparison table and
+projection explorer, on small hand-made vector spaces (exact expected answers)."""
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
