@@ -82,7 +82,7 @@ def _has_reason(lines: list[str], lineno: int) -> bool:
 
 def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     """Import cycles: the strongly connected components with more than one module (Tarjan),
-    each reported as a closed path through the component."""
+    each as (a closed path through the component, all its modules)."""
     index, low, stack, on_stack, comps, counter = {}, {}, [], set(), [], [0]
 
     def strong(v):
@@ -114,7 +114,7 @@ def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     for comp in comps:                     # one closed path through each component
         members, start = set(comp), min(comp)
         path = _path_back(edges, members, start, [start])
-        cycles.append(path + [start])
+        cycles.append((path + [start], sorted(members)))
     return cycles
 
 
@@ -153,9 +153,13 @@ def layering_violations(root: Path) -> list[str]:
         lines = text.splitlines()
         for node, in_function in _imports(ast.parse(text, rel)):
             where = f"{rel}:{node.lineno}"
+            seen = set()
             for target, name in _targets(node, me, p.name == "__init__.py", modules):
                 if name and name.startswith("_") and not name.startswith("__"):
                     problems.append(f"{where}: imports the private name {name!r} from {target}")
+                if target in seen:                   # one verdict per imported module and statement
+                    continue
+                seen.add(target)
                 if target.split(".")[0] != "helpers":
                     if in_function:
                         heavy = any(target == h or target.startswith(h + ".") for h in HEAVY_OPTIONAL)
@@ -194,8 +198,10 @@ def layering_violations(root: Path) -> list[str]:
                                         "move what they share down to course or lib")
                 if target in modules:
                     edges.setdefault(me, set()).add(target)
-    for cycle in _cycles(edges):
-        problems.append("import cycle: " + " -> ".join(cycle))
+    for cycle, members in _cycles(edges):
+        problems.append(f"import cycle: {' -> '.join(cycle)}"
+                        + (f" (the cycle joins {len(members)} modules: {', '.join(members)})"
+                           if len(members) > len(cycle) - 1 else ""))
     return problems
 
 
