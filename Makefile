@@ -12,7 +12,7 @@ WORKERS ?= 2
 # oversubscription (measured: a torch step took 8x the CPU time with 2 threads per kernel).
 test notebooks execute: export OMP_NUM_THREADS = 1
 test notebooks execute: export MKL_NUM_THREADS = 1
-# ... and a notebook that builds missing caches builds one at a time (helpers.cache.build_missing),
+# ... and a notebook that builds missing caches builds one at a time (helpers.infra.cache.build_missing),
 # not one per core: the cores are already taken by the two notebooks.
 test notebooks: export NLP_COURSE_WORKERS = 1
 
