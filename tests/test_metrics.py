@@ -172,3 +172,24 @@ def test_projection_and_explorer_callback():
     n0, s0 = ex.renders, ex.summary
     ex.controls["neighbours"].value = 1
     assert ex.renders == n0 + 1 and ex.summary != s0 and "7 words" in ex.summary
+
+
+def test_one_nearest_neighbours_for_dense_and_sparse_vectors():
+    import scipy.sparse as sp
+
+    from helpers.lib.metrics import normalize_rows
+    dense = nearest_neighbours(E, VOCAB, "king", k=3)
+    sparse = nearest_neighbours(sp.csr_matrix(E), VOCAB, "king", k=3)
+    assert [w for w, _ in dense] == [w for w, _ in sparse] == ["queen", "man", "woman"]
+    assert np.allclose([s for _, s in dense], [s for _, s in sparse])
+    # a vector query gives the same answer as the word, minus the word itself being excluded
+    by_vector = nearest_neighbours(E, VOCAB, E[VOCAB.index("king")], k=4)
+    assert by_vector[0][0] == "king" and [w for w, _ in by_vector[1:]] == ["queen", "man", "woman"]
+    # float32 stays float32 (the trained embeddings), everything else becomes float64; zero rows stay zero
+    assert normalize_rows(E.astype(np.float32)).dtype == np.float32
+    assert normalize_rows(np.eye(2, dtype=int)).dtype == np.float64
+    assert np.all(normalize_rows(np.zeros((2, 3))) == 0)
+    with pytest.raises(ValueError, match="the query vector is an all-zero vector"):
+        nearest_neighbours(E, VOCAB, np.zeros(E.shape[1]))
+    with pytest.raises(ValueError, match=r"must be \(V, D\) with V = 7"):
+        nearest_neighbours(E[:3], VOCAB, "king")
