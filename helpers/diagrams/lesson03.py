@@ -1,0 +1,5 @@
+"""Diagrams of lesson 03."""
+
+LESSON = 3
+
+FIGURES = ()

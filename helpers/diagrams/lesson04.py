@@ -1,0 +1,5 @@
+"""Diagrams of lesson 04."""
+
+LESSON = 4
+
+FIGURES = ()

@@ -1,0 +1,5 @@
+"""Diagrams of lesson 05."""
+
+LESSON = 5
+
+FIGURES = ()

@@ -1,0 +1,5 @@
+"""Diagrams of lesson 06."""
+
+LESSON = 6
+
+FIGURES = ()

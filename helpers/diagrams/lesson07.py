@@ -1,0 +1,5 @@
+"""Diagrams of lesson 07."""
+
+LESSON = 7
+
+FIGURES = ()

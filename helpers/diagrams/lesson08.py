@@ -1,0 +1,5 @@
+"""Diagrams of lesson 08."""
+
+LESSON = 8
+
+FIGURES = ()

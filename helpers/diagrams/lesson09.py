@@ -1,0 +1,5 @@
+"""Diagrams of lesson 09."""
+
+LESSON = 9
+
+FIGURES = ()

@@ -1,0 +1,5 @@
+"""Diagrams of lesson 10."""
+
+LESSON = 10
+
+FIGURES = ()
