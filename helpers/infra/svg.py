@@ -137,6 +137,14 @@ def _is_combining(c: str) -> bool:
     return "\u0300" <= c <= "\u036f"
 
 
+def _starts_word(chars, k: int) -> bool:
+    """A space and then a lowercase letter or a digit at ``chars[k:]``: the letter before is a
+    word ("a weighted average", "a 2-core laptop")."""
+    return (k + 1 < len(chars) and chars[k][0] == " "
+            and ("a" <= chars[k + 1][0] <= "z" or "0" <= chars[k + 1][0] <= "9")
+            and chars[k][1] == chars[k + 1][1] == 0)
+
+
 def parse_markup(label: str, plain: bool = False) -> list[Span]:
     """Split a label into styled spans. Taught nowhere: the course's figure-label markup.
 
@@ -146,6 +154,8 @@ def parse_markup(label: str, plain: bool = False) -> list[Span]:
     - an isolated Latin letter (no Latin letter right before or after it in the same run) is
       set in italics, as LaTeX sets maths: ``h_t = o_t ⊙ tanh(C_t)`` gives italic *h, t, o, C*
       and upright *tanh*; a combining accent (``C̃``, ``w̃``) keeps the style of its letter.
+      Exception: "a", "A" and "I" followed by a space and a lowercase letter (or a digit) are words
+      ("a weighted average") and stay upright; write ``*a*`` to force italics.
 
     With ``plain=True`` the label is taken literally (ordinary words: "a cow eats grass").
     Returns the spans in order; adjacent characters of the same style share a span.
@@ -206,6 +216,8 @@ def parse_markup(label: str, plain: bool = False) -> list[Span]:
                     and not chars[j][3])
         isolated = (_is_letter(c) and not literal and not letter_at(k - 1, -1)
                     and not letter_at(k + 1, 1))
+        if isolated and c in "aAI" and _starts_word(chars, k + 1):
+            isolated = False                   # the English words "a", "A", "I"
         styled.append((c, force or isolated, sh))
     spans: list[Span] = []
     for c, italic, sh in styled:
@@ -435,10 +447,18 @@ class Drawing:
     # ---- shapes -----------------------------------------------------------------------------
     def rect(self, x: float, y: float, w: float, h: float, *, fill: str = "white",
              stroke: str = "black", stroke_width: float = 1.5, rx: float = 0,
-             dashed: bool = False) -> Box:
-        """A rectangle with its top-left corner at ``x, y`` (rounded corners of radius ``rx``)."""
+             dashed: bool = False, fill_opacity: float | None = None) -> Box:
+        """A rectangle with its top-left corner at ``x, y`` (rounded corners of radius ``rx``).
+
+        ``fill_opacity`` (0..1, written with 2 decimals) shades a cell by a value, e.g. an
+        attention weight, while keeping to the palette's colours.
+        """
+        if fill_opacity is not None and not 0 <= fill_opacity <= 1:
+            raise ValueError(f"fill_opacity must be in [0, 1], got {fill_opacity}")
         self._add("rect", [("x", x), ("y", y), ("width", w), ("height", h),
                            ("rx", rx or None), ("fill", _colour(fill)),
+                           ("fill-opacity", None if fill_opacity is None
+                            else f"{round(fill_opacity, 2):.2f}"),
                            *self._stroke_attrs(stroke, stroke_width, dashed)])
         return Box(x, y, w, h)
 
