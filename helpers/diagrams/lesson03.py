@@ -6,7 +6,7 @@ C_t = f_t ⊙ C_{t−1} + i_t ⊙ C̃_t, h_t = o_t ⊙ tanh(C_t). The GRU in PyT
 h_t = (1 − z_t) ⊙ n_t + z_t ⊙ h_{t−1}.
 """
 
-from helpers.diagrams._style import DATA, OP, STATE
+from helpers.diagrams._style import OP
 from helpers.infra.svg import SMALL_SIZE, Drawing
 
 LESSON = 3
@@ -54,9 +54,9 @@ def lstm_cell() -> Drawing:
     d.text(175, 515, "x_t", bold=True)
     d.text(40, y_bus + 18, "[h_{t−1}, x_t]", size=SMALL_SIZE, anchor="start")
 
-    gates = [("f_t", "σ", 250, "forget"), ("i_t", "σ", 340, "input"),
-             ("C̃_t", "tanh", 420, "candidate"), ("o_t", "σ", 540, "output")]
-    for name, fn, x, role in gates:
+    gates = [("σ", 250, "forget"), ("σ", 340, "input"), ("tanh", 420, "candidate"),
+             ("σ", 540, "output")]
+    for fn, x, role in gates:
         g = d.box(x, y_gate, 56 if fn == "tanh" else 44, 36, fn, fill=OP)
         d.arrow((x, y_bus), (x, g.y + g.h))
         _dot(d, x, y_bus)

@@ -122,11 +122,19 @@ def fmt(value: float, digits: int = 2, plus: bool = False) -> str:
 
 @dataclass(frozen=True)
 class Span:
-    """A run of label text in one style: ``shift`` is 0 (baseline), -1 (sub) or +1 (super)."""
+    """A run of label text in one style.
+
+    ``script`` lists the sub/superscript levels from the outside in: ``()`` on the baseline,
+    ``(-1,)`` a subscript, ``(1,)`` a superscript, ``(-1, -1)`` a subscript of a subscript
+    (the ``i`` of ``u_{w_i}``).
+    """
 
     text: str
     italic: bool = False
-    shift: int = 0
+    script: tuple[int, ...] = ()
+
+
+_MAX_SCRIPT_DEPTH = 2
 
 
 def _is_letter(c: str) -> bool:
@@ -142,89 +150,97 @@ def _starts_word(chars, k: int) -> bool:
     word ("a weighted average", "a 2-core laptop")."""
     return (k + 1 < len(chars) and chars[k][0] == " "
             and ("a" <= chars[k + 1][0] <= "z" or "0" <= chars[k + 1][0] <= "9")
-            and chars[k][1] == chars[k + 1][1] == 0)
+            and chars[k][1] == chars[k + 1][1] == ())
+
+
+def _letter_at(chars, j: int, step: int, script) -> bool:
+    """Is the nearest non-accent character from ``j`` (moving by ``step``) a Latin letter at
+    the same script level?"""
+    while 0 <= j < len(chars) and _is_combining(chars[j][0]):
+        j += step
+    return (0 <= j < len(chars) and chars[j][1] == script and _is_letter(chars[j][0])
+            and not chars[j][3])
 
 
 def parse_markup(label: str, plain: bool = False) -> list[Span]:
     """Split a label into styled spans. Taught nowhere: the course's figure-label markup.
 
-    - ``_x`` or ``_{...}``: subscript; ``^x`` or ``^{...}``: superscript (one level, no nesting);
+    - ``_x`` or ``_{...}``: subscript; ``^x`` or ``^{...}``: superscript; scripts nest two
+      levels deep (``u_{w_i}``);
     - ``*...*``: italics for a run, e.g. ``*QK*^⊤``;
     - ``\\c``: the character ``c`` literally (``\\_``, ``\\*``, ``\\^``, ``\\\\``);
-    - an isolated Latin letter (no Latin letter right before or after it in the same run) is
+    - an isolated Latin letter (no Latin letter right before or after it at the same level) is
       set in italics, as LaTeX sets maths: ``h_t = o_t ⊙ tanh(C_t)`` gives italic *h, t, o, C*
       and upright *tanh*; a combining accent (``C̃``, ``w̃``) keeps the style of its letter.
-      Exception: "a", "A" and "I" followed by a space and a lowercase letter (or a digit) are words
-      ("a weighted average") and stay upright; write ``*a*`` to force italics.
+      Exception: "a", "A" and "I" followed by a space and a lowercase letter (or a digit) are
+      words ("a weighted average") and stay upright; write ``*a*`` to force italics.
 
     With ``plain=True`` the label is taken literally (ordinary words: "a cow eats grass").
     Returns the spans in order; adjacent characters of the same style share a span.
     """
     if plain:
         return [Span(label)] if label else []
-    chars: list[tuple[str, int, bool, bool]] = []  # (char, shift, forced italic, literal)
-    i, shift, forced = 0, 0, False
-    group_end = None  # "}" while inside a braced script, or a count for a one-character script
+    chars: list[tuple[str, tuple[int, ...], bool, bool]] = []  # char, script, forced, literal
+    frames: list[list] = []      # open scripts: [direction, "}" or "one character"]
+    i, forced = 0, False
+
+    def script():
+        return tuple(f[0] for f in frames)
+
+    def add(c, literal):
+        chars.append((c, script(), forced, literal))
+        while frames and frames[-1][1] == "one character":
+            frames.pop()
+
     while i < len(label):
         c = label[i]
         if c == "\\":
             if i + 1 == len(label):
                 raise ValueError(f"label {label!r} ends with a lone backslash")
-            chars.append((label[i + 1], shift, forced, True))
+            add(label[i + 1], True)
             i += 2
         elif c in "_^":
-            if shift != 0:
-                raise ValueError(f"label {label!r}: nested sub/superscript at position {i}")
             if i + 1 == len(label):
                 raise ValueError(f"label {label!r}: {c!r} at the end has nothing to attach to")
-            shift = -1 if c == "_" else 1
-            if label[i + 1] == "{":
-                group_end = "}"
-                i += 2
-            else:
-                group_end = 1
-                i += 1
-            continue
-        elif c == "}" and group_end == "}":
-            shift, group_end = 0, None
+            if len(frames) == _MAX_SCRIPT_DEPTH:
+                raise ValueError(f"label {label!r}: scripts nest at most {_MAX_SCRIPT_DEPTH} "
+                                 f"levels deep (position {i})")
+            braced = label[i + 1] == "{"
+            frames.append([-1 if c == "_" else 1, "}" if braced else "one character"])
+            i += 2 if braced else 1
+        elif c == "}" and frames and frames[-1][1] == "}":
+            frames.pop()
+            while frames and frames[-1][1] == "one character":
+                frames.pop()
             i += 1
-            continue
         elif c == "*":
             forced = not forced
             i += 1
-            continue
         else:
-            chars.append((c, shift, forced, False))
+            add(c, False)
             i += 1
-        if group_end == 1:
-            shift, group_end = 0, None
-    if group_end == "}":
+    if frames:
         raise ValueError(f"label {label!r}: a '{{' after _ or ^ is never closed")
     if forced:
         raise ValueError(f"label {label!r}: an italic run '*' is never closed")
 
     styled = []
-    for k, (c, sh, force, literal) in enumerate(chars):
+    for k, (c, sc, force, literal) in enumerate(chars):
         if _is_combining(c) and styled:        # an accent (C̃) keeps its letter's style
             styled.append((c, styled[-1][1], styled[-1][2]))
             continue
 
-        def letter_at(j, step):
-            while 0 <= j < len(chars) and _is_combining(chars[j][0]):
-                j += step
-            return (0 <= j < len(chars) and chars[j][1] == sh and _is_letter(chars[j][0])
-                    and not chars[j][3])
-        isolated = (_is_letter(c) and not literal and not letter_at(k - 1, -1)
-                    and not letter_at(k + 1, 1))
+        isolated = (_is_letter(c) and not literal and not _letter_at(chars, k - 1, -1, sc)
+                    and not _letter_at(chars, k + 1, 1, sc))
         if isolated and c in "aAI" and _starts_word(chars, k + 1):
             isolated = False                   # the English words "a", "A", "I"
-        styled.append((c, force or isolated, sh))
+        styled.append((c, force or isolated, sc))
     spans: list[Span] = []
-    for c, italic, sh in styled:
-        if spans and spans[-1].italic == italic and spans[-1].shift == sh:
-            spans[-1] = Span(spans[-1].text + c, italic, sh)
+    for c, italic, sc in styled:
+        if spans and spans[-1].italic == italic and spans[-1].script == sc:
+            spans[-1] = Span(spans[-1].text + c, italic, sc)
         else:
-            spans.append(Span(c, italic, sh))
+            spans.append(Span(c, italic, sc))
     return spans
 
 
@@ -232,10 +248,19 @@ def _script_size(size: float) -> float:
     return max(MIN_SCRIPT, round(size * 0.72))
 
 
+def _placement(script: tuple[int, ...], size: float) -> tuple[float, float]:
+    """(baseline offset in px, downward positive; font size) of a span at ``script`` levels."""
+    offset = 0.0
+    for direction in script:
+        offset += 0.25 * size if direction < 0 else -0.4 * size
+        size = _script_size(size)
+    return offset, size
+
+
 def markup_width(label: str, size: float = FONT_SIZE, bold: bool = False,
                  plain: bool = False) -> float:
     """Estimated width in px of a label after markup (DejaVu Sans metrics; float)."""
-    return sum(text_width(s.text, _script_size(size) if s.shift else size, bold)
+    return sum(text_width(s.text, _placement(s.script, size)[1], bold)
                for s in parse_markup(label, plain))
 
 
@@ -406,20 +431,19 @@ class Drawing:
             raise ValueError(f"anchor must be start, middle or end, got {anchor!r}")
         spans = parse_markup(label, plain)
         if italic:
-            spans = [Span(s.text, True, s.shift) for s in spans]
+            spans = [Span(s.text, True, s.script) for s in spans]
         width = markup_width(label, size, bold, plain)
         x0 = x - {"start": 0, "middle": width / 2, "end": width}[anchor]
         baseline = y + 0.35 * size
-        sub, sup = 0.25 * size, -0.4 * size
         content, current = [], 0.0
         for s in spans:
-            target = {0: 0.0, -1: sub, 1: sup}[s.shift]
+            offset, span_size = _placement(s.script, size)
             attrs = []
-            if target != current:
-                attrs.append(f'dy="{_num(target - current)}"')
-                current = target
-            if s.shift:
-                attrs.append(f'font-size="{_num(_script_size(size))}"')
+            if offset != current:
+                attrs.append(f'dy="{_num(offset - current)}"')
+                current = offset
+            if span_size != size:
+                attrs.append(f'font-size="{_num(span_size)}"')
             if s.italic:
                 attrs.append('font-style="italic"')
             body = _escape(s.text)
@@ -430,8 +454,9 @@ class Drawing:
                            ("font-size", size if size != FONT_SIZE else None),
                            ("font-weight", "bold" if bold else None),
                            ("fill", _colour(color))], "".join(content))
-        top = baseline - 0.78 * size + (sup if any(s.shift == 1 for s in spans) else 0)
-        bottom = baseline + 0.22 * size + (sub if any(s.shift == -1 for s in spans) else 0)
+        offsets = [_placement(s.script, size)[0] for s in spans] or [0.0]
+        top = baseline - 0.78 * size + min(0.0, min(offsets))
+        bottom = baseline + 0.22 * size + max(0.0, max(offsets))
         self._texts.append((label, (x0, top, x0 + width, bottom)))
         return Box(x0, top, width, bottom - top)
 
