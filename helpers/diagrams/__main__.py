@@ -48,7 +48,8 @@ def readme(found) -> str:
     for name, function in found.items():
         lesson = name[:2]
         where = f"`{function.__module__}.{function.__name__}`"
-        rows.append(f"| [{name}]({name}) | {lesson} | {_summary(function)} | {where} |")
+        what = _summary(function).replace("|", "\\|")        # a bare | would split the cell
+        rows.append(f"| [{name}]({name}) | {lesson} | {what} | {where} |")
         title = function().title
         lines.append(f"- lesson {lesson}: `![{title}](figures/{name})`")
     return (_README_HEAD + "\n".join(rows) + "\n\n## Suggested markdown, with alt text\n\n"
