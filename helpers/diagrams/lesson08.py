@@ -68,11 +68,11 @@ def fasttext_ngrams() -> Drawing:
             bucket = fnv1a_32(g) % BUCKETS
             d.text(cx, y + chip_h / 2 + 11, f"#{bucket:,}", size=11, plain=True,
                    color="grey_dark")
-            positions[g] = (cx, y, bucket, n)
+            positions[g] = (bucket, n)
 
     # the n-gram table with a mark where each n-gram's bucket falls
     d.rect(table_x, table_y, table_w, table_h, fill="white", stroke="black")
-    for g, (cx, y, bucket, n) in positions.items():
+    for g, (bucket, n) in positions.items():
         ty = table_y + bucket / BUCKETS * table_h
         d.rect(table_x, ty - 2, table_w, 4, fill=_N_MARK[n], stroke="none", stroke_width=0)
         if n == 3:                            # name the trigrams' rows

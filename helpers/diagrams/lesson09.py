@@ -61,7 +61,7 @@ def analogy_3cosadd() -> Drawing:
     d.polyline(arc, color="grey", width=1, dashed=True)
     d.circle(ox, oy, 3.5, fill="black", stroke="black", stroke_width=1)
     d.text(ox - 8, oy + 14, "0", anchor="end", size=12)
-    for w, t in TOY_ANGLES.items():
+    for t in TOY_ANGLES.values():
         d.line((ox, oy), at(t), color="grey_light", width=1)
     vec = {w: np.array(at(t)) for w, t in TOY_ANGLES.items()}
     a, b, c = (vec[w] for w in QUERY)
