@@ -349,4 +349,77 @@ def transformer_block() -> Drawing:
     return d
 
 
-FIGURES = (attention_matrix, multi_head, masks, transformer_block)
+def seq2seq_attention() -> Drawing:
+    """From the RNN bottleneck to attention: an encoder–decoder that squeezes the source into
+    one vector, beside one whose decoder takes, at every step, a weighted average of all the
+    encoder states."""
+    d = Drawing(
+        1000, 520,
+        title="Encoder-decoder without and with attention",
+        desc=("Left: an RNN encoder reads four source tokens; only its last state is passed to "
+              "the decoder, a bottleneck. Right: the same encoder keeps all four states h_1 to "
+              "h_4; at decoder step t the weights alpha_tj (a softmax over scores of s_t-1 "
+              "against each h_j) mix the states into a context vector c_t that the decoder "
+              "reads. Line thickness shows illustrative weights."))
+    src = ("x_1", "x_2", "x_3", "x_4")
+    alpha = (0.06, 0.12, 0.70, 0.12)                    # illustrative weights of one step
+
+    def encoder(x0):
+        states = []
+        for j, tok in enumerate(src):
+            x = x0 + j * 90
+            inp = d.box(x, 450, 56, 30, tok, fill=DATA)
+            h = d.box(x, 380, 56, 32, f"h_{j + 1}", fill=STATE)
+            d.arrow(inp.top, h.bottom)
+            if states:
+                d.arrow(states[-1].right, h.left)
+            states.append(h)
+        return states
+
+    # ---- without attention: one vector carries everything --------------------------------------
+    d.text(30, 24, "without attention: one vector carries the whole source", anchor="start",
+           bold=True, plain=True)
+    hs = encoder(70)
+    last = hs[-1]
+    dec = [d.box(x, 200, 56, 32, f"s_{t + 1}", fill=STATE) for t, x in
+           enumerate((160, 250, 340))]
+    d.arrow_path([last.top, (last.cx, 290), (dec[0].cx - 50, 290), (dec[0].cx - 50, 200),
+                  dec[0].left], width=2.5)
+    d.text(last.cx + 8, 320, "the bottleneck", anchor="start", size=12, plain=True, bold=True)
+    for t, s in enumerate(dec):
+        if t:
+            d.arrow(dec[t - 1].right, s.left)
+        y = d.box(s.cx, 120, 56, 30, f"y_{t + 1}", fill=OP)
+        d.arrow(s.top, y.bottom)
+    d.text(250, 70, "decoder", size=SMALL_SIZE, plain=True, color="grey_dark")
+    d.text(205, 500, "encoder", size=SMALL_SIZE, plain=True, color="grey_dark")
+
+    # ---- with attention: a context vector per step ---------------------------------------------
+    d.line((480, 40), (480, 500), color="grey_light", width=1.5)
+    d.text(510, 24, "with attention: every step looks at every source state", anchor="start",
+           bold=True, plain=True)
+    hs = encoder(560)
+    ctx = d.circle(740, 250, 18, "Σ", fill="white")
+    for h, a in zip(hs, alpha):
+        d.line(h.top, ctx.toward(h.top), color="blue", width=0.8 + 8 * a)
+        d.text((h.cx + ctx.cx) / 2 + (-14 if h.cx < ctx.cx else 14), (h.y + ctx.cy) / 2 + 8,
+               f"α_{{t{hs.index(h) + 1}}}", size=12, color="blue",
+               anchor="end" if h.cx < ctx.cx else "start")
+    s_prev = d.box(600, 150, 64, 32, "s_{t−1}", fill=STATE)
+    s_t = d.box(740, 150, 56, 32, "s_t", fill=STATE)
+    d.arrow(s_prev.right, s_t.left)
+    d.arrow(ctx.top, s_t.bottom, label="c_t", label_dx=16, label_dy=0, label_color="black")
+    y = d.box(740, 80, 56, 30, "y_t", fill=OP)
+    d.arrow(s_t.top, y.bottom)
+    d.curve(s_prev.bottom, (ctx.x + 4, ctx.cy - 8), bend=-20, color="grey_dark", width=1.2,
+            head=8)
+    d.text(800, 232, "α_{*tj*} = softmax_j(score(s_{t−1}, h_j))", anchor="start", size=12)
+    d.text(800, 252, "c_t = Σ_j α_{*tj*} h_j", anchor="start", size=12)
+    d.text(800, 276, "(thickness: one step's weights)", anchor="start", size=11, plain=True,
+           color="grey_dark")
+    d.text(695, 500, "encoder (all states kept)", size=SMALL_SIZE, plain=True,
+           color="grey_dark")
+    return d
+
+
+FIGURES = (attention_matrix, multi_head, masks, transformer_block, seq2seq_attention)
