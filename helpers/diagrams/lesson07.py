@@ -174,4 +174,72 @@ def cbow_ns() -> Drawing:
     return d
 
 
-FIGURES = (skipgram_ns, cbow_ns)
+def softmax_vs_negative_sampling() -> Drawing:
+    """Why negative sampling: the full softmax scores the centre vector against every row of C
+    (|V| dot products and a sum over the vocabulary per pair); negative sampling scores k + 1
+    rows with independent sigmoids."""
+    V, k, u = 30, 3, 16
+    o = 11                                                # the column of the true context word
+    d = Drawing(
+        1000, 520,
+        title="The full softmax over the vocabulary versus negative sampling",
+        desc=("Top: the centre vector v_c times C transposed gives a score for every one of the "
+              "|V| words; a softmax over all of them gives P(o | c), whose negative log is the "
+              "loss. Bottom: negative sampling looks up only the true context word's row and k "
+              "sampled rows of C, and scores each with a sigmoid."))
+    # ---- the full softmax -----------------------------------------------------------------------
+    d.text(30, 24, "full softmax:  P(o | c) = exp(u_o^⊤ v_c) / Σ_{w∈V} exp(u_w^⊤ v_c)",
+           anchor="start", bold=True)
+    y = 70
+    v = _vector(d, 40, y + 2 * u, STATE)
+    d.text(v.cx, v.y - 12, "v_c  (1, d)", size=12)
+    d.text(v.x + v.w + 18, v.cy, "@", size=18, bold=True)
+    for j in range(V):
+        d.rect(156 + j * u, y, u, _D * u, fill="orange_light" if j == o else "white",
+               stroke="grey", stroke_width=0.5)
+    Ct = d.rect(156, y, V * u, _D * u, fill="none", stroke="black")
+    d.text(Ct.cx, Ct.y + Ct.h + 14, "C^⊤  (d, |V|): every word's u_w", size=12,
+           color="grey_dark")
+    d.text(Ct.x + Ct.w + 18, v.cy, "=", size=18, bold=True)
+    sx = Ct.x + Ct.w + 40
+    d.text(sx + 100, y + 2 * u - 14, "|V| scores", size=12, plain=True)
+    for j in range(V):
+        d.rect(sx + j * 200 / V, y + 2 * u, 200 / V, u, fill="orange_light" if j == o else
+               "sky_light", stroke="grey", stroke_width=0.4)
+    d.rect(sx, y + 2 * u, 200, u, fill="none", stroke="black")
+    d.text(sx + 100, y + 3 * u + 14, "→ softmax → p_o → −log p_o", size=12)
+    d.text(30, 200, "• per training pair: |V| dot products, an exponential for each, and their "
+                    "sum: the cost grows in proportion to the vocabulary", anchor="start",
+           size=SMALL_SIZE)
+    d.text(30, 224, "• the gradient reaches every row of C (∂L/∂u_w = (p_w − t_w) v_c for "
+                    "every w), however rare the word", anchor="start", size=SMALL_SIZE)
+
+    # ---- negative sampling ----------------------------------------------------------------------
+    d.line((20, 252), (980, 252), color="grey_light", width=1.5)
+    d.text(30, 280, "negative sampling:  J = −log σ(u_o^⊤ v_c) − Σ_{i=1..k} log σ(−u_{w_i}^⊤ v_c)",
+           anchor="start", bold=True)
+    y2 = 330
+    d.text(30, y2 + 8, "look up the rows", anchor="start", size=SMALL_SIZE, plain=True)
+    d.text(30, y2 + 28, "of C for the real", anchor="start", size=SMALL_SIZE)
+    d.text(30, y2 + 48, "word and k sampled", anchor="start", size=SMALL_SIZE)
+    d.text(30, y2 + 68, "ones, P_n(w) ∝ P(w)^{0.75}", anchor="start", size=SMALL_SIZE)
+    rows = [("u_o", DATA, "real: t = 1", "−log σ(s_o)")] + [
+        (f"u_{{w_{i}}}", NEUTRAL, "sampled: t = 0", f"−log σ(−s_{i})") for i in range(1, k + 1)]
+    for i, (name, fill, note, term) in enumerate(rows):
+        ry = y2 + i * (u + 14)
+        d.text(236, ry + u / 2, name, anchor="end", size=12)
+        _vector(d, 244, ry, fill)
+        d.text(244 + _D * _U + 12, ry + u / 2, "·  v_c  →  σ  →", anchor="start", size=12)
+        d.text(440, ry + u / 2, term, anchor="start", size=12)
+        d.text(540, ry + u / 2, note, anchor="start", size=12, color="grey_dark")
+    d.text(680, y2 + 10, "• per pair: k + 1 dot products,", anchor="start", size=SMALL_SIZE)
+    d.text(680, y2 + 30, "  whatever the size of |V|", anchor="start", size=SMALL_SIZE)
+    d.text(680, y2 + 60, "• only k + 1 rows of C get", anchor="start", size=SMALL_SIZE)
+    d.text(680, y2 + 80, "  a gradient: ∂L/∂s = y − t", anchor="start", size=SMALL_SIZE)
+    d.text(30, 500, "drawn: |V| = 30, d = 5, k = 3; lesson 07 times both as |V| grows "
+                    "(section 1) and trains with k = 5", anchor="start", size=12,
+           color="grey_dark")
+    return d
+
+
+FIGURES = (skipgram_ns, cbow_ns, softmax_vs_negative_sampling)
