@@ -140,6 +140,8 @@ def test_figure_layout_has_no_clipped_or_overlapping_text(name):
     drawing = FIGURES[name]()
     assert drawing.problems() == []
     assert FIGURES[name].__doc__, "the docstring's first paragraph is the README's description"
+    places = sys.modules[FIGURES[name].__module__].PLACES
+    assert places.get(FIGURES[name]), "PLACES says where the figure goes in its lesson (README)"
 
 
 def test_palette_is_okabe_ito_with_tints():

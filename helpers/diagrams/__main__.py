@@ -51,7 +51,8 @@ def readme(found) -> str:
         what = _summary(function).replace("|", "\\|")        # a bare | would split the cell
         rows.append(f"| [{name}]({name}) | {lesson} | {what} | {where} |")
         title = function().title
-        lines.append(f"- lesson {lesson}: `![{title}](figures/{name})`")
+        place = sys.modules[function.__module__].PLACES.get(function, "")
+        lines.append(f"- lesson {lesson}, {place}:\n  `![{title}](figures/{name})`")
     return (_README_HEAD + "\n".join(rows) + "\n\n## Suggested markdown, with alt text\n\n"
             "A lesson shows a figure with one markdown line (the path is relative to "
             "`notebooks/`):\n\n" + "\n".join(lines) + "\n")

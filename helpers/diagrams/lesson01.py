@@ -146,3 +146,8 @@ def mlp_graph() -> Drawing:
 
 
 FIGURES = (mlp_graph,)
+
+# where each figure belongs in the lesson (a suggestion for the lesson's authors)
+PLACES = {
+    mlp_graph: "section “Build it: an MLP with a hand-written backward pass”",
+}

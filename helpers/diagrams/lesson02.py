@@ -77,3 +77,8 @@ def rnn_unrolled() -> Drawing:
 
 
 FIGURES = (rnn_unrolled,)
+
+# where each figure belongs in the lesson (a suggestion for the lesson's authors)
+PLACES = {
+    rnn_unrolled: "section “Build it: the RNN step and backpropagation through time”",
+}

@@ -180,3 +180,9 @@ def gru_cell() -> Drawing:
 
 
 FIGURES = (lstm_cell, gru_cell)
+
+# where each figure belongs in the lesson (a suggestion for the lesson's authors)
+PLACES = {
+    lstm_cell: "section “Idea: a memory cell with gates”",
+    gru_cell: "section “Variants” (GRU)",
+}

@@ -423,3 +423,12 @@ def seq2seq_attention() -> Drawing:
 
 
 FIGURES = (attention_matrix, multi_head, masks, transformer_block, seq2seq_attention)
+
+# where each figure belongs in the lesson (a suggestion for the lesson's authors)
+PLACES = {
+    attention_matrix: "section “Idea”, after the matrix form",
+    multi_head: "section “Multi-head attention”",
+    masks: "section “Build it: softmax attention” (the masks)",
+    transformer_block: "section “The Transformer block”",
+    seq2seq_attention: "section “Idea: from the RNN bottleneck to attention”",
+}

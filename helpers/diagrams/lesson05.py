@@ -113,3 +113,8 @@ def svd_blocks() -> Drawing:
 
 
 FIGURES = (svd_blocks,)
+
+# where each figure belongs in the lesson (a suggestion for the lesson's authors)
+PLACES = {
+    svd_blocks: "section “SVD: the few directions that matter”",
+}

@@ -99,3 +99,8 @@ def cooccurrence_window() -> Drawing:
 
 
 FIGURES = (cooccurrence_window,)
+
+# where each figure belongs in the lesson (a suggestion for the lesson's authors)
+PLACES = {
+    cooccurrence_window: "section “Idea: a word is known by the company it keeps”",
+}

@@ -243,3 +243,10 @@ def softmax_vs_negative_sampling() -> Drawing:
 
 
 FIGURES = (skipgram_ns, cbow_ns, softmax_vs_negative_sampling)
+
+# where each figure belongs in the lesson (a suggestion for the lesson's authors)
+PLACES = {
+    skipgram_ns: "section “Negative sampling” or “Skip-gram and CBOW in NumPy”",
+    cbow_ns: "section “Skip-gram and CBOW in NumPy”",
+    softmax_vs_negative_sampling: "section “Idea: predict the neighbours” (why the full softmax is slow)",
+}

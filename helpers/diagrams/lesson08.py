@@ -210,3 +210,9 @@ def glove_objective() -> Drawing:
 
 
 FIGURES = (fasttext_ngrams, glove_objective)
+
+# where each figure belongs in the lesson (a suggestion for the lesson's authors)
+PLACES = {
+    fasttext_ngrams: "the fastText section",
+    glove_objective: "the GloVe section",
+}

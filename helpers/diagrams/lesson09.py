@@ -137,3 +137,8 @@ def analogy_3cosadd() -> Drawing:
 
 
 FIGURES = (analogy_3cosadd,)
+
+# where each figure belongs in the lesson (a suggestion for the lesson's authors)
+PLACES = {
+    analogy_3cosadd: "section “Analogies”",
+}
