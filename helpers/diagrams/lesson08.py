@@ -52,7 +52,7 @@ def fasttext_ngrams() -> Drawing:
     d.arrow((112, 26), (192, 26), label="add < and >", label_dy=-14, label_color="black")
     d.text(200, 26, "<where>", size=20, bold=True, plain=True, anchor="start")
     d.text(322, 26, "→ every character n-gram, n = 3 … 6 (repeats kept; here none)",
-           anchor="start", size=SMALL_SIZE, plain=True)
+           anchor="start", size=SMALL_SIZE)
 
     # the n-gram chips, one row per n
     chip_w, chip_h, x0, y0, row = 74, 30, 90, 92, 76
