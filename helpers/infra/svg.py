@@ -163,7 +163,7 @@ def _letter_at(chars, j: int, step: int, script) -> bool:
 
 
 def parse_markup(label: str, plain: bool = False) -> list[Span]:
-    """Split a label into styled spans. Taught nowhere: the course's figure-label markup.
+    """Split a label into styled spans: the markup of every figure label.
 
     - ``_x`` or ``_{...}``: subscript; ``^x`` or ``^{...}``: superscript; scripts nest two
       levels deep (``u_{w_i}``);
