@@ -63,3 +63,8 @@ execute: setup
 
 clean:
 	rm -rf $(VENV) .pytest_cache
+
+## figures: redraw every diagram in notebooks/figures/ from helpers/diagrams (same bytes every run)
+.PHONY: figures
+figures: setup
+	$(BIN)/python -m helpers.diagrams
