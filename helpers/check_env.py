@@ -159,9 +159,10 @@ def check_python(version: str | None = None) -> list[Result]:
     if SpecifierSet(spec).contains(version, prereleases=True):
         return [ok(f"Python {version} is in the course's range {spec} (pyproject.toml)")]
     allowed = [f"3.{m}" for m in range(6, 15) if SpecifierSet(spec).contains(f"3.{m}.0")]  # 3.6-3.14
+    recreate = (f"delete .venv, then `py -{allowed[-1]} -m venv .venv` and the README's Windows steps"
+                if os.name == "nt" else f"`make clean && make setup PYTHON=python{allowed[-1]}`")
     return [fail(f"Python {version} is outside the course's range {spec} (pyproject.toml)",
-                 f"install Python {allowed[-1]} (python.org, or your package manager), then "
-                 f"`make clean && make setup PYTHON=python{allowed[-1]}`")]
+                 f"install Python {allowed[-1]} (python.org, or your package manager), then {recreate}")]
 
 
 def check_requirements() -> list[Result]:

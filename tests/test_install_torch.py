@@ -122,6 +122,7 @@ def test_reachable_answers_quickly_either_way():
         assert install_torch.reachable(base + "/forbidden")[0] is True   # the server answered
     finally:
         server.shutdown()
+        server.server_close()
     ok, why = install_torch.reachable(base + "/whl/cpu", timeout=5)   # nobody listens now
     assert ok is False and why
 

@@ -9,8 +9,10 @@ its American ``-ize`` form (``normalize``) is reported too when the ``-ise`` for
 Before checking, what is not prose is blanked out (line numbers stay right): fenced code blocks,
 ``inline code``, LaTeX (``$...$``, ``$$...$$``, ``\\(...\\)``, ``\\[...\\]``,
 ``\\begin...\\end``), URLs, link targets, HTML tags and entities, file paths and dotted names
-(``helpers.data``). Then words with a digit or an underscore (identifiers), all-capital words
-(acronyms such as LSTM), single letters and words outside the Latin script are skipped.
+(``helpers.data``), and short italics, which the course uses for words mentioned as words
+(*january*, the misspelling *goverment*). Then words with a digit or an underscore
+(identifiers), all-capital words (acronyms such as LSTM), single letters and words outside the
+Latin script are skipped.
 
 Usage::
 
