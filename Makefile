@@ -3,8 +3,15 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.setup-stamp
 PORT   ?= 8888
+# Which torch build set-up installs (tools/install_torch.py): auto = the CPU build on Linux
+# without an NVIDIA GPU, PyPI's default elsewhere (CUDA on Linux with a GPU; CPU/MPS on macOS,
+# CPU on Windows). TORCH=cpu or TORCH=pypi forces one.
+TORCH  ?= auto
+# CONSTRAINTS=1 installs the exact versions of constraints.txt (the last green CI run): use it
+# when a new release of a dependency breaks something. Its own stamp, so that switching reinstalls.
+PIN    := $(if $(CONSTRAINTS),-c constraints.txt)
+STAMP  := $(VENV)/.setup-stamp$(if $(CONSTRAINTS),-constraints)
 # pytest-xdist workers for the notebooks (two fit a 2-core laptop)
 WORKERS ?= 2
 
@@ -16,15 +23,18 @@ test notebooks execute: export MKL_NUM_THREADS = 1
 # not one per core: the cores are already taken by the two notebooks.
 test notebooks: export NLP_COURSE_WORKERS = 1
 
-.PHONY: setup lab test unit notebooks browser-check bench lint execute clean
+.PHONY: setup lab test unit notebooks browser-check bench lint doctor constraints execute clean
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml
+# The course package first: it is small, and pip stops at once with a clear message when the
+# Python version is outside pyproject.toml's requires-python. Then torch's build, then the rest.
+$(STAMP): requirements.txt pyproject.toml tools/install_torch.py $(if $(CONSTRAINTS),constraints.txt)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip
-	$(BIN)/python -m pip install -r requirements.txt
 	$(BIN)/python -m pip install --no-deps -e .
+	$(BIN)/python tools/install_torch.py --build $(TORCH) $(if $(CONSTRAINTS),--constraint constraints.txt)
+	$(BIN)/python -m pip install -r requirements.txt $(PIN)
 	touch $(STAMP)
 
 ## lab: set up, then open the course in JupyterLab
@@ -50,8 +60,23 @@ browser-check: setup
 bench: setup
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
+## lint: ruff over the code, and a spell check of the prose (notebook markdown, *.md files)
 lint: setup
-	$(BIN)/ruff check helpers tests benchmarks
+	$(BIN)/ruff check helpers tests benchmarks tools
+	$(BIN)/python tools/spellcheck.py
+
+## doctor: check this computer's set-up; prints each problem with the command that fixes it
+# (no dependency on setup: it must also run, and say what is wrong, when set-up failed)
+doctor:
+	@test -x $(BIN)/python || { echo "doctor: there is no $(VENV) yet: run \`make setup\` first"; exit 1; }
+	$(BIN)/python -m helpers.check_env
+
+## constraints: rewrite constraints.txt from a fresh set-up (then run `make test` before committing it)
+constraints:
+	rm -rf .venv-constraints
+	$(MAKE) setup VENV=.venv-constraints
+	.venv-constraints/bin/python tools/freeze_constraints.py constraints.txt
+	rm -rf .venv-constraints
 
 ## execute: re-run every notebook in place so the committed outputs are a clean run
 execute: setup

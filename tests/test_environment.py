@@ -3,6 +3,10 @@ import re
 from pathlib import Path
 
 import yaml
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,15 +37,63 @@ def test_environment_yml_pip_section_mirrors_requirements():
     assert pip_section == _requirement_lines()
 
 
-def test_torch_stays_on_the_cpu_build():
-    torch_line = next(r for r in _requirement_lines() if r.startswith("torch"))
-    assert "<2.14" in torch_line
+def test_readme_python_range_is_requires_python():
+    """The README's "Python 3.X–3.Y" and pyproject.toml's requires-python allow the same minors."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"Python 3\.(\d+)[–-]3\.(\d+)", readme)
+    assert match, "the README does not state the Python range as 'Python 3.X–3.Y'"
+    stated = set(range(int(match.group(1)), int(match.group(2)) + 1))
+    spec = re.search(r'^requires-python\s*=\s*"([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    allowed = {m for m in range(0, 30) if SpecifierSet(spec).contains(f"3.{m}.0")}
+    assert allowed == stated, f"README says Python 3.{min(stated)}-3.{max(stated)}, pyproject.toml {spec}"
+
+
+def _constraints() -> dict[str, Version]:
+    pins = {}
+    for line in (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, sep, version = line.partition("==")
+            assert sep and version.strip() == version and "+" not in version, \
+                f"constraints.txt: {line!r} is not a plain name==version pin"
+            assert canonicalize_name(name) not in pins, f"constraints.txt pins {name} twice"
+            pins[canonicalize_name(name)] = Version(version)
+    return pins
+
+
+def test_constraints_pin_every_requirement_inside_its_range():
+    pins = _constraints()
+    for line in _requirement_lines():
+        req = Requirement(line)
+        name = canonicalize_name(req.name)
+        assert name in pins, f"constraints.txt does not pin {req.name} (run `make constraints`)"
+        assert req.specifier.contains(pins[name], prereleases=True), \
+            f"constraints.txt pins {req.name}=={pins[name]}, outside requirements.txt's {req}"
+
+
+def test_constraints_header_says_when_how_and_how_to_use():
+    text = (ROOT / "constraints.txt").read_text(encoding="utf-8")
+    header = "\n".join(line for line in text.splitlines() if line.startswith("#"))
+    assert re.search(r"on \d{4}-\d{2}-\d{2} with Python 3\.\d+\.\d+", header)
+    for words in ["make constraints", "pip freeze", "make setup CONSTRAINTS=1",
+                  "pip install -r requirements.txt -c constraints.txt"]:
+        assert words in header, f"constraints.txt's header does not mention {words!r}"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "make setup CONSTRAINTS=1" in readme and "constraints.txt" in readme
 
 
 def test_readme_names_the_make_commands_and_they_exist():
     readme = (ROOT / "README.md").read_text()
     makefile = (ROOT / "Makefile").read_text()
-    for target in ["lab", "test", "browser-check", "bench"]:
+    for target in ["lab", "test", "browser-check", "bench", "doctor", "lint", "constraints"]:
         assert f"make {target}" in readme, f"README does not mention `make {target}`"
         assert re.search(rf"^{re.escape(target)}:", makefile, re.M), f"Makefile has no target {target}"
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_readme_reporting_a_problem_points_to_make_doctor():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Reporting a problem"):]
+    section = section[:section.find("\n## ", 1)]
+    assert "make doctor" in section and "python -m helpers.check_env" in section
+    for heading in ["### Windows", "### macOS", "## Using a GPU"]:
+        assert heading in readme, f"README has no section {heading!r}"

@@ -8,7 +8,9 @@ lesson module; exercise checkers import only ``infra``, ``lib`` and their own fr
 ``infra``, and nothing imports it or ``helpers/check_env.py`` (a command that may import any
 layer). No module imports a private ``_name`` from another module, no two modules import each
 other in a cycle, and an import inside a function is allowed only for a heavy optional package
-(gensim, sklearn.manifold), with a one-line reason comment beside it.
+(gensim, sklearn.manifold), with a one-line reason comment beside it — except in
+``check_env``, the diagnostic command, which imports what it checks late (with the reason beside
+it) so that a broken environment gets a report instead of a crash.
 
 ``layering_violations(root)`` returns every violation as "file:line: message"; the tests below
 run it on the real tree and on small synthetic trees that break each rule.
@@ -160,6 +162,11 @@ def layering_violations(root: Path) -> list[str]:
                 if target in seen:                   # one verdict per imported module and statement
                     continue
                 seen.add(target)
+                if in_function and my_kind == "check_env":
+                    if not _has_reason(lines, node.lineno):
+                        problems.append(f"{where}: check_env imports {target} inside a function without a "
+                                        "one-line reason comment beside it")
+                    continue
                 if target.split(".")[0] != "helpers":
                     if in_function:
                         heavy = any(target == h or target.startswith(h + ".") for h in HEAVY_OPTIONAL)
@@ -271,6 +278,8 @@ def test_a_clean_synthetic_tree_passes(tmp_path):
       "helpers/lib/c.py": "def f():\n    import helpers.lib.a  # late\n"},
      "import cycle: helpers.lib.a -> helpers.lib.b -> helpers.lib.c -> helpers.lib.a"),
     ({"helpers/stray.py": ""}, "helpers/stray.py: no module belongs at the top level of helpers/"),
+    ({"helpers/check_env.py": "def f():\n    import torch\n"},
+     "helpers/check_env.py:2: check_env imports torch inside a function without a one-line reason"),
     ({"helpers/diagrams/__init__.py": "", "helpers/diagrams/d.py": "from helpers.lib import a\n",
       "helpers/lib/a.py": ""}, "helpers/diagrams/d.py:1: helpers.diagrams imports only infra"),
     ({"helpers/diagrams/__init__.py": "", "helpers/diagrams/d.py": "",

@@ -28,7 +28,7 @@ hand**: change the drawing function and regenerate them all with
 `python -m helpers.diagrams --check` (and `tests/test_figures.py`) fails when a committed file
 differs from what the code draws. This README is generated too.
 
-Conventions: forward computation in solid black, gradients in dashed vermillion; inputs and
+Conventions: forward computation in solid black, gradients in dashed vermilion; inputs and
 data green, learned parameters orange, operations blue, losses purple, states yellow; the
 Okabe–Ito colour-blind-safe palette; each lesson's own notation (e.g. row vectors `x W + b`).
 

@@ -2,7 +2,7 @@
 
 One meaning per colour across the whole course, so a student learns it once:
 inputs and data are green, learned parameters orange, operations blue, losses purple;
-forward arrows are solid black, gradients dashed vermillion.
+forward arrows are solid black, gradients dashed vermilion.
 """
 
 DATA = "green_light"        # inputs, tokens, targets

@@ -12,7 +12,7 @@ Conventions shared by every figure:
 
 - colours are named, from :data:`PALETTE`: the Okabe–Ito palette (told apart with every common
   colour-vision deficiency), white, three greys and a light tint of each colour for fills;
-- the forward computation is drawn with solid black lines and gradients with dashed vermillion
+- the forward computation is drawn with solid black lines and gradients with dashed vermilion
   lines (:data:`FORWARD`, :data:`BACKWARD`), so the two also differ in greyscale;
 - text is set in :data:`FONT_FAMILY` at :data:`FONT_SIZE` px, readable at 100 % zoom;
 - labels use a tiny markup (:func:`parse_markup`) so that they read as in the lessons:

@@ -1,0 +1,113 @@
+"""tools/spellcheck.py (`make lint`): what counts as prose, what is reported and where, the
+course's British spelling, the project word list, and the course's own text being clean."""
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("spellcheck", ROOT / "tools" / "spellcheck.py")
+spellcheck = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = spellcheck   # dataclasses look their module up there
+_spec.loader.exec_module(spellcheck)
+
+
+@pytest.fixture(scope="module")
+def checker():
+    """The checker with the project word list; without the dictionary, skipped (except in CI,
+    whose .ci/run installs it)."""
+    try:
+        folder = spellcheck.find_dictionary()
+    except SystemExit:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip("the en_GB Hunspell dictionary is not installed (" + spellcheck.HOW_TO_INSTALL_DICTIONARY + ")")
+    return spellcheck.Checker(spellcheck.read_word_list(), folder)
+
+
+def test_code_maths_urls_html_and_paths_are_not_prose():
+    text = ("Intro with `inline_code(x)` and $\\alpha_t$ and\n"
+            "```python\nnot_prose = 1\n```\n"
+            "$$\\mathrm{softmaxx}(z)$$ see https://example.org/x_y and [the docs](https://d.org/p)\n"
+            "<details><summary>Solution</summary> data/README.md helpers.data *goverment*</details>\n"
+            "input/output stays")
+    prose = spellcheck.prose_only(text)
+    assert prose.count("\n") == text.count("\n")           # line numbers stay right
+    kept = [w for _, w in spellcheck.words(text)]
+    assert kept == ["Intro", "with", "and", "and", "see", "and", "the", "docs", "Solution",
+                    "input", "output", "stays"]
+
+
+def test_identifiers_acronyms_letters_and_other_scripts_are_skipped():
+    text = "word2vec LSTM RNNs x_t a β 한국어 naïve PyTorch's don't well-known"
+    assert [w for _, w in spellcheck.words(text)] == ["naïve", "PyTorch", "don't", "well-known"]
+
+
+def test_misspellings_are_reported_with_file_and_line(tmp_path, checker):
+    page = tmp_path / "page.md"
+    page.write_text("# Title\n\nThe gradeint is checked.\nWe recieve `recieve_in_code` it.\n")
+    findings, n_words = spellcheck.check([page], checker)
+    assert [(f.where, f.word) for f in findings] == [("line 3", "gradeint"), ("line 4", "recieve")]
+    assert "did you mean: " in findings[0].why and "gradient" in findings[0].why
+    assert n_words == 8
+
+
+def test_notebook_markdown_cells_are_checked_and_code_cells_are_not(tmp_path, checker):
+    nb = {"cells": [{"cell_type": "code", "source": ["teh_code = 'teh'\n"], "metadata": {}},
+                    {"cell_type": "markdown", "source": ["Fine text.\n", "A sentense here.\n"], "metadata": {}}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "lesson.ipynb"
+    path.write_text(json.dumps(nb))
+    findings, _ = spellcheck.check([path], checker)
+    assert [str(f).split(": ")[0] for f in findings] == [f"{path}, cell 2, line 2"]
+    assert findings[0].word == "sentense"
+
+
+def test_british_spelling_is_the_course_s(checker):
+    assert checker.problems("normalise") == [] and checker.problems("colour") == []
+    assert checker.problems("normalize") == [("normalize", "American spelling: the course writes 'normalise'")]
+    assert checker.problems("optimizers")[0][1] == "American spelling: the course writes 'optimisers'"
+    assert checker.problems("prize") == [] and checker.problems("size") == []   # not -ise words
+    assert checker.problems("color")[0][1].startswith("unknown word")
+
+
+def test_hyphenated_compounds_are_checked_whole_then_by_part(checker):
+    assert checker.problems("well-known") == []
+    assert [w for w, _ in checker.problems("well-knwon")] == ["knwon"]
+
+
+def test_word_list_entries_keep_their_capitals(checker):
+    assert checker.problems("softmax") == [] and checker.problems("Softmax") == []
+    assert checker.problems("PyTorch") == []
+    assert checker.problems("Pytorch") and checker.problems("pytorch")
+
+
+def test_word_list_is_sorted_unique_and_holds_only_unknown_words(checker):
+    words = spellcheck.read_word_list()
+    assert words == sorted(words, key=str.lower), "keep tools/spelling_words.txt in alphabetical order"
+    assert len(words) == len(set(words)), "a word is listed twice"
+    known = [w for w in words if checker.hunspell.spell(w)]
+    assert not known, f"the dictionary already knows these; remove them from the word list: {known}"
+
+
+def test_main_exit_status_and_how_to_add_a_word(tmp_path, capsys, checker):
+    bad = tmp_path / "bad.md"
+    bad.write_text("A mispelled word.\n")
+    assert spellcheck.main([str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert f"{bad}, line 1: 'mispelled': unknown word" in out
+    assert "add it on its own line to tools/spelling_words.txt" in out
+    assert spellcheck.main([str(bad), "--unknown"]) == 1
+    assert capsys.readouterr().out.strip() == "mispelled"
+
+
+def test_the_course_prose_is_clean(capsys, checker):
+    status = spellcheck.main([])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    files = spellcheck.course_files()
+    assert ROOT / "README.md" in files and ROOT / "data" / "README.md" in files
+    assert any(p.suffix == ".ipynb" for p in files)
