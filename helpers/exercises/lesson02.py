@@ -2,49 +2,99 @@
 from __future__ import annotations
 
 import numpy as np
+import torch
 
-from helpers.exercises import ExerciseFailed, expect_close, run_checks
-from helpers.lib.recurrent import RNNCell
+from helpers.exercises import (
+    FunctionExercise,
+    Mistake,
+    expect_gradients_match_numerical,
+    expect_gradients_match_torch,
+    expect_tuple,
+)
 
 NAMES = ("dx", "dh_prev", "dWx", "dWh", "db")
 
 
 def _case(seed: int, B: int, D: int, H: int):
+    """Inputs of one step h = tanh(x Wx + h_prev Wh + b), an upstream gradient dh, and b."""
     rng = np.random.default_rng(seed)
-    cell = RNNCell(D, H, rng)
-    for p in cell.params:
-        p *= 2.0
     x, h_prev, dh = rng.standard_normal((B, D)), rng.standard_normal((B, H)), rng.standard_normal((B, H))
-    h = cell.forward(x, h_prev)
-    cell.zero_grad()
-    dx, dh_prev = cell.backward(dh)
-    Wx, Wh, _ = cell.params
-    inputs = (dh, x, h_prev, h, Wx.copy(), Wh.copy())
-    return inputs, (dx, dh_prev, *[g.copy() for g in cell.grads])
+    Wx, Wh, b = rng.standard_normal((D, H)), rng.standard_normal((H, H)) * 0.5, rng.standard_normal(H) * 0.5
+    h = np.tanh(x @ Wx + h_prev @ Wh + b)
+    return (dh, x, h_prev, h, Wx, Wh), b
 
 
-def check_rnn_step_backward(candidate) -> bool:
-    """``candidate(dh, x, h_prev, h, Wx, Wh) -> (dx, dh_prev, dWx, dWh, db)`` for one step
-    h = tanh(x Wx + h_prev Wh + b); shapes x (B, D), h_prev/h/dh (B, H), Wx (D, H), Wh (H, H)."""
+def _rnn_step_backward_reference(dh, x, h_prev, h, Wx, Wh):
+    da = dh * (1 - h ** 2)
+    return da @ Wx.T, da @ Wh.T, x.T @ da, h_prev.T @ da, da.sum(axis=0)
 
-    def check(seed, B, D, H):
-        def run(f):
-            inputs, expected = _case(seed, B, D, H)
-            got = f(*inputs)
-            if not isinstance(got, (tuple, list)) or len(got) != 5:
-                raise ExerciseFailed("return a tuple of five arrays: (dx, dh_prev, dWx, dWh, db)")
-            for name, g, e in zip(NAMES, got, expected, strict=True):
-                if name == "db" and np.shape(g) == (1, H):
-                    raise ExerciseFailed("db should have shape (H,): sum the batch axis away (axis=0)")
-                hint = ""
-                if name in ("dWx", "dWh", "db") and np.shape(g) == np.shape(e) and np.allclose(g, e / B):
-                    hint = " (you divided by the batch size; the loss here is a sum, not a mean)"
-                try:
-                    expect_close(g, e, f"{name} (batch {B}, input {D}, hidden {H})", rtol=1e-6, atol=1e-9)
-                except ExerciseFailed as err:
-                    raise ExerciseFailed(str(err) + hint + (
-                        " — remember tanh'(a) = 1 - h**2, applied before the products" if name in ("dx", "dh_prev") else "")) from None
-        return run
 
-    return run_checks("RNN step backward", candidate,
-                      [check(0, 3, 4, 5), check(1, 1, 2, 3), check(2, 8, 6, 6)])
+def _against_torch(seed, B, D, H):
+    def check(f):
+        (dh, x, h_prev, h, Wx, Wh), b = _case(seed, B, D, H)
+        got = f(dh, x, h_prev, h, Wx, Wh)
+        expect_tuple(got, NAMES)
+        expect_gradients_match_torch(
+            got, lambda x, h_prev, Wx, Wh, b: torch.tanh(x @ Wx + h_prev @ Wh + b), [x, h_prev, Wx, Wh, b],
+            [f"{n} (batch {B}, input {D}, hidden {H})" for n in NAMES], dout=dh)
+    return check
+
+
+def _against_finite_differences(f):
+    (dh, x, h_prev, h, Wx, Wh), b = _case(7, 2, 3, 4)
+    got = f(dh, x, h_prev, h, Wx, Wh)
+    expect_tuple(got, NAMES)
+    expect_gradients_match_numerical(
+        got, lambda x, h_prev, Wx, Wh, b: np.sum(np.tanh(x @ Wx + h_prev @ Wh + b) * dh), [x, h_prev, Wx, Wh, b],
+        [f"{n} (finite differences, batch 2, input 3, hidden 4)" for n in NAMES])
+
+
+def _no_tanh_derivative(dh, x, h_prev, h, Wx, Wh):
+    return dh @ Wx.T, dh @ Wh.T, x.T @ dh, h_prev.T @ dh, dh.sum(axis=0)
+
+
+def _tanh_of_h(dh, x, h_prev, h, Wx, Wh):
+    da = dh * (1 - np.tanh(h) ** 2)
+    return da @ Wx.T, da @ Wh.T, x.T @ da, h_prev.T @ da, da.sum(axis=0)
+
+
+def _mean_over_batch(dh, x, h_prev, h, Wx, Wh):
+    da = dh * (1 - h ** 2)
+    B = len(x)
+    return da @ Wx.T, da @ Wh.T, x.T @ da / B, h_prev.T @ da / B, da.sum(axis=0) / B
+
+
+def _transposed_weight_gradients(dh, x, h_prev, h, Wx, Wh):
+    da = dh * (1 - h ** 2)
+    return da @ Wx.T, da @ Wh.T, da.T @ x, da.T @ h_prev, da.sum(axis=0)
+
+
+def _db_kept_batch_axis(dh, x, h_prev, h, Wx, Wh):
+    da = dh * (1 - h ** 2)
+    return da @ Wx.T, da @ Wh.T, x.T @ da, h_prev.T @ da, da.sum(axis=0, keepdims=True)
+
+
+def _untransposed_weights(dh, x, h_prev, h, Wx, Wh):
+    da = dh * (1 - h ** 2)
+    return da @ Wx, da @ Wh, x.T @ da, h_prev.T @ da, da.sum(axis=0)
+
+
+check_rnn_step_backward = FunctionExercise(
+    "RNN step backward",
+    [_against_torch(0, 3, 4, 5), _against_torch(1, 1, 2, 3), _against_torch(2, 8, 6, 6), _against_finite_differences],
+    reference=_rnn_step_backward_reference, step="core",
+    mistakes=[
+        Mistake("no_tanh_derivative", "the gradient goes through tanh first: da = dh * (1 - h**2), then the "
+                "products use da, not dh.", like=_no_tanh_derivative),
+        Mistake("tanh_of_h", "h is already tanh(a): tanh'(a) = 1 - h**2, not 1 - tanh(h)**2.", like=_tanh_of_h),
+        Mistake("mean_over_batch", "you divided the weight gradients by the batch size; the loss here is a sum "
+                "over the batch, so sum without dividing.", like=_mean_over_batch),
+        Mistake("transposed_weight_gradients", "dWx must have Wx's shape (D, H): x.T @ da, not da.T @ x "
+                "(and dWh = h_prev.T @ da).", like=_transposed_weight_gradients),
+        Mistake("db_kept_batch_axis", "db should have b's shape (H,): sum the batch axis away with "
+                "da.sum(axis=0), without keepdims.", like=_db_kept_batch_axis),
+        Mistake("untransposed_weights", "a = x @ Wx sends the gradient back through the transpose: "
+                "dx = da @ Wx.T and dh_prev = da @ Wh.T.", like=_untransposed_weights),
+    ])
+
+EXERCISES = [check_rnn_step_backward]

@@ -3,18 +3,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers.exercises import ExerciseFailed, expect_equal, run_checks
+from helpers.exercises import ExerciseFailed, FunctionExercise, Mistake, expect_equal
+from helpers.lib.contextual import nearest_sense
 from helpers.lib.mlm import apply_80_10_10
 
 MASK_ID = 4
 
 
+# ----------------------------------------------------------------------------- the 80/10/10 rule
 def _call_rule(fn, ids, chosen, u, random_ids):
     before = ids.copy()
     out = fn(ids, chosen, u, random_ids, MASK_ID)
     if not np.array_equal(ids, before):
-        raise ExerciseFailed("your function changed its input `ids` in place; work on a copy "
-                             "(`out = ids.copy()`) so the original tokens stay available as labels")
+        raise ExerciseFailed(f"`ids` was changed in place: expected it unchanged after your call (its tokens are "
+                             f"the labels), got {int(np.sum(ids != before))} positions changed")
     return np.asarray(out)
 
 
@@ -47,38 +49,118 @@ def _rule_matches_reference(fn):
                  "tokens of a random (8, 30) batch")
 
 
-def check_80_10_10(fn) -> bool:
-    """Check ``fn(ids, chosen, u, random_ids, mask_id) -> new ids`` (BERT's replacement rule)."""
-    return run_checks("80/10/10 replacement rule", fn,
-                      [_rule_worked_example, _rule_unchosen_untouched, _rule_matches_reference])
+def _in_place(ids, chosen, u, random_ids, mask_id):
+    to_random = chosen & (u >= 0.8) & (u < 0.9)
+    ids[chosen & (u < 0.8)] = mask_id
+    ids[to_random] = random_ids[to_random]
+    return ids
 
 
-def _sense_by_cosine(fn):
-    # the 'money' vectors are long, the 'river' ones short: a dot product would pick 'money'
-    support = np.array([[10.0, 1.0], [9.0, 2.0], [0.1, 1.0], [0.2, 0.9]])
-    senses = ["money", "money", "river", "river"]
-    got = fn(np.array([0.5, 3.0]), support, senses)
-    expect_equal(got, "river", "sense of the query [0.5, 3.0] (compare directions: cosine, not dot product)")
+def _every_position(ids, chosen, u, random_ids, mask_id):
+    return apply_80_10_10(ids, np.ones_like(chosen, dtype=bool), u, random_ids, mask_id)
 
 
-def _sense_uses_centroids(fn):
-    support = np.array([[1.0, 0.0], [-0.2, 1.0], [0.9, 0.5], [0.9, 0.6]])
-    senses = ["a", "a", "b", "b"]
-    # the nearest single example is [1, 0] ('a'), but the 'b' centroid is nearer than the 'a' centroid
-    got = fn(np.array([1.0, 0.1]), support, senses)
-    expect_equal(got, "b", "sense of [1.0, 0.1]: compare with each sense's centroid, not the nearest example")
+def _last_tenths_swapped(ids, chosen, u, random_ids, mask_id):
+    out = ids.copy()
+    out[chosen & (u < 0.8)] = mask_id
+    to_random = chosen & (u >= 0.9)
+    out[to_random] = random_ids[to_random]
+    return out
 
 
+def _random_from_0_8_on(ids, chosen, u, random_ids, mask_id):
+    out = ids.copy()
+    out[chosen & (u < 0.8)] = mask_id
+    to_random = chosen & (u >= 0.8)
+    out[to_random] = random_ids[to_random]
+    return out
+
+
+check_80_10_10 = FunctionExercise(
+    "80/10/10 replacement rule", [_rule_worked_example, _rule_unchosen_untouched, _rule_matches_reference],
+    reference=lambda ids, chosen, u, random_ids, mask_id: apply_80_10_10(ids, chosen, u, random_ids, mask_id),
+    step="warm-up",
+    mistakes=[
+        Mistake("in_place", "you changed `ids` itself: the original tokens are the labels the model must "
+                "predict, so start from a copy, out = ids.copy().", like=_in_place),
+        Mistake("unchosen_replaced", "only the chosen positions (about 15 %) are replaced; combine every "
+                "condition with `chosen &`.", like=_every_position),
+        Mistake("last_tenths_swapped", "0.8 <= u < 0.9 gets a random token and u >= 0.9 keeps the original "
+                "one; you swapped the last two tenths.", like=_last_tenths_swapped),
+        Mistake("random_for_both_tenths", "from u = 0.9 on the token stays unchanged: the random token is "
+                "only for 0.8 <= u < 0.9.", like=_random_from_0_8_on),
+    ])
+
+
+# ----------------------------------------------------------------------------- the nearest sense centroid
 def _sense_returns_label(fn):
     rng = np.random.default_rng(3)
     support = np.concatenate([rng.normal([5, 0, 0], 0.3, (4, 3)), rng.normal([0, 5, 0], 0.3, (4, 3))])
     senses = np.array(["finance"] * 4 + ["river"] * 4)
     got = fn(np.array([0.2, 4.0, 0.1]), support, senses)
     if not isinstance(got, str):
-        raise ExerciseFailed(f"return the sense label as a str, got {type(got).__name__} {got!r}")
+        raise ExerciseFailed(f"type of the returned sense: expected a str label, got {type(got).__name__} {got!r}")
     expect_equal(got, "river", "sense of a query next to the 'river' examples")
 
 
-def check_nearest_sense(fn) -> bool:
-    """Check ``fn(query (d,), support (n, d), senses (n,)) -> sense label``."""
-    return run_checks("nearest sense centroid", fn, [_sense_returns_label, _sense_by_cosine, _sense_uses_centroids])
+def _sense_by_cosine(fn):
+    # the 'money' vectors are long, the 'river' ones short: a dot product would pick 'money'
+    support = np.array([[10.0, 1.0], [9.0, 2.0], [0.1, 1.0], [0.2, 0.9]])
+    senses = ["money", "money", "river", "river"]
+    expect_equal(fn(np.array([0.5, 3.0]), support, senses), "river",
+                 "sense of the query [0.5, 3.0] (compare directions: cosine, not dot product)")
+
+
+def _sense_uses_centroids(fn):
+    support = np.array([[1.0, 0.0], [-0.2, 1.0], [0.9, 0.5], [0.9, 0.6]])
+    senses = ["a", "a", "b", "b"]
+    # the nearest single example is [1, 0] ('a'), but the 'b' centroid is nearer than the 'a' centroid
+    expect_equal(fn(np.array([1.0, 0.1]), support, senses), "b",
+                 "sense of [1.0, 0.1]: compare with each sense's centroid, not the nearest example")
+
+
+def _sense_unit_vectors_first(fn):
+    # 'a' = [10, 0] and [0, 1]: the mean of the unit vectors points at 45°, the raw mean at 6°
+    support = np.array([[10.0, 0.0], [0.0, 1.0], [1.0, 0.3]])
+    senses = ["a", "a", "b"]
+    expect_equal(fn(np.array([0.7, 1.0]), support, senses), "a",
+                 "sense of [0.7, 1.0] with 'a' = {[10, 0], [0, 1]}: average the unit-length support vectors")
+
+
+def _sense_variant(query, support, senses, unit=True, centroid=True, cosine=True, label=True):
+    senses = np.asarray(senses)
+    S = support / np.linalg.norm(support, axis=1, keepdims=True) if unit else np.asarray(support, float)
+    q = query / np.linalg.norm(query) if cosine else query
+    labels = sorted(set(senses.tolist()))
+    if not centroid:
+        best = labels.index(str(senses[int(np.argmax((S if cosine else support) @ q))]))
+    else:
+        scores = []
+        for s in labels:
+            c = S[senses == s].mean(0)
+            scores.append(c @ q / np.linalg.norm(c) if cosine else c @ q)
+        best = int(np.argmax(scores))
+    return labels[best] if label else best
+
+
+def _nearest_sense_reference(query, support, senses):
+    return nearest_sense(query, support, senses)[0]
+
+
+check_nearest_sense = FunctionExercise(
+    "nearest sense centroid",
+    [_sense_returns_label, _sense_by_cosine, _sense_uses_centroids, _sense_unit_vectors_first],
+    reference=_nearest_sense_reference, step="warm-up",
+    mistakes=[
+        Mistake("dot_product", "compare directions with the cosine: a plain dot product favours the sense "
+                "whose vectors are long.", like=lambda q, S, s: _sense_variant(q, S, s, unit=False, cosine=False)),
+        Mistake("nearest_example", "compare the query with each sense's CENTROID (the mean of its support "
+                "vectors), not with the single nearest example.",
+                like=lambda q, S, s: _sense_variant(q, S, s, centroid=False)),
+        Mistake("raw_centroid", "average the unit-length support vectors: the mean of the raw vectors is "
+                "pulled towards the longest one.", like=lambda q, S, s: _sense_variant(q, S, s, unit=False)),
+        Mistake("index_not_label", "return the sense label (a str such as 'river'), not its position.",
+                like=lambda q, S, s: _sense_variant(q, S, s, label=False)),
+    ])
+
+EXERCISES = [check_80_10_10, check_nearest_sense]
