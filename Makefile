@@ -23,7 +23,7 @@ test notebooks execute: export MKL_NUM_THREADS = 1
 # not one per core: the cores are already taken by the two notebooks.
 test notebooks: export NLP_COURSE_WORKERS = 1
 
-.PHONY: setup lab test unit notebooks browser-check bench lint doctor constraints execute clean
+.PHONY: setup lab test unit notebooks browser-check bench lint doctor constraints execute student clean
 
 setup: $(STAMP)
 
@@ -85,6 +85,11 @@ execute: setup
 			--ExecutePreprocessor.timeout=1200 $$nb || exit 1; \
 	done
 	$(BIN)/python tests/strip_widget_state.py $(or $(NB),notebooks/*.ipynb)
+
+## student: write student copies of the lessons into student/ (solutions removed, exercise outputs
+# cleared); a copy you have written in is kept unless FORCE=1
+student: setup
+	$(BIN)/python tools/make_student.py $(if $(FORCE),--force) $(NB)
 
 clean:
 	rm -rf $(VENV) .pytest_cache
