@@ -187,6 +187,7 @@ def test_an_experiment_with_choices():
                                       Mistake("blank", "pick one.", when=lambda a: not a.strip(), example=" ")])
     assert ex(" w ") and not ex("C") and ex("C").mistake == "context" and ex("w+c").mistake == "sum"
     assert ex("V").status == FAILED and ex("V").mistake is None and ex(3).status == FAILED
+    assert "expected one of 'W', 'C', 'W+C', got 'V'" in ex("V").message
     assert ex.right_answer() == "W"
 
 

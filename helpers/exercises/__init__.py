@@ -321,7 +321,7 @@ class ExperimentExercise(Exercise):
         if not explanation.strip():
             raise ValueError(f"{title}: an experiment needs its explanation")
         self.expected, self.rtol, self.atol = expected, rtol, atol
-        self.choices = None if choices is None else tuple(_norm(c) for c in choices)
+        self.choices = None if choices is None else tuple(choices)
         self.example_context = dict(example_context or {})
 
     def right_answer(self, **context) -> Any:
@@ -339,7 +339,7 @@ class ExperimentExercise(Exercise):
             return self._report(NOT_ATTEMPTED, f"… {self.title}: not attempted yet — replace the `None` with "
                                                "your answer.")
         if self.choices is not None:
-            if not isinstance(answer, str) or _norm(answer) not in self.choices:
+            if not isinstance(answer, str) or _norm(answer) not in map(_norm, self.choices):
                 return self._report(FAILED, f"✗ {self.title}: expected one of {', '.join(map(repr, self.choices))}, "
                                             f"got {_short(answer)}")
         elif _as_number(answer) is None:
