@@ -178,6 +178,9 @@ def test_an_experiment_checks_a_number_within_tolerance_and_explains_only_when_r
         assert PERPLEXITY(bad, **ctx).status == FAILED
         assert "expected a finite number" in capsys.readouterr().out
     assert PERPLEXITY(np.float32(1.0), **ctx) and PERPLEXITY(torch.tensor(1.0), **ctx)
+    broken = ExperimentExercise("t", 1.0, atol=0.1, explanation="e",
+                                mistakes=[Mistake("m", "h", like=lambda curve: curve["missing"])])
+    assert broken(2.0, curve={}).status == FAILED, "a mistake that cannot be evaluated is skipped, not raised"
 
 
 def test_an_experiment_with_choices():

@@ -333,6 +333,9 @@ class ExperimentExercise(Exercise):
             return _norm(answer) == _norm(value)
         return abs(float(answer) - float(value)) <= self.atol + self.rtol * abs(float(value))
 
+    def _is_like(self, answer: Any, like: Any, context: dict) -> bool:
+        return self._same(answer, like(**context) if callable(like) else like)
+
     def __call__(self, answer: Any, **context) -> Result:
         """Check the student's ``answer``; print and return the verdict."""
         if answer is None or answer is Ellipsis:
@@ -357,8 +360,7 @@ class ExperimentExercise(Exercise):
         """The first declared mistake that explains ``answer`` (None if none does)."""
         for mistake in self.mistakes:
             if mistake.like is not None:
-                wrong = mistake.like(**context) if callable(mistake.like) else mistake.like
-                if _holds(self._same, answer, wrong):
+                if _holds(self._is_like, answer, mistake.like, context):
                     return mistake
             elif _holds(mistake.when, answer, **context):
                 return mistake
