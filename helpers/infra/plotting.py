@@ -4,8 +4,8 @@ Importing this module applies the style to matplotlib (:func:`apply_style`), so 
 a notebook that imports ``helpers`` looks the same, including those a lesson draws itself.
 
 - Sizes: :func:`new_figure` gives every figure the same panel size, wider for a row of panels;
-  fonts are 10 pt (titles 11 pt, ticks and legends 9 pt); a constrained layout keeps titles,
-  labels and colour bars from overlapping.
+  fonts are 10 pt (titles 11 pt, ticks and legends 9 pt); its constrained layout keeps titles,
+  labels and colour bars from overlapping (so no ``fig.tight_layout()`` is needed).
 - Colours: the Okabe–Ito palette (:data:`COLOURS`), told apart with every common colour-vision
   deficiency and the same colours as the diagrams (``helpers.infra.svg.PALETTE``). Lines cycle
   through colour and line style together, so they still differ in greyscale; :data:`MARKERS`
@@ -54,7 +54,6 @@ STYLE = {
     "figure.figsize": (PANEL_WIDTH[1], PANEL_HEIGHT),
     "figure.dpi": 100,
     "figure.facecolor": "white",
-    "figure.constrained_layout.use": True,
     "savefig.dpi": 100,
     "savefig.facecolor": "white",
     "font.family": "DejaVu Sans",
@@ -111,6 +110,7 @@ def new_figure(ncols: int = 1, nrows: int = 1, width: float | None = None, heigh
     apply_style()
     width = width or PANEL_WIDTH.get(ncols, 3.6)
     height = height or PANEL_HEIGHT
+    subplots_kw.setdefault("layout", "constrained")   # titles, labels and colour bars never overlap
     fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False, **subplots_kw)
     return fig, (axes[0, 0] if axes.size == 1 else axes.ravel())
 
