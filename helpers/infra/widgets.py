@@ -152,7 +152,7 @@ class Explorer:
         alt = html.escape(self.title or "explorer plot", quote=True)
         image = f'<img src="data:image/png;base64,{b64}" alt="{alt}" style="max-width: 100%">' if b64 else ""
         page = (f'<div class="{FALLBACK_CLASS} {self.fallback_key}">{title}{image}'
-                f"<pre style='margin: 0; white-space: pre-wrap'>{html.escape(self.first_summary)}</pre></div>")
+                f"<pre style='margin: 0; white-space: pre-wrap; word-break: normal; overflow-wrap: break-word'>{html.escape(self.first_summary)}</pre></div>")
         text = (f"{self.title}\n" if self.title else "") + self.first_summary
         bundle = {"text/html": page, "image/png": b64, "text/plain": text}
         if not b64:  # the first render failed: its error is the summary, there is no image
