@@ -291,6 +291,22 @@ def check_html_export(page, nb: Path) -> str:
     return f"HTML export: {expected} explorer images visible and non-blank"
 
 
+def settled_text(page, text, quiet_s: float = 2.0) -> str:
+    """The explorer's summary once its redraws are over: three key presses queue three renders,
+    and an image read while the widget swaps in the next one is blank for a moment. Waits until
+    the kernel is idle and the summary has not changed for ``quiet_s`` seconds."""
+    deadline, last, since = time.time() + WIDGET_TIMEOUT_S, None, time.time()
+    while time.time() < deadline:
+        current = text.inner_text()
+        state = page.evaluate(NOTEBOOK_STATE_JS)
+        if current != last:
+            last, since = current, time.time()
+        elif state and state["status"] == "idle" and time.time() - since >= quiet_s:
+            return current
+        page.wait_for_timeout(250)
+    return last
+
+
 def exercise_explorer(page, box, nb_name: str, k: int) -> str:
     """Change one control of explorer ``k``, run it, check summary and plot change."""
     text = box.locator(".course-explorer-text")
@@ -321,7 +337,7 @@ def exercise_explorer(page, box, nb_name: str, k: int) -> str:
         buttons.first.click()
     page.wait_for_function("([el, old]) => el.innerText !== old", arg=[text.element_handle(), before_text],
                            timeout=WIDGET_TIMEOUT_S * 1000)
-    after_text = text.inner_text()
+    after_text = settled_text(page, text)
     if after_text.startswith("error:"):
         raise AssertionError(f"{nb_name}: explorer {k} failed after moving its {changed}: {after_text}")
     page.wait_for_timeout(1000)  # let the new image arrive and decode

@@ -281,8 +281,9 @@ def plot_curves(ax, curves: dict[str, list[float]], title: str, xlabel: str, yla
     return ax
 
 
-def figure_to_png(fig, dpi: int = 90) -> bytes:
-    """Render ``fig`` to PNG bytes and close it (so it is not also shown inline)."""
+def figure_to_png(fig, dpi: int = 100) -> bytes:
+    """Render ``fig`` to PNG bytes and close it (so it is not also shown inline). At the default
+    dpi an explorer's plot has the size of an inline figure of the same ``figsize``."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
     plt.close(fig)

@@ -95,7 +95,8 @@ class Explorer:
     def __init__(self, render: Callable[..., tuple], controls: dict, title: str = "",
                  run_button: str | None = None):
         self.render, self.controls = render, dict(controls)
-        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
+        # natural size, like the fallback and inline figures (the flex column would stretch and blur it)
+        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%", align_self="flex-start"))
         self.image.add_class("course-explorer-plot")
         self.text = widgets.HTML()
         self.text.add_class("course-explorer-text")
