@@ -341,7 +341,12 @@ def exercise_explorer(page, box, nb_name: str, k: int) -> str:
     if after_text.startswith("error:"):
         raise AssertionError(f"{nb_name}: explorer {k} failed after moving its {changed}: {after_text}")
     page.wait_for_timeout(1000)  # let the new image arrive and decode
-    after_png = image_png(page, plot)
+    for _ in range(5):           # a plot read while the widget swaps in the next one is blank for a moment
+        after_png = image_png(page, plot)
+        std, ink = image_stats(after_png)
+        if std >= 2 and ink >= 0.005:
+            break
+        page.wait_for_timeout(1000)
     assert_not_blank(after_png, f"{nb_name}: explorer {k} plot after moving its {changed}")
     if hashlib.sha256(after_png).digest() == hashlib.sha256(before_png).digest():
         raise AssertionError(f"{nb_name}: explorer {k} plot did not change after moving its {changed}")
