@@ -1,20 +1,29 @@
-"""Real-browser check: every notebook in JupyterLab, in headless Chromium.
+"""Real-browser check: every notebook in JupyterLab, in headless Chromium, and its HTML export.
 
 For each notebook (all of notebooks/ by default, or those named on the command line):
   1. open it in JupyterLab (a copy in a temporary folder, so nothing in the repository
-     is autosaved over), run all cells, wait until the kernel is idle;
-  2. fail on any error output;
-  3. fail on any blank plot: every image in the outputs must have loaded and must not
-     be a single flat colour (this is the blank-first-plot bug of JupyterLab 4.6 with
+     is autosaved over) as a reader who cloned it first sees it: saved outputs, untrusted,
+     no kernel state. Every explorer's static fallback (helpers.infra.widgets) must be
+     visible there, its image loaded and not blank;
+  2. run all cells, wait until the kernel is idle; fail on any error output;
+  3. fail on any blank plot: every visible image in the outputs must have loaded and must
+     not be a single flat colour (this is the blank-first-plot bug of JupyterLab 4.6 with
      ipykernel 7 that ``interact`` plots show; headless nbval cannot see it);
-  4. for every explorer widget (helpers.infra.widgets.Explorer): move its first slider (or
-     pick another option of its first dropdown), press its run button if it has one,
-     and verify that both the printed summary and the plot change, and that the new
-     plot is not blank.
+  4. every explorer widget renders, and its fallback is hidden (no duplicate image: each
+     explorer's cell shows exactly one picture per explorer, the live one);
+  5. for every explorer widget: move its first slider (or pick another option of its first
+     dropdown), press its run button if it has one, and verify that both the printed
+     summary and the plot change, and that the new plot is not blank;
+  6. export the committed notebook with ``jupyter nbconvert --to html --embed-images``, open
+     the HTML in Chromium, and check that every explorer's fallback image is visible and not
+     blank, and that no ``VBox(`` or ``0step [00:00`` text is shown (skipped, with a note, for
+     a notebook that ``tests/test_html_export.py`` still lists as PENDING re-execution).
 
 Run:  make browser-check   (or: python tests/browser_check.py notebooks/01_feedforward.ipynb)
 Needs Debian's chromium at /usr/bin/chromium (apt-get install chromium); Playwright
-drives it, no browser is downloaded. Screenshots land in browser-check-artifacts/.
+drives it, no browser is downloaded. Screenshots land in browser-check-artifacts/:
+<name>_saved.png (before running), <name>.png (after running and exercising the explorers),
+<name>_html_export.png (the whole HTML export), <name>_explorerK_after.png (plots).
 """
 from __future__ import annotations
 
@@ -191,11 +200,111 @@ def check_outputs(page, nb_name: str) -> int:
             .map(e => e.textContent).filter(t => /Traceback|Error\\b/.test(t))""")
     if errors:
         raise AssertionError(f"{nb_name}: error output in the browser:\n{errors[0][:2000]}")
-    imgs = page.locator(".jp-OutputArea-output img")
+    imgs = page.locator(".jp-OutputArea-output img:visible")   # hidden explorer fallbacks excluded
     n = imgs.count()
     for i in range(n):
         assert_not_blank(image_png(page, imgs.nth(i)), f"{nb_name}: image {i + 1} of {n}")
     return n
+
+
+FALLBACKS_JS = """() => {
+    const visible = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+    return [...document.querySelectorAll('.course-explorer-fallback')].map(el => ({
+        visible: visible(el), images: el.querySelectorAll('img').length}));
+}"""
+
+EXPLORER_CELLS_JS = """() => {
+    // per code cell that holds live explorers: how many, and how many images are visible in its outputs
+    const visible = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+    return [...document.querySelectorAll('.jp-CodeCell')].filter(c => c.querySelector('.course-explorer')).map(c => ({
+        explorers: c.querySelectorAll('.course-explorer').length,
+        visible_explorers: [...c.querySelectorAll('.course-explorer')].filter(visible).length,
+        visible_images: [...c.querySelectorAll('.jp-OutputArea-output img')].filter(visible).length}));
+}"""
+
+
+def saved_fallbacks(path: Path) -> int:
+    """How many explorer fallbacks the saved notebook at ``path`` holds."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    return sum("course-explorer-fallback" in "".join(o.get("data", {}).get("text/html", ""))
+               for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", []))
+
+
+def check_fallbacks_shown(page, where: str, expected: int) -> None:
+    """``expected`` explorer fallbacks are in the page, each visible with a non-blank image."""
+    found = page.evaluate(FALLBACKS_JS)
+    if len(found) != expected:
+        raise AssertionError(f"{where}: {len(found)} explorer fallbacks in the page, the notebook holds {expected}")
+    hidden = [i + 1 for i, f in enumerate(found) if not f["visible"] or f["images"] != 1]
+    if hidden:
+        raise AssertionError(f"{where}: explorer fallback(s) {hidden} not visible (or without their image)")
+    imgs = page.locator(".course-explorer-fallback img")
+    for i in range(imgs.count()):
+        assert_not_blank(image_png(page, imgs.nth(i)), f"{where}: fallback image {i + 1}")
+
+
+def check_live_explorers(page, nb_name: str, n_explorers: int) -> None:
+    """Every live explorer is visible, and its fallback is not: one picture per explorer."""
+    found = page.evaluate(FALLBACKS_JS)
+    if len(found) != n_explorers:
+        raise AssertionError(f"{nb_name}: {n_explorers} live explorers but {len(found)} fallbacks were written")
+    shown = [i + 1 for i, f in enumerate(found) if f["visible"]]
+    if shown:
+        raise AssertionError(f"{nb_name}: the static fallback of explorer(s) {shown} is visible beside the live "
+                             "widget (a duplicate image)")
+    for k, cell in enumerate(page.evaluate(EXPLORER_CELLS_JS)):
+        if cell["visible_explorers"] != cell["explorers"]:
+            raise AssertionError(f"{nb_name}: explorer cell {k + 1}: {cell['explorers'] - cell['visible_explorers']} "
+                                 "live explorer(s) not visible")
+        if cell["visible_images"] != cell["explorers"]:
+            raise AssertionError(f"{nb_name}: explorer cell {k + 1} shows {cell['visible_images']} images for "
+                                 f"{cell['explorers']} explorer(s) (expected one each: the live plot)")
+
+
+def pending_html_export() -> dict:
+    """Notebooks not yet re-executed with the explorer fallbacks (tests/test_html_export.py)."""
+    sys.path.insert(0, str(ROOT))
+    from tests.test_html_export import PENDING
+
+    return PENDING
+
+
+def check_html_export(page, nb: Path) -> str:
+    """Export the committed notebook ``nb`` to HTML (plain nbconvert, images embedded), open it,
+    check the explorer fallbacks and dead widget text, and screenshot the whole page."""
+    out = ARTIFACTS / f"{nb.stem}.html"
+    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--embed-images",
+                    "--output-dir", str(ARTIFACTS), str(nb)], check=True, capture_output=True)
+    page.goto(out.as_uri())
+    page.wait_for_load_state("load")
+    page.wait_for_timeout(1000)
+    page.screenshot(path=str(ARTIFACTS / f"{nb.stem}_html_export.png"), full_page=True)
+    pending = pending_html_export()
+    if nb.stem in pending:
+        return f"HTML export screenshot taken; checks skipped, pending re-execution: {pending[nb.stem]}"
+    expected = saved_fallbacks(nb)
+    check_fallbacks_shown(page, f"{nb.name} HTML export", expected)
+    text = page.evaluate("() => document.body.innerText")
+    for dead in ("VBox(", "0step [00:00"):
+        if dead in text:
+            raise AssertionError(f"{nb.name} HTML export shows {dead!r} (a widget or progress bar without a fallback)")
+    return f"HTML export: {expected} explorer images visible and non-blank"
+
+
+def settled_text(page, text, quiet_s: float = 2.0) -> str:
+    """The explorer's summary once its redraws are over: three key presses queue three renders,
+    and an image read while the widget swaps in the next one is blank for a moment. Waits until
+    the kernel is idle and the summary has not changed for ``quiet_s`` seconds."""
+    deadline, last, since = time.time() + WIDGET_TIMEOUT_S, None, time.time()
+    while time.time() < deadline:
+        current = text.inner_text()
+        state = page.evaluate(NOTEBOOK_STATE_JS)
+        if current != last:
+            last, since = current, time.time()
+        elif state and state["status"] == "idle" and time.time() - since >= quiet_s:
+            return current
+        page.wait_for_timeout(250)
+    return last
 
 
 def exercise_explorer(page, box, nb_name: str, k: int) -> str:
@@ -228,11 +337,16 @@ def exercise_explorer(page, box, nb_name: str, k: int) -> str:
         buttons.first.click()
     page.wait_for_function("([el, old]) => el.innerText !== old", arg=[text.element_handle(), before_text],
                            timeout=WIDGET_TIMEOUT_S * 1000)
-    after_text = text.inner_text()
+    after_text = settled_text(page, text)
     if after_text.startswith("error:"):
         raise AssertionError(f"{nb_name}: explorer {k} failed after moving its {changed}: {after_text}")
     page.wait_for_timeout(1000)  # let the new image arrive and decode
-    after_png = image_png(page, plot)
+    for _ in range(5):           # a plot read while the widget swaps in the next one is blank for a moment
+        after_png = image_png(page, plot)
+        std, ink = image_stats(after_png)
+        if std >= 2 and ink >= 0.005:
+            break
+        page.wait_for_timeout(1000)
     assert_not_blank(after_png, f"{nb_name}: explorer {k} plot after moving its {changed}")
     if hashlib.sha256(after_png).digest() == hashlib.sha256(before_png).digest():
         raise AssertionError(f"{nb_name}: explorer {k} plot did not change after moving its {changed}")
@@ -252,8 +366,11 @@ def check_notebook(page, port: int, token: str, nb: Path) -> None:
     page.wait_for_function("() => window.jupyterapp && document.querySelector('.jp-Notebook-ExecutionIndicator')"
                            " && document.querySelector('.jp-Notebook-ExecutionIndicator').getAttribute('data-status') === 'idle'",
                            timeout=120_000)
-    step("kernel idle; running all cells")
     page.wait_for_timeout(2000)
+    expected = saved_fallbacks(Path(nb))
+    check_fallbacks_shown(page, f"{nb.name} as saved (untrusted)", expected)
+    page.screenshot(path=str(ARTIFACTS / f"{nb.stem}_saved.png"), full_page=False)
+    step(f"saved view: {expected} explorer fallbacks visible; running all cells")
     # start from empty outputs, so every prompt must become a fresh execution count
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
     page.wait_for_function(f"() => {{ const s = ({NOTEBOOK_STATE_JS})(); return s && s.counts.every(c => c === null); }}",
@@ -268,7 +385,8 @@ def check_notebook(page, port: int, token: str, nb: Path) -> None:
     n_explorers = boxes.count()
     if n_explorers == 0:
         raise AssertionError(f"{nb.name}: no explorer widget rendered (expected at least one)")
-    step(f"{n_images} images checked; exercising {n_explorers} explorers")
+    check_live_explorers(page, nb.name, n_explorers)
+    step(f"{n_images} images checked; {n_explorers} live explorers, fallbacks hidden; exercising them")
     lines = [exercise_explorer(page, boxes.nth(k), nb.name, k + 1) for k in range(n_explorers)]
     check_outputs(page, nb.name)
     page.screenshot(path=str(ARTIFACTS / f"{nb.stem}.png"), full_page=False)
@@ -295,6 +413,8 @@ def main(argv: list[str]) -> int:
         content.setdefault("metadata", {})["kernelspec"] = {
             "name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
         (work / nb.name).write_text(json.dumps(content), encoding="utf-8")
+    if (ROOT / "notebooks" / "figures").is_dir():   # the diagrams the markdown shows
+        shutil.copytree(ROOT / "notebooks" / "figures", work / "figures")
     port, token = free_port(), hashlib.sha1(os.urandom(16)).hexdigest()
     lab = start_lab(work, port, token)
     failures = []
@@ -308,6 +428,7 @@ def main(argv: list[str]) -> int:
                 page = browser.new_page(viewport={"width": 1400, "height": 1000})
                 try:
                     check_notebook(page, port, token, work / nb.name)
+                    print("     ", check_html_export(page, Path(nb).resolve()))
                 except Exception as e:  # report every notebook, fail at the end
                     page.screenshot(path=str(ARTIFACTS / f"{nb.stem}_FAILED.png"))
                     failures.append(f"{nb.name}: {e}")

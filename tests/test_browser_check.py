@@ -35,3 +35,27 @@ def test_a_real_plot_passes():
     ax.plot(np.arange(10), np.arange(10) ** 2)
     ax.set_title("a curve")
     assert_not_blank(figure_to_png(fig), "plot")
+
+
+def test_saved_fallbacks_counts_the_explorer_pictures_of_a_notebook(tmp_path):
+    import json
+
+    from helpers.infra.widgets import Explorer, slider
+    from tests.browser_check import saved_fallbacks
+
+    def render(a):
+        fig, ax = new_figure()
+        ax.plot([0, 1], [0, a])
+        return fig, f"a = {a}"
+
+    ex = Explorer(render, {"a": slider(1, 0, 2, 1, "a")})
+    outputs = [{"output_type": "display_data", "metadata": {}, "data": ex.fallback_bundle()},
+               {"output_type": "display_data", "metadata": {}, "data": ex.widget_bundle()}]
+    nb = {"cells": [{"cell_type": "code", "source": "Explorer(...)", "metadata": {}, "outputs": outputs},
+                    {"cell_type": "markdown", "source": "course-explorer-fallback", "metadata": {}}]}
+    path = tmp_path / "n.ipynb"
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    assert saved_fallbacks(path) == 1
+    nb["cells"][0]["outputs"] = outputs[1:]
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    assert saved_fallbacks(path) == 0

@@ -29,7 +29,7 @@ def test_notebook_hygiene(path):
     for c in code:
         for out in c.get("outputs", []):
             assert out["output_type"] != "error", f"{path.name}: a stored output is an error"
-    assert "widgets" not in nb["metadata"], f"{path.name}: saved widget state (run tests/strip_widget_state.py)"
+    assert "widgets" not in nb["metadata"], f"{path.name}: saved widget state (run tests/clean_notebooks.py)"
     assert path.stat().st_size < 3_000_000, f"{path.name} is {path.stat().st_size / 1e6:.1f} MB"
     first = "".join(cells[0]["source"])
     assert cells[0]["cell_type"] == "markdown" and re.search(r"run time", first, re.I), \

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from helpers.course.corpus import modern_english_sentences
 from helpers.course.data import load_analogies, load_word_similarity
 from helpers.infra.cache import cached, settings_version, with_overrides
+from helpers.infra.progress import progress_bar
 from helpers.lib.metrics import analogy_accuracy, similarity_correlation
 from helpers.lib.word2vec import prepare_corpus, train_gensim
 
@@ -87,7 +87,7 @@ def train_scaling_grid(sentences: Sequence[Sequence[str]], fractions: Sequence[f
     F, D = len(corpora), len(dims)
     scores = {m: np.full((F, D), np.nan) for m in METRICS}
     seconds, n_scored = np.zeros((F, D)), {}
-    bar = tqdm(total=F * D, desc="word2vec grid", unit="run", disable=not progress, leave=False)
+    bar = progress_bar(total=F * D, desc="word2vec grid", unit="run", disable=not progress)
     for i, corpus in enumerate(corpora):
         for j, dim in enumerate(dims):
             t = time.perf_counter()

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from tqdm.auto import tqdm
+from helpers.infra.progress import progress_bar
 
 
 @dataclass
@@ -47,7 +47,7 @@ def train_loop(step: Callable[[object], float], batches: Callable[[int], Iterabl
     """
     hist = History()
     start, budget_start = time.perf_counter(), budget_clock()
-    bar = tqdm(total=None, desc=desc, disable=not progress, leave=False, unit="step")
+    bar = progress_bar(total=None, desc=desc, disable=not progress, unit="step")
     try:
         for epoch in range(1, epochs + 1):
             t0, losses = time.perf_counter(), []

@@ -10,16 +10,44 @@ race matplotlib's inline backend, so an ``interact`` plot can come up blank on f
 display. Rendering the figure to PNG ourselves and setting the image widget's value does
 not depend on the inline backend at all; the first render happens before the widget is
 displayed, so it is never blank.
+
+A static fallback for where widgets cannot run. A saved notebook holds no widget state, so
+GitHub, nbviewer, ``jupyter nbconvert --to html`` and a printout show nothing for a widget
+(or a widget's ``text/plain``, ``VBox(children=...)``). Displaying an
+explorer therefore writes two outputs:
+
+1. the fallback: the first render's image and summary as ``text/html`` (a
+   ``<div class="course-explorer-fallback ...">`` with the PNG inline as a data URI), with
+   ``image/png`` and ``text/plain`` copies in the same bundle, so that every front end finds a
+   form it shows (HTML viewers the div, LaTeX/PDF the PNG, a terminal the text);
+2. the live widget, whose ``text/plain`` is a one-line note (:data:`WIDGET_NOTE`) instead of
+   ``VBox(children=...)``: nbconvert 7 shows the ``text/plain`` of a widget that has no saved
+   state, so an HTML export reads "(above: the explorer's first view; run the notebook ...)".
+
+The widget carries a ``<style>`` rule (inside an ``ipywidgets.HTML`` child, so it exists only
+where the widget really rendered) that hides *its own* fallback: the rule names a class made
+from a hash of the first render, so a fallback left over from an earlier run, whose widget is
+gone, stays visible. JupyterLab therefore shows only the live widget, and everything else
+shows the picture. (A ``<style>`` in an HTML *output* would not do: JupyterLab 4.6 strips it
+from the outputs of an untrusted notebook, which a cloned notebook is, whereas an
+``ipywidgets.HTML`` value reaches the page as written. Measured in Chromium; see
+``tests/browser_check.py``, which checks both views.)
 """
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import traceback
 from typing import Callable
 
 import ipywidgets as widgets
+from IPython.display import display
 
 from helpers.infra.plotting import figure_to_png
+
+FALLBACK_CLASS = "course-explorer-fallback"
+WIDGET_NOTE = "(above: the explorer's first view; run the notebook to move its controls)"
 
 
 def slider(value, min, max, step, description: str, integer: bool | None = None, readout_format: str | None = None):
@@ -59,13 +87,16 @@ class Explorer:
         that train: nothing runs until the reader clicks); otherwise any change redraws.
 
     ``summary`` holds the last summary text, ``png`` the last image bytes, ``renders``
-    counts redraws; tests and the browser check read them.
+    counts redraws; tests and the browser check read them. ``fallback_bundle()`` is the static
+    first render that displaying the explorer writes before the live widget (see the module
+    docstring).
     """
 
     def __init__(self, render: Callable[..., tuple], controls: dict, title: str = "",
                  run_button: str | None = None):
         self.render, self.controls = render, dict(controls)
-        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
+        # natural size, like the fallback and inline figures (the flex column would stretch and blur it)
+        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%", align_self="flex-start"))
         self.image.add_class("course-explorer-plot")
         self.text = widgets.HTML()
         self.text.add_class("course-explorer-text")
@@ -82,9 +113,20 @@ class Explorer:
             for w in self.controls.values():
                 w.observe(lambda _change: self.update(), names="value")
         children += [self.image, self.text]
+        self.title = title
         self.box = widgets.VBox(children)
         self.box.add_class("course-explorer")
         self.update()
+        self.first_png, self.first_summary = self.png, self.summary
+        key = hashlib.sha256(self.first_png + self.first_summary.encode("utf-8")).hexdigest()[:16]
+        self.fallback_key = f"course-explorer-{key}"
+        # hides this explorer's own fallback wherever the widget renders (see the module docstring);
+        # the second rule also collapses the empty output row around it (browsers with :has())
+        hide = widgets.HTML(f"<style>.{FALLBACK_CLASS}.{self.fallback_key} {{display: none !important}} "
+                            f".jp-OutputArea-child:has(> .jp-OutputArea-output .{self.fallback_key}) "
+                            f"{{display: none !important}}</style>",
+                            layout=widgets.Layout(display="none"))
+        self.box.children = (*self.box.children, hide)
 
     def values(self) -> dict:
         return {name: w.value for name, w in self.controls.items()}
@@ -103,5 +145,32 @@ class Explorer:
         self.renders += 1
         self.text.value = f"<pre style='margin:0'>{html.escape(summary)}</pre>"
 
+    def fallback_bundle(self) -> dict:
+        """The first render as a display bundle: ``text/html`` (title, image as a data URI,
+        summary), ``image/png`` (base64) and ``text/plain`` (title and summary)."""
+        b64 = base64.b64encode(self.first_png).decode("ascii")
+        title = f"<b>{html.escape(self.title)}</b><br>" if self.title else ""
+        alt = html.escape(self.title or "explorer plot", quote=True)
+        image = f'<img src="data:image/png;base64,{b64}" alt="{alt}" style="max-width: 100%">' if b64 else ""
+        page = (f'<div class="{FALLBACK_CLASS} {self.fallback_key}">{title}{image}'
+                f"<pre style='margin: 0; white-space: pre-wrap; word-break: normal; overflow-wrap: break-word'>{html.escape(self.first_summary)}</pre></div>")
+        text = (f"{self.title}\n" if self.title else "") + self.first_summary
+        bundle = {"text/html": page, "image/png": b64, "text/plain": text}
+        if not b64:  # the first render failed: its error is the summary, there is no image
+            del bundle["image/png"]
+        return bundle
+
+    def widget_bundle(self) -> dict:
+        """The live widget's display bundle, with a ``text/plain`` note in place of
+        ``VBox(children=...)``: nbconvert's HTML, a PDF and a terminal show it under the
+        fallback, where the widget cannot render."""
+        bundle = dict(self.box._repr_mimebundle_())
+        bundle["text/plain"] = WIDGET_NOTE
+        return bundle
+
+    def _ipython_display_(self):
+        display(self.fallback_bundle(), raw=True)
+        display(self.widget_bundle(), raw=True)
+
     def _repr_mimebundle_(self, **kwargs):
-        return self.box._repr_mimebundle_(**kwargs)
+        return self.widget_bundle()

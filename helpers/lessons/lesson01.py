@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
 from helpers.course.bbc_topics import TopicData, bbc_topic_data
-from helpers.infra.plotting import new_figure, plot_curves
+from helpers.infra.plotting import GREY, new_figure, plot_curves, set_labels
 from helpers.infra.training import History, train_loop
 from helpers.lib.batching import minibatch_indices
 from helpers.lib.layers import ACTIVATIONS, Sequential, SoftmaxCrossEntropy, mlp
@@ -103,18 +103,15 @@ def render_activation(z: float = 1.0, activation: str = "tanh"):
     """
     f, df = ACTIVATIONS[activation]
     zs = np.linspace(-6, 6, 400)
-    fig, ax = new_figure(width=6, height=3.4)
+    fig, ax = new_figure()
     ax.plot(zs, f(zs), label=f"{activation}(z)")
     ax.plot(zs, df(zs), "--", label=f"{activation}'(z)")
     fz, dfz = float(f(np.array([z]))[0]), float(df(np.array([z]))[0])
     ax.plot([z], [fz], "o", color="C0")
     ax.plot([z], [dfz], "o", color="C1")
-    ax.axvline(z, color="gray", lw=0.8)
-    ax.set_title(f"{activation} and its derivative")
-    ax.set_xlabel("pre-activation z")
-    ax.set_ylabel("value")
+    ax.axvline(z, color=GREY, lw=0.8)
+    set_labels(ax, f"{activation} and its derivative", "pre-activation z", "value")
     ax.legend(loc="upper left")
-    ax.grid(alpha=0.3)
     state = "dead (no gradient)" if activation == "relu" and z <= 0 else \
         "saturated (gradient < 0.05)" if dfz < 0.05 else "active"
     return fig, f"{activation}({z:+.2f}) = {fz:.4f}, derivative = {dfz:.4f}: {state}"
@@ -134,7 +131,7 @@ def render_regularisation(l2: float = 0.0, dropout: float = 0.0, n_train: int = 
     y_train, y_valid = data.labels[data.train][sub], data.labels[data.valid]
     _, hist = train_classifier(X_train[sub], y_train, X_valid, y_valid, hidden=hidden, lr=lr,
                                epochs=epochs, l2=l2, dropout=dropout, seed=seed, progress=False)
-    fig, ax = new_figure(width=6, height=3.4)
+    fig, ax = new_figure()
     plot_curves(ax, {"training loss": hist.metric("train_loss"), "validation loss": hist.metric("valid_loss")},
                 title=f"{n_train} training articles, L2 = {l2:g}, dropout = {dropout:g}",
                 xlabel="epoch", ylabel="cross-entropy (nats)")

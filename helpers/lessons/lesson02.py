@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers.infra.plotting import new_figure
+from helpers.infra.plotting import COLOURS, GREY, GREY_DARK, log_axis, new_figure, set_labels
 from helpers.infra.threads import single_thread_blas
 from helpers.lib.gradient_flow import gradient_norms_through_time, random_recurrent_layer
 from helpers.lib.layers import Linear
@@ -37,19 +37,17 @@ SCALES = (0.5, 1.0, 2.0, 3.0)
 def render_gradient_flow(scale: float = 1.0, steps: int = 60, hidden: int = 64):
     """Explorer: how the gradient reaching k steps back grows or shrinks with the recurrent
     weight scale (largest singular value of W_s)."""
-    fig, ax = new_figure(width=6.4, height=3.8)
+    fig, ax = new_figure()
     ks = np.arange(steps)
     for s in SCALES:
-        ax.semilogy(ks, gradient_norms_through_time(random_recurrent_layer("rnn", s, hidden=hidden), steps),
-                    color="0.75", lw=1)
-        ax.annotate(f"{s:g}", (steps - 1, gradient_norms_through_time(
-            random_recurrent_layer("rnn", s, hidden=hidden), steps)[-1]), fontsize=8, color="0.4")
+        norms = gradient_norms_through_time(random_recurrent_layer("rnn", s, hidden=hidden), steps)
+        ax.plot(ks, norms, color=GREY, lw=1, ls="-")
+        ax.annotate(f"{s:g}", (steps - 1, norms[-1]), fontsize=8, color=GREY_DARK)
     g = gradient_norms_through_time(random_recurrent_layer("rnn", scale, hidden=hidden), steps)
-    ax.semilogy(ks, g, color="C3", lw=2.5, label=f"scale {scale:g}")
-    ax.set_title("Gradient reaching k steps back (tanh RNN, random weights)")
-    ax.set_xlabel("k (time steps back from the loss)")
-    ax.set_ylabel("||dL/dh_{T-k}|| (log scale)")
-    ax.grid(alpha=0.3, which="both")
+    ax.plot(ks, g, color=COLOURS["vermillion"], lw=2.5, ls="-", label=f"scale {scale:g}")
+    log_axis(ax, "y")
+    set_labels(ax, "Gradient reaching k steps back (tanh RNN, random weights)",
+               "k (time steps back from the loss)", r"$\|\partial L/\partial h_{T-k}\|$ (log scale)")
     ax.legend(loc="upper left")
     ratio = g[-1] / g[0]
     verdict = "explodes" if ratio > 10 else ("vanishes" if ratio < 0.1 else "roughly survives")
@@ -103,13 +101,13 @@ def render_temperature(temperature: float = 1.0, seed: int = 0, *, model: Recurr
     logits = next_word_logits(model, vocab, prompt)
     p1, pt = temperature_probs(logits, 1.0), temperature_probs(logits, temperature)
     order = np.argsort(-p1)[:top]
-    fig, ax = new_figure(width=6.4, height=3.6)
+    fig, ax = new_figure()
     xs = np.arange(top)
-    ax.bar(xs - 0.2, p1[order], 0.4, label="temperature 1 (the model)", color="0.7")
-    ax.bar(xs + 0.2, pt[order], 0.4, label=f"temperature {temperature:g}", color="C0")
+    ax.bar(xs - 0.2, p1[order], 0.4, label="temperature 1 (the model)", color=GREY)
+    ax.bar(xs + 0.2, pt[order], 0.4, label=f"temperature {temperature:g}", color=COLOURS["blue"])
     ax.set_xticks(xs, [vocab.itos[i] for i in order], rotation=45, ha="right")
-    ax.set_ylabel("probability of the next word")
-    ax.set_title(f"Next word after '{' '.join(prompt)}'")
+    set_labels(ax, f"Next word after '{' '.join(prompt)}'", f"the model's {top} most likely next words",
+               "probability of the next word")
     ax.legend()
     entropy = float(-(pt * np.log(pt + 1e-300)).sum())
     words = generate(model, vocab, list(prompt), 20, temperature, np.random.default_rng(seed))

@@ -10,7 +10,15 @@ from functools import lru_cache
 
 import numpy as np
 
-from helpers.infra.plotting import new_figure
+from helpers.infra.plotting import (
+    GREY,
+    MARKERS,
+    colour_bar,
+    heatmap,
+    log_axis,
+    new_figure,
+    set_labels,
+)
 from helpers.infra.threads import single_thread_blas
 from helpers.lib.gradient_flow import (
     TIME_LAYERS,
@@ -86,17 +94,14 @@ def render_long_range(steps: int = 300, forget_bias: float = 2.0, hidden: int = 
     """Explorer: accuracy against distance for an RNN and an LSTM trained on the toy agreement task."""
     distances = tuple(d for d in DISTANCES if d <= max_distance) or (max_distance,)
     acc = long_range_accuracy(("rnn", "lstm"), distances, hidden, steps, forget_bias)
-    fig, ax = new_figure(width=6.0, height=3.6)
-    for k, style in (("rnn", "o-"), ("lstm", "s-")):
-        ax.plot(distances, acc[k], style, label=k.upper())
-    ax.axhline(0.5, color="0.5", ls=":", label="chance")
-    ax.set_xscale("log")
-    ax.set_xticks(distances, [str(d) for d in distances])
+    fig, ax = new_figure()
+    for k, marker in (("rnn", MARKERS[0]), ("lstm", MARKERS[1])):
+        ax.plot(distances, acc[k], marker=marker, label=k.upper())
+    ax.axhline(0.5, color=GREY, ls=":", label="chance")
+    log_axis(ax, "x", ticks=distances)
     ax.set_ylim(0.4, 1.02)
-    ax.set_title(f"Remembering the first token ({steps} steps, hidden {hidden}, LSTM forget bias {forget_bias:g})")
-    ax.set_xlabel("distance (distractor tokens between the cue and the prediction)")
-    ax.set_ylabel("held-out accuracy")
-    ax.grid(alpha=0.3)
+    set_labels(ax, f"Remembering the first token ({steps} steps, hidden {hidden}, forget bias {forget_bias:g})",
+               "distance (distractor tokens between the cue and the prediction)", "held-out accuracy")
     ax.legend()
     return fig, "  ".join(f"{k.upper()}: " + ", ".join(f"d={d}: {a:.2f}" for d, a in zip(distances, acc[k], strict=True))
                           for k in acc)
@@ -112,30 +117,27 @@ def gate_heatmap(layer, E: np.ndarray, ids: np.ndarray, words: list[str], n_unit
     gates = layer.gates[0]
     H = layer.hidden_size
     units = np.argsort(-gates[:, H:2 * H].std(axis=0))[:n_units]
-    fig, axes = new_figure(ncols=3, width=4.6, height=0.26 * n_units + 1.6)
+    fig, axes = new_figure(ncols=3, height=0.26 * n_units + 1.6)
     for ax, (name, k) in zip(axes, (("input gate i", 0), ("forget gate f", 1), ("output gate o", 3)), strict=True):
-        im = ax.imshow(gates[:, k * H + units].T, aspect="auto", cmap="viridis", vmin=0, vmax=1)
-        ax.set_xticks(range(len(words)), words, rotation=90, fontsize=8)
-        ax.set_yticks(range(n_units), [str(u) for u in units], fontsize=7)
-        ax.set_title(name)
-        ax.set_xlabel("word read at this step")
-    axes[0].set_ylabel("hidden unit")
-    fig.colorbar(im, ax=list(axes), shrink=0.8, label="gate value (0 = closed, 1 = open)")
+        im = heatmap(ax, gates[:, k * H + units].T, title=name, x="word read at this step", y="hidden unit",
+                     xticklabels=words, yticklabels=units, vmin=0, vmax=1, with_bar=False)
+        ax.tick_params(axis="x", labelsize=8)
+        ax.tick_params(axis="y", labelsize=7)
+    colour_bar(im, list(axes), "gate value (0 = closed, 1 = open)")
     return fig, gates
 
 
 def render_forget_bias_flow(forget_bias: float = 0.0, steps: int = 60, rnn_scale: float = 1.0):
     """Explorer: gradient reaching k steps back in a random LSTM whose forget gates start at
     sigmoid(forget_bias), against a random tanh RNN with recurrent scale ``rnn_scale``."""
-    fig, ax = new_figure(width=6.4, height=3.8)
+    fig, ax = new_figure()
     g_rnn = gradient_norms_through_time(random_recurrent_layer("rnn", rnn_scale), steps)
     g_lstm = gradient_norms_through_time(random_recurrent_layer("lstm", 1.0, forget_bias=forget_bias), steps)
-    ax.semilogy(g_rnn / g_rnn[0], label=f"RNN (scale {rnn_scale:g})")
-    ax.semilogy(g_lstm / g_lstm[0], lw=2.5, label=f"LSTM (forget bias {forget_bias:g}, f0 = {1 / (1 + np.exp(-forget_bias)):.2f})")
-    ax.set_title("Gradient reaching k steps back, random weights")
-    ax.set_xlabel("k (time steps back from the loss)")
-    ax.set_ylabel("||dL/dh_{T-k}|| / ||dL/dh_T|| (log)")
-    ax.grid(alpha=0.3, which="both")
+    ax.plot(g_rnn / g_rnn[0], label=f"RNN (scale {rnn_scale:g})")
+    ax.plot(g_lstm / g_lstm[0], lw=2.5, label=f"LSTM (forget bias {forget_bias:g}, f0 = {1 / (1 + np.exp(-forget_bias)):.2f})")
+    log_axis(ax, "y")
+    set_labels(ax, "Gradient reaching k steps back, random weights", "k (time steps back from the loss)",
+               r"$\|\partial L/\partial h_{T-k}\| \;/\; \|\partial L/\partial h_T\|$ (log scale)")
     ax.legend()
     k = steps - 1
     return fig, (f"{k} steps back: LSTM keeps {g_lstm[k] / g_lstm[0]:.1e} of the gradient, "

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from helpers.infra.plotting import new_figure
+from helpers.infra.plotting import heatmap, new_figure, set_labels
 from helpers.infra.seeding import torch_generator
 from helpers.lib.attention import dot_product_statistics
 from helpers.lib.layers import softmax
@@ -56,21 +56,21 @@ def render_scaling(d_k: int = 16, n_keys: int = 16, seed: int = 0):
     """Explorer view for √d_k: histograms of q·k with and without scaling, and the
     softmax of one query's scores both ways. Returns (figure, summary)."""
     st = dot_product_statistics(d_k, n_keys, np.random.default_rng(seed))
-    fig, (ax1, ax2) = new_figure(ncols=2, width=4.0, height=2.9)
+    fig, (ax1, ax2) = new_figure(ncols=2)
     raw = st["raw"].ravel()
     lim = max(4.0, float(np.percentile(np.abs(raw), 99.5)))
     bins = np.linspace(-lim, lim, 61)
     ax1.hist(raw, bins=bins, alpha=0.6, density=True, label="q·k")
     ax1.hist(raw / np.sqrt(d_k), bins=bins, alpha=0.6, density=True, label="q·k / √d_k")
-    ax1.set(title=f"dot products, d_k = {d_k}", xlabel="score", ylabel="density")
-    ax1.legend(fontsize=8)
+    set_labels(ax1, f"dot products, d_k = {d_k}", "score", "density")
+    ax1.legend()
     x = np.arange(n_keys)
     row = st["raw"][0]
     ax2.bar(x - 0.2, softmax(row), width=0.4, label="softmax(q·k)")
     ax2.bar(x + 0.2, softmax(row / np.sqrt(d_k)), width=0.4, label="softmax(q·k/√d_k)")
-    ax2.set(title="attention weights of one query", xlabel="key index", ylabel="weight", ylim=(0, 1))
-    ax2.legend(fontsize=8)
-    fig.tight_layout()
+    set_labels(ax2, "attention weights of one query", "key index", "weight")
+    ax2.set_ylim(0, 1)
+    ax2.legend()
     summary = (f"d_k={d_k}: var(q·k)={st['var_raw']:.1f} (theory {d_k}), var(q·k/√d_k)={st['var_scaled']:.2f}; "
                f"mean max weight {st['max_weight_raw']:.2f} unscaled vs {st['max_weight_scaled']:.2f} scaled; "
                f"softmax Jacobian norm {st['jacobian_raw']:.3f} vs {st['jacobian_scaled']:.3f}")
@@ -78,8 +78,13 @@ def render_scaling(d_k: int = 16, n_keys: int = 16, seed: int = 0):
 
 
 def _char_label(c: str) -> str:
-    """A visible tick label for a character: '␣' for a space, '\\n' for a newline."""
-    return "␣" if c == " " else repr(c)[1:-1]
+    """A visible tick label for a character: '␣' for a space, '↵' for a newline (a backslash
+    escape would read as TeX), other invisible characters as their escape without the backslash."""
+    if c == " ":
+        return "␣"
+    if c == "\n":
+        return "↵"
+    return c if c.isprintable() else repr(c)[2:-1]
 
 
 def render_attention(model: DecoderLM, corpus: CharCorpus, text: str, head: int = 0, layer: int = 0):
@@ -94,12 +99,10 @@ def render_attention(model: DecoderLM, corpus: CharCorpus, text: str, head: int 
     T = len(text)
     labels = [_char_label(c) for c in text]
     fig, ax = new_figure(width=5.4, height=4.7)
-    im = ax.imshow(W, cmap="viridis", vmin=0, vmax=1)
-    ax.set_xticks(range(T), labels, fontsize=7)
-    ax.set_yticks(range(T), labels, fontsize=7)
-    ax.set(title=f"layer {layer}, head {head}: attention weights", xlabel="key (attended-to character)",
-           ylabel="query (current character)")
-    fig.colorbar(im, ax=ax, fraction=0.046, label="weight")
+    heatmap(ax, W, title=f"layer {layer}, head {head}: attention weights", x="key (attended-to character)",
+            y="query (current character)", colour_label="attention weight", xticklabels=labels, yticklabels=labels,
+            vmin=0, vmax=1)
+    ax.tick_params(labelsize=7)
     dist = np.abs(np.arange(T)[:, None] - np.arange(T)[None, :])
     mean_dist = float((W * dist).sum(axis=1).mean())
     self_w = float(np.diag(W).mean())
@@ -118,11 +121,12 @@ def render_temperature(model: nn.Module, corpus: CharCorpus, prompt: str, temper
     top = np.argsort(-p)[:15]
     entropy = float(-(p * np.log(np.clip(p, 1e-300, None))).sum())
     sample = corpus.decode(generate(model, ids, n_new, temperature, seed)[len(ids):])
-    fig, ax = new_figure(width=6.0, height=2.7)
+    fig, ax = new_figure(height=3.0)
     ax.bar(range(len(top)), p[top])
     ax.set_xticks(range(len(top)), [_char_label(corpus.vocab.itos[i]) for i in top])
-    ax.set(title=f"P(next character | '{prompt[-20:]}') at temperature {temperature:.2f}",
-           xlabel="character", ylabel="probability", ylim=(0, 1))
+    set_labels(ax, f"P(next character | '{prompt[-20:]}') at temperature {temperature:.2f}",
+               "character (the 15 most likely)", "probability")
+    ax.set_ylim(0, 1)
     summary = f"T={temperature:.2f}, entropy {entropy:.2f} nats. Sample: {prompt}{sample}"
     return fig, summary
 
@@ -132,7 +136,7 @@ def render_norm_comparison(corpus: CharCorpus, lr: float = 3e-3, warmup: int = 0
     """Train a Pre-LN and a Post-LN Transformer (d=64, 2 layers) for ``seconds`` each at
     learning rate ``lr`` with ``warmup`` steps of linear warm-up; plot both training curves
     against time. Returns (figure, summary with both held-out losses)."""
-    fig, ax = new_figure(width=6.0, height=3.2)
+    fig, ax = new_figure()
     parts = []
     for norm in ("pre", "post"):
         cfg = TransformerConfig(len(corpus.vocab), d_model=64, n_heads=4, n_layers=2, max_len=128, norm=norm)
@@ -141,8 +145,7 @@ def render_norm_comparison(corpus: CharCorpus, lr: float = 3e-3, warmup: int = 0
         t, loss = zip(*res.curve, strict=True)
         ax.plot(t, loss, label=f"{norm}-LN (held-out {res.valid_loss:.2f})")
         parts.append(f"{norm}-LN: {res.steps} steps, held-out loss {res.valid_loss:.3f} nats/char")
-    ax.set(title=f"Pre-LN vs Post-LN, lr={lr:.1e}, warm-up {warmup} steps", xlabel="wall-clock time (s)",
-           ylabel="training loss (nats/char)")
+    set_labels(ax, f"Pre-LN vs Post-LN, lr={lr:.1e}, warm-up {warmup} steps", "wall-clock time", "training loss",
+               x_unit="s", y_unit="nats/char")
     ax.legend()
-    ax.grid(alpha=0.3)
     return fig, f"lr={lr:.1e}, warm-up {warmup}: " + "; ".join(parts)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import matplotlib.pyplot as plt
 import scipy.sparse as sp
 
+from helpers.infra.plotting import COLOURS, new_figure, set_labels
 from helpers.lib.counting import cooccurrence_matrix, ppmi, top_pmi_pairs
 from helpers.lib.metrics import nearest_neighbours
 
@@ -19,15 +19,13 @@ def render_collocations(min_count: int, measure: str = "PMI", *, bigrams: sp.spm
     if measure not in ("PMI", "NPMI"):
         raise ValueError(f"measure must be 'PMI' or 'NPMI', got {measure!r}")
     rows = top_pmi_pairs(bigrams, itos, n=n, min_count=min_count, measure=measure.lower())
-    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    fig, ax = new_figure()
     if rows:
         labels = [f"{a} {b} ({int(cnt)})" for a, b, _, cnt in rows][::-1]
-        ax.barh(labels, [r[2] for r in rows][::-1], color="tab:purple")
-    ax.set(title=f"Top bigrams by {measure}, pairs seen >= {min_count} times",
-           xlabel=f"{measure} ({'bits' if measure == 'PMI' else 'in [-1, 1]'})")
+        ax.barh(labels, [r[2] for r in rows][::-1], color=COLOURS["purple"])
+    set_labels(ax, f"Top bigrams by {measure}, pairs seen >= {min_count} times",
+               measure, "bigram (times seen)", x_unit="bits" if measure == "PMI" else "in [−1, 1]")
     ax.tick_params(axis="y", labelsize=8)
-    ax.grid(alpha=0.3, axis="x")
-    fig.tight_layout()
     if not rows:
         return fig, f"min count {min_count}: no bigram is that frequent"
     summary = (f"min count {min_count}: " + ", ".join(f"{a} {b} ({s:.2f})" for a, b, s, _ in rows))
@@ -45,14 +43,12 @@ def render_contexts(window: int, weighting: str, cross_sentences: bool, word: st
                                  cross_sentences=cross_sentences)
     vectors = ppmi(counts, alpha=alpha)
     neighbours = nearest_neighbours(vectors, vocab, word, k=n)
-    fig, ax = plt.subplots(figsize=(7, 3.6))
-    ax.barh([w for w, _ in neighbours][::-1], [c for _, c in neighbours][::-1], color="tab:orange")
-    ax.set(title=f"PPMI neighbours of '{word}' (window ±{window}, {weighting}, "
-                 f"{'across' if cross_sentences else 'within'} sentences)",
-           xlabel="cosine similarity of PPMI rows", xlim=(0, max(0.5, neighbours[0][1] * 1.1)))
-    ax.title.set_fontsize(9)
-    ax.grid(alpha=0.3, axis="x")
-    fig.tight_layout()
+    fig, ax = new_figure()
+    ax.barh([w for w, _ in neighbours][::-1], [c for _, c in neighbours][::-1], color=COLOURS["orange"])
+    set_labels(ax, f"PPMI neighbours of '{word}' (window ±{window}, {weighting}, "
+                   f"{'across' if cross_sentences else 'within'} sentences)",
+               "cosine similarity of PPMI rows", "neighbour")
+    ax.set_xlim(0, max(0.5, neighbours[0][1] * 1.1))
     summary = (f"window ±{window}, {weighting}, {'across' if cross_sentences else 'within'} sentences: "
                f"{counts.nnz:,} distinct pairs, total weight {counts.sum():,.0f}; neighbours of "
                f"'{word}': " + ", ".join(f"{w} ({c:.2f})" for w, c in neighbours))

@@ -11,7 +11,7 @@ import numpy as np
 from helpers.course.corpus import modern_english_sentences
 from helpers.course.data import load_analogies, load_word_similarity
 from helpers.course.word_vectors import COURSE_CONFIG
-from helpers.infra.plotting import new_figure
+from helpers.infra.plotting import COLOURS, new_figure, set_labels
 from helpers.lib.metrics import analogy_accuracy, nearest_neighbours, similarity_correlation
 from helpers.lib.negative_sampling import NoiseSampler, SkipGramNS, full_softmax_step
 from helpers.lib.word2vec import prepare_corpus, train_torch
@@ -54,15 +54,15 @@ def dimension_render(dim: int = 50, fraction: float = 0.5, epochs: int = 1, seed
     ws = similarity_correlation(tv.W, tv.vocab, load_word_similarity("wordsim353"), "WordSim-353")
     sl = similarity_correlation(tv.W, tv.vocab, load_word_similarity("simlex999"), "SimLex-999")
     an = analogy_accuracy(tv.W, tv.vocab, load_analogies(), "add")
-    fig, ax = new_figure(width=6, height=3.4)
+    fig, ax = new_figure()
     names = ["WordSim-353 ρ", "SimLex-999 ρ", "analogy acc."]
     vals = [ws.rho or 0.0, sl.rho or 0.0, an.accuracy or 0.0]
-    bars = ax.bar(names, vals, color=["tab:blue", "tab:orange", "tab:green"])
+    bars = ax.bar(names, vals, color=[COLOURS["blue"], COLOURS["orange"], COLOURS["green"]])
     for b, v in zip(bars, vals, strict=True):
         ax.text(b.get_x() + b.get_width() / 2, v, f"{v:.3f}", ha="center", va="bottom")
     ax.set_ylim(min(0, min(vals)) - 0.02, 0.5)
-    ax.set_ylabel("score (ρ or accuracy)")
-    ax.set_title(f"skip-gram, {dim} dims, {epochs} epoch(s), {corpus.n_raw_tokens:,} tokens")
+    set_labels(ax, f"skip-gram, {dim} dims, {epochs} epoch(s), {corpus.n_raw_tokens:,} tokens", "evaluation",
+               "score (ρ or accuracy)")
     nn = ", ".join(w for w, _ in nearest_neighbours(tv.W, tv.vocab, "money", k=5)) if "money" in tv.vocab else "-"
     summary = (f"dim={dim}: WS353 ρ={vals[0]:.3f}, SimLex ρ={vals[1]:.3f}, analogies {vals[2]:.1%} "
                f"({tv.seconds:.1f} s, {tv.words_per_second:,.0f} words/s); money → {nn}")

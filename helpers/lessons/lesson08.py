@@ -6,7 +6,7 @@ from typing import Sequence
 
 import numpy as np
 
-from helpers.infra.plotting import new_figure
+from helpers.infra.plotting import COLOURS, GREY, log_axis, new_figure, set_labels
 from helpers.lib.fasttext import FastTextVectors
 from helpers.lib.glove import glove_weight
 from helpers.lib.metrics import nearest_neighbours, vocab_maps
@@ -52,22 +52,22 @@ def render_glove_weight(x_max: float = 100.0, alpha: float = 0.75, *, counts: np
     weight_share = [float(f[(x >= lo) & (x < hi)].sum() / f.sum()) for lo, hi in ranges]
     labels = [f"{lo:g}–{hi:g}" if np.isfinite(hi) else f"≥ {lo:g}" for lo, hi in ranges]
 
-    fig, (ax1, ax2) = new_figure(ncols=2, width=4.6, height=3.4)
+    fig, (ax1, ax2) = new_figure(ncols=2)
     xs = np.logspace(np.log10(x.min()), np.log10(x.max()), 400)
-    ax1.plot(xs, glove_weight(xs, 100.0, 0.75), "--", color="0.6", label="x_max = 100, α = 0.75 (GloVe)")
-    ax1.plot(xs, glove_weight(xs, x_max, alpha), color="tab:blue", label=f"x_max = {x_max:g}, α = {alpha:g}")
-    ax1.axvline(x_max, color="tab:blue", ls=":", lw=1)
-    ax1.set_xscale("log")
-    ax1.set(title="weighting f(x)", xlabel="co-occurrence count x (log scale)", ylabel="weight f(x)", ylim=(0, 1.05))
-    ax1.legend(fontsize=8, loc="upper left")
-    ax1.grid(alpha=0.3)
+    ax1.plot(xs, glove_weight(xs, 100.0, 0.75), "--", color=GREY, label="x_max = 100, α = 0.75 (GloVe)")
+    ax1.plot(xs, glove_weight(xs, x_max, alpha), "-", color=COLOURS["blue"], label=f"x_max = {x_max:g}, α = {alpha:g}")
+    ax1.axvline(x_max, color=COLOURS["blue"], ls=":", lw=1)
+    log_axis(ax1, "x")
+    set_labels(ax1, "weighting f(x)", "co-occurrence count x (log scale)", "weight f(x)")
+    ax1.set_ylim(0, 1.05)
+    ax1.legend(loc="upper left")
     pos = np.arange(len(ranges))
-    ax2.bar(pos - 0.2, pair_share, 0.4, color="0.6", label="share of the pairs")
-    ax2.bar(pos + 0.2, weight_share, 0.4, color="tab:blue", label="share of the total weight Σ f")
+    ax2.bar(pos - 0.2, pair_share, 0.4, color=GREY, label="share of the pairs")
+    ax2.bar(pos + 0.2, weight_share, 0.4, color=COLOURS["blue"], label="share of the total weight Σ f")
     ax2.set_xticks(pos, labels)
-    ax2.set(title=f"{x.size:,} word pairs by count", xlabel="co-occurrence count x", ylabel="share", ylim=(0, 1))
-    ax2.legend(fontsize=8)
-    fig.tight_layout()
+    set_labels(ax2, f"{x.size:,} word pairs by count", "co-occurrence count x", "share")
+    ax2.set_ylim(0, 1)
+    ax2.legend()
     rare = x < 10
     summary = (f"x_max = {x_max:g}, α = {alpha:g}: f(1) = {float(glove_weight(1.0, x_max, alpha)):.3f}; "
                f"{np.mean(x >= x_max):.1%} of the {x.size:,} pairs reach the cap f = 1; the pairs seen "

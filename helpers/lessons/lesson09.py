@@ -10,17 +10,25 @@ from __future__ import annotations
 import time
 from typing import Sequence
 
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from sklearn.decomposition import PCA
 from sklearn.model_selection import train_test_split
-from tqdm.auto import tqdm
 
 from helpers.course.bbc_topics import bbc_split, bbc_topic_task
 from helpers.course.data import load_analogies, load_word_similarity
 from helpers.course.scaling_grid import METRICS, ScalingGrid
-from helpers.infra.plotting import new_figure
+from helpers.infra.plotting import (
+    BLACK,
+    COLOURS,
+    GREY,
+    LINESTYLES,
+    MARKERS,
+    log_axis,
+    new_figure,
+    set_labels,
+)
+from helpers.infra.progress import progress_bar
 from helpers.lib.embedding_classifier import (
     MeanEmbeddingClassifier,
     accuracy,
@@ -75,7 +83,7 @@ def comparison_table(methods: dict, classifiers: Sequence[str] = ("logreg", "knn
                                       "simlex": load_word_similarity("simlex999")})
     kw.setdefault("task", bbc_topic_task())
     rows = []
-    for name, entry in tqdm(methods.items(), desc="evaluating", disable=not progress, leave=False):
+    for name, entry in progress_bar(methods.items(), desc="evaluating", disable=not progress):
         if len(entry) != 3:
             raise ValueError(f"{name}: expected (vectors, vocab, training seconds), got {len(entry)} items")
         vectors, vocab, secs = entry
@@ -184,18 +192,16 @@ def make_projection_render(embeddings: dict, groups: dict | None = None):
             raise ValueError(f"fewer than 3 of the group words are in the vocabulary of {name}")
         Y = project_2d(np.asarray(vectors)[[stoi[w] for w in words]], method)
         fig, ax = new_figure(width=7, height=5)
-        colours = dict(zip(groups, ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown",
-                                     "tab:pink", "tab:gray", "tab:olive", "tab:cyan"], strict=False))
+        palette = list(COLOURS.values())
+        style = {g: (palette[i % len(palette)], MARKERS[i % len(MARKERS)]) for i, g in enumerate(groups)}
         for (x, y), w, g, s in zip(Y, words, labels, is_seed, strict=True):
-            ax.scatter(x, y, color=colours[g], s=40 if s else 12, alpha=1.0 if s else 0.6)
-            ax.annotate(w, (x, y), fontsize=9 if s else 7, color=colours[g], alpha=1.0 if s else 0.7,
+            ax.scatter(x, y, color=style[g][0], marker=style[g][1], s=40 if s else 12, alpha=1.0 if s else 0.6)
+            ax.annotate(w, (x, y), fontsize=9 if s else 7, color=style[g][0], alpha=1.0 if s else 0.7,
                         xytext=(2, 2), textcoords="offset points")
         for g in groups:
-            ax.scatter([], [], color=colours[g], label=g)
-        ax.legend(fontsize=8, loc="best")
-        ax.set_title(f"{method} of {len(words)} words, {name}")
-        ax.set_xlabel(f"{method} dimension 1")
-        ax.set_ylabel(f"{method} dimension 2")
+            ax.scatter([], [], color=style[g][0], marker=style[g][1], label=g)
+        ax.legend(loc="best")
+        set_labels(ax, f"{method} of {len(words)} words, {name}", f"{method} dimension 1", f"{method} dimension 2")
         seeds = np.array(is_seed)
         lab = np.array(labels)
         D = np.linalg.norm(Y[:, None, :] - Y[None, seeds, :], axis=2)
@@ -219,28 +225,26 @@ def scaling_render(grid: ScalingGrid, metric: str = "analogy", across: str = "co
         raise ValueError(f"across must be 'corpus size' or 'dimension', got {across!r}")
     S = grid.scores[metric]
     scale = 100 if metric == "analogy" else 1
-    fig, ax = new_figure(width=6.4, height=3.8)
-    colours = plt.colormaps["viridis"](np.linspace(0, 0.9, max(S.shape)))
-    if across == "corpus size":
-        for j, d in enumerate(grid.dims):
-            ax.plot(grid.tokens, scale * S[:, j], "o-", color=colours[j], label=f"{d} dims")
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(grid.tokens, [f"{t / 1e6:.2f}M" for t in grid.tokens])
-        ax.set_xlabel("training tokens (log scale)")
-    else:
-        for i, t in enumerate(grid.tokens):
-            ax.plot(grid.dims, scale * S[i, :], "o-", color=colours[i], label=f"{t / 1e6:.2f}M tokens")
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(grid.dims, [str(d) for d in grid.dims])
-        ax.set_xlabel("vector dimension (log scale)")
-    ax.set_ylabel(METRICS[metric] + (" (%)" if scale == 100 else ""))
-    ax.axhline(0, color="k", lw=0.5)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, ncol=2)
+    fig, ax = new_figure()
     n = grid.n_scored.get(metric)
     what = "questions" if metric == "analogy" else "pairs"
     model = {"cbow": "CBOW", "skipgram": "skip-gram"}.get(grid.config.get("model"), "")
-    ax.set_title(f"word2vec {model}: {METRICS[metric]} on the same {n} {what}", fontsize=10)
+    if across == "corpus size":
+        for j, d in enumerate(grid.dims):
+            ax.plot(grid.tokens, scale * S[:, j], marker=MARKERS[j % len(MARKERS)], label=f"{d} dims")
+        log_axis(ax, "x", base=2, ticks=grid.tokens)
+        ax.set_xticks(grid.tokens, [f"{t / 1e6:.2f}M" for t in grid.tokens])
+        xlabel = "training tokens (log scale)"
+    else:
+        for i, t in enumerate(grid.tokens):
+            ax.plot(grid.dims, scale * S[i, :], marker=MARKERS[i % len(MARKERS)], label=f"{t / 1e6:.2f}M tokens")
+        log_axis(ax, "x", base=2, ticks=grid.dims)
+        ax.set_xticks(grid.dims, [str(d) for d in grid.dims])
+        xlabel = "vector dimension (log scale)"
+    set_labels(ax, f"word2vec {model}: {METRICS[metric]} on the same {n} {what}", xlabel, METRICS[metric],
+               y_unit="%" if scale == 100 else None)
+    ax.axhline(0, color=BLACK, lw=0.5)
+    ax.legend(ncol=2)
     i_best, j_best = np.unravel_index(np.nanargmax(S), S.shape)
     fmt = (lambda v: f"{100 * v:.1f}%") if scale == 100 else (lambda v: f"{v:.3f}")
     summary = (f"{METRICS[metric]}: smallest sample ({grid.tokens[0]:,} tokens) "
@@ -299,7 +303,7 @@ def embedding_experiment(vectors: np.ndarray, words: Sequence[str], train_sizes:
             raise ValueError(f"training-set size {n} is outside [1, {len(pool_y)}] (the training pool)")
     runs = [(n, s, m) for n in train_sizes for s in seeds for m in modes]
     rows = []
-    for n, s, mode in tqdm(runs, desc="frozen / fine-tuned / random", disable=not progress, leave=False):
+    for n, s, mode in progress_bar(runs, desc="frozen / fine-tuned / random", disable=not progress):
         idx = torch.from_numpy(_subset(pool_y, n, 1000 + s))
         if mode == "random":
             model = MeanEmbeddingClassifier(len(names), vocab_size=len(vocab), dim=E.shape[1], init_std=std, seed=s)
@@ -334,26 +338,25 @@ def plot_accuracy_vs_size(rows: list[dict], ax=None, highlight: int | None = Non
     if not rows:
         raise ValueError("no experiment rows to plot")
     if ax is None:
-        _, ax = new_figure(width=6, height=3.8)
+        _, ax = new_figure()
     summ = summarise_experiment(rows)
-    colours = {"frozen": "tab:blue", "fine-tuned": "tab:orange", "random": "tab:gray"}
+    styles = {"frozen": (COLOURS["blue"], LINESTYLES[0], MARKERS[0]),
+              "fine-tuned": (COLOURS["orange"], LINESTYLES[1], MARKERS[1]),
+              "random": (GREY, LINESTYLES[3], MARKERS[2])}
     for m in MODES:
         pts = [r for r in summ if r["mode"] == m]
         if not pts:
             continue
         x = [r["n_train"] for r in pts]
-        ax.plot(x, [r["mean_acc"] for r in pts], "o-", color=colours[m], label=m)
-        ax.fill_between(x, [r["min_acc"] for r in pts], [r["max_acc"] for r in pts], color=colours[m], alpha=0.15)
+        colour, ls, marker = styles[m]
+        ax.plot(x, [r["mean_acc"] for r in pts], color=colour, ls=ls, marker=marker, label=m)
+        ax.fill_between(x, [r["min_acc"] for r in pts], [r["max_acc"] for r in pts], color=colour, alpha=0.15)
     if highlight is not None:
-        ax.axvline(highlight, color="k", ls=":", lw=1)
-    ax.set_xscale("log")
+        ax.axvline(highlight, color=BLACK, ls=":", lw=1)
     sizes = sorted({r["n_train"] for r in summ})
-    ax.minorticks_off()                                   # label the measured sizes, not 3x10^1, 4x10^1, ...
-    ax.set_xticks(sizes, [str(n) for n in sizes])
-    ax.set_xlabel("training documents (log scale)")
-    ax.set_ylabel("test accuracy")
-    ax.set_title(title or "BBC News topics: pre-trained embeddings frozen / fine-tuned vs random")
-    ax.grid(alpha=0.3)
+    log_axis(ax, "x", ticks=sizes)                        # label the measured sizes, not 3x10^1, 4x10^1, ...
+    set_labels(ax, title or "BBC News topics: pre-trained embeddings frozen / fine-tuned vs random",
+               "training documents (log scale)", "test accuracy")
     ax.legend()
     return ax
 
@@ -375,7 +378,7 @@ def make_size_render(vectors: np.ndarray, words: Sequence[str], epochs: int = 10
             new = embedding_experiment(vectors, words, train_sizes=(int(n_train),), seeds=(int(seed),),
                                        epochs=epochs, split=split, progress=False, **experiment_kw)
             done.extend(new)
-        fig, ax = new_figure(width=6, height=3.8)
+        fig, ax = new_figure()
         plot_accuracy_vs_size(done, ax=ax, highlight=int(n_train))
         acc = {r["mode"]: r["test_acc"] for r in new}
         best = max(acc, key=acc.get)

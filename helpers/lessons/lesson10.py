@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from helpers.course.data import SenseExample
-from helpers.infra.plotting import new_figure
+from helpers.infra.plotting import BLACK, COLOURS, new_figure, set_labels
 from helpers.lib.bert import TinyBert
 from helpers.lib.bpe import SPECIALS, BPETokenizer
 from helpers.lib.contextual import nearest_sense, word_vectors
@@ -95,21 +95,19 @@ def render_sense_explorer(model: TinyBert, tok: BPETokenizer, examples: Sequence
     # word-initial pieces without their marker, continuation pieces as '-ing', specials as they are
     pieces = [p if p in SPECIALS else p[1:] if p.startswith("▁") else "-" + p for p in tok.pieces(seq)]
 
-    fig, (ax1, ax2) = new_figure(2, width=5.6, height=3.8)
-    colors = ["tab:red" if k == q else "tab:blue" for k in range(len(seq))]
+    fig, (ax1, ax2) = new_figure(2, height=3.8)
+    colors = [COLOURS["vermillion"] if k == q else COLOURS["blue"] for k in range(len(seq))]
     ax1.bar(np.arange(len(seq)), a, color=colors)
-    ax1.set_xticks(np.arange(len(seq)), pieces, rotation=70, fontsize=8)
-    ax1.set_ylabel("attention weight (mean of heads)")
-    ax1.set_title(f"layer {layer}: where '{word}' (red) looks")
+    ax1.set_xticks(np.arange(len(seq)), pieces, rotation=90, fontsize=8)
+    set_labels(ax1, f"layer {layer}: where '{word}' (red) looks", "piece of the sentence",
+               "attention weight (mean of heads)")
     P = pca_2d(X)
-    for s, c in zip(sorted(set(senses)), ["tab:orange", "tab:green"], strict=False):
-        ax2.scatter(*P[senses == s].T, c=c, label=s, alpha=0.75)
-    ax2.scatter(*P[sentence], marker="*", s=300, c="black", label="this sentence")
-    ax2.set_title(f"contextual vectors of '{word}', layer {layer} (PCA)")
-    ax2.set_xlabel("principal component 1")
-    ax2.set_ylabel("principal component 2")
-    ax2.legend(fontsize=8)
-    fig.tight_layout()
+    for s, c, m in zip(sorted(set(senses)), [COLOURS["orange"], COLOURS["green"]], ["o", "s"], strict=False):
+        ax2.scatter(*P[senses == s].T, color=c, marker=m, label=s, alpha=0.75)
+    ax2.scatter(*P[sentence], marker="*", s=300, color=BLACK, label="this sentence")
+    set_labels(ax2, f"contextual vectors of '{word}', layer {layer} (PCA)", "principal component 1",
+               "principal component 2")
+    ax2.legend()
     top = int(np.argmax(np.where(np.arange(len(seq)) == q, -1, a)))
     cos = ", ".join(f"{s} {v:.2f}" for s, v in scores.items())
     summary = (f"“{ex.sentence}” — labelled: {ex.sense}; nearest sense at layer {layer}: {pred} "

@@ -21,8 +21,8 @@ from collections import Counter, defaultdict
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
 
+from helpers.infra.progress import progress_bar
 from helpers.lib.text import tokenize
 
 PAD, UNK, CLS, SEP, MASK = "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"
@@ -110,7 +110,7 @@ class BPETokenizer:
         heapq.heapify(heap)
 
         merges: list[tuple[str, str]] = []
-        bar = tqdm(total=n_merges, desc="BPE merges", disable=not progress, leave=False)
+        bar = progress_bar(total=n_merges, desc="BPE merges", disable=not progress)
         while len(merges) < n_merges and heap:
             neg, pair = heapq.heappop(heap)
             if pair_count.get(pair, 0) != -neg:  # stale entry: the count changed since

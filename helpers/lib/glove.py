@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 import torch
-from tqdm.auto import tqdm
 
+from helpers.infra.progress import progress_bar
 from helpers.infra.seeding import choose_device
 from helpers.lib.counting import cooccurrence_matrix
 from helpers.lib.layers import Layer
@@ -235,7 +235,7 @@ def train_numpy(counts, dim: int = 50, epochs: int = 10, lr: float = 0.5, x_max:
     W, Wt, b, bt = layer.params
     G = [np.ones_like(p) for p in layer.params]               # AdaGrad accumulators
     P = len(x)
-    bar = tqdm(total=epochs * P, desc="GloVe NumPy", unit="pair", unit_scale=True, disable=not progress, leave=False)
+    bar = progress_bar(total=epochs * P, desc="GloVe NumPy", unit="pair", unit_scale=True, disable=not progress)
     epoch_loss, t0 = [], time.perf_counter()
 
     def adagrad(param, acc, ids, grad):
@@ -333,7 +333,7 @@ def train_torch(counts, dim: int = 100, epochs: int = 10, lr: float = 0.5, x_max
         threads = 1
     if threads is not None:
         torch.set_num_threads(threads)
-    bar = tqdm(total=epochs * P, desc="GloVe PyTorch", unit="pair", unit_scale=True, disable=not progress, leave=False)
+    bar = progress_bar(total=epochs * P, desc="GloVe PyTorch", unit="pair", unit_scale=True, disable=not progress)
     epoch_loss, metrics, t0, t_eval = [], [], time.perf_counter(), 0.0
     try:
         for _ in range(epochs):

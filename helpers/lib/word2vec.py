@@ -23,8 +23,8 @@ from typing import Sequence
 import numpy as np
 import torch
 import torch.nn.functional as F
-from tqdm.auto import tqdm
 
+from helpers.infra.progress import progress_bar
 from helpers.infra.seeding import choose_device
 from helpers.lib.negative_sampling import CBOWNS, NoiseSampler, SkipGramNS, unigram_noise
 from helpers.lib.text import Vocab
@@ -178,7 +178,7 @@ def train_numpy(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
     tables = (net.embed, net.ns.dot.embed)
     total_words = corpus.n_raw_tokens * epochs
     epoch_loss, t0 = [], time.perf_counter()
-    bar = tqdm(total=total_words, desc=f"NumPy {model}", unit="word", unit_scale=True, disable=not progress, leave=False)
+    bar = progress_bar(total=total_words, desc=f"NumPy {model}", unit="word", unit_scale=True, disable=not progress)
     for epoch in range(epochs):
         ids, sent = _subsample(corpus, sample, rng)
         if model == "skipgram":
@@ -288,7 +288,7 @@ def train_torch(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
     labels[0] = 1
     total_words = corpus.n_raw_tokens * epochs
     epoch_loss, t0 = [], time.perf_counter()
-    bar = tqdm(total=total_words, desc=f"PyTorch {model}", unit="word", unit_scale=True, disable=not progress, leave=False)
+    bar = progress_bar(total=total_words, desc=f"PyTorch {model}", unit="word", unit_scale=True, disable=not progress)
     threads = torch.get_num_threads()
     if dev.type == "cpu":
         # one thread per op: the ops are small and memory-bound, and OpenMP threads

@@ -1,0 +1,101 @@
+"""Clean executed notebooks before they are committed (``make execute`` runs this).
+
+Usage: python tests/clean_notebooks.py notebooks/*.ipynb   (add --check to only report)
+
+What it does to each notebook, in place:
+- removes saved widget state (``metadata.widgets``): it bloats the file and goes stale;
+- removes per-cell execution timestamps (``metadata.execution``, written by nbclient when
+  ``record_timing`` is on): they change on every run and carry nothing for a reader;
+- merges consecutive stream outputs of the same name (stdout, stderr) and keeps what a
+  terminal would show: text overwritten by a carriage return (a text progress bar redrawn
+  in place) or erased by a backspace is dropped, so a progress bar leaves its final line only;
+  a stream output left blank is removed.
+
+``clean(nb)`` does the same to a loaded notebook (a dict) and returns what it changed.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+_BACKSPACE = re.compile(r"[^\n]\x08")
+_CARRIAGE_RETURN = re.compile(r"^.*\r(?=[^\n])", re.MULTILINE)
+
+
+def terminal_text(text: str) -> str:
+    """``text`` as a terminal shows it: ``\\r`` returns to the line start, ``\\b`` erases a character."""
+    old = None
+    while old != text:
+        old, text = text, _BACKSPACE.sub("", text)
+    text = _CARRIAGE_RETURN.sub("", text.replace("\r\n", "\n"))
+    return text.replace("\r", "")
+
+
+def _text(source) -> str:
+    return "".join(source) if isinstance(source, list) else source
+
+
+def clean_outputs(outputs: list[dict]) -> list[dict]:
+    """Consecutive streams of one name merged, overwritten text dropped, blank streams removed."""
+    merged: list[dict] = []
+    for out in outputs:
+        if (out.get("output_type") == "stream" and merged and merged[-1].get("output_type") == "stream"
+                and merged[-1]["name"] == out["name"]):
+            merged[-1] = {**merged[-1], "text": _text(merged[-1]["text"]) + _text(out["text"])}
+        else:
+            merged.append(out)
+    cleaned = []
+    for out in merged:
+        if out.get("output_type") == "stream":
+            text = terminal_text(_text(out["text"]))
+            if not text.strip():
+                continue
+            out = {**out, "text": text.splitlines(keepends=True)}
+        cleaned.append(out)
+    return cleaned
+
+
+def clean(nb: dict) -> list[str]:
+    """Clean ``nb`` in place; returns a description of each change (empty: it was clean)."""
+    changes = []
+    if nb.get("metadata", {}).pop("widgets", None) is not None:
+        changes.append("widget state")
+    timestamps = 0
+    for cell in nb.get("cells", []):
+        if cell.get("metadata", {}).pop("execution", None) is not None:
+            timestamps += 1
+        if cell.get("cell_type") == "code":
+            before = cell.get("outputs", [])
+            after = clean_outputs(before)
+            if json.dumps(after) != json.dumps(before):
+                changes.append(f"streams of code cell {cell.get('execution_count')}")
+                cell["outputs"] = after
+    if timestamps:
+        changes.append(f"execution timestamps of {timestamps} cells")
+    return changes
+
+
+def main(argv: list[str]) -> int:
+    check = "--check" in argv
+    paths = [a for a in argv if a != "--check"]
+    dirty = 0
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            nb = json.load(f)
+        changes = clean(nb)
+        if not changes:
+            continue
+        dirty += 1
+        if check:
+            print(f"{path}: would clean {', '.join(changes)}")
+            continue
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(nb, f, indent=1, ensure_ascii=False)
+            f.write("\n")
+        print(f"{path}: cleaned {', '.join(changes)}")
+    return 1 if check and dirty else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

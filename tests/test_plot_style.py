@@ -1,0 +1,477 @@
+"""One plot style (issue 16): the plotting helpers, the style checker, and every plotting function
+of ``helpers`` drawn on tiny inputs and checked by :func:`helpers.infra.figure_checks.figure_problems`
+(titles and axis labels, no raw TeX, palette colours, no overlapping tick labels, clean log axes,
+heat maps with a colour bar and a perceptually uniform map).
+
+A new plotting function in ``helpers`` needs a case in ``CASES`` (``test_every_plotting_function_has_a_case``
+finds them by their calls to ``new_figure``), and draws through ``helpers.infra.plotting``.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+
+from helpers.infra import plotting  # noqa: E402
+from helpers.infra.figure_checks import figure_problems  # noqa: E402
+from helpers.infra.plotting import (  # noqa: E402
+    COLOURS,
+    GREY,
+    heatmap,
+    log_axis,
+    new_figure,
+    plot_curves,
+    set_labels,
+    tex_problem,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+# ---------------------------------------------------------------- the helpers
+def test_style_is_applied_and_figures_share_sizes():
+    assert matplotlib.rcParams["axes.prop_cycle"].by_key()["color"] == list(COLOURS.values())
+    assert matplotlib.rcParams["image.cmap"] == plotting.SEQUENTIAL_CMAP
+    assert not matplotlib.rcParams["text.usetex"]
+    one, _ = new_figure()
+    two, axes = new_figure(ncols=2)
+    assert len(axes) == 2
+    assert one.get_size_inches() == pytest.approx((plotting.PANEL_WIDTH[1], plotting.PANEL_HEIGHT))
+    assert two.get_size_inches() == pytest.approx((2 * plotting.PANEL_WIDTH[2], plotting.PANEL_HEIGHT))
+    with pytest.raises(ValueError, match="at least one row"):
+        new_figure(ncols=0)
+
+
+def test_palette_is_okabe_ito_and_matches_the_diagrams():
+    from helpers.infra.svg import PALETTE
+
+    okabe_ito = {"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000"}
+    assert {c.upper() for c in COLOURS.values()} == okabe_ito
+    assert all(c.upper() in plotting.ALLOWED_COLOURS for c in PALETTE.values())
+    # lines differ in line style too, so that they survive greyscale
+    assert len(set(map(str, plotting.LINESTYLES))) == len(COLOURS) == len(set(plotting.MARKERS))
+
+
+@pytest.mark.parametrize("text", ["h_{t-1}", r"\alpha = 0.75", r"||dL/dh_{T-k}||", "cost in $", r"$\frac{1}{$"])
+def test_raw_tex_is_refused(text):
+    assert tex_problem(text) is not None
+    _, ax = new_figure()
+    with pytest.raises(ValueError):
+        set_labels(ax, "title", text, "y")
+
+
+@pytest.mark.parametrize("text", ["$h_{t-1}$", r"$\|\partial L/\partial h\|$ (log scale)", "‖A‖_F", "x_max = 100, α",
+                                  "time (s)"])
+def test_mathtext_and_unicode_are_fine(text):
+    assert tex_problem(text) is None
+
+
+def test_set_labels_with_units():
+    _, ax = new_figure()
+    set_labels(ax, "Loss", "time", "loss", x_unit="s", y_unit="nats")
+    assert (ax.get_title(), ax.get_xlabel(), ax.get_ylabel()) == ("Loss", "time (s)", "loss (nats)")
+
+
+@pytest.mark.parametrize("lo, hi, base", [(20, 600, 10), (1e-9, 1.0, 10), (3.0, 8.0, 10), (16, 512, 2)])
+def test_log_axis_labels_major_ticks_only(lo, hi, base):
+    fig, ax = new_figure()
+    x = np.geomspace(lo, hi, 50)
+    ax.plot(x, np.log(x))
+    log_axis(ax, "x", base=base)
+    set_labels(ax, "a log axis", "x", "log x")
+    fig.canvas.draw()
+    minor = [t.get_text() for t in ax.xaxis.get_minorticklabels() if t.get_text()]
+    major = [t.get_text() for t in ax.xaxis.get_ticklabels() if t.get_text()]
+    assert minor == [] and len(major) >= 2, (minor, major)
+    assert figure_problems(fig) == []
+
+
+def test_heatmap_has_a_colour_bar_and_a_uniform_map():
+    fig, ax = new_figure()
+    im = heatmap(ax, np.arange(6.0).reshape(2, 3), title="t", x="column", y="row", colour_label="value",
+                 xticklabels=["a", "b", "c"], yticklabels=["r1", "r2"])
+    assert im.get_cmap().name == plotting.SEQUENTIAL_CMAP and im.colorbar is not None
+    assert figure_problems(fig) == []
+    _, ax = new_figure()
+    signed = heatmap(ax, [[-1.0, 2.0]], title="t", x="x", y="y", colour_label="v", signed=True)
+    assert signed.get_cmap().name == plotting.DIVERGING_CMAP and signed.get_clim() == (-2.0, 2.0)
+    with pytest.raises(ValueError, match="label"):
+        heatmap(ax, [[1.0]], title="t", x="x", y="y")
+    with pytest.raises(ValueError, match="3 columns"):
+        heatmap(ax, np.ones((2, 3)), title="t", x="x", y="y", colour_label="v", xticklabels=["a"])
+    with pytest.raises(ValueError, match="2-D"):
+        heatmap(ax, np.ones(3), title="t", x="x", y="y", colour_label="v")
+
+
+def test_plot_curves():
+    fig, ax = new_figure()
+    plot_curves(ax, {"train": [3, 2, 1.5, 1.2], "valid": [3.1, 2.4, 2.2, 2.3]}, "Loss", "epoch", "loss (nats)",
+                logy=True)
+    lines = ax.get_lines()
+    assert [line.get_label() for line in lines] == ["train", "valid"]
+    assert lines[0].get_linestyle() != lines[1].get_linestyle()      # greyscale-safe
+    assert figure_problems(fig) == []
+    with pytest.raises(ValueError, match="no curves"):
+        plot_curves(ax, {}, "t", "x", "y")
+
+
+# ---------------------------------------------------------------- the checker catches what it should
+def test_checker_finds_each_kind_of_problem():
+    fig, ax = new_figure()
+    ax.plot([1, 2], [1, 2], color="tab:red")
+    assert any("no title" in p for p in figure_problems(fig))
+    assert any("not in the course palette" in p for p in figure_problems(fig))
+    assert any("no x label" in p for p in figure_problems(fig))
+
+    fig, ax = new_figure()
+    ax.imshow(np.eye(3), cmap="jet")
+    set_labels(ax, "t", "x", "y")
+    problems = figure_problems(fig)
+    assert any("not perceptually uniform" in p for p in problems) and any("without a colour bar" in p for p in problems)
+
+    fig, ax = new_figure()
+    ax.set_xticks(range(30), [f"a long tick label {i}" for i in range(30)])
+    set_labels(ax, "t", "x", "y")
+    assert any("overlap" in p for p in figure_problems(fig))
+
+    fig, ax = new_figure()
+    ax.plot([3, 8], [1, 2])
+    ax.set_xscale("log")                  # matplotlib's own log axis labels minor ticks over < 1 decade
+    set_labels(ax, "t", "x", "y")
+    assert any("labels minor ticks" in p for p in figure_problems(fig))
+
+    fig, ax = new_figure()
+    ax.plot([1, 2], [1, 2])
+    ax.set_title("t")
+    ax.set_xlabel("h_{t}")
+    ax.set_ylabel("y")
+    assert any("raw TeX" in p for p in figure_problems(fig))
+
+
+# ---------------------------------------------------------------- every plotting function of helpers
+def _fig(result):
+    """The figure of a plotting function's result: (fig, summary), (fig, data) or an Axes."""
+    if isinstance(result, tuple):
+        return result[0]
+    return result.figure
+
+
+def _case_activation():
+    from helpers.lessons.lesson01 import render_activation
+
+    return render_activation(1.0, "tanh")
+
+
+def _case_regularisation():
+    from helpers.lessons.lesson01 import render_regularisation
+
+    return render_regularisation(l2=1e-3, dropout=0.2, n_train=20, epochs=2, hidden=8)
+
+
+def _case_gradient_flow():
+    from helpers.lessons.lesson02 import render_gradient_flow
+
+    return render_gradient_flow(2.0, steps=12, hidden=8)
+
+
+def _words_vocab():
+    from helpers.lib.rnn_lm import EOS
+    from helpers.lib.text import Vocab
+
+    words = [EOS, "the", "government", "said", "it", "would", "not", "be", "a", "plan", "new", "year", "of"]
+    return Vocab.build(words)
+
+
+def _case_temperature_words():
+    from helpers.lessons.lesson02 import render_temperature
+    from helpers.lib.rnn_lm import RecurrentLM
+
+    vocab = _words_vocab()
+    return render_temperature(0.7, model=RecurrentLM(len(vocab), "lstm", emb_dim=8, hidden=8), vocab=vocab, top=6)
+
+
+def _case_long_range():
+    from helpers.lessons.lesson03 import render_long_range
+
+    return render_long_range(steps=3, forget_bias=1.0, hidden=4, max_distance=15)
+
+
+def _case_gate_heatmap():
+    from helpers.lessons.lesson03 import gate_heatmap
+    from helpers.lib.recurrent import TimeLSTM
+
+    rng = np.random.default_rng(0)
+    words = ["the", "cat", "sat", "on", "the", "mat"]
+    return gate_heatmap(TimeLSTM(4, 6, rng), rng.standard_normal((5, 4)), np.array([0, 1, 2, 3, 0, 4]), words,
+                        n_units=4)
+
+
+def _case_forget_bias_flow():
+    from helpers.lessons.lesson03 import render_forget_bias_flow
+
+    return render_forget_bias_flow(2.0, steps=12)
+
+
+def _case_scaling():
+    from helpers.lessons.lesson04 import render_scaling
+
+    return render_scaling(d_k=8, n_keys=6)
+
+
+def _char_corpus():
+    from helpers.lib.text import Vocab
+    from helpers.lib.transformer import CharCorpus
+
+    vocab = Vocab(list(" abcdefghijklmnopqrstuvwxyz.\n"), specials=())
+    rng = np.random.default_rng(0)
+    ids = lambda n: rng.integers(0, len(vocab), n).astype(np.int64)  # noqa: E731
+    return CharCorpus(vocab, ids(20_000), ids(10_000), ("a work",))
+
+
+def _tiny_decoder(corpus):
+    from helpers.lib.transformer import DecoderLM, TransformerConfig
+
+    return DecoderLM(TransformerConfig(len(corpus.vocab), d_model=16, n_heads=2, n_layers=1, max_len=32))
+
+
+def _case_attention():
+    from helpers.lessons.lesson04 import render_attention
+
+    corpus = _char_corpus()
+    return render_attention(_tiny_decoder(corpus), corpus, "to be or not\nto be", head=1, layer=0)
+
+
+def _case_temperature_chars():
+    from helpers.lessons.lesson04 import render_temperature
+
+    corpus = _char_corpus()
+    return render_temperature(_tiny_decoder(corpus), corpus, "to be ", 0.8, n_new=10)
+
+
+def _case_norm_comparison():
+    from helpers.lessons.lesson04 import render_norm_comparison
+
+    return render_norm_comparison(_char_corpus(), seconds=0.3)
+
+
+def _case_lsa():
+    from helpers.lessons.lesson05 import render_lsa
+    from helpers.lib.text import Vocab
+
+    vocab = Vocab([f"w{i}" for i in range(12)], specials=())
+    rng = np.random.default_rng(0)
+    s = np.sort(rng.uniform(1, 5, 6))[::-1]
+    return render_lsa(3, "w2", singular_values=s, frobenius_sq=float((s ** 2).sum() * 1.5),
+                      u=np.linalg.qr(rng.standard_normal((12, 6)))[0], vocab=vocab, n_neighbours=4)
+
+
+def _toy_ids():
+    from helpers.lib.text import Vocab
+
+    sents = [["new", "york", "is", "big"], ["old", "york", "is", "big"], ["the", "city", "is", "new"]] * 5
+    vocab = Vocab.build([w for s in sents for w in s])
+    return vocab, [vocab.encode(s) for s in sents]
+
+
+def _case_collocations():
+    from helpers.lessons.lesson06 import render_collocations
+    from helpers.lib.counting import cooccurrence_matrix
+
+    vocab, ids = _toy_ids()
+    bigrams = cooccurrence_matrix(ids, len(vocab), window=1, symmetric=False)
+    return render_collocations(2, "NPMI", bigrams=sp.csr_matrix(bigrams), itos=vocab.itos, n=5)
+
+
+def _case_contexts():
+    from helpers.lessons.lesson06 import render_contexts
+
+    vocab, ids = _toy_ids()
+    return render_contexts(2, "harmonic", False, "new", sentences_ids=ids, vocab=vocab, n=3)
+
+
+def _case_dimension():
+    from helpers.lessons.lesson07 import dimension_render
+
+    return dimension_render(dim=8, fraction=0.02, epochs=1)
+
+
+def _case_glove_weight():
+    from helpers.lessons.lesson08 import render_glove_weight
+
+    counts = np.random.default_rng(0).pareto(1.2, 500) + 1
+    return render_glove_weight(50.0, 0.6, counts=counts)
+
+
+def _embeddings():
+    rng = np.random.default_rng(0)
+    words = ["france", "germany", "italy", "football", "tennis", "golf", "album", "band", "song"]
+    return rng.standard_normal((len(words), 5)), words
+
+
+def _case_projection():
+    from helpers.lessons.lesson09 import make_projection_render
+
+    E, words = _embeddings()
+    groups = {"countries": words[:3], "sport": words[3:6], "music": words[6:]}
+    return make_projection_render({"toy": (E, words)}, groups)(1, "PCA", "toy")
+
+
+def _grid():
+    from helpers.course.scaling_grid import METRICS, ScalingGrid
+
+    rng = np.random.default_rng(0)
+    F, D = 3, 4
+    return ScalingGrid(fractions=(0.25, 0.5, 1.0), dims=(16, 32, 64, 128), tokens=np.array([100_000, 200_000, 400_000]),
+                       scores={m: rng.uniform(0.05, 0.4, (F, D)) for m in METRICS}, seconds=np.ones((F, D)),
+                       n_scored={m: 100 for m in METRICS}, n_words=1000, config={"model": "cbow"})
+
+
+def _case_scaling_by_size():
+    from helpers.lessons.lesson09 import scaling_render
+
+    return scaling_render(_grid(), "analogy", "corpus size")
+
+
+def _case_scaling_by_dimension():
+    from helpers.lessons.lesson09 import scaling_render
+
+    return scaling_render(_grid(), "wordsim353", "dimension")
+
+
+def _rows():
+    return [{"mode": m, "n_train": n, "seed": s, "test_acc": 0.5 + 0.1 * i + 0.01 * s}
+            for i, n in enumerate((25, 100, 400)) for s in (0, 1) for m in ("frozen", "fine-tuned", "random")]
+
+
+def _case_accuracy_vs_size():
+    from helpers.lessons.lesson09 import plot_accuracy_vs_size
+
+    return plot_accuracy_vs_size(_rows(), highlight=100)
+
+
+def _case_size_render():
+    from helpers.lessons.lesson09 import make_size_render
+
+    rng = np.random.default_rng(0)
+    words = ["good", "great", "fine", "bad", "awful", "poor", "the", "a"]
+    docs = [list(rng.choice(words[:3] if y else words[3:6], 4)) + ["the"] for y in (0, 1) * 20]
+    y = np.array([0, 1] * 20)
+    split = (docs[:30], y[:30], docs[30:], y[30:], ["neg", "pos"])
+    return make_size_render(rng.standard_normal((8, 4)).astype(np.float32), words, epochs=2, split=split)(8, 0)
+
+
+def _case_sense_explorer():
+    import torch
+
+    from helpers.course.data import load_wsd_sentences
+    from helpers.lessons.lesson10 import render_sense_explorer
+    from helpers.lib.bert import BertConfig, TinyBert
+    from helpers.lib.bpe import BPETokenizer
+
+    ex = load_wsd_sentences()
+    tok = BPETokenizer.train([w for e in ex for w in e.tokens], vocab_size=120)
+    torch.manual_seed(0)
+    model = TinyBert(BertConfig(len(tok), dim=8, n_layers=1, n_heads=2, ff_dim=16, max_len=32)).eval()
+    return render_sense_explorer(model, tok, ex, sentence=0, word="bank", layer=1)
+
+
+# function (module:qualified name) -> how to draw it on tiny inputs
+CASES = {
+    "helpers.lessons.lesson01:render_activation": _case_activation,
+    "helpers.lessons.lesson01:render_regularisation": _case_regularisation,
+    "helpers.lessons.lesson02:render_gradient_flow": _case_gradient_flow,
+    "helpers.lessons.lesson02:render_temperature": _case_temperature_words,
+    "helpers.lessons.lesson03:render_long_range": _case_long_range,
+    "helpers.lessons.lesson03:gate_heatmap": _case_gate_heatmap,
+    "helpers.lessons.lesson03:render_forget_bias_flow": _case_forget_bias_flow,
+    "helpers.lessons.lesson04:render_scaling": _case_scaling,
+    "helpers.lessons.lesson04:render_attention": _case_attention,
+    "helpers.lessons.lesson04:render_temperature": _case_temperature_chars,
+    "helpers.lessons.lesson04:render_norm_comparison": _case_norm_comparison,
+    "helpers.lessons.lesson05:render_lsa": _case_lsa,
+    "helpers.lessons.lesson06:render_collocations": _case_collocations,
+    "helpers.lessons.lesson06:render_contexts": _case_contexts,
+    "helpers.lessons.lesson07:dimension_render": _case_dimension,
+    "helpers.lessons.lesson08:render_glove_weight": _case_glove_weight,
+    "helpers.lessons.lesson09:make_projection_render.render": _case_projection,
+    "helpers.lessons.lesson09:scaling_render": _case_scaling_by_size,
+    "helpers.lessons.lesson09:scaling_render (by dimension)": _case_scaling_by_dimension,
+    "helpers.lessons.lesson09:plot_accuracy_vs_size": _case_accuracy_vs_size,
+    "helpers.lessons.lesson09:make_size_render.render": _case_size_render,
+    "helpers.lessons.lesson10:render_sense_explorer": _case_sense_explorer,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES), ids=lambda n: n.split(":", 1)[1])
+def test_plotting_function_follows_the_style(name):
+    fig = _fig(CASES[name]())
+    problems = figure_problems(fig)
+    assert not problems, f"{name}:\n  " + "\n  ".join(problems)
+
+
+def _figure_makers(node, prefix: str = ""):
+    """Qualified names of the functions under ``node`` that call ``new_figure`` themselves
+    (not only through a function nested in them)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            name = f"{prefix}{child.name}"
+            nested = {id(n) for f in ast.walk(child) if f is not child and isinstance(f, ast.FunctionDef)
+                      for n in ast.walk(f)}
+            if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == "new_figure"
+                   and id(c) not in nested for c in ast.walk(child)):
+                yield name
+            yield from _figure_makers(child, f"{name}.")
+        elif isinstance(child, ast.ClassDef):
+            yield from _figure_makers(child, f"{prefix}{child.name}.")
+        else:
+            yield from _figure_makers(child, prefix)
+
+
+def _plotting_functions() -> tuple[set[str], list[str]]:
+    """'module:qualified name' of every function in helpers that calls new_figure, and every
+    place that bypasses it (plt.subplots / plt.figure / plt.subplot)."""
+    found, bypass = set(), []
+    skip = {ROOT / "helpers" / "infra" / "plotting.py", ROOT / "helpers" / "infra" / "figure_checks.py"}
+    for path in sorted((ROOT / "helpers").rglob("*.py")):
+        if path in skip or "diagrams" in path.parts:
+            continue
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found |= {f"{module}:{name}" for name in _figure_makers(tree)}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("subplots", "figure", "subplot") and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id == "plt"):
+                bypass.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    return found, bypass
+
+
+def test_every_plotting_function_has_a_case():
+    found, bypass = _plotting_functions()
+    assert not bypass, f"figures made outside helpers.infra.plotting.new_figure: {bypass}"
+    covered = {name.split(" (")[0] for name in CASES}
+    missing = sorted(found - covered)
+    assert not missing, f"plotting functions without a style case in tests/test_plot_style.py CASES: {missing}"
+    assert covered <= found, f"CASES names functions that no longer call new_figure: {sorted(covered - found)}"
+
+
+def test_default_colour_cycle_is_what_unstyled_calls_get():
+    fig, ax = new_figure()
+    for k in range(3):
+        ax.plot([0, 1], [k, k + 1])
+    ax.bar([0], [1])
+    assert [line.get_color().upper() for line in ax.get_lines()] == [c.upper() for c in list(COLOURS.values())[:3]]
+    assert GREY.upper() in plotting.ALLOWED_COLOURS
