@@ -475,3 +475,19 @@ def test_default_colour_cycle_is_what_unstyled_calls_get():
     ax.bar([0], [1])
     assert [line.get_color().upper() for line in ax.get_lines()] == [c.upper() for c in list(COLOURS.values())[:3]]
     assert GREY.upper() in plotting.ALLOWED_COLOURS
+
+
+def test_constrained_figures_are_not_tight_laid_out():
+    """A figure from ``new_figure`` uses the constrained layout; ``fig.tight_layout()`` on it raises
+    once a colour bar exists ("Colorbar layout of new layout engine not compatible"), so no notebook
+    cell that calls ``new_figure`` also calls ``tight_layout``."""
+    import json
+
+    offenders = []
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        for i, cell in enumerate(cells):
+            source = "".join(cell["source"])
+            if cell["cell_type"] == "code" and "new_figure(" in source and "tight_layout(" in source:
+                offenders.append(f"{path.name} cell {i}")
+    assert not offenders, f"tight_layout on a constrained new_figure figure: {offenders}"
