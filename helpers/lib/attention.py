@@ -48,7 +48,7 @@ def _check_mask(mask, score_shape: tuple) -> np.ndarray:
     if mask.ndim < 2 or mask.ndim > len(score_shape):
         raise ValueError(f"attention mask of shape {mask.shape} does not fit scores of shape "
                          f"{score_shape} (..., T_q, T_k): it needs 2 to {len(score_shape)} dimensions")
-    for m, s in zip(mask.shape[::-1], score_shape[::-1], strict=False):  # trailing axes
+    for m, s in zip(mask.shape[::-1], score_shape[::-1], strict=False):  # trailing axes; the mask may have fewer
         if m not in (1, s):
             raise ValueError(f"attention mask of shape {mask.shape} does not broadcast to the "
                              f"scores' shape {score_shape} (..., T_q, T_k)")

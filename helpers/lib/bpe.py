@@ -31,7 +31,7 @@ WORD_START = "▁"  # U+2581, marks the first piece of a word
 
 
 def _pairs(symbols: Sequence[str]) -> list[tuple[str, str]]:
-    return list(zip(symbols[:-1], symbols[1:], strict=False))
+    return list(zip(symbols[:-1], symbols[1:], strict=True))
 
 
 def _merge(symbols: Sequence[str], pair: tuple[str, str]) -> list[str]:

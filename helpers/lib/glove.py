@@ -283,8 +283,11 @@ class GloVeTorch(torch.nn.Module):
 
     def load_numpy(self, params):
         """Copy [W, W~, b, b~] from a :class:`GloVeNumpy` (for equivalence checks)."""
+        params = list(params)
+        if len(params) != 4:
+            raise ValueError(f"load_numpy expects the four arrays [W, W~, b, b~], got {len(params)}")
         with torch.no_grad():
-            for emb, p in zip((self.W, self.W_tilde, self.b, self.b_tilde), params, strict=False):
+            for emb, p in zip((self.W, self.W_tilde, self.b, self.b_tilde), params, strict=True):
                 emb.weight.copy_(torch.as_tensor(np.asarray(p).reshape(emb.weight.shape)))
         return self
 

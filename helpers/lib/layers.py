@@ -195,7 +195,7 @@ def mlp(sizes: list[int], rng: np.random.Generator, activation: str = "tanh",
     if len(sizes) < 2:
         raise ValueError(f"need at least input and output sizes, got {sizes}")
     layers: list[Layer] = []
-    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
         layers.append(Linear(a, b, rng, dtype))
         if i < len(sizes) - 2:
             layers.append(Activation(activation))

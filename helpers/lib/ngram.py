@@ -39,7 +39,7 @@ class KneserNeyLM:
         if max(ids) >= self.V or min(ids) < 0:
             raise ValueError(f"token ids must lie in [0, {self.V})")
         n = self.n
-        top = Counter(zip(*(ids[i:] for i in range(n))))  # highest-order raw counts
+        top = Counter(zip(*(ids[i:] for i in range(n)), strict=False))  # n-gram windows: ids[i:] is i shorter
         # counts[k]: n-gram (length k+1) -> count used at that order
         self.counts: list[Counter] = [Counter() for _ in range(n)]
         self.counts[n - 1] = top
@@ -86,5 +86,5 @@ class KneserNeyLM:
     def unseen_fraction(self, ids: np.ndarray) -> float:
         """Fraction of the full-order n-grams in ``ids`` never seen in training."""
         ids = [int(i) for i in np.asarray(ids).ravel()]
-        grams = list(zip(*(ids[i:] for i in range(self.n))))
+        grams = list(zip(*(ids[i:] for i in range(self.n)), strict=False))  # n-gram windows
         return sum(g not in self.counts[self.n - 1] for g in grams) / max(len(grams), 1)
