@@ -23,7 +23,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from helpers.lib.language_models import count_parameters
-from helpers.lib.layers import log_softmax, softmax
+from helpers.lib.layers import Layer, log_softmax, softmax
 from helpers.lib.mlm import IGNORE
 
 
@@ -40,7 +40,7 @@ def mlm_loss_numpy(logits: np.ndarray, targets: np.ndarray) -> float:
     return float(-np.mean(log_softmax(logits)[np.arange(len(targets)), targets]))
 
 
-class NumpyMaskedLM:
+class NumpyMaskedLM(Layer):
     """A tiny masked LM in NumPy whose output matrix is its embedding matrix (``W = Eᵀ``). Taught in lesson 10, section 2.4.
 
     For ids (B, L) with a boolean attention mask (B, L):
@@ -52,9 +52,11 @@ class NumpyMaskedLM:
 
     ``E`` is used twice (lookup and output), so its gradient is the sum of both uses.
     Parameters (float64): E (V, d), W (2d, d), b (d,), b_out (V,); ``grads`` alike.
+    A layer of the course protocol whose output is the loss: ``backward(dout=1.0)``.
     """
 
     def __init__(self, vocab_size: int, dim: int, rng: np.random.Generator, dtype=np.float64):
+        super().__init__()
         E = rng.standard_normal((vocab_size, dim)) * 0.5
         W = rng.standard_normal((2 * dim, dim)) / math.sqrt(2 * dim)
         self.params = [E.astype(dtype), W.astype(dtype), np.zeros(dim, dtype), np.zeros(vocab_size, dtype)]
@@ -83,14 +85,14 @@ class NumpyMaskedLM:
         self.cache = (ids, m, n, zin, h, sel, t, hm, logits, d)
         return loss
 
-    def backward(self) -> None:
-        """Fill ``grads`` with dL/dparams (E gets lookup + output contributions summed)."""
+    def backward(self, dout: float = 1.0) -> None:
+        """Fill ``grads`` with d(dout * L)/dparams (E gets lookup + output contributions summed)."""
         E, W, b, b_out = self.params
         ids, m, n, zin, h, sel, t, hm, logits, d = self.cache
         M = len(t)
         dlogits = softmax(logits)
         dlogits[np.arange(M), t] -= 1
-        dlogits /= M                                           # (M, V)
+        dlogits *= dout / M                                    # (M, V)
         dE_out = dlogits.T @ hm                                # (V, d) from logits = h Eᵀ
         dh = np.zeros_like(h)
         dh[sel] = dlogits @ E

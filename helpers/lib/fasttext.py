@@ -144,11 +144,7 @@ class SubwordEmbedding(Layer):
         return out
 
     def backward(self, dout):
-        if self.cache is None:
-            raise RuntimeError("backward called before forward")
-        dout = np.asarray(dout)
-        if dout.shape != (len(self.cache), self.dim):
-            raise ValueError(f"dout must have shape {(len(self.cache), self.dim)}, got {dout.shape}")
+        dout = np.asarray(dout)            # its shape (N, D) is checked by Layer
         for g in self.grads:
             g[...] = 0
         for k, (own, grams, scale) in enumerate(self.cache):

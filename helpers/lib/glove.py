@@ -161,8 +161,6 @@ class GloVeNumpy(Layer):
         return g[:, None] * Wt[cols], g[:, None] * W[rows], g
 
     def backward(self, dout: float = 1.0):
-        if self.cache is None:
-            raise RuntimeError("backward called before forward")
         rows, cols, _, _ = self.cache
         dw, dwt, g = self.pair_gradients(dout)
         for grad in self.grads:

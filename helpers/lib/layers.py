@@ -12,6 +12,9 @@ for speed.
 """
 from __future__ import annotations
 
+import functools
+import inspect
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -57,15 +60,94 @@ ACTIVATIONS = {
 
 
 # ---------------------------------------------------------------- layers
+def _output_shapes(out) -> list[tuple]:
+    """The shape of each of forward's outputs: one for an array or a number, one per element of a
+    tuple (LSTMCell returns (h, c)), none for None."""
+    if out is None:
+        return []
+    return [np.shape(o) for o in out] if isinstance(out, tuple) else [np.shape(out)]
+
+
+def _ordinal(k: int) -> str:
+    return {1: "first", 2: "second", 3: "third"}.get(k, f"number {k}")
+
+
+def _remembering_output_shapes(forward):
+    @functools.wraps(forward)
+    def forward_and_remember(self, *args, **kwargs):
+        out = forward(self, *args, **kwargs)
+        if type(self).forward is forward_and_remember:   # the outermost forward (not a super() call)
+            self._forward_shapes = _output_shapes(out)
+        return out
+    return forward_and_remember
+
+
+def _checking_upstream_gradient(backward):
+    names = list(inspect.signature(backward).parameters)[1:]   # the gradients' names, after self
+
+    @functools.wraps(backward)
+    def check_then_backward(self, *args, **kwargs):
+        if type(self).backward is check_then_backward:         # the outermost backward only
+            self.check_upstream_gradient(names, args, kwargs)
+        return backward(self, *args, **kwargs)
+    return check_then_backward
+
+
 class Layer:
-    """Base class: no parameters, identity ``train``/``eval`` switch. Taught in lesson 01, section 4."""
+    """Base class: no parameters, identity ``train``/``eval`` switch, and backward's checks. Taught in lesson 01, section 4.
+
+    Every subclass gets two checks without writing them (``__init_subclass__`` wraps its
+    ``forward`` and ``backward`` when the class is defined; the methods hold only the maths):
+    ``forward`` remembers the shape of what it returned, and ``backward`` first checks that a
+    forward pass came before it and that each upstream gradient has the shape of the output it
+    belongs to (``dout`` for the output, ``dh, dc`` for an output ``(h, c)``; a loss's output is
+    a number, so its ``dout`` must be one). Without the check a wrong shape would broadcast into
+    wrong gradients without a word, or fail deep inside NumPy.
+
+    ``dout_may_add_batch_axes = True`` (a position table, added to every sequence of a batch)
+    also accepts gradients with extra leading axes, summed over by its backward.
+    """
 
     params: list
     grads: list
     training: bool = True
+    dout_may_add_batch_axes: bool = False
 
     def __init__(self):
         self.params, self.grads = [], []
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "forward" in vars(cls):
+            cls.forward = _remembering_output_shapes(vars(cls)["forward"])
+        if "backward" in vars(cls):
+            cls.backward = _checking_upstream_gradient(vars(cls)["backward"])
+
+    def check_upstream_gradient(self, names: list[str], args: tuple, kwargs: dict) -> None:
+        """Raise unless forward has run and each gradient given to backward (``args``/``kwargs``
+        for the parameters ``names``) has the shape of its forward output."""
+        where = f"{type(self).__name__}.backward"
+        shapes = getattr(self, "_forward_shapes", None)
+        if shapes is None:
+            raise RuntimeError(f"{where} was called before forward: call forward before backward "
+                               "(backward uses what forward computed)")
+        for k, (name, expected) in enumerate(zip(names, shapes, strict=False), 1):  # extra names: other inputs
+            if k <= len(args):
+                dout = args[k - 1]
+            elif name in kwargs:
+                dout = kwargs[name]
+            else:
+                continue                                        # left at its default (a loss's 1.0)
+            got = None if dout is None else np.shape(dout)
+            if got == expected or (self.dout_may_add_batch_axes and got is not None
+                                   and len(got) > len(expected) and got[len(got) - len(expected):] == expected):
+                continue
+            output = "the forward output" if len(shapes) == 1 else f"forward's {_ordinal(k)} output"
+            if expected == ():
+                raise ValueError(f"{where}: {name} must be a number like {output} (a scalar loss), got "
+                                 f"{'None' if got is None else f'an array of shape {got}'}")
+            raise ValueError(f"{where}: {name} must have shape {expected} like {output}, got "
+                             f"{'None' if got is None else got}")
 
     def train(self, mode: bool = True):
         self.training = mode
