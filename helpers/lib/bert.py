@@ -23,7 +23,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from helpers.lib.language_models import count_parameters
-from helpers.lib.layers import Layer, log_softmax, softmax
+from helpers.lib.layers import Layer, check_class_ids, describe_offending, log_softmax, softmax
 from helpers.lib.mlm import IGNORE
 
 
@@ -37,6 +37,7 @@ def mlm_loss_numpy(logits: np.ndarray, targets: np.ndarray) -> float:
         raise ValueError(f"expected logits (M, V) and targets (M,), got {logits.shape} and {targets.shape}")
     if len(targets) == 0:
         raise ValueError("no masked positions: the MLM loss is an average over an empty set")
+    check_class_ids(targets, logits.shape[1], "mlm_loss_numpy")
     return float(-np.mean(log_softmax(logits)[np.arange(len(targets)), targets]))
 
 
@@ -68,6 +69,8 @@ class NumpyMaskedLM(Layer):
         if ids.shape != labels.shape or ids.shape != attention_mask.shape or ids.ndim != 2:
             raise ValueError(f"ids, labels and attention_mask must share one (B, L) shape; got "
                              f"{ids.shape}, {labels.shape}, {attention_mask.shape}")
+        check_class_ids(ids, E.shape[0], "NumpyMaskedLM", "ids")
+        check_class_ids(labels, E.shape[0], "NumpyMaskedLM", "labels", ignore=IGNORE)
         d = E.shape[1]
         x = E[ids]                                             # (B, L, d)
         m = attention_mask[..., None].astype(E.dtype)          # (B, L, 1)
@@ -242,6 +245,11 @@ def mlm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     n = int(sel.sum())
     if n == 0:
         raise ValueError("no masked positions in the batch: the MLM loss is undefined")
+    V = logits.shape[-1]
+    bad = sel & ((labels < 0) | (labels >= V))
+    if bool(bad.any()):
+        raise ValueError(f"mlm_loss: labels must be token ids in [0, {V}) (or {IGNORE}, ignored), got "
+                         + describe_offending(labels.cpu().numpy(), bad.cpu().numpy(), "labels"))
     logp = F.log_softmax(logits[sel].float(), dim=-1)
     return -logp.gather(1, labels[sel][:, None]).sum() / n
 

@@ -287,15 +287,37 @@ def mlp(sizes: list[int], rng: np.random.Generator, activation: str = "tanh",
 
 
 # ---------------------------------------------------------------- losses
-def _check_targets(targets: np.ndarray, n: int, k: int) -> np.ndarray:
-    targets = np.asarray(targets)
-    if targets.shape != (n,):
-        raise ValueError(f"targets must have shape ({n},), got {targets.shape}")
-    if not np.issubdtype(targets.dtype, np.integer):
-        raise TypeError(f"targets must be integer class ids, got dtype {targets.dtype}")
-    if n and (targets.min() < 0 or targets.max() >= k):
-        raise ValueError(f"target ids must lie in [0, {k}), got range [{targets.min()}, {targets.max()}]")
-    return targets
+def describe_offending(values: np.ndarray, bad: np.ndarray, what: str, shown: int = 3) -> str:
+    """Name the offending entries: "-1 at index (0, 2), 2 at index (1, 0) (2 of 8 labels)". Taught in lesson 01, section 3.
+
+    ``values`` any shape, ``bad`` a bool mask of the same shape; the first ``shown`` offending
+    values are listed with their index, then how many there are in all."""
+    where = np.argwhere(bad)
+    items = []
+    for idx in where[:shown]:
+        idx = tuple(int(i) for i in idx)
+        items.append(f"{values[idx].item()!r} at index {idx[0] if len(idx) == 1 else idx}")
+    more = ", ..." if len(where) > shown else ""
+    return f"{', '.join(items)}{more} ({len(where)} of {values.size} {what})"
+
+
+def check_class_ids(ids, k: int, where: str, what: str = "targets", ignore: int | None = None) -> np.ndarray:
+    """Check that ``ids`` are integer class ids in [0, k) (``ignore`` also allowed). Taught in lesson 01, section 3.
+
+    Returns ``ids`` as an array. Raises TypeError for a non-integer dtype (a float label
+    would index nothing sensible) and ValueError naming the ids outside [0, k): a negative id
+    would silently pick a class from the end, one >= k fails deep inside NumPy."""
+    ids = np.asarray(ids)
+    if not np.issubdtype(ids.dtype, np.integer):
+        raise TypeError(f"{where}: {what} must be integer class ids, got dtype {ids.dtype}")
+    bad = (ids < 0) | (ids >= k)
+    if ignore is not None:
+        bad &= ids != ignore
+    if bad.any():
+        allowed = f"[0, {k})" + ("" if ignore is None else f" (or {ignore}, ignored)")
+        raise ValueError(f"{where}: {what} must be class ids in {allowed}, got "
+                         + describe_offending(ids, bad, what))
+    return ids
 
 
 class SoftmaxCrossEntropy(Layer):
@@ -306,9 +328,16 @@ class SoftmaxCrossEntropy(Layer):
     """
 
     def forward(self, logits, targets):
+        logits, targets = np.asarray(logits), np.asarray(targets)
         if logits.ndim != 2:
-            raise ValueError(f"logits must be (N, K), got shape {logits.shape}")
-        self.targets = _check_targets(targets, *logits.shape)
+            raise ValueError(f"SoftmaxCrossEntropy: logits must be (N, K), got shape {logits.shape}")
+        n = logits.shape[0]
+        if n == 0:
+            raise ValueError("SoftmaxCrossEntropy: the batch is empty (logits of shape "
+                             f"{logits.shape}); a mean loss over no examples is undefined")
+        if targets.shape != (n,):
+            raise ValueError(f"SoftmaxCrossEntropy: targets must have shape ({n},), got {targets.shape}")
+        self.targets = check_class_ids(targets, logits.shape[1], "SoftmaxCrossEntropy")
         logp = log_softmax(logits)
         self.probs = np.exp(logp)
         return float(-logp[np.arange(len(self.targets)), self.targets].mean())
@@ -328,9 +357,17 @@ class SigmoidCrossEntropy(Layer):
     """
 
     def forward(self, scores, labels):
-        labels = np.asarray(labels)
-        if labels.shape != np.shape(scores):
-            raise ValueError(f"labels shape {labels.shape} != scores shape {np.shape(scores)}")
+        scores, labels = np.asarray(scores), np.asarray(labels)
+        if labels.shape != scores.shape:
+            raise ValueError(f"SigmoidCrossEntropy: labels shape {labels.shape} != scores shape {scores.shape}")
+        if scores.size == 0:
+            raise ValueError(f"SigmoidCrossEntropy: the batch is empty (scores of shape {scores.shape}); "
+                             "a mean loss over no examples is undefined")
+        bad = (labels != 0) & (labels != 1)
+        if bad.any():
+            raise ValueError("SigmoidCrossEntropy: labels must be 0 or 1 (binary cross-entropy), got "
+                             + describe_offending(labels, bad, "labels")
+                             + "; for labels -1/+1 pass (labels + 1) / 2")
         self.y, self.t = sigmoid(scores), labels
         # log(1 + e^-s) written stably: softplus(-s) for t=1, softplus(s) for t=0
         loss = np.logaddexp(0, -scores) * labels + np.logaddexp(0, scores) * (1 - labels)

@@ -10,6 +10,8 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
+from helpers.lib.layers import check_class_ids
+
 
 class KneserNeyLM:
     """Interpolated Kneser-Ney n-gram model over integer token ids. Taught in lesson 01, section 9.
@@ -76,9 +78,10 @@ class KneserNeyLM:
     def mean_nll(self, ids: np.ndarray) -> float:
         """Mean negative log-likelihood (nats) of each token of ``ids`` given the
         previous n-1 tokens (the first n-1 tokens only serve as context)."""
-        ids = [int(i) for i in np.asarray(ids).ravel()]
+        ids = np.asarray(ids).ravel()
         if len(ids) < self.n:
             raise ValueError(f"need at least {self.n} tokens to evaluate, got {len(ids)}")
+        ids = [int(i) for i in check_class_ids(ids, self.V, "KneserNeyLM.mean_nll", "ids")]
         h = self.n - 1
         total = sum(-math.log(self.prob(tuple(ids[i - h:i]), ids[i])) for i in range(h, len(ids)))
         return total / (len(ids) - h)

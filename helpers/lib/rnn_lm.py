@@ -17,6 +17,7 @@ from torch import nn
 from helpers.infra.training import History, train_loop
 from helpers.lib.batching import bptt_batches
 from helpers.lib.language_models import perplexity
+from helpers.lib.layers import check_class_ids
 from helpers.lib.recurrent import TimeGRU, TimeLSTM, TimeRNN, copy_from_torch
 from helpers.lib.text import Vocab
 
@@ -45,6 +46,10 @@ class LMData:
 
 def unigram_perplexity(train: np.ndarray, eval_ids: np.ndarray, vocab_size: int) -> float:
     """Perplexity of the add-one unigram model: the floor any context-using model should beat. Taught in lesson 02, section 4."""
+    for name, ids in (("train", train), ("eval_ids", eval_ids)):
+        if len(ids) == 0:
+            raise ValueError(f"unigram_perplexity: {name} is empty")
+        check_class_ids(ids, vocab_size, "unigram_perplexity", name)
     counts = np.bincount(train, minlength=vocab_size) + 1.0
     logp = np.log(counts / counts.sum())
     return perplexity(-float(logp[eval_ids].mean()))
