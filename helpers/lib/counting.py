@@ -27,6 +27,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer
 
+from helpers.lib.text import check_tokens
+
 __all__ = [
     "flatten_sentences", "cooccurrence_matrix", "cooccurrence_python",
     "pmi", "ppmi", "npmi", "pmi_table", "top_pmi_pairs", "cooccurrence_countvectorizer",
@@ -295,6 +297,8 @@ def pmi_table(counts, rows: Sequence[str], cols: Sequence[str], row_sums, col_su
     ``counts`` (len(rows), len(cols)); ``row_sums``/``col_sums`` the words' marginal counts in
     the whole matrix; ``total`` = N. Returns {(row_word, col_word): pmi} with -inf for zeros.
     """
+    check_tokens(rows, "rows", "pmi_table")
+    check_tokens(cols, "cols", "pmi_table")
     values = pmi(np.asarray(counts, float), base=base, row_sums=row_sums,
                  col_sums=col_sums, total=total)
     return {(r, c): float(values[i, j]) for i, r in enumerate(rows) for j, c in enumerate(cols)}

@@ -18,7 +18,7 @@ from scipy.sparse.linalg import svds
 from sklearn.utils.extmath import randomized_svd
 
 from helpers.lib.metrics import normalize_rows
-from helpers.lib.text import UnknownWordError, Vocab
+from helpers.lib.text import UnknownWordError, Vocab, check_token_lists, check_tokens
 
 __all__ = [
     "document_term_matrix", "term_frequency", "inverse_document_frequency", "tfidf",
@@ -41,11 +41,9 @@ def document_term_matrix(documents: Sequence[Sequence[str]], vocab: Vocab,
     An empty list of documents raises ValueError. Counting is vectorised: one id array for
     the whole corpus, duplicates summed by SciPy.
     """
+    check_token_lists(documents, "documents", "document_term_matrix", "document")
     if len(documents) == 0:
         raise ValueError("empty corpus: no documents")
-    if isinstance(documents, str) or (len(documents) and isinstance(documents[0], str)):
-        raise ValueError("documents must be a list of token lists, not a list of strings "
-                         "(tokenise with helpers.lib.text.tokenize first)")
     get, unk = vocab.stoi.get, -1
     ids, lengths = [], []
     for doc in documents:
@@ -206,6 +204,7 @@ def energy_kept(singular_values, frobenius_sq: float) -> tuple[np.ndarray, np.nd
 
 def group_sentences(sentences: Sequence[Sequence[str]], per_doc: int) -> list[list[str]]:
     """Join every ``per_doc`` consecutive sentences into one pseudo-document. Taught in lesson 05, section 4."""
+    check_token_lists(sentences, "sentences", "group_sentences")
     if per_doc < 1:
         raise ValueError(f"per_doc must be >= 1, got {per_doc}")
     return [[t for s in sentences[i:i + per_doc] for t in s] for i in range(0, len(sentences), per_doc)]
@@ -269,8 +268,7 @@ class DocumentIndex:
     def query_vector(self, query: Sequence[str]):
         """A tokenised query -> its unit vector in the index space; ValueError if the query
         is empty or has no word in the vocabulary."""
-        if isinstance(query, str):
-            raise ValueError("query must be a list of tokens (use helpers.lib.text.tokenize)")
+        check_tokens(query, "query", "DocumentIndex.query_vector")
         if len(query) == 0:
             raise ValueError("empty query: it has no tokens")
         known = [t for t in query if t in self.vocab.stoi and t not in self.vocab.specials]

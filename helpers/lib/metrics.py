@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.stats import spearmanr
 
-from helpers.lib.text import UnknownWordError
+from helpers.lib.text import UnknownWordError, check_token_lists, check_tokens
 
 
 # ---------------------------------------------------------------- basics
@@ -27,6 +27,7 @@ def vocab_maps(vocab) -> tuple[dict, list]:
     {word: row} dict, or a list of words (row = position)."""
     if hasattr(vocab, "stoi") and hasattr(vocab, "itos"):
         return vocab.stoi, vocab.itos
+    check_tokens(vocab, "vocab", "vocab_maps")
     if isinstance(vocab, dict):
         itos = [None] * len(vocab)
         for w, i in vocab.items():
@@ -96,6 +97,7 @@ def nearest_neighbours(vectors, vocab, query, k: int = 10, exclude: Sequence[str
     for a query whose vector is zero or has the wrong length.
     """
     stoi, itos = vocab_maps(vocab)
+    check_tokens(exclude, "exclude", "nearest_neighbours")
     if not sp.issparse(vectors):
         vectors = np.asarray(vectors)
     if vectors.ndim != 2 or vectors.shape[0] != len(itos):
@@ -284,6 +286,7 @@ def document_vectors(vectors, vocab, documents: Sequence[Sequence[str]]) -> tupl
     Returns (X (N, D) float32, share of tokens that had no vector). A document with no
     known token gets the zero vector.
     """
+    check_token_lists(documents, "documents", "document_vectors", "document")
     vectors, stoi, _ = _check(vectors, vocab)
     E = normalize_rows(vectors)
     X = np.zeros((len(documents), E.shape[1]), np.float32)

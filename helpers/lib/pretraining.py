@@ -25,10 +25,12 @@ from helpers.infra.training import History, train_loop
 from helpers.lib.bert import BertConfig, TinyBert, masked_lm_loss
 from helpers.lib.bpe import BPETokenizer
 from helpers.lib.mlm import IGNORE, encode_sentence, length_bucketed_batches, mask_tokens, pad_batch
+from helpers.lib.text import check_token_lists
 
 
 def encode_corpus(tok: BPETokenizer, sentences, max_len: int) -> list[np.ndarray]:
     """``[CLS] pieces [SEP]`` for every sentence (list of words), truncated to max_len. Taught in lesson 10, section 3."""
+    check_token_lists(sentences, "sentences", "encode_corpus")
     if len(sentences) == 0:
         raise ValueError("cannot encode an empty corpus (no sentences)")
     return [encode_sentence(tok, s, max_len) for s in sentences]

@@ -19,7 +19,7 @@ from helpers.lib.batching import bptt_batches
 from helpers.lib.language_models import perplexity
 from helpers.lib.layers import check_class_ids
 from helpers.lib.recurrent import TimeGRU, TimeLSTM, TimeRNN, copy_from_torch
-from helpers.lib.text import Vocab
+from helpers.lib.text import Vocab, check_tokens
 
 EOS = "<eos>"
 
@@ -199,6 +199,7 @@ def generate(model: RecurrentLM, vocab: Vocab, prompt: list[str], n_words: int =
     """
     if not greedy and rng is None:
         raise ValueError("sampling needs an explicit rng (np.random.Generator); or pass greedy=True")
+    check_tokens(prompt, "prompt", "generate")
     model.eval()
     ids = vocab.encode([EOS] + list(prompt))
     logits, state = model(torch.as_tensor(ids[None], device=device))
@@ -254,6 +255,7 @@ def frequency_profile(tokens: list[str], vocab: Vocab, top: int = 100) -> dict[s
     How 'bland' a text is, ignoring special tokens: ``top_share``, the share of its words
     among the ``top`` most frequent training words; ``median_rank``, the median frequency rank
     of its words (1 = the most frequent word); ``distinct``, types / tokens."""
+    check_tokens(tokens, "tokens", "frequency_profile")
     specials = set(vocab.specials)
     ordered = sorted((t for t in vocab.itos if t not in specials), key=lambda t: (-vocab.counts[vocab.stoi[t]], t))
     rank = {t: r for r, t in enumerate(ordered, 1)}
@@ -269,6 +271,7 @@ def frequency_profile(tokens: list[str], vocab: Vocab, top: int = 100) -> dict[s
 @torch.no_grad()
 def next_word_logits(model: RecurrentLM, vocab: Vocab, prompt: list[str]) -> np.ndarray:
     """Logits (V,) float64 of the word after ``prompt`` (read after an ``<eos>``). Taught in lesson 02, section 4."""
+    check_tokens(prompt, "prompt", "next_word_logits")
     model.eval()
     logits, _ = model(torch.as_tensor(vocab.encode([EOS] + list(prompt))[None]))
     return logits[0, -1].double().numpy()
