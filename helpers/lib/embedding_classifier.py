@@ -139,6 +139,10 @@ class MeanEmbeddingClassifier(nn.Module):
 @torch.no_grad()
 def accuracy(model: nn.Module, ids: torch.Tensor, labels: torch.Tensor, batch_size: int = 512) -> float:
     """Share of rows of ``ids`` (N, T) whose arg-max logit equals ``labels`` (N,). Taught in lesson 09, section 8."""
+    if len(ids) != len(labels):
+        raise ValueError(f"accuracy: {len(ids)} documents but {len(labels)} labels")
+    if len(ids) == 0:
+        raise ValueError("accuracy: the set is empty; the accuracy of no documents is undefined")
     was = model.training
     model.eval()
     dev = next(model.parameters()).device
@@ -146,7 +150,7 @@ def accuracy(model: nn.Module, ids: torch.Tensor, labels: torch.Tensor, batch_si
     for s in range(0, len(ids), batch_size):
         correct += int((model(ids[s:s + batch_size].to(dev)).argmax(1).cpu() == labels[s:s + batch_size]).sum())
     model.train(was)
-    return correct / max(len(ids), 1)
+    return correct / len(ids)
 
 
 def train_classifier(model: nn.Module, train_ids: torch.Tensor, train_labels: torch.Tensor, epochs: int = 20,

@@ -292,6 +292,8 @@ def describe_offending(values: np.ndarray, bad: np.ndarray, what: str, shown: in
 
     ``values`` any shape, ``bad`` a bool mask of the same shape; the first ``shown`` offending
     values are listed with their index, then how many there are in all."""
+    if np.ndim(values) == 0:
+        return repr(np.asarray(values).item())
     where = np.argwhere(bad)
     items = []
     for idx in where[:shown]:

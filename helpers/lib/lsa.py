@@ -88,7 +88,7 @@ def inverse_document_frequency(df, n_documents: int, smooth: bool = False,
     df = np.asarray(df, dtype=np.float64)
     if n_documents < 1:
         raise ValueError("n_documents must be >= 1")
-    if np.any(df < 0) or np.any(df > n_documents):
+    if not np.all(np.isfinite(df)) or np.any(df < 0) or np.any(df > n_documents):
         raise ValueError(f"document frequencies must lie in [0, {n_documents}]")
     lg = np.log(base)
     if smooth:
@@ -145,6 +145,9 @@ def truncated_svd(matrix, k: int, seed: int = 0, solver: str = "randomized", n_i
     m, n = matrix.shape
     if not 1 <= k <= min(m, n):
         raise ValueError(f"k must be in [1, {min(m, n)}] for a {m}x{n} matrix, got {k}")
+    values = matrix.data if sp.issparse(matrix) else np.asarray(matrix)
+    if not np.all(np.isfinite(values)):
+        raise ValueError("truncated_svd: the matrix holds nan or inf; its SVD is undefined")
     if solver not in ("arpack", "randomized", "dense"):
         raise ValueError(f"unknown solver {solver!r}; choose 'arpack', 'randomized' or 'dense'")
     if solver == "arpack" and k >= min(m, n):  # svds needs k < min(m, n)
@@ -180,11 +183,21 @@ def svd_vectors(matrix, k: int, weighting: str = "US", seed: int = 0,
     ``weighting``: "US" -> ``U_k Σ_k`` (LSA), "U" -> ``U_k`` (Levy et al. find this often
     better for similarity), "sqrtS" -> ``U_k Σ_k^{1/2}`` (the symmetric split).
     Rows that are all zero in ``matrix`` (words never seen) are exactly zero in the output.
-    ``solver`` and ``seed``: see :func:`truncated_svd`.
+    ``solver`` and ``seed``: see :func:`truncated_svd`. Raises ValueError when ``k`` exceeds the
+    matrix's numerical rank r and the weighting is "U" or "sqrtS": the singular vectors beyond
+    r belong to a zero singular value, so they are arbitrary directions that "U" would keep at
+    full length ("US" scales them to zero, and is allowed).
     """
     if weighting not in SVD_WEIGHTINGS:
         raise ValueError(f"unknown weighting {weighting!r}; choose one of {SVD_WEIGHTINGS}")
     u, s, _ = truncated_svd(matrix, k, seed=seed, solver=solver)
+    if s[0] == 0:
+        raise ValueError("svd_vectors: the matrix is all zeros; it has no singular vectors to use")
+    rank = int(np.sum(s > s[0] * max(matrix.shape) * np.finfo(np.float64).eps))
+    if rank < k and weighting != "US":
+        raise ValueError(f"svd_vectors: k={k} exceeds the matrix's numerical rank {rank}; the last {k - rank} "
+                         f"columns of U are arbitrary directions (their singular values are 0). Use k <= {rank}, "
+                         "or weighting='US'")
     power = {"US": 1.0, "U": 0.0, "sqrtS": 0.5}[weighting]
     vectors = u * s ** power
     vectors[_zero_rows(matrix)] = 0.0
@@ -197,7 +210,12 @@ def energy_kept(singular_values, frobenius_sq: float) -> tuple[np.ndarray, np.nd
     For k = 1..len(s): fraction of ``‖A‖_F²`` kept by the top-k singular values, and the
     relative reconstruction error ``‖A − A_k‖_F / ‖A‖_F = sqrt(1 − energy)`` (Eckart-Young).
     ``frobenius_sq`` = ``‖A‖_F²`` = sum of all squared singular values. Two (k,) arrays."""
+    if not (frobenius_sq > 0 and np.isfinite(frobenius_sq)):
+        raise ValueError(f"energy_kept: frobenius_sq must be positive and finite (the matrix's squared norm), "
+                         f"got {frobenius_sq}")
     s2 = np.asarray(singular_values, np.float64) ** 2
+    if s2.size == 0 or not np.all(np.isfinite(s2)):
+        raise ValueError("energy_kept: singular_values must be a non-empty array of finite numbers")
     energy = np.cumsum(s2) / float(frobenius_sq)
     return energy, np.sqrt(np.clip(1.0 - energy, 0.0, None))
 

@@ -45,11 +45,25 @@ def word_index(vocab, word: str) -> int:
     return stoi[word]
 
 
+def _check_finite(vectors, itos) -> None:
+    """Raise naming the first word whose vector holds nan or inf (a diverged training run)."""
+    data = vectors.data if sp.issparse(vectors) else vectors
+    if np.all(np.isfinite(data)):
+        return
+    if sp.issparse(vectors):
+        row = int(np.searchsorted(vectors.indptr, np.flatnonzero(~np.isfinite(data))[0], side="right") - 1)
+    else:
+        row = int(np.flatnonzero(~np.all(np.isfinite(vectors), axis=1))[0])
+    raise ValueError(f"the vectors hold nan or inf (first in row {row}, the word {itos[row]!r}); "
+                     "did their training diverge?")
+
+
 def _check(vectors, vocab):
     vectors = np.asarray(vectors)
     stoi, itos = vocab_maps(vocab)
     if vectors.ndim != 2 or vectors.shape[0] != len(itos):
         raise ValueError(f"vectors must be (V, D) with V = {len(itos)} (the vocabulary size), got shape {vectors.shape}")
+    _check_finite(vectors, itos)
     return vectors, stoi, itos
 
 
@@ -77,6 +91,8 @@ def cosine(u: np.ndarray, v: np.ndarray) -> float:
     u, v = np.asarray(u, np.float64), np.asarray(v, np.float64)
     if u.shape != v.shape or u.ndim != 1:
         raise ValueError(f"cosine needs two vectors of the same length, got shapes {u.shape} and {v.shape}")
+    if not (np.all(np.isfinite(u)) and np.all(np.isfinite(v))):
+        raise ValueError("cosine: a vector holds nan or inf")
     nu, nv = np.linalg.norm(u), np.linalg.norm(v)
     return 0.0 if nu == 0 or nv == 0 else float(u @ v / (nu * nv))
 
@@ -102,6 +118,9 @@ def nearest_neighbours(vectors, vocab, query, k: int = 10, exclude: Sequence[str
         vectors = np.asarray(vectors)
     if vectors.ndim != 2 or vectors.shape[0] != len(itos):
         raise ValueError(f"vectors must be (V, D) with V = {len(itos)} (the vocabulary size), got shape {vectors.shape}")
+    if sp.issparse(vectors):
+        vectors = sp.csr_matrix(vectors)
+    _check_finite(vectors, itos)
     unit = normalize_rows(vectors)
     banned = {word_index(vocab, w) for w in exclude}
     banned |= {stoi[s] for s in getattr(vocab, "specials", ()) if s in stoi}
@@ -113,6 +132,8 @@ def nearest_neighbours(vectors, vocab, query, k: int = 10, exclude: Sequence[str
         q = np.asarray(query, dtype=np.float64)
         if q.shape != (vectors.shape[1],):
             raise ValueError(f"query vector must have shape ({vectors.shape[1]},), got {q.shape}")
+        if not np.all(np.isfinite(q)):
+            raise ValueError("the query vector holds nan or inf")
     norm = np.linalg.norm(q)
     if norm == 0:
         what = f"{query!r} has" if isinstance(query, str) else "the query vector is"

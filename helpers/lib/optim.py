@@ -56,13 +56,21 @@ def check_parallel(params, grads, where: str, names: tuple[str, str] = ("paramet
 class Optimizer:
     """What every optimiser shares: checking ``step``'s lists, and the state's arrays. Taught in lesson 01, section 5.
 
-    ``step(params, grads)`` checks the two lists with :func:`check_parallel`, then calls the
+    The learning rate must be a positive number and each decay rate (momentum, the running
+    averages) lie in [0, 1). ``step(params, grads)`` checks the two lists with :func:`check_parallel`, then calls the
     subclass's ``update(params, grads)``. A stateful subclass calls :meth:`first_step` in
     ``update`` to know when to create its state; from then on every step must be given the
     very same arrays (checked by identity, in order). :meth:`reset` forgets the state.
     """
 
-    def __init__(self):
+    def __init__(self, lr: float, **decays: float):
+        name = type(self).__name__
+        if not (lr > 0 and np.isfinite(lr)):
+            raise ValueError(f"{name}: the learning rate must be a positive number, got {lr}")
+        for key, value in decays.items():            # momentum and averaging rates: in [0, 1)
+            if not 0 <= value < 1:
+                raise ValueError(f"{name}: {key} must lie in [0, 1), got {value}")
+        self.lr = lr
         self.state_params: list[np.ndarray] | None = None   # the arrays the state belongs to
 
     def step(self, params, grads) -> None:
@@ -110,8 +118,7 @@ class SGD(Optimizer):
     theta <- theta - lr * g   (no state)"""
 
     def __init__(self, lr: float = 0.1):
-        super().__init__()
-        self.lr = lr
+        super().__init__(lr)
 
     def update(self, params, grads):
         for p, g in zip(params, grads, strict=True):
@@ -124,8 +131,8 @@ class Momentum(Optimizer):
     v <- beta v - lr g;  theta <- theta + v   (heavy-ball momentum)"""
 
     def __init__(self, lr: float = 0.05, beta: float = 0.9):
-        super().__init__()
-        self.lr, self.beta, self.v = lr, beta, None
+        super().__init__(lr, beta=beta)
+        self.beta, self.v = beta, None
 
     def update(self, params, grads):
         if self.first_step(params):
@@ -142,8 +149,8 @@ class RMSProp(Optimizer):
     s <- rho s + (1 - rho) g^2;  theta <- theta - lr g / (sqrt(s) + eps)"""
 
     def __init__(self, lr: float = 1e-3, rho: float = 0.9, eps: float = 1e-8):
-        super().__init__()
-        self.lr, self.rho, self.eps, self.s = lr, rho, eps, None
+        super().__init__(lr, rho=rho)
+        self.rho, self.eps, self.s = rho, eps, None
 
     def update(self, params, grads):
         if self.first_step(params):
@@ -162,8 +169,8 @@ class Adam(Optimizer):
     """
 
     def __init__(self, lr: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8):
-        super().__init__()
-        self.lr, self.b1, self.b2, self.eps = lr, beta1, beta2, eps
+        super().__init__(lr, beta1=beta1, beta2=beta2)
+        self.b1, self.b2, self.eps = beta1, beta2, eps
         self.m = self.v = None
         self.t = 0
 

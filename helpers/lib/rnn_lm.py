@@ -108,6 +108,8 @@ def evaluate_nll(model: RecurrentLM, ids: np.ndarray, batch_size: int = 16, seq_
                                              reduction="sum").item()
         n += y.size
     model.train(was)
+    if n == 0:
+        raise ValueError("evaluate_nll: the stream gave no batch to score")
     return total / n
 
 
@@ -226,6 +228,9 @@ def exposure_bias(model: RecurrentLM, ids: np.ndarray, n_starts: int = 256, pref
     ``teacher_nll``, ``free_nll`` (mean -log p(true token), nats) and ``teacher_acc``,
     ``free_acc`` (top-1 accuracy against the true token).
     """
+    if len(ids) <= prefix + horizon + 1:
+        raise ValueError(f"exposure_bias: needs more than prefix + horizon + 1 = {prefix + horizon + 1} tokens, "
+                         f"got {len(ids)}")
     rng = np.random.default_rng(seed)
     starts = rng.integers(0, len(ids) - prefix - horizon - 1, n_starts)
     window = np.stack([ids[s:s + prefix + horizon + 1] for s in starts])  # (N, prefix+horizon+1)
