@@ -75,10 +75,10 @@ def start_lab(root_dir: Path, port: int, token: str) -> subprocess.Popen:
     for name, value in LAB_SETTINGS.items():
         path = settings_dir / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(value))
+        path.write_text(json.dumps(value), encoding="utf-8")
     env = dict(os.environ, JUPYTERLAB_SETTINGS_DIR=str(settings_dir),
                JUPYTERLAB_WORKSPACES_DIR=str(root_dir.parent / f"{root_dir.name}-workspaces"))
-    log = open(ARTIFACTS / "jupyterlab.log", "w")
+    log = open(ARTIFACTS / "jupyterlab.log", "w", encoding="utf-8")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
     for _ in range(120):
         try:

@@ -212,7 +212,7 @@ def test_empty_cache_variable_fails(monkeypatch):
 
 def test_cache_folder_that_cannot_be_created_fails(tmp_path, monkeypatch):
     a_file = tmp_path / "a_file"
-    a_file.write_text("not a folder")
+    a_file.write_text("not a folder", encoding="utf-8")
     monkeypatch.setenv("NLP_COURSE_CACHE", str(a_file / "cache"))
     result = only(check_env.check_cache(), "FAIL")
     assert f"NLP_COURSE_CACHE={a_file / 'cache'} cannot be created" in result.message

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _requirement_lines():
     lines = []
-    for line in (ROOT / "requirements.txt").read_text().splitlines():
+    for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
         spec = line.split("#", 1)[0].strip()
         if spec:
             lines.append(spec)
@@ -21,7 +21,7 @@ def _requirement_lines():
 
 
 def test_every_requirement_has_a_comment_and_a_range():
-    for line in (ROOT / "requirements.txt").read_text().splitlines():
+    for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
         if line.strip() and not line.startswith("#"):
             assert "#" in line, f"requirements.txt line without a comment naming its lessons: {line!r}"
             spec = line.split("#")[0].strip()
@@ -29,7 +29,7 @@ def test_every_requirement_has_a_comment_and_a_range():
 
 
 def test_environment_yml_pip_section_mirrors_requirements():
-    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    env = yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
     assert env["name"] == "nlp-from-scratch"
     deps = env["dependencies"]
     assert any(str(d).startswith("python=3.11") for d in deps) and "pip" in deps
@@ -43,7 +43,7 @@ def test_readme_python_range_is_requires_python():
     match = re.search(r"Python 3\.(\d+)[–-]3\.(\d+)", readme)
     assert match, "the README does not state the Python range as 'Python 3.X–3.Y'"
     stated = set(range(int(match.group(1)), int(match.group(2)) + 1))
-    spec = re.search(r'^requires-python\s*=\s*"([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    spec = re.search(r'^requires-python\s*=\s*"([^"]+)"', (ROOT / "pyproject.toml").read_text(encoding="utf-8"), re.M).group(1)
     allowed = {m for m in range(0, 30) if SpecifierSet(spec).contains(f"3.{m}.0")}
     assert allowed == stated, f"README says Python 3.{min(stated)}-3.{max(stated)}, pyproject.toml {spec}"
 
@@ -82,12 +82,12 @@ def test_constraints_header_says_when_how_and_how_to_use():
 
 
 def test_readme_names_the_make_commands_and_they_exist():
-    readme = (ROOT / "README.md").read_text()
-    makefile = (ROOT / "Makefile").read_text()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     for target in ["lab", "test", "browser-check", "bench", "doctor", "lint", "constraints"]:
         assert f"make {target}" in readme, f"README does not mention `make {target}`"
         assert re.search(rf"^{re.escape(target)}:", makefile, re.M), f"Makefile has no target {target}"
-    assert "make test" in (ROOT / ".ci" / "run").read_text()
+    assert "make test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
 
 def test_readme_reporting_a_problem_points_to_make_doctor():

@@ -19,12 +19,12 @@ _spec.loader.exec_module(install_torch)
 
 
 def test_torch_requirement_is_read_from_requirements_txt(tmp_path):
-    lines = [line.split("#")[0].strip() for line in (ROOT / "requirements.txt").read_text().splitlines()]
+    lines = [line.split("#")[0].strip() for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()]
     assert install_torch.torch_requirement() in lines
     other = tmp_path / "requirements.txt"
-    other.write_text("# torch comes below\ntorchvision>=0.1   # not this one\ntorch>=2.2,<3  # this\n")
+    other.write_text("# torch comes below\ntorchvision>=0.1   # not this one\ntorch>=2.2,<3  # this\n", encoding="utf-8")
     assert install_torch.torch_requirement(other) == "torch>=2.2,<3"
-    other.write_text("numpy\n")
+    other.write_text("numpy\n", encoding="utf-8")
     with pytest.raises(SystemExit, match="no torch line"):
         install_torch.torch_requirement(other)
 
@@ -48,7 +48,7 @@ def test_an_explicit_build_wins(monkeypatch):
 
 def _fake_nvidia_smi(folder: Path, output: str) -> None:
     smi = folder / "nvidia-smi"
-    smi.write_text(f"#!/bin/sh\necho '{output}'\n")
+    smi.write_text(f"#!/bin/sh\necho '{output}'\n", encoding="utf-8")
     smi.chmod(0o755)
 
 
@@ -128,7 +128,7 @@ def test_reachable_answers_quickly_either_way():
 
 
 def test_setup_installs_the_torch_build_before_the_other_requirements():
-    makefile = (ROOT / "Makefile").read_text()
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     recipe = makefile[makefile.index("$(STAMP):"):]
     recipe = recipe[:recipe.index("\n\n")]
     steps = [line.strip() for line in recipe.splitlines()[1:]]

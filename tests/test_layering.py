@@ -234,7 +234,7 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
     for rel, text in (base | files).items():
         p = tmp_path / rel
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
+        p.write_text(text, encoding="utf-8")
     return tmp_path
 
 

@@ -76,7 +76,7 @@ def test_softmax_cross_entropy_gradient_and_errors(rng):
     assert report.ok, report
     with pytest.raises(ValueError, match=r"targets must have shape \(4,\)"):
         loss_fn.forward(logits, np.array([0, 1]))
-    with pytest.raises(ValueError, match=r"must lie in \[0, 3\)"):
+    with pytest.raises(ValueError, match=r"must be class ids in \[0, 3\), got 3 at index 2"):
         loss_fn.forward(logits, np.array([0, 1, 3, 0]))
 
 

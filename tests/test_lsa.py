@@ -83,7 +83,7 @@ def test_document_term_matrix_counts_and_errors():
         document_term_matrix([["the", "zebra"]], v, skip_unknown=False)
     with pytest.raises(ValueError, match="empty corpus"):
         document_term_matrix([], v)
-    with pytest.raises(ValueError, match="token lists"):
+    with pytest.raises(TypeError, match="document 0 is a str .* tokenize each text first"):
         document_term_matrix(["the cat sat"], v)
 
 

@@ -78,14 +78,14 @@ def test_the_check_catches_missing_and_wrong_provenance(tmp_path):
     lib.mkdir(parents=True)
     (tmp_path / "notebooks").mkdir()
     (tmp_path / "notebooks" / "03_demo.ipynb").write_text(json.dumps({"cells": [
-        {"cell_type": "markdown", "source": ["## 2 · Build it\n", "### 2.1 A part"]}]}))
+        {"cell_type": "markdown", "source": ["## 2 · Build it\n", "### 2.1 A part"]}]}), encoding="utf-8")
     (lib / "demo.py").write_text(
         'def ok():\n    """Fine. Taught in lesson 03, section 2.1."""\n\n'
         'def nodoc():\n    pass\n\n'
         'def vague():\n    """Does things.\n\n    Taught in lesson 03, section 2."""\n\n'
         'def wrong_section():\n    """Fine. Taught in lesson 03, section 4."""\n\n'
         'def wrong_lesson():\n    """Fine. Taught in lesson 11, section 1."""\n\n'
-        'def _private():\n    pass\n')
+        'def _private():\n    pass\n', encoding="utf-8")
     problems = provenance_problems([lib / "demo.py"], root=tmp_path)
     text = "\n".join(problems)
     assert len(problems) == 4, text

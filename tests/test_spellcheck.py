@@ -48,7 +48,7 @@ def test_identifiers_acronyms_letters_and_other_scripts_are_skipped():
 
 def test_misspellings_are_reported_with_file_and_line(tmp_path, checker):
     page = tmp_path / "page.md"
-    page.write_text("# Title\n\nThe gradeint is checked.\nWe recieve `recieve_in_code` it.\n")
+    page.write_text("# Title\n\nThe gradeint is checked.\nWe recieve `recieve_in_code` it.\n", encoding="utf-8")
     findings, n_words = spellcheck.check([page], checker)
     assert [(f.where, f.word) for f in findings] == [("line 3", "gradeint"), ("line 4", "recieve")]
     assert "did you mean: " in findings[0].why and "gradient" in findings[0].why
@@ -60,7 +60,7 @@ def test_notebook_markdown_cells_are_checked_and_code_cells_are_not(tmp_path, ch
                     {"cell_type": "markdown", "source": ["Fine text.\n", "A sentense here.\n"], "metadata": {}}],
           "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     path = tmp_path / "lesson.ipynb"
-    path.write_text(json.dumps(nb))
+    path.write_text(json.dumps(nb), encoding="utf-8")
     findings, _ = spellcheck.check([path], checker)
     assert [str(f).split(": ")[0] for f in findings] == [f"{path}, cell 2, line 2"]
     assert findings[0].word == "sentense"
@@ -95,7 +95,7 @@ def test_word_list_is_sorted_unique_and_holds_only_unknown_words(checker):
 
 def test_main_exit_status_and_how_to_add_a_word(tmp_path, capsys, checker):
     bad = tmp_path / "bad.md"
-    bad.write_text("A mispelled word.\n")
+    bad.write_text("A mispelled word.\n", encoding="utf-8")
     assert spellcheck.main([str(bad)]) == 1
     out = capsys.readouterr().out
     assert f"{bad}, line 1: 'mispelled': unknown word" in out

@@ -140,7 +140,7 @@ def slow_counted_fill(name: str, version: str, log: str):
     import time
 
     def build():
-        with open(log, "a") as f:
+        with open(log, "a", encoding="utf-8") as f:
             f.write("built\n")
         time.sleep(1.0)
         return 42
@@ -155,7 +155,7 @@ def test_two_processes_never_build_the_same_entry(tmp_path, monkeypatch):
                      {"name": "shared", "version": "v1", "log": str(log)}) for i in range(2)]
     built = build_missing(jobs, workers=2, verbose=False)
     assert sorted(built) == ["copy 0", "copy 1"]
-    assert log.read_text().count("built") == 1          # the second process waited and loaded
+    assert log.read_text(encoding="utf-8").count("built") == 1          # the second process waited and loaded
     assert slow_counted_fill("shared", "v1", str(log)) == 42
 
 

@@ -44,7 +44,7 @@ def one_thread():
 @pytest.fixture(scope="module")
 def tiny_corpus():
     text = "to be or not to be, that is the question. " * 60
-    vocab = Vocab.build(text, specials=())
+    vocab = Vocab.build(list(text), specials=())   # characters
     ids = encode_chars(vocab, text)
     return CharCorpus(vocab, ids[:2000], ids[2000:], ("tiny",))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from helpers.course.data import load_bbc_news, load_wikipedia
+from helpers.infra.checksums import DataError
 from helpers.lib.text import split_sentences, tokenize
 
 
@@ -33,7 +34,15 @@ def modern_english_sentences(min_tokens: int = 3) -> tuple[tuple[str, ...], ...]
             toks = tokenize(sent)
             if len(toks) >= min_tokens:
                 out.append(tuple(toks))
+    _check_not_empty(out, min_tokens)
     return tuple(out)
+
+
+def _check_not_empty(sentences, min_tokens: int) -> None:
+    if not sentences:
+        n = len(modern_english_documents())
+        raise DataError(f"the corpus has no tokens: tokenize() found no sentence of {min_tokens} or more "
+                        f"words (letters or digits) in its {n} texts. Run `make doctor` to check the data files")
 
 
 @lru_cache(maxsize=2)
@@ -49,4 +58,5 @@ def document_sentences(min_tokens: int = 3) -> tuple[tuple[tuple[str, ...], ...]
         sents = tuple(tuple(t) for t in (tokenize(s) for s in split_sentences(text)) if len(t) >= min_tokens)
         if sents:
             docs.append(sents)
+    _check_not_empty(docs, min_tokens)
     return tuple(docs)

@@ -19,5 +19,5 @@ def shakespeare_chars(valid_works: tuple[str, ...] = ("hamlet",)) -> CharCorpus:
         raise KeyError(f"unknown work(s) {missing}; choose from {sorted(works)}")
     train_text = "\n".join(t for w, t in works.items() if w not in valid_works)
     valid_text = "\n".join(works[w] for w in valid_works)
-    vocab = Vocab.build(train_text + valid_text, specials=())
+    vocab = Vocab.build(list(train_text + valid_text), specials=())   # a vocabulary of characters
     return CharCorpus(vocab, encode_chars(vocab, train_text), encode_chars(vocab, valid_text), tuple(valid_works))

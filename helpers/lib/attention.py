@@ -48,7 +48,7 @@ def _check_mask(mask, score_shape: tuple) -> np.ndarray:
     if mask.ndim < 2 or mask.ndim > len(score_shape):
         raise ValueError(f"attention mask of shape {mask.shape} does not fit scores of shape "
                          f"{score_shape} (..., T_q, T_k): it needs 2 to {len(score_shape)} dimensions")
-    for m, s in zip(mask.shape[::-1], score_shape[::-1], strict=False):  # trailing axes
+    for m, s in zip(mask.shape[::-1], score_shape[::-1], strict=False):  # trailing axes; the mask may have fewer
         if m not in (1, s):
             raise ValueError(f"attention mask of shape {mask.shape} does not broadcast to the "
                              f"scores' shape {score_shape} (..., T_q, T_k)")
@@ -70,6 +70,8 @@ def attention_single_query(q: np.ndarray, K: np.ndarray, V: np.ndarray, scale: b
         raise ValueError(f"expected q (d_k,), K (T, d_k), V (T, d_v); got {q.shape}, {K.shape}, {V.shape}")
     if K.shape[1] != q.shape[0] or K.shape[0] != V.shape[0]:
         raise ValueError(f"shapes do not match: q {q.shape}, K {K.shape}, V {V.shape}")
+    if K.shape[0] == 0:
+        raise ValueError("there are no keys (T = 0): a softmax over no scores is undefined")
     scores = K @ q / (np.sqrt(q.shape[0]) if scale else 1.0)
     w = softmax(scores)
     return w @ V, w
@@ -90,6 +92,8 @@ def scaled_dot_product_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, ma
         raise ValueError(f"queries and keys must have the same width d_k: Q {Q.shape}, K {K.shape}")
     if K.shape[-2] != V.shape[-2]:
         raise ValueError(f"keys and values must have the same number of tokens: K {K.shape}, V {V.shape}")
+    if K.shape[-2] == 0:
+        raise ValueError(f"there are no keys (T_k = 0 in K {K.shape}): a softmax over no scores is undefined")
     s = 1.0 / np.sqrt(Q.shape[-1]) if scale is None else scale
     scores = (Q @ np.swapaxes(K, -1, -2)) * s
     if mask is not None:

@@ -70,6 +70,8 @@ def pad_sequences(seqs: Sequence[Sequence[int]], pad_id: int, max_len: int | Non
     if len(seqs) == 0:
         raise ValueError("cannot pad an empty list of sequences")
     L = max(len(s) for s in seqs) if max_len is None else max_len
+    if L < 1:
+        raise ValueError("pad_sequences: every sequence is empty (or max_len < 1): a batch needs at least one position")
     ids = np.full((len(seqs), L), pad_id, dtype=np.int64)
     mask = np.zeros((len(seqs), L), dtype=bool)
     for i, s in enumerate(seqs):

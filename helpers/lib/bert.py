@@ -23,7 +23,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from helpers.lib.language_models import count_parameters
-from helpers.lib.layers import log_softmax, softmax
+from helpers.lib.layers import Layer, check_class_ids, describe_offending, log_softmax, softmax
 from helpers.lib.mlm import IGNORE
 
 
@@ -37,10 +37,11 @@ def mlm_loss_numpy(logits: np.ndarray, targets: np.ndarray) -> float:
         raise ValueError(f"expected logits (M, V) and targets (M,), got {logits.shape} and {targets.shape}")
     if len(targets) == 0:
         raise ValueError("no masked positions: the MLM loss is an average over an empty set")
+    check_class_ids(targets, logits.shape[1], "mlm_loss_numpy")
     return float(-np.mean(log_softmax(logits)[np.arange(len(targets)), targets]))
 
 
-class NumpyMaskedLM:
+class NumpyMaskedLM(Layer):
     """A tiny masked LM in NumPy whose output matrix is its embedding matrix (``W = Eᵀ``). Taught in lesson 10, section 2.4.
 
     For ids (B, L) with a boolean attention mask (B, L):
@@ -52,9 +53,11 @@ class NumpyMaskedLM:
 
     ``E`` is used twice (lookup and output), so its gradient is the sum of both uses.
     Parameters (float64): E (V, d), W (2d, d), b (d,), b_out (V,); ``grads`` alike.
+    A layer of the course protocol whose output is the loss: ``backward(dout=1.0)``.
     """
 
     def __init__(self, vocab_size: int, dim: int, rng: np.random.Generator, dtype=np.float64):
+        super().__init__()
         E = rng.standard_normal((vocab_size, dim)) * 0.5
         W = rng.standard_normal((2 * dim, dim)) / math.sqrt(2 * dim)
         self.params = [E.astype(dtype), W.astype(dtype), np.zeros(dim, dtype), np.zeros(vocab_size, dtype)]
@@ -66,6 +69,8 @@ class NumpyMaskedLM:
         if ids.shape != labels.shape or ids.shape != attention_mask.shape or ids.ndim != 2:
             raise ValueError(f"ids, labels and attention_mask must share one (B, L) shape; got "
                              f"{ids.shape}, {labels.shape}, {attention_mask.shape}")
+        check_class_ids(ids, E.shape[0], "NumpyMaskedLM", "ids")
+        check_class_ids(labels, E.shape[0], "NumpyMaskedLM", "labels", ignore=IGNORE)
         d = E.shape[1]
         x = E[ids]                                             # (B, L, d)
         m = attention_mask[..., None].astype(E.dtype)          # (B, L, 1)
@@ -83,14 +88,14 @@ class NumpyMaskedLM:
         self.cache = (ids, m, n, zin, h, sel, t, hm, logits, d)
         return loss
 
-    def backward(self) -> None:
-        """Fill ``grads`` with dL/dparams (E gets lookup + output contributions summed)."""
+    def backward(self, dout: float = 1.0) -> None:
+        """Fill ``grads`` with d(dout * L)/dparams (E gets lookup + output contributions summed)."""
         E, W, b, b_out = self.params
         ids, m, n, zin, h, sel, t, hm, logits, d = self.cache
         M = len(t)
         dlogits = softmax(logits)
         dlogits[np.arange(M), t] -= 1
-        dlogits /= M                                           # (M, V)
+        dlogits *= dout / M                                    # (M, V)
         dE_out = dlogits.T @ hm                                # (V, d) from logits = h Eᵀ
         dh = np.zeros_like(h)
         dh[sel] = dlogits @ E
@@ -240,6 +245,11 @@ def mlm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     n = int(sel.sum())
     if n == 0:
         raise ValueError("no masked positions in the batch: the MLM loss is undefined")
+    V = logits.shape[-1]
+    bad = sel & ((labels < 0) | (labels >= V))
+    if bool(bad.any()):
+        raise ValueError(f"mlm_loss: labels must be token ids in [0, {V}) (or {IGNORE}, ignored), got "
+                         + describe_offending(labels.cpu().numpy(), bad.cpu().numpy(), "labels"))
     logp = F.log_softmax(logits[sel].float(), dim=-1)
     return -logp.gather(1, labels[sel][:, None]).sum() / n
 

@@ -23,7 +23,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from helpers.infra.progress import progress_bar
-from helpers.lib.text import tokenize
+from helpers.lib.text import check_tokens, tokenize
 
 PAD, UNK, CLS, SEP, MASK = "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"
 SPECIALS = (PAD, UNK, CLS, SEP, MASK)
@@ -31,7 +31,7 @@ WORD_START = "▁"  # U+2581, marks the first piece of a word
 
 
 def _pairs(symbols: Sequence[str]) -> list[tuple[str, str]]:
-    return list(zip(symbols[:-1], symbols[1:], strict=False))
+    return list(zip(symbols[:-1], symbols[1:], strict=True))
 
 
 def _merge(symbols: Sequence[str], pair: tuple[str, str]) -> list[str]:
@@ -86,10 +86,20 @@ class BPETokenizer:
         pair counts), so 4,000 merges on the 49k distinct words of the course corpus take
         seconds, not minutes.
         """
+        check_tokens(words, "words", "BPETokenizer.train")
         counts = Counter(words) if not isinstance(words, Mapping) else Counter(dict(words))
+        for w in counts:
+            if not isinstance(w, str):
+                raise TypeError(f"BPETokenizer.train: every word must be a str, got {type(w).__name__} {w!r}")
+        given = len(counts)
         counts = Counter({w: c for w, c in counts.items() if w and c > 0})
         if not counts:
-            raise ValueError("cannot train BPE on an empty corpus (no words)")
+            if given == 0:
+                raise ValueError("cannot train BPE on an empty corpus: it has no words (no words were given). "
+                                 "tokenize() gives no words for a text without letters or digits: check "
+                                 "that the texts were read and are not empty")
+            raise ValueError(f"cannot train BPE: every one of the {given} distinct words is an empty "
+                             "string or has a count <= 0")
         vocab = sorted(counts)
         freq = [counts[w] for w in vocab]
         symbols = [_split_word(w) for w in vocab]
@@ -182,6 +192,8 @@ class BPETokenizer:
         """
         if word in self._cache:
             return self._cache[word]
+        if not isinstance(word, str):
+            raise TypeError(f"BPETokenizer.tokenize_word: a word must be a str, got {type(word).__name__} {word!r}")
         syms = _split_word(word)
         while len(syms) > 1:
             ranked = [(self.ranks.get(p, len(self.ranks)), p) for p in _pairs(syms)]
@@ -199,6 +211,7 @@ class BPETokenizer:
         Returns ``ids`` (n_pieces,) int64 and ``word_index`` (n_pieces,) int64: the
         position in ``words`` of the word each piece belongs to (to find a word's pieces).
         """
+        check_tokens(words, "words", "BPETokenizer.encode_words")
         ids, owner = [], []
         for k, w in enumerate(words):
             for piece in self.tokenize_word(w):

@@ -16,7 +16,7 @@ from helpers.infra.seeding import choose_device
 from helpers.lib.bert import TinyBert
 from helpers.lib.bpe import BPETokenizer
 from helpers.lib.mlm import encode_sentence, pad_batch
-from helpers.lib.text import tokenize
+from helpers.lib.text import check_token_lists, check_tokens, tokenize
 
 
 @torch.no_grad()
@@ -28,6 +28,7 @@ def word_vectors(model: TinyBert, tok: BPETokenizer, sentences: Sequence[Sequenc
     its pieces' vectors at ``layer`` (0 = embeddings, -1 = the final output).
     Returns (n, d) float32.
     """
+    check_token_lists(sentences, "sentences", "word_vectors")
     if len(sentences) != len(positions):
         raise ValueError(f"{len(sentences)} sentences but {len(positions)} positions")
     n_layers = model.cfg.n_layers
@@ -54,6 +55,7 @@ def word_vectors(model: TinyBert, tok: BPETokenizer, sentences: Sequence[Sequenc
 
 def find_word(words: Sequence[str], word: str, occurrence: int = 0) -> int:
     """Position of the ``occurrence``-th (0-based) ``word`` in ``words``; a clear error if absent. Taught in lesson 10, section 4."""
+    check_tokens(words, "words", "find_word")
     hits = [i for i, w in enumerate(words) if w == word]
     if len(hits) <= occurrence:
         raise ValueError(f"the word {word!r} occurs {len(hits)} time(s) in the sentence "

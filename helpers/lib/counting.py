@@ -27,6 +27,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer
 
+from helpers.lib.text import check_tokens
+
 __all__ = [
     "flatten_sentences", "cooccurrence_matrix", "cooccurrence_python",
     "pmi", "ppmi", "npmi", "pmi_table", "top_pmi_pairs", "cooccurrence_countvectorizer",
@@ -125,10 +127,13 @@ def cooccurrence_python(sentences_ids, vocab_size: int, window: int = 5,
                         symmetric: bool = True) -> sp.csr_matrix:
     """The same counts as :func:`cooccurrence_matrix`, with a plain Python loop over tokens. Taught in lesson 06, section 4.
 
-    A readable reference (and the slow baseline of the benchmark); same arguments and output.
+    A readable reference (and the slow baseline of the benchmark); same arguments, output and errors.
     """
+    if not isinstance(window, (int, np.integer)) or window < 1:
+        raise ValueError(f"window must be an integer >= 1, got {window!r}")
     if weighting not in WEIGHTINGS:
         raise ValueError(f"unknown weighting {weighting!r}; choose one of {WEIGHTINGS}")
+    flatten_sentences(sentences_ids, vocab_size)   # the same checks: an empty corpus, ids out of range
     if isinstance(sentences_ids, np.ndarray) and sentences_ids.ndim == 1 and sentences_ids.dtype != object:
         sentences = [sentences_ids.tolist()]
     else:
@@ -182,7 +187,12 @@ def _marginals(c, row_sums, col_sums, total, alpha: float):
     k = np.asarray(c.sum(axis=0)).ravel() if col_sums is None else np.asarray(col_sums, np.float64).ravel()
     if r.shape != (n_rows,) or k.shape != (n_cols,):
         raise ValueError(f"row_sums/col_sums have shapes {r.shape}/{k.shape}; expected ({n_rows},)/({n_cols},)")
+    for name, m in (("row_sums", r), ("col_sums", k)):
+        if not np.all(np.isfinite(m) & (m >= 0)):
+            raise ValueError(f"{name} must be finite and non-negative counts")
     n = float(c.sum()) if total is None else float(total)
+    if not np.isfinite(n):
+        raise ValueError(f"the total count must be finite, got {n}")
     if n <= 0:
         raise ValueError("the co-occurrence matrix is empty (total count is 0)")
     with np.errstate(divide="ignore"):
@@ -295,6 +305,8 @@ def pmi_table(counts, rows: Sequence[str], cols: Sequence[str], row_sums, col_su
     ``counts`` (len(rows), len(cols)); ``row_sums``/``col_sums`` the words' marginal counts in
     the whole matrix; ``total`` = N. Returns {(row_word, col_word): pmi} with -inf for zeros.
     """
+    check_tokens(rows, "rows", "pmi_table")
+    check_tokens(cols, "cols", "pmi_table")
     values = pmi(np.asarray(counts, float), base=base, row_sums=row_sums,
                  col_sums=col_sums, total=total)
     return {(r, c): float(values[i, j]) for i, r in enumerate(rows) for j, c in enumerate(cols)}

@@ -28,7 +28,7 @@ import torch.nn.functional as F
 
 from helpers.infra.seeding import choose_device
 from helpers.infra.training import train_loop
-from helpers.lib.text import PAD, UNK, Vocab
+from helpers.lib.text import PAD, UNK, Vocab, check_token_lists, check_tokens
 
 __all__ = ["vocab_with_specials", "encode_documents", "MeanEmbeddingClassifier", "train_classifier", "accuracy"]
 
@@ -41,6 +41,7 @@ def vocab_with_specials(vectors: np.ndarray, words: Sequence[str]) -> tuple[np.n
     specials). Returns (E (V + 2, D) float32, Vocab) where E[0] = 0 (padding) and E[1] = the
     mean vector (a neutral guess for an unknown word). Raises ValueError if shapes disagree.
     """
+    check_tokens(words, "words", "vocab_with_specials")
     itos = list(words.itos if hasattr(words, "itos") else words)
     vectors = np.asarray(vectors, dtype=np.float32)
     if vectors.ndim != 2 or vectors.shape[0] != len(itos):
@@ -59,8 +60,7 @@ def encode_documents(documents: Sequence[Sequence[str]], vocab: Vocab, max_len: 
     <unk>. An empty document becomes all padding (the model then sees a zero vector)."""
     if max_len < 1:
         raise ValueError(f"max_len must be >= 1, got {max_len}")
-    if isinstance(documents, str) or (len(documents) and isinstance(documents[0], str)):
-        raise TypeError("documents must be a list of token lists (tokenize each document first)")
+    check_token_lists(documents, "documents", "encode_documents", "document")
     if vocab.unk_id is None:
         raise ValueError("the vocabulary needs an <unk> token (use vocab_with_specials)")
     T = max(1, min(max_len, max((len(d) for d in documents), default=1)))
@@ -139,6 +139,10 @@ class MeanEmbeddingClassifier(nn.Module):
 @torch.no_grad()
 def accuracy(model: nn.Module, ids: torch.Tensor, labels: torch.Tensor, batch_size: int = 512) -> float:
     """Share of rows of ``ids`` (N, T) whose arg-max logit equals ``labels`` (N,). Taught in lesson 09, section 8."""
+    if len(ids) != len(labels):
+        raise ValueError(f"accuracy: {len(ids)} documents but {len(labels)} labels")
+    if len(ids) == 0:
+        raise ValueError("accuracy: the set is empty; the accuracy of no documents is undefined")
     was = model.training
     model.eval()
     dev = next(model.parameters()).device
@@ -146,7 +150,7 @@ def accuracy(model: nn.Module, ids: torch.Tensor, labels: torch.Tensor, batch_si
     for s in range(0, len(ids), batch_size):
         correct += int((model(ids[s:s + batch_size].to(dev)).argmax(1).cpu() == labels[s:s + batch_size]).sum())
     model.train(was)
-    return correct / max(len(ids), 1)
+    return correct / len(ids)
 
 
 def train_classifier(model: nn.Module, train_ids: torch.Tensor, train_labels: torch.Tensor, epochs: int = 20,

@@ -27,6 +27,7 @@ import numpy as np
 
 from helpers.lib.layers import Layer
 from helpers.lib.metrics import nearest_neighbours
+from helpers.lib.text import check_token_lists, check_tokens
 
 __all__ = ["char_ngrams", "fnv1a_32", "ngram_buckets", "SubwordEmbedding", "FastTextVectors", "train_fasttext"]
 
@@ -113,6 +114,7 @@ class SubwordEmbedding(Layer):
         if combine not in ("mean", "sum"):
             raise ValueError(f"combine must be 'mean' or 'sum', got {combine!r}")
         _check_n(min_n, max_n)
+        check_tokens(vocab, "vocab", "SubwordEmbedding")
         rng = rng if rng is not None else np.random.default_rng(0)
         self.itos = list(vocab)
         self.stoi = {w: i for i, w in enumerate(self.itos)}
@@ -129,8 +131,7 @@ class SubwordEmbedding(Layer):
         return own, ngram_buckets(word, self.buckets, self.min_n, self.max_n)
 
     def forward(self, words: Sequence[str]) -> np.ndarray:
-        if isinstance(words, str):
-            raise TypeError("forward takes a list of words; wrap a single word in a list")
+        check_tokens(words, "words", "SubwordEmbedding.forward")
         Ew, En = self.params
         out = np.zeros((len(words), self.dim), dtype=En.dtype)
         parts = []
@@ -144,11 +145,7 @@ class SubwordEmbedding(Layer):
         return out
 
     def backward(self, dout):
-        if self.cache is None:
-            raise RuntimeError("backward called before forward")
-        dout = np.asarray(dout)
-        if dout.shape != (len(self.cache), self.dim):
-            raise ValueError(f"dout must have shape {(len(self.cache), self.dim)}, got {dout.shape}")
+        dout = np.asarray(dout)            # its shape (N, D) is checked by Layer
         for g in self.grads:
             g[...] = 0
         for k, (own, grams, scale) in enumerate(self.cache):
@@ -183,6 +180,7 @@ class FastTextVectors:
 
     def vectors_for(self, words: Sequence[str]) -> np.ndarray:
         """(N, D) float32 vectors of ``words`` (known, unseen or misspelled)."""
+        check_tokens(words, "words", "FastTextVectors.vectors_for")
         return np.stack([self.vector(w) for w in words])
 
     def neighbours(self, word: str, k: int = 5) -> list[tuple[str, float]]:
@@ -201,6 +199,7 @@ def train_fasttext(sentences: Sequence[Sequence[str]], dim: int = 100, window: i
     n-gram table (fastText's default is 2,000,000 — 800 MB at 100 dims; the course uses 200,000).
     Returns a :class:`FastTextVectors`. Raises ValueError for an empty corpus."""
     from gensim.models import FastText  # heavy optional import: loaded only when gensim is used
+    check_token_lists(sentences, "sentences", "train_fasttext")
     sents = [list(s) for s in sentences if len(s)]
     if not sents:
         raise ValueError("cannot train fastText on an empty corpus (no tokens)")

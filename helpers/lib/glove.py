@@ -35,7 +35,7 @@ import torch
 from helpers.infra.progress import progress_bar
 from helpers.infra.seeding import choose_device
 from helpers.lib.counting import cooccurrence_matrix
-from helpers.lib.layers import Layer
+from helpers.lib.layers import Layer, describe_offending
 
 __all__ = ["glove_weight", "glove_cooccurrence", "cooccurrence_entries", "GloVeNumpy", "GloVeVectors",
            "train_numpy", "train_torch", "GloVeTorch"]
@@ -46,16 +46,18 @@ def glove_weight(x, x_max: float = 100.0, alpha: float = 0.75) -> np.ndarray:
     """GloVe's weighting function f(x) = (x / x_max)^alpha for x < x_max, else 1. Taught in lesson 08, section 1.
 
     x: scalar or array of co-occurrence counts (>= 0). Returns float64 of the same shape;
-    f(0) = 0, f is increasing and capped at 1. Raises ValueError for negative counts or
-    non-positive x_max / alpha.
+    f(0) = 0, f is increasing and capped at 1. Raises ValueError for negative, nan or
+    infinite counts and for x_max / alpha that are not positive numbers.
     """
-    if x_max <= 0:
-        raise ValueError(f"x_max must be positive, got {x_max}")
-    if alpha <= 0:
-        raise ValueError(f"alpha must be positive, got {alpha}")
+    if not (x_max > 0 and np.isfinite(x_max)):
+        raise ValueError(f"x_max must be a positive number, got {x_max}")
+    if not (alpha > 0 and np.isfinite(alpha)):
+        raise ValueError(f"alpha must be a positive number, got {alpha}")
     x = np.asarray(x, dtype=np.float64)
-    if np.any(x < 0):
-        raise ValueError("co-occurrence counts must be non-negative")
+    bad = ~np.isfinite(x) | (x < 0)
+    if bad.any():
+        raise ValueError("glove_weight: co-occurrence counts must be finite and non-negative, got "
+                         + describe_offending(x, bad, "counts"))
     return np.where(x < x_max, (np.minimum(x, x_max) / x_max) ** alpha, 1.0)
 
 
@@ -88,8 +90,10 @@ def cooccurrence_entries(counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         x = a[rows, cols]
     if counts.shape[0] != counts.shape[1]:
         raise ValueError(f"the co-occurrence matrix must be square (V, V), got shape {counts.shape}")
-    if np.any(x < 0):
-        raise ValueError("co-occurrence counts must be non-negative")
+    bad = ~np.isfinite(x) | (x < 0)
+    if bad.any():
+        raise ValueError("cooccurrence_entries: co-occurrence counts must be finite and non-negative, got "
+                         + describe_offending(x, bad, "stored counts"))
     keep = x > 0
     if not keep.any():
         raise ValueError("the co-occurrence matrix is empty: no pair of words co-occurs")
@@ -135,8 +139,10 @@ class GloVeNumpy(Layer):
         for name, ids in (("rows", rows), ("cols", cols)):
             if ids.size and (ids.min() < 0 or ids.max() >= self.V):
                 raise ValueError(f"{name} holds an id outside the vocabulary [0, {self.V})")
-        if np.any(x <= 0):
-            raise ValueError("every count x must be positive (log x is the target; pass only X_ij > 0)")
+        bad = ~(np.isfinite(x) & (x > 0))
+        if bad.any():
+            raise ValueError("every count x must be positive and finite (log x is the target; pass only "
+                             "X_ij > 0), got " + describe_offending(x, bad, "counts"))
         return rows, cols, x
 
     def pair_terms(self, rows, cols, x):
@@ -161,8 +167,6 @@ class GloVeNumpy(Layer):
         return g[:, None] * Wt[cols], g[:, None] * W[rows], g
 
     def backward(self, dout: float = 1.0):
-        if self.cache is None:
-            raise RuntimeError("backward called before forward")
         rows, cols, _, _ = self.cache
         dw, dwt, g = self.pair_gradients(dout)
         for grad in self.grads:
@@ -283,8 +287,11 @@ class GloVeTorch(torch.nn.Module):
 
     def load_numpy(self, params):
         """Copy [W, W~, b, b~] from a :class:`GloVeNumpy` (for equivalence checks)."""
+        params = list(params)
+        if len(params) != 4:
+            raise ValueError(f"load_numpy expects the four arrays [W, W~, b, b~], got {len(params)}")
         with torch.no_grad():
-            for emb, p in zip((self.W, self.W_tilde, self.b, self.b_tilde), params, strict=False):
+            for emb, p in zip((self.W, self.W_tilde, self.b, self.b_tilde), params, strict=True):
                 emb.weight.copy_(torch.as_tensor(np.asarray(p).reshape(emb.weight.shape)))
         return self
 

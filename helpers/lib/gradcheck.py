@@ -83,6 +83,9 @@ def check_layer(layer, *inputs: np.ndarray, dout: np.ndarray | None = None,
             reset()
         return layer.forward(*inputs)
 
+    if len(layer.params) != len(layer.grads):
+        raise ValueError(f"{type(layer).__name__} has {len(layer.params)} params but {len(layer.grads)} grads; "
+                         "every parameter needs its gradient array (same order, same shape)")
     out = forward()
     if dout is None:
         dout = rng.standard_normal(np.shape(out))
@@ -93,7 +96,7 @@ def check_layer(layer, *inputs: np.ndarray, dout: np.ndarray | None = None,
         return float(np.sum(forward() * dout))
 
     report = GradReport(tol=tol)
-    for k, (p, g) in enumerate(zip(layer.params, analytic)):
+    for k, (p, g) in enumerate(zip(layer.params, analytic, strict=True)):
         report.errors[f"param[{k}]"] = relative_error(g, numerical_gradient(f, p, h))
     x0 = inputs[0] if inputs else None
     if x0 is not None and np.issubdtype(np.asarray(x0).dtype, np.floating):
@@ -108,8 +111,11 @@ def check_function(f: Callable[[], float], wrt: Sequence[np.ndarray], analytic: 
     Compare analytic gradients of a scalar ``f()`` with finite differences for each
     array in ``wrt`` (perturbed in place)."""
     names = names or [f"arg[{i}]" for i in range(len(wrt))]
+    if not len(names) == len(wrt) == len(analytic):
+        raise ValueError(f"check_function: {len(wrt)} arrays (wrt), {len(analytic)} analytic gradients and "
+                         f"{len(names)} names; they must pair up")
     report = GradReport(tol=tol)
-    for name, x, g in zip(names, wrt, analytic):
+    for name, x, g in zip(names, wrt, analytic, strict=True):
         if np.shape(g) != np.shape(x):
             raise ValueError(f"gradient for {name} has shape {np.shape(g)}, expected {np.shape(x)}")
         report.errors[name] = relative_error(g, numerical_gradient(f, x, h))

@@ -14,6 +14,9 @@ def perplexity(mean_nll: float) -> float:
 
     exp(mean negative log-likelihood in nats): the effective number of equally likely
     next words the model hesitates between."""
+    if math.isnan(mean_nll) or mean_nll < 0:
+        raise ValueError(f"perplexity: the mean negative log-likelihood must be a number >= 0, got {mean_nll} "
+                         "(nan: did training diverge?)")
     return float(math.exp(mean_nll))
 
 
@@ -47,6 +50,10 @@ class FeedForwardLM(nn.Module):
 def mean_nll(model: nn.Module, X: np.ndarray, y: np.ndarray, batch_size: int = 2048,
              device: str | torch.device = "cpu") -> float:
     """Mean cross-entropy (nats) of ``model(X[i]) -> y[i]`` over a whole split. Taught in lesson 01, section 9."""
+    if len(X) != len(y):
+        raise ValueError(f"mean_nll: {len(X)} contexts but {len(y)} targets")
+    if len(y) == 0:
+        raise ValueError("mean_nll: the split is empty; a mean over no tokens is undefined")
     was_training = model.training
     model.eval()
     total = 0.0

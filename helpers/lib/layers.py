@@ -12,6 +12,9 @@ for speed.
 """
 from __future__ import annotations
 
+import functools
+import inspect
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -57,15 +60,94 @@ ACTIVATIONS = {
 
 
 # ---------------------------------------------------------------- layers
+def _output_shapes(out) -> list[tuple]:
+    """The shape of each of forward's outputs: one for an array or a number, one per element of a
+    tuple (LSTMCell returns (h, c)), none for None."""
+    if out is None:
+        return []
+    return [np.shape(o) for o in out] if isinstance(out, tuple) else [np.shape(out)]
+
+
+def _ordinal(k: int) -> str:
+    return {1: "first", 2: "second", 3: "third"}.get(k, f"number {k}")
+
+
+def _remembering_output_shapes(forward):
+    @functools.wraps(forward)
+    def forward_and_remember(self, *args, **kwargs):
+        out = forward(self, *args, **kwargs)
+        if type(self).forward is forward_and_remember:   # the outermost forward (not a super() call)
+            self._forward_shapes = _output_shapes(out)
+        return out
+    return forward_and_remember
+
+
+def _checking_upstream_gradient(backward):
+    names = list(inspect.signature(backward).parameters)[1:]   # the gradients' names, after self
+
+    @functools.wraps(backward)
+    def check_then_backward(self, *args, **kwargs):
+        if type(self).backward is check_then_backward:         # the outermost backward only
+            self.check_upstream_gradient(names, args, kwargs)
+        return backward(self, *args, **kwargs)
+    return check_then_backward
+
+
 class Layer:
-    """Base class: no parameters, identity ``train``/``eval`` switch. Taught in lesson 01, section 4."""
+    """Base class: no parameters, identity ``train``/``eval`` switch, and backward's checks. Taught in lesson 01, section 4.
+
+    Every subclass gets two checks without writing them (``__init_subclass__`` wraps its
+    ``forward`` and ``backward`` when the class is defined; the methods hold only the maths):
+    ``forward`` remembers the shape of what it returned, and ``backward`` first checks that a
+    forward pass came before it and that each upstream gradient has the shape of the output it
+    belongs to (``dout`` for the output, ``dh, dc`` for an output ``(h, c)``; a loss's output is
+    a number, so its ``dout`` must be one). Without the check a wrong shape would broadcast into
+    wrong gradients without a word, or fail deep inside NumPy.
+
+    ``dout_may_add_batch_axes = True`` (a position table, added to every sequence of a batch)
+    also accepts gradients with extra leading axes, summed over by its backward.
+    """
 
     params: list
     grads: list
     training: bool = True
+    dout_may_add_batch_axes: bool = False
 
     def __init__(self):
         self.params, self.grads = [], []
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "forward" in vars(cls):
+            cls.forward = _remembering_output_shapes(vars(cls)["forward"])
+        if "backward" in vars(cls):
+            cls.backward = _checking_upstream_gradient(vars(cls)["backward"])
+
+    def check_upstream_gradient(self, names: list[str], args: tuple, kwargs: dict) -> None:
+        """Raise unless forward has run and each gradient given to backward (``args``/``kwargs``
+        for the parameters ``names``) has the shape of its forward output."""
+        where = f"{type(self).__name__}.backward"
+        shapes = getattr(self, "_forward_shapes", None)
+        if shapes is None:
+            raise RuntimeError(f"{where} was called before forward: call forward before backward "
+                               "(backward uses what forward computed)")
+        for k, (name, expected) in enumerate(zip(names, shapes, strict=False), 1):  # extra names: other inputs
+            if k <= len(args):
+                dout = args[k - 1]
+            elif name in kwargs:
+                dout = kwargs[name]
+            else:
+                continue                                        # left at its default (a loss's 1.0)
+            got = None if dout is None else np.shape(dout)
+            if got == expected or (self.dout_may_add_batch_axes and got is not None
+                                   and len(got) > len(expected) and got[len(got) - len(expected):] == expected):
+                continue
+            output = "the forward output" if len(shapes) == 1 else f"forward's {_ordinal(k)} output"
+            if expected == ():
+                raise ValueError(f"{where}: {name} must be a number like {output} (a scalar loss), got "
+                                 f"{'None' if got is None else f'an array of shape {got}'}")
+            raise ValueError(f"{where}: {name} must have shape {expected} like {output}, got "
+                             f"{'None' if got is None else got}")
 
     def train(self, mode: bool = True):
         self.training = mode
@@ -195,7 +277,7 @@ def mlp(sizes: list[int], rng: np.random.Generator, activation: str = "tanh",
     if len(sizes) < 2:
         raise ValueError(f"need at least input and output sizes, got {sizes}")
     layers: list[Layer] = []
-    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
         layers.append(Linear(a, b, rng, dtype))
         if i < len(sizes) - 2:
             layers.append(Activation(activation))
@@ -205,15 +287,39 @@ def mlp(sizes: list[int], rng: np.random.Generator, activation: str = "tanh",
 
 
 # ---------------------------------------------------------------- losses
-def _check_targets(targets: np.ndarray, n: int, k: int) -> np.ndarray:
-    targets = np.asarray(targets)
-    if targets.shape != (n,):
-        raise ValueError(f"targets must have shape ({n},), got {targets.shape}")
-    if not np.issubdtype(targets.dtype, np.integer):
-        raise TypeError(f"targets must be integer class ids, got dtype {targets.dtype}")
-    if n and (targets.min() < 0 or targets.max() >= k):
-        raise ValueError(f"target ids must lie in [0, {k}), got range [{targets.min()}, {targets.max()}]")
-    return targets
+def describe_offending(values: np.ndarray, bad: np.ndarray, what: str, shown: int = 3) -> str:
+    """Name the offending entries: "-1 at index (0, 2), 2 at index (1, 0) (2 of 8 labels)". Taught in lesson 01, section 3.
+
+    ``values`` any shape, ``bad`` a bool mask of the same shape; the first ``shown`` offending
+    values are listed with their index, then how many there are in all."""
+    if np.ndim(values) == 0:
+        return repr(np.asarray(values).item())
+    where = np.argwhere(bad)
+    items = []
+    for idx in where[:shown]:
+        idx = tuple(int(i) for i in idx)
+        items.append(f"{values[idx].item()!r} at index {idx[0] if len(idx) == 1 else idx}")
+    more = ", ..." if len(where) > shown else ""
+    return f"{', '.join(items)}{more} ({len(where)} of {values.size} {what})"
+
+
+def check_class_ids(ids, k: int, where: str, what: str = "targets", ignore: int | None = None) -> np.ndarray:
+    """Check that ``ids`` are integer class ids in [0, k) (``ignore`` also allowed). Taught in lesson 01, section 3.
+
+    Returns ``ids`` as an array. Raises TypeError for a non-integer dtype (a float label
+    would index nothing sensible) and ValueError naming the ids outside [0, k): a negative id
+    would silently pick a class from the end, one >= k fails deep inside NumPy."""
+    ids = np.asarray(ids)
+    if not np.issubdtype(ids.dtype, np.integer):
+        raise TypeError(f"{where}: {what} must be integer class ids, got dtype {ids.dtype}")
+    bad = (ids < 0) | (ids >= k)
+    if ignore is not None:
+        bad &= ids != ignore
+    if bad.any():
+        allowed = f"[0, {k})" + ("" if ignore is None else f" (or {ignore}, ignored)")
+        raise ValueError(f"{where}: {what} must be class ids in {allowed}, got "
+                         + describe_offending(ids, bad, what))
+    return ids
 
 
 class SoftmaxCrossEntropy(Layer):
@@ -224,9 +330,16 @@ class SoftmaxCrossEntropy(Layer):
     """
 
     def forward(self, logits, targets):
+        logits, targets = np.asarray(logits), np.asarray(targets)
         if logits.ndim != 2:
-            raise ValueError(f"logits must be (N, K), got shape {logits.shape}")
-        self.targets = _check_targets(targets, *logits.shape)
+            raise ValueError(f"SoftmaxCrossEntropy: logits must be (N, K), got shape {logits.shape}")
+        n = logits.shape[0]
+        if n == 0:
+            raise ValueError("SoftmaxCrossEntropy: the batch is empty (logits of shape "
+                             f"{logits.shape}); a mean loss over no examples is undefined")
+        if targets.shape != (n,):
+            raise ValueError(f"SoftmaxCrossEntropy: targets must have shape ({n},), got {targets.shape}")
+        self.targets = check_class_ids(targets, logits.shape[1], "SoftmaxCrossEntropy")
         logp = log_softmax(logits)
         self.probs = np.exp(logp)
         return float(-logp[np.arange(len(self.targets)), self.targets].mean())
@@ -246,9 +359,17 @@ class SigmoidCrossEntropy(Layer):
     """
 
     def forward(self, scores, labels):
-        labels = np.asarray(labels)
-        if labels.shape != np.shape(scores):
-            raise ValueError(f"labels shape {labels.shape} != scores shape {np.shape(scores)}")
+        scores, labels = np.asarray(scores), np.asarray(labels)
+        if labels.shape != scores.shape:
+            raise ValueError(f"SigmoidCrossEntropy: labels shape {labels.shape} != scores shape {scores.shape}")
+        if scores.size == 0:
+            raise ValueError(f"SigmoidCrossEntropy: the batch is empty (scores of shape {scores.shape}); "
+                             "a mean loss over no examples is undefined")
+        bad = (labels != 0) & (labels != 1)
+        if bad.any():
+            raise ValueError("SigmoidCrossEntropy: labels must be 0 or 1 (binary cross-entropy), got "
+                             + describe_offending(labels, bad, "labels")
+                             + "; for labels -1/+1 pass (labels + 1) / 2")
         self.y, self.t = sigmoid(scores), labels
         # log(1 + e^-s) written stably: softplus(-s) for t=1, softplus(s) for t=0
         loss = np.logaddexp(0, -scores) * labels + np.logaddexp(0, scores) * (1 - labels)

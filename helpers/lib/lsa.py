@@ -18,7 +18,7 @@ from scipy.sparse.linalg import svds
 from sklearn.utils.extmath import randomized_svd
 
 from helpers.lib.metrics import normalize_rows
-from helpers.lib.text import UnknownWordError, Vocab
+from helpers.lib.text import UnknownWordError, Vocab, check_token_lists, check_tokens
 
 __all__ = [
     "document_term_matrix", "term_frequency", "inverse_document_frequency", "tfidf",
@@ -41,11 +41,9 @@ def document_term_matrix(documents: Sequence[Sequence[str]], vocab: Vocab,
     An empty list of documents raises ValueError. Counting is vectorised: one id array for
     the whole corpus, duplicates summed by SciPy.
     """
+    check_token_lists(documents, "documents", "document_term_matrix", "document")
     if len(documents) == 0:
         raise ValueError("empty corpus: no documents")
-    if isinstance(documents, str) or (len(documents) and isinstance(documents[0], str)):
-        raise ValueError("documents must be a list of token lists, not a list of strings "
-                         "(tokenise with helpers.lib.text.tokenize first)")
     get, unk = vocab.stoi.get, -1
     ids, lengths = [], []
     for doc in documents:
@@ -90,7 +88,7 @@ def inverse_document_frequency(df, n_documents: int, smooth: bool = False,
     df = np.asarray(df, dtype=np.float64)
     if n_documents < 1:
         raise ValueError("n_documents must be >= 1")
-    if np.any(df < 0) or np.any(df > n_documents):
+    if not np.all(np.isfinite(df)) or np.any(df < 0) or np.any(df > n_documents):
         raise ValueError(f"document frequencies must lie in [0, {n_documents}]")
     lg = np.log(base)
     if smooth:
@@ -147,6 +145,9 @@ def truncated_svd(matrix, k: int, seed: int = 0, solver: str = "randomized", n_i
     m, n = matrix.shape
     if not 1 <= k <= min(m, n):
         raise ValueError(f"k must be in [1, {min(m, n)}] for a {m}x{n} matrix, got {k}")
+    values = matrix.data if sp.issparse(matrix) else np.asarray(matrix)
+    if not np.all(np.isfinite(values)):
+        raise ValueError("truncated_svd: the matrix holds nan or inf; its SVD is undefined")
     if solver not in ("arpack", "randomized", "dense"):
         raise ValueError(f"unknown solver {solver!r}; choose 'arpack', 'randomized' or 'dense'")
     if solver == "arpack" and k >= min(m, n):  # svds needs k < min(m, n)
@@ -182,11 +183,21 @@ def svd_vectors(matrix, k: int, weighting: str = "US", seed: int = 0,
     ``weighting``: "US" -> ``U_k Σ_k`` (LSA), "U" -> ``U_k`` (Levy et al. find this often
     better for similarity), "sqrtS" -> ``U_k Σ_k^{1/2}`` (the symmetric split).
     Rows that are all zero in ``matrix`` (words never seen) are exactly zero in the output.
-    ``solver`` and ``seed``: see :func:`truncated_svd`.
+    ``solver`` and ``seed``: see :func:`truncated_svd`. Raises ValueError when ``k`` exceeds the
+    matrix's numerical rank r and the weighting is "U" or "sqrtS": the singular vectors beyond
+    r belong to a zero singular value, so they are arbitrary directions that "U" would keep at
+    full length ("US" scales them to zero, and is allowed).
     """
     if weighting not in SVD_WEIGHTINGS:
         raise ValueError(f"unknown weighting {weighting!r}; choose one of {SVD_WEIGHTINGS}")
     u, s, _ = truncated_svd(matrix, k, seed=seed, solver=solver)
+    if s[0] == 0:
+        raise ValueError("svd_vectors: the matrix is all zeros; it has no singular vectors to use")
+    rank = int(np.sum(s > s[0] * max(matrix.shape) * np.finfo(np.float64).eps))
+    if rank < k and weighting != "US":
+        raise ValueError(f"svd_vectors: k={k} exceeds the matrix's numerical rank {rank}; the last {k - rank} "
+                         f"columns of U are arbitrary directions (their singular values are 0). Use k <= {rank}, "
+                         "or weighting='US'")
     power = {"US": 1.0, "U": 0.0, "sqrtS": 0.5}[weighting]
     vectors = u * s ** power
     vectors[_zero_rows(matrix)] = 0.0
@@ -199,13 +210,19 @@ def energy_kept(singular_values, frobenius_sq: float) -> tuple[np.ndarray, np.nd
     For k = 1..len(s): fraction of ``‖A‖_F²`` kept by the top-k singular values, and the
     relative reconstruction error ``‖A − A_k‖_F / ‖A‖_F = sqrt(1 − energy)`` (Eckart-Young).
     ``frobenius_sq`` = ``‖A‖_F²`` = sum of all squared singular values. Two (k,) arrays."""
+    if not (frobenius_sq > 0 and np.isfinite(frobenius_sq)):
+        raise ValueError(f"energy_kept: frobenius_sq must be positive and finite (the matrix's squared norm), "
+                         f"got {frobenius_sq}")
     s2 = np.asarray(singular_values, np.float64) ** 2
+    if s2.size == 0 or not np.all(np.isfinite(s2)):
+        raise ValueError("energy_kept: singular_values must be a non-empty array of finite numbers")
     energy = np.cumsum(s2) / float(frobenius_sq)
     return energy, np.sqrt(np.clip(1.0 - energy, 0.0, None))
 
 
 def group_sentences(sentences: Sequence[Sequence[str]], per_doc: int) -> list[list[str]]:
     """Join every ``per_doc`` consecutive sentences into one pseudo-document. Taught in lesson 05, section 4."""
+    check_token_lists(sentences, "sentences", "group_sentences")
     if per_doc < 1:
         raise ValueError(f"per_doc must be >= 1, got {per_doc}")
     return [[t for s in sentences[i:i + per_doc] for t in s] for i in range(0, len(sentences), per_doc)]
@@ -269,8 +286,7 @@ class DocumentIndex:
     def query_vector(self, query: Sequence[str]):
         """A tokenised query -> its unit vector in the index space; ValueError if the query
         is empty or has no word in the vocabulary."""
-        if isinstance(query, str):
-            raise ValueError("query must be a list of tokens (use helpers.lib.text.tokenize)")
+        check_tokens(query, "query", "DocumentIndex.query_vector")
         if len(query) == 0:
             raise ValueError("empty query: it has no tokens")
         known = [t for t in query if t in self.vocab.stoi and t not in self.vocab.specials]

@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.stats import spearmanr
 
-from helpers.lib.text import UnknownWordError
+from helpers.lib.text import UnknownWordError, check_token_lists, check_tokens
 
 
 # ---------------------------------------------------------------- basics
@@ -27,6 +27,7 @@ def vocab_maps(vocab) -> tuple[dict, list]:
     {word: row} dict, or a list of words (row = position)."""
     if hasattr(vocab, "stoi") and hasattr(vocab, "itos"):
         return vocab.stoi, vocab.itos
+    check_tokens(vocab, "vocab", "vocab_maps")
     if isinstance(vocab, dict):
         itos = [None] * len(vocab)
         for w, i in vocab.items():
@@ -44,11 +45,25 @@ def word_index(vocab, word: str) -> int:
     return stoi[word]
 
 
+def _check_finite(vectors, itos) -> None:
+    """Raise naming the first word whose vector holds nan or inf (a diverged training run)."""
+    data = vectors.data if sp.issparse(vectors) else vectors
+    if np.all(np.isfinite(data)):
+        return
+    if sp.issparse(vectors):
+        row = int(np.searchsorted(vectors.indptr, np.flatnonzero(~np.isfinite(data))[0], side="right") - 1)
+    else:
+        row = int(np.flatnonzero(~np.all(np.isfinite(vectors), axis=1))[0])
+    raise ValueError(f"the vectors hold nan or inf (first in row {row}, the word {itos[row]!r}); "
+                     "did their training diverge?")
+
+
 def _check(vectors, vocab):
     vectors = np.asarray(vectors)
     stoi, itos = vocab_maps(vocab)
     if vectors.ndim != 2 or vectors.shape[0] != len(itos):
         raise ValueError(f"vectors must be (V, D) with V = {len(itos)} (the vocabulary size), got shape {vectors.shape}")
+    _check_finite(vectors, itos)
     return vectors, stoi, itos
 
 
@@ -76,6 +91,8 @@ def cosine(u: np.ndarray, v: np.ndarray) -> float:
     u, v = np.asarray(u, np.float64), np.asarray(v, np.float64)
     if u.shape != v.shape or u.ndim != 1:
         raise ValueError(f"cosine needs two vectors of the same length, got shapes {u.shape} and {v.shape}")
+    if not (np.all(np.isfinite(u)) and np.all(np.isfinite(v))):
+        raise ValueError("cosine: a vector holds nan or inf")
     nu, nv = np.linalg.norm(u), np.linalg.norm(v)
     return 0.0 if nu == 0 or nv == 0 else float(u @ v / (nu * nv))
 
@@ -96,10 +113,14 @@ def nearest_neighbours(vectors, vocab, query, k: int = 10, exclude: Sequence[str
     for a query whose vector is zero or has the wrong length.
     """
     stoi, itos = vocab_maps(vocab)
+    check_tokens(exclude, "exclude", "nearest_neighbours")
     if not sp.issparse(vectors):
         vectors = np.asarray(vectors)
     if vectors.ndim != 2 or vectors.shape[0] != len(itos):
         raise ValueError(f"vectors must be (V, D) with V = {len(itos)} (the vocabulary size), got shape {vectors.shape}")
+    if sp.issparse(vectors):
+        vectors = sp.csr_matrix(vectors)
+    _check_finite(vectors, itos)
     unit = normalize_rows(vectors)
     banned = {word_index(vocab, w) for w in exclude}
     banned |= {stoi[s] for s in getattr(vocab, "specials", ()) if s in stoi}
@@ -111,6 +132,8 @@ def nearest_neighbours(vectors, vocab, query, k: int = 10, exclude: Sequence[str
         q = np.asarray(query, dtype=np.float64)
         if q.shape != (vectors.shape[1],):
             raise ValueError(f"query vector must have shape ({vectors.shape[1]},), got {q.shape}")
+        if not np.all(np.isfinite(q)):
+            raise ValueError("the query vector holds nan or inf")
     norm = np.linalg.norm(q)
     if norm == 0:
         what = f"{query!r} has" if isinstance(query, str) else "the query vector is"
@@ -284,6 +307,7 @@ def document_vectors(vectors, vocab, documents: Sequence[Sequence[str]]) -> tupl
     Returns (X (N, D) float32, share of tokens that had no vector). A document with no
     known token gets the zero vector.
     """
+    check_token_lists(documents, "documents", "document_vectors", "document")
     vectors, stoi, _ = _check(vectors, vocab)
     E = normalize_rows(vectors)
     X = np.zeros((len(documents), E.shape[1]), np.float32)

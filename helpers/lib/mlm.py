@@ -16,6 +16,7 @@ import numpy as np
 
 from helpers.lib.batching import pad_sequences
 from helpers.lib.bpe import BPETokenizer
+from helpers.lib.text import check_token_lists, check_tokens
 
 IGNORE = -100  # label of positions that are not predicted (PyTorch's ignore_index)
 
@@ -24,6 +25,7 @@ def encode_sentence(tok: BPETokenizer, words: Sequence[str], max_len: int) -> np
     """``[CLS] pieces [SEP]`` as (n,) int64, truncated so that n <= max_len. Taught in lesson 10, section 2.2."""
     if max_len < 3:
         raise ValueError(f"max_len must be at least 3 ([CLS], one piece, [SEP]), got {max_len}")
+    check_tokens(words, "words", "encode_sentence")
     ids = tok.encode_words(list(words))[0][: max_len - 2]
     return np.concatenate([[tok.cls_id], ids, [tok.sep_id]]).astype(np.int64)
 
@@ -142,6 +144,8 @@ def sentence_pair(tok: BPETokenizer, a: Sequence[str], b: Sequence[str], is_next
 
     Build ``[CLS] A [SEP] B [SEP]`` with segment ids; the longer sentence is cut first
     until the pair fits ``max_len``."""
+    check_tokens(a, "a", "sentence_pair")
+    check_tokens(b, "b", "sentence_pair")
     ia, ib = tok.encode_words(list(a))[0], tok.encode_words(list(b))[0]
     if len(ia) == 0 or len(ib) == 0:
         raise ValueError("both sentences of a pair need at least one word")
@@ -161,6 +165,9 @@ def next_sentence_pairs(tok: BPETokenizer, documents: Sequence[Sequence[Sequence
 
     ``n`` NSP examples: half with the true next sentence of the same document
     (IsNext), half with a sentence from another, random document (NotNext)."""
+    check_token_lists(documents, "documents", "next_sentence_pairs", "document")
+    for i, d in enumerate(documents):
+        check_token_lists(d, f"document {i}", "next_sentence_pairs")
     docs = [d for d in documents if len(d) >= 2]
     if len(docs) < 2:
         raise ValueError("need at least two documents with two or more sentences")

@@ -30,8 +30,13 @@ def unigram_noise(counts: Sequence[float], power: float = 0.75) -> np.ndarray:
     c = np.asarray(counts, dtype=np.float64)
     if c.ndim != 1 or c.size == 0:
         raise ValueError(f"counts must be a non-empty 1-D array, got shape {c.shape}")
-    if np.any(c < 0) or c.sum() <= 0:
-        raise ValueError("counts must be non-negative with a positive total")
+    bad = np.flatnonzero(~np.isfinite(c) | (c < 0))
+    if bad.size:
+        raise ValueError(f"unigram_noise: counts must be finite and non-negative, got {c[bad[0]]} at index "
+                         f"{bad[0]} ({bad.size} of {c.size} counts)")
+    if c.sum() <= 0:
+        raise ValueError(f"unigram_noise: every one of the {c.size} counts is 0; the noise distribution "
+                         "needs at least one word that occurs")
     if not 0 <= power <= 1:
         raise ValueError(f"power must lie in [0, 1], got {power}")
     p = (c / c.sum()) ** power

@@ -10,6 +10,8 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
+from helpers.lib.layers import check_class_ids
+
 
 class KneserNeyLM:
     """Interpolated Kneser-Ney n-gram model over integer token ids. Taught in lesson 01, section 9.
@@ -39,7 +41,7 @@ class KneserNeyLM:
         if max(ids) >= self.V or min(ids) < 0:
             raise ValueError(f"token ids must lie in [0, {self.V})")
         n = self.n
-        top = Counter(zip(*(ids[i:] for i in range(n))))  # highest-order raw counts
+        top = Counter(zip(*(ids[i:] for i in range(n)), strict=False))  # n-gram windows: ids[i:] is i shorter
         # counts[k]: n-gram (length k+1) -> count used at that order
         self.counts: list[Counter] = [Counter() for _ in range(n)]
         self.counts[n - 1] = top
@@ -76,9 +78,10 @@ class KneserNeyLM:
     def mean_nll(self, ids: np.ndarray) -> float:
         """Mean negative log-likelihood (nats) of each token of ``ids`` given the
         previous n-1 tokens (the first n-1 tokens only serve as context)."""
-        ids = [int(i) for i in np.asarray(ids).ravel()]
+        ids = np.asarray(ids).ravel()
         if len(ids) < self.n:
             raise ValueError(f"need at least {self.n} tokens to evaluate, got {len(ids)}")
+        ids = [int(i) for i in check_class_ids(ids, self.V, "KneserNeyLM.mean_nll", "ids")]
         h = self.n - 1
         total = sum(-math.log(self.prob(tuple(ids[i - h:i]), ids[i])) for i in range(h, len(ids)))
         return total / (len(ids) - h)
@@ -86,5 +89,5 @@ class KneserNeyLM:
     def unseen_fraction(self, ids: np.ndarray) -> float:
         """Fraction of the full-order n-grams in ``ids`` never seen in training."""
         ids = [int(i) for i in np.asarray(ids).ravel()]
-        grams = list(zip(*(ids[i:] for i in range(self.n))))
+        grams = list(zip(*(ids[i:] for i in range(self.n)), strict=False))  # n-gram windows
         return sum(g not in self.counts[self.n - 1] for g in grams) / max(len(grams), 1)

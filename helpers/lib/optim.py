@@ -1,61 +1,167 @@
 """Optimisers and regularisers for parameter lists (NumPy, updated in place).
 
 All optimisers share ``step(params, grads)``: ``params[i] -= (update from grads[i])``.
-State (velocities, moment estimates) is kept per parameter position.
+``params`` and ``grads`` are parallel lists of arrays (a model's ``params`` and ``grads``).
+State (velocities, moment estimates) is kept per parameter position, so a stateful
+optimiser remembers the arrays it was first stepped with and refuses a different list later
+(a parameter added, removed or replaced): its state would belong to the wrong array, or the
+new array would never be updated. Make a new optimiser, or call ``reset()``, when the model
+changes.
 """
 from __future__ import annotations
 
 import numpy as np
 
 
-class SGD:
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def array_list(arrays, where: str, what: str = "gradient") -> list[np.ndarray]:
+    """``arrays`` as a list, checked: a list of NumPy arrays, not one array. Taught in lesson 01, section 5.
+
+    Raises TypeError when ``arrays`` is itself an array (iterating it would give rows or
+    scalars, and a scalar cannot be updated in place) or an entry is not an array. ``what``
+    names one entry in the message ("parameter", "gradient", ...).
+    """
+    if isinstance(arrays, np.ndarray):
+        raise TypeError(f"{where}: the {what}s must be a list of arrays, got one array of shape "
+                        f"{arrays.shape}; wrap it in a list: [array]")
+    arrays = list(arrays)
+    for i, x in enumerate(arrays):
+        if not isinstance(x, np.ndarray):
+            raise TypeError(f"{where}: {what} {i} is a {type(x).__name__}, not a NumPy array "
+                            "(arrays are updated in place)")
+    return arrays
+
+
+def check_parallel(params, grads, where: str, names: tuple[str, str] = ("parameter", "gradient")):
+    """Check that two lists of arrays pair up: same length, each pair the same shape. Taught in lesson 01, section 5.
+
+    Returns both as lists (so a generator may be passed). Raises TypeError as
+    :func:`array_list` does, and ValueError naming the first length or shape that differs:
+    ``zip`` would silently drop the extra entries, which would then never be updated.
+    """
+    a, b = names
+    params, grads = array_list(params, where, a), array_list(grads, where, b)
+    if len(params) != len(grads):
+        raise ValueError(f"{where}: {_count(len(params), a)} but {_count(len(grads), b)}; the two lists must "
+                         f"be parallel ({b} i belongs to {a} i)")
+    for i, (p, g) in enumerate(zip(params, grads, strict=True)):
+        if p.shape != g.shape:
+            raise ValueError(f"{where}: {b} {i} has shape {g.shape}, but {a} {i} has shape {p.shape}")
+    return params, grads
+
+
+class Optimizer:
+    """What every optimiser shares: checking ``step``'s lists, and the state's arrays. Taught in lesson 01, section 5.
+
+    The learning rate must be a positive number and each decay rate (momentum, the running
+    averages) lie in [0, 1). ``step(params, grads)`` checks the two lists with :func:`check_parallel`, then calls the
+    subclass's ``update(params, grads)``. A stateful subclass calls :meth:`first_step` in
+    ``update`` to know when to create its state; from then on every step must be given the
+    very same arrays (checked by identity, in order). :meth:`reset` forgets the state.
+    """
+
+    def __init__(self, lr: float, **decays: float):
+        name = type(self).__name__
+        if not (lr > 0 and np.isfinite(lr)):
+            raise ValueError(f"{name}: the learning rate must be a positive number, got {lr}")
+        for key, value in decays.items():            # momentum and averaging rates: in [0, 1)
+            if not 0 <= value < 1:
+                raise ValueError(f"{name}: {key} must lie in [0, 1), got {value}")
+        self.lr = lr
+        self.state_params: list[np.ndarray] | None = None   # the arrays the state belongs to
+
+    def step(self, params, grads) -> None:
+        params, grads = check_parallel(params, grads, f"{type(self).__name__}.step")
+        seen = {}
+        for i, p in enumerate(params):
+            if id(p) in seen:
+                raise ValueError(f"{type(self).__name__}.step: parameters {seen[id(p)]} and {i} are the same "
+                                 "array, which would be updated twice; list a shared (tied) array once, "
+                                 "with the sum of its gradients")
+            seen[id(p)] = i
+        self.update(params, grads)
+
+    def update(self, params: list[np.ndarray], grads: list[np.ndarray]) -> None:
+        raise NotImplementedError
+
+    def first_step(self, params: list[np.ndarray]) -> bool:
+        """True on the first step (create the state now); later, check ``params`` are the same arrays."""
+        name = type(self).__name__
+        if self.state_params is None:
+            self.state_params = list(params)
+            return True
+        if len(params) != len(self.state_params):
+            change = "added" if len(params) > len(self.state_params) else "removed"
+            raise ValueError(f"{name}.step: the optimiser's state was made for "
+                             f"{_count(len(self.state_params), 'parameter')}, but it is now given "
+                             f"{len(params)} (a parameter was {change}). "
+                             "Make a new optimiser, or call reset(), when the model changes")
+        for i, (old, new) in enumerate(zip(self.state_params, params, strict=True)):
+            if new is not old:
+                raise ValueError(f"{name}.step: parameter {i} (shape {new.shape}) is not the array the "
+                                 f"optimiser's state was made for (shape {old.shape}): it was replaced "
+                                 "by a new array. Update parameters in place (p[...] = ...), or make a "
+                                 "new optimiser (or call reset())")
+        return False
+
+    def reset(self) -> None:
+        """Forget the state (velocities, moments, step count): the next step starts afresh."""
+        self.state_params = None
+
+
+class SGD(Optimizer):
     """Plain stochastic gradient descent. Taught in lesson 01, section 5.
 
-    theta <- theta - lr * g"""
+    theta <- theta - lr * g   (no state)"""
 
     def __init__(self, lr: float = 0.1):
-        self.lr = lr
+        super().__init__(lr)
 
-    def step(self, params, grads):
-        for p, g in zip(params, grads):
+    def update(self, params, grads):
+        for p, g in zip(params, grads, strict=True):
             p -= self.lr * g
 
 
-class Momentum:
+class Momentum(Optimizer):
     """Gradient descent with (heavy-ball) momentum. Taught in lesson 01, section 5.
 
     v <- beta v - lr g;  theta <- theta + v   (heavy-ball momentum)"""
 
     def __init__(self, lr: float = 0.05, beta: float = 0.9):
-        self.lr, self.beta, self.v = lr, beta, None
+        super().__init__(lr, beta=beta)
+        self.beta, self.v = beta, None
 
-    def step(self, params, grads):
-        if self.v is None:
+    def update(self, params, grads):
+        if self.first_step(params):
             self.v = [np.zeros_like(p) for p in params]
-        for p, g, v in zip(params, grads, self.v):
+        for p, g, v in zip(params, grads, self.v, strict=True):
             v *= self.beta
             v -= self.lr * g
             p += v
 
 
-class RMSProp:
+class RMSProp(Optimizer):
     """RMSProp: steps scaled by a running root mean square of the gradient. Taught in lesson 01, section 5.
 
     s <- rho s + (1 - rho) g^2;  theta <- theta - lr g / (sqrt(s) + eps)"""
 
     def __init__(self, lr: float = 1e-3, rho: float = 0.9, eps: float = 1e-8):
-        self.lr, self.rho, self.eps, self.s = lr, rho, eps, None
+        super().__init__(lr, rho=rho)
+        self.rho, self.eps, self.s = rho, eps, None
 
-    def step(self, params, grads):
-        if self.s is None:
+    def update(self, params, grads):
+        if self.first_step(params):
             self.s = [np.zeros_like(p) for p in params]
-        for p, g, s in zip(params, grads, self.s):
+        for p, g, s in zip(params, grads, self.s, strict=True):
             s *= self.rho
             s += (1 - self.rho) * g * g
             p -= self.lr * g / (np.sqrt(s) + self.eps)
 
 
-class Adam:
+class Adam(Optimizer):
     """Adam (Kingma & Ba 2015): momentum on g and RMSProp on g^2, both bias-corrected. Taught in lesson 01, section 5.
 
     m <- b1 m + (1-b1) g;  v <- b2 v + (1-b2) g^2;
@@ -63,17 +169,19 @@ class Adam:
     """
 
     def __init__(self, lr: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8):
-        self.lr, self.b1, self.b2, self.eps = lr, beta1, beta2, eps
+        super().__init__(lr, beta1=beta1, beta2=beta2)
+        self.b1, self.b2, self.eps = beta1, beta2, eps
         self.m = self.v = None
         self.t = 0
 
-    def step(self, params, grads):
-        if self.m is None:
+    def update(self, params, grads):
+        if self.first_step(params):
             self.m = [np.zeros_like(p) for p in params]
             self.v = [np.zeros_like(p) for p in params]
+            self.t = 0
         self.t += 1
         c1, c2 = 1 - self.b1 ** self.t, 1 - self.b2 ** self.t
-        for p, g, m, v in zip(params, grads, self.m, self.v):
+        for p, g, m, v in zip(params, grads, self.m, self.v, strict=True):
             m *= self.b1
             m += (1 - self.b1) * g
             v *= self.b2
@@ -89,10 +197,14 @@ def add_weight_penalty(weights, grads, l1: float = 0.0, l2: float = 0.0) -> floa
 
     penalty = l1 * sum|w| + l2 * sum w^2; gradient l1 * sign(w) + 2 * l2 * w, added in
     place to the gradient array paired with each weight. Returns the penalty value.
-    ``weights`` and ``grads`` are parallel lists (the same arrays the optimiser sees).
+    ``weights`` and ``grads`` are parallel lists (the same arrays the optimiser sees);
+    a length or shape that differs raises (see :func:`check_parallel`).
     """
+    if not (l1 >= 0 and l2 >= 0 and np.isfinite(l1) and np.isfinite(l2)):
+        raise ValueError(f"the penalty strengths must be finite and >= 0, got l1={l1}, l2={l2}")
+    weights, grads = check_parallel(weights, grads, "add_weight_penalty", ("weight", "gradient"))
     total = 0.0
-    for w, g in zip(weights, grads):
+    for w, g in zip(weights, grads, strict=True):
         if l1:
             total += l1 * np.abs(w).sum()
             g += l1 * np.sign(w)
@@ -106,10 +218,17 @@ def clip_global_norm(grads, max_norm: float) -> float:
     """Scale all gradients together so their joint L2 norm is at most ``max_norm``. Taught in lesson 02, section 5.
 
     Returns the norm before clipping. The direction of the update is unchanged, only its
-    length; this tames exploding gradients but cannot revive vanished ones.
+    length; this tames exploding gradients but cannot revive vanished ones. ``grads`` is a
+    list of arrays, scaled in place; a gradient holding inf or nan raises (no rescaling
+    could repair it: the step before diverged).
     """
-    if max_norm <= 0:
+    if not max_norm > 0:
         raise ValueError(f"max_norm must be positive, got {max_norm}")
+    grads = array_list(grads, "clip_global_norm")
+    for i, g in enumerate(grads):
+        if not np.all(np.isfinite(g)):
+            raise ValueError(f"clip_global_norm: gradient {i} (shape {g.shape}) holds inf or nan; "
+                             "training has diverged (try a smaller learning rate)")
     norm = float(np.sqrt(sum(float((g * g).sum()) for g in grads)))
     if norm > max_norm:
         for g in grads:

@@ -36,6 +36,8 @@ class LearnedPositions(Layer):
     ``grads``. Positions at or beyond ``max_len`` have no vector: asking for them is an error.
     """
 
+    dout_may_add_batch_axes = True   # the same (T, d) rows are added to every sequence of a batch
+
     def __init__(self, max_len: int, d: int, rng: np.random.Generator, scale: float = 0.02):
         super().__init__()
         self.table = Embedding(max_len, d, rng, scale=scale)
@@ -51,9 +53,8 @@ class LearnedPositions(Layer):
 
     def backward(self, dout):
         dout = np.asarray(dout)
-        if dout.ndim == 3:
-            dout = dout.sum(axis=0)  # the same position vector is added to every sequence of the batch
-        self.table.backward(dout)
+        # the same position vector is added to every sequence of the batch: sum over the batch
+        self.table.backward(dout.reshape((-1,) + dout.shape[-2:]).sum(axis=0))
         return None
 
 

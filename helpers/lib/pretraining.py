@@ -25,10 +25,12 @@ from helpers.infra.training import History, train_loop
 from helpers.lib.bert import BertConfig, TinyBert, masked_lm_loss
 from helpers.lib.bpe import BPETokenizer
 from helpers.lib.mlm import IGNORE, encode_sentence, length_bucketed_batches, mask_tokens, pad_batch
+from helpers.lib.text import check_token_lists
 
 
 def encode_corpus(tok: BPETokenizer, sentences, max_len: int) -> list[np.ndarray]:
     """``[CLS] pieces [SEP]`` for every sentence (list of words), truncated to max_len. Taught in lesson 10, section 3."""
+    check_token_lists(sentences, "sentences", "encode_corpus")
     if len(sentences) == 0:
         raise ValueError("cannot encode an empty corpus (no sentences)")
     return [encode_sentence(tok, s, max_len) for s in sentences]
@@ -74,6 +76,8 @@ def evaluate_mlm(model: TinyBert, batches: list, device="cpu") -> dict:
         nll += float(F.cross_entropy(logits, y[sel], reduction="sum"))
         n += int(sel.sum())
     model.train(was)
+    if n == 0:
+        raise ValueError("evaluate_mlm: the batches have no masked position to score")
     return {"accuracy": correct / n, "nll": nll / n, "n_masked": n}
 
 
@@ -83,11 +87,15 @@ def unigram_baseline(tok: BPETokenizer, train_seqs: Sequence[np.ndarray], batche
     The frequency baseline: always guess the most frequent ordinary piece; its NLL
     uses the add-one-smoothed unigram distribution of the training pieces.
     Returns {'accuracy', 'nll', 'n_masked', 'top_piece'}."""
+    if len(train_seqs) == 0 or len(batches) == 0:
+        raise ValueError("unigram_baseline: needs training sequences and evaluation batches; one of them is empty")
     counts = np.bincount(np.concatenate(train_seqs), minlength=len(tok)).astype(np.float64)
     counts[tok.special_ids] = 0
     probs = (counts + 1) / (counts + 1)[len(tok.special_ids):].sum()
     top = int(np.argmax(counts))
     targets = np.concatenate([b.labels[b.chosen] for b in batches])
+    if targets.size == 0:
+        raise ValueError("unigram_baseline: the batches have no masked position to score")
     return {"accuracy": float(np.mean(targets == top)), "nll": float(-np.mean(np.log(probs[targets]))),
             "n_masked": int(len(targets)), "top_piece": tok.itos[top]}
 

@@ -17,8 +17,9 @@ from torch import nn
 from helpers.infra.training import History, train_loop
 from helpers.lib.batching import bptt_batches
 from helpers.lib.language_models import perplexity
+from helpers.lib.layers import check_class_ids
 from helpers.lib.recurrent import TimeGRU, TimeLSTM, TimeRNN, copy_from_torch
-from helpers.lib.text import Vocab
+from helpers.lib.text import Vocab, check_tokens
 
 EOS = "<eos>"
 
@@ -45,6 +46,10 @@ class LMData:
 
 def unigram_perplexity(train: np.ndarray, eval_ids: np.ndarray, vocab_size: int) -> float:
     """Perplexity of the add-one unigram model: the floor any context-using model should beat. Taught in lesson 02, section 4."""
+    for name, ids in (("train", train), ("eval_ids", eval_ids)):
+        if len(ids) == 0:
+            raise ValueError(f"unigram_perplexity: {name} is empty")
+        check_class_ids(ids, vocab_size, "unigram_perplexity", name)
     counts = np.bincount(train, minlength=vocab_size) + 1.0
     logp = np.log(counts / counts.sum())
     return perplexity(-float(logp[eval_ids].mean()))
@@ -103,6 +108,8 @@ def evaluate_nll(model: RecurrentLM, ids: np.ndarray, batch_size: int = 16, seq_
                                              reduction="sum").item()
         n += y.size
     model.train(was)
+    if n == 0:
+        raise ValueError("evaluate_nll: the stream gave no batch to score")
     return total / n
 
 
@@ -194,6 +201,7 @@ def generate(model: RecurrentLM, vocab: Vocab, prompt: list[str], n_words: int =
     """
     if not greedy and rng is None:
         raise ValueError("sampling needs an explicit rng (np.random.Generator); or pass greedy=True")
+    check_tokens(prompt, "prompt", "generate")
     model.eval()
     ids = vocab.encode([EOS] + list(prompt))
     logits, state = model(torch.as_tensor(ids[None], device=device))
@@ -220,6 +228,9 @@ def exposure_bias(model: RecurrentLM, ids: np.ndarray, n_starts: int = 256, pref
     ``teacher_nll``, ``free_nll`` (mean -log p(true token), nats) and ``teacher_acc``,
     ``free_acc`` (top-1 accuracy against the true token).
     """
+    if len(ids) <= prefix + horizon + 1:
+        raise ValueError(f"exposure_bias: needs more than prefix + horizon + 1 = {prefix + horizon + 1} tokens, "
+                         f"got {len(ids)}")
     rng = np.random.default_rng(seed)
     starts = rng.integers(0, len(ids) - prefix - horizon - 1, n_starts)
     window = np.stack([ids[s:s + prefix + horizon + 1] for s in starts])  # (N, prefix+horizon+1)
@@ -249,6 +260,7 @@ def frequency_profile(tokens: list[str], vocab: Vocab, top: int = 100) -> dict[s
     How 'bland' a text is, ignoring special tokens: ``top_share``, the share of its words
     among the ``top`` most frequent training words; ``median_rank``, the median frequency rank
     of its words (1 = the most frequent word); ``distinct``, types / tokens."""
+    check_tokens(tokens, "tokens", "frequency_profile")
     specials = set(vocab.specials)
     ordered = sorted((t for t in vocab.itos if t not in specials), key=lambda t: (-vocab.counts[vocab.stoi[t]], t))
     rank = {t: r for r, t in enumerate(ordered, 1)}
@@ -264,6 +276,7 @@ def frequency_profile(tokens: list[str], vocab: Vocab, top: int = 100) -> dict[s
 @torch.no_grad()
 def next_word_logits(model: RecurrentLM, vocab: Vocab, prompt: list[str]) -> np.ndarray:
     """Logits (V,) float64 of the word after ``prompt`` (read after an ``<eos>``). Taught in lesson 02, section 4."""
+    check_tokens(prompt, "prompt", "next_word_logits")
     model.eval()
     logits, _ = model(torch.as_tensor(vocab.encode([EOS] + list(prompt))[None]))
     return logits[0, -1].double().numpy()

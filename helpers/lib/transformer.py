@@ -19,6 +19,7 @@ from torch import nn
 
 from helpers.infra.seeding import choose_device, torch_generator
 from helpers.infra.training import History, train_loop
+from helpers.lib.layers import check_class_ids
 from helpers.lib.positions import sinusoidal_encoding
 from helpers.lib.text import Vocab
 
@@ -413,6 +414,10 @@ def unigram_loss(train_ids: np.ndarray, valid_ids: np.ndarray, vocab_size: int) 
 
     Held-out cross-entropy (nats/token) of the add-one-smoothed unigram model: the loss of
     a model that ignores context entirely, the floor any language model must beat."""
+    for name, ids in (("train_ids", train_ids), ("valid_ids", valid_ids)):
+        if len(ids) == 0:
+            raise ValueError(f"unigram_loss: {name} is empty")
+        check_class_ids(ids, vocab_size, "unigram_loss", name)
     counts = np.bincount(train_ids, minlength=vocab_size) + 1.0
     logp = np.log(counts / counts.sum())
     return float(-logp[valid_ids].mean())

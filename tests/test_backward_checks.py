@@ -1,0 +1,198 @@
+"""Every NumPy layer's backward checks its upstream gradient (issue 13, defect 6).
+
+Before the fix ``TimeRNN.backward`` given dhs of shape (2, 5, 1) instead of (2, 5, 4) broadcast
+it and returned gradients; other layers failed with raw NumPy errors, and backward before
+forward raised AttributeError. Now :class:`helpers.lib.layers.Layer` checks both for every
+subclass. The test builds every layer class of the library (found by walking the subclasses of
+``Layer``, so a new layer without an entry below fails here) and checks the two errors.
+"""
+import importlib
+import pkgutil
+
+import numpy as np
+import pytest
+
+import helpers.lib
+from helpers.lib.layers import Layer
+
+
+def _import_library():
+    for mod in pkgutil.iter_modules(helpers.lib.__path__):
+        importlib.import_module(f"helpers.lib.{mod.name}")
+
+
+def _layer_classes():
+    _import_library()
+    found, todo = set(), [Layer]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            todo.append(sub)
+            if sub.__module__.startswith("helpers.lib.") and callable(getattr(sub, "forward", None)):
+                found.add(sub)
+    return found
+
+
+def _cases():
+    """{class name: make() -> (layer, forward args, a correct dout, a wrong dout)}."""
+    from helpers.lib.attention import Attention, MultiHeadAttention
+    from helpers.lib.bert import NumpyMaskedLM
+    from helpers.lib.fasttext import SubwordEmbedding
+    from helpers.lib.glove import GloVeNumpy
+    from helpers.lib.layers import (
+        Activation,
+        Dropout,
+        Embedding,
+        Linear,
+        Sequential,
+        SigmoidCrossEntropy,
+        SoftmaxCrossEntropy,
+    )
+    from helpers.lib.negative_sampling import (
+        CBOWNS,
+        EmbeddingDot,
+        NoiseSampler,
+        SkipGramNS,
+        _NegativeSamplingLoss,
+    )
+    from helpers.lib.positions import LearnedPositions
+    from helpers.lib.recurrent import GRUCell, LSTMCell, RNNCell, TimeGRU, TimeLSTM, TimeRNN
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3))
+    xs = rng.standard_normal((2, 5, 3))
+    h = rng.standard_normal((2, 4))
+    ids = np.array([[1, 2], [3, 0]])
+    sampler = NoiseSampler(np.ones(6))
+
+    def mlm():
+        layer = NumpyMaskedLM(7, 3, rng)
+        labels = np.array([[-100, 5], [2, -100]])
+        return layer, (ids, labels, np.ones((2, 2), bool)), 1.0, np.ones(2)
+
+    return {
+        "Linear": lambda: (Linear(3, 4, rng), (x,), np.ones((2, 4)), np.ones((2, 1))),
+        "Activation": lambda: (Activation("tanh"), (x,), np.ones((2, 3)), np.ones((3, 2))),
+        "Dropout": lambda: (Dropout(0.5, rng), (x,), np.ones((2, 3)), np.ones((1, 3))),
+        "Sequential": lambda: (Sequential(Linear(3, 4, rng), Activation("relu")), (x,),
+                               np.ones((2, 4)), np.ones((2, 1))),
+        "SoftmaxCrossEntropy": lambda: (SoftmaxCrossEntropy(), (x, np.array([0, 2])), 1.0, np.ones((2, 3))),
+        "SigmoidCrossEntropy": lambda: (SigmoidCrossEntropy(), (x, np.ones((2, 3))), 1.0, np.ones(2)),
+        "Embedding": lambda: (Embedding(5, 3, rng), (ids,), np.ones((2, 2, 3)), np.ones((2, 3))),
+        "RNNCell": lambda: (RNNCell(3, 4, rng), (x, h), np.ones((2, 4)), np.ones((2, 1))),
+        "LSTMCell": lambda: (LSTMCell(3, 4, rng), (x, h, h), (np.ones((2, 4)), np.ones((2, 4))),
+                             (np.ones((2, 4)), np.ones((1, 4)))),
+        "GRUCell": lambda: (GRUCell(3, 4, rng), (x, h), np.ones((2, 4)), np.ones((4,))),
+        "TimeRNN": lambda: (TimeRNN(3, 4, rng), (xs,), np.ones((2, 5, 4)), np.ones((2, 5, 1))),
+        "TimeLSTM": lambda: (TimeLSTM(3, 4, rng), (xs,), np.ones((2, 5, 4)), np.ones((2, 4, 4))),
+        "TimeGRU": lambda: (TimeGRU(3, 4, rng), (xs,), np.ones((2, 5, 4)), np.ones((5, 4))),
+        "Attention": lambda: (Attention(), (xs, xs, xs), np.ones((2, 5, 3)), np.ones((2, 5, 1))),
+        "MultiHeadAttention": lambda: (MultiHeadAttention(4, 2, rng), (rng.standard_normal((2, 5, 4)),),
+                                       np.ones((2, 5, 4)), np.ones((2, 4, 4))),
+        "LearnedPositions": lambda: (LearnedPositions(8, 3, rng), (5,), np.ones((2, 5, 3)), np.ones((4, 3))),
+        "GloVeNumpy": lambda: (GloVeNumpy(5, 3, rng), (np.array([0, 1]), np.array([2, 3]), np.array([1.0, 4.0])),
+                               1.0, np.ones(2)),
+        "SubwordEmbedding": lambda: (SubwordEmbedding(3, 50, ["cat"]), (["cat", "dog"],),
+                                     np.ones((2, 3)), np.ones((3, 3))),
+        "EmbeddingDot": lambda: (EmbeddingDot(5, 3, rng), (x, ids), np.ones((2, 2)), np.ones((2, 3))),
+        "_NegativeSamplingLoss": lambda: (_NegativeSamplingLoss(6, 3, sampler, 2, rng, np.float64, "add.at"),
+                                          (x, np.array([1, 2]), np.array([[3, 4], [5, 0]])), 1.0, np.ones(2)),
+        "SkipGramNS": lambda: (SkipGramNS(6, 3, sampler, k=2), (np.array([0, 1]), np.array([2, 3])),
+                               1.0, np.ones(2)),
+        "CBOWNS": lambda: (CBOWNS(6, 3, sampler, k=2), (ids, np.array([4, 5])), 1.0, np.ones((2, 1))),
+        "NumpyMaskedLM": mlm,
+    }
+
+
+CASES = _cases()
+
+
+def _call_backward(layer, dout):
+    return layer.backward(*dout) if isinstance(dout, tuple) else layer.backward(dout)
+
+
+def test_every_layer_class_of_the_library_has_a_case():
+    assert {c.__name__ for c in _layer_classes()} == set(CASES)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_backward_before_forward_says_so(name):
+    layer, _, dout, _ = CASES[name]()
+    with pytest.raises(RuntimeError, match=rf"^{name}.backward was called before forward: call forward before backward"):
+        _call_backward(layer, dout)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_backward_checks_the_shape_of_the_upstream_gradient(name):
+    layer, inputs, dout, wrong = CASES[name]()
+    out = layer.forward(*inputs)
+    _call_backward(layer, dout)                               # the right shape is accepted
+    if isinstance(out, tuple):                                # (h, c): the second one is wrong
+        expected, got, what = np.shape(out[1]), np.shape(wrong[1]), "forward's second output"
+    else:
+        expected, got, what = np.shape(out), np.shape(wrong), "the forward output"
+    if expected == ():
+        message = f"must be a number like the forward output (a scalar loss), got an array of shape {got}"
+    else:
+        message = f"must have shape {expected} like {what}, got {got}"
+    with pytest.raises(ValueError) as err:
+        _call_backward(layer, wrong)
+    assert str(err.value).startswith(f"{name}.backward: ") and str(err.value).endswith(message), str(err.value)
+
+
+def test_the_issues_example_names_the_shapes():
+    from helpers.lib.recurrent import TimeRNN
+    layer = TimeRNN(3, 4, np.random.default_rng(0))
+    layer.forward(np.ones((2, 5, 3)))
+    with pytest.raises(ValueError, match=r"^TimeRNN.backward: dhs must have shape \(2, 5, 4\) like the forward "
+                                         r"output, got \(2, 5, 1\)$"):
+        layer.backward(np.ones((2, 5, 1)))          # used to broadcast and return gradients
+    with pytest.raises(ValueError, match="dhs must have shape .* got None"):
+        layer.backward(None)
+    with pytest.raises(ValueError, match="dhs must have shape"):
+        layer.backward(dhs=np.ones((2, 5, 1)))      # by keyword too
+
+
+def test_a_loss_takes_a_number_and_a_position_table_a_batch():
+    from helpers.lib.layers import SoftmaxCrossEntropy
+    from helpers.lib.positions import LearnedPositions
+    rng = np.random.default_rng(0)
+    loss = SoftmaxCrossEntropy()
+    loss.forward(rng.standard_normal((3, 4)), np.array([0, 1, 3]))
+    assert np.allclose(loss.backward(2.0), 2 * loss.backward())          # the default dout = 1.0
+    pos = LearnedPositions(6, 2, rng)
+    pos.forward(4)
+    pos.backward(np.ones((3, 4, 2)))
+    assert np.allclose(pos.grads[0][:4], 3)                              # summed over the batch of 3
+    pos.backward(np.ones((2, 3, 4, 2)))                                  # any leading axes
+    assert np.allclose(pos.grads[0][:4], 6)
+    with pytest.raises(ValueError, match=r"must have shape \(4, 2\) like the forward output, got \(3, 4, 3\)"):
+        pos.backward(np.ones((3, 4, 3)))
+
+
+def test_a_subclass_calling_super_is_checked_once_against_its_own_output():
+    from helpers.lib.layers import Linear
+
+    class Doubled(Linear):
+        """Its output is twice Linear's; backward calls Linear's with a transformed dout."""
+
+        def forward(self, x):
+            return np.concatenate([super().forward(x)] * 2, axis=1)
+
+        def backward(self, dout):
+            half = dout.shape[1] // 2
+            return super().backward(dout[:, :half] + dout[:, half:])
+
+    layer = Doubled(3, 2, np.random.default_rng(0))
+    layer.forward(np.ones((5, 3)))
+    layer.backward(np.ones((5, 4)))                 # the subclass's shape, not Linear's (5, 2)
+    with pytest.raises(ValueError, match=r"Doubled.backward: dout must have shape \(5, 4\)"):
+        layer.backward(np.ones((5, 2)))
+
+
+def test_the_wrapped_methods_keep_their_source_and_name():
+    import inspect
+
+    from helpers.lib.recurrent import TimeRNN
+    assert TimeRNN.backward.__name__ == "backward"
+    assert "def backward(self, dhs):" in inspect.getsource(TimeRNN.backward)
+    assert list(inspect.signature(TimeRNN.forward).parameters) == ["self", "xs", "h0"]
