@@ -14,8 +14,8 @@ from packaging.specifiers import SpecifierSet
 
 # data: the course data these tests modify (helpers.course.data after the package split)
 from helpers import check_env
-from helpers.course import data
 from helpers.check_env import fail, ok
+from helpers.course import data
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = check_env.python_command()

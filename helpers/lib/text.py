@@ -7,6 +7,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from helpers.infra.artifacts import array_to_strings, strings_to_array
+
 _WORD = r"[a-z0-9]+(?:['’][a-z]+)*"
 _WORD_RE = re.compile(_WORD)
 _WORD_PUNCT_RE = re.compile(_WORD + r"|[^\sa-z0-9]")
@@ -118,6 +120,16 @@ class Vocab:
             return np.array([self.index(t) for t in tokens], dtype=np.int64)
         get = self.stoi.get
         return np.array([get(t, unk) for t in tokens], dtype=np.int64)
+
+    def to_arrays(self) -> tuple[dict, dict]:
+        """The vocabulary as arrays (for :mod:`helpers.infra.artifacts`, no pickle):
+        ({'itos': (V,) unicode, 'counts': (V,) int64}, {'specials': [...]})."""
+        return {"itos": strings_to_array(self.itos), "counts": self.counts}, {"specials": list(self.specials)}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict, meta: dict) -> "Vocab":
+        """The vocabulary stored by :meth:`to_arrays`."""
+        return cls(array_to_strings(arrays["itos"]), arrays["counts"], tuple(meta["specials"]))
 
     def decode(self, ids: Iterable[int]) -> list[str]:
         """Tokens for ``ids``; raises IndexError naming an id outside [0, len)."""
