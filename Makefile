@@ -23,7 +23,7 @@ test notebooks execute: export MKL_NUM_THREADS = 1
 # not one per core: the cores are already taken by the two notebooks.
 test notebooks: export NLP_COURSE_WORKERS = 1
 
-.PHONY: setup lab test unit notebooks browser-check bench lint doctor constraints execute clean
+.PHONY: setup lab test unit notebooks browser-check bench lint doctor constraints execute clean models
 
 setup: $(STAMP)
 
@@ -85,6 +85,12 @@ execute: setup
 			--ExecutePreprocessor.timeout=1200 $$nb || exit 1; \
 	done
 	$(BIN)/python tests/strip_widget_state.py $(or $(NB),notebooks/*.ipynb)
+
+## models: train the course's shipped models into data/models/ (all, or NAME=<name>; JOBS=n at a time)
+# Each training runs in its own process with OMP/MKL/OpenBLAS threads fixed before NumPy loads
+# (helpers/course/train.py); by default one training per CPU core.
+models: setup
+	$(BIN)/python -m helpers.course.train $(or $(NAME),--all) $(if $(JOBS),--jobs $(JOBS))
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -222,6 +222,25 @@ def read_artifact_info(path: str | Path) -> dict:
     return info
 
 
+def verify_artifact(path: str | Path) -> dict:
+    """Check the artefact ``path``'s checksums (the JSON's own, then the .npz's) without reading
+    its arrays; return the JSON's dict. Raises ArtifactError / ChecksumError as :func:`load_artifact`."""
+    npz_path, _ = artifact_paths(path)
+    info = read_artifact_info(path)
+    h = hashlib.sha256()
+    try:
+        with open(npz_path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    except FileNotFoundError:
+        raise ArtifactError(f"its array file {npz_path} is missing") from None
+    except OSError as e:
+        raise ArtifactError(f"its array file {npz_path} cannot be read ({e})") from None
+    if h.hexdigest() != info["npz"]["sha256"]:
+        raise ChecksumError(f"{npz_path} failed its checksum (expected {info['npz']['sha256']}, got {h.hexdigest()})")
+    return info
+
+
 def load_artifact(path: str | Path) -> Artifact:
     """Read the artefact ``path`` after verifying it: the JSON's own checksum, then the sha256
     of the .npz bytes against the one in the JSON, then that the arrays are the ones listed.

@@ -41,6 +41,7 @@ from helpers.infra.artifacts import (
     artifact_paths,
     load_artifact,
     save_artifact,
+    verify_artifact,
 )
 
 T = TypeVar("T")
@@ -131,7 +132,7 @@ def is_cached(name: str, version: str) -> bool:
     if not npz.exists():
         return False
     try:
-        load_artifact(npz)
+        verify_artifact(npz)
     except ArtifactError:
         return False
     return True
