@@ -218,3 +218,36 @@ def test_command_line_errors(capsys):
     assert "unknown model(s) ['nope']" in capsys.readouterr().err
     assert train.main(["--list"]) == 0
     assert "ffnn_lm" in capsys.readouterr().out
+
+
+FAKE_WORKER = """
+import json, os, sys, time
+name, result = sys.argv[1], sys.argv[2]
+assert os.environ["OMP_NUM_THREADS"] == "1", os.environ.get("OMP_NUM_THREADS")
+time.sleep(0.2)
+if name == "bad":
+    print("something went wrong in", name)
+    sys.exit(3)
+record = {"file": name + ".npz", "sha256": "0" * 64, "size": 1, "what": name, "lesson": "01", "settings": {},
+          "metrics": {"m": 1.0}, "subset_metric": {"name": "m", "value": 1.0}, "train_seconds": 0.2,
+          "cpu_seconds": 0.1, "threads": 1, "deterministic": True, "steps": 5, "command": "make models NAME=" + name}
+open(result, "w").write(json.dumps(record))
+"""
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_run_schedules_workers_records_each_and_reports_failures(tmp_path, monkeypatch, capsys, jobs):
+    for name in ("a", "b", "bad"):
+        monkeypatch.setitem(MODELS, name, TOY)
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")       # the workers get the entry's 1, whatever is set here
+    monkeypatch.setattr(train, "worker_command",
+                        lambda name, result, root: [train.sys.executable, "-c", FAKE_WORKER, name, str(result)])
+    assert train.run(["a", "bad", "b"], jobs=jobs, root=tmp_path) == 1
+    out = capsys.readouterr()
+    assert "training 3 model(s), " + str(jobs) + " at a time" in out.out and "failed: ['bad']" in out.out
+    assert "bad: FAILED (exit code 3)" in out.out + out.err
+    if jobs > 1:                      # side by side, a worker's output is shown when it fails
+        assert "something went wrong in bad" in out.out + out.err
+    manifest = read_manifest(tmp_path)
+    assert sorted(manifest["models"]) == ["a", "b"]
+    assert (tmp_path / "README.md").read_text(encoding="utf-8") == render_readme(manifest)

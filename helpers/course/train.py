@@ -80,20 +80,23 @@ def _train_and_store(e, root: Path, progress: bool) -> dict:
 
 
 # ---------------------------------------------------------------- several, side by side
-def _worker_command(name: str, result: Path) -> list[str]:
-    return [sys.executable, "-m", "helpers.course.train", "--worker", name, "--result", str(result)]
+def worker_command(name: str, result: Path, root: Path) -> list[str]:
+    """The command line of the worker process that trains ``name``."""
+    return [sys.executable, "-m", "helpers.course.train", "--worker", name, "--result", str(result),
+            "--root", str(root)]
 
 
-def _order(names: list[str]) -> list[str]:
+def _order(names: list[str], root: Path) -> list[str]:
     """Longest first (by the manifest's last training time), so the slowest start first."""
-    shipped = read_manifest()["models"]
+    shipped = read_manifest(root)["models"]
     return sorted(names, key=lambda n: -shipped.get(n, {}).get("train_seconds", float("inf")))
 
 
-def run(names: list[str], jobs: int) -> int:
-    """Train ``names`` ``jobs`` at a time in worker processes; update the manifest after each.
-    Returns the number of failed trainings."""
-    names, jobs = _order(names), max(1, min(jobs, len(names)))
+def run(names: list[str], jobs: int, root: Path | None = None) -> int:
+    """Train ``names`` ``jobs`` at a time in worker processes, writing to ``root`` (default
+    ``data/models``); record each in the manifest as it finishes. Returns the number that failed."""
+    root = Path(root or model_dir())
+    names, jobs = _order(names, root), max(1, min(jobs, len(names)))
     quiet = jobs > 1          # side by side, the workers' progress bars would overwrite each other
     tmp = Path(tempfile.mkdtemp(prefix="nlp-course-train-"))
     waiting, running, failed, t0 = list(names), {}, [], time.perf_counter()
@@ -105,7 +108,7 @@ def run(names: list[str], jobs: int) -> int:
             e = entry(name)
             env = {**os.environ, **{v: str(e.threads) for v in THREAD_VARIABLES}}
             out = open(tmp / f"{name}.out", "w") if quiet else None
-            running[name] = (subprocess.Popen(_worker_command(name, tmp / f"{name}.json"), env=env,
+            running[name] = (subprocess.Popen(worker_command(name, tmp / f"{name}.json", root), env=env,
                                               stdout=out, stderr=subprocess.STDOUT if quiet else None), out)
         time.sleep(0.5)
         for name, (proc, out) in list(running.items()):
@@ -116,9 +119,9 @@ def run(names: list[str], jobs: int) -> int:
                 out.close()
             if proc.returncode == 0:
                 record = json.loads((tmp / f"{name}.json").read_text(encoding="utf-8"))
-                manifest = read_manifest()
+                manifest = read_manifest(root)
                 manifest["models"][name] = record
-                write_manifest(manifest)
+                write_manifest(manifest, root)
                 bar.write(f"{name}: {record['train_seconds']:.0f} s, {record['steps']:,} steps, "
                           f"{record['metrics']}; sha256 {record['sha256']}")
             else:
@@ -140,9 +143,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the models and what is shipped")
     parser.add_argument("--worker", metavar="NAME", help=argparse.SUPPRESS)
     parser.add_argument("--result", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--root", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        record = train_one(args.worker)
+        record = train_one(args.worker, args.root)
         args.result.write_text(json.dumps(record), encoding="utf-8")
         return 0
     if args.list:
