@@ -23,7 +23,7 @@ test notebooks execute: export MKL_NUM_THREADS = 1
 # not one per core: the cores are already taken by the two notebooks.
 test notebooks: export NLP_COURSE_WORKERS = 1
 
-.PHONY: setup lab test unit notebooks browser-check bench lint doctor constraints execute student clean
+.PHONY: setup lab test unit notebooks browser-check bench lint doctor constraints execute student clean models
 
 setup: $(STAMP)
 
@@ -92,6 +92,12 @@ execute: setup
 # cleared); a copy you have written in is kept unless FORCE=1
 student: setup
 	$(BIN)/python tools/make_student.py $(if $(FORCE),--force) $(NB)
+
+## models: train the course's shipped models into data/models/ (all, or NAME=<name>; JOBS=n at a time)
+# Each training runs in its own process with OMP/MKL/OpenBLAS threads fixed before NumPy loads
+# (helpers/course/train.py); by default one training per CPU core.
+models: setup
+	$(BIN)/python -m helpers.course.train $(or $(NAME),--all) $(if $(JOBS),--jobs $(JOBS))
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -252,8 +252,8 @@ def check_cache() -> list[Result]:
     variable = os.environ.get("NLP_COURSE_CACHE")
     if variable is not None and not variable.strip():
         unset = "Remove-Item Env:NLP_COURSE_CACHE" if os.name == "nt" else "unset NLP_COURSE_CACHE"
-        return [fail("NLP_COURSE_CACHE is set but empty: the course would write its cache into "
-                     "whatever folder a notebook runs in", f"{unset}   (or {shell_set}<a folder you can write>)")]
+        return [fail("NLP_COURSE_CACHE is set but empty: the course's cache refuses it (an empty "
+                     "folder name would mean whatever folder a notebook runs in)", f"{unset}   (or {shell_set}<a folder you can write>)")]
     where = f"NLP_COURSE_CACHE={variable}" if variable else "the default cache folder"
     try:
         folder = cache.cache_dir()

@@ -8,6 +8,7 @@ from gensim.models.fasttext import compute_ngrams, ft_hash_bytes, ft_ngram_hashe
 from helpers.exercises.lesson08 import check_char_ngrams
 from helpers.lessons.lesson08 import oov_neighbours
 from helpers.lib.fasttext import (
+    FastTextVectors,
     SubwordEmbedding,
     char_ngrams,
     fnv1a_32,
@@ -113,10 +114,32 @@ def tiny_fasttext():
 def test_sketch_reproduces_gensim_vectors(tiny_fasttext):
     ft = tiny_fasttext
     emb = SubwordEmbedding(16, 5000, ft.itos, dtype=np.float32)
-    emb.params = [ft.kv.vectors_vocab, ft.kv.vectors_ngrams]             # gensim's trained tables
+    emb.params = [ft.word_vectors, ft.ngram_vectors]                     # gensim's trained tables
     words = ["the", "government", "goverment", "unbelievablyx"]
     assert [w in ft for w in words] == [True, True, False, False]
     assert np.allclose(emb.forward(words), ft.vectors_for(words), atol=1e-5)
+
+
+def test_vectors_from_arrays_match_gensim_for_known_and_unseen_words(tmp_path):
+    """FastTextVectors keeps no gensim object: unseen words get their vectors from the course's
+    own n-gram hashing, which must give what gensim's get_vector gives; and the vectors survive
+    the artefact format (no pickle) unchanged."""
+    from gensim.models import FastText
+
+    from helpers.course.corpus import modern_english_sentences
+    from helpers.infra.artifacts import load_artifact, save_artifact
+    model = FastText([list(s) for s in modern_english_sentences()[:1500]], vector_size=12, min_count=3, epochs=1,
+                     bucket=3000, workers=1, seed=0)
+    ft = FastTextVectors.from_gensim(model.wv, 1.0, {"dim": 12})
+    save_artifact(tmp_path / "ft", *ft.to_arrays())
+    art = load_artifact(tmp_path / "ft")
+    back = FastTextVectors.from_arrays(art.arrays, art.meta)
+    words = ["the", "government", "goverment", "unbelievablyx", "Zürichx", "한국어", "qq"]
+    assert [w in back for w in words] == [w in model.wv.key_to_index for w in words] == [True, True] + [False] * 5
+    for w in words:
+        assert np.allclose(back.vector(w), model.wv.get_vector(w), rtol=1e-5, atol=1e-7), w
+    assert back.itos == ft.itos and np.array_equal(back.ngram_vectors, ft.ngram_vectors)
+    assert back.neighbours("goverment", 3) == ft.neighbours("goverment", 3)
 
 
 def test_wrapper_oov_neighbours(tiny_fasttext):

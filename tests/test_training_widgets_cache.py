@@ -98,7 +98,7 @@ def test_cache_builds_once_and_rebuilds_on_version_or_corruption(tmp_path, monke
     assert len(calls) == 1
     cached("m", "v2", build, verbose=False)
     assert len(calls) == 2
-    (tmp_path / "m-v2.pkl").write_bytes(b"garbage")
+    (tmp_path / "m-v2.npz").write_bytes(b"garbage")   # a damaged entry is rebuilt
     cached("m", "v2", build, verbose=False)
     assert len(calls) == 3
 

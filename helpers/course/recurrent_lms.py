@@ -62,8 +62,8 @@ def train_budgeted_lm(kind: str, seconds: float | None = 40.0, seed: int = 0, da
     """Train a :class:`RecurrentLM` of ``kind`` with :data:`LM_SETTINGS` for ``steps`` steps or
     ``seconds`` of CPU time of the training thread, whichever ends first (give one or both), and
     evaluate it on the full validation and test splits. CPU time, not wall clock: other work on
-    the machine then does not shrink the budget. Returns a picklable dict: ``state_dict``
-    (NumPy arrays), ``kind``, ``steps``, ``train_seconds`` (wall clock), ``curve`` (list of
+    the machine then does not shrink the budget. Returns a dict of plain values and arrays
+    (cached by :class:`helpers.infra.artifacts.TreeCodec`, no pickle): ``state_dict`` (NumPy arrays), ``kind``, ``steps``, ``train_seconds`` (wall clock), ``curve`` (list of
     (steps, valid_ppl on the first 20k valid tokens)), ``step_loss``, ``valid_ppl``,
     ``test_ppl``, ``n_params``.
 

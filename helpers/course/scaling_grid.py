@@ -15,13 +15,14 @@ So only the vectors differ between cells, not the test.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Sequence
 
 import numpy as np
 
 from helpers.course.corpus import modern_english_sentences
 from helpers.course.data import load_analogies, load_word_similarity
+from helpers.infra.artifacts import TreeCodec
 from helpers.infra.cache import cached, settings_version, with_overrides
 from helpers.infra.progress import progress_bar
 from helpers.lib.metrics import analogy_accuracy, similarity_correlation
@@ -52,6 +53,15 @@ class ScalingGrid:
     n_scored: dict
     n_words: int
     config: dict = field(default_factory=dict)
+
+    def to_arrays(self) -> tuple[dict, dict]:
+        """(arrays, meta) for the cache (:mod:`helpers.infra.artifacts`, no pickle)."""
+        return TreeCodec.to_arrays(asdict(self))
+
+    @classmethod
+    def from_arrays(cls, arrays: dict, meta: dict) -> "ScalingGrid":
+        """The grid stored by :meth:`to_arrays`."""
+        return cls(**TreeCodec.from_arrays(arrays, meta))
 
 
 def nested_samples(sentences: Sequence, fractions: Sequence[float], seed: int = 0) -> list[list]:
@@ -117,6 +127,7 @@ def course_scaling_key() -> tuple[str, str]:
 def course_scaling_grid(progress: bool = True) -> ScalingGrid:
     """The grid on the course corpus (:func:`helpers.course.corpus.modern_english_sentences`),
     trained once and cached (:mod:`helpers.infra.cache`)."""
-    return cached(*course_scaling_key(), lambda: train_scaling_grid(modern_english_sentences(), progress=progress))
+    return cached(*course_scaling_key(), lambda: train_scaling_grid(modern_english_sentences(), progress=progress),
+                  codec=ScalingGrid)
 
 

@@ -15,12 +15,14 @@ import numpy as np
 
 from helpers.course.corpus import modern_english_sentences
 from helpers.course.scaling_grid import course_scaling_grid, course_scaling_key
+from helpers.infra.artifacts import array_to_strings, prefixed, strings_to_array, unprefixed
 from helpers.infra.cache import CacheJob, build_missing, cached, settings_version, with_overrides
 from helpers.lib.counting import cooccurrence_matrix, ppmi
 from helpers.lib.fasttext import FastTextVectors, train_fasttext
 from helpers.lib.glove import GloVeVectors, glove_cooccurrence
 from helpers.lib.glove import train_torch as train_glove_torch
 from helpers.lib.lsa import lsa_word_vectors, svd_vectors
+from helpers.lib.text import Vocab
 from helpers.lib.word2vec import (
     Corpus,
     TrainedVectors,
@@ -60,7 +62,7 @@ def course_vectors(name: str, progress: bool = True) -> TrainedVectors:
             return train_torch(corpus, model, progress=progress, **COURSE_CONFIG)
         return train_gensim(corpus, model, workers=2, **COURSE_CONFIG)
 
-    return cached(*key, build)
+    return cached(*key, build, codec=TrainedVectors)
 
 
 def course_vectors_key(name: str) -> tuple[str, str]:
@@ -96,7 +98,7 @@ def course_glove(progress: bool = True, **overrides) -> GloVeVectors:
         gv.config.update(window=cfg["window"], count_seconds=t_count, pairs=int(counts.nnz))
         return gv
 
-    return cached(*course_glove_key(**overrides), build)
+    return cached(*course_glove_key(**overrides), build, codec=GloVeVectors)
 
 
 def course_glove_key(**overrides) -> tuple[str, str]:
@@ -118,7 +120,8 @@ def course_fasttext(**overrides) -> FastTextVectors:
     """gensim FastText on :func:`helpers.course.corpus.modern_english_sentences` with
     COURSE_FASTTEXT_CONFIG (updated by ``overrides``), trained once and cached."""
     cfg = with_overrides(COURSE_FASTTEXT_CONFIG, overrides, "fastText")
-    return cached(*course_fasttext_key(**overrides), lambda: train_fasttext(modern_english_sentences(), **cfg))
+    return cached(*course_fasttext_key(**overrides), lambda: train_fasttext(modern_english_sentences(), **cfg),
+                  codec=FastTextVectors)
 
 
 # ---------------------------------------------------------------- LSA and PPMI-SVD (lessons 05-06)
@@ -143,12 +146,47 @@ def count_based_vectors(k: int = 100, window: int = 5) -> dict:
         t_ppmi = time.perf_counter() - t
         return {"LSA": (lsa, corpus.vocab, t_lsa), "PPMI-SVD": (vec, corpus.vocab, t_ppmi)}
 
-    return cached(*count_based_key(k, window), build)
+    return cached(*count_based_key(k, window), build, codec=CountVectorsCodec)
 
 
 def count_based_key(k: int = 100, window: int = 5) -> tuple[str, str]:
     """The cache entry (name, version) of :func:`count_based_vectors`."""
     return "count-vectors", f"v1-k{k}-w{window}"
+
+
+class CountVectorsCodec:
+    """How :func:`count_based_vectors`'s {name: (vectors, vocab, seconds)} is stored in the
+    cache: each method's vectors and seconds, and the vocabulary they share, once."""
+
+    @staticmethod
+    def to_arrays(value: dict) -> tuple[dict, dict]:
+        (vocab,) = {id(v): v for _, v, _ in value.values()}.values()   # one shared vocabulary
+        vocab_arrays, vocab_meta = vocab.to_arrays()
+        arrays = {**prefixed(vocab_arrays, "vocab/"), **{f"vectors/{name}": vec for name, (vec, _, _) in value.items()}}
+        return arrays, {"vocab": vocab_meta, "methods": list(value), "seconds": [s for _, _, s in value.values()]}
+
+    @staticmethod
+    def from_arrays(arrays: dict, meta: dict) -> dict:
+        vocab = Vocab.from_arrays(unprefixed(arrays, "vocab/"), meta["vocab"])
+        return {name: (arrays[f"vectors/{name}"], vocab, s) for name, s in zip(meta["methods"], meta["seconds"], strict=True)}
+
+
+class KeyedVectorsCodec:
+    """How a gensim ``KeyedVectors`` (e.g. lesson 10's static word2vec baseline) is stored in
+    the cache without pickle: its words and its (V, D) vectors; read back into a KeyedVectors
+    (``most_similar``, ``similarity``, ``kv[word]`` and ``word in kv`` work as before)."""
+
+    @staticmethod
+    def to_arrays(kv) -> tuple[dict, dict]:
+        return {"words": strings_to_array(kv.index_to_key), "vectors": kv.vectors}, {}
+
+    @staticmethod
+    def from_arrays(arrays: dict, meta: dict):
+        # heavy optional import: loaded only when gensim is used
+        from gensim.models import KeyedVectors
+        kv = KeyedVectors(vector_size=arrays["vectors"].shape[1], count=0, dtype=arrays["vectors"].dtype)
+        kv.add_vectors(array_to_strings(arrays["words"]), arrays["vectors"])
+        return kv
 
 
 # ---------------------------------------------------------------- all of them

@@ -1,16 +1,30 @@
 """A small on-disk cache for results that take longer than a notebook's minute.
 
-Files live in ``$NLP_COURSE_CACHE`` or ``~/.cache/nlp-from-scratch``. A cached result is
-rebuilt when missing, when its ``version`` string changes, or when the file is unreadable.
-While a process builds an entry it holds a lock on it, so a second process that needs the same
-entry waits for it instead of building it again. :func:`build_missing` builds several entries
-side by side, one per CPU core.
+Each entry is an artefact (:mod:`helpers.infra.artifacts`): ``<name>-<version>.npz`` with the
+arrays and ``<name>-<version>.json`` with the metadata and the checksums, never a pickle. A
+*codec* turns the value into arrays and back: :class:`~helpers.infra.artifacts.TreeCodec` (the
+default) for nested dicts/lists of arrays and numbers, or any class with ``to_arrays()`` and
+``from_arrays(arrays, meta)``, such as the course's result dataclasses.
+
+An entry is rebuilt when it is missing, when its ``version`` string changes, or when it fails
+its checksum or cannot be read; then one line says why, e.g. ``cache entry glove-course-v1-…:
+…/glove-course-v1-….npz failed its checksum (expected 3f…, got 9a…): rebuilding``.
+
+Where: ``$NLP_COURSE_CACHE`` if set, else ``~/.cache/nlp-from-scratch``. The variable must be
+an absolute folder; set but empty, or relative, is an error (never the current folder), and so
+is a folder that cannot be created or written, with a message naming the variable, the path and
+what to do. While a process builds an entry it holds a lock on it (``filelock``: Linux, macOS,
+Windows), so a second process that needs the same entry waits for it instead of building it
+again. :func:`build_missing` builds several entries side by side, one per CPU core.
+
+Entries of the previous format (``*.pkl``) are ignored; delete them to free the space.
 """
 from __future__ import annotations
 
 import os
-import pickle
+import re
 import sys
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
@@ -19,31 +33,112 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
 
-try:
-    import fcntl  # POSIX file locks; absent on Windows, where builds are not locked
-except ImportError:
-    fcntl = None
+from filelock import FileLock, Timeout
+
+from helpers.infra.artifacts import (
+    ArtifactError,
+    TreeCodec,
+    artifact_paths,
+    load_artifact,
+    save_artifact,
+    verify_artifact,
+)
 
 T = TypeVar("T")
+ENV = "NLP_COURSE_CACHE"
+DEFAULT = Path("~") / ".cache" / "nlp-from-scratch"
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=,-]*$")
+
+
+class CacheLocationError(OSError):
+    """The cache folder is not usable: ``$NLP_COURSE_CACHE`` is empty or relative, or the folder
+    cannot be created or written. The message names the variable, the path and what to do."""
+
+
+# ---------------------------------------------------------------- where
+def _location() -> tuple[Path, str]:
+    """(folder, how it was chosen); raises CacheLocationError for an empty or relative variable."""
+    value = os.environ.get(ENV)
+    if value is None:
+        return DEFAULT.expanduser(), f"the default cache folder ({ENV} is not set)"
+    if not value.strip():
+        raise CacheLocationError(
+            f"{ENV} is set but empty. Set it to an absolute folder you can write, e.g. "
+            f"`export {ENV}=$HOME/.cache/nlp-from-scratch`, or unset it (`unset {ENV}`) to use "
+            f"the default {DEFAULT}")
+    folder = Path(value).expanduser()
+    if not folder.is_absolute():
+        raise CacheLocationError(
+            f"{ENV}={value!r} is a relative path, which would put the cache wherever a notebook "
+            f"happens to run. Set it to an absolute folder, e.g. `export {ENV}={Path(value).absolute()}`")
+    return folder, f"{ENV}={value}"
 
 
 def cache_dir() -> Path:
-    """The cache folder (created if needed)."""
-    d = Path(os.environ.get("NLP_COURSE_CACHE", Path.home() / ".cache" / "nlp-from-scratch"))
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+    """The cache folder, created if needed and checked to be writable.
+
+    Raises CacheLocationError naming ``$NLP_COURSE_CACHE``, the folder and the fix when the
+    variable is empty or relative, when a file is in the way, or when the folder cannot be
+    created or written."""
+    folder, how = _location()
+    fix = f"set {ENV} to a folder you can write (`export {ENV}=/path/to/folder`)"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise CacheLocationError(f"the cache folder {folder} ({how}) cannot be created: a file is in the way. "
+                                 f"Move that file, or {fix}") from None
+    except OSError as e:
+        raise CacheLocationError(f"the cache folder {folder} ({how}) cannot be created ({e.strerror or e}). "
+                                 f"Fix its parent's permissions, or {fix}") from None
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".probe-"):
+            pass
+    except OSError as e:
+        raise CacheLocationError(f"the cache folder {folder} ({how}) is not writable ({e.strerror or e}). "
+                                 f"Run `chmod u+rwx {folder}`, or {fix}") from None
+    return folder
 
 
 def cache_path(name: str, version: str) -> Path:
-    """Where the entry ``name``/``version`` is (or would be) stored."""
-    return cache_dir() / f"{name}-{version}.pkl"
+    """Where the entry ``name``/``version`` is (or would be) stored: its .npz (the .json is beside it)."""
+    for what, s in (("name", name), ("version", version)):
+        if not isinstance(s, str) or not _SAFE_NAME.match(s):
+            raise ValueError(f"a cache {what} must be letters, digits and . _ + = , - (starting with a "
+                             f"letter or digit), got {s!r}")
+    return cache_dir() / f"{name}-{version}.npz"
+
+
+def _check(path: Path, codec) -> tuple[str, object]:
+    """('ok', value) | ('missing', None) | ('damaged', why) for the entry at ``path``."""
+    npz, meta = artifact_paths(path)
+    if not npz.exists() and not meta.exists():
+        return "missing", None
+    try:
+        art = load_artifact(path)
+    except ArtifactError as e:
+        return "damaged", str(e)
+    stored = art.meta.get("codec")
+    if stored != _codec_name(codec):
+        return "damaged", f"was stored by codec {stored!r}, this call reads {_codec_name(codec)!r}"
+    try:
+        return "ok", codec.from_arrays(art.arrays, art.meta["value"])
+    except (KeyError, TypeError, ValueError) as e:   # checksum fine: written by older code
+        return "damaged", f"cannot be decoded by {_codec_name(codec)} ({e!r})"
 
 
 def is_cached(name: str, version: str) -> bool:
-    """True if the entry ``name``/``version`` exists (it may still turn out unreadable)."""
-    return cache_path(name, version).exists()
+    """True if the entry ``name``/``version`` exists and passes its checksums."""
+    npz, _ = artifact_paths(cache_path(name, version))
+    if not npz.exists():
+        return False
+    try:
+        verify_artifact(npz)
+    except ArtifactError:
+        return False
+    return True
 
 
+# ---------------------------------------------------------------- settings -> versions
 def with_overrides(defaults: dict, overrides: dict, what: str = "") -> dict:
     """``defaults`` updated by ``overrides``; a key that is not among the defaults is an
     error naming it (``what`` says whose settings they are)."""
@@ -59,64 +154,64 @@ def settings_version(settings: dict, prefix: str = "v1") -> str:
     return prefix + "-" + "-".join(f"{k}{v}" for k, v in sorted(settings.items()))
 
 
-def _load(path: Path, name: str, verbose: bool) -> tuple[bool, object]:
-    """(True, value) if ``path`` holds a readable entry, else (False, None)."""
-    if not path.exists():
-        return False, None
-    try:
-        with open(path, "rb") as f:
-            value = pickle.load(f)
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError) as e:
-        print(f"cache file {path} is unreadable ({e}); rebuilding")
-        return False, None
-    if verbose:
-        print(f"loaded {name} from the cache ({path})")
-    return True, value
+# ---------------------------------------------------------------- the cache
+def _codec_name(codec) -> str:
+    return f"{codec.__module__}.{codec.__qualname__}"
 
 
 @contextmanager
 def _build_lock(path: Path, name: str, verbose: bool):
     """Hold an exclusive lock while the entry at ``path`` is built, so two processes (two
     notebooks open at once, or the test runner's workers) never build the same entry twice:
-    the second one waits, then loads what the first stored. POSIX only; elsewhere no lock
-    (at worst both build, and the atomic rename keeps the file whole)."""
-    if fcntl is None:
+    the second one waits, then loads what the first stored. ``filelock`` works on Linux,
+    macOS and Windows."""
+    lock = FileLock(str(path.with_suffix(".lock")))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        if verbose:
+            print(f"another process is building {name}; waiting for it ...", flush=True)
+        lock.acquire()
+    try:
         yield
-        return
-    with open(path.with_suffix(".lock"), "w") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if verbose:
-                print(f"another process is building {name}; waiting for it ...", flush=True)
-            fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    finally:
+        lock.release()
 
 
-def cached(name: str, version: str, build: Callable[[], T], verbose: bool = True) -> T:
-    """Return the cached value of ``build()`` stored under ``name``/``version``.
+def cached(name: str, version: str, build: Callable[[], T], codec=TreeCodec, verbose: bool = True) -> T:
+    """Return the value of ``build()`` stored under ``name``/``version``, building it once.
 
-    The value must be picklable (NumPy arrays, dicts, torch state_dicts ...).
+    ``codec`` converts the value to arrays and back: :class:`TreeCodec` (default) for nested
+    dicts/lists/tuples of arrays, tensors and numbers, or a class with ``to_arrays()`` (value
+    -> (arrays, meta)) and ``from_arrays(arrays, meta)``. What is returned is always what the
+    codec reads back, on the first run too. A damaged entry is rebuilt and one line (printed
+    even when ``verbose`` is False) says why.
     """
     path = cache_path(name, version)
-    found, value = _load(path, name, verbose)
-    if found:
+    label = f"{name}-{version}"
+    status, value = _check(path, codec)
+    if status == "ok":
+        if verbose:
+            print(f"loaded {name} from the cache ({path})")
         return value
     with _build_lock(path, name, verbose):
-        found, value = _load(path, name, verbose)      # built by another process meanwhile?
-        if found:
+        status, value = _check(path, codec)        # built by another process meanwhile?
+        if status == "ok":
+            if verbose:
+                print(f"loaded {name} from the cache ({path}), built by another process")
             return value
-        if verbose:
-            print(f"{name} is not cached yet: building it (this runs once) ...")
-        value = build()
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        with open(tmp, "wb") as f:
-            pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)  # atomic: a crash never leaves a half-written cache file
-    return value
+        if status == "damaged":
+            print(f"cache entry {label}: {value}: rebuilding", flush=True)
+        elif verbose:
+            print(f"{name} is not cached yet: building it (this runs once) ...", flush=True)
+        t0 = time.perf_counter()
+        built = build()
+        seconds = time.perf_counter() - t0
+        arrays, meta = codec.to_arrays(built)
+        save_artifact(path, arrays, {"name": name, "version": version, "codec": _codec_name(codec),
+                                     "build_seconds": seconds, "value": meta})
+        stored = load_artifact(path)                # what every later call will read
+        return codec.from_arrays(stored.arrays, stored.meta["value"])
 
 
 # ---------------------------------------------------------------- several entries side by side
@@ -159,10 +254,11 @@ def _default_workers() -> int:
 
 
 def build_missing(jobs: Sequence[CacheJob], workers: int | None = None, verbose: bool = True) -> dict:
-    """Build the entries of ``jobs`` that are not cached yet, ``workers`` at a time in
-    separate processes (default: ``$NLP_COURSE_WORKERS`` or one per CPU core; at most one per
-    job). Every job is single-threaded and seeded, so running them side by side gives the same
-    results as one after the other, just sooner. List the longest jobs first: they start first.
+    """Build the entries of ``jobs`` that are not cached yet (or fail their checksums),
+    ``workers`` at a time in separate processes (default: ``$NLP_COURSE_WORKERS`` or one per
+    CPU core; at most one per job). Every job is single-threaded and seeded, so running them
+    side by side gives the same results as one after the other, just sooner. List the longest
+    jobs first: they start first.
 
     Returns {label: seconds} for the jobs that were built (empty when all were cached).
     The values themselves are then read from the cache by the usual calls."""

@@ -15,7 +15,8 @@ a misspelling like ``goverment``) still has n-grams, so it still gets a vector; 
 - :class:`SubwordEmbedding`: the NumPy sketch, a layer of the course protocol
   (``forward(words) -> (N, D)``, ``backward`` fills the gradients of the used rows).
 - :func:`train_fasttext` / :class:`FastTextVectors`: gensim's ``FastText`` (the reference),
-  trained on the course corpus by :func:`helpers.course.word_vectors.course_fasttext` (cached).
+  trained on the course corpus by :func:`helpers.course.word_vectors.course_fasttext` (cached);
+  its vectors are kept as arrays, and unseen words get theirs from :func:`ngram_buckets`.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
+from helpers.infra.artifacts import array_to_strings, strings_to_array
 from helpers.lib.layers import Layer
 from helpers.lib.metrics import nearest_neighbours
 from helpers.lib.text import check_token_lists, check_tokens
@@ -157,26 +159,60 @@ class SubwordEmbedding(Layer):
 # ---------------------------------------------------------------- gensim's FastText (the reference)
 @dataclass
 class FastTextVectors:
-    """A trained gensim FastText model's vectors, for known and unseen words. Taught in lesson 08, section 2.
+    """A trained fastText model's vectors, for known and unseen words. Taught in lesson 08, section 2.
 
-    A trained gensim FastText model's vectors (``kv``: gensim ``FastTextKeyedVectors``),
-    its vocabulary as a list (``itos``, most frequent first), the in-vocabulary matrix
-    ``W`` (V, D) float32 in that order, training seconds and the hyperparameters."""
+    itos          : the vocabulary (list of str, most frequent first)
+    W             : (V, D) float32, the vector of each vocabulary word in that order: its own
+                    vector and its n-gram vectors, averaged (gensim's ``wv.vectors``)
+    word_vectors  : (V, D) float32, the words' own vectors (gensim's ``wv.vectors_vocab``)
+    ngram_vectors : (buckets, D) float32, the n-gram bucket vectors (``wv.vectors_ngrams``)
+    min_n, max_n  : the n-gram lengths; seconds: training time; config: the hyperparameters
 
-    kv: object
+    A word outside the vocabulary gets the mean of its n-gram bucket vectors, the buckets found
+    by this module's :func:`ngram_buckets` (fastText's hashing), exactly as gensim computes it
+    (a test checks it against gensim's ``get_vector``). No gensim object is kept, so the vectors
+    are stored as plain arrays (:meth:`to_arrays`)."""
+
     itos: list
     W: np.ndarray
+    word_vectors: np.ndarray
+    ngram_vectors: np.ndarray
+    min_n: int
+    max_n: int
     seconds: float
     config: dict = field(default_factory=dict)
 
+    def __post_init__(self):
+        self.itos = list(self.itos)
+        self._stoi = {w: i for i, w in enumerate(self.itos)}
+        V, D = len(self.itos), self.ngram_vectors.shape[1]
+        for name in ("W", "word_vectors"):
+            if getattr(self, name).shape != (V, D):
+                raise ValueError(f"{name} has shape {getattr(self, name).shape}, expected ({V}, {D})")
+        _check_n(self.min_n, self.max_n)
+
+    @classmethod
+    def from_gensim(cls, kv, seconds: float = 0.0, config: dict | None = None) -> "FastTextVectors":
+        """The vectors of a gensim ``FastTextKeyedVectors`` (``model.wv``), as arrays."""
+        def f32(a):
+            return np.array(a, dtype=np.float32)
+        return cls(list(kv.index_to_key), f32(kv.vectors), f32(kv.vectors_vocab), f32(kv.vectors_ngrams),
+                   int(kv.min_n), int(kv.max_n), float(seconds), dict(config or {}))
+
     def __contains__(self, word: str) -> bool:
         """True when ``word`` was in the training vocabulary (it always *has* a vector)."""
-        return word in self.kv.key_to_index
+        return word in self._stoi
 
     def vector(self, word: str) -> np.ndarray:
-        """(D,) float32 vector of any non-empty word: its own vector and n-grams if it was in
-        the vocabulary, else the mean of its n-gram vectors."""
-        return np.asarray(self.kv[_check_word(word)], dtype=np.float32)
+        """(D,) float32 vector of any non-empty word: the vocabulary vector (own vector and
+        n-grams) if it was in the vocabulary, else the mean of its n-gram bucket vectors."""
+        word = _check_word(word)
+        if word in self._stoi:
+            return self.W[self._stoi[word]].copy()
+        buckets = ngram_buckets(word, len(self.ngram_vectors), self.min_n, self.max_n)
+        if not len(buckets):
+            raise ValueError(f"{word!r} has no character n-grams of length {self.min_n}..{self.max_n}")
+        return self.ngram_vectors[buckets].mean(axis=0, dtype=np.float32)
 
     def vectors_for(self, words: Sequence[str]) -> np.ndarray:
         """(N, D) float32 vectors of ``words`` (known, unseen or misspelled)."""
@@ -187,6 +223,18 @@ class FastTextVectors:
         """The ``k`` in-vocabulary words closest (cosine) to ``word``'s vector, itself excluded."""
         exclude = (word,) if word in self else ()
         return nearest_neighbours(self.W, self.itos, self.vector(word), k=k, exclude=exclude)
+
+    def to_arrays(self) -> tuple[dict, dict]:
+        """(arrays, meta) for :mod:`helpers.infra.artifacts` (the cache stores it without pickle)."""
+        arrays = {"itos": strings_to_array(self.itos), "W": self.W, "word_vectors": self.word_vectors,
+                  "ngram_vectors": self.ngram_vectors}
+        return arrays, {"min_n": self.min_n, "max_n": self.max_n, "seconds": self.seconds, "config": self.config}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict, meta: dict) -> "FastTextVectors":
+        """The vectors stored by :meth:`to_arrays`."""
+        return cls(array_to_strings(arrays["itos"]), arrays["W"], arrays["word_vectors"], arrays["ngram_vectors"],
+                   meta["min_n"], meta["max_n"], meta["seconds"], meta["config"])
 
 
 def train_fasttext(sentences: Sequence[Sequence[str]], dim: int = 100, window: int = 5, min_count: int = 5,
@@ -209,9 +257,8 @@ def train_fasttext(sentences: Sequence[Sequence[str]], dim: int = 100, window: i
                  max_n=max_n, bucket=buckets, sg=int(sg), hs=0, negative=negative, sample=sample, seed=seed,
                  workers=workers)
     secs = time.perf_counter() - t0
-    kv = m.wv
     cfg = dict(dim=dim, window=window, min_count=min_count, epochs=epochs, min_n=min_n, max_n=max_n,
                buckets=buckets, sg=sg, negative=negative, sample=sample, seed=seed, workers=workers)
-    return FastTextVectors(kv, list(kv.index_to_key), np.asarray(kv.vectors, np.float32).copy(), secs, cfg)
+    return FastTextVectors.from_gensim(m.wv, secs, cfg)
 
 

@@ -32,10 +32,18 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
+from helpers.infra.artifacts import (
+    TreeCodec,
+    array_to_strings,
+    prefixed,
+    strings_to_array,
+    unprefixed,
+)
 from helpers.infra.progress import progress_bar
 from helpers.infra.seeding import choose_device
 from helpers.lib.counting import cooccurrence_matrix
 from helpers.lib.layers import Layer, describe_offending
+from helpers.lib.text import Vocab
 
 __all__ = ["glove_weight", "glove_cooccurrence", "cooccurrence_entries", "GloVeNumpy", "GloVeVectors",
            "train_numpy", "train_torch", "GloVeTorch"]
@@ -204,6 +212,28 @@ class GloVeVectors:
         if which == "W":
             return self.W
         raise ValueError(f"which must be 'W+W~' or 'W', got {which!r}")
+
+    def to_arrays(self) -> tuple[dict, dict]:
+        """(arrays, meta) for :mod:`helpers.infra.artifacts` (the cache stores it without pickle);
+        the vocabulary may be a Vocab, a list of words or None."""
+        fields = ("W", "W_tilde", "b", "b_tilde", "seconds", "epoch_loss", "config", "epoch_metrics")
+        arrays, meta = TreeCodec.to_arrays({k: getattr(self, k) for k in fields})
+        if isinstance(self.vocab, Vocab):
+            vocab_arrays, meta["vocab"] = self.vocab.to_arrays()
+            arrays.update(prefixed(vocab_arrays, "vocab/"))
+        elif self.vocab is not None:
+            arrays["vocab_list"], meta["vocab"] = strings_to_array(self.vocab), "list"
+        return arrays, meta
+
+    @classmethod
+    def from_arrays(cls, arrays: dict, meta: dict) -> "GloVeVectors":
+        """The vectors stored by :meth:`to_arrays`."""
+        vocab = meta.get("vocab")
+        if vocab == "list":
+            vocab = array_to_strings(arrays["vocab_list"])
+        elif vocab is not None:
+            vocab = Vocab.from_arrays(unprefixed(arrays, "vocab/"), vocab)
+        return cls(vocab=vocab, **TreeCodec.from_arrays(arrays, meta))
 
 
 def _check_training_args(counts, dim, epochs, lr):

@@ -3,7 +3,7 @@
 - :func:`encode_corpus` and :func:`fixed_eval_batches`: the training sequences and the held-out
   batches masked once, so every evaluation scores the same positions;
 - :func:`pretrain_mlm`: AdamW with warm-up and linear decay, dynamic masking, length buckets;
-  returns a picklable :class:`PretrainResult`, rebuilt into a model by :func:`load_pretrained`;
+  returns a :class:`PretrainResult` (cached as arrays, see its ``to_arrays``), rebuilt into a model by :func:`load_pretrained`;
 - :func:`evaluate_mlm` and :func:`unigram_baseline`: held-out masked-token accuracy and NLL, and
   the frequency baseline to beat;
 - :func:`piece_word2vec`: word2vec vectors of the subword pieces, an optional head start for the
@@ -20,6 +20,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from helpers.infra.artifacts import TreeCodec
 from helpers.infra.seeding import choose_device, make_rng
 from helpers.infra.training import History, train_loop
 from helpers.lib.bert import BertConfig, TinyBert, masked_lm_loss
@@ -102,7 +103,7 @@ def unigram_baseline(tok: BPETokenizer, train_seqs: Sequence[np.ndarray], batche
 
 @dataclass
 class PretrainResult:
-    """What :func:`pretrain_mlm` returns (picklable, so it can be cached). Taught in lesson 10, section 3.
+    """What :func:`pretrain_mlm` returns (stored without pickle by ``to_arrays``). Taught in lesson 10, section 3.
 
     state_dict: CPU tensors of the trained model; config: BertConfig as a dict;
     history: helpers.infra.training.History (step losses, held-out accuracy/NLL per evaluation);
@@ -114,6 +115,18 @@ class PretrainResult:
     steps: int
     tokens_seen: int
     cpu_seconds: float
+
+    def to_arrays(self) -> tuple[dict, dict]:
+        """(arrays, meta) for :mod:`helpers.infra.artifacts` (the cache stores it without pickle)."""
+        fields = {"state_dict": self.state_dict, "config": self.config, "history": asdict(self.history),
+                  "steps": self.steps, "tokens_seen": self.tokens_seen, "cpu_seconds": self.cpu_seconds}
+        return TreeCodec.to_arrays(fields)
+
+    @classmethod
+    def from_arrays(cls, arrays: dict, meta: dict) -> "PretrainResult":
+        """The result stored by :meth:`to_arrays`."""
+        fields = TreeCodec.from_arrays(arrays, meta)
+        return cls(**{**fields, "history": History(**fields["history"])})
 
 
 def pretrain_mlm(tok: BPETokenizer, train_seqs: Sequence[np.ndarray], eval_batches: list,

@@ -16,6 +16,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from helpers.infra.artifacts import array_to_strings, strings_to_array
+
 PAD, UNK = "<pad>", "<unk>"
 
 
@@ -259,6 +261,16 @@ class Vocab:
             return np.array([self.index(t) for t in tokens], dtype=np.int64)
         get = self.stoi.get
         return np.array([get(t, unk) for t in tokens], dtype=np.int64)
+
+    def to_arrays(self) -> tuple[dict, dict]:
+        """The vocabulary as arrays (for :mod:`helpers.infra.artifacts`, no pickle):
+        ({'itos': (V,) unicode, 'counts': (V,) int64}, {'specials': [...]})."""
+        return {"itos": strings_to_array(self.itos), "counts": self.counts}, {"specials": list(self.specials)}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict, meta: dict) -> "Vocab":
+        """The vocabulary stored by :meth:`to_arrays`."""
+        return cls(array_to_strings(arrays["itos"]), arrays["counts"], tuple(meta["specials"]))
 
     def decode(self, ids: Iterable[int]) -> list[str]:
         """Tokens for ``ids``; raises IndexError naming an id outside [0, len)."""

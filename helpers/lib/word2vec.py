@@ -24,6 +24,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from helpers.infra.artifacts import TreeCodec, prefixed, unprefixed
 from helpers.infra.progress import progress_bar
 from helpers.infra.seeding import choose_device
 from helpers.lib.negative_sampling import CBOWNS, NoiseSampler, SkipGramNS, unigram_noise
@@ -149,6 +150,21 @@ class TrainedVectors:
         if which in ("W+C", "avg"):
             return (self.W + self.C) / 2
         raise ValueError(f"which must be 'W' or 'W+C', got {which!r}")
+
+    def to_arrays(self) -> tuple[dict, dict]:
+        """(arrays, meta) for :mod:`helpers.infra.artifacts` (the cache stores it without pickle)."""
+        arrays, meta = TreeCodec.to_arrays({k: getattr(self, k) for k in _TV_FIELDS})
+        vocab_arrays, meta["vocab"] = self.vocab.to_arrays()
+        return {**arrays, **prefixed(vocab_arrays, "vocab/")}, meta
+
+    @classmethod
+    def from_arrays(cls, arrays: dict, meta: dict) -> "TrainedVectors":
+        """The vectors stored by :meth:`to_arrays`."""
+        vocab = Vocab.from_arrays(unprefixed(arrays, "vocab/"), meta["vocab"])
+        return cls(vocab=vocab, **TreeCodec.from_arrays(arrays, meta))
+
+
+_TV_FIELDS = ("W", "C", "seconds", "words_per_second", "epoch_loss", "config")
 
 
 def _lr_schedule(alpha, min_alpha, done, total):

@@ -1,0 +1,205 @@
+"""The course's shipped models: a registry, the manifest of ``data/models/``, and loading with a check.
+
+Each trained model ships as an artefact (:mod:`helpers.infra.artifacts`): ``data/models/<name>.npz``
+(the arrays) and ``<name>.json`` (settings, metrics, versions). ``data/models/manifest.json`` lists
+every model with the sha256 of its .npz, its size, settings, training time, final metrics and
+the *subset metric* (a held-out number recomputed from the stored file at training time, which
+``tests/test_models.py`` recomputes); ``data/models/README.md`` is generated from it
+(:func:`render_readme`), never edited by hand. ``logs/<name>.jsonl.gz`` holds each training log.
+
+:func:`load_model` checks the file against the manifest before reading it; a missing or modified
+file raises :class:`ModelFileError` naming the file, both checksums and the command that
+rebuilds it. ``make models`` (all) or ``make models NAME=<name>`` trains
+(:mod:`helpers.course.train`).
+
+**Adding a model** takes one entry in :data:`MODELS`: a name, what it is, the lesson, its
+settings, and four functions — ``train(settings, log, max_steps=None, progress=True) -> (arrays,
+meta, metrics)``, ``load(artifact) -> the object a lesson uses``, ``subset_metric(loaded) ->
+(name, value)`` — see :mod:`helpers.course.ffnn_lm` for a complete one.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from helpers.course import ffnn_lm
+from helpers.course.data import DATA_DIR
+from helpers.infra.artifacts import ArtifactError, load_artifact
+from helpers.infra.checksums import DataError, sha256_of
+
+MANIFEST_FORMAT = "nlp-course-models/1"
+SIZE_LIMIT_BYTES = 40_000_000     # all shipped .npz files together (issue 14)
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One shipped model: how to train it, load it and check it.
+
+    name          : file stem, ``data/models/<name>.npz``, and the ``make models NAME=`` value
+    what          : one line for the README (what it is, which lesson uses it)
+    lesson        : the lesson that loads it, e.g. "01"
+    settings      : every hyperparameter (stored with the model and in its log)
+    train         : ``train(settings, log, max_steps=None, progress=True) -> (arrays, meta, metrics)``
+    load          : ``load(artifact) -> model object``
+    subset_metric : ``subset_metric(loaded) -> (name, value)``, a held-out metric on a fixed subset
+    deterministic : same settings, same library versions -> the same bytes (False for e.g.
+                    gensim with several workers: then metrics are compared, not bytes)
+    threads       : torch/BLAS threads it trains with (recorded in the log)
+    float16       : names of arrays stored as float16 (checked to leave the printed numbers unchanged)
+    """
+
+    name: str
+    what: str
+    lesson: str
+    settings: dict
+    train: Callable
+    load: Callable
+    subset_metric: Callable
+    deterministic: bool = True
+    threads: int = 1
+    float16: tuple = field(default_factory=tuple)
+
+    @property
+    def command(self) -> str:
+        """The command that rebuilds this model."""
+        return f"make models NAME={self.name}"
+
+
+MODELS: dict[str, ModelEntry] = {e.name: e for e in [
+    ModelEntry("ffnn_lm", "Bengio-style feed-forward language model (3-token window) on Wikipedia, lesson 01",
+               "01", ffnn_lm.SETTINGS, ffnn_lm.train_ffnn_lm, ffnn_lm.load_ffnn_lm, ffnn_lm.ffnn_subset_metric),
+]}
+
+
+class ModelFileError(DataError):
+    """A shipped model file is missing, modified or unreadable; the message names the rebuild command."""
+
+
+def model_dir() -> Path:
+    """``data/models`` of this checkout (``$NLP_COURSE_DATA/models`` when that is set)."""
+    return DATA_DIR / "models"
+
+
+def entry(name: str) -> ModelEntry:
+    """The registry entry ``name``; an unknown name is an error listing the known ones."""
+    if name not in MODELS:
+        raise KeyError(f"no shipped model named {name!r}; the course has {sorted(MODELS)}")
+    return MODELS[name]
+
+
+def rebuild_hint(name: str) -> str:
+    return (f"Rebuild it with `make models NAME={name}` (or `python -m helpers.course.train {name}`), "
+            f"or restore the committed file with `git checkout -- data/models/{name}.npz data/models/{name}.json`")
+
+
+# ---------------------------------------------------------------- the manifest
+def read_manifest(root: Path | None = None) -> dict:
+    """The manifest of ``root`` (default :func:`model_dir`): {'format', 'models': {name: record}}."""
+    path = Path(root or model_dir()) / "manifest.json"
+    if not path.exists():
+        return {"format": MANIFEST_FORMAT, "models": {}}
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    if manifest.get("format") != MANIFEST_FORMAT:
+        raise ModelFileError(f"{path} has format {manifest.get('format')!r}, expected {MANIFEST_FORMAT!r}")
+    return manifest
+
+
+def write_manifest(manifest: dict, root: Path | None = None) -> Path:
+    """Write ``manifest.json`` (sorted keys; replaced atomically) and regenerate ``README.md``."""
+    root = Path(root or model_dir())
+    root.mkdir(parents=True, exist_ok=True)
+    for name, text in (("manifest.json", json.dumps(manifest, indent=1, sort_keys=True, ensure_ascii=False) + "\n"),
+                       ("README.md", render_readme(manifest))):
+        tmp = root / f".{name}.{os.getpid()}.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, root / name)
+    return root / "manifest.json"
+
+
+def _cell(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def render_readme(manifest: dict) -> str:
+    """``data/models/README.md``: the table of shipped models, generated from the manifest."""
+    models = manifest["models"]
+    total = sum(r["size"] for r in models.values())
+    lines = [
+        "# Trained models shipped with the course",
+        "",
+        "<!-- Generated by `python -m helpers.course.train` from manifest.json: do not edit by hand. -->",
+        "",
+        "Each model is a `.npz` of named arrays (read with `allow_pickle=False`) and a `.json` beside it "
+        "(settings, metrics, library versions, the checksums). The lessons load them with "
+        "`helpers.course.models.load_model(name)`, which checks the sha256 below first. "
+        "`make models` retrains all of them (one training per CPU core, one thread each), "
+        "`make models NAME=<name>` one; the training log of each is in `logs/<name>.jsonl.gz` "
+        "(settings, the loss of every step, each validation and early-stopping decision, times, "
+        "library versions, git commit). Trainers marked deterministic rebuild the same bytes with the "
+        "same library versions.",
+        "",
+        f"In all: {len(models)} model{'s' if len(models) != 1 else ''}, {total:,} bytes "
+        f"(limit {SIZE_LIMIT_BYTES:,}).",
+        "",
+        "| file | what | size (bytes) | sha256 | settings | training | final metrics | command |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name in sorted(models):
+        r = models[name]
+        settings = ", ".join(f"`{k}={_cell(v)}`" for k, v in sorted(r["settings"].items()))
+        metrics = ", ".join(f"`{k}={_cell(v)}`" for k, v in sorted(r["metrics"].items()))
+        sub = r["subset_metric"]
+        training = (f"{r['train_seconds']:.0f} s wall, {r['cpu_seconds']:.0f} s CPU, {r['threads']} thread"
+                    f"{'s' if r['threads'] != 1 else ''}; {'deterministic' if r['deterministic'] else 'not deterministic'}")
+        lines.append(f"| `{r['file']}` | {r['what']} | {r['size']:,} | `{r['sha256']}` | {settings} | {training} | "
+                     f"{metrics}; subset: `{sub['name']}={_cell(sub['value'])}` | `{r['command']}` |")
+    lines += ["", "Versions and commit of each training run are in the `.json` files and the logs.", ""]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- loading
+def verify_model_file(name: str, root: Path | None = None) -> Path:
+    """Check ``data/models/<name>.npz`` against the manifest; return its path.
+
+    Raises ModelFileError naming the file, the expected and the actual sha256 and the command
+    that rebuilds it, when the model is not in the manifest or its file is missing or modified."""
+    entry(name)
+    root = Path(root or model_dir())
+    record = read_manifest(root)["models"].get(name)
+    if record is None:
+        raise ModelFileError(f"model {name!r} is not in {root / 'manifest.json'} (it has not been trained yet). "
+                             f"Train it with `make models NAME={name}` (or `python -m helpers.course.train {name}`)")
+    path = root / record["file"]
+    if not path.is_file():
+        raise ModelFileError(f"model file {path} is missing (expected sha256 {record['sha256']}). {rebuild_hint(name)}")
+    got = sha256_of(path)
+    if got != record["sha256"]:
+        raise ModelFileError(f"model file {path} is corrupt or has been modified: expected sha256 {record['sha256']} "
+                             f"(manifest.json), got {got}. {rebuild_hint(name)}")
+    return path
+
+
+def load_model(name: str, root: Path | None = None):
+    """The shipped model ``name``, checked against the manifest, as its entry's ``load`` returns
+    it (e.g. :class:`helpers.course.ffnn_lm.ShippedFFNNLM`). See :func:`verify_model_file` for the errors."""
+    path = verify_model_file(name, root)
+    try:
+        artifact = load_artifact(path)
+    except ArtifactError as e:
+        raise ModelFileError(f"model {name!r}: {e}. {rebuild_hint(name)}") from None
+    return entry(name).load(artifact)
+
+
+def model_info(name: str, root: Path | None = None) -> dict:
+    """The manifest's record of ``name``: settings, metrics, subset metric, training time,
+    library versions, commit, command."""
+    entry(name)
+    record = read_manifest(root)["models"].get(name)
+    if record is None:
+        raise ModelFileError(f"model {name!r} is not in the manifest; train it with `make models NAME={name}`")
+    return record

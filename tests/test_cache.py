@@ -1,0 +1,232 @@
+"""The first-run cache (helpers.infra.cache): damaged entries are rebuilt, with one line saying
+why; the cache folder is chosen and checked with clear errors; builds are locked across processes.
+
+The module is imported as ``cache`` and its functions looked up when a test runs, and the
+corruption and location tests use only ``cached(name, version, build, verbose=False)`` and
+``cache_dir()`` (finding the entry's files by name, expecting OSError): so this file also runs,
+unchanged, against the previous pickle-based cache, where those tests fail (a flipped byte
+either crashes it or loads silently with other values; an empty variable writes into the
+current folder; an unusable folder raises a bare OSError that does not name the variable)."""
+import os
+import tempfile
+import threading
+
+import numpy as np
+import pytest
+
+from helpers.infra import cache
+
+
+def cached(*args, **kwargs):
+    return cache.cached(*args, **kwargs)
+
+
+def cache_dir():
+    return cache.cache_dir()
+
+
+def value():
+    rng = np.random.default_rng(0)
+    return {"W": rng.standard_normal((40, 8)).astype(np.float32), "vocab": ["the", "of", "Zürich"],
+            "loss": [float(x) for x in rng.random(12)], "steps": 120, "kind": "lstm"}
+
+
+def same(a, b) -> bool:
+    return (np.array_equal(a["W"], b["W"]) and a["W"].dtype == b["W"].dtype
+            and [a[k] for k in ("vocab", "loss", "steps", "kind")] == [b[k] for k in ("vocab", "loss", "steps", "kind")])
+
+
+def entry_files(folder, name="m", version="v1"):
+    """The entry's files (whatever the format), largest first; no lock or temporary files."""
+    files = [p for p in folder.glob(f"{name}-{version}*") if p.suffix not in (".lock", ".tmp")]
+    return sorted(files, key=lambda p: (-p.stat().st_size, p.name))
+
+
+def flip_at(fraction):
+    def corrupt(path):
+        data = bytearray(path.read_bytes())
+        data[min(int(fraction * len(data)), len(data) - 1)] ^= 0x01     # one bit
+        path.write_bytes(bytes(data))
+    corrupt.__name__ = f"flip a bit at {fraction:.0%}"
+    return corrupt
+
+
+def truncate(path):
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def garbage(path):
+    path.write_bytes(b"this is not what the cache wrote\n" * 3)
+
+
+def delete(path):
+    path.unlink()
+
+
+CORRUPTIONS = [truncate, garbage, *(flip_at(f) for f in (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0))]
+CASES = [(which, c) for which in ("largest", "smallest") for c in CORRUPTIONS] + [("smallest", delete)]
+
+
+@pytest.mark.parametrize("which,corrupt", CASES, ids=[f"{w} file: {c.__name__}" for w, c in CASES])
+def test_a_damaged_entry_is_rebuilt_and_says_why_once(tmp_path, monkeypatch, capsys, which, corrupt):
+    """For the new cache: 'largest' is the .npz (the arrays), 'smallest' the .json (metadata)."""
+    monkeypatch.setenv("NLP_COURSE_CACHE", str(tmp_path))
+    builds = []
+
+    def build():
+        builds.append(1)
+        return value()
+    assert same(cached("m", "v1", build, verbose=False), value())
+    files = entry_files(tmp_path)
+    corrupt(files[0] if which == "largest" else files[-1])
+    capsys.readouterr()
+    got = cached("m", "v1", build, verbose=False)          # must neither crash nor load silently
+    out = capsys.readouterr().out
+    assert same(got, value()) and len(builds) == 2, "the damaged entry was not rebuilt"
+    lines = [line for line in out.splitlines() if "rebuilding" in line]
+    assert len(lines) == 1, f"expected one line saying why, got {out!r}"
+    assert same(cached("m", "v1", build, verbose=False), value()) and len(builds) == 2
+    assert capsys.readouterr().out == ""                  # the rebuilt entry loads quietly
+
+
+def test_the_message_names_the_entry_and_both_checksums(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("NLP_COURSE_CACHE", str(tmp_path))
+    cached("m", "v1", value, verbose=False)
+    npz = tmp_path / "m-v1.npz"
+    flip_at(0.5)(npz)
+    cached("m", "v1", value, verbose=False)
+    (line,) = capsys.readouterr().out.splitlines()
+    assert line.startswith(f"cache entry m-v1: {npz} failed its checksum (expected ")
+    assert ", got " in line and line.endswith("): rebuilding")
+
+
+def test_nothing_is_pickled(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLP_COURSE_CACHE", str(tmp_path))
+    cached("m", "v1", value, verbose=False)
+    assert sorted(p.suffix for p in entry_files(tmp_path)) == [".json", ".npz"]
+    with np.load(tmp_path / "m-v1.npz", allow_pickle=False) as npz:
+        assert npz["value/W"].shape == (40, 8)
+
+
+def test_is_cached_checks_the_checksum(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLP_COURSE_CACHE", str(tmp_path))
+    assert not cache.is_cached("m", "v1")
+    cached("m", "v1", value, verbose=False)
+    assert cache.is_cached("m", "v1")
+    flip_at(0.5)(tmp_path / "m-v1.npz")
+    assert not cache.is_cached("m", "v1")           # build_missing then rebuilds it with the others
+
+
+def test_a_value_the_codec_cannot_store_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLP_COURSE_CACHE", str(tmp_path))
+    with pytest.raises(TypeError, match="cannot store value/model: .*give the cache a codec"):
+        cached("m", "v1", lambda: {"model": object()}, verbose=False)
+    with pytest.raises(ValueError, match="a cache version must be letters, digits"):
+        cached("m", "v1/../x", value, verbose=False)
+
+
+class Point:
+    """A class that is its own codec (to_arrays / from_arrays), like the course's result dataclasses."""
+
+    def __init__(self, xy, label):
+        self.xy, self.label = xy, label
+
+    def to_arrays(self):
+        return {"xy": self.xy}, {"label": self.label}
+
+    @classmethod
+    def from_arrays(cls, arrays, meta):
+        return cls(arrays["xy"], meta["label"])
+
+
+def test_a_class_with_to_arrays_and_from_arrays_is_a_codec(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("NLP_COURSE_CACHE", str(tmp_path))
+    p = cached("p", "v1", lambda: Point(np.arange(3.0), "three"), codec=Point, verbose=False)
+    assert isinstance(p, Point) and p.label == "three" and p.xy.tolist() == [0, 1, 2]
+    # read with another codec: the entry says which codec wrote it, so it is rebuilt, not misread
+    cached("p", "v1", lambda: {"xy": np.arange(3.0)}, verbose=False)
+    assert "test_cache.Point', this call reads 'helpers.infra.artifacts.TreeCodec'" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- where the cache lives
+def test_default_folder_when_the_variable_is_unset(tmp_path, monkeypatch):
+    monkeypatch.delenv("NLP_COURSE_CACHE", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("USERPROFILE", str(tmp_path))
+    assert cache_dir() == tmp_path / ".cache" / "nlp-from-scratch" and cache_dir().is_dir()
+
+
+@pytest.mark.parametrize("setting", ["", "   "])
+def test_an_empty_variable_is_an_error_and_nothing_is_written_here(tmp_path, monkeypatch, setting):
+    monkeypatch.setenv("NLP_COURSE_CACHE", setting)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(OSError, match="NLP_COURSE_CACHE is set but empty.*unset NLP_COURSE_CACHE"):
+        cached("m", "v1", value, verbose=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_relative_folder_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLP_COURSE_CACHE", "my-cache")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(OSError, match="NLP_COURSE_CACHE='my-cache' is a relative path"):
+        cache_dir()
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("inside", [False, True], ids=["the folder is a file", "its parent is a file"])
+def test_a_file_in_the_way(tmp_path, monkeypatch, inside):
+    a_file = tmp_path / "a_file"
+    a_file.write_text("not a folder")
+    folder = a_file / "cache" if inside else a_file
+    monkeypatch.setenv("NLP_COURSE_CACHE", str(folder))
+    with pytest.raises(OSError) as e:
+        cache_dir()
+    msg = str(e.value)
+    assert f"the cache folder {folder} (NLP_COURSE_CACHE={folder}) cannot be created: a file is in the way" in msg
+    assert "set NLP_COURSE_CACHE to a folder you can write" in msg
+    assert isinstance(e.value, cache.CacheLocationError)   # an OSError: make doctor reports those
+
+
+def test_a_folder_that_cannot_be_written(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLP_COURSE_CACHE", str(tmp_path))
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(tempfile, "NamedTemporaryFile", refuse)     # root may write anywhere: simulate
+    with pytest.raises(OSError, match=rf"the cache folder {tmp_path} \(NLP_COURSE_CACHE=.*\) is not "
+                                                 rf"writable \(Permission denied\). Run `chmod u\+rwx {tmp_path}`"):
+        cached("m", "v1", value, verbose=False)
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root may write into any folder")
+def test_a_read_only_folder_for_real(tmp_path, monkeypatch):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o555)
+    monkeypatch.setenv("NLP_COURSE_CACHE", str(folder))
+    try:
+        with pytest.raises(OSError, match="is not writable"):
+            cache_dir()
+    finally:
+        folder.chmod(0o755)
+
+
+def test_the_lock_is_filelock_not_fcntl():
+    assert "fcntl" not in vars(cache) and cache.FileLock.__module__.startswith("filelock")
+
+
+def test_a_second_caller_waits_for_the_lock_and_says_so(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("NLP_COURSE_CACHE", str(tmp_path))
+    acquired, release = threading.Event(), threading.Event()
+
+    def other_builder():                       # holds the entry's lock for a while, as a build would
+        with cache.FileLock(str(tmp_path / "m-v1.lock")):
+            acquired.set()
+            release.wait(10)
+    t = threading.Thread(target=other_builder)
+    t.start()
+    acquired.wait(10)
+    threading.Timer(0.3, release.set).start()
+    assert same(cached("m", "v1", value), value())
+    t.join()
+    assert "another process is building m; waiting for it" in capsys.readouterr().out
