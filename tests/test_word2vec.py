@@ -179,6 +179,60 @@ def test_skipgram_and_cbow_match_torch():
         assert_close_to_torch(cb.grads[1], C.grad, "CBOW dW_out")
 
 
+def test_issue_example_uses_the_negatives_real_count():
+    # issue 13, defect 1: built with k=5, given one negative column; W_out starts at zero, so both
+    # scores are 0 and the loss is -log s(0) - log s(-0) = 2 ln 2 (it was 6/2 times that, 4.159)
+    m = SkipGramNS(5, 3, NoiseSampler(np.ones(5)), k=5)
+    loss = m.forward(np.array([0]), np.array([1]), np.array([[2]]))
+    assert loss == pytest.approx(2 * np.log(2), rel=1e-12)
+    m.backward()
+    # dL/ds = sigmoid(0) - t = -1/2 for the context word, +1/2 for the negative; W_out is zero,
+    # so only W_out's rows 1 and 2 get a gradient: -+ h / 2, with h = W_in[0]
+    h = m.params[0][0]
+    assert np.allclose(m.grads[1][1], -h / 2) and np.allclose(m.grads[1][2], h / 2)
+    assert np.allclose(m.grads[0], 0)
+
+
+@pytest.mark.parametrize("k_given", [1, 2, 8])
+def test_negatives_of_another_k_match_torch(k_given):
+    rng = np.random.default_rng(7)
+    V, D, k_built, n = 10, 4, 5, 6
+    sampler = NoiseSampler(np.arange(1, V + 1), rng=rng)
+    c, o = rng.integers(0, V, n), rng.integers(0, V, n)
+    neg = rng.integers(0, V, (n, k_given))
+    ctx = rng.integers(0, V, (n, 3))
+    mask = np.ones((n, 3))
+    mask[0, 2] = 0
+    for model in ("skipgram", "cbow"):
+        cls = SkipGramNS if model == "skipgram" else CBOWNS
+        m = cls(V, D, sampler, k=k_built, rng=np.random.default_rng(1))
+        m.params[1][...] = rng.standard_normal((V, D))
+        args = (c, o, neg) if model == "skipgram" else (ctx, o, mask, neg)
+        loss = m.forward(*args)
+        m.backward()
+        W, C = (torch.tensor(p, requires_grad=True) for p in m.params)
+        if model == "skipgram":
+            lt = _torch_ns_loss(W, C, torch.tensor(c), torch.tensor(o), torch.tensor(neg))
+        else:
+            wts = torch.tensor(mask / mask.sum(1, keepdims=True))
+            lt = _torch_ns_loss(W, C, torch.tensor(ctx), torch.tensor(o), torch.tensor(neg), wts)
+        lt.backward()
+        assert loss == pytest.approx(float(lt.detach()), rel=1e-10), model
+        assert_close_to_torch(m.grads[0], W.grad, f"{model} dW_in, k'={k_given}")
+        assert_close_to_torch(m.grads[1], C.grad, f"{model} dW_out, k'={k_given}")
+        # and the finite-difference check with those negatives
+        report = check_layer(m, *args)
+        assert report.ok, report
+
+
+def test_negatives_bad_shape():
+    rng = np.random.default_rng(0)
+    m = SkipGramNS(5, 2, NoiseSampler(np.ones(5), rng=rng), k=2, rng=rng)
+    for bad in (np.array([1, 2]), np.zeros((2, 0), int), np.zeros((3, 2), int)):
+        with pytest.raises(ValueError, match=r"negatives must be an \(N, k'\) array with N=2"):
+            m.forward(np.array([0, 1]), np.array([1, 2]), bad)
+
+
 def test_model_bad_input():
     rng = np.random.default_rng(0)
     s = NoiseSampler(np.ones(5), rng=rng)

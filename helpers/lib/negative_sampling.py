@@ -99,7 +99,13 @@ class EmbeddingDot(Layer):
 
 class _NegativeSamplingLoss(Layer):
     """Shared by skip-gram and CBOW: scores of the true word and k noise words against
-    h, sigmoid + binary cross-entropy, summed over the 1 + k terms, averaged over N."""
+    h, sigmoid + binary cross-entropy, summed over the 1 + k terms, averaged over N.
+
+    ``k`` is how many noise words to draw when the caller gives none. Negatives given as an
+    (N, k') array are scored as they are, and the loss sums exactly those 1 + k' terms: the
+    caller who passes them (to repeat a draw, to check a gradient, to compare k on the same
+    tables) means that k', so it is used rather than rejected; scaling by the constructor's k
+    instead would multiply loss and gradients by (1 + k) / (1 + k')."""
 
     def __init__(self, vocab_size, dim, sampler: NoiseSampler, k, rng, dtype, scatter):
         super().__init__()
@@ -114,15 +120,20 @@ class _NegativeSamplingLoss(Layer):
         n = len(targets)
         if negatives is None:
             negatives = self.sampler.sample((n, self.k))
-        ids = np.concatenate([np.asarray(targets)[:, None], negatives], axis=1)   # (N, 1+k)
+        negatives = np.asarray(negatives)
+        if negatives.ndim != 2 or negatives.shape[0] != n or negatives.shape[1] < 1:
+            raise ValueError(f"negatives must be an (N, k') array with N={n} rows and k' >= 1 columns, "
+                             f"got shape {negatives.shape}")
+        self.terms = 1 + negatives.shape[1]                                   # 1 + k', the terms actually scored
+        ids = np.concatenate([np.asarray(targets)[:, None], negatives], axis=1)   # (N, 1+k')
         scores = self.dot.forward(h, ids)
         labels = np.zeros_like(scores)
         labels[:, 0] = 1
-        # SigmoidCrossEntropy averages over N(1+k) terms; we want the sum over 1+k, mean over N
-        return self.loss.forward(scores, labels) * (1 + self.k)
+        # SigmoidCrossEntropy averages over N(1+k') terms; we want the sum over 1+k', mean over N
+        return self.loss.forward(scores, labels) * self.terms
 
     def backward(self, dout=1.0):
-        return self.dot.backward(self.loss.backward(dout * (1 + self.k)))
+        return self.dot.backward(self.loss.backward(dout * self.terms))
 
 
 def _init_tables(model, vocab_size, dim, sampler, k, rng, dtype, scatter) -> None:
@@ -140,9 +151,10 @@ class SkipGramNS(Layer):
     """Skip-gram with negative sampling, NumPy. Taught in lesson 07, section 5.
 
     params = [W_in (V, D), W_out (V, D)]. forward(centers (N,) int, contexts (N,) int,
-    negatives (N, k) int or None) -> mean over pairs of
-    -log s(u_o . v_c) - sum_k log s(-u_k . v_c). Negatives are drawn from ``sampler``
-    when not given. backward(dout=1.0) fills ``grads``; ids have no gradient (returns None).
+    negatives (N, k') int or None) -> mean over pairs of
+    -log s(u_o . v_c) - sum_j log s(-u_j . v_c), the sum over the negatives' columns. ``k``
+    negatives per pair are drawn from ``sampler`` when none are given; given ones are used
+    whatever their number k'. backward(dout=1.0) fills ``grads``; ids have no gradient (returns None).
     W_in starts uniform in +-0.5/D, W_out at zero (as in word2vec.c and gensim).
     ``scatter`` is passed to :class:`helpers.lib.layers.Embedding` ('sparse' is faster).
     """
@@ -168,7 +180,8 @@ class CBOWNS(Layer):
     """CBOW with negative sampling, NumPy: the mean of the context vectors predicts the centre. Taught in lesson 07, section 5.
 
     params = [W_in (V, D), W_out (V, D)]. forward(contexts (N, C) int, centers (N,) int,
-    mask (N, C) 0/1 or None, negatives (N, k) or None) -> mean loss over examples.
+    mask (N, C) 0/1 or None, negatives (N, k') or None) -> mean loss over examples (``k``
+    negatives drawn when none are given; given ones are used whatever their number k').
     ``mask`` marks real context words (rows may have fewer than C, e.g. at sentence ends);
     masked-out ids must still be valid (any id, e.g. 0). backward(dout=1.0) fills grads.
 
