@@ -176,7 +176,7 @@ def test_a_relative_folder_is_an_error(tmp_path, monkeypatch):
 @pytest.mark.parametrize("inside", [False, True], ids=["the folder is a file", "its parent is a file"])
 def test_a_file_in_the_way(tmp_path, monkeypatch, inside):
     a_file = tmp_path / "a_file"
-    a_file.write_text("not a folder")
+    a_file.write_text("not a folder", encoding="utf-8")
     folder = a_file / "cache" if inside else a_file
     monkeypatch.setenv("NLP_COURSE_CACHE", str(folder))
     with pytest.raises(OSError) as e:

@@ -107,7 +107,7 @@ def run(names: list[str], jobs: int, root: Path | None = None) -> int:
             name = waiting.pop(0)
             e = entry(name)
             env = {**os.environ, **{v: str(e.threads) for v in THREAD_VARIABLES}}
-            out = open(tmp / f"{name}.out", "w") if quiet else None
+            out = open(tmp / f"{name}.out", "w", encoding="utf-8") if quiet else None
             running[name] = (subprocess.Popen(worker_command(name, tmp / f"{name}.json", root), env=env,
                                               stdout=out, stderr=subprocess.STDOUT if quiet else None), out)
         time.sleep(0.5)

@@ -233,7 +233,7 @@ class CacheJob:
 def _quiet_worker() -> None:
     # a worker's progress bars and messages would interleave in the notebook: the parent
     # reports instead (errors still come back as exceptions)
-    sys.stdout = sys.stderr = open(os.devnull, "w")
+    sys.stdout = sys.stderr = open(os.devnull, "w", encoding="utf-8")
 
 
 def _run_job(function: Callable, kwargs: dict) -> float:

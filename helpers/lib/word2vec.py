@@ -28,7 +28,7 @@ from helpers.infra.artifacts import TreeCodec, prefixed, unprefixed
 from helpers.infra.progress import progress_bar
 from helpers.infra.seeding import choose_device
 from helpers.lib.negative_sampling import CBOWNS, NoiseSampler, SkipGramNS, unigram_noise
-from helpers.lib.text import Vocab
+from helpers.lib.text import Vocab, check_token_lists
 
 
 # ---------------------------------------------------------------- data
@@ -51,6 +51,7 @@ class Corpus:
 
 def prepare_corpus(sentences: Sequence[Sequence[str]], min_count: int = 5) -> Corpus:
     """Build the vocabulary (count >= ``min_count``, no specials) and the id stream. Taught in lesson 07, section 6."""
+    check_token_lists(sentences, "sentences", "prepare_corpus")
     if not sentences or not any(len(s) for s in sentences):
         raise ValueError("cannot train word vectors on an empty corpus (no tokens)")
     vocab = Vocab.build((t for s in sentences for t in s), min_count=min_count, specials=())
