@@ -1,0 +1,107 @@
+"""Lesson 06's measurements (helpers/lessons/lesson06.py): ties made visible, what alpha changes,
+the benchmark protocol, and the bridge to lesson 07."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.stats import spearmanr
+
+from helpers.lessons import lesson06 as L
+from helpers.lib.lsa import svd_vectors
+from helpers.lib.text import Vocab
+
+
+def _bigrams():
+    """Ordered pair counts with known ties: (0, 1) seen 5 times and (2, 3) once are both perfectly
+    associated (each word occurs only in its pair); words 4 and 5 are frequent and mixed."""
+    c = np.zeros((6, 6))
+    c[0, 1] = 5
+    c[2, 3] = 1
+    c[4, 5], c[5, 4], c[4, 4], c[5, 5] = 20, 10, 30, 40
+    return sp.csr_matrix(c)
+
+
+def test_npmi_ties_perfect_pairs_whatever_their_count_and_the_tie_break_decides():
+    scores = L.pair_scores(_bigrams(), "npmi")
+    report = L.tie_report(scores, n=1)
+    assert report["top_score"] == 1.0 and report["tied_at_top"] == 2
+    assert report["median_count_frequent_first"] == 5 and report["median_count_rare_first"] == 1
+    pmi2 = L.tie_report(L.pair_scores(_bigrams(), "pmi", k=2), n=1)
+    assert pmi2["top_score"] == 0.0 and pmi2["tied_at_top"] == 2
+    # a minimum count removes the one-off pair, and with it the tie
+    assert L.tie_report(L.pair_scores(_bigrams(), "npmi", min_count=2), n=1)["tied_at_top"] == 1
+
+
+def test_pair_scores_drop_the_diagonal_and_match_the_library():
+    s = L.pair_scores(_bigrams(), "pmi")
+    assert not np.any(s["row"] == s["col"])
+    n = 106.0
+    j = np.flatnonzero((s["row"] == 0) & (s["col"] == 1))[0]
+    assert s["score"][j] == pytest.approx(np.log2(5 * n / (5 * 5)))
+    with pytest.raises(ValueError, match="measure"):
+        L.pair_scores(_bigrams(), "ppmi")
+    with pytest.raises(ValueError, match="ties"):
+        L.top_pairs(s, 3, ties="random")
+
+
+def test_top_pairs_orders_by_score_then_by_the_named_tie_break():
+    s = {"row": np.array([0, 1, 2]), "col": np.array([1, 2, 3]), "score": np.array([1.0, 2.0, 2.0]),
+         "count": np.array([9.0, 1.0, 4.0])}
+    assert L.top_pairs(s, 3, "frequent").tolist() == [2, 1, 0]
+    assert L.top_pairs(s, 3, "rare").tolist() == [1, 2, 0]
+
+
+def test_alpha_effect_lowers_rare_contexts_and_raises_frequent_ones():
+    rng = np.random.default_rng(0)
+    c = sp.csr_matrix(rng.poisson(rng.gamma(0.3, 3.0, size=(60, 60))).astype(float))
+    effect = L.alpha_effect(c, alpha=0.75, n=10, context_bins=(1, 10, 100))
+    shifts = [s for *_, s in effect["shift_by_context_count"]]
+    assert all(np.diff(shifts) > 0) and shifts[0] < 0
+    assert 0 < effect["top_overlap"] <= 10 and -1 <= effect["spearman"] <= 1
+
+
+def test_benchmark_halves_are_the_course_protocol():
+    pairs = [(f"a{i}", f"b{i}", float(i)) for i in range(353)]
+    val, rep = L.benchmark_halves(pairs, seed=14)
+    assert len(val) == 176 and len(rep) == 177 and not set(val) & set(rep) and set(val) | set(rep) == set(pairs)
+    perm = np.random.default_rng(14).permutation(353)
+    assert [p[2] for p in val] == sorted(perm[:176].tolist())
+    assert L.benchmark_halves(pairs, seed=14) == (val, rep)
+    with pytest.raises(ValueError, match="at least 2"):
+        L.benchmark_halves(pairs[:1])
+
+
+def test_similarity_items_skip_unknown_words_and_bootstrap_matches_scipy():
+    vocab = Vocab.build(list("abcdefgh") * 3, specials=())
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(len(vocab), 4))
+    pairs = [("a", "b", 1.0), ("c", "d", 2.0), ("e", "f", 3.0), ("g", "h", 4.0), ("a", "zz", 5.0),
+             ("b", "c", 2.5), ("d", "e", 0.5)]
+    sims, gold = L.similarity_items(vectors, vocab, pairs)
+    assert sims.shape == gold.shape == (6,)
+    assert np.allclose(L.similarity_items(sp.csr_matrix(vectors), vocab, pairs)[0], sims)
+    ci = L.spearman_interval({"m": sims, "rev": -sims}, gold, n_boot=300)
+    assert ci["m"][0] == pytest.approx(spearmanr(sims, gold).statistic)
+    assert ci["m"][1] <= ci["m"][0] <= ci["m"][2] and ci["rev"][0] == pytest.approx(-ci["m"][0])
+    x, y = rng.normal(size=(5, 30)), rng.normal(size=(5, 30))
+    assert np.allclose(L._spearman_rows(x, y), [spearmanr(a, b).statistic for a, b in zip(x, y)])
+    d = L.difference_interval(sims, sims, gold, n_boot=100)
+    assert d == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match="need >= 3"):
+        L.similarity_items(vectors, vocab, pairs[4:5])
+
+
+def test_svd_weightings_equal_svd_vectors():
+    m = sp.random(40, 30, density=0.3, random_state=3, format="csr")
+    got = L.svd_weightings(m, 5, seed=0)
+    for w in ("U", "sqrtS", "US"):
+        assert np.allclose(got[w], svd_vectors(m, 5, weighting=w, seed=0))
+
+
+def test_frequency_ranks_count_from_the_most_frequent_word():
+    vocab = Vocab.build(["x"] * 5 + ["y"] * 3 + ["z"] * 2 + ["w"], specials=("<pad>",))
+    vectors = np.eye(len(vocab))
+    vectors[vocab.index("x")] = vectors[vocab.index("z")] + 0.1 * vectors[vocab.index("x")]
+    # x's nearest neighbour is z, the third most frequent word (the special is not counted)
+    assert L.frequency_ranks(vectors, vocab, "x", k=1).tolist() == [3]
