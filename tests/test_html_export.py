@@ -42,7 +42,6 @@ PENDING: dict[str, str] = {
     "02_rnn_bptt": _REASON,
     "03_lstm_gates": _REASON,
     "04_self_attention": _REASON,
-    "06_pmi": _REASON + " (its own cells use tqdm.auto: switch to helpers.infra.progress.progress_bar)",
     "07_word2vec": _REASON,
     "08_glove_fasttext": _REASON,
     "09_evaluation": _REASON,
