@@ -247,20 +247,25 @@ def test_render_contexts_and_widget():
 
 
 def test_lesson06_checkers_accept_right_and_reject_wrong(capsys):
-    from helpers.exercises.lesson06 import check_heaven_hell, check_ppmi
+    from helpers.exercises.lesson06 import check_heaven_hell, check_sparse_ppmi
 
     def good(c, alpha):
-        return ppmi(np.asarray(c, float), alpha=alpha).toarray()
+        return ppmi(c, alpha=alpha)
 
     def no_smoothing(c, alpha):
-        return ppmi(np.asarray(c, float), alpha=1.0).toarray()
+        return ppmi(c, alpha=1.0)
 
     def natural_log(c, alpha):
-        return ppmi(np.asarray(c, float), alpha=alpha, base=np.e).toarray()
+        return ppmi(c, alpha=alpha, base=np.e)
 
-    assert check_ppmi(good)
-    assert not check_ppmi(no_smoothing)
+    def dense(c, alpha):
+        return ppmi(c, alpha=alpha).toarray()
+
+    assert check_sparse_ppmi(good)
+    assert not check_sparse_ppmi(no_smoothing)
     assert "power alpha" in capsys.readouterr().out
-    assert not check_ppmi(natural_log)
+    assert not check_sparse_ppmi(natural_log)
+    assert not check_sparse_ppmi(dense)
+    assert "scipy.sparse" in capsys.readouterr().out
     assert check_heaven_hell(lambda nxy, nx, ny, n: np.log2(nxy * n / (nx * ny)))
     assert not check_heaven_hell(lambda nxy, nx, ny, n: np.log(nxy * n / (nx * ny)))

@@ -4,9 +4,10 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
-from helpers.exercises import ExerciseFailed, FunctionExercise, Mistake, expect_close
-from helpers.lib.counting import pmi, pmi_table
+from helpers.exercises import ExerciseFailed, ExperimentExercise, FunctionExercise, Mistake, expect_close
+from helpers.lib.counting import pmi, pmi_table, ppmi
 
 # a 3x3 table with zero counts; no row or column is empty
 TABLE = np.array([[10.0, 1.0, 0.0], [2.0, 0.0, 4.0], [0.0, 3.0, 1.0]])
@@ -44,9 +45,9 @@ check_heaven_hell = FunctionExercise(
     ])
 
 
-# ----------------------------------------------------------------------------- PPMI with context smoothing
+# ----------------------------------------------------------------------------- sparse PPMI with context smoothing
 def _ppmi_reference(counts, alpha):
-    return np.maximum(pmi(np.asarray(counts, float), alpha=alpha), 0.0)
+    return ppmi(sp.csr_matrix(counts, dtype=float), alpha=alpha)
 
 
 def _quiet(f, *args):
@@ -55,61 +56,161 @@ def _quiet(f, *args):
         return f(*args)
 
 
+def _dense(m):
+    return m.toarray() if sp.issparse(m) else np.asarray(m, float)
+
+
+def _sparse_result(f, counts, alpha, what):
+    got = _quiet(f, counts.copy(), alpha)
+    if not sp.issparse(got):
+        raise ExerciseFailed(f"{what}: expected a scipy.sparse matrix, got {type(got).__name__} (keep the result "
+                             "sparse: a 50,000-word vocabulary would need 20 GB as a dense float64 matrix)")
+    if got.shape != counts.shape:
+        raise ExerciseFailed(f"{what}: expected shape {counts.shape}, got {got.shape}")
+    values = got.tocsr().data
+    if np.isnan(values).any() or np.isinf(values).any():
+        raise ExerciseFailed(f"{what}: expected finite stored values, got {int(np.isnan(values).sum())} NaN and "
+                             f"{int(np.isinf(values).sum())} inf (a zero count is simply not stored)")
+    return got
+
+
 def _independence(f):
-    c = np.outer([1.0, 2.0, 3.0], [2.0, 5.0])
-    expect_close(_quiet(f, c.copy(), 1.0), np.zeros((3, 2)), "PPMI of an independent table "
-                 "(counts = outer product of marginals) — every PMI is 0", atol=1e-9)
+    c = sp.csr_matrix(np.outer([1.0, 2.0, 3.0], [2.0, 5.0]))
+    got = _sparse_result(f, c, 1.0, "PPMI of an independent table (counts = outer product of marginals)")
+    expect_close(_dense(got), np.zeros((3, 2)), "PPMI of an independent table (counts = outer product of "
+                 "marginals) — every PMI is 0", atol=1e-9)
 
 
 def _table_with_zeros(f):
-    got = np.asarray(_quiet(f, TABLE.copy(), 1.0), float)
-    if got.shape == TABLE.shape and np.isnan(got).any():
-        raise ExerciseFailed(f"PPMI (alpha=1) of a 3x3 table with zeros: expected no NaN, got "
-                             f"{np.array2string(got, precision=3)} (a zero count gives PMI = log 0 = -inf, "
-                             "and PPMI = max(-inf, 0) = 0)")
-    expect_close(got, _ppmi_reference(TABLE, 1.0), "PPMI (alpha=1) of a 3x3 table with zeros")
+    c = sp.csr_matrix(TABLE)
+    got = _sparse_result(f, c, 1.0, "PPMI (alpha=1) of a 3x3 sparse table with zeros")
+    expect_close(_dense(got), _dense(_ppmi_reference(c, 1.0)), "PPMI (alpha=1) of a 3x3 sparse table with zeros")
 
 
 def _smoothing(f):
-    expect_close(_quiet(f, TABLE.copy(), 0.75), _ppmi_reference(TABLE, 0.75),
+    c = sp.csr_matrix(TABLE)
+    got = _sparse_result(f, c, 0.75, "PPMI with alpha=0.75")
+    expect_close(_dense(got), _dense(_ppmi_reference(c, 0.75)),
                  "PPMI with alpha=0.75 (context counts raised to 0.75 and renormalised)")
 
 
-def _ppmi_variant(counts, alpha, row_alpha=1.0, renormalise=True, clip=True, log=np.log2, mask_by_product=False):
-    """PPMI with one thing changed: the wrong answers below."""
-    counts = np.asarray(counts, float)
-    n = counts.sum()
-    rows, cols = counts.sum(axis=1) ** row_alpha, counts.sum(axis=0) ** alpha
+def _larger(f):
+    c = sp.random(300, 200, density=0.02, random_state=6, format="csr",
+                  data_rvs=lambda n: np.random.default_rng(6).integers(1, 20, n).astype(float))
+    got = _sparse_result(f, c, 0.75, "PPMI (alpha=0.75) of a 300x200 sparse count matrix")
+    expect_close(_dense(got), _dense(_ppmi_reference(c, 0.75)), "PPMI (alpha=0.75) of a 300x200 sparse count matrix")
+
+
+def _ppmi_variant(counts, alpha, row_alpha=1.0, renormalise=True, clip=True, log=np.log2):
+    """Sparse PPMI with one thing changed: the wrong answers below."""
+    c = sp.csr_matrix(counts, dtype=float)
+    n = c.sum()
+    rows, cols = np.asarray(c.sum(axis=1)).ravel() ** row_alpha, np.asarray(c.sum(axis=0)).ravel() ** alpha
     p_w = rows / (rows.sum() if row_alpha != 1.0 else n)
     p_c = cols / (cols.sum() if renormalise else n)
+    out = c.tocoo()
     with np.errstate(divide="ignore", invalid="ignore"):
-        values = log((counts / n) / (p_w[:, None] * p_c[None, :]))
-    if mask_by_product:
-        values = values * (counts > 0)
-    elif not clip:
-        return np.where(counts > 0, values, 0.0)
-    return np.maximum(values, 0.0)
+        out.data = log((out.data / n) / (p_w[out.row] * p_c[out.col]))
+    if clip:
+        out.data = np.maximum(out.data, 0.0)
+    out = out.tocsr()
+    out.eliminate_zeros()
+    return out
 
 
-check_ppmi = FunctionExercise(
-    "PPMI with context smoothing", [_independence, _table_with_zeros, _smoothing],
+def _looks_like(variant):
+    """A predicate: the student's output matches ``variant`` on this call and not the right answer."""
+    def when(out, counts, alpha):
+        if not sp.issparse(out) and np.shape(out) != counts.shape:
+            return False
+        got, ref = _dense(out), _dense(_ppmi_reference(counts, alpha))
+        wrong = _dense(variant(counts, alpha))
+        return np.allclose(got, wrong) and not np.allclose(got, ref)
+    return when
+
+
+def _example(variant):
+    return lambda counts, alpha: variant(counts, alpha)
+
+
+_alpha_ignored = lambda counts, alpha: _ppmi_variant(counts, 1.0)                      # noqa: E731
+_rows_smoothed = lambda counts, alpha: _ppmi_variant(counts, alpha, row_alpha=alpha)   # noqa: E731
+_not_renormalised = lambda counts, alpha: _ppmi_variant(counts, alpha, renormalise=False)  # noqa: E731
+_negatives_kept = lambda counts, alpha: _ppmi_variant(counts, alpha, clip=False)      # noqa: E731
+_natural_log = lambda counts, alpha: _ppmi_variant(counts, alpha, log=np.log)          # noqa: E731
+
+
+check_sparse_ppmi = FunctionExercise(
+    "sparse PPMI with context smoothing", [_independence, _table_with_zeros, _smoothing, _larger],
     reference=_ppmi_reference, step="core",
     mistakes=[
-        Mistake("alpha_ignored", "alpha=0.75 gave the same result as alpha=1: raise the context counts to the "
-                "power alpha before normalising them.", like=lambda counts, alpha: _ppmi_variant(counts, 1.0)),
+        Mistake("densified", "the result must stay a scipy.sparse matrix: compute PMI only for the stored "
+                "entries (counts.tocoo() gives .row, .col and .data) and never call .toarray().",
+                when=lambda out, counts, alpha: not sp.issparse(out),
+                example=lambda counts, alpha: _ppmi_variant(counts, alpha).toarray()),
+        Mistake("alpha_ignored", "alpha=0.75 gave the same result as alpha=1: raise the context counts (the "
+                "column sums) to the power alpha before normalising them.",
+                when=_looks_like(_alpha_ignored), example=_example(_alpha_ignored)),
         Mistake("rows_smoothed_too", "only the context distribution is smoothed: P(w) stays count(w) / N; "
                 "raise only the column sums to the power alpha.",
-                like=lambda counts, alpha: _ppmi_variant(counts, alpha, row_alpha=alpha)),
+                when=_looks_like(_rows_smoothed), example=_example(_rows_smoothed)),
         Mistake("not_renormalised", "after raising the context counts to the power alpha, divide by their "
                 "sum, sum over c' of count(c')^alpha, not by N: P_alpha must still sum to 1.",
-                like=lambda counts, alpha: _ppmi_variant(counts, alpha, renormalise=False)),
-        Mistake("negatives_kept", "PPMI keeps only the positive part: max(PMI, 0) turns the negative values "
-                "into 0 too.", like=lambda counts, alpha: _ppmi_variant(counts, alpha, clip=False)),
+                when=_looks_like(_not_renormalised), example=_example(_not_renormalised)),
+        Mistake("negatives_kept", "PPMI keeps only the positive part: set the negative stored values to 0 "
+                "(np.maximum(data, 0)) and drop them with eliminate_zeros().",
+                when=_looks_like(_negatives_kept), example=_example(_negatives_kept)),
         Mistake("natural_log", "PMI is measured in bits here: np.log2, not np.log.",
-                like=lambda counts, alpha: _ppmi_variant(counts, alpha, log=np.log)),
-        Mistake("mask_by_product", "-inf * 0 is nan: set the zero-count cells with np.where(counts > 0, "
-                "pmi, 0) instead of multiplying by a mask.",
-                like=lambda counts, alpha: _ppmi_variant(counts, alpha, mask_by_product=True)),
+                when=_looks_like(_natural_log), example=_example(_natural_log)),
     ])
 
-EXERCISES = [check_heaven_hell, check_ppmi]
+
+# ----------------------------------------------------------------------------- experiment: ties and minimum counts
+def _smallest_count_without_ties(bigrams, n: int = 20, decimals: int = 9, largest: int = 1000):
+    """The smallest minimum count at which the top ``n`` bigrams by plain PMI have ``n`` distinct scores."""
+    c = sp.csr_matrix(bigrams, dtype=float)
+    c.eliminate_zeros()
+    scores, counts = pmi(c).tocoo(), c.tocoo()
+    off = scores.row != scores.col
+    score, count = np.round(scores.data[off], decimals), counts.data[off]
+    for min_count in range(1, largest + 1):
+        top = np.sort(score[count >= min_count])[::-1][:n]
+        if top.size < n:
+            break
+        if np.unique(top).size == n:
+            return min_count
+    raise ValueError(f"no minimum count up to {largest} leaves {n} pairs with distinct scores")
+
+
+def _example_bigrams():
+    """A test corpus's bigram counts: 150 words with random counts, and 40 words that form 20 exclusive
+    pairs seen 1, 2, 3 or 4 times (the pairs that tie at the top of plain PMI)."""
+    rng = np.random.default_rng(3)
+    c = np.zeros((190, 190))
+    c[:150, :150] = rng.poisson(rng.gamma(0.2, 4.0, size=(150, 150)))
+    for j, count in enumerate([1] * 6 + [2] * 6 + [3] * 4 + [4] * 4):
+        c[150 + 2 * j, 151 + 2 * j] = count
+    return sp.csr_matrix(c)
+
+
+check_min_count_ties = ExperimentExercise(
+    "minimum count without ties",
+    lambda bigrams: _smallest_count_without_ties(bigrams),
+    explanation=("At the top of plain PMI the ties are pairs of words that occur *only* in that pair: for them "
+                 "PMI = log2(N / count), the same number for every such pair with the same count. A minimum count "
+                 "first removes the one-off pairs, then the pairs seen twice, and so on; only when it is larger "
+                 "than the counts of these exclusive pairs that reach the top do the top scores depend on the "
+                 "words' other occurrences, and become distinct. Below it, the list's order is the tie-break's."),
+    mistakes=[
+        Mistake("two_is_enough", "a minimum count of 2 removes the pairs seen once, but pairs seen exactly twice "
+                "whose words occur only there still tie at log2(N / 2): keep raising it.", like=2),
+        Mistake("strictly_greater", "the minimum count keeps pairs seen *at least* min_count times (count >= "
+                "min_count); your answer is one too small, as if pairs had to be seen more than min_count times.",
+                like=lambda bigrams: _smallest_count_without_ties(bigrams) - 1),
+        Mistake("table_value", "20 is the minimum count the table used, not the smallest one that leaves no "
+                "ties in the top 20: try the counts below it, one by one.", like=20),
+    ],
+    example_context={"bigrams": _example_bigrams()},
+)
+
+EXERCISES = [check_heaven_hell, check_sparse_ppmi, check_min_count_ties]
