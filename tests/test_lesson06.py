@@ -105,3 +105,45 @@ def test_frequency_ranks_count_from_the_most_frequent_word():
     vectors[vocab.index("x")] = vectors[vocab.index("z")] + 0.1 * vectors[vocab.index("x")]
     # x's nearest neighbour is z, the third most frequent word (the special is not counted)
     assert L.frequency_ranks(vectors, vocab, "x", k=1).tolist() == [3]
+
+
+def test_shifted_pmi_fit_is_exact_when_w_dot_c_is_the_shifted_pmi():
+    rng = np.random.default_rng(0)
+    cooc = sp.csr_matrix(rng.poisson(20.0, size=(12, 12)).astype(float) + 1)
+    target = L.pmi(cooc, base=np.e, alpha=0.75).toarray() - np.log(5)
+    u, s, vt = np.linalg.svd(target)
+    W, C = u * s, vt.T            # W C^T = the shifted, smoothed PMI exactly
+    fit = L.shifted_pmi_fit(W, C, np.full(12, 1000), cooc, window=2, k=5, min_word_count=1, min_pair_count=1,
+                            n_boot=200)
+    assert fit["pairs"] == 144 and fit["window"] == 2
+    r, lo, hi = fit["fits"][0.75]["pearson"]
+    assert r == pytest.approx(1.0) and lo == pytest.approx(1.0) and abs(fit["fits"][0.75]["mean_gap"]) < 1e-9
+    assert fit["fits"][1.0]["pearson"][0] < 1.0 - 1e-6          # the unsmoothed PMI is another matrix
+    with pytest.raises(ValueError, match="match W"):
+        L.shifted_pmi_fit(W, C, np.ones(11), cooc, 2, 5)
+    with pytest.raises(ValueError, match="lower the thresholds"):
+        L.shifted_pmi_fit(W, C, np.ones(12), cooc, 2, 5, min_word_count=10)
+
+
+def test_shifted_pmi_fit_on_a_small_gensim_skipgram():
+    gensim = pytest.importorskip("gensim")
+    from helpers.course.corpus import modern_english_sentences
+    from helpers.lib.counting import cooccurrence_matrix
+
+    sentences = [s for s in modern_english_sentences()[:6000] if len(s) > 1]
+    window, k = 2, 5
+    model = gensim.models.Word2Vec(sentences, vector_size=30, window=window, negative=k, sg=1, min_count=5,
+                                   sample=0, epochs=3, workers=1, seed=1, ns_exponent=0.75)
+    index = model.wv.key_to_index
+    V = len(index)
+    counts = np.array([model.wv.get_vecattr(w, "count") for w in model.wv.index_to_key])
+    # gensim drops out-of-vocabulary words before windowing: do the same
+    ids = [np.array([index[w] for w in s if w in index], dtype=np.int64) for s in sentences]
+    cooc = cooccurrence_matrix([x for x in ids if x.size], V, window=window)
+    fit = L.shifted_pmi_fit(model.wv.vectors, model.syn1neg, counts, cooc, window, k,
+                            min_word_count=50, min_pair_count=10, n_boot=200)
+    assert fit["pairs"] > 200
+    for alpha in (1.0, 0.75):
+        r, lo, hi = fit["fits"][alpha]["pearson"]
+        rho = fit["fits"][alpha]["spearman"][0]
+        assert lo <= r <= hi and r > 0.2 and rho > 0.2   # w·c tracks the shifted PMI of frequent pairs

@@ -225,3 +225,73 @@ def _bootstrap_indices(n: int, n_boot: int, seed: int) -> np.ndarray:
     if n < 3:
         raise ValueError(f"a bootstrap over pairs needs at least 3 pairs, got {n}")
     return np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
+
+
+# ----------------------------------------------------------------------------- section 9: bridge to lesson 07
+def shifted_pmi_fit(W: np.ndarray, C: np.ndarray, word_counts, cooc: sp.spmatrix, window: int, k: int, *,
+                    min_word_count: int = 100, min_pair_count: int = 20, alphas=(1.0, 0.75),
+                    n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> dict:
+    """How well skip-gram's dot products w·c match the shifted PMI, PMI(w, c) − ln k (Levy & Goldberg 2014),
+    for lesson 06, section 9.
+
+    Parameters
+    ----------
+    W, C : (V, d) float arrays — the word and the context vectors of a skip-gram trained with negative
+        sampling (gensim: ``model.wv.vectors`` and ``model.syn1neg``), rows in vocabulary order
+    word_counts : (V,) corpus counts of the vocabulary's words (the frequency threshold uses them)
+    cooc : (V, V) sparse co-occurrence counts of the same corpus and vocabulary, counted with the
+        same ``window`` the skip-gram used (the optimum of SGNS is stated for these counts)
+    window, k : the skip-gram's window and number of negative samples
+    min_word_count, min_pair_count : only pairs whose two words occur at least ``min_word_count``
+        times and which co-occur at least ``min_pair_count`` times are compared (their PMI is
+        well estimated; rare pairs are where SGNS, which never sees them, and PMI disagree)
+    alphas : the context-distribution exponents of the PMI to compare with (SGNS draws its
+        negatives from the unigram distribution raised to 0.75, so alpha = 0.75 is its own)
+
+    Returns
+    -------
+    {"window", "k", "pairs": number of pairs compared, "dot": (n,) w·c,
+     "fits": {alpha: {"target": (n,) PMI_alpha − ln k (nats), "pearson": (r, low, high),
+                      "spearman": (rho, low, high), "mean_gap": mean of w·c − target}}}
+    with percentile bootstrap intervals over the pairs (the same resamples for every alpha).
+    """
+    W, C = np.asarray(W, np.float64), np.asarray(C, np.float64)
+    counts = np.asarray(word_counts, np.float64).ravel()
+    if W.ndim != 2 or W.shape != C.shape:
+        raise ValueError(f"W and C must be (V, d) arrays of one shape, got {W.shape} and {C.shape}")
+    V = W.shape[0]
+    if counts.shape != (V,) or cooc.shape != (V, V):
+        raise ValueError(f"word_counts must be ({V},) and cooc ({V}, {V}) to match W; got {counts.shape} "
+                         f"and {cooc.shape}")
+    if not (isinstance(window, (int, np.integer)) and window >= 1 and isinstance(k, (int, np.integer)) and k >= 1):
+        raise ValueError(f"window and k must be integers >= 1, got window={window!r}, k={k!r}")
+    c = sp.csr_matrix(cooc, dtype=np.float64)
+    c.eliminate_zeros()
+    pairs = c.tocoo()
+    frequent = counts >= min_word_count
+    keep = frequent[pairs.row] & frequent[pairs.col] & (pairs.data >= min_pair_count)
+    rows, cols = pairs.row[keep], pairs.col[keep]
+    if rows.size < 3:
+        raise ValueError(f"only {rows.size} pairs pass min_word_count={min_word_count} and "
+                         f"min_pair_count={min_pair_count}; lower the thresholds")
+    dot = np.einsum("ij,ij->i", W[rows], C[cols])
+    idx = _bootstrap_indices(rows.size, n_boot, seed)
+    fits = {}
+    for alpha in alphas:
+        shifted = pmi(c, base=np.e, alpha=alpha).tocoo().data[keep] - np.log(k)
+        r_boot = _pearson_rows(dot[idx], shifted[idx])
+        s_boot = _spearman_rows(dot[idx], shifted[idx])
+        q = [50 * (1 - level), 50 * (1 + level)]
+        fits[alpha] = {"target": shifted,
+                       "pearson": (float(np.corrcoef(dot, shifted)[0, 1]), *map(float, np.nanpercentile(r_boot, q))),
+                       "spearman": (float(spearmanr(dot, shifted).statistic), *map(float, np.nanpercentile(s_boot, q))),
+                       "mean_gap": float(np.mean(dot - shifted))}
+    return {"window": int(window), "k": int(k), "pairs": int(rows.size), "dot": dot, "fits": fits}
+
+
+def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson r of each row pair of two (B, n) arrays: (B,)."""
+    x = x - x.mean(axis=1, keepdims=True)
+    y = y - y.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (x * y).sum(axis=1) / np.sqrt((x ** 2).sum(axis=1) * (y ** 2).sum(axis=1))
