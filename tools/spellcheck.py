@@ -52,7 +52,7 @@ _NOT_PROSE = [re.compile(p, flags) for p, flags in [
     (r"^ {0,3}(```|~~~).*?^ {0,3}\1[^\n]*$", re.M | re.S),   # fenced code blocks
     (r"(`+)(?!`).+?(?<!`)\1(?!`)", re.S),                    # inline code, any number of backticks
     (r"<!--.*?-->", re.S),                                    # HTML comments
-    (r"<(code|pre|script|style)\b.*?</\1>", re.S | re.I),     # HTML code elements
+    (r"<(code|pre|script|style|cite)\b.*?</\1>", re.S | re.I),  # HTML code elements; <cite> holds a quoted title
     (r"\$\$.+?\$\$", re.S),                                   # display maths
     (r"\\\[.+?\\\]", re.S),                                   # \[ ... \]
     (r"\\\(.+?\\\)", re.S),                                   # \( ... \)
