@@ -6,7 +6,13 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from helpers.exercises import ExerciseFailed, ExperimentExercise, FunctionExercise, Mistake, expect_close
+from helpers.exercises import (
+    ExerciseFailed,
+    ExperimentExercise,
+    FunctionExercise,
+    Mistake,
+    expect_close,
+)
 from helpers.lib.counting import pmi, pmi_table, ppmi
 
 # a 3x3 table with zero counts; no row or column is empty
