@@ -69,8 +69,11 @@ def course_vectors_key(name: str) -> tuple[str, str]:
     """The cache entry (name, version) of :func:`course_vectors` for ``name``."""
     if name not in COURSE_METHODS:
         raise ValueError(f"unknown method {name!r}; choose one of {COURSE_METHODS}")
-    # '-cbow2': the CBOW runs were rebuilt when their update rule changed to word2vec's
-    return f"word2vec-{name}", _CACHE_VERSION + ("-cbow2" if name.endswith("cbow") else "")
+    # '-cbow2': the CBOW runs were rebuilt when their update rule changed to word2vec's;
+    # '-table': the NumPy and PyTorch runs were rebuilt when they started drawing negatives from
+    # word2vec.c's unigram table (helpers.lib.negative_sampling.unigram_table)
+    suffix = ("-cbow2" if name.endswith("cbow") else "") + ("-table" if not name.startswith("gensim") else "")
+    return f"word2vec-{name}", _CACHE_VERSION + suffix
 
 
 # ---------------------------------------------------------------- GloVe (lesson 08)
