@@ -47,8 +47,9 @@ def render_lsa(k: int, word: str, *, singular_values: np.ndarray, frobenius_sq: 
 def target_ranks(scores: np.ndarray, targets: np.ndarray) -> np.ndarray:
     """Rank (1 = first) of each query's target document: (Q,) int64.
 
-    ``scores`` (Q, D) cosines, ``targets`` (Q,) document ids. Ties are broken as
-    ``DocumentIndex.search`` breaks them (higher score first, then lower document id)."""
+    ``scores`` (Q, D) cosines, ``targets`` (Q,) document ids. A document with a higher score
+    comes first; among equal scores the lower document id does (an exact tie is rare but
+    happens for duplicated documents)."""
     scores = np.asarray(scores, np.float64)
     targets = np.asarray(targets, np.int64)
     if scores.ndim != 2 or targets.shape != (scores.shape[0],):
