@@ -6,8 +6,17 @@ import pytest
 import scipy.sparse as sp
 from scipy.stats import spearmanr
 
-from helpers.lessons.lesson05 import (bootstrap_mean, bootstrap_spearman, known_item_scores, lsa_document_vectors,
-                                      pair_cosines, render_retrieval, target_ranks, topic_precision, verdict)
+from helpers.lessons.lesson05 import (
+    bootstrap_mean,
+    bootstrap_spearman,
+    known_item_scores,
+    lsa_document_vectors,
+    pair_cosines,
+    render_retrieval,
+    target_ranks,
+    topic_precision,
+    verdict,
+)
 from helpers.lib.lsa import DocumentIndex, tfidf_matrix, truncated_svd
 from helpers.lib.text import Vocab
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 import numpy as np
 from sklearn.decomposition import TruncatedSVD
 
-from helpers.exercises import ExperimentExercise, FunctionExercise, Mistake, expect_close, expect_tuple
+from helpers.exercises import (
+    ExperimentExercise,
+    FunctionExercise,
+    Mistake,
+    expect_close,
+    expect_tuple,
+)
 from helpers.lib.lsa import DocumentIndex, tfidf_matrix
 from helpers.lib.text import Vocab
 

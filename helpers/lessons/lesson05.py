@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 from scipy.stats import spearmanr
 
 from helpers.infra.plotting import BLACK, COLOURS, GREY, new_figure, set_labels
