@@ -31,7 +31,7 @@ def render_lsa(k: int, word: str, *, singular_values: np.ndarray, frobenius_sq: 
     ax1.scatter([k, k], [100 * energy[k - 1], 100 * err[k - 1]], color=BLACK, zorder=3)
     set_labels(ax1, f"Truncated SVD of the TF-IDF matrix (k = {k})", "k (dimensions kept)", "percent of ‖A‖_F")
     ax1.set_ylim(0, 100)
-    ax1.legend()
+    ax1.legend(loc="center right")
     words = [w for w, _ in neighbours][::-1]
     ax2.barh(words, [c for _, c in neighbours][::-1], color=COLOURS["green"])
     set_labels(ax2, f"nearest neighbours of '{word}' (LSA, k = {k})", "cosine similarity", "neighbour")
@@ -128,7 +128,7 @@ def render_retrieval(k: int, *, ks, valid_curve, test_curve, tfidf_valid: float,
     ax.axhline(tfidf_valid, color=GREY, ls=":", label="TF-IDF, validation queries")
     ax.axvline(k, color=BLACK, ls="--", lw=1)
     set_labels(ax, f"Topic precision@10 vs k (k = {k})", "k (dimensions kept)", "topic precision@10")
-    ax.legend(loc="lower right")
+    ax.legend(loc="upper right")
     docs = doc_vectors_at(k)
     sims = docs @ docs[query_doc]
     sims[query_doc] = -np.inf
