@@ -88,6 +88,14 @@ def test_pair_cosines_dense_sparse_and_bootstrap_spearman():
     y = x + rng.normal(size=300)
     rho, lo, hi = bootstrap_spearman(x, y, n_boot=200)
     assert rho == pytest.approx(spearmanr(x, y).statistic) and lo < rho < hi
+    # each resample's rho is scipy's Spearman rho of that resample (ties ranked the same way)
+    xt, yt = np.round(x, 1), np.round(y, 1)
+    idx = np.random.default_rng(0).integers(0, 300, size=(3, 300))
+    scipy_rhos = [spearmanr(xt[i], yt[i]).statistic for i in idx]
+    _, lo3, hi3 = bootstrap_spearman(xt, yt, n_boot=3, level=1.0)
+    assert lo3 == pytest.approx(min(scipy_rhos)) and hi3 == pytest.approx(max(scipy_rhos))
+    with pytest.raises(ValueError, match="same length"):
+        bootstrap_spearman(x, y[:-1])
 
 
 def test_lsa_document_vectors_and_render_retrieval():

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import spearmanr
+from scipy.stats import rankdata, spearmanr
 
 from helpers.infra.plotting import BLACK, COLOURS, GREY, new_figure, set_labels
 from helpers.lib.lsa import energy_kept
@@ -162,11 +162,14 @@ def bootstrap_spearman(x: np.ndarray, y: np.ndarray, n_boot: int = 1000, seed: i
     """Spearman rho of paired samples and its percentile bootstrap interval over the pairs:
     ``(rho, low, high)``."""
     x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
-    rng = np.random.default_rng(seed)
-    rhos = []
-    for _ in range(n_boot):
-        idx = rng.integers(0, x.size, size=x.size)
-        rhos.append(spearmanr(x[idx], y[idx]).statistic)
+    if x.shape != y.shape or x.ndim != 1 or x.size < 3:
+        raise ValueError(f"bootstrap_spearman: expected two 1-D arrays of the same length >= 3, got {x.shape} and {y.shape}")
+    idx = np.random.default_rng(seed).integers(0, x.size, size=(n_boot, x.size))
+    rx, ry = rankdata(x[idx], axis=1), rankdata(y[idx], axis=1)   # Spearman = Pearson of the ranks
+    rx -= rx.mean(axis=1, keepdims=True)
+    ry -= ry.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):       # a resample of constant values has no rho
+        rhos = (rx * ry).sum(axis=1) / np.sqrt((rx ** 2).sum(axis=1) * (ry ** 2).sum(axis=1))
     tail = 100 * (1 - level) / 2
     low, high = np.nanpercentile(rhos, [tail, 100 - tail])
     return float(spearmanr(x, y).statistic), float(low), float(high)
