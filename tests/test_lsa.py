@@ -192,3 +192,26 @@ def test_lesson05_checkers_accept_right_and_reject_wrong(capsys):
     assert check_energy(right)
     assert not check_energy(unsquared)
     assert "squared" in capsys.readouterr().out
+
+
+def test_query_matrix_and_scores_match_one_query_at_a_time():
+    v = vocab()
+    queries = [["stock", "shares"], ["cat", "zebra", "cat"], ["dog"]]
+    for k in (None, 3):
+        idx = DocumentIndex.build(DOCS, v, k=k)
+        scores = idx.scores(queries)
+        assert scores.shape == (3, len(DOCS)) and scores.dtype == np.float64
+        for row, query in zip(scores, queries):
+            q = idx.query_vector(query)
+            one = idx.doc_vectors @ (q.T if sp.issparse(q) else q.ravel())
+            one = np.asarray(one.toarray() if sp.issparse(one) else one).ravel()
+            np.testing.assert_allclose(row, one, atol=1e-12)
+            np.testing.assert_allclose([c for _, c in idx.search(query, n=3)], np.sort(row)[::-1][:3], atol=1e-12)
+    with pytest.raises(UnknownWordError, match="query 1 .* has no word in the vocabulary"):
+        idx.scores([["dog"], ["zebra"]])
+    with pytest.raises(ValueError, match="query 0 is empty"):
+        idx.query_matrix([[]])
+    with pytest.raises(ValueError, match="list of queries is empty"):
+        idx.query_matrix([])
+    with pytest.raises(TypeError, match="tokenize"):
+        idx.query_matrix("stock shares")

@@ -104,8 +104,8 @@ def svd_blocks() -> Drawing:
         "• U_k and V_k have orthonormal columns; σ_1 ≥ σ_2 ≥ … are the singular values. "
         "A_k is the best rank-k approximation of A:",
         "   ‖A − A_k‖_F^2 = Σ_{i>k} σ_i^2,  energy kept = Σ_{i≤k} σ_i^2 / Σ_i σ_i^2",
-        "• drawn to scale for 12 words, 8 documents, k = 3; lesson 05 keeps k = 100 of a "
-        "15,843-word × 6,157-pseudo-document matrix",
+        "• drawn to scale for 12 words, 8 documents, k = 3; section 4 keeps k = 100 of a matrix "
+        "of about 16,000 words × 6,000 pseudo-documents",
     ]
     for i, line in enumerate(notes):
         d.text(30, 596 + 22 * i, line, anchor="start", size=SMALL_SIZE)

@@ -2,8 +2,17 @@
 from __future__ import annotations
 
 import numpy as np
+from sklearn.decomposition import TruncatedSVD
 
-from helpers.exercises import FunctionExercise, Mistake, expect_close, expect_tuple
+from helpers.exercises import (
+    ExperimentExercise,
+    FunctionExercise,
+    Mistake,
+    expect_close,
+    expect_tuple,
+)
+from helpers.lib.lsa import DocumentIndex, tfidf_matrix
+from helpers.lib.text import Vocab
 
 # The notes' worked example: documents 425-427, words the/country/hell, |D| = 500.
 NOTES_TF = np.array([[43, 5, 1], [24, 1, 0], [37, 0, 3]], dtype=float)
@@ -114,4 +123,124 @@ check_energy = FunctionExercise(
                 "s[:k + 1] keeps k + 1 of them.", like=_one_too_many),
     ])
 
-EXERCISES = [check_tfidf, check_energy]
+
+
+# ----------------------------------------------------------------------------- LSA retrieval from an SVD
+def _unit(a):
+    a = np.asarray(a, float)
+    n = np.linalg.norm(a, axis=-1, keepdims=True)
+    return a / np.where(n == 0, 1.0, n)
+
+
+def _lsa_cosines_reference(X, q, vt, k):
+    docs = _unit(np.asarray(X, float) @ np.asarray(vt, float)[:k].T)
+    return docs @ _unit(np.asarray(q, float) @ np.asarray(vt, float)[:k].T)
+
+
+def _hand_example(f):
+    # 4 documents x 5 words (not unit rows), SVD by numpy, keep k = 2 of its 4 directions
+    X = np.array([[2.0, 1.0, 0.0, 0.0, 0.0], [1.0, 2.0, 1.0, 0.0, 0.0],
+                  [0.0, 0.0, 1.0, 2.0, 1.0], [0.0, 0.0, 0.0, 1.0, 3.0]])
+    q = np.array([1.0, 0.0, 0.0, 0.0, 1.0])
+    vt = np.linalg.svd(X, full_matrices=False)[2]
+    got = f(X.copy(), q.copy(), vt.copy(), 2)
+    expect_close(got, _lsa_cosines_reference(X, q, vt, 2),
+                 "cosines of a 4x5 matrix's documents with the query [1, 0, 0, 0, 1] at k = 2 (vt has 4 rows)")
+
+
+def _random_case(f):
+    rng = np.random.default_rng(7)
+    X = rng.poisson(0.8, size=(12, 9)).astype(float)
+    X[X.sum(axis=1) == 0, 0] = 1.0
+    q = rng.poisson(0.8, size=9).astype(float) + np.eye(9)[3]
+    vt = np.linalg.svd(X, full_matrices=False)[2]
+    got = f(X.copy(), q.copy(), vt.copy(), 3)
+    expect_close(np.shape(got), (12,), "shape of the result for 12 documents")
+    expect_close(got, _lsa_cosines_reference(X, q, vt, 3), "cosines of a random 12x9 count matrix at k = 3")
+
+
+_DOCS = [t.split() for t in [
+    "the striker scored a late goal", "the keeper saved a penalty late in the game",
+    "shares fell as the bank cut rates", "the central bank raised interest rates",
+    "a new phone with a faster chip", "the chip maker sold more phones", "the coach praised the striker",
+    "rates and shares moved as markets fell"]]
+
+
+def _against_document_index(f):
+    vocab = Vocab.build([w for d in _DOCS for w in d], specials=())
+    index = DocumentIndex.build(_DOCS, vocab, k=3, seed=0)
+    X, _ = tfidf_matrix(_DOCS, vocab, tf_scheme="sublinear")
+    query = ["bank", "rates", "goal"]
+    q = np.zeros(len(vocab))
+    for w in set(query):
+        q[vocab.index(w)] = (1.0 + np.log(query.count(w))) * index.idf[vocab.index(w)]
+    got = f(X.toarray(), q, index.projection.T.copy(), 3)
+    expect_close(got, index.doc_vectors @ index.query_vector(query).ravel(),
+                 "cosines of 8 short documents with 'bank rates goal' against DocumentIndex.build(k=3)", atol=1e-8)
+
+
+def _against_sklearn(f):
+    rng = np.random.default_rng(11)
+    X = rng.poisson(0.6, size=(15, 10)).astype(float)
+    X[X.sum(axis=1) == 0, 1] = 1.0
+    q = np.zeros(10)
+    q[[2, 5]] = 1.0
+    svd = TruncatedSVD(n_components=4, algorithm="arpack", random_state=0).fit(X)
+    got = f(X.copy(), q.copy(), svd.components_.copy(), 4)
+    want = _unit(svd.transform(X)) @ _unit(svd.transform(q[None, :]))[0]
+    expect_close(got, want, "cosines against scikit-learn's TruncatedSVD(n_components=4).transform", atol=1e-8)
+
+
+def _dot_not_cosine(X, q, vt, k):
+    return (np.asarray(X) @ vt[:k].T) @ (np.asarray(q) @ vt[:k].T)
+
+
+def _query_not_normalised(X, q, vt, k):
+    return _unit(np.asarray(X) @ vt[:k].T) @ (np.asarray(q) @ vt[:k].T)
+
+
+def _all_rows(X, q, vt, k):
+    return _unit(np.asarray(X) @ vt.T) @ _unit(np.asarray(q) @ vt.T)
+
+
+def _normalised_before_projection(X, q, vt, k):
+    return (_unit(X) @ vt[:k].T) @ (_unit(q) @ vt[:k].T)
+
+
+check_lsa_cosines = FunctionExercise(
+    "LSA retrieval from an SVD", [_hand_example, _random_case, _against_document_index, _against_sklearn],
+    reference=_lsa_cosines_reference, step="core",
+    mistakes=[
+        Mistake("dot_not_cosine", "you ranked by dot products: divide each projected document and the projected "
+                "query by its length (cosine), or long documents win whatever they say.", like=_dot_not_cosine),
+        Mistake("query_not_normalised", "the projected query must be unit length too: the ranking is right but "
+                "the values are not cosines (they are scaled by the query's length).", like=_query_not_normalised),
+        Mistake("all_rows", "keep only the first k rows of vt (the top-k directions): vt[:k]; you projected onto "
+                "all of them.", like=_all_rows),
+        Mistake("normalised_before_projection", "normalise *after* projecting: a unit vector in word space is "
+                "not unit length once projected onto k directions.", like=_normalised_before_projection),
+    ])
+
+
+# ----------------------------------------------------------------------------- experiment: choose k on validation
+def _best_k(ks, valid_curve, test_curve):
+    return int(ks[int(np.argmax(valid_curve))])
+
+
+check_best_k = ExperimentExercise(
+    "the k with the best validation precision", _best_k, atol=0,
+    explanation=("Right. That k was chosen on the validation queries only; the test queries then give its honest "
+                 "number once. Reading the best k off the test curve would report an optimistic figure."),
+    example_context={"ks": [10, 20, 50, 100, 200], "valid_curve": [0.90, 0.93, 0.95, 0.94, 0.93],
+                     "test_curve": [0.90, 0.92, 0.94, 0.96, 0.93]},
+    mistakes=[
+        Mistake("chose_on_test", "that k is best on the *test* queries; choose on the validation curve (the "
+                "markers) and keep the test queries for the final number.",
+                like=lambda ks, valid_curve, test_curve: int(ks[int(np.argmax(test_curve))])),
+        Mistake("largest_k", "more dimensions is not always better: the curve falls again after its peak. Read "
+                "where the validation curve is highest.", like=lambda ks, valid_curve, test_curve: int(ks[-1])),
+        Mistake("gave_precision", "give the number of dimensions k (an integer on the slider), not the precision "
+                "it reaches.", when=lambda answer, **context: 0 < float(answer) < 1, example=0.95),
+    ])
+
+EXERCISES = [check_tfidf, check_energy, check_lsa_cosines, check_best_k]

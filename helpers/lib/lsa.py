@@ -300,6 +300,34 @@ class DocumentIndex:
             q = normalize_rows(np.asarray(q @ self.projection))
         return q
 
+    def query_matrix(self, queries: Sequence[Sequence[str]]):
+        """Many tokenised queries at once -> their unit vectors, one row per query: (Q, V) csr
+        (TF-IDF) or (Q, k) ndarray (LSA). The same vectors as :meth:`query_vector`, row by row.
+
+        Raises UnknownWordError naming the first query with no word in the vocabulary, and
+        ValueError for an empty list or an empty query."""
+        check_token_lists(queries, "queries", "DocumentIndex.query_matrix", "query")
+        if len(queries) == 0:
+            raise ValueError("query_matrix: the list of queries is empty")
+        known = [[t for t in q if t in self.vocab.stoi and t not in self.vocab.specials] for q in queries]
+        bad = [i for i, q in enumerate(known) if not q]
+        if bad:
+            i = bad[0]
+            what = "is empty" if len(queries[i]) == 0 else f"{list(queries[i])!r} has no word in the vocabulary"
+            error = ValueError if len(queries[i]) == 0 else UnknownWordError
+            raise error(f"query {i} {what} ({len(bad)} such queries); remove it before searching")
+        q = term_frequency(document_term_matrix(known, self.vocab), self.tf_scheme)
+        q.data *= self.idf[q.indices]
+        q = normalize_rows(q)
+        if self.projection is not None:
+            q = normalize_rows(np.asarray(q @ self.projection))
+        return q
+
+    def scores(self, queries: Sequence[Sequence[str]]) -> np.ndarray:
+        """Cosine of every query with every document: (Q, D) float64 (Q = len(queries))."""
+        sims = self.query_matrix(queries) @ self.doc_vectors.T
+        return np.asarray(sims.toarray() if sp.issparse(sims) else sims, dtype=np.float64)
+
     def search(self, query: Sequence[str], n: int = 5) -> list[tuple[int, float]]:
         """The ``n`` documents with the highest cosine to ``query``: ``[(doc_id, cosine)]``."""
         q = self.query_vector(query)
