@@ -4,9 +4,13 @@
 Data, exactly as in lesson 01: the Wikipedia articles tokenised with punctuation, ``<eos>``
 after each article, split 90/5/5 in order (train / validation / test), a vocabulary of the
 2,000 most frequent training tokens plus ``<unk>``. Model: :class:`helpers.lib.language_models.FeedForwardLM`
-(3 previous tokens, 32-dim embeddings, 64 tanh units), Adam, mini-batches of 256 windows.
+(4 previous tokens, 48-dim embeddings, 128 tanh units, dropout 0.2), Adam, mini-batches of 256
+windows. The Kneser-Ney baseline (orders 2-5, discount chosen on validation) is computed on the same
+tokens and stored with the model (:func:`kn_baseline`).
 Training stops when the validation cross-entropy, measured every ``eval_every`` steps, has not
-improved by ``min_delta`` nats for ``patience`` evaluations; the best weights are kept.
+improved by ``min_delta`` nats for ``patience`` evaluations; the best weights are kept. With
+``lr_decay`` in the settings, every evaluation without an improvement also multiplies the learning
+rate by it (reduce-on-plateau).
 
 The test split gives the final numbers only; the recorded "subset metric" is the test
 perplexity on its first ``SUBSET`` windows, so ``tests/test_models.py`` can check the shipped
@@ -41,8 +45,10 @@ from helpers.lib.language_models import FeedForwardLM, mean_nll, perplexity
 from helpers.lib.ngram import KneserNeyLM
 from helpers.lib.text import Vocab, tokenize
 
-SETTINGS = dict(vocab_size=2000, context=3, emb_dim=32, hidden=64, batch_size=256, lr=3e-3,
-                eval_every=500, patience=4, min_delta=1e-3, max_epochs=30, seed=0)
+# Chosen on validation perplexity against the previous shipped settings (context 3, 32-dim
+# embeddings, 64 hidden units, no dropout: 54.7, above the Kneser-Ney trigram's 53.9).
+SETTINGS = dict(vocab_size=2000, context=4, emb_dim=48, hidden=128, dropout=0.2, batch_size=256, lr=3e-3,
+                eval_every=500, patience=4, min_delta=1e-3, max_epochs=15, seed=0)
 SUBSET = 5000          # test windows of the recorded subset metric
 KN_ORDERS = (2, 3, 4, 5)                                   # the baseline's n-gram orders ...
 KN_DISCOUNTS = (0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)      # ... and discounts, chosen on validation
@@ -166,6 +172,10 @@ def train_ffnn_lm(settings: dict, log: RunLog, max_steps: int | None = None,
                 if stop:
                     reason = f"early stopping: {stopper.summary()}"
                     break
+                if s.get("lr_decay") and not stopper.decisions[-1]["improved"]:
+                    for group in opt.param_groups:      # a plateau: smaller steps (reduce-on-plateau)
+                        group["lr"] *= s["lr_decay"]
+                    log.event("lr", step=step, lr=opt.param_groups[0]["lr"])
             if max_steps is not None and step >= max_steps:
                 reason = f"max_steps={max_steps}"
                 break

@@ -171,7 +171,7 @@ def regularisation_runs(X_train, y_train, X_valid, y_valid, settings: dict[str, 
     (``n_train`` articles, drawn with seed 0) is the same for every run; the seed changes the
     initial weights, the mini-batch order and the dropout masks. Returns label -> one History per seed.
     """
-    sub = np.random.default_rng(0).permutation(X_train.shape[0])[:n_train]
+    sub = small_subset(X_train.shape[0], n_train)
     return {label: [train_classifier(X_train[sub], y_train[sub], X_valid, y_valid, seed=seed, progress=False,
                                      **{**common, **kw})[1] for seed in seeds]
             for label, kw in settings.items()}
@@ -251,20 +251,33 @@ def plot_init_study(depth: int = 15, width: int = 128):
     return fig, stats
 
 
-# ---------------------------------------------------------------- L1: subgradient vs proximal step
+# ---------------------------------------------------------------- what the penalties do to the weights
+def small_subset(n_rows: int, n_train: int = 100) -> np.ndarray:
+    """The row indices of section 6's small training set: the first ``n_train`` of a permutation
+    drawn with seed 0 (the same articles for every run)."""
+    return np.random.default_rng(0).permutation(n_rows)[:n_train]
+
+
+def first_layer_weights(X_train, y_train, X_valid, y_valid, settings: dict[str, dict], n_train: int = 100,
+                        seed: int = 0, **common) -> dict[str, np.ndarray]:
+    """Train on the small subset once per setting (label -> keyword arguments of
+    :func:`train_classifier`, plus ``common``); return label -> the first layer's weight matrix
+    (n_features, hidden)."""
+    sub = small_subset(X_train.shape[0], n_train)
+    return {label: train_classifier(X_train[sub], y_train[sub], X_valid, y_valid, seed=seed, progress=False,
+                                    **{**common, **kw})[0].weights()[0].copy()
+            for label, kw in settings.items()}
+
+
 def l1_weight_study(X_train, y_train, X_valid, y_valid, l1: float = 1e-3, n_train: int = 100, seed: int = 0,
                     **common) -> dict[str, np.ndarray]:
     """First-layer weights (flattened) after training with no penalty, with L1 as a subgradient
     (λ·sign(w) added to the gradient, then Adam) and with L1 as a proximal step (Adam, then
     soft-thresholding by lr·λ). Returns label -> weights."""
-    sub = np.random.default_rng(0).permutation(X_train.shape[0])[:n_train]
-    out = {}
-    for label, kw in {"no penalty": {}, "L1 subgradient": {"l1": l1},
-                      "L1 proximal": {"l1": l1, "l1_proximal": True}}.items():
-        net, _ = train_classifier(X_train[sub], y_train[sub], X_valid, y_valid, seed=seed, progress=False,
-                                  **{**common, **kw})
-        out[label] = net.weights()[0].ravel().copy()
-    return out
+    w = first_layer_weights(X_train, y_train, X_valid, y_valid,
+                            {"no penalty": {}, "L1 subgradient": {"l1": l1},
+                             "L1 proximal": {"l1": l1, "l1_proximal": True}}, n_train, seed, **common)
+    return {k: v.ravel() for k, v in w.items()}
 
 
 # ---------------------------------------------------------------- the feed-forward LM against Kneser-Ney
@@ -345,7 +358,7 @@ def plot_lm_curves(ax, shipped_curve: dict, kn: dict, best_step: int | None = No
 def make_live_lm_render(shipped, data):
     """The render function of the live-training explorer: trains for ``steps`` steps and plots the
     run beside the shipped model's curve."""
-    def render(steps: int = 200, lr: float = 3e-3):
+    def render(steps: int = 100, lr: float = 3e-3):
         _, curve, seconds = train_lm_live(shipped.settings, data, steps=int(steps), lr=lr)
         fig, ax = new_figure(width=7, height=3.8)
         plot_lm_curves(ax, shipped.curve, shipped.kn_baseline, live=curve)
