@@ -132,7 +132,9 @@ def test_adamw_matches_torch_and_differs_from_adam_with_l2():
     adam = Adam(lr=0.05)
     for _ in range(15):                       # minimise sum(sin θ): gradient cos θ
         ours.step([theta], [np.cos(theta)])
-        theirs.zero_grad(); torch.sin(t).sum().backward(); theirs.step()
+        theirs.zero_grad()
+        torch.sin(t).sum().backward()
+        theirs.step()
         g = np.cos(coupled)
         add_weight_penalty([coupled], [g], l2=0.15)          # 2·λ = weight_decay: "the same" strength
         adam.step([coupled], [g])
