@@ -45,10 +45,13 @@ from helpers.lib.language_models import FeedForwardLM, mean_nll, perplexity
 from helpers.lib.ngram import KneserNeyLM
 from helpers.lib.text import Vocab, tokenize
 
-# Chosen on validation perplexity against the previous shipped settings (context 3, 32-dim
-# embeddings, 64 hidden units, no dropout: 54.7, above the Kneser-Ney trigram's 53.9).
+# Chosen on validation perplexity (the test split was not looked at), against the best Kneser-Ney
+# order on the same tokens (the trigram, 53.9): context 3, 32-dim embeddings, 64 hidden units, no
+# dropout, constant lr reached 54.7 (over-fitting after 7,500 steps); these settings without
+# lr_decay hovered at 54.5-56 from step 5,500 to 9,800 (run stopped there); with lr_decay (halve
+# the learning rate at every evaluation without improvement) they are the shipped model.
 SETTINGS = dict(vocab_size=2000, context=4, emb_dim=48, hidden=128, dropout=0.2, batch_size=256, lr=3e-3,
-                eval_every=500, patience=4, min_delta=1e-3, max_epochs=15, seed=0)
+                eval_every=500, patience=4, min_delta=1e-3, max_epochs=15, lr_decay=0.5, seed=0)
 SUBSET = 5000          # test windows of the recorded subset metric
 KN_ORDERS = (2, 3, 4, 5)                                   # the baseline's n-gram orders ...
 KN_DISCOUNTS = (0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)      # ... and discounts, chosen on validation
