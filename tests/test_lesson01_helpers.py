@@ -94,3 +94,85 @@ def test_regularisation_explorer_trains_on_click():
     ex.controls["dropout"].value = 0.5
     ex.button.click()
     assert ex.renders == 2 and ex.summary != first
+
+
+# ---------------------------------------------------------------- added with the issue 14-18 rework
+def test_kneser_ney_token_nll_matches_prob_and_mean_nll():
+    rng = np.random.default_rng(1)
+    ids = rng.integers(0, 10, 300)
+    lm = KneserNeyLM(3, vocab_size=10).fit(ids)
+    held = rng.integers(0, 10, 50)
+    nll = lm.token_nll(held)
+    assert nll.shape == (48,) and math.isclose(nll.mean(), lm.mean_nll(held), rel_tol=1e-12)
+    early = lm.token_nll(held, start=1)           # the first target has a one-token context only
+    assert early.shape == (49,) and math.isclose(early[0], -math.log(lm.prob((int(held[0]),), int(held[1]))))
+    assert np.allclose(early[1:], nll)
+    with pytest.raises(ValueError, match="start must be in"):
+        lm.token_nll(held, start=50)
+
+
+def test_feedforward_lm_dropout_only_in_training():
+    torch.manual_seed(0)
+    m = FeedForwardLM(20, context=2, emb_dim=4, hidden=8, dropout=0.5)
+    x = torch.tensor([[1, 2], [3, 4]])
+    m.eval()
+    assert torch.equal(m(x), m(x))
+    m.train()
+    assert not torch.equal(m(x), m(x))
+    with pytest.raises(ValueError, match="dropout must be in"):
+        FeedForwardLM(20, dropout=1.0)
+
+
+def test_adamw_matches_torch_and_differs_from_adam_with_l2():
+    from helpers.lib.optim import Adam, AdamW, add_weight_penalty
+    theta = np.random.default_rng(0).standard_normal((3, 4))
+    coupled = theta.copy()
+    t = torch.tensor(theta.copy(), requires_grad=True)
+    ours, theirs = AdamW(lr=0.05, weight_decay=0.3), torch.optim.AdamW([t], lr=0.05, weight_decay=0.3)
+    adam = Adam(lr=0.05)
+    for _ in range(15):                       # minimise sum(sin θ): gradient cos θ
+        ours.step([theta], [np.cos(theta)])
+        theirs.zero_grad()
+        torch.sin(t).sum().backward()
+        theirs.step()
+        g = np.cos(coupled)
+        add_weight_penalty([coupled], [g], l2=0.15)          # 2·λ = weight_decay: "the same" strength
+        adam.step([coupled], [g])
+    assert np.allclose(theta, t.detach().numpy(), rtol=1e-10, atol=1e-12)
+    assert not np.allclose(coupled, theta, atol=1e-3)      # Adam + L2 is another update
+    with pytest.raises(ValueError, match="weight_decay"):
+        AdamW(weight_decay=-1.0)
+
+
+def test_init_statistics_and_tie_rule():
+    from helpers.lessons.lesson01 import init_statistics, is_tie
+    he = init_statistics("He", "relu", depth=8, width=64, n=128)
+    small = init_statistics("N(0, 0.01²)", "tanh", depth=8, width=64, n=128)
+    assert he["act_std"].shape == he["grad_std"].shape == he["saturated"].shape == (8,)
+    assert np.all((he["act_std"] > 0.4) & (he["act_std"] < 2.5))
+    assert small["act_std"][-1] < 1e-6 * small["act_std"][0]
+    with pytest.raises(ValueError, match="unknown scheme"):
+        init_statistics("LeCun", "tanh")
+    assert is_tie((0.30, 0.10), (0.32, 0.05)) and not is_tie((0.16, 0.02), (0.31, 0.10))
+
+
+def test_paired_block_bootstrap():
+    from helpers.lessons.lesson01 import paired_block_bootstrap
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(4000) + 0.5
+    b = rng.standard_normal(4000)
+    mean, lo, hi = paired_block_bootstrap(a, b, block=50)
+    assert lo < mean < hi and lo > 0.3 and hi < 0.7
+    same = paired_block_bootstrap(b, b)
+    assert same == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match="same length"):
+        paired_block_bootstrap(a, b[:10])
+
+
+def test_proximal_l1_gives_exact_zeros_and_subgradient_does_not(bbc):
+    from helpers.lessons.lesson01 import l1_weight_study
+    data, (X_train, X_valid, _) = bbc
+    y_train, y_valid = data.labels[data.train], data.labels[data.valid]
+    w = l1_weight_study(X_train, y_train, X_valid, y_valid, l1=1e-3, n_train=40, hidden=16, lr=1e-2, epochs=5)
+    assert np.mean(w["L1 subgradient"] == 0) == 0 and np.mean(w["L1 proximal"] == 0) > 0
+    assert np.mean(np.abs(w["L1 subgradient"]) < 1e-3) > 3 * np.mean(np.abs(w["no penalty"]) < 1e-3)

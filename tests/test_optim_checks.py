@@ -33,7 +33,7 @@ STATEFUL = [c for c in OPTIMIZER_CLASSES if c.__name__ != "SGD"]
 
 
 def test_the_optimizer_table_lists_every_optimizer():
-    assert {c.__name__ for c in OPTIMIZER_CLASSES} == {"SGD", "Momentum", "RMSProp", "Adam"}
+    assert {c.__name__ for c in OPTIMIZER_CLASSES} == {"SGD", "Momentum", "RMSProp", "Adam", "AdamW"}
 
 
 def test_adam_given_a_second_array_after_its_first_step_refuses_it():

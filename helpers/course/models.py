@@ -69,7 +69,7 @@ class ModelEntry:
 
 
 MODELS: dict[str, ModelEntry] = {e.name: e for e in [
-    ModelEntry("ffnn_lm", "Bengio-style feed-forward language model (3-token window) on Wikipedia, lesson 01",
+    ModelEntry("ffnn_lm", "Bengio-style feed-forward language model (4-token window, dropout) on Wikipedia, lesson 01",
                "01", ffnn_lm.SETTINGS, ffnn_lm.train_ffnn_lm, ffnn_lm.load_ffnn_lm, ffnn_lm.ffnn_subset_metric),
 ]}
 

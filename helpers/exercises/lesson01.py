@@ -4,8 +4,18 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import torch
 
-from helpers.exercises import ExerciseFailed, FunctionExercise, Mistake, expect_close
+from helpers.exercises import (
+    ExerciseFailed,
+    ExperimentExercise,
+    FunctionExercise,
+    Mistake,
+    expect_close,
+    expect_gradients_match_numerical,
+    expect_gradients_match_torch,
+    expect_tuple,
+)
 from helpers.lib.layers import softmax as _softmax_reference
 
 NOTES_PROBS = [[0.09003057, 0.24472847, 0.66524096]]     # softmax([1, 2, 3])
@@ -132,4 +142,149 @@ check_cross_entropy = FunctionExercise(
                 like=lambda p, t: -np.log(p[np.arange(len(t)), t])),
     ])
 
-EXERCISES = [check_softmax, check_cross_entropy]
+
+# ----------------------------------------------------------------------------- core: a two-layer MLP's backward
+GRAD_NAMES = ("dW1", "db1", "dW2", "db2")
+
+
+def _mlp_backward_reference(X, y, W1, b1, W2, b2):
+    N = X.shape[0]
+    h = np.tanh(X @ W1 + b1)
+    dz2 = _softmax_reference(h @ W2 + b2)
+    dz2[np.arange(N), y] -= 1
+    dz2 /= N
+    dz1 = (dz2 @ W2.T) * (1 - h ** 2)
+    return X.T @ dz1, dz1.sum(axis=0), h.T @ dz2, dz2.sum(axis=0)
+
+
+def _mlp_loss(X, y, W1, b1, W2, b2) -> float:
+    z = np.tanh(X @ W1 + b1) @ W2 + b2
+    z = z - z.max(axis=1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    return float(-logp[np.arange(len(y)), y].mean())
+
+
+def _mlp_torch(X, y, W1, b1, W2, b2):
+    return torch.nn.functional.cross_entropy(torch.tanh(X @ W1 + b1) @ W2 + b2, y)
+
+
+def _mlp_case(seed, N=5, D=4, H=3, K=6):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((N, D)), rng.integers(0, K, N), rng.standard_normal((D, H)) * 0.7,
+            rng.standard_normal(H) * 0.1, rng.standard_normal((H, K)) * 0.7, rng.standard_normal(K) * 0.1)
+
+
+def _mlp_shapes(f):
+    args = _mlp_case(0)
+    got = f(*args)
+    expect_tuple(got, GRAD_NAMES)
+    for name, g, p in zip(GRAD_NAMES, got, args[2:], strict=True):
+        if np.shape(g) != np.shape(p):
+            raise ExerciseFailed(f"{name}: expected the shape of its parameter, {np.shape(p)}, got {np.shape(g)}")
+
+
+def _mlp_against_torch(f):
+    X, y, *params = _mlp_case(1)
+    got = f(X, y, *params)
+    yt = torch.from_numpy(y)
+    expect_gradients_match_torch(got, lambda *p: _mlp_torch(torch.from_numpy(X), yt, *p), params, GRAD_NAMES)
+
+
+def _mlp_against_finite_differences(f):
+    X, y, *params = _mlp_case(2, N=3, D=3, H=4, K=3)
+    got = f(X, y, *params)
+    expect_gradients_match_numerical(got, lambda *p: _mlp_loss(X, y, *p), params, GRAD_NAMES)
+
+
+def _no_tanh_derivative(X, y, W1, b1, W2, b2):
+    N = X.shape[0]
+    h = np.tanh(X @ W1 + b1)
+    dz2 = _softmax_reference(h @ W2 + b2)
+    dz2[np.arange(N), y] -= 1
+    dz2 /= N
+    dz1 = dz2 @ W2.T
+    return X.T @ dz1, dz1.sum(axis=0), h.T @ dz2, dz2.sum(axis=0)
+
+
+def _tanh_derivative_of_z(X, y, W1, b1, W2, b2):
+    N = X.shape[0]
+    z1 = X @ W1 + b1
+    h = np.tanh(z1)
+    dz2 = _softmax_reference(h @ W2 + b2)
+    dz2[np.arange(N), y] -= 1
+    dz2 /= N
+    dz1 = (dz2 @ W2.T) * (1 - z1 ** 2)
+    return X.T @ dz1, dz1.sum(axis=0), h.T @ dz2, dz2.sum(axis=0)
+
+
+def _summed_not_averaged(X, y, W1, b1, W2, b2):
+    return tuple(g * X.shape[0] for g in _mlp_backward_reference(X, y, W1, b1, W2, b2))
+
+
+def _bias_kept_batch_axis(X, y, W1, b1, W2, b2):
+    dW1, _, dW2, _ = _mlp_backward_reference(X, y, W1, b1, W2, b2)
+    N = X.shape[0]
+    h = np.tanh(X @ W1 + b1)
+    dz2 = _softmax_reference(h @ W2 + b2)
+    dz2[np.arange(N), y] -= 1
+    dz2 /= N
+    return dW1, (dz2 @ W2.T) * (1 - h ** 2), dW2, dz2
+
+
+def _no_softmax(X, y, W1, b1, W2, b2):
+    N = X.shape[0]
+    h = np.tanh(X @ W1 + b1)
+    dz2 = -np.eye(W2.shape[1])[y] / N
+    dz1 = (dz2 @ W2.T) * (1 - h ** 2)
+    return X.T @ dz1, dz1.sum(axis=0), h.T @ dz2, dz2.sum(axis=0)
+
+
+check_mlp_backward = FunctionExercise(
+    "two-layer MLP backward", [_mlp_shapes, _mlp_against_torch, _mlp_against_finite_differences],
+    reference=_mlp_backward_reference, step="core",
+    mistakes=[
+        Mistake("bias_kept_batch_axis", "a bias is added to every row, so its gradient is the sum over the "
+                "batch of the gradients of those rows: db = dz.sum(axis=0), shape (H,) or (K,), not (N, H).",
+                when=lambda out, *args: isinstance(out, tuple) and len(out) == 4 and np.ndim(out[1]) == 2,
+                example=_bias_kept_batch_axis),
+        Mistake("no_tanh_derivative", "the gradient reaching the hidden layer must go through tanh: "
+                "dz1 = dh * (1 - h**2), where dh = dz2 @ W2.T.", like=_no_tanh_derivative),
+        Mistake("tanh_derivative_of_z", "tanh'(z) = 1 - tanh(z)**2 = 1 - h**2: square the activation h, not the "
+                "pre-activation z.", like=_tanh_derivative_of_z),
+        Mistake("summed_not_averaged", "the loss is the mean over the N examples, so every gradient carries a "
+                "1/N: divide dz2 = p - onehot(y) by N.", like=_summed_not_averaged),
+        Mistake("no_softmax", "the gradient of softmax + cross-entropy with respect to the scores is "
+                "p - onehot(y), with p = softmax(h @ W2 + b2); you left out p.", like=_no_softmax),
+    ])
+
+
+# ----------------------------------------------------------------------------- experiment: initialisation
+def _stable_relu_scheme(act_std_by_scheme):
+    steady = [s for s, std in act_std_by_scheme.items() if np.all((np.asarray(std) > 0.5) & (np.asarray(std) < 2))]
+    if len(steady) != 1:
+        raise ValueError(f"expected exactly one scheme with a steady activation std, found {steady}")
+    return steady[0]
+
+
+_EXAMPLE_STDS = {"N(0, 1)": [9.4, 1.6e5, 2.8e10], "N(0, 0.01²)": [0.094, 2e-5, 0.0],
+                 "Xavier/Glorot": [0.59, 0.15, 0.0045], "He": [0.83, 0.86, 0.82]}
+
+check_init_choice = ExperimentExercise(
+    "initialisation for a deep ReLU stack", _stable_relu_scheme,
+    choices=list(_EXAMPLE_STDS), example_context={"act_std_by_scheme": _EXAMPLE_STDS},
+    explanation="He initialisation draws W with variance 2/fan_in: a ReLU zeroes half of its inputs, "
+                "which halves the second moment of the signal, and the factor 2 gives it back, so the "
+                "activations keep their scale through any depth (He et al. 2015). Xavier's 2/(fan_in + "
+                "fan_out) = 1/width was derived for a symmetric activation like tanh; under ReLU it loses a "
+                "factor √2 per layer.",
+    mistakes=[
+        Mistake("xavier", "look at the ReLU panel again: Xavier's variance 2/(fan_in + fan_out) was derived "
+                "for tanh; ReLU zeroes half the units, so the std shrinks by about √2 per layer.",
+                like="Xavier/Glorot"),
+        Mistake("big_normal", "N(0, 1) weights multiply the std by about √(width/2) per layer: the "
+                "activations explode.", like="N(0, 1)"),
+        Mistake("small_normal", "N(0, 0.01²) weights shrink the signal at every layer: by layer 10 nothing "
+                "is left of it (and of the gradient).", like="N(0, 0.01²)"),
+    ])
+
+EXERCISES = [check_softmax, check_cross_entropy, check_mlp_backward, check_init_choice]

@@ -8,15 +8,21 @@ features from scikit-learn's vectorisers (fitted on the training split only). Mo
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import scipy.sparse as sp
+import torch
+from scipy.stats import spearmanr
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
 from helpers.course.bbc_topics import TopicData, bbc_topic_data
 from helpers.infra.plotting import GREY, new_figure, plot_curves, set_labels
+from helpers.infra.seeding import seeded_init
 from helpers.infra.training import History, train_loop
 from helpers.lib.batching import minibatch_indices
-from helpers.lib.layers import ACTIVATIONS, Sequential, SoftmaxCrossEntropy, mlp
+from helpers.lib.language_models import FeedForwardLM, mean_nll, perplexity
+from helpers.lib.layers import ACTIVATIONS, Activation, Linear, Sequential, SoftmaxCrossEntropy, mlp
 from helpers.lib.optim import OPTIMIZERS, add_weight_penalty
 
 FEATURES = {
@@ -61,9 +67,17 @@ def evaluate(net: Sequential, X, y) -> tuple[float, float]:
 
 def train_classifier(X_train, y_train, X_valid, y_valid, *, hidden: int = 64, activation: str = "tanh",
                      optimizer: str = "Adam", lr: float = 1e-3, epochs: int = 5, batch_size: int = 32,
-                     l1: float = 0.0, l2: float = 0.0, dropout: float = 0.0, seed: int = 0,
+                     l1: float = 0.0, l2: float = 0.0, dropout: float = 0.0, weight_decay: float = 0.0,
+                     l1_proximal: bool = False, seed: int = 0,
                      progress: bool = True) -> tuple[Sequential, History]:
     """Train an MLP (one hidden layer) with mini-batch gradient descent.
+
+    ``l1``/``l2`` add penalties to the loss (their gradients go through the optimiser);
+    ``weight_decay`` is AdamW's decoupled decay (``optimizer="AdamW"`` only). ``l1_proximal``
+    applies L1 as a proximal step instead of a subgradient: after each optimiser step every
+    weight is soft-thresholded, w <- sign(w) max(|w| - lr*l1, 0), which sets small weights to
+    exactly 0 (exact for plain SGD; with an adaptive optimiser it is the same shrinkage, not
+    its exact proximal step).
 
     Returns the network and a History whose epochs hold train_loss (mean over the epoch's
     batches, without the penalty), valid_loss, valid_acc, train_acc.
@@ -75,13 +89,19 @@ def train_classifier(X_train, y_train, X_valid, y_valid, *, hidden: int = 64, ac
     rng = np.random.default_rng(seed)
     K = int(max(y_train.max(), y_valid.max())) + 1
     net = mlp([X_train.shape[1], hidden, K], rng, activation=activation, dropout=dropout, dtype=np.float32)
-    loss_fn, opt = SoftmaxCrossEntropy(), OPTIMIZERS[optimizer](lr=lr)
+    if weight_decay and optimizer != "AdamW":
+        raise ValueError(f"weight_decay is AdamW's decoupled decay; with {optimizer!r} use l2= (a penalty) instead")
+    opt_kw = {"weight_decay": weight_decay} if optimizer == "AdamW" else {}
+    loss_fn, opt = SoftmaxCrossEntropy(), OPTIMIZERS[optimizer](lr=lr, **opt_kw)
 
     def step(idx):
         loss = loss_fn.forward(net.forward(X_train[idx]), y_train[idx])
         net.backward(loss_fn.backward())
-        add_weight_penalty(net.weights(), net.weight_grads(), l1=l1, l2=l2)
+        add_weight_penalty(net.weights(), net.weight_grads(), l1=0.0 if l1_proximal else l1, l2=l2)
         opt.step(net.params, net.grads)
+        if l1_proximal and l1:
+            for w in net.weights():
+                np.copyto(w, np.sign(w) * np.maximum(np.abs(w) - lr * l1, 0))
         return loss
 
     def metrics():
@@ -139,3 +159,234 @@ def render_regularisation(l2: float = 0.0, dropout: float = 0.0, n_train: int = 
     best = int(np.argmin(hist.metric("valid_loss"))) + 1
     return fig, (f"final training loss {v['train_loss']:.3f}, validation loss {v['valid_loss']:.3f} "
                  f"(lowest at epoch {best}), validation accuracy {v['valid_acc']:.3f}")
+
+
+# ---------------------------------------------------------------- regularisation, with seeds
+def regularisation_runs(X_train, y_train, X_valid, y_valid, settings: dict[str, dict], seeds=(0, 1, 2),
+                        n_train: int = 100, **common) -> dict[str, list[History]]:
+    """Train the small-data classifier of section 6 once per seed for every setting.
+
+    ``settings`` maps a label to keyword arguments of :func:`train_classifier` (e.g.
+    ``{"L2 λ=1e-3": {"l2": 1e-3}}``); ``common`` holds the ones all runs share. The training subset
+    (``n_train`` articles, drawn with seed 0) is the same for every run; the seed changes the
+    initial weights, the mini-batch order and the dropout masks. Returns label -> one History per seed.
+    """
+    sub = small_subset(X_train.shape[0], n_train)
+    return {label: [train_classifier(X_train[sub], y_train[sub], X_valid, y_valid, seed=seed, progress=False,
+                                     **{**common, **kw})[1] for seed in seeds]
+            for label, kw in settings.items()}
+
+
+def seed_summary(runs: list[History], metric: str = "valid_loss", at: str = "final") -> tuple[float, float]:
+    """(mean, standard deviation over seeds) of a metric's final (``at="final"``) or lowest
+    (``at="min"``) value per run."""
+    values = [h.metric(metric)[-1] if at == "final" else min(h.metric(metric)) for h in runs]
+    return float(np.mean(values)), float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+
+
+def is_tie(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    """True when two (mean, sd) summaries differ by less than the larger of the two standard
+    deviations — inside the seed-to-seed noise, so no ranking is claimed."""
+    return abs(a[0] - b[0]) < max(a[1], b[1])
+
+
+# ---------------------------------------------------------------- initialisation through a deep stack
+INIT_SCHEMES = {
+    "N(0, 1)": lambda d_in, d_out: 1.0,
+    "N(0, 0.01²)": lambda d_in, d_out: 0.01,
+    "Xavier/Glorot": lambda d_in, d_out: float(np.sqrt(2.0 / (d_in + d_out))),
+    "He": lambda d_in, d_out: float(np.sqrt(2.0 / d_in)),
+}
+
+
+def init_statistics(scheme: str, activation: str, depth: int = 15, width: int = 128, n: int = 256,
+                    seed: int = 0) -> dict[str, np.ndarray]:
+    """Push a batch through ``depth`` Linear + activation layers initialised by ``scheme``, then a
+    gradient back; return per-layer statistics (each an array of length ``depth``).
+
+    Weights W_l ~ N(0, s²) with s = INIT_SCHEMES[scheme](width, width), biases 0. The input x is
+    (n, width) N(0, 1); the gradient arriving at the top is N(0, 1) of the output's shape (as if a
+    loss sat there). Returns ``act_std`` (std of each layer's activation), ``saturated`` (fraction
+    with |h| > 0.99 for tanh/sigmoid, fraction exactly 0 for ReLU) and ``grad_std`` (std of the
+    gradient ∂L/∂h_l arriving at each layer's activation on the way back), built from the lesson's own :class:`Linear` and :class:`Activation` layers.
+    """
+    if scheme not in INIT_SCHEMES:
+        raise ValueError(f"unknown scheme {scheme!r}; choose one of {sorted(INIT_SCHEMES)}")
+    rng = np.random.default_rng(seed)
+    layers = []
+    for _ in range(depth):
+        lin = Linear(width, width, rng)
+        lin.params[0][...] = rng.standard_normal((width, width)) * INIT_SCHEMES[scheme](width, width)
+        layers += [lin, Activation(activation)]
+    net = Sequential(*layers)
+    dout = rng.standard_normal(net.forward(rng.standard_normal((n, width))).shape)
+    grad_std = []
+    for layer in reversed(layers):                 # backward by hand, to see each layer's ∂L/∂h
+        if isinstance(layer, Activation):
+            grad_std.append(dout.std())
+        dout = layer.backward(dout)
+    acts = [layer.out for layer in layers[1::2]]
+    sat = [np.mean(a == 0) if activation == "relu" else np.mean(np.abs(a) > 0.99) for a in acts]
+    return {"act_std": np.array([a.std() for a in acts]), "saturated": np.array(sat),
+            "grad_std": np.array(grad_std[::-1])}
+
+
+def plot_init_study(depth: int = 15, width: int = 128):
+    """Figure: activation std (top) and weight-gradient std (bottom) per layer, for tanh and ReLU,
+    one line per initialisation scheme (log scale). Returns (figure, {(act, scheme): stats})."""
+    stats = {(a, s): init_statistics(s, a, depth, width) for a in ("tanh", "relu") for s in INIT_SCHEMES}
+    fig, axes = new_figure(nrows=2, ncols=2, width=5.0, height=3.2)
+    styles = ["-", "--", ":", "-."]
+    layers = np.arange(1, depth + 1)
+    for j, act in enumerate(("tanh", "relu")):
+        for k, scheme in enumerate(INIT_SCHEMES):
+            st = stats[(act, scheme)]
+            axes[j].plot(layers, np.maximum(st["act_std"], 1e-30), styles[k], marker="o", ms=3, label=scheme)
+            axes[2 + j].plot(layers, np.maximum(st["grad_std"], 1e-30), styles[k], marker="o", ms=3, label=scheme)
+        set_labels(axes[j], f"{act}: activations", "layer", "std of the activation")
+        set_labels(axes[2 + j], f"{act}: gradients", "layer", "std of ∂L/∂h")
+        for ax in (axes[j], axes[2 + j]):
+            ax.set_yscale("log")
+    axes[0].legend(fontsize=8)
+    return fig, stats
+
+
+# ---------------------------------------------------------------- what the penalties do to the weights
+def small_subset(n_rows: int, n_train: int = 100) -> np.ndarray:
+    """The row indices of section 6's small training set: the first ``n_train`` of a permutation
+    drawn with seed 0 (the same articles for every run)."""
+    return np.random.default_rng(0).permutation(n_rows)[:n_train]
+
+
+def first_layer_weights(X_train, y_train, X_valid, y_valid, settings: dict[str, dict], n_train: int = 100,
+                        seed: int = 0, **common) -> dict[str, np.ndarray]:
+    """Train on the small subset once per setting (label -> keyword arguments of
+    :func:`train_classifier`, plus ``common``); return label -> the first layer's weight matrix
+    (n_features, hidden)."""
+    sub = small_subset(X_train.shape[0], n_train)
+    return {label: train_classifier(X_train[sub], y_train[sub], X_valid, y_valid, seed=seed, progress=False,
+                                    **{**common, **kw})[0].weights()[0].copy()
+            for label, kw in settings.items()}
+
+
+def l1_weight_study(X_train, y_train, X_valid, y_valid, l1: float = 1e-3, n_train: int = 100, seed: int = 0,
+                    **common) -> dict[str, np.ndarray]:
+    """First-layer weights (flattened) after training with no penalty, with L1 as a subgradient
+    (λ·sign(w) added to the gradient, then Adam) and with L1 as a proximal step (Adam, then
+    soft-thresholding by lr·λ). Returns label -> weights."""
+    w = first_layer_weights(X_train, y_train, X_valid, y_valid,
+                            {"no penalty": {}, "L1 subgradient": {"l1": l1},
+                             "L1 proximal": {"l1": l1, "l1_proximal": True}}, n_train, seed, **common)
+    return {k: v.ravel() for k, v in w.items()}
+
+
+# ---------------------------------------------------------------- the feed-forward LM against Kneser-Ney
+def lm_token_nll(model: torch.nn.Module, X: np.ndarray, y: np.ndarray, batch_size: int = 4096) -> np.ndarray:
+    """Negative log-likelihood (nats, float64) of every target ``y[i]`` given ``X[i]``, shape (N,)."""
+    model.eval()
+    out = []
+    with torch.no_grad():
+        for s in range(0, len(y), batch_size):
+            logits = model(torch.from_numpy(X[s:s + batch_size]))
+            out.append(torch.nn.functional.cross_entropy(logits, torch.from_numpy(y[s:s + batch_size]),
+                                                         reduction="none").double().numpy())
+    return np.concatenate(out)
+
+
+def paired_block_bootstrap(a: np.ndarray, b: np.ndarray, block: int = 100, n_boot: int = 2000,
+                           seed: int = 0) -> tuple[float, float, float]:
+    """Mean of a - b and its 95 % bootstrap interval, resampling contiguous blocks of ``block``
+    tokens (neighbouring tokens are not independent). ``a``, ``b``: per-token losses of two models
+    on the same tokens, shape (N,). Returns (mean difference, low, high)."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"need two per-token loss arrays of the same length, got {a.shape} and {b.shape}")
+    d = a - b
+    n_blocks = len(d) // block
+    means = d[:n_blocks * block].reshape(n_blocks, block).mean(axis=1)
+    rng = np.random.default_rng(seed)
+    boots = means[rng.integers(0, n_blocks, (n_boot, n_blocks))].mean(axis=1)
+    return float(d.mean()), float(np.percentile(boots, 2.5)), float(np.percentile(boots, 97.5))
+
+
+def train_lm_live(settings: dict, data, steps: int = 300, n_evals: int = 5, seed: int = 0, lr: float | None = None):
+    """A short live training of the shipped model's architecture from scratch (same settings,
+    same data, Adam), evaluated on the whole validation split ``n_evals`` times. Returns
+    (model, {'step': [...], 'valid_ppl': [...]}, seconds)."""
+    torch.manual_seed(seed)
+    model = seeded_init(FeedForwardLM(len(data.vocab), settings["context"], settings["emb_dim"], settings["hidden"],
+                                      settings.get("dropout", 0.0)), seed)
+    opt = torch.optim.Adam(model.parameters(), lr=lr or settings["lr"])
+    rng = np.random.default_rng(seed)
+    X, y = torch.from_numpy(data.X_train), torch.from_numpy(data.y_train)
+    every = max(steps // n_evals, 1)
+    curve = {"step": [], "valid_ppl": []}
+    t0, step = time.perf_counter(), 0
+    while step < steps:
+        for idx in minibatch_indices(len(y), settings["batch_size"], rng):
+            model.train()
+            loss = torch.nn.functional.cross_entropy(model(X[idx]), y[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            step += 1
+            if step % every == 0 or step == steps:
+                curve["step"].append(step)
+                curve["valid_ppl"].append(perplexity(mean_nll(model, data.X_valid, data.y_valid)))
+            if step >= steps:
+                break
+    return model.eval(), curve, time.perf_counter() - t0
+
+
+def plot_lm_curves(ax, shipped_curve: dict, kn: dict, best_step: int | None = None, live: dict | None = None):
+    """Validation perplexity per step of the shipped training (and of a live one), with the
+    Kneser-Ney models' validation perplexities as horizontal lines and the early-stopping point."""
+    ax.plot(shipped_curve["step"], shipped_curve["valid_ppl"], "o-", ms=3, label="feed-forward LM (shipped run)")
+    if best_step is not None:
+        i = shipped_curve["step"].index(best_step)
+        ax.plot([best_step], [shipped_curve["valid_ppl"][i]], "*", ms=14, color="C3", label="kept (early stopping)")
+    if live is not None:
+        ax.plot(live["step"], live["valid_ppl"], "s--", ms=4, color="C4", label="your live run")
+    for k, (n, r) in enumerate(sorted(kn.items())):
+        ax.axhline(r["valid_ppl"], color=f"C{k + 1}", ls=(0, (4, 2 + k)), lw=1,
+                   label=f"Kneser-Ney {n}-gram (D={r['D']:g})")
+    ax.set_ylim(top=min(max(shipped_curve["valid_ppl"][0], 120), 200))
+    set_labels(ax, "Validation perplexity", "training step (mini-batches of 256 windows)", "perplexity")
+    ax.legend(fontsize=8, ncols=2)
+
+
+def make_live_lm_render(shipped, data):
+    """The render function of the live-training explorer: trains for ``steps`` steps and plots the
+    run beside the shipped model's curve."""
+    def render(steps: int = 100, lr: float = 3e-3):
+        _, curve, seconds = train_lm_live(shipped.settings, data, steps=int(steps), lr=lr)
+        fig, ax = new_figure(width=7, height=3.8)
+        plot_lm_curves(ax, shipped.curve, shipped.kn_baseline, live=curve)
+        ax.set_xlim(0, max(shipped.curve["step"][-1], steps) * 1.02)
+        return fig, (f"{int(steps)} steps at lr {lr:g} in {seconds:.1f} s: validation perplexity "
+                     f"{curve['valid_ppl'][-1]:.1f} (the shipped run reached {min(shipped.curve['valid_ppl']):.1f} "
+                     f"after {shipped.metrics['best_step']} steps)")
+    return render
+
+
+# ---------------------------------------------------------------- do learned embeddings mean anything?
+def next_word_profiles(train_ids: np.ndarray, words: np.ndarray, vocab_size: int) -> np.ndarray:
+    """Row i: the distribution of the token following ``words[i]`` in the training stream,
+    shape (len(words), vocab_size), rows summing to 1."""
+    pos = {int(w): i for i, w in enumerate(words)}
+    prof = np.zeros((len(words), vocab_size))
+    for a, b in zip(train_ids[:-1], train_ids[1:], strict=True):
+        i = pos.get(int(a))
+        if i is not None:
+            prof[i, b] += 1
+    return prof / prof.sum(axis=1, keepdims=True)
+
+
+def embedding_agreement(E: np.ndarray, profiles: np.ndarray, words: np.ndarray) -> float:
+    """Spearman correlation, over all pairs of ``words``, between the cosine similarity of their
+    embeddings (rows of ``E``) and the cosine similarity of their next-word profiles. Near 0 for
+    random vectors; positive when words that predict alike get similar vectors."""
+    U = E[words] / np.linalg.norm(E[words], axis=1, keepdims=True)
+    P = profiles / np.linalg.norm(profiles, axis=1, keepdims=True)
+    iu = np.triu_indices(len(words), 1)
+    return float(spearmanr((U @ U.T)[iu], (P @ P.T)[iu]).statistic)

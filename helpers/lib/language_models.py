@@ -29,12 +29,18 @@ class FeedForwardLM(nn.Module):
     """P(w_i | w_{i-n}, ..., w_{i-1}) with a fixed window of n previous words. Taught in lesson 01, section 9.
 
     ids (B, n) -> embeddings (B, n, d) -> concatenated (B, n*d) -> tanh hidden (B, h)
-    -> logits over the vocabulary (B, V).
+    -> logits over the vocabulary (B, V). ``dropout`` (default 0: none) zeroes units of the
+    concatenated embeddings and of the hidden layer in training mode only (inverted dropout,
+    lesson 01 section 6); it draws from torch's global generator, so seed it for a repeatable run.
     """
 
-    def __init__(self, vocab_size: int, context: int = 3, emb_dim: int = 64, hidden: int = 128):
+    def __init__(self, vocab_size: int, context: int = 3, emb_dim: int = 64, hidden: int = 128,
+                 dropout: float = 0.0):
         super().__init__()
+        if not 0 <= dropout < 1:
+            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
         self.context = context
+        self.drop = nn.Dropout(dropout)
         self.embed = nn.Embedding(vocab_size, emb_dim)       # W1: the input embeddings
         self.hidden = nn.Linear(context * emb_dim, hidden)   # W2, b1
         self.out = nn.Linear(hidden, vocab_size)             # W3 (+ bias): output embeddings
@@ -42,8 +48,8 @@ class FeedForwardLM(nn.Module):
     def forward(self, ctx: torch.Tensor) -> torch.Tensor:
         if ctx.ndim != 2 or ctx.shape[1] != self.context:
             raise ValueError(f"expected context ids of shape (B, {self.context}), got {tuple(ctx.shape)}")
-        x = self.embed(ctx).flatten(1)
-        return self.out(torch.tanh(self.hidden(x)))
+        x = self.drop(self.embed(ctx).flatten(1))
+        return self.out(self.drop(torch.tanh(self.hidden(x))))
 
 
 @torch.no_grad()

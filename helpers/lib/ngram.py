@@ -81,10 +81,22 @@ class KneserNeyLM:
         ids = np.asarray(ids).ravel()
         if len(ids) < self.n:
             raise ValueError(f"need at least {self.n} tokens to evaluate, got {len(ids)}")
-        ids = [int(i) for i in check_class_ids(ids, self.V, "KneserNeyLM.mean_nll", "ids")]
+        return float(self.token_nll(ids).mean())
+
+    def token_nll(self, ids: np.ndarray, start: int | None = None) -> np.ndarray:
+        """Negative log-likelihood (nats) of each token ``ids[start:]`` given the up to n-1 tokens
+        before it, as a float64 array of length len(ids) - start. Taught in lesson 01, section 9.
+
+        ``start`` defaults to n-1 (every scored token has a full context); a smaller ``start`` scores
+        the same targets as a model with a shorter window (its first tokens use the shorter context
+        they have), so two models can be compared token by token."""
+        ids = np.asarray(ids).ravel()
+        start = self.n - 1 if start is None else int(start)
+        if not 0 <= start < len(ids):
+            raise ValueError(f"start must be in [0, {len(ids)}) for {len(ids)} tokens, got {start}")
+        ids = [int(i) for i in check_class_ids(ids, self.V, "KneserNeyLM.token_nll", "ids")]
         h = self.n - 1
-        total = sum(-math.log(self.prob(tuple(ids[i - h:i]), ids[i])) for i in range(h, len(ids)))
-        return total / (len(ids) - h)
+        return np.array([-math.log(self.prob(tuple(ids[max(i - h, 0):i]), ids[i])) for i in range(start, len(ids))])
 
     def unseen_fraction(self, ids: np.ndarray) -> float:
         """Fraction of the full-order n-grams in ``ids`` never seen in training."""

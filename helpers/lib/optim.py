@@ -189,7 +189,29 @@ class Adam(Optimizer):
             p -= self.lr * (m / c1) / (np.sqrt(v / c2) + self.eps)
 
 
-OPTIMIZERS = {"SGD": SGD, "Momentum": Momentum, "RMSProp": RMSProp, "Adam": Adam}
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter 2019). Taught in lesson 01, section 6.
+
+    theta <- theta - lr * weight_decay * theta, then the Adam step on the loss gradient alone —
+    the order and the form of ``torch.optim.AdamW``. Unlike an L2 penalty added to the gradient
+    (which Adam divides by sqrt(v_hat), so weights with large gradients are barely decayed), every
+    weight shrinks by the same factor (1 - lr * weight_decay) per step.
+    """
+
+    def __init__(self, lr: float = 1e-3, weight_decay: float = 1e-2, beta1: float = 0.9, beta2: float = 0.999,
+                 eps: float = 1e-8):
+        if not (np.isfinite(weight_decay) and weight_decay >= 0):
+            raise ValueError(f"weight_decay must be finite and >= 0, got {weight_decay}")
+        super().__init__(lr, beta1, beta2, eps)
+        self.weight_decay = weight_decay
+
+    def update(self, params, grads):
+        for p in params:
+            p *= 1 - self.lr * self.weight_decay
+        super().update(params, grads)
+
+
+OPTIMIZERS = {"SGD": SGD, "Momentum": Momentum, "RMSProp": RMSProp, "Adam": Adam, "AdamW": AdamW}
 
 
 def add_weight_penalty(weights, grads, l1: float = 0.0, l2: float = 0.0) -> float:
