@@ -28,26 +28,32 @@ import numpy as np
 import torch
 from torch import nn
 
+from helpers.course.data import DATA_DIR
 from helpers.course.recurrent_lms import lm_data
 from helpers.infra.artifacts import (
     Artifact,
+    ArtifactError,
     arrays_to_curves,
     arrays_to_state_dict,
     curves_to_arrays,
+    load_artifact,
     prefixed,
+    save_artifact,
     state_dict_to_arrays,
     unprefixed,
 )
 from helpers.infra.early_stopping import EarlyStopping
 from helpers.infra.progress import progress_bar
 from helpers.infra.runlog import RunLog
+from helpers.lib.batching import bptt_batches
 from helpers.lib.language_models import perplexity
+from helpers.lib.ngram import KneserNeyLM
 from helpers.lib.rnn_lm import LMData, RecurrentLM, _endless_batches, detach_state, evaluate_nll
 from helpers.lib.text import Vocab
 
 KINDS = ("rnn", "gru", "lstm")
 COMMON = dict(vocab_size=3000, emb_dim=128, hidden=128, batch_size=64, seq_len=35, lr=3e-3, clip=1.0,
-              eval_every=136, patience=3, min_delta=2e-3, max_steps=1632, seed=0)
+              eval_every=136, patience=3, min_delta=2e-3, max_steps=816, seed=0)
 # The two big matrices are stored as float16 (half the bytes); the trainer rounds them before
 # the final evaluation, so the recorded metrics are those of the shipped file.
 FLOAT16 = ("model/embed.weight", "model/out.weight")
@@ -166,3 +172,95 @@ def word_lm_subset_metric(shipped: ShippedWordLM) -> tuple[str, float]:
                          f"gives (the corpus or the tokeniser changed): rebuild it with "
                          f"`make models NAME={shipped.settings['kind']}_lm`")
     return f"test_ppl_first_{SUBSET}", perplexity(evaluate_nll(shipped.model, data.test[:SUBSET]))
+
+
+# ---------------------------------------------------------------- the Kneser-Ney baselines, stored
+KN_ORDERS = (2, 3, 4, 5)
+KN_DISCOUNT = 0.75
+
+
+def kn_path():
+    """``data/models/baselines/word_kn``: the stored Kneser-Ney baselines of the word-level LMs."""
+    return DATA_DIR / "models" / "baselines" / "word_kn"
+
+
+def kn_token_nlls(kn: KneserNeyLM, ids: np.ndarray) -> np.ndarray:
+    """-log P(ids[i] | the n-1 ids before it) for every i >= n-1: (len(ids) - n + 1,) float64."""
+    ids = [int(i) for i in ids]
+    h = kn.n - 1
+    return np.array([-math.log(kn.prob(tuple(ids[i - h:i]), ids[i])) for i in range(h, len(ids))])
+
+
+def build_kn_baselines(orders=KN_ORDERS) -> dict:
+    """Fit interpolated Kneser-Ney n-grams (discount 0.75) of each order on the training split of
+    :func:`lm_data` and score the whole validation and test splits; store them (npz + json, checksummed)
+    at :func:`kn_path`. Arrays ``valid/<n>``, ``test/<n>``: per-token NLL (nats) of each order,
+    token i scored from its n-1 predecessors (the first 4 tokens of each split are skipped for
+    every order, so all orders score the same tokens). Takes about 5 minutes (pure Python counting):
+    ``python -m helpers.course.word_lms kn``."""
+    data = lm_data(COMMON["vocab_size"])
+    skip = max(orders) - 1
+    arrays, metrics, t0 = {}, {}, time.perf_counter()
+    for n in orders:
+        kn = KneserNeyLM(n, len(data.vocab), KN_DISCOUNT).fit(data.train)
+        for split in ("valid", "test"):
+            nll = kn_token_nlls(kn, getattr(data, split))[skip - (n - 1):]
+            arrays[f"{split}/{n}"] = nll.astype(np.float32)
+            metrics[f"{split}_ppl_{n}"] = perplexity(float(nll.mean()))
+    meta = {"orders": list(orders), "discount": KN_DISCOUNT, "skipped_tokens": skip, "metrics": metrics,
+            "vocab_size": COMMON["vocab_size"], "seconds": time.perf_counter() - t0,
+            "command": "python -m helpers.course.word_lms kn"}
+    save_artifact(kn_path(), arrays, meta)
+    return meta
+
+
+@dataclass
+class KNBaselines:
+    """The stored Kneser-Ney baselines: ``orders``, per-token NLLs ``nll[split][n]`` (float64,
+    the same tokens for every order: each split without its first ``skipped`` tokens) and
+    ``ppl[split][n]``."""
+
+    orders: list
+    nll: dict
+    ppl: dict
+    skipped: int
+
+    def best_order(self) -> int:
+        """The order with the lowest *validation* perplexity (chosen on validation, reported on test)."""
+        return min(self.orders, key=lambda n: self.ppl["valid"][n])
+
+
+def load_kn_baselines() -> KNBaselines:
+    """The baselines :func:`build_kn_baselines` stored (checksums verified on load)."""
+    try:
+        art = load_artifact(kn_path())
+    except ArtifactError as e:
+        raise ArtifactError(f"the Kneser-Ney baselines {kn_path()}: {e}. Rebuild them with "
+                            f"`python -m helpers.course.word_lms kn` (about 5 minutes)") from None
+    orders = [int(n) for n in art.meta["orders"]]
+    nll = {split: {n: art.arrays[f"{split}/{n}"].astype(np.float64) for n in orders} for split in ("valid", "test")}
+    ppl = {split: {n: perplexity(float(v.mean())) for n, v in nll[split].items()} for split in nll}
+    return KNBaselines(orders, nll, ppl, int(art.meta["skipped_tokens"]))
+
+
+@torch.no_grad()
+def token_nlls(model: RecurrentLM, ids: np.ndarray, batch_size: int = 16, seq_len: int = 64) -> np.ndarray:
+    """Per-token NLL (nats) of the recurrent LM over a stream, in stream order: element i scores
+    ids[i + 1] (the model carries its state across windows, as :func:`evaluate_nll`). The stream
+    is read as ``batch_size`` rows; the last ``(len(ids) - 1) % batch_size`` tokens are not scored.
+    Returns (n_scored,) float64 and the positions (in ``ids``) of the scored tokens."""
+    model.eval()
+    rows, state = [], None
+    for x, y in bptt_batches(ids, batch_size, seq_len):
+        logits, state = model(torch.as_tensor(x), state)
+        rows.append(-torch.log_softmax(logits.double(), -1).gather(-1, torch.as_tensor(y)[..., None])[..., 0].numpy())
+    nll = np.concatenate(rows, axis=1)                          # (batch_size, n_cols)
+    n_cols = nll.shape[1]
+    return nll.reshape(-1), 1 + np.arange(batch_size * n_cols)
+
+
+if __name__ == "__main__":
+    import sys
+    if sys.argv[1:] != ["kn"]:
+        sys.exit("usage: python -m helpers.course.word_lms kn   (rebuild the stored Kneser-Ney baselines)")
+    print(build_kn_baselines())
