@@ -319,8 +319,9 @@ check_explosion_scale = ExperimentExercise(
     mistakes=[
         Mistake("unit_gain", "1 is where the recurrent matrix alone has gain 1; tanh' = 1 - h^2 < 1 takes "
                 "some of it away at every step. Move the slider and read the curve at k = 30.", like=1.0),
-        Mistake("read_k59", "that is where the curve crosses 1 at the far end (k = 59); the question asks "
-                "about k = 30, halfway along the axis.", like=lambda hidden=64: first_scale_exceeding(59, hidden)),
+        Mistake("last_below", "that is the last scale at which the gradient 30 steps back is still below 1; "
+                "the question asks for the first one at which it is above.",
+                like=lambda hidden=64: first_scale_exceeding(30, hidden) - 0.25),
         Mistake("above_loss", "the question is about the norm exceeding 1, not exceeding the gradient at "
                 "the loss (k = 0, about 1 already); read the y-axis value at k = 30.",
                 like=lambda hidden=64: first_scale_exceeding(30, hidden, 10.0)),
