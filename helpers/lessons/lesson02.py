@@ -278,9 +278,10 @@ def block_bootstrap_diff(nll_a: np.ndarray, nll_b: np.ndarray, block: int = 500,
     """Mean per-token NLL difference a - b (nats) over the same tokens, with a 95 % bootstrap
     interval that resamples contiguous blocks of ``block`` tokens (neighbouring tokens are not
     independent). Returns (difference, low, high)."""
-    d = np.asarray(nll_a, np.float64) - np.asarray(nll_b, np.float64)
-    if d.shape != np.shape(nll_b) or d.ndim != 1:
-        raise ValueError(f"expected two 1-d arrays over the same tokens, got shapes {np.shape(nll_a)} and {np.shape(nll_b)}")
+    a, b = np.asarray(nll_a, np.float64), np.asarray(nll_b, np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"expected two 1-d arrays over the same tokens, got shapes {a.shape} and {b.shape}")
+    d = a - b
     n_blocks = len(d) // block
     if n_blocks < 2:
         raise ValueError(f"need at least two blocks of {block} tokens, got {len(d)} tokens")
