@@ -219,7 +219,12 @@ def generate(model: RecurrentLM, vocab: Vocab, prompt: list[str], n_words: int =
 @torch.no_grad()
 def exposure_bias(model: RecurrentLM, ids: np.ndarray, n_starts: int = 256, prefix: int = 10,
                   horizon: int = 15, seed: int = 0, device="cpu") -> dict[str, np.ndarray]:
-    """Teacher forcing vs free running on held-out text. Taught in lesson 02, section 5.
+    """Teacher forcing vs free running, scored against the original text. Taught in lesson 02, section 5.
+
+    Not a measurement of exposure bias: after the model has been fed its own words, the
+    original next word is no longer the likely one, so even a perfect model shows the gap.
+    Lesson 02 measures exposure bias against a known source instead
+    (:func:`helpers.lessons.lesson02.exposure_gap`).
 
     From ``n_starts`` random positions the model reads ``prefix`` true tokens, then goes on for
     ``horizon`` steps in two ways: fed the *true* previous token (teacher forcing, as in
