@@ -39,7 +39,6 @@ _REASON = ("committed outputs predate the explorer fallbacks and text progress b
 # notebook stem -> why its committed outputs are not checked yet
 PENDING: dict[str, str] = {
     "01_feedforward": _REASON,
-    "02_rnn_bptt": _REASON,
     "03_lstm_gates": _REASON,
     "04_self_attention": _REASON,
     "06_pmi": _REASON + " (its own cells use tqdm.auto: switch to helpers.infra.progress.progress_bar)",

@@ -24,7 +24,6 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 # notebook stem -> why it does not meet the standards yet
 PENDING: dict[str, str] = {
     "01_feedforward": "not yet reworked for issues 16-18 (its lesson session removes this line)",
-    "02_rnn_bptt": "not yet reworked for issues 16-18 (its lesson session removes this line)",
     "03_lstm_gates": "not yet reworked for issues 16-18 (its lesson session removes this line)",
     "04_self_attention": "not yet reworked for issues 16-18 (its lesson session removes this line)",
     "05_tfidf_svd": "not yet reworked for issues 16-18 (its lesson session removes this line)",

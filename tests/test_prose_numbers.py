@@ -25,7 +25,6 @@ ALLOWED: dict[str, dict[str, str]] = {}
 # notebook stem -> why it is not checked yet (lessons not yet reworked for issue 15)
 PENDING: dict[str, str] = {
     "01_feedforward": "not yet reworked for issue 15 (its lesson session removes this line)",
-    "02_rnn_bptt": "not yet reworked for issue 15 (its lesson session removes this line)",
     "03_lstm_gates": "not yet reworked for issue 15 (its lesson session removes this line)",
     "04_self_attention": "not yet reworked for issue 15 (its lesson session removes this line)",
     "05_tfidf_svd": "not yet reworked for issue 15 (its lesson session removes this line)",

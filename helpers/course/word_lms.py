@@ -13,8 +13,10 @@ stops when it has not improved by ``min_delta`` nats for ``patience`` evaluation
 of ``max_steps`` (a budget cap that keeps ``make models`` within its time; the log and the
 metadata say which one stopped it). The best evaluation's weights are kept.
 
-All three kinds share the settings below (same data, vocabulary, sizes and budget rule); the
-hyperparameters were chosen on the validation split. The test split gives final numbers only; the
+All three kinds share the settings below (same data, vocabulary, sizes and budget rule). Only the
+validation split steers training (early stopping, the best weights); the sizes, learning rate and
+step cap were set, not searched: on the shared 2-core machine each training got a few per cent of a
+core, and the cap (one epoch) is what fitted. The test split gives final numbers only; the
 recorded "subset metric" is the test perplexity on its first ``SUBSET`` tokens, so
 ``tests/test_models.py`` checks each shipped file in seconds.
 """
