@@ -50,7 +50,7 @@ from helpers.infra.runlog import RunLog
 from helpers.lib.batching import bptt_batches
 from helpers.lib.language_models import perplexity
 from helpers.lib.ngram import kneser_ney_nlls
-from helpers.lib.rnn_lm import LMData, RecurrentLM, _endless_batches, detach_state, evaluate_nll
+from helpers.lib.rnn_lm import LMData, RecurrentLM, detach_state, endless_batches, evaluate_nll
 from helpers.lib.text import Vocab
 
 KINDS = ("rnn", "gru", "lstm")
@@ -97,7 +97,7 @@ def train_word_lm(settings: dict, log: RunLog, max_steps: int | None = None, pro
     model = RecurrentLM(len(data.vocab), s["kind"], s["emb_dim"], s["hidden"], seed=s["seed"]).train()
     opt = torch.optim.Adam(model.parameters(), lr=s["lr"])
     stopper = EarlyStopping(patience=s["patience"], min_delta=s["min_delta"])
-    stream = _endless_batches(data.train, s["batch_size"], s["seq_len"])
+    stream = endless_batches(data.train, s["batch_size"], s["seq_len"])
     per_epoch = (len(data.train) - 1) // s["batch_size"] // s["seq_len"]
     cap = s["max_steps"] if max_steps is None else min(max_steps, s["max_steps"])
     curve = {"step": [], "valid_ppl": [], "train_loss": []}

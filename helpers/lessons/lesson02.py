@@ -20,8 +20,8 @@ from helpers.lib.optim import SGD, clip_global_norm
 from helpers.lib.rnn_lm import (
     LMData,
     RecurrentLM,
-    _endless_batches,
     detach_state,
+    endless_batches,
     evaluate_nll,
     generate,
     next_word_logits,
@@ -247,7 +247,7 @@ def render_live_training(steps: int = 40, *, data: LMData, shipped_curve: dict, 
     try:
         model = RecurrentLM(len(data.vocab), "rnn", s["emb_dim"], s["hidden"], seed=s["seed"]).train()
         opt = torch.optim.Adam(model.parameters(), lr=s["lr"])
-        stream, state, live = _endless_batches(data.train, s["batch_size"], s["seq_len"]), None, {"step": [], "valid_ppl": []}
+        stream, state, live = endless_batches(data.train, s["batch_size"], s["seq_len"]), None, {"step": [], "valid_ppl": []}
         for step in range(1, steps + 1):
             x, y, fresh = next(stream)
             logits, state = model(torch.as_tensor(x), None if fresh else detach_state(state))

@@ -132,7 +132,7 @@ def train_lm(model: RecurrentLM, data: LMData, steps: int | None = None, max_sec
     model.to(device).train()
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     n_rounds = 10**9 if steps is None else -(-steps // eval_every)
-    stream = _endless_batches(data.train, batch_size, seq_len)
+    stream = endless_batches(data.train, batch_size, seq_len)
     carry = {"state": None, "steps": 0}
 
     def batches(_round):
@@ -163,8 +163,12 @@ def train_lm(model: RecurrentLM, data: LMData, steps: int | None = None, max_sec
     return hist
 
 
-def _endless_batches(ids, batch_size, seq_len):
-    """bptt_batches over the stream again and again; ``fresh`` marks the start of a pass."""
+def endless_batches(ids, batch_size, seq_len):
+    """Truncated-BPTT batches over the stream, pass after pass. Taught in lesson 02, section 4.
+
+    Yields (x, y, fresh) forever: :func:`helpers.lib.batching.bptt_batches` windows of full
+    length ``seq_len`` (x, y (batch_size, seq_len) int64), ``fresh`` True at the start of each
+    pass over the stream (where a carried state must be reset)."""
     if (len(ids) - 1) // batch_size < seq_len:
         raise ValueError(f"the training stream ({len(ids)} tokens) is too short for one window of "
                          f"batch_size={batch_size} rows x seq_len={seq_len} steps")
