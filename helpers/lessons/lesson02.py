@@ -265,7 +265,7 @@ def render_live_training(steps: int = 40, *, data: LMData, shipped_curve: dict, 
     fig, ax = new_figure()
     ax.plot(shipped_curve["step"], shipped_curve["valid_ppl"], "o-", color=GREY_DARK, label="shipped run (make models)")
     ax.plot(live["step"], live["valid_ppl"], "s--", color=COLOURS["vermillion"], label=f"live run, {steps} steps")
-    log_axis(ax, "y")
+    log_axis(ax, "y", ticks=[100, 150, 200, 300, 500, 1000, 2000])
     set_labels(ax, "Validation perplexity of the RNN LM (whole validation split)", "training step",
                "validation perplexity (log scale)")
     ax.legend()
