@@ -38,7 +38,6 @@ _REASON = ("committed outputs predate the explorer fallbacks and text progress b
            "re-executes it with `make execute NB=...` and removes this line")
 # notebook stem -> why its committed outputs are not checked yet
 PENDING: dict[str, str] = {
-    "02_rnn_bptt": _REASON,
     "03_lstm_gates": _REASON,
     "04_self_attention": _REASON,
     "07_word2vec": _REASON,

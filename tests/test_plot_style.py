@@ -203,6 +203,18 @@ def _case_temperature_words():
     return render_temperature(0.7, model=RecurrentLM(len(vocab), "lstm", emb_dim=8, hidden=8), vocab=vocab, top=6)
 
 
+def _case_live_training():
+    import numpy as np
+
+    from helpers.lessons.lesson02 import render_live_training
+    from helpers.lib.rnn_lm import LMData
+
+    vocab = _words_vocab()
+    ids = np.random.default_rng(0).integers(0, len(vocab), 64 * 35 + 200)
+    data = LMData(vocab, ids, ids[:300], ids[:300])
+    return render_live_training(2, data=data, shipped_curve={"step": [1, 2], "valid_ppl": [30.0, 20.0]}, eval_every=1)
+
+
 def _case_long_range():
     from helpers.lessons.lesson03 import render_long_range
 
@@ -410,6 +422,7 @@ CASES = {
     "helpers.lessons.lesson01:render_regularisation": _case_regularisation,
     "helpers.lessons.lesson02:render_gradient_flow": _case_gradient_flow,
     "helpers.lessons.lesson02:render_temperature": _case_temperature_words,
+    "helpers.lessons.lesson02:render_live_training": _case_live_training,
     "helpers.lessons.lesson03:render_long_range": _case_long_range,
     "helpers.lessons.lesson03:gate_heatmap": _case_gate_heatmap,
     "helpers.lessons.lesson03:render_forget_bias_flow": _case_forget_bias_flow,

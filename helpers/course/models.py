@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from helpers.course import ffnn_lm
+from helpers.course import ffnn_lm, word_lms
 from helpers.course.data import DATA_DIR
 from helpers.infra.artifacts import ArtifactError, load_artifact
 from helpers.infra.checksums import DataError, sha256_of
@@ -71,6 +71,10 @@ class ModelEntry:
 MODELS: dict[str, ModelEntry] = {e.name: e for e in [
     ModelEntry("ffnn_lm", "Bengio-style feed-forward language model (4-token window, dropout) on Wikipedia, lesson 01",
                "01", ffnn_lm.SETTINGS, ffnn_lm.train_ffnn_lm, ffnn_lm.load_ffnn_lm, ffnn_lm.ffnn_subset_metric),
+    *(ModelEntry(f"{kind}_lm", f"word-level {name} language model on the modern-English corpus, lessons 02-03",
+                 "02", word_lms.SETTINGS[kind], word_lms.train_word_lm, word_lms.load_word_lm,
+                 word_lms.word_lm_subset_metric, float16=word_lms.FLOAT16)
+      for kind, name in (("rnn", "simple (tanh) RNN"), ("gru", "GRU"), ("lstm", "LSTM"))),
 ]}
 
 

@@ -7,13 +7,27 @@ the notebook wraps them in :class:`helpers.infra.widgets.Explorer` and the tests
 from __future__ import annotations
 
 import numpy as np
+import torch
 
+from helpers.course.word_lms import SETTINGS
 from helpers.infra.plotting import COLOURS, GREY, GREY_DARK, log_axis, new_figure, set_labels
 from helpers.infra.threads import single_thread_blas
+from helpers.lib.batching import bptt_batches
 from helpers.lib.gradient_flow import gradient_norms_through_time, random_recurrent_layer
+from helpers.lib.language_models import perplexity
 from helpers.lib.layers import Linear
 from helpers.lib.optim import SGD, clip_global_norm
-from helpers.lib.rnn_lm import RecurrentLM, generate, next_word_logits, temperature_probs
+from helpers.lib.rnn_lm import (
+    LMData,
+    RecurrentLM,
+    detach_state,
+    endless_batches,
+    evaluate_nll,
+    generate,
+    next_word_logits,
+    temperature_probs,
+    to_numpy_layers,
+)
 from helpers.lib.text import Vocab
 
 # ---------------------------------------------------------------- the notes' toy example
@@ -112,3 +126,166 @@ def render_temperature(temperature: float = 1.0, seed: int = 0, *, model: Recurr
     entropy = float(-(pt * np.log(pt + 1e-300)).sum())
     words = generate(model, vocab, list(prompt), 20, temperature, np.random.default_rng(seed))
     return fig, f"T={temperature:g}, entropy {entropy:.2f} nats: {' '.join(prompt)} | {' '.join(words)}"
+
+
+# ---------------------------------------------------------------- exposure bias, isolated
+class MarkovSource:
+    """A known language: an order-2 Markov chain over ``V`` symbols, P(w | a, b) drawn from a
+    Dirichlet(``alpha``) per context (seeded). ``probs(a, b)`` (N, V); ``sample(n, length, rng)``
+    (n, length) int64 sequences (the first two symbols uniform)."""
+
+    def __init__(self, V: int = 8, alpha: float = 0.3, seed: int = 0):
+        rng = np.random.default_rng(seed)
+        self.V, self.table = V, rng.dirichlet(np.full(V, alpha), size=(V, V))    # (V, V, V)
+
+    def probs(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return self.table[a, b]
+
+    def sample(self, n: int, length: int, rng: np.random.Generator) -> np.ndarray:
+        out = np.zeros((n, length), dtype=np.int64)
+        out[:, :2] = rng.integers(0, self.V, (n, 2))
+        for t in range(2, length):
+            out[:, t] = _draw(self.probs(out[:, t - 2], out[:, t - 1]), rng)
+        return out
+
+
+def _draw(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One sample per row of the row-stochastic (N, V) matrix ``p``."""
+    u = rng.random((len(p), 1))
+    return np.minimum((np.cumsum(p, axis=1) < u).sum(axis=1), p.shape[1] - 1)
+
+
+@single_thread_blas
+def train_on_source(source: MarkovSource, steps: int = 150, seed: int = 0, hidden: int = 32,
+                    tokens: int = 20_000) -> RecurrentLM:
+    """A small tanh-RNN LM trained by teacher forcing (truncated BPTT, Adam) on ``tokens`` symbols
+    sampled from ``source``: deliberately short training, so the model is imperfect."""
+    rng = np.random.default_rng(seed)
+    stream = source.sample(1, tokens, rng)[0]
+    model = RecurrentLM(source.V, "rnn", 16, hidden, seed=seed)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    batches, k = list(bptt_batches(stream, 32, 20)), 0
+    for _ in range(steps):
+        x, y = batches[k % len(batches)]
+        k += 1
+        logits, _ = model(torch.as_tensor(x))
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, source.V), torch.as_tensor(y).reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return model.eval()
+
+
+def exposure_gap(source: MarkovSource, model: RecurrentLM | None, n: int = 400, horizon: int = 30,
+                 seed: int = 0) -> dict[str, np.ndarray]:
+    """How far the model's next-symbol distribution is from the truth, on prefixes the *source*
+    wrote ("data") vs prefixes the *model* wrote ("own"), at each step t = 1..horizon after a
+    2-symbol start from the source. Returns ``data_kl``, ``own_kl`` (horizon,): mean over ``n``
+    sequences of KL(P_true(. | prefix) || P_model(. | prefix)) in nats, and ``gap = own_kl - data_kl``.
+    ``model=None`` is the perfect model (P_model = P_true): both KLs, and the gap, are exactly 0.
+    A model that is as good on its own prefixes as on real ones has gap 0: a positive gap is
+    exposure bias, isolated from how surprising the real continuation is."""
+    out = {}
+    for mode in ("data", "own"):
+        rng = np.random.default_rng(seed)
+        seqs = source.sample(n, 2, rng)
+        state, kls = None, []
+        logits = None
+        if model is not None:
+            with torch.no_grad():
+                lg, state = model(torch.as_tensor(seqs))
+            logits = lg[:, -1].double().numpy()
+        for _ in range(horizon):
+            p_true = source.probs(seqs[:, -2], seqs[:, -1])
+            if model is None:
+                p_model = p_true
+            else:
+                p_model = temperature_probs(logits, 1.0)
+            kls.append(float(np.mean(np.sum(p_true * (np.log(p_true + 1e-300) - np.log(p_model + 1e-300)), axis=1))))
+            nxt = _draw(p_true if mode == "data" else p_model, rng)
+            seqs = np.concatenate([seqs, nxt[:, None]], axis=1)
+            if model is not None:
+                with torch.no_grad():
+                    lg, state = model(torch.as_tensor(nxt[:, None]), state)
+                logits = lg[:, -1].double().numpy()
+        out[f"{mode}_kl"] = np.array(kls)
+    out["gap"] = out["own_kl"] - out["data_kl"]
+    return out
+
+
+# ---------------------------------------------------------------- the trained model, looked into
+def trained_gradient_flow(model: RecurrentLM, ids: np.ndarray, T: int = 60, batch: int = 32,
+                          seed: int = 0) -> np.ndarray:
+    """||dL/dh_{T-k}|| for k = 0..T-1 in the *trained* model on real text: ``batch`` windows of
+    ``T`` tokens from ``ids`` (random starts, seeded), the loss the cross-entropy of the word after
+    the last one, backpropagated through the NumPy copy of the trained layer
+    (:func:`helpers.lib.rnn_lm.to_numpy_layers`). Mean over the windows, shape (T,)."""
+    E, layer, W_out, b_out = to_numpy_layers(model)
+    rng = np.random.default_rng(seed)
+    starts = rng.integers(0, len(ids) - T - 1, batch)
+    x = np.stack([ids[s:s + T] for s in starts])
+    y = np.array([ids[s + T] for s in starts])
+    hs = layer.forward(E[x])
+    logits = hs[:, -1] @ W_out.T + b_out
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    p[np.arange(batch), y] -= 1                                  # dL/dlogits of the summed cross-entropy
+    dhs = np.zeros_like(hs)
+    dhs[:, -1] = p @ W_out
+    layer.backward(dhs)
+    return np.linalg.norm(layer.dh_all, axis=2).mean(axis=0)[::-1]
+
+
+def render_live_training(steps: int = 40, *, data: LMData, shipped_curve: dict, eval_every: int = 20):
+    """Explorer: train the shipped RNN's architecture from scratch for ``steps`` steps with the
+    shipped settings (same data, batches and seed, so the first steps are the shipped run's),
+    measuring the whole-validation perplexity every ``eval_every`` steps, drawn over the shipped
+    run's validation curve (same evaluation data)."""
+    s = SETTINGS["rnn"]
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        model = RecurrentLM(len(data.vocab), "rnn", s["emb_dim"], s["hidden"], seed=s["seed"]).train()
+        opt = torch.optim.Adam(model.parameters(), lr=s["lr"])
+        stream, state, live = endless_batches(data.train, s["batch_size"], s["seq_len"]), None, {"step": [], "valid_ppl": []}
+        for step in range(1, steps + 1):
+            x, y, fresh = next(stream)
+            logits, state = model(torch.as_tensor(x), None if fresh else detach_state(state))
+            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), torch.as_tensor(y).reshape(-1))
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), s["clip"])
+            opt.step()
+            if step % eval_every == 0 or step == steps:
+                live["step"].append(step)
+                live["valid_ppl"].append(perplexity(evaluate_nll(model, data.valid)))
+                model.train()
+    finally:
+        torch.set_num_threads(before)
+    fig, ax = new_figure()
+    ax.plot(shipped_curve["step"], shipped_curve["valid_ppl"], "o-", color=GREY_DARK, label="shipped run (make models)")
+    ax.plot(live["step"], live["valid_ppl"], "s--", color=COLOURS["vermillion"], label=f"live run, {steps} steps")
+    log_axis(ax, "y", ticks=[100, 150, 200, 300, 500, 1000, 2000])
+    set_labels(ax, "Validation perplexity of the RNN LM (whole validation split)", "training step",
+               "validation perplexity (log scale)")
+    ax.legend()
+    return fig, (f"live run: validation perplexity {live['valid_ppl'][-1]:.1f} after {steps} steps "
+                 f"(the shipped run: {shipped_curve['valid_ppl'][0]:.1f} after {shipped_curve['step'][0]} steps)")
+
+
+def block_bootstrap_diff(nll_a: np.ndarray, nll_b: np.ndarray, block: int = 500, n_boot: int = 2000,
+                         seed: int = 0) -> tuple[float, float, float]:
+    """Mean per-token NLL difference a - b (nats) over the same tokens, with a 95 % bootstrap
+    interval that resamples contiguous blocks of ``block`` tokens (neighbouring tokens are not
+    independent). Returns (difference, low, high)."""
+    a, b = np.asarray(nll_a, np.float64), np.asarray(nll_b, np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"expected two 1-d arrays over the same tokens, got shapes {a.shape} and {b.shape}")
+    d = a - b
+    n_blocks = len(d) // block
+    if n_blocks < 2:
+        raise ValueError(f"need at least two blocks of {block} tokens, got {len(d)} tokens")
+    means = d[:n_blocks * block].reshape(n_blocks, block).mean(axis=1)
+    rng = np.random.default_rng(seed)
+    boot = means[rng.integers(0, n_blocks, (n_boot, n_blocks))].mean(axis=1)
+    return float(means.mean()), float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975))

@@ -132,7 +132,7 @@ def train_lm(model: RecurrentLM, data: LMData, steps: int | None = None, max_sec
     model.to(device).train()
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     n_rounds = 10**9 if steps is None else -(-steps // eval_every)
-    stream = _endless_batches(data.train, batch_size, seq_len)
+    stream = endless_batches(data.train, batch_size, seq_len)
     carry = {"state": None, "steps": 0}
 
     def batches(_round):
@@ -163,8 +163,12 @@ def train_lm(model: RecurrentLM, data: LMData, steps: int | None = None, max_sec
     return hist
 
 
-def _endless_batches(ids, batch_size, seq_len):
-    """bptt_batches over the stream again and again; ``fresh`` marks the start of a pass."""
+def endless_batches(ids, batch_size, seq_len):
+    """Truncated-BPTT batches over the stream, pass after pass. Taught in lesson 02, section 4.
+
+    Yields (x, y, fresh) forever: :func:`helpers.lib.batching.bptt_batches` windows of full
+    length ``seq_len`` (x, y (batch_size, seq_len) int64), ``fresh`` True at the start of each
+    pass over the stream (where a carried state must be reset)."""
     if (len(ids) - 1) // batch_size < seq_len:
         raise ValueError(f"the training stream ({len(ids)} tokens) is too short for one window of "
                          f"batch_size={batch_size} rows x seq_len={seq_len} steps")
@@ -219,7 +223,12 @@ def generate(model: RecurrentLM, vocab: Vocab, prompt: list[str], n_words: int =
 @torch.no_grad()
 def exposure_bias(model: RecurrentLM, ids: np.ndarray, n_starts: int = 256, prefix: int = 10,
                   horizon: int = 15, seed: int = 0, device="cpu") -> dict[str, np.ndarray]:
-    """Teacher forcing vs free running on held-out text. Taught in lesson 02, section 5.
+    """Teacher forcing vs free running, scored against the original text. Taught in lesson 02, section 5.
+
+    Not a measurement of exposure bias: after the model has been fed its own words, the
+    original next word is no longer the likely one, so even a perfect model shows the gap.
+    Lesson 02 measures exposure bias against a known source instead
+    (:func:`helpers.lessons.lesson02.exposure_gap`).
 
     From ``n_starts`` random positions the model reads ``prefix`` true tokens, then goes on for
     ``horizon`` steps in two ways: fed the *true* previous token (teacher forcing, as in
