@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from helpers.course import ffnn_lm
+from helpers.course import ffnn_lm, word_vector_models
 from helpers.course.data import DATA_DIR
 from helpers.infra.artifacts import ArtifactError, load_artifact
 from helpers.infra.checksums import DataError, sha256_of
@@ -49,6 +49,8 @@ class ModelEntry:
                     gensim with several workers: then metrics are compared, not bytes)
     threads       : torch/BLAS threads it trains with (recorded in the log)
     float16       : names of arrays stored as float16 (checked to leave the printed numbers unchanged)
+    replay_steps  : how many first steps the tests replay from scratch (50; fewer where a step
+                    is a whole epoch, as for the word vectors)
     """
 
     name: str
@@ -61,6 +63,7 @@ class ModelEntry:
     deterministic: bool = True
     threads: int = 1
     float16: tuple = field(default_factory=tuple)
+    replay_steps: int = 50
 
     @property
     def command(self) -> str:
@@ -71,6 +74,7 @@ class ModelEntry:
 MODELS: dict[str, ModelEntry] = {e.name: e for e in [
     ModelEntry("ffnn_lm", "Bengio-style feed-forward language model (3-token window) on Wikipedia, lesson 01",
                "01", ffnn_lm.SETTINGS, ffnn_lm.train_ffnn_lm, ffnn_lm.load_ffnn_lm, ffnn_lm.ffnn_subset_metric),
+    *word_vector_models.model_entries(ModelEntry),
 ]}
 
 

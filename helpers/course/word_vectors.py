@@ -9,12 +9,13 @@ with the same vocabulary (min_count 5), so lesson 09 can compare them in one tab
 from __future__ import annotations
 
 import time
-from functools import lru_cache
 
 import numpy as np
 
-from helpers.course.corpus import modern_english_sentences
+from helpers.course.corpus import course_corpus, modern_english_sentences
+from helpers.course.models import load_model
 from helpers.course.scaling_grid import course_scaling_grid, course_scaling_key
+from helpers.course.word_vector_models import NAMES, ShippedVectors
 from helpers.infra.artifacts import array_to_strings, prefixed, strings_to_array, unprefixed
 from helpers.infra.cache import CacheJob, build_missing, cached, settings_version, with_overrides
 from helpers.lib.counting import cooccurrence_matrix, ppmi
@@ -24,9 +25,7 @@ from helpers.lib.glove import train_torch as train_glove_torch
 from helpers.lib.lsa import lsa_word_vectors, svd_vectors
 from helpers.lib.text import Vocab
 from helpers.lib.word2vec import (
-    Corpus,
     TrainedVectors,
-    prepare_corpus,
     train_gensim,
     train_numpy,
     train_torch,
@@ -36,13 +35,6 @@ from helpers.lib.word2vec import (
 COURSE_CONFIG = dict(dim=100, window=5, negative=5, sample=1e-3, epochs=5, alpha=0.025, min_alpha=1e-4, seed=0)
 COURSE_METHODS = ("numpy-skipgram", "numpy-cbow", "torch-skipgram", "torch-cbow", "gensim-skipgram", "gensim-cbow")
 _CACHE_VERSION = "v1-" + "-".join(f"{k}{v}" for k, v in COURSE_CONFIG.items())
-
-
-@lru_cache(maxsize=1)
-def course_corpus() -> Corpus:
-    """The shared modern-English corpus (:mod:`helpers.course.corpus`) prepared with
-    min_count=5: the vocabulary and id stream of every word-vector method of the course."""
-    return prepare_corpus(modern_english_sentences(), min_count=5)
 
 
 def course_vectors(name: str, progress: bool = True) -> TrainedVectors:
@@ -234,3 +226,34 @@ def course_embeddings() -> dict:
             {"skipgram": "skip-gram", "cbow": "CBOW"}[model]
         out[label] = (tv.W, tv.vocab, tv.seconds)
     return out
+
+
+# ---------------------------------------------------------------- the shipped vectors (data/models/)
+def load_word_vectors(name: str) -> ShippedVectors:
+    """The shipped, checksum-verified vectors ``name`` — one of SHIPPED_VECTORS (e.g.
+    'gensim-skipgram') or its model name ('wv_gensim_skipgram'):
+    ``W, C, vocab, metadata = load_word_vectors(name)``. W (V, D) float32 input vectors, C the
+    output (context) vectors or None where they are not shipped, the vocabulary shared by all
+    of them, and ``metadata`` (settings, metrics, 'records': report-half scores with intervals,
+    analogy accuracy by category, queen's rank, BBC topic accuracy; 'curve': validation score
+    per epoch; 'train_seconds'; for fastText 'ngram_vectors'). Trained by
+    ``make models NAME=<model name>`` (:mod:`helpers.course.word_vector_models`)."""
+    model = NAMES.get(name, name)
+    if model not in NAMES.values():
+        raise KeyError(f"no shipped word vectors named {name!r}; the course has {sorted(NAMES)}")
+    return load_model(model)
+
+
+SHIPPED_VECTORS = tuple(NAMES)
+
+
+def load_shipped_fasttext() -> FastTextVectors:
+    """The shipped fastText vectors (``make models NAME=wv_gensim_fasttext``) as a
+    :class:`helpers.lib.fasttext.FastTextVectors`: ``.vector(word)`` works for any word — an
+    unseen one gets the mean of its n-gram bucket vectors, hashed by the course's
+    :func:`helpers.lib.fasttext.ngram_buckets` (checked against gensim at training time:
+    ``metadata['records']['oov_check']``). The words' own vectors are not shipped, so
+    ``word_vectors`` holds W (the vocabulary vectors, own vector and n-grams averaged) too."""
+    W, _, vocab, meta = load_word_vectors("fasttext")
+    s = meta["settings"]
+    return FastTextVectors(vocab.itos, W, W, meta["ngram_vectors"], s["min_n"], s["max_n"], meta["train_seconds"], s)
