@@ -38,8 +38,10 @@ from helpers.infra.early_stopping import EarlyStopping
 from helpers.infra.runlog import RunLog
 from helpers.lib.extrinsic import extrinsic_classification
 from helpers.lib.fasttext import FastTextVectors
+from helpers.lib.glove import glove_cooccurrence, train_pairwise
 from helpers.lib.metrics import analogy_rank, similarity_correlation
 from helpers.lib.text import Vocab
+from helpers.lib.word2vec import train_numpy, train_torch
 
 # Settings found on the validation half (research round 3, /work/research/r3/REPORT.md, one change
 # at a time from gensim's defaults): sample 1e-4 and alpha 0.05 gave the best validation WordSim.
@@ -217,6 +219,113 @@ def _context_vectors(m, s: dict, order: np.ndarray) -> np.ndarray | None:
     """C, the output vectors (gensim's syn1neg), in the course's word order: shipped for skip-gram only
     (lesson 06: W C^T ~ shifted PMI; lesson 07: W or (W + C) / 2)."""
     return np.array(m.syn1neg[order], dtype=np.float32) if s["model"] == "skipgram" else None
+
+
+# ---------------------------------------------------------------- the course's own trainers (NumPy, PyTorch)
+def train_course_word2vec(settings: dict, log: RunLog, max_steps: int | None = None,
+                          progress: bool = True) -> tuple[dict, dict, dict]:
+    """The course's NumPy or PyTorch word2vec (:func:`helpers.lib.word2vec.train_numpy` /
+    :func:`~helpers.lib.word2vec.train_torch`, one thread) on the ``max_epochs`` schedule, validated
+    after every epoch through their ``epoch_end`` hook and early-stopped like the gensim models.
+    A step is an epoch; its value is the trainer's mean loss of that epoch. Ships W and C."""
+    s = settings
+    corpus = course_corpus()
+    stopper = EarlyStopping(patience=s["patience"], min_delta=s["min_delta"], mode="max")
+    curve = {"epoch": [], "valid_wordsim": [], "valid_simlex": [], "train_loss": []}
+    t0 = time.perf_counter()
+
+    def epoch_end(epoch, W, C, loss):
+        log.step(float(loss))
+        W = np.array(W, dtype=np.float32)
+        v = evaluate_vectors(W, corpus.vocab, "validation", analogies=False)
+        stop = stopper.update(v["wordsim"], epoch, snapshot=lambda: (W, np.array(C, dtype=np.float32)))
+        for k, x in (("epoch", epoch), ("valid_wordsim", v["wordsim"]), ("valid_simlex", v["simlex"]),
+                     ("train_loss", float(loss))):
+            curve[k].append(x)
+        log.event("eval", epoch=epoch, valid_wordsim=v["wordsim"], valid_simlex=v["simlex"], train_loss=float(loss),
+                  seconds=time.perf_counter() - t0,
+                  **{k: x for k, x in stopper.decisions[-1].items() if k != "value"})
+        if progress:
+            print(f"epoch {epoch}: loss {loss:.4f}, validation WordSim {v['wordsim']:.3f}, SimLex {v['simlex']:.3f} "
+                  f"({time.perf_counter() - t0:.0f} s)", flush=True)
+        return stop or (max_steps is not None and epoch >= max_steps)
+
+    trainer = {"numpy": train_numpy, "torch": train_torch}[s["impl"]]
+    kw = dict(model=s["model"], dim=s["dim"], window=s["window"], negative=s["negative"], sample=s["sample"],
+              epochs=s["max_epochs"], alpha=s["alpha"], min_alpha=s["min_alpha"], seed=s["seed"], progress=False,
+              epoch_end=epoch_end)
+    tv = trainer(corpus, **kw)
+    epochs_run = len(curve["epoch"])
+    reason = (f"max_steps={max_steps}" if max_steps is not None else
+              f"early stopping: {stopper.summary()}" if stopper.stopped else f"the limit of {s['max_epochs']} epochs")
+    log.event("stop", reason=reason, steps=epochs_run, best_step=stopper.best_step)
+    W, C = stopper.best_state
+    arrays = {"W": W, "C": C, **vocab_to_arrays(corpus.vocab),
+              **{f"curve/{k}": np.asarray(x) for k, x in curve.items()}}
+    meta = {"settings": dict(s), "stopped_by": reason, "best_epoch": stopper.best_step, "epochs_run": epochs_run,
+            "words_per_second": tv.words_per_second,
+            "data": f"course corpus: {len(corpus.sentences):,} sentences, {corpus.n_raw_tokens:,} tokens, "
+                    f"{len(corpus.vocab):,} words (min_count {s['min_count']})"}
+    metrics = {"best_epoch": stopper.best_step, "valid_wordsim": stopper.best}
+    if max_steps is None:
+        rec = records(W, corpus.vocab)
+        rec["float16_check"] = _float16_check(W, corpus.vocab)
+        meta["records"] = rec
+        metrics.update(report_wordsim=rec["report"]["wordsim"], report_simlex=rec["report"]["simlex"],
+                       report_analogy=rec["report"]["analogy"], wordsim_full=rec["wordsim_full"],
+                       queen_rank=rec["queen_rank"])
+    return arrays, meta, metrics
+
+
+# ---------------------------------------------------------------- GloVe
+def train_glove_vectors(settings: dict, log: RunLog, max_steps: int | None = None,
+                        progress: bool = True) -> tuple[dict, dict, dict]:
+    """GloVe on the course corpus's co-occurrences (harmonic weighting within ±window), fitted by
+    :func:`helpers.lib.glove.train_pairwise` (the reference code's per-pair AdaGrad), validated
+    after every epoch on W + W~, early-stopped like the word2vec models. Ships W and W~."""
+    s = settings
+    corpus = course_corpus()
+    sents = np.split(corpus.ids, np.flatnonzero(np.diff(corpus.sentence)) + 1)
+    counts = glove_cooccurrence(sents, len(corpus.vocab), window=s["window"])
+    stopper = EarlyStopping(patience=s["patience"], min_delta=s["min_delta"], mode="max")
+    curve = {"epoch": [], "valid_wordsim": [], "valid_simlex": [], "train_loss": []}
+    epochs = s["max_epochs"] if max_steps is None else min(max_steps, s["max_epochs"])
+    t0 = time.perf_counter()
+    state = {}
+
+    def epoch_end(epoch, vectors):
+        v = evaluate_vectors(vectors, corpus.vocab, "validation", analogies=False)
+        stop = stopper.update(v["wordsim"], epoch, snapshot=lambda: vectors.copy())
+        for k, x in (("epoch", epoch), ("valid_wordsim", v["wordsim"]), ("valid_simlex", v["simlex"]),
+                     ("train_loss", state["loss"][-1] if state.get("loss") else float("nan"))):
+            curve[k].append(x)
+        log.event("eval", epoch=epoch, valid_wordsim=v["wordsim"], valid_simlex=v["simlex"],
+                  seconds=time.perf_counter() - t0, **{k: x for k, x in stopper.decisions[-1].items() if k != "value"})
+        if progress:
+            print(f"epoch {epoch}: validation WordSim {v['wordsim']:.3f}, SimLex {v['simlex']:.3f} "
+                  f"({time.perf_counter() - t0:.0f} s)", flush=True)
+        return stop
+
+    g = train_pairwise(counts, dim=s["dim"], epochs=epochs, lr=s["lr"], x_max=s["x_max"], alpha=s["alpha"],
+                       batch_size=s["batch_size"], seed=s["seed"], progress=False, epoch_end=epoch_end)
+    for loss in g.epoch_loss:
+        log.step(loss)
+    curve["train_loss"] = list(g.epoch_loss)
+    reason = f"early stopping: {stopper.summary()}" if stopper.stopped else f"the limit of {epochs} epochs"
+    log.event("stop", reason=reason, steps=len(g.epoch_loss), best_step=stopper.best_step)
+    best = stopper.best_state
+    arrays = {"W": best, **vocab_to_arrays(corpus.vocab), **{f"curve/{k}": np.asarray(x) for k, x in curve.items()}}
+    meta = {"settings": dict(s), "stopped_by": reason, "best_epoch": stopper.best_step, "epochs_run": len(g.epoch_loss),
+            "vectors": "W + W~ (the paper's choice) of the best epoch", "pairs": int(counts.nnz)}
+    metrics = {"best_epoch": stopper.best_step, "valid_wordsim": stopper.best}
+    if max_steps is None:
+        rec = records(best, corpus.vocab)
+        rec["float16_check"] = _float16_check(best, corpus.vocab)
+        meta["records"] = rec
+        metrics.update(report_wordsim=rec["report"]["wordsim"], report_simlex=rec["report"]["simlex"],
+                       report_analogy=rec["report"]["analogy"], wordsim_full=rec["wordsim_full"],
+                       queen_rank=rec["queen_rank"])
+    return arrays, meta, metrics
 
 
 # ---------------------------------------------------------------- loading
