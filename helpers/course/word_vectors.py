@@ -146,6 +146,46 @@ def count_based_key(k: int = 100, window: int = 5) -> tuple[str, str]:
     return "count-vectors", f"v1-k{k}-w{window}"
 
 
+# Chosen on the validation half (tools/sweep_count_vectors.py, its output in the commit message
+# and the M-WV report): PPMI-SVD window 5/10 x context smoothing 0.75/1 x k 50/100/200 x p 0/0.5/1;
+# LSA sentences per document 1/10 x k x p (tf log1p, smoothed idf). Differences inside ~0.05 of
+# WordSim ρ are ties (a 95 % interval on ~140 pairs is about ±0.14); among ties the smaller k.
+VALIDATED_COUNT_SETTINGS = {
+    "PPMI-SVD": dict(window=10, weighting="uniform", alpha=0.75, k=100, p=0.5),
+    "LSA": dict(sentences_per_doc=10, tf_scheme="log1p", k=100, p=1.0),
+}
+_SVD_WEIGHTING = {1.0: "US", 0.5: "sqrtS", 0.0: "U"}
+
+
+def validated_count_vectors() -> dict:
+    """PPMI-SVD and LSA with the settings chosen on the validation half (VALIDATED_COUNT_SETTINGS),
+    on the course corpus and vocabulary: {name: (vectors (V, k) float32, vocab, seconds)}.
+    Built in seconds at first use and cached (:mod:`helpers.infra.cache`) — not shipped."""
+
+    def build():
+        corpus = course_corpus()
+        out = {}
+        ps, ls = VALIDATED_COUNT_SETTINGS["PPMI-SVD"], VALIDATED_COUNT_SETTINGS["LSA"]
+        t = time.perf_counter()
+        sents = np.split(corpus.ids, np.flatnonzero(np.diff(corpus.sentence)) + 1)
+        counts = cooccurrence_matrix(sents, len(corpus.vocab), window=ps["window"], weighting=ps["weighting"])
+        vec = svd_vectors(ppmi(counts, alpha=ps["alpha"]), ps["k"], weighting=_SVD_WEIGHTING[ps["p"]])
+        out["PPMI-SVD"] = (vec.astype(np.float32), corpus.vocab, time.perf_counter() - t)
+        t = time.perf_counter()
+        lsa = lsa_word_vectors(corpus.sentences, corpus.vocab, ls["k"], sentences_per_doc=ls["sentences_per_doc"],
+                               tf_scheme=ls["tf_scheme"], weighting=_SVD_WEIGHTING[ls["p"]])
+        out["LSA"] = (lsa.astype(np.float32), corpus.vocab, time.perf_counter() - t)
+        return out
+
+    return cached(*validated_count_key(), build, codec=CountVectorsCodec)
+
+
+def validated_count_key() -> tuple[str, str]:
+    """The cache entry (name, version) of :func:`validated_count_vectors`."""
+    return "count-vectors-validated", settings_version(
+        {f"{m}-{k}": v for m, cfg in VALIDATED_COUNT_SETTINGS.items() for k, v in cfg.items()})
+
+
 class CountVectorsCodec:
     """How :func:`count_based_vectors`'s {name: (vectors, vocab, seconds)} is stored in the
     cache: each method's vectors and seconds, and the vocabulary they share, once."""
