@@ -3,6 +3,7 @@ sampler's distribution, the data preparation, the trainers on a tiny corpus."""
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 from helpers.lessons.lesson07 import time_softmax_vs_negative_sampling
 from helpers.lib.gradcheck import assert_close_to_torch, check_layer
@@ -13,8 +14,10 @@ from helpers.lib.negative_sampling import (
     NoiseSampler,
     SkipGramNS,
     unigram_noise,
+    unigram_table,
 )
 from helpers.lib.word2vec import (
+    _torch_batches,
     cbow_examples,
     keep_probabilities,
     prepare_corpus,
@@ -334,3 +337,86 @@ def test_cbow_word2vec_update_is_count_times_gradient():
         m.backward()
     assert np.allclose(w2v.grads[0], 3 * exact.grads[0])      # three context words
     assert np.allclose(w2v.grads[1], exact.grads[1])
+
+
+def test_unigram_table_matches_the_noise_distribution():
+    counts = np.array([1000, 300, 20, 0, 1])
+    p = unigram_noise(counts)
+    table = unigram_table(counts, size=100_000)
+    share = np.bincount(table, minlength=len(counts)) / len(table)
+    assert np.allclose(share, p, atol=2e-5)                  # p_i rounded to multiples of 1/size
+    assert share[3] == 0 and share[4] > 0                    # never-seen words never drawn; rare ones can be
+    assert np.bincount(unigram_table(counts, size=10))[4] == 1   # even when size * p_i rounds to 0
+    with pytest.raises(ValueError, match="size must be a positive"):
+        unigram_table(counts, size=0)
+
+
+@pytest.mark.parametrize("model", ["skipgram", "cbow"])
+def test_row_gradients_equal_the_dense_gradients(model):
+    """scatter='rows' (the trainer's) gives the dense gradient's non-zero rows, duplicates summed."""
+    V, D = 7, 4
+    cls = SkipGramNS if model == "skipgram" else CBOWNS
+    dense, rows = (cls(V, D, NoiseSampler(np.ones(V)), k=3, rng=np.random.default_rng(0), scatter=sc)
+                   for sc in ("add.at", "rows"))
+    rng = np.random.default_rng(1)
+    rows.params[1][...] = dense.params[1][...] = rng.standard_normal((V, D))
+    neg = np.array([[2, 2, 5], [0, 6, 2], [2, 1, 1]])        # repeated ids within and across rows
+    if model == "skipgram":
+        args = (np.array([1, 1, 3]), np.array([2, 4, 0]), neg)
+    else:
+        args = (np.array([[1, 3], [1, 1], [0, 5]]), np.array([2, 4, 0]), np.array([[1, 1], [1, 0], [1, 1]]), neg)
+    assert dense.forward(*args) == rows.forward(*args)
+    dense.backward()
+    rows.backward()
+    for layer, dW in ((rows.embed, dense.grads[0]), (rows.ns.dot.embed, dense.grads[1])):
+        r, grad = layer.row_grad
+        assert np.array_equal(r, np.flatnonzero(np.any(dW != 0, axis=1)))
+        assert np.allclose(grad, dW[r])
+    # the upstream-gradient check of every Layer still applies to the 'rows' path
+    rows.ns.dot.forward(np.ones((3, D)), neg)
+    with pytest.raises(ValueError, match=r"EmbeddingDot.backward: dout must have shape \(3, 3\)"):
+        rows.ns.dot.backward(np.ones((3, 2)))
+
+
+@pytest.mark.parametrize("trainer", [train_numpy, train_torch])
+@pytest.mark.parametrize("model", ["skipgram", "cbow"])
+def test_trainers_are_deterministic_for_a_seed(trainer, model):
+    corpus = _toy_corpus()
+    runs = [trainer(corpus, model, dim=8, window=2, negative=3, sample=1e-2, epochs=2, batch_size=64, seed=3,
+                    progress=False) for _ in range(2)]
+    assert np.array_equal(runs[0].W, runs[1].W) and np.array_equal(runs[0].C, runs[1].C)   # bit-identical
+    other = trainer(corpus, model, dim=8, window=2, negative=3, sample=1e-2, epochs=2, batch_size=64, seed=4,
+                    progress=False)
+    assert not np.array_equal(runs[0].W, other.W)
+
+
+@pytest.mark.parametrize("cbow", [False, True])
+def test_torch_closed_form_step_equals_autograd(cbow):
+    """One batch of the PyTorch trainer (closed-form gradients, embedding_bag, index_add_) is the SGD
+    step autograd takes on the summed negative-sampling loss, with the same negatives."""
+    V, D, k, m, lr = 9, 5, 3, 6, 0.1
+    g = torch.Generator().manual_seed(0)
+    W0, C0 = torch.randn(V, D, generator=g), torch.randn(V, D, generator=g)
+    table = torch.from_numpy(unigram_table(np.arange(1, V + 1), size=1000).astype(np.int64))
+    t = torch.tensor([1, 2, 2, 0, 8, 4])
+    if cbow:
+        inp = torch.tensor([[3, 4, 0], [5, 5, 1], [2, 3, 6], [7, 7, 7], [0, 1, 2], [6, 3, 3]])
+        msk = torch.tensor([[1, 1, 0], [1, 1, 1], [1, 0, 0], [1, 1, 1], [0, 1, 1], [1, 1, 0]], dtype=torch.float32)
+    else:
+        inp, msk = torch.tensor([3, 5, 5, 7, 0, 6]), None
+    W, C = W0.clone(), C0.clone()
+    list(_torch_batches(W, C, table, inp, t, msk, [0], m, lambda start: lr, torch.Generator().manual_seed(7), k, None))
+
+    neg = table[torch.randint(len(table), (m * k,), generator=torch.Generator().manual_seed(7))].view(m, k)
+    keep = (neg != t[:, None]).float()                       # a negative equal to the word is skipped
+    Wr, Cr = W0.clone().requires_grad_(), C0.clone().requires_grad_()
+    h = Wr[inp] if msk is None else (Wr[inp] * (msk / msk.sum(1, keepdim=True))[:, :, None]).sum(1)
+    h.retain_grad()
+    loss = F.softplus(-(Cr[t] * h).sum(1)) + (F.softplus((Cr[neg] * h[:, None, :]).sum(2)) * keep).sum(1)
+    loss.sum().backward()                                    # summed over the batch, as the trainer does
+    assert torch.allclose(C, C0 - lr * Cr.grad, atol=1e-6)
+    if msk is None:
+        assert torch.allclose(W, W0 - lr * Wr.grad, atol=1e-6)
+    else:   # word2vec.c / gensim: each real context word gets the full dL/dh (the exact gradient is dL/dh / count)
+        dx = msk[:, :, None] * h.grad[:, None, :]
+        assert torch.allclose(W, W0.index_add(0, inp.reshape(-1), -lr * dx.reshape(-1, D)), atol=1e-6)

@@ -415,7 +415,7 @@ class Embedding(Layer):
         if ids.size and (ids.min() < 0 or ids.max() >= V):
             raise IndexError(f"token ids must lie in [0, {V}), got range [{ids.min()}, {ids.max()}]")
         self.ids = ids
-        return self.params[0][ids]
+        return np.take(self.params[0], ids, axis=0)          # = W[ids], about twice as fast for 2-D ids
 
     def backward(self, dout):
         dW = self.grads[0]
@@ -435,8 +435,10 @@ class Embedding(Layer):
             slot_of = np.empty(dW.shape[0], dtype=np.intp)
             slot_of[rows] = np.arange(len(rows))
             slot = slot_of[flat_ids]                          # position of each id among the rows
-            onehot_T = sp.csr_matrix((np.ones(len(flat_ids), dW.dtype), (slot, np.arange(len(flat_ids)))),
-                                     shape=(len(rows), len(flat_ids)))
+            # the same one-hot matrix, built column by column: column i has a single 1, in row
+            # slot[i], so the compressed-column format needs no sorting (indptr = 0, 1, 2, ...)
+            n = len(flat_ids)
+            onehot_T = sp.csc_matrix((np.ones(n, dW.dtype), slot, np.arange(n + 1)), shape=(len(rows), n))
             grad = onehot_T @ flat_d
             if self.padding_idx is not None:
                 keep = rows != self.padding_idx

@@ -5,6 +5,7 @@ question, asked once for the true context word and once for each of ``k`` noise 
 from ``P(w)^0.75``:
 
 - :func:`unigram_noise` and :class:`NoiseSampler`: the noise distribution and its sampler;
+  :func:`unigram_table`, word2vec.c's faster way to draw from it (used by the trainers);
 - :class:`EmbeddingDot`: scores of hidden vectors against selected rows of the output matrix;
 - :class:`SkipGramNS` and :class:`CBOWNS`: skip-gram and CBOW with the negative-sampling loss
   (``params``, ``grads``, ``forward``, ``backward``), gradient-checked in lesson 07;
@@ -17,6 +18,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+import scipy.sparse as sp
 
 from helpers.lib.layers import Embedding, Layer, SigmoidCrossEntropy, SoftmaxCrossEntropy
 
@@ -62,12 +64,50 @@ class NoiseSampler:
         return np.searchsorted(self.cdf, u, side="right").astype(np.int64)
 
 
+def unigram_table(counts: Sequence[float], power: float = 0.75, size: int = 1_000_000) -> np.ndarray:
+    """word2vec.c's unigram table: a draw from ``unigram_noise`` is one random slot. Taught in lesson 07, section 4.
+
+    Returns a (about ``size``,) int32 array in which word i fills round(size * p_i) slots
+    (at least one when p_i > 0, none when p_i = 0), so ``table[rng.integers(len(table), size=shape)]``
+    draws ids with probabilities p_i rounded to multiples of 1/size. One random integer and
+    one memory read per draw, where :class:`NoiseSampler`'s inverse CDF (exact) needs a binary
+    search over V entries: several times faster for the 10^4 draws of a training batch, which is
+    why the trainers of :mod:`helpers.lib.word2vec` use it.
+    """
+    if size < 1:
+        raise ValueError(f"size must be a positive number of slots, got {size}")
+    p = unigram_noise(counts, power)
+    slots = np.maximum(np.round(p * size), p > 0).astype(np.int64)   # every word that can be drawn gets a slot
+    return np.repeat(np.arange(len(p), dtype=np.int32), slots)
+
+
+def _row_gradient(ids: np.ndarray, coef: np.ndarray, h: np.ndarray, vocab_size: int):
+    """The gradient of the rows an (N, K) block of ids used, grad[r] = sum of coef[n, j] * h[n]
+    over the (n, j) with ids[n, j] == r, without building the (N, K, D) outer products.
+
+    It is a sparse product A @ h with A of shape (U distinct ids, N): column n holds coef[n, j]
+    in the row of ids[n, j]. Every column has exactly K entries, so the compressed-column
+    format needs no sorting (column n's entries are stored at K n ... K n + K - 1), and a
+    word that appears twice in a column has its two entries summed by the product.
+    Returns (rows (U,) sorted distinct ids, grad (U, D))."""
+    n, k = ids.shape
+    used = np.zeros(vocab_size, dtype=bool)
+    used[ids.ravel()] = True
+    rows = np.flatnonzero(used)
+    slot_of = np.empty(vocab_size, dtype=np.intp)
+    slot_of[rows] = np.arange(len(rows))                  # position of each id among the rows
+    A = sp.csc_matrix((coef.ravel(), slot_of[ids.ravel()], np.arange(0, n * k + 1, k)), shape=(len(rows), n))
+    return rows, A @ h
+
+
 class EmbeddingDot(Layer):
     """Score of hidden vectors against selected rows of an output matrix. Taught in lesson 07, section 3.
 
     W: (V, D). forward(h (N, D), ids (N,) or (N, K) int) -> scores (N,) or (N, K), where
     scores[n, j] = W[ids[n, j]] . h[n]. backward(dscores) fills ``grads`` (accumulating
     repeated ids through :class:`helpers.lib.layers.Embedding`) and returns dh (N, D).
+    With ``scatter='rows'`` it fills ``embed.row_grad = (rows, grad)`` instead, the gradient
+    of the rows used only, as the trainer's SGD step wants it.
     """
 
     def __init__(self, vocab_size: int, dim: int, rng: np.random.Generator, dtype=np.float64, scale: float = 0.01,
@@ -90,10 +130,18 @@ class EmbeddingDot(Layer):
         return np.einsum("nkd,nd->nk", rows, h)
 
     def backward(self, dout):
-        if self.squeeze:
+        if self.embed.scatter == "rows":
+            # training with a large vocabulary: only the rows used, as (rows, grad) in
+            # embed.row_grad, summed straight from dout and h (see _row_gradient)
+            n = len(self.h)
+            self.embed.row_grad = _row_gradient(self.embed.ids.reshape(n, -1), np.reshape(dout, (n, -1)), self.h,
+                                                self.params[0].shape[0])
+        elif self.squeeze:
             self.embed.backward(dout[:, None] * self.h)
+        else:
+            self.embed.backward(dout[:, :, None] * self.h[:, None, :])
+        if self.squeeze:
             return dout[:, None] * self.rows
-        self.embed.backward(dout[:, :, None] * self.h[:, None, :])
         return np.einsum("nk,nkd->nd", dout, self.rows)
 
 

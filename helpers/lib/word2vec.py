@@ -27,7 +27,12 @@ import torch.nn.functional as F
 from helpers.infra.artifacts import TreeCodec, prefixed, unprefixed
 from helpers.infra.progress import progress_bar
 from helpers.infra.seeding import choose_device
-from helpers.lib.negative_sampling import CBOWNS, NoiseSampler, SkipGramNS, unigram_noise
+from helpers.lib.negative_sampling import (
+    CBOWNS,
+    NoiseSampler,
+    SkipGramNS,
+    unigram_table,
+)
 from helpers.lib.text import Vocab, check_token_lists
 
 
@@ -179,20 +184,23 @@ def train_numpy(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
 
     Each step sums the per-example gradients (as word2vec's one-example-at-a-time SGD
     does), so the learning rate is ``alpha`` per example, decaying linearly to
-    ``min_alpha``. The progress bar shows words/s.
+    ``min_alpha``. Negatives come from a 10^6-slot :func:`unigram_table` (as in word2vec.c),
+    and each step updates only the rows the batch used. The progress bar shows words/s.
+    Deterministic: the same seed gives bit-identical vectors.
     """
     if model not in ("skipgram", "cbow"):
         raise ValueError(f"model must be 'skipgram' or 'cbow', got {model!r}")
     rng = np.random.default_rng(seed)
     V = len(corpus.vocab)
-    sampler = NoiseSampler(corpus.vocab.counts, power, rng=rng)
+    sampler = NoiseSampler(corpus.vocab.counts, power, rng=rng)    # the model's own, unused: we give the negatives
+    table = unigram_table(corpus.vocab.counts, power)    # drawn from here, several times faster than the sampler
     cls = SkipGramNS if model == "skipgram" else CBOWNS
     extra = {"word2vec_update": True} if model == "cbow" else {}
     # scatter='rows': each step updates only the rows the batch used (same result as the dense
     # update, whose other rows get zero gradient, without touching all V rows twice a step)
     net = cls(V, dim, sampler, k=negative, rng=rng, dtype=np.float32, scatter="rows", **extra)
     W_in, W_out = net.params
-    tables = (net.embed, net.ns.dot.embed)
+    embeddings = (net.embed, net.ns.dot.embed)
     total_words = corpus.n_raw_tokens * epochs
     epoch_loss, t0 = [], time.perf_counter()
     bar = progress_bar(total=total_words, desc=f"NumPy {model}", unit="word", unit_scale=True, disable=not progress)
@@ -212,16 +220,22 @@ def train_numpy(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
         for start in range(0, n, batch_size):
             sl = slice(start, start + batch_size)
             lr = _lr_schedule(alpha, min_alpha, epoch * n + start, epochs * n)
-            if model == "skipgram":
-                loss = net.forward(data[0][sl], data[1][sl])
-            else:
-                loss = net.forward(data[0][sl], data[1][sl], mask=data[2][sl])
-            net.backward()
             m = len(data[1][sl])
-            # sum of per-example gradients = m * mean gradient
-            for table in tables:
-                rows, grad = table.row_grad
-                table.params[0][rows] -= (lr * m) * grad
+            negatives = table[rng.integers(0, len(table), size=(m, negative))]
+            if model == "skipgram":
+                loss = net.forward(data[0][sl], data[1][sl], negatives)
+            else:
+                loss = net.forward(data[0][sl], data[1][sl], data[2][sl], negatives)
+            net.backward()
+            # SGD on the rows used; the sum of per-example gradients = m * mean gradient.
+            # W[rows] -= step * grad, written as gather, update, scatter: the same arithmetic,
+            # about 1.5x faster than NumPy's in-place update through an index array
+            for embedding in embeddings:
+                rows, grad = embedding.row_grad
+                W = embedding.params[0]
+                block = np.take(W, rows, axis=0)
+                block -= (lr * m) * grad
+                W[rows] = block
             losses.append(loss)
             bar.update(int(round(m * words_per_example)))
             if len(losses) % 50 == 0:
@@ -234,31 +248,40 @@ def train_numpy(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
     return TrainedVectors(W_in.copy(), W_out.copy(), corpus.vocab, secs, total_words / secs, epoch_loss, cfg)
 
 
-def _torch_batches(W, C, table, labels, inp, tgt, msk, starts, batch_size, lr_of, gen, negative, record):
-    """Run SGD on the batches beginning at ``starts`` (one worker's share of an epoch)."""
+def _torch_batches(W, C, table, inp, tgt, msk, starts, batch_size, lr_of, gen, negative, record):
+    """Run SGD on the batches beginning at ``starts`` (one worker's share of an epoch).
+
+    W, C: (V, D) float32 input and output vectors, updated in place. table: the unigram table
+    (:func:`unigram_table`). inp: (n,) centre ids (skip-gram) or (n, 2 window) context ids
+    (CBOW, with msk (n, 2 window) 0/1 marking the real ones); tgt: (n,) the words to predict."""
     dim = W.shape[1]
     for j, start in enumerate(starts):
         lr = lr_of(start)
         x, t = inp[start:start + batch_size], tgt[start:start + batch_size]
         m = len(t)
-        neg = table[torch.randint(len(table), (m, negative), generator=gen, device=W.device)]
-        targets = torch.cat([t[:, None], neg], dim=1).reshape(-1)            # (m(1+k),)
+        # k negatives per example: random slots of the unigram table (m k draws, read as (m, k))
+        neg = table.index_select(0, torch.randint(len(table), (m * negative,), generator=gen, device=W.device))
+        targets = torch.cat([t[:, None], neg.view(m, negative)], dim=1)     # (m, 1+k): the word, then k negatives
         if msk is None:
             h = W.index_select(0, x)                                         # (m, D)
         else:
             w = msk[start:start + batch_size]
-            w = w / w.sum(dim=1, keepdim=True)                               # (m, 2win) mean weights
-            h = torch.bmm(w[:, None, :], W.index_select(0, x.reshape(-1)).view(m, -1, dim)).squeeze(1)
-        u = C.index_select(0, targets).view(m, 1 + negative, dim)            # (m, 1+k, D)
+            # h = the mean of the real context vectors: a weighted sum of rows, weights mask / count
+            h = F.embedding_bag(x, W, per_sample_weights=w / w.sum(dim=1, keepdim=True), mode="sum")
+        flat = targets.reshape(-1)
+        u = C.index_select(0, flat).view(m, 1 + negative, dim)               # (m, 1+k, D)
         s = (u * h[:, None, :]).sum(2)                                       # (m, 1+k) scores
-        g = torch.sigmoid(s) - labels                                        # dL/ds = y - t
-        g[:, 1:] *= (neg != t[:, None])                                      # a negative equal to the target is skipped
+        g = torch.sigmoid(s)
+        g[:, 0] -= 1                                                         # dL/ds = y - t (t = 1 for the word)
+        g[:, 1:].masked_fill_(targets[:, 1:] == t[:, None], 0)               # a negative equal to the target is skipped
         if record is not None and j % 20 == 0:
             # loss = -log s(s_0) - sum_j log s(-s_j), on every 20th batch (for the bar)
             record(float((F.softplus(-s[:, 0]) + F.softplus(s[:, 1:]).sum(1)).mean()), lr)
         g *= -lr
-        dh = torch.bmm(g[:, None, :], u).squeeze(1)                          # (m, D) = sum_j g_j u_j
-        C.index_add_(0, targets, (g[:, :, None] * h[:, None, :]).view(-1, dim))   # du_j = g_j h
+        # dh = sum_j g_j u_j, written as a weighted bag of C's rows: the same sum as
+        # torch.bmm(g[:, None, :], u), about 1.2x faster end to end on one thread
+        dh = F.embedding_bag(targets, C, per_sample_weights=g, mode="sum")  # (m, D)
+        C.index_add_(0, flat, (g[:, :, None] * h[:, None, :]).view(-1, dim))   # du_j = g_j h
         if msk is None:
             W.index_add_(0, x, dh)
         else:
@@ -298,11 +321,7 @@ def train_torch(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
     V = len(corpus.vocab)
     W = torch.from_numpy(((rng.random((V, dim)) - 0.5) / dim).astype(np.float32)).to(dev)
     C = torch.zeros((V, dim), dtype=torch.float32, device=dev)
-    probs = unigram_noise(corpus.vocab.counts, power)
-    reps = np.maximum(np.round(probs * 1_000_000), probs > 0).astype(np.int64)   # every word at least once
-    table = torch.from_numpy(np.repeat(np.arange(V), reps)).to(dev)
-    labels = torch.zeros(1 + negative, device=dev)
-    labels[0] = 1
+    table = torch.from_numpy(unigram_table(corpus.vocab.counts, power).astype(np.int64)).to(dev)
     total_words = corpus.n_raw_tokens * epochs
     epoch_loss, t0 = [], time.perf_counter()
     bar = progress_bar(total=total_words, desc=f"PyTorch {model}", unit="word", unit_scale=True, disable=not progress)
@@ -339,7 +358,7 @@ def train_torch(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
                 starts = list(range(0, n, batch_size))
 
                 def work(i, data=(inp, tgt, msk), starts=starts, wpe=words_per_example, record=record):
-                    for m in _torch_batches(W, C, table, labels, *data, starts[i::workers], batch_size,
+                    for m in _torch_batches(W, C, table, *data, starts[i::workers], batch_size,
                                             lr_of, gens[i], negative, record if i == 0 else None):
                         bar.update(int(round(m * wpe)))
 
@@ -363,15 +382,18 @@ def train_gensim(corpus: Corpus, model: str = "skipgram", dim: int = 100, window
                  sample: float = 1e-3, epochs: int = 5, alpha: float = 0.025, min_alpha: float = 1e-4,
                  seed: int = 0, workers: int = 2, min_count: int = 5) -> TrainedVectors:
     """gensim's ``Word2Vec`` on the same sentences and hyperparameters (the reference). Taught in lesson 07, section 6.
-    The vectors are re-ordered to ``corpus.vocab`` so all three share one vocabulary."""
+    The vectors are re-ordered to ``corpus.vocab`` so all three share one vocabulary. ``seconds``
+    times the training only (not the vocabulary scan), like the other two trainers'."""
     from gensim.models import Word2Vec  # heavy optional import: loaded only when gensim is used
     if model not in ("skipgram", "cbow"):
         raise ValueError(f"model must be 'skipgram' or 'cbow', got {model!r}")
     sents = [list(s) for s in corpus.sentences]
-    t0 = time.perf_counter()
-    m = Word2Vec(sents, vector_size=dim, window=window, negative=negative, sample=sample, epochs=epochs,
+    m = Word2Vec(vector_size=dim, window=window, negative=negative, sample=sample, epochs=epochs,
                  alpha=alpha, min_alpha=min_alpha, sg=int(model == "skipgram"), hs=0, workers=workers,
                  seed=seed, min_count=min_count)
+    m.build_vocab(sents)     # what Word2Vec(sents, ...) does first; not timed, as prepare_corpus is not
+    t0 = time.perf_counter()
+    m.train(sents, total_examples=m.corpus_count, epochs=epochs)
     secs = time.perf_counter() - t0
     order = [m.wv.key_to_index[w] for w in corpus.vocab.itos]
     cfg = dict(impl="gensim", model=model, dim=dim, window=window, negative=negative, sample=sample,
