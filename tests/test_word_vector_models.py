@@ -59,3 +59,13 @@ def test_the_records_reproduce_from_the_shipped_vectors(name):
     assert got["analogy_by_category"] == rec["report"]["analogy_by_category"]
     assert rec["queen_rank"] >= 1 and set(rec["bbc_topic_accuracy"]) == {"logreg", "knn"}
     assert all(0.2 < a <= 1 for accs in rec["bbc_topic_accuracy"].values() for a in accs)
+
+
+def test_the_count_vectors_cache_key_names_every_validated_setting(monkeypatch):
+    from helpers.course import word_vectors
+    key = word_vectors.validated_count_key()
+    for method, cfg in word_vectors.VALIDATED_COUNT_SETTINGS.items():
+        for k, v in cfg.items():
+            assert f"{method}-{k}{v}" in key[1]
+    monkeypatch.setitem(word_vectors.VALIDATED_COUNT_SETTINGS, "LSA", dict(word_vectors.VALIDATED_COUNT_SETTINGS["LSA"], k=50))
+    assert word_vectors.validated_count_key() != key          # a changed setting rebuilds the cache

@@ -57,8 +57,11 @@ SETTINGS = {
     "wv_gensim_skipgram": dict(WORD2VEC, impl="gensim", model="skipgram"),
     "wv_gensim_cbow": dict(WORD2VEC, impl="gensim", model="cbow"),
     "wv_gensim_fasttext": dict(FASTTEXT, impl="gensim", model="fasttext"),
+    "wv_torch_skipgram": dict(WORD2VEC, impl="torch", model="skipgram"),
+    "wv_numpy_skipgram": dict(WORD2VEC, impl="numpy", model="skipgram"),
 }
-NAMES = {"gensim-skipgram": "wv_gensim_skipgram", "gensim-cbow": "wv_gensim_cbow", "fasttext": "wv_gensim_fasttext"}
+NAMES = {"gensim-skipgram": "wv_gensim_skipgram", "gensim-cbow": "wv_gensim_cbow", "fasttext": "wv_gensim_fasttext",
+         "torch-skipgram": "wv_torch_skipgram", "numpy-skipgram": "wv_numpy_skipgram"}
 
 
 # ---------------------------------------------------------------- vocabulary as text
@@ -366,13 +369,20 @@ WHAT = {
     "wv_gensim_skipgram": "gensim skip-gram word vectors (W and C), lessons 06-09",
     "wv_gensim_cbow": "gensim CBOW word vectors (W), lessons 07-09",
     "wv_gensim_fasttext": "gensim fastText word vectors (W) and n-gram buckets, lessons 08-09",
+    "wv_torch_skipgram": "the course's PyTorch skip-gram word vectors (W and C), lessons 06-09",
+    "wv_numpy_skipgram": "the course's NumPy skip-gram word vectors (W and C), lessons 07-09",
 }
-LESSON = {"wv_gensim_skipgram": "07", "wv_gensim_cbow": "07", "wv_gensim_fasttext": "08"}
-FLOAT16 = {"wv_gensim_skipgram": ("W", "C"), "wv_gensim_cbow": ("W",), "wv_gensim_fasttext": ("W", "ngram_vectors")}
+LESSON = {"wv_gensim_skipgram": "07", "wv_gensim_cbow": "07", "wv_gensim_fasttext": "08", "wv_torch_skipgram": "07",
+          "wv_numpy_skipgram": "07"}
+FLOAT16 = {"wv_gensim_skipgram": ("W", "C"), "wv_gensim_cbow": ("W",), "wv_gensim_fasttext": ("W", "ngram_vectors"),
+           "wv_torch_skipgram": ("W", "C"), "wv_numpy_skipgram": ("W", "C")}
+TRAIN = {"gensim": train_gensim_vectors, "torch": train_course_word2vec, "numpy": train_course_word2vec}
+REPLAY = {"gensim": REPLAY_EPOCHS, "torch": 1, "numpy": 1}   # epochs the test replays from scratch
 
 
 def model_entries(entry_class) -> list:
     """The registry entries (:class:`helpers.course.models.ModelEntry`) of the shipped vectors."""
-    return [entry_class(name, WHAT[name], LESSON[name], SETTINGS[name], train_gensim_vectors, load_vectors_artifact,
-                        report_wordsim_subset, float16=FLOAT16[name], replay_steps=REPLAY_EPOCHS)
+    return [entry_class(name, WHAT[name], LESSON[name], SETTINGS[name], TRAIN[SETTINGS[name]["impl"]],
+                        load_vectors_artifact, report_wordsim_subset, float16=FLOAT16[name],
+                        replay_steps=REPLAY[SETTINGS[name]["impl"]])
             for name in SETTINGS]

@@ -151,7 +151,7 @@ def count_based_key(k: int = 100, window: int = 5) -> tuple[str, str]:
 # LSA sentences per document 1/10 x k x p (tf log1p, smoothed idf). Differences inside ~0.05 of
 # WordSim ρ are ties (a 95 % interval on ~140 pairs is about ±0.14); among ties the smaller k.
 VALIDATED_COUNT_SETTINGS = {
-    "PPMI-SVD": dict(window=10, weighting="uniform", alpha=0.75, k=100, p=0.5),
+    "PPMI-SVD": dict(window=10, weighting="uniform", alpha=1.0, k=100, p=0.5),
     "LSA": dict(sentences_per_doc=10, tf_scheme="log1p", k=100, p=1.0),
 }
 _SVD_WEIGHTING = {1.0: "US", 0.5: "sqrtS", 0.0: "U"}
