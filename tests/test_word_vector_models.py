@@ -69,3 +69,12 @@ def test_the_count_vectors_cache_key_names_every_validated_setting(monkeypatch):
             assert f"{method}-{k}{v}" in key[1]
     monkeypatch.setitem(word_vectors.VALIDATED_COUNT_SETTINGS, "LSA", dict(word_vectors.VALIDATED_COUNT_SETTINGS["LSA"], k=50))
     assert word_vectors.validated_count_key() != key          # a changed setting rebuilds the cache
+
+
+def test_shipped_embeddings_table_shares_one_vocabulary():
+    from helpers.course.word_vectors import SHIPPED_LABELS, shipped_embeddings
+    table = shipped_embeddings(count_based=False)
+    assert set(table) == {SHIPPED_LABELS[n] for n in SHIPPED}
+    itos = course_corpus().vocab.itos
+    for label, (W, vocab, seconds) in table.items():
+        assert vocab.itos == itos and W.shape[0] == len(itos) and seconds > 0, label

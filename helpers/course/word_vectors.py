@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from helpers.course.corpus import course_corpus, modern_english_sentences
-from helpers.course.models import load_model
+from helpers.course.models import load_model, read_manifest
 from helpers.course.scaling_grid import course_scaling_grid, course_scaling_key
 from helpers.course.word_vector_models import NAMES, ShippedVectors
 from helpers.infra.artifacts import array_to_strings, prefixed, strings_to_array, unprefixed
@@ -297,3 +297,21 @@ def load_shipped_fasttext() -> FastTextVectors:
     W, _, vocab, meta = load_word_vectors("fasttext")
     s = meta["settings"]
     return FastTextVectors(vocab.itos, W, W, meta["ngram_vectors"], s["min_n"], s["max_n"], meta["train_seconds"], s)
+
+
+SHIPPED_LABELS = {"gensim-skipgram": "gensim skip-gram", "gensim-cbow": "gensim CBOW", "fasttext": "fastText",
+                  "torch-skipgram": "PyTorch skip-gram", "numpy-skipgram": "NumPy skip-gram"}
+
+
+def shipped_embeddings(count_based: bool = True) -> dict:
+    """{label: (W, vocab, training seconds)} for every shipped method (:func:`load_word_vectors`)
+    and, with ``count_based``, PPMI-SVD and LSA at their validated settings
+    (:func:`validated_count_vectors`) — lesson 09's table, one shared vocabulary. The records
+    each method was shipped with are in ``load_word_vectors(name).metadata['records']``."""
+    shipped = read_manifest()["models"]
+    out = dict(validated_count_vectors()) if count_based else {}
+    for name, label in SHIPPED_LABELS.items():
+        if NAMES[name] in shipped:
+            W, _, vocab, meta = load_word_vectors(name)
+            out[label] = (W, vocab, meta["train_seconds"])
+    return out
