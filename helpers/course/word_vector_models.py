@@ -163,7 +163,7 @@ def train_gensim_vectors(settings: dict, log: RunLog, max_steps: int | None = No
         loss = _epoch_loss(m, W)
         log.step(loss)
         v = evaluate_vectors(W, corpus.vocab, "validation", analogies=False)
-        stop = stopper.update(v["wordsim"], epoch, snapshot=lambda W=W: (W, _context_vectors(m, s, order), _ngrams(m)))
+        stop = stopper.update(v["wordsim"], epoch, snapshot=lambda W=W: (W, _ngrams(m)))
         for k, x in (("epoch", epoch), ("valid_wordsim", v["wordsim"]), ("valid_simlex", v["simlex"]),
                      ("train_loss", loss)):
             curve[k].append(x)
@@ -179,10 +179,9 @@ def train_gensim_vectors(settings: dict, log: RunLog, max_steps: int | None = No
     if max_steps is not None:
         reason = f"max_steps={max_steps}"
     log.event("stop", reason=reason, steps=epoch, best_step=stopper.best_step)
-    W, C, ngrams = stopper.best_state
+    # C (gensim's syn1neg) is not shipped (the size budget): the PyTorch skip-gram ships its C
+    W, ngrams = stopper.best_state
     arrays = {"W": W, **vocab_to_arrays(corpus.vocab), **{f"curve/{k}": np.asarray(x) for k, x in curve.items()}}
-    if C is not None:
-        arrays["C"] = C
     if ngrams is not None:
         arrays["ngram_vectors"] = ngrams
     meta = {"settings": dict(s), "stopped_by": reason, "best_epoch": stopper.best_step, "epochs_run": epoch,
@@ -223,12 +222,6 @@ def _oov_check(m, s: dict) -> dict:
     ft = FastTextVectors([], empty, empty, ngrams, s["min_n"], s["max_n"], 0.0)
     diff = max(float(np.abs(ft.vector(w) - m.wv.get_vector(w)).max()) for w in OOV_WORDS)
     return {"words": list(OOV_WORDS), "max_abs_difference_from_gensim": diff}
-
-
-def _context_vectors(m, s: dict, order: np.ndarray) -> np.ndarray | None:
-    """C, the output vectors (gensim's syn1neg), in the course's word order: shipped for skip-gram only
-    (lesson 06: W C^T ~ shifted PMI; lesson 07: W or (W + C) / 2)."""
-    return np.array(m.syn1neg[order], dtype=np.float32) if s["model"] == "skipgram" else None
 
 
 # ---------------------------------------------------------------- the course's own trainers (NumPy, PyTorch)
@@ -366,7 +359,7 @@ def _model_name(shipped: ShippedVectors) -> str:
 
 
 WHAT = {
-    "wv_gensim_skipgram": "gensim skip-gram word vectors (W and C), lessons 06-09",
+    "wv_gensim_skipgram": "gensim skip-gram word vectors (W), lessons 07-09",
     "wv_gensim_cbow": "gensim CBOW word vectors (W), lessons 07-09",
     "wv_gensim_fasttext": "gensim fastText word vectors (W) and n-gram buckets, lessons 08-09",
     "wv_torch_skipgram": "the course's PyTorch skip-gram word vectors (W and C), lessons 06-09",
@@ -374,7 +367,7 @@ WHAT = {
 }
 LESSON = {"wv_gensim_skipgram": "07", "wv_gensim_cbow": "07", "wv_gensim_fasttext": "08", "wv_torch_skipgram": "07",
           "wv_numpy_skipgram": "07"}
-FLOAT16 = {"wv_gensim_skipgram": ("W", "C"), "wv_gensim_cbow": ("W",), "wv_gensim_fasttext": ("W", "ngram_vectors"),
+FLOAT16 = {"wv_gensim_skipgram": ("W",), "wv_gensim_cbow": ("W",), "wv_gensim_fasttext": ("W", "ngram_vectors"),
            "wv_torch_skipgram": ("W", "C"), "wv_numpy_skipgram": ("W", "C")}
 TRAIN = {"gensim": train_gensim_vectors, "torch": train_course_word2vec, "numpy": train_course_word2vec}
 REPLAY = {"gensim": REPLAY_EPOCHS, "torch": 1, "numpy": 1}   # epochs the test replays from scratch
