@@ -56,7 +56,11 @@ def test_the_records_reproduce_from_the_shipped_vectors(name):
         assert round(got[key], 3) == round(rec["report"][key], 3), key
         lo, hi = rec["report_intervals"][key][1:]
         assert lo < rec["report"][key] < hi
-    assert got["analogy_by_category"] == rec["report"]["analogy_by_category"]
+    # the records were computed from the float32 vectors; float16 may flip a question or two
+    # (measured: one of 548 in gensim CBOW's gram7-past-tense), never the counts of questions
+    for cat, (correct, answered, oov) in rec["report"]["analogy_by_category"].items():
+        c16, a16, o16 = got["analogy_by_category"][cat]
+        assert (a16, o16) == (answered, oov) and abs(c16 - correct) <= 2, cat
     assert rec["queen_rank"] >= 1 and set(rec["bbc_topic_accuracy"]) == {"logreg", "knn"}
     assert all(0.2 < a <= 1 for accs in rec["bbc_topic_accuracy"].values() for a in accs)
 
