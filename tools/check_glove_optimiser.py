@@ -2,7 +2,9 @@
 curve? Compare it with train_pairwise (the reference code's per-pair AdaGrad, batched) on the
 course corpus, scoring the validation half after every epoch; prints one JSON line per epoch.
 
-    OMP_NUM_THREADS=1 python tools/check_glove_optimiser.py [epochs]
+    OMP_NUM_THREADS=1 python tools/check_glove_optimiser.py [epochs] [lr ...]
+
+The pairwise runs use x_max 100 and each lr given (default 0.05, the reference code's).
 """
 import json
 import sys
@@ -26,10 +28,10 @@ def show(run, epoch, vectors, t0):
                       "seconds": round(time.perf_counter() - t0, 1)}), flush=True)
 
 
-for x_max in (100.0, 10.0):
+for lr in [float(a) for a in sys.argv[2:]] or [0.05]:
     t0 = time.perf_counter()
-    train_pairwise(counts, dim=100, epochs=epochs, lr=0.05, x_max=x_max, batch_size=4096, progress=False,
-                   epoch_end=lambda e, v, x=x_max, t0=t0: show(f"pairwise x_max={x:g} lr=0.05 batch=4096", e, v, t0))
+    train_pairwise(counts, dim=100, epochs=epochs, lr=lr, x_max=100.0, batch_size=4096, progress=False,
+                   epoch_end=lambda e, v, lr=lr, t0=t0: show(f"pairwise x_max=100 lr={lr:g} batch=4096", e, v, t0))
 t0 = time.perf_counter()
 train_torch(counts, dim=100, epochs=epochs, lr=0.5, x_max=100.0, batch_size=65536, progress=False,
             evaluate=lambda v: show("train_torch x_max=100 lr=0.5 batch=65536 (summed AdaGrad)", 0, v, t0) or {})

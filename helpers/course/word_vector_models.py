@@ -17,6 +17,8 @@ Protocol (issue 14), the same for every method:
   counts and the BBC topic accuracy of two classifiers over three seeds;
 - a training "step" is one epoch: its loss is the training loss the trainer reports for it.
 
+Shipped: gensim skip-gram, CBOW and fastText, the course's PyTorch and NumPy skip-gram (W; C for
+PyTorch and NumPy; fastText's n-gram buckets). Not shipped: GloVe (see :func:`train_glove_vectors`).
 Each model is an entry of :data:`helpers.course.models.MODELS` (``wv_<impl>_<model>``); the
 vectors are stored as float16 (the training checks that the report-half scores are unchanged at
 3 decimals, and records the check). The vocabulary is stored with each model as UTF-8 text.
@@ -280,7 +282,11 @@ def train_glove_vectors(settings: dict, log: RunLog, max_steps: int | None = Non
                         progress: bool = True) -> tuple[dict, dict, dict]:
     """GloVe on the course corpus's co-occurrences (harmonic weighting within ±window), fitted by
     :func:`helpers.lib.glove.train_pairwise` (the reference code's per-pair AdaGrad), validated
-    after every epoch on W + W~, early-stopped like the word2vec models. Ships W and W~."""
+    after every epoch on W + W~, early-stopped like the word2vec models; ships W + W~ as W.
+
+    Not registered in MODELS yet: no learning rate of the pairwise trainer has been validated on
+    this corpus (measured on the validation half: lr 0.05 leaves WordSim at 0.02 after two epochs,
+    lr 0.5 diverges in the first), and settings need choosing (x_max, window) before it ships."""
     s = settings
     corpus = course_corpus()
     sents = np.split(corpus.ids, np.flatnonzero(np.diff(corpus.sentence)) + 1)
