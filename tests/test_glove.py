@@ -220,3 +220,46 @@ def test_glove_weight_explorer_rejects_bad_counts():
         render_glove_weight(counts=np.array([1.0, 0.0]))
     with pytest.raises(ValueError, match="non-empty 1-D array; got shape \\(0,\\)"):
         render_glove_weight(counts=np.array([]))
+
+
+def _glove_c_reference(counts, dim, epochs, lr, x_max, alpha, seed):
+    """glove.c's training loop, pair by pair, in plain Python (float64), same init and order."""
+    import torch as _torch
+
+    from helpers.lib.glove import GloVeNumpy, cooccurrence_entries, glove_weight
+    rows, cols, x = cooccurrence_entries(counts)
+    rng = np.random.default_rng(seed)
+    W, Wt, b, bt = (p.astype(np.float64) for p in GloVeNumpy(counts.shape[0], dim, rng, x_max, alpha, np.float32).params)
+    gW, gWt, gb, gbt = np.ones_like(W), np.ones_like(Wt), np.ones_like(b), np.ones_like(bt)
+    gen = _torch.Generator().manual_seed(seed)
+    for _ in range(epochs):
+        for p in _torch.randperm(len(x), generator=gen).tolist():
+            i, j = rows[p], cols[p]
+            diff = W[i] @ Wt[j] + b[i] + bt[j] - np.log(x[p])
+            fdiff = lr * glove_weight(x[p], x_max, alpha) * diff
+            t1, t2 = fdiff * Wt[j], fdiff * W[i]
+            W[i] -= t1 / np.sqrt(gW[i])
+            Wt[j] -= t2 / np.sqrt(gWt[j])
+            gW[i] += t1 * t1
+            gWt[j] += t2 * t2
+            b[i] -= fdiff / np.sqrt(gb[i])
+            bt[j] -= fdiff / np.sqrt(gbt[j])
+            gb[i] += fdiff * fdiff
+            gbt[j] += fdiff * fdiff
+    return W, Wt
+
+
+def test_train_pairwise_with_batch_1_is_the_reference_code():
+    from helpers.lib.glove import train_pairwise
+    rng = np.random.default_rng(0)
+    dense = rng.poisson(3.0, (12, 12)) * (rng.random((12, 12)) < 0.6)
+    counts = sp.csr_matrix(dense.astype(np.float64))
+    W, Wt = _glove_c_reference(counts, dim=4, epochs=3, lr=0.05, x_max=5.0, alpha=0.75, seed=1)
+    g = train_pairwise(counts, dim=4, epochs=3, lr=0.05, x_max=5.0, alpha=0.75, batch_size=1, seed=1, progress=False)
+    np.testing.assert_allclose(g.W, W, atol=1e-5)
+    np.testing.assert_allclose(g.W_tilde, Wt, atol=1e-5)
+    # batches only delay a row's updates: close to the reference, and the loss falls
+    big = train_pairwise(counts, dim=4, epochs=3, lr=0.05, x_max=5.0, alpha=0.75, batch_size=16, seed=1, progress=False)
+    assert big.epoch_loss[-1] < big.epoch_loss[0]
+    stop = train_pairwise(counts, dim=4, epochs=5, batch_size=8, progress=False, epoch_end=lambda e, v: e == 2)
+    assert len(stop.epoch_loss) == 2

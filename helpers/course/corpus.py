@@ -11,6 +11,7 @@ from functools import lru_cache
 from helpers.course.data import load_bbc_news, load_wikipedia
 from helpers.infra.checksums import DataError
 from helpers.lib.text import split_sentences, tokenize
+from helpers.lib.word2vec import Corpus, prepare_corpus
 
 
 @lru_cache(maxsize=2)
@@ -60,3 +61,10 @@ def document_sentences(min_tokens: int = 3) -> tuple[tuple[tuple[str, ...], ...]
             docs.append(sents)
     _check_not_empty(docs, min_tokens)
     return tuple(docs)
+
+
+@lru_cache(maxsize=1)
+def course_corpus() -> Corpus:
+    """The shared modern-English corpus prepared with min_count=5: the vocabulary and id
+    stream of every word-vector method of the course (:func:`helpers.lib.word2vec.prepare_corpus`)."""
+    return prepare_corpus(modern_english_sentences(), min_count=5)

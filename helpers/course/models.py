@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from helpers.course import ffnn_lm, word_lms
+from helpers.course import ffnn_lm, word_lms, word_vector_models
 from helpers.course.data import DATA_DIR
 from helpers.infra.artifacts import ArtifactError, load_artifact
 from helpers.infra.checksums import DataError, sha256_of
@@ -49,6 +49,8 @@ class ModelEntry:
                     gensim with several workers: then metrics are compared, not bytes)
     threads       : torch/BLAS threads it trains with (recorded in the log)
     float16       : names of arrays stored as float16 (checked to leave the printed numbers unchanged)
+    replay_steps  : how many first steps the tests replay from scratch (50; fewer where a step
+                    is a whole epoch, as for the word vectors)
     """
 
     name: str
@@ -61,6 +63,7 @@ class ModelEntry:
     deterministic: bool = True
     threads: int = 1
     float16: tuple = field(default_factory=tuple)
+    replay_steps: int = 50
 
     @property
     def command(self) -> str:
@@ -75,6 +78,7 @@ MODELS: dict[str, ModelEntry] = {e.name: e for e in [
                  "02", word_lms.SETTINGS[kind], word_lms.train_word_lm, word_lms.load_word_lm,
                  word_lms.word_lm_subset_metric, float16=word_lms.FLOAT16)
       for kind, name in (("rnn", "simple (tanh) RNN"), ("gru", "GRU"), ("lstm", "LSTM"))),
+    *word_vector_models.model_entries(ModelEntry),
 ]}
 
 

@@ -9,12 +9,13 @@ with the same vocabulary (min_count 5), so lesson 09 can compare them in one tab
 from __future__ import annotations
 
 import time
-from functools import lru_cache
 
 import numpy as np
 
-from helpers.course.corpus import modern_english_sentences
+from helpers.course.corpus import course_corpus, modern_english_sentences
+from helpers.course.models import load_model, read_manifest
 from helpers.course.scaling_grid import course_scaling_grid, course_scaling_key
+from helpers.course.word_vector_models import NAMES, ShippedVectors
 from helpers.infra.artifacts import array_to_strings, prefixed, strings_to_array, unprefixed
 from helpers.infra.cache import CacheJob, build_missing, cached, settings_version, with_overrides
 from helpers.lib.counting import cooccurrence_matrix, ppmi
@@ -24,9 +25,7 @@ from helpers.lib.glove import train_torch as train_glove_torch
 from helpers.lib.lsa import lsa_word_vectors, svd_vectors
 from helpers.lib.text import Vocab
 from helpers.lib.word2vec import (
-    Corpus,
     TrainedVectors,
-    prepare_corpus,
     train_gensim,
     train_numpy,
     train_torch,
@@ -36,13 +35,6 @@ from helpers.lib.word2vec import (
 COURSE_CONFIG = dict(dim=100, window=5, negative=5, sample=1e-3, epochs=5, alpha=0.025, min_alpha=1e-4, seed=0)
 COURSE_METHODS = ("numpy-skipgram", "numpy-cbow", "torch-skipgram", "torch-cbow", "gensim-skipgram", "gensim-cbow")
 _CACHE_VERSION = "v1-" + "-".join(f"{k}{v}" for k, v in COURSE_CONFIG.items())
-
-
-@lru_cache(maxsize=1)
-def course_corpus() -> Corpus:
-    """The shared modern-English corpus (:mod:`helpers.course.corpus`) prepared with
-    min_count=5: the vocabulary and id stream of every word-vector method of the course."""
-    return prepare_corpus(modern_english_sentences(), min_count=5)
 
 
 def course_vectors(name: str, progress: bool = True) -> TrainedVectors:
@@ -157,6 +149,47 @@ def count_based_key(k: int = 100, window: int = 5) -> tuple[str, str]:
     return "count-vectors", f"v1-k{k}-w{window}"
 
 
+# Chosen on the validation half by tools/sweep_count_vectors.py (its output: tools/results/*.jsonl):
+# PPMI-SVD window 2/5/10 x context smoothing 0.75/1 x k 50/100/200(/300) x p 0/0.5/1 (U_k Σ_k^p);
+# LSA 1/10/50 sentences per document x tf raw/log1p x k x p. Best validation WordSim ρ:
+# PPMI-SVD 0.443 (k 200: 0.437, a tie, so the smaller k), LSA 0.468 (k 100: 0.383).
+# Differences inside ~0.05 of ρ are treated as ties (a 95 % interval on ~140 pairs is ±0.1 or more).
+VALIDATED_COUNT_SETTINGS = {
+    "PPMI-SVD": dict(window=10, weighting="uniform", alpha=1.0, k=100, p=0.5),
+    "LSA": dict(sentences_per_doc=10, tf_scheme="log1p", k=200, p=0.5),
+}
+_SVD_WEIGHTING = {1.0: "US", 0.5: "sqrtS", 0.0: "U"}
+
+
+def validated_count_vectors() -> dict:
+    """PPMI-SVD and LSA with the settings chosen on the validation half (VALIDATED_COUNT_SETTINGS),
+    on the course corpus and vocabulary: {name: (vectors (V, k) float32, vocab, seconds)}.
+    Built in seconds at first use and cached (:mod:`helpers.infra.cache`) — not shipped."""
+
+    def build():
+        corpus = course_corpus()
+        out = {}
+        ps, ls = VALIDATED_COUNT_SETTINGS["PPMI-SVD"], VALIDATED_COUNT_SETTINGS["LSA"]
+        t = time.perf_counter()
+        sents = np.split(corpus.ids, np.flatnonzero(np.diff(corpus.sentence)) + 1)
+        counts = cooccurrence_matrix(sents, len(corpus.vocab), window=ps["window"], weighting=ps["weighting"])
+        vec = svd_vectors(ppmi(counts, alpha=ps["alpha"]), ps["k"], weighting=_SVD_WEIGHTING[ps["p"]])
+        out["PPMI-SVD"] = (vec.astype(np.float32), corpus.vocab, time.perf_counter() - t)
+        t = time.perf_counter()
+        lsa = lsa_word_vectors(corpus.sentences, corpus.vocab, ls["k"], sentences_per_doc=ls["sentences_per_doc"],
+                               tf_scheme=ls["tf_scheme"], weighting=_SVD_WEIGHTING[ls["p"]])
+        out["LSA"] = (lsa.astype(np.float32), corpus.vocab, time.perf_counter() - t)
+        return out
+
+    return cached(*validated_count_key(), build, codec=CountVectorsCodec)
+
+
+def validated_count_key() -> tuple[str, str]:
+    """The cache entry (name, version) of :func:`validated_count_vectors`."""
+    return "count-vectors-validated", settings_version(
+        {f"{m}-{k}": v for m, cfg in VALIDATED_COUNT_SETTINGS.items() for k, v in cfg.items()})
+
+
 class CountVectorsCodec:
     """How :func:`count_based_vectors`'s {name: (vectors, vocab, seconds)} is stored in the
     cache: each method's vectors and seconds, and the vocabulary they share, once."""
@@ -236,4 +269,53 @@ def course_embeddings() -> dict:
         label = {"numpy": "NumPy", "torch": "PyTorch", "gensim": "gensim"}[impl] + " " + \
             {"skipgram": "skip-gram", "cbow": "CBOW"}[model]
         out[label] = (tv.W, tv.vocab, tv.seconds)
+    return out
+
+
+# ---------------------------------------------------------------- the shipped vectors (data/models/)
+def load_word_vectors(name: str) -> ShippedVectors:
+    """The shipped, checksum-verified vectors ``name`` — one of SHIPPED_VECTORS (e.g.
+    'gensim-skipgram') or its model name ('wv_gensim_skipgram'):
+    ``W, C, vocab, metadata = load_word_vectors(name)``. W (V, D) float32 input vectors, C the
+    output (context) vectors or None where they are not shipped, the vocabulary shared by all
+    of them, and ``metadata`` (settings, metrics, 'records': report-half scores with intervals,
+    analogy accuracy by category, queen's rank, BBC topic accuracy; 'curve': validation score
+    per epoch; 'train_seconds'; for fastText 'ngram_vectors'). Trained by
+    ``make models NAME=<model name>`` (:mod:`helpers.course.word_vector_models`)."""
+    model = NAMES.get(name, name)
+    if model not in NAMES.values():
+        raise KeyError(f"no shipped word vectors named {name!r}; the course has {sorted(NAMES)}")
+    return load_model(model)
+
+
+SHIPPED_VECTORS = tuple(NAMES)
+
+
+def load_shipped_fasttext() -> FastTextVectors:
+    """The shipped fastText vectors (``make models NAME=wv_gensim_fasttext``) as a
+    :class:`helpers.lib.fasttext.FastTextVectors`: ``.vector(word)`` works for any word — an
+    unseen one gets the mean of its n-gram bucket vectors, hashed by the course's
+    :func:`helpers.lib.fasttext.ngram_buckets` (checked against gensim at training time:
+    ``metadata['records']['oov_check']``). The words' own vectors are not shipped, so
+    ``word_vectors`` holds W (the vocabulary vectors, own vector and n-grams averaged) too."""
+    W, _, vocab, meta = load_word_vectors("fasttext")
+    s = meta["settings"]
+    return FastTextVectors(vocab.itos, W, W, meta["ngram_vectors"], s["min_n"], s["max_n"], meta["train_seconds"], s)
+
+
+SHIPPED_LABELS = {"gensim-skipgram": "gensim skip-gram", "gensim-cbow": "gensim CBOW", "fasttext": "fastText",
+                  "torch-skipgram": "PyTorch skip-gram", "numpy-skipgram": "NumPy skip-gram"}
+
+
+def shipped_embeddings(count_based: bool = True) -> dict:
+    """{label: (W, vocab, training seconds)} for every shipped method (:func:`load_word_vectors`)
+    and, with ``count_based``, PPMI-SVD and LSA at their validated settings
+    (:func:`validated_count_vectors`) — lesson 09's table, one shared vocabulary. The records
+    each method was shipped with are in ``load_word_vectors(name).metadata['records']``."""
+    shipped = read_manifest()["models"]
+    out = dict(validated_count_vectors()) if count_based else {}
+    for name, label in SHIPPED_LABELS.items():
+        if NAMES[name] in shipped:
+            W, _, vocab, meta = load_word_vectors(name)
+            out[label] = (W, vocab, meta["train_seconds"])
     return out

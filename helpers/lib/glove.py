@@ -46,7 +46,7 @@ from helpers.lib.layers import Layer, describe_offending
 from helpers.lib.text import Vocab
 
 __all__ = ["glove_weight", "glove_cooccurrence", "cooccurrence_entries", "GloVeNumpy", "GloVeVectors",
-           "train_numpy", "train_torch", "GloVeTorch"]
+           "train_numpy", "train_torch", "GloVeTorch", "train_pairwise"]
 
 
 # ---------------------------------------------------------------- weighting and data
@@ -401,3 +401,66 @@ def train_torch(counts, dim: int = 100, epochs: int = 10, lr: float = 0.5, x_max
                seed=seed, device=str(dev))
     return GloVeVectors(get(model.W), get(model.W_tilde), get(model.b)[:, 0], get(model.b_tilde)[:, 0], vocab,
                         secs, epoch_loss, cfg, metrics)
+
+
+# ---------------------------------------------------------------- AdaGrad pair by pair (the reference)
+def train_pairwise(counts, dim: int = 100, epochs: int = 10, lr: float = 0.05, x_max: float = 100.0,
+                   alpha: float = 0.75, batch_size: int = 4096, seed: int = 0, vocab=None, progress: bool = True,
+                   epoch_end=None) -> GloVeVectors:
+    """GloVe with the reference code's per-pair AdaGrad, batched. Taught in lesson 08, section 1.
+
+    The reference C code (glove.c) visits the pairs one by one: with fdiff = lr f(x) e it steps
+    w_i -= fdiff w~_j / sqrt(G_wi), then G_wi += (fdiff w~_j)^2 (elementwise; the same for w~_j,
+    b_i, b~_j with their own accumulators, started at 1). Here each pair of a batch takes
+    exactly that step, computed from the parameters and accumulators at the start of the batch;
+    the steps (and the squared steps, into G) of a row's pairs are added. With
+    ``batch_size=1`` this *is* the reference algorithm (a test checks it against a loop); larger
+    batches only delay when a row sees its own updates. (:func:`train_torch` and
+    :func:`train_numpy` sum a row's gradients over the batch *before* AdaGrad divides by
+    sqrt(G): with thousands of pairs of a frequent word in a batch, its first steps have length
+    ≈ lr in every coordinate whatever the gradient, which is why they need lr 0.5 and jump.)
+
+    ``epoch_end(epoch, vectors) -> bool`` (vectors = W + W~ (V, D) float32), if given, runs
+    after each epoch; returning True stops training. Returns a :class:`GloVeVectors`
+    (epoch_loss = J / P per epoch, J = Σ f e² as in :class:`GloVeNumpy`)."""
+    rows, cols, x = _check_training_args(counts, dim, epochs, lr)
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    V = counts.shape[0]
+    rng = np.random.default_rng(seed)
+    W, Wt, b, bt = (torch.from_numpy(p) for p in GloVeNumpy(V, dim, rng, x_max, alpha, dtype=np.float32).params)
+    G = [torch.ones_like(p) for p in (W, Wt, b, bt)]
+    r_all, c_all = torch.from_numpy(rows), torch.from_numpy(cols)
+    logx = torch.from_numpy(np.log(x).astype(np.float32))
+    f_all = torch.from_numpy(glove_weight(x, x_max, alpha).astype(np.float32))
+    gen = torch.Generator().manual_seed(seed)
+    P = len(x)
+    bar = progress_bar(total=epochs * P, desc="GloVe pairwise", unit="pair", unit_scale=True, disable=not progress)
+    epoch_loss, t0 = [], time.perf_counter()
+    with torch.no_grad():
+        for epoch in range(1, epochs + 1):
+            order = torch.randperm(P, generator=gen)
+            total = 0.0
+            for s in range(0, P, batch_size):
+                idx = order[s:s + batch_size]
+                r, c = r_all[idx], c_all[idx]
+                wr, wc = W[r], Wt[c]
+                e = (wr * wc).sum(1) + b[r] + bt[c] - logx[idx]
+                f = f_all[idx]
+                total += float((f * e * e).sum())
+                fdiff = lr * f * e                                       # (m,)
+                for param, acc, ids, step in ((W, G[0], r, fdiff[:, None] * wc), (Wt, G[1], c, fdiff[:, None] * wr),
+                                              (b, G[2], r, fdiff), (bt, G[3], c, fdiff)):
+                    scaled = step / torch.sqrt(acc[ids])                 # each pair: its own AdaGrad step
+                    param.index_add_(0, ids, -scaled)
+                    acc.index_add_(0, ids, step * step)
+                bar.update(len(idx))
+            epoch_loss.append(total / P)
+            bar.set_postfix(loss=f"{epoch_loss[-1]:.4f}")
+            if epoch_end is not None and epoch_end(epoch, (W + Wt).numpy()):
+                break
+    bar.close()
+    cfg = dict(impl="pairwise", dim=dim, epochs=epochs, lr=lr, x_max=x_max, alpha=alpha, batch_size=batch_size,
+               seed=seed)
+    return GloVeVectors(W.numpy().copy(), Wt.numpy().copy(), b.numpy().copy(), bt.numpy().copy(), vocab,
+                        time.perf_counter() - t0, epoch_loss, cfg)

@@ -319,3 +319,119 @@ def document_vectors(vectors, vocab, documents: Sequence[Sequence[str]]) -> tupl
         if ids:
             X[i] = E[ids].mean(axis=0)
     return X, unknown / max(total, 1)
+
+
+# ---------------------------------------------------------------- uncertainty
+@dataclass
+class Interval:
+    """A statistic and its percentile bootstrap interval. Taught in lesson 09, section 2.
+
+    estimate : the statistic on the items as given
+    low, high: the (1 - level) / 2 and (1 + level) / 2 percentiles of the statistic over
+               ``n_boot`` resamples of the items (with replacement), seeded
+    """
+
+    estimate: float
+    low: float
+    high: float
+    level: float = 0.95
+    n_items: int = 0
+    n_boot: int = 0
+
+    def overlaps(self, other: "Interval") -> bool:
+        """True when the two intervals overlap (then a ranking of the two is a tie)."""
+        return self.low <= other.high and other.low <= self.high
+
+    def __str__(self) -> str:
+        return f"{self.estimate:.3f} [{self.low:.3f}, {self.high:.3f}]"
+
+
+def bootstrap_interval(statistic, *columns, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> Interval:
+    """Percentile bootstrap interval of a statistic over items. Taught in lesson 09, section 2.
+
+    ``columns``: one or more arrays of the same length n (e.g. cosines and human scores of
+    n pairs, or the 0/1 correctness of n analogy questions); each resample draws n item
+    indices with replacement (``np.random.default_rng(seed)``) and takes the same rows of
+    every column, so pairs stay pairs. ``statistic(*columns) -> float``. Resamples whose
+    statistic is undefined (nan, e.g. a constant column) are dropped. Returns an Interval.
+    """
+    cols = [np.asarray(c) for c in columns]
+    if not cols:
+        raise ValueError("bootstrap_interval needs at least one column of items")
+    n = len(cols[0])
+    if any(len(c) != n for c in cols):
+        raise ValueError(f"the columns must have the same length, got {[len(c) for c in cols]}")
+    if n < 2:
+        raise ValueError(f"a bootstrap needs at least 2 items, got {n}")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be at least 1, got {n_boot}")
+    rng = np.random.default_rng(seed)
+    stats = np.empty(n_boot)
+    for i in range(n_boot):
+        idx = rng.integers(0, n, n)
+        stats[i] = statistic(*(c[idx] for c in cols))
+    stats = stats[np.isfinite(stats)]
+    if not len(stats):
+        raise ValueError("the statistic was undefined (nan) on every resample")
+    lo, hi = np.percentile(stats, [50 * (1 - level), 50 * (1 + level)])
+    return Interval(float(statistic(*cols)), float(lo), float(hi), level, n, n_boot)
+
+
+def _spearman(x, y) -> float:
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan")
+    return float(spearmanr(x, y).statistic)
+
+
+def similarity_interval(vectors, vocab, pairs: Sequence[tuple[str, str, float]], n_boot: int = 1000,
+                        level: float = 0.95, seed: int = 0) -> Interval:
+    """Spearman rho with a bootstrap interval over the rated pairs. Taught in lesson 09, section 2.
+
+    The in-vocabulary pairs of ``pairs`` are resampled (pairs with an unknown word are skipped,
+    as in :func:`similarity_correlation`, whose rho is the estimate). Returns an Interval."""
+    vectors, stoi, _ = _check(vectors, vocab)
+    E = normalize_rows(vectors)
+    known = [(stoi[a], stoi[b], s) for a, b, s in pairs if a in stoi and b in stoi]
+    if len(known) < 3:
+        raise ValueError(f"only {len(known)} of {len(pairs)} pairs are in the vocabulary; need at least 3")
+    i, j, gold = (np.array(x) for x in zip(*known))
+    sims = np.einsum("nd,nd->n", E[i], E[j])
+    return bootstrap_interval(_spearman, sims, gold.astype(float), n_boot=n_boot, level=level, seed=seed)
+
+
+def analogy_hits(vectors, vocab, questions: dict[str, list[tuple[str, str, str, str]]],
+                 method: str = "add", batch: int = 2048) -> np.ndarray:
+    """0/1 correctness of every answerable analogy question. Taught in lesson 09, section 3.
+
+    The answerable questions (all four words known) of every category in order, scored as
+    :func:`analogy_accuracy` scores them; returns (n,) float64 of 0/1, whose mean is its
+    accuracy — the column to give :func:`bootstrap_interval`."""
+    vectors, stoi, _ = _check(vectors, vocab)
+    E = normalize_rows(vectors)
+    known = [q for qs in questions.values() for q in qs if all(w in stoi for w in q)]
+    hits = np.zeros(len(known))
+    ids = np.array([[stoi[w] for w in q] for q in known], dtype=np.int64).reshape(-1, 4)
+    for s in range(0, len(ids), batch):
+        a, b, c, d = ids[s:s + batch].T
+        scores = _analogy_scores(E, a, b, c, method)
+        rows = np.arange(len(a))
+        for x in (a, b, c):
+            scores[rows, x] = -np.inf
+        hits[s:s + len(a)] = scores.argmax(axis=1) == d
+    return hits
+
+
+def analogy_rank(vectors, vocab, a: str, b: str, c: str, d: str, method: str = "add") -> int:
+    """Rank of the expected answer d for a : b :: c : ? (1 = first). Taught in lesson 09, section 3.
+
+    Scores every word as :func:`analogy` does (the three query words excluded) and returns
+    1 + the number of words that score higher than ``d``; e.g. the rank of *queen* for
+    man : king :: woman : ?. Unknown words raise UnknownWordError naming the word."""
+    vectors, stoi, itos = _check(vectors, vocab)
+    ids = [word_index(stoi, w) for w in (a, b, c, d)]
+    E = normalize_rows(vectors)
+    s = _analogy_scores(E, *(np.array([i]) for i in ids[:3]), method)[0]
+    s[ids[:3]] = -np.inf
+    return int(np.sum(s > s[ids[3]]) + 1)

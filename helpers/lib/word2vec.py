@@ -179,7 +179,8 @@ def _lr_schedule(alpha, min_alpha, done, total):
 
 def train_numpy(corpus: Corpus, model: str = "skipgram", dim: int = 100, window: int = 5, negative: int = 5,
                 sample: float = 1e-3, epochs: int = 5, alpha: float = 0.025, min_alpha: float = 1e-4,
-                batch_size: int = 2048, seed: int = 0, power: float = 0.75, progress: bool = True) -> TrainedVectors:
+                batch_size: int = 2048, seed: int = 0, power: float = 0.75, progress: bool = True,
+                epoch_end=None) -> TrainedVectors:
     """Train :class:`SkipGramNS` or :class:`CBOWNS` (float32) by SGD on ``corpus``. Taught in lesson 07, section 6.
 
     Each step sums the per-example gradients (as word2vec's one-example-at-a-time SGD
@@ -187,6 +188,9 @@ def train_numpy(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
     ``min_alpha``. Negatives come from a 10^6-slot :func:`unigram_table` (as in word2vec.c),
     and each step updates only the rows the batch used. The progress bar shows words/s.
     Deterministic: the same seed gives bit-identical vectors.
+    ``epoch_end(epoch, W, C, mean_loss) -> bool``, if given, runs after every epoch (1, 2, ...;
+    W and C are the live arrays: copy what you keep) outside the timed training; returning
+    True stops training (early stopping; the schedule stays that of ``epochs``).
     """
     if model not in ("skipgram", "cbow"):
         raise ValueError(f"model must be 'skipgram' or 'cbow', got {model!r}")
@@ -241,6 +245,12 @@ def train_numpy(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
             if len(losses) % 50 == 0:
                 bar.set_postfix(loss=f"{np.mean(losses[-50:]):.3f}", lr=f"{lr:.4f}")
         epoch_loss.append(float(np.mean(losses)))
+        if epoch_end is not None:
+            te = time.perf_counter()
+            stop = epoch_end(epoch + 1, W_in, W_out, epoch_loss[-1])
+            t0 += time.perf_counter() - te          # the hook's time is not training time
+            if stop:
+                break
     bar.close()
     secs = time.perf_counter() - t0
     cfg = dict(impl="numpy", model=model, dim=dim, window=window, negative=negative, sample=sample,
@@ -293,7 +303,7 @@ def _torch_batches(W, C, table, inp, tgt, msk, starts, batch_size, lr_of, gen, n
 def train_torch(corpus: Corpus, model: str = "skipgram", dim: int = 100, window: int = 5, negative: int = 5,
                 sample: float = 1e-3, epochs: int = 5, alpha: float = 0.025, min_alpha: float = 1e-4,
                 batch_size: int = 1024, seed: int = 0, power: float = 0.75, workers: int = 1,
-                device: str | None = None, progress: bool = True) -> TrainedVectors:
+                device: str | None = None, progress: bool = True, epoch_end=None) -> TrainedVectors:
     """Fast skip-gram / CBOW with negative sampling in PyTorch. Taught in lesson 07, section 6.
 
     No autograd: for scores s = u . h the gradient of the loss is (sigmoid(s) - t), so
@@ -306,6 +316,7 @@ def train_torch(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
     runs that many Python threads on interleaved batches of the same tensors without locks
     ("Hogwild", like gensim's workers) — faster, no longer bit-for-bit reproducible.
     ``device``: None/'cpu' (default), 'cuda' or 'auto'. The progress bar shows words/s.
+    ``epoch_end(epoch, W, C, mean_loss) -> bool``: as in :func:`train_numpy` (W, C as NumPy arrays).
     """
     if model not in ("skipgram", "cbow"):
         raise ValueError(f"model must be 'skipgram' or 'cbow', got {model!r}")
@@ -367,6 +378,12 @@ def train_torch(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
                 else:
                     list(pool.map(work, range(workers)))
                 epoch_loss.append(float(np.mean(losses)) if losses else float("nan"))
+                if epoch_end is not None:
+                    te = time.perf_counter()
+                    stop = epoch_end(epoch + 1, W.cpu().numpy(), C.cpu().numpy(), epoch_loss[-1])
+                    t0 += time.perf_counter() - te      # the hook's time is not training time
+                    if stop:
+                        break
     finally:
         torch.set_num_threads(threads)
         if pool is not None:

@@ -1,0 +1,387 @@
+"""The course's shipped word vectors (lessons 06-10): trained by ``make models NAME=<name>``,
+each to its own validated number of epochs, and loaded with :func:`load_word_vectors`.
+
+Protocol (issue 14), the same for every method:
+
+- the corpus: :func:`helpers.course.word_vectors.course_corpus` (the modern-English sentences,
+  min_count 5), one vocabulary shared by every method;
+- every setting and the number of epochs are chosen on the **validation half** of the
+  benchmarks (:mod:`helpers.course.benchmarks`); the learning rate decays linearly over
+  ``max_epochs``, the vectors are scored on the validation half's WordSim-353 after every epoch,
+  training stops when that score has not improved by ``min_delta`` for ``patience`` epochs, and
+  the best epoch's vectors are kept (early stopping);
+- the numbers a lesson prints come from the **report half**, with 95 % bootstrap intervals
+  (:func:`helpers.course.benchmarks.report_intervals`), computed at training time and stored
+  with the vectors (``metadata['records']``), beside the full-set WordSim-353 ρ (labelled so),
+  analogy accuracy by category, the rank of *queen* for king − man + woman, the out-of-vocabulary
+  counts and the BBC topic accuracy of two classifiers over three seeds;
+- a training "step" is one epoch: its loss is the training loss the trainer reports for it.
+
+Shipped: gensim skip-gram, CBOW and fastText, the course's PyTorch and NumPy skip-gram (W; C for
+PyTorch and NumPy; fastText's n-gram buckets). Not shipped: GloVe (see :func:`train_glove_vectors`).
+Each model is an entry of :data:`helpers.course.models.MODELS` (``wv_<impl>_<model>``); the
+vectors are stored as float16 (the training checks that the report-half scores are unchanged at
+3 decimals, and records the check). The vocabulary is stored with each model as UTF-8 text.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from helpers.course.bbc_topics import bbc_topic_task
+from helpers.course.benchmarks import SPLIT_SEED, evaluate_vectors, report_intervals
+from helpers.course.corpus import course_corpus
+from helpers.course.data import load_word_similarity
+from helpers.infra.artifacts import Artifact
+from helpers.infra.early_stopping import EarlyStopping
+from helpers.infra.runlog import RunLog
+from helpers.lib.extrinsic import extrinsic_classification
+from helpers.lib.fasttext import FastTextVectors
+from helpers.lib.glove import glove_cooccurrence, train_pairwise
+from helpers.lib.metrics import analogy_rank, similarity_correlation
+from helpers.lib.text import Vocab
+from helpers.lib.word2vec import train_numpy, train_torch
+
+# Settings found on the validation half (research round 3, /work/research/r3/REPORT.md, one change
+# at a time from gensim's defaults): sample 1e-4 and alpha 0.05 gave the best validation WordSim.
+WORD2VEC = dict(dim=100, window=5, negative=5, sample=1e-4, alpha=0.05, min_alpha=1e-4, min_count=5,
+                max_epochs=20, patience=5, min_delta=0.0, seed=0)
+# fastText's validation curve dips during the first, high-lr epochs (measured: WordSim .300 after
+# epoch 2, .263 after epoch 5) before it can recover as the rate decays: no early stop, keep the best epoch
+FASTTEXT = dict(WORD2VEC, min_n=3, max_n=6, buckets=20_000, patience=20)
+EXTRINSIC = dict(classifiers=("logreg", "knn"), seeds=(0, 1, 2))
+REPLAY_EPOCHS = 2          # the test replays the first 2 epochs (steps) from scratch
+
+SETTINGS = {
+    "wv_gensim_skipgram": dict(WORD2VEC, impl="gensim", model="skipgram"),
+    "wv_gensim_cbow": dict(WORD2VEC, impl="gensim", model="cbow"),
+    "wv_gensim_fasttext": dict(FASTTEXT, impl="gensim", model="fasttext"),
+    "wv_torch_skipgram": dict(WORD2VEC, impl="torch", model="skipgram"),
+    "wv_numpy_skipgram": dict(WORD2VEC, impl="numpy", model="skipgram"),
+}
+NAMES = {"gensim-skipgram": "wv_gensim_skipgram", "gensim-cbow": "wv_gensim_cbow", "fasttext": "wv_gensim_fasttext",
+         "torch-skipgram": "wv_torch_skipgram", "numpy-skipgram": "wv_numpy_skipgram"}
+
+
+# ---------------------------------------------------------------- vocabulary as text
+def vocab_to_arrays(vocab: Vocab) -> dict:
+    """The vocabulary as two compact arrays: 'vocab/utf8' (uint8, the words joined by newlines)
+    and 'vocab/counts' (int64)."""
+    if any("\n" in w for w in vocab.itos):
+        raise ValueError("a vocabulary word contains a newline; it cannot be stored as lines")
+    return {"vocab/utf8": np.frombuffer("\n".join(vocab.itos).encode("utf-8"), dtype=np.uint8).copy(),
+            "vocab/counts": np.asarray(vocab.counts, dtype=np.int64)}
+
+
+def vocab_from_arrays(arrays: dict) -> Vocab:
+    """The vocabulary stored by :func:`vocab_to_arrays`."""
+    itos = arrays["vocab/utf8"].tobytes().decode("utf-8").split("\n")
+    return Vocab(itos, arrays["vocab/counts"], ())
+
+
+# ---------------------------------------------------------------- records for the lessons
+def queen_rank(vectors, vocab) -> int:
+    """Rank (1 = first) of *queen* for king − man + woman (3CosAdd, the query words excluded)."""
+    return analogy_rank(vectors, vocab, "man", "king", "woman", "queen")
+
+
+def records(W: np.ndarray, vocab: Vocab, extrinsic: bool = True) -> dict:
+    """Everything lessons 07-09 print about vectors W: report-half scores with intervals,
+    validation-half scores, the full-set WordSim-353 ρ, queen's rank, the BBC topic accuracy."""
+    rep = evaluate_vectors(W, vocab, "report")
+    val = evaluate_vectors(W, vocab, "validation")
+    full = similarity_correlation(W, vocab, load_word_similarity("wordsim353"), "WordSim-353 (all pairs)")
+    out = {"split_seed": SPLIT_SEED, "report": rep, "validation": val, "report_intervals": report_intervals(W, vocab),
+           "wordsim_full": full.rho, "wordsim_full_oov": full.n_oov, "queen_rank": queen_rank(W, vocab)}
+    if extrinsic:
+        docs, labels = bbc_topic_task()
+        out["bbc_topic_accuracy"] = {
+            c: [extrinsic_classification(W, vocab, docs, labels, classifier=c, seed=s).accuracy for s in EXTRINSIC["seeds"]]
+            for c in EXTRINSIC["classifiers"]}
+        out["bbc_seeds"] = list(EXTRINSIC["seeds"])
+    return out
+
+
+def _final_records(W: np.ndarray, vocab: Vocab, meta: dict, metrics: dict) -> None:
+    """Add the records (:func:`records`, the float16 check) to ``meta`` and the headline numbers to ``metrics``."""
+    rec = records(W, vocab)
+    rec["float16_check"] = _float16_check(W, vocab)
+    meta["records"] = rec
+    metrics.update(report_wordsim=rec["report"]["wordsim"], report_simlex=rec["report"]["simlex"],
+                   report_analogy=rec["report"]["analogy"], wordsim_full=rec["wordsim_full"],
+                   queen_rank=rec["queen_rank"])
+
+
+def _float16_check(W: np.ndarray, vocab: Vocab) -> dict:
+    """Report-half scores from float32 and from float16 vectors, and whether they agree at 3 decimals."""
+    a = evaluate_vectors(W, vocab, "report")
+    b = evaluate_vectors(W.astype(np.float16).astype(np.float32), vocab, "report")
+    keys = ("wordsim", "simlex", "analogy")
+    same = all(round(a[k], 3) == round(b[k], 3) for k in keys)
+    return {"float32": {k: a[k] for k in keys}, "float16": {k: b[k] for k in keys}, "same_at_3_decimals": same}
+
+
+# ---------------------------------------------------------------- gensim, one epoch at a time
+def _gensim_model(s: dict):
+    # heavy optional import: gensim is loaded only to train
+    from gensim.models import FastText, Word2Vec
+    common = dict(vector_size=s["dim"], window=s["window"], negative=s["negative"], sample=s["sample"],
+                  alpha=s["alpha"], min_alpha=s["min_alpha"], hs=0, workers=1, seed=s["seed"],
+                  min_count=s["min_count"])
+    if s["model"] == "fasttext":
+        return FastText(sg=1, min_n=s["min_n"], max_n=s["max_n"], bucket=s["buckets"], **common)
+    return Word2Vec(sg=int(s["model"] == "skipgram"), **common)
+
+
+def _alpha(s: dict, epoch: float) -> float:
+    return s["alpha"] - (s["alpha"] - s["min_alpha"]) * epoch / s["max_epochs"]
+
+
+def train_gensim_vectors(settings: dict, log: RunLog, max_steps: int | None = None,
+                         progress: bool = True) -> tuple[dict, dict, dict]:
+    """gensim Word2Vec (skip-gram or CBOW) or FastText with one worker (deterministic), trained
+    one epoch at a time on the learning-rate schedule of ``max_epochs`` epochs, validated after
+    each, early-stopped (see the module docstring). Returns (arrays, meta, metrics)."""
+    s = settings
+    corpus = course_corpus()
+    sents = [list(x) for x in corpus.sentences]
+    logging.getLogger("gensim").setLevel(logging.ERROR)
+    m = _gensim_model(s)
+    m.build_vocab(sents)
+    order = np.array([m.wv.key_to_index[w] for w in corpus.vocab.itos])
+    if len(m.wv.index_to_key) != len(corpus.vocab):
+        raise RuntimeError(f"gensim kept {len(m.wv.index_to_key)} words, the course vocabulary has {len(corpus.vocab)}")
+    stopper = EarlyStopping(patience=s["patience"], min_delta=s["min_delta"], mode="max")
+    curve = {"epoch": [], "valid_wordsim": [], "valid_simlex": [], "train_loss": []}
+    epochs = s["max_epochs"] if max_steps is None else min(max_steps, s["max_epochs"])
+    reason, t0 = f"the limit of {s['max_epochs']} epochs", time.perf_counter()
+    for epoch in range(1, epochs + 1):
+        m.train(sents, total_examples=m.corpus_count, epochs=1, start_alpha=_alpha(s, epoch - 1),
+                end_alpha=_alpha(s, epoch), compute_loss=True)
+        W = np.array(m.wv.vectors[order], dtype=np.float32)
+        loss = _epoch_loss(m, W)
+        log.step(loss)
+        v = evaluate_vectors(W, corpus.vocab, "validation", analogies=False)
+        stop = stopper.update(v["wordsim"], epoch, snapshot=lambda W=W: (W, _ngrams(m)))
+        for k, x in (("epoch", epoch), ("valid_wordsim", v["wordsim"]), ("valid_simlex", v["simlex"]),
+                     ("train_loss", loss)):
+            curve[k].append(x)
+        log.event("eval", epoch=epoch, valid_wordsim=v["wordsim"], valid_simlex=v["simlex"], train_loss=loss,
+                  seconds=time.perf_counter() - t0,
+                  **{k: x for k, x in stopper.decisions[-1].items() if k != "value"})
+        if progress:
+            print(f"epoch {epoch}: loss {loss:.4f}, validation WordSim {v['wordsim']:.3f}, SimLex {v['simlex']:.3f} "
+                  f"({time.perf_counter() - t0:.0f} s)", flush=True)
+        if stop:
+            reason = f"early stopping: {stopper.summary()}"
+            break
+    if max_steps is not None:
+        reason = f"max_steps={max_steps}"
+    log.event("stop", reason=reason, steps=epoch, best_step=stopper.best_step)
+    # C (gensim's syn1neg) is not shipped (the size budget): the PyTorch skip-gram ships its C
+    W, ngrams = stopper.best_state
+    arrays = {"W": W, **vocab_to_arrays(corpus.vocab), **{f"curve/{k}": np.asarray(x) for k, x in curve.items()}}
+    if ngrams is not None:
+        arrays["ngram_vectors"] = ngrams
+    meta = {"settings": dict(s), "stopped_by": reason, "best_epoch": stopper.best_step, "epochs_run": epoch,
+            "data": f"course corpus: {len(corpus.sentences):,} sentences, {corpus.n_raw_tokens:,} tokens, "
+                    f"{len(corpus.vocab):,} words (min_count {s['min_count']})"}
+    metrics = {"best_epoch": stopper.best_step, "valid_wordsim": stopper.best}
+    if max_steps is None:
+        _final_records(W, corpus.vocab, meta, metrics)
+        if ngrams is not None:
+            meta["records"]["oov_check"] = _oov_check(m, s)
+    return arrays, meta, metrics
+
+
+def _ngrams(m) -> np.ndarray | None:
+    """fastText's n-gram bucket vectors (buckets, D), or None for word2vec."""
+    return np.array(m.wv.vectors_ngrams, dtype=np.float32) if hasattr(m.wv, "vectors_ngrams") else None
+
+
+def _epoch_loss(m, W: np.ndarray) -> float:
+    """The epoch's "step value" in the log: gensim's summed training loss per corpus word for
+    word2vec; gensim's FastText reports no loss, so for it the mean squared entry of W (a
+    number the replay test can still compare exactly)."""
+    loss = float(m.get_latest_training_loss())
+    if loss:
+        return loss / m.corpus_total_words
+    return float(np.mean(W.astype(np.float64) ** 2))
+
+
+OOV_WORDS = ("unkingly", "wordvector", "governmentalise", "footballers'", "téléphone")
+
+
+def _oov_check(m, s: dict) -> dict:
+    """Out-of-vocabulary vectors by the course's own n-gram hashing
+    (:meth:`helpers.lib.fasttext.FastTextVectors.vector`) against gensim's ``get_vector``, on
+    the model gensim holds at the end of training (the hashing does not depend on the epoch)."""
+    ngrams = _ngrams(m)
+    empty = np.zeros((0, ngrams.shape[1]), np.float32)
+    ft = FastTextVectors([], empty, empty, ngrams, s["min_n"], s["max_n"], 0.0)
+    diff = max(float(np.abs(ft.vector(w) - m.wv.get_vector(w)).max()) for w in OOV_WORDS)
+    return {"words": list(OOV_WORDS), "max_abs_difference_from_gensim": diff}
+
+
+# ---------------------------------------------------------------- the course's own trainers (NumPy, PyTorch)
+def train_course_word2vec(settings: dict, log: RunLog, max_steps: int | None = None,
+                          progress: bool = True) -> tuple[dict, dict, dict]:
+    """The course's NumPy or PyTorch word2vec (:func:`helpers.lib.word2vec.train_numpy` /
+    :func:`~helpers.lib.word2vec.train_torch`, one thread) on the ``max_epochs`` schedule, validated
+    after every epoch through their ``epoch_end`` hook and early-stopped like the gensim models.
+    A step is an epoch; its value is the trainer's mean loss of that epoch. Ships W and C."""
+    s = settings
+    corpus = course_corpus()
+    stopper = EarlyStopping(patience=s["patience"], min_delta=s["min_delta"], mode="max")
+    curve = {"epoch": [], "valid_wordsim": [], "valid_simlex": [], "train_loss": []}
+    t0 = time.perf_counter()
+
+    def epoch_end(epoch, W, C, loss):
+        log.step(float(loss))
+        W = np.array(W, dtype=np.float32)
+        v = evaluate_vectors(W, corpus.vocab, "validation", analogies=False)
+        stop = stopper.update(v["wordsim"], epoch, snapshot=lambda: (W, np.array(C, dtype=np.float32)))
+        for k, x in (("epoch", epoch), ("valid_wordsim", v["wordsim"]), ("valid_simlex", v["simlex"]),
+                     ("train_loss", float(loss))):
+            curve[k].append(x)
+        log.event("eval", epoch=epoch, valid_wordsim=v["wordsim"], valid_simlex=v["simlex"], train_loss=float(loss),
+                  seconds=time.perf_counter() - t0,
+                  **{k: x for k, x in stopper.decisions[-1].items() if k != "value"})
+        if progress:
+            print(f"epoch {epoch}: loss {loss:.4f}, validation WordSim {v['wordsim']:.3f}, SimLex {v['simlex']:.3f} "
+                  f"({time.perf_counter() - t0:.0f} s)", flush=True)
+        return stop or (max_steps is not None and epoch >= max_steps)
+
+    trainer = {"numpy": train_numpy, "torch": train_torch}[s["impl"]]
+    kw = dict(model=s["model"], dim=s["dim"], window=s["window"], negative=s["negative"], sample=s["sample"],
+              epochs=s["max_epochs"], alpha=s["alpha"], min_alpha=s["min_alpha"], seed=s["seed"], progress=False,
+              epoch_end=epoch_end)
+    tv = trainer(corpus, **kw)
+    epochs_run = len(curve["epoch"])
+    reason = (f"max_steps={max_steps}" if max_steps is not None else
+              f"early stopping: {stopper.summary()}" if stopper.stopped else f"the limit of {s['max_epochs']} epochs")
+    log.event("stop", reason=reason, steps=epochs_run, best_step=stopper.best_step)
+    W, C = stopper.best_state
+    arrays = {"W": W, "C": C, **vocab_to_arrays(corpus.vocab),
+              **{f"curve/{k}": np.asarray(x) for k, x in curve.items()}}
+    meta = {"settings": dict(s), "stopped_by": reason, "best_epoch": stopper.best_step, "epochs_run": epochs_run,
+            "words_per_second": tv.words_per_second,
+            "data": f"course corpus: {len(corpus.sentences):,} sentences, {corpus.n_raw_tokens:,} tokens, "
+                    f"{len(corpus.vocab):,} words (min_count {s['min_count']})"}
+    metrics = {"best_epoch": stopper.best_step, "valid_wordsim": stopper.best}
+    if max_steps is None:
+        _final_records(W, corpus.vocab, meta, metrics)
+    return arrays, meta, metrics
+
+
+# ---------------------------------------------------------------- GloVe
+def train_glove_vectors(settings: dict, log: RunLog, max_steps: int | None = None,
+                        progress: bool = True) -> tuple[dict, dict, dict]:
+    """GloVe on the course corpus's co-occurrences (harmonic weighting within ±window), fitted by
+    :func:`helpers.lib.glove.train_pairwise` (the reference code's per-pair AdaGrad), validated
+    after every epoch on W + W~, early-stopped like the word2vec models; ships W + W~ as W.
+
+    Not registered in MODELS yet: no learning rate of the pairwise trainer has been validated on
+    this corpus (measured on the validation half: lr 0.05 leaves WordSim at 0.02 after two epochs,
+    lr 0.5 diverges in the first), and settings need choosing (x_max, window) before it ships."""
+    s = settings
+    corpus = course_corpus()
+    sents = np.split(corpus.ids, np.flatnonzero(np.diff(corpus.sentence)) + 1)
+    counts = glove_cooccurrence(sents, len(corpus.vocab), window=s["window"])
+    stopper = EarlyStopping(patience=s["patience"], min_delta=s["min_delta"], mode="max")
+    curve = {"epoch": [], "valid_wordsim": [], "valid_simlex": [], "train_loss": []}
+    epochs = s["max_epochs"] if max_steps is None else min(max_steps, s["max_epochs"])
+    t0 = time.perf_counter()
+    state = {}
+
+    def epoch_end(epoch, vectors):
+        v = evaluate_vectors(vectors, corpus.vocab, "validation", analogies=False)
+        stop = stopper.update(v["wordsim"], epoch, snapshot=lambda: vectors.copy())
+        for k, x in (("epoch", epoch), ("valid_wordsim", v["wordsim"]), ("valid_simlex", v["simlex"]),
+                     ("train_loss", state["loss"][-1] if state.get("loss") else float("nan"))):
+            curve[k].append(x)
+        log.event("eval", epoch=epoch, valid_wordsim=v["wordsim"], valid_simlex=v["simlex"],
+                  seconds=time.perf_counter() - t0, **{k: x for k, x in stopper.decisions[-1].items() if k != "value"})
+        if progress:
+            print(f"epoch {epoch}: validation WordSim {v['wordsim']:.3f}, SimLex {v['simlex']:.3f} "
+                  f"({time.perf_counter() - t0:.0f} s)", flush=True)
+        return stop
+
+    g = train_pairwise(counts, dim=s["dim"], epochs=epochs, lr=s["lr"], x_max=s["x_max"], alpha=s["alpha"],
+                       batch_size=s["batch_size"], seed=s["seed"], progress=False, epoch_end=epoch_end)
+    for loss in g.epoch_loss:
+        log.step(loss)
+    curve["train_loss"] = list(g.epoch_loss)
+    reason = f"early stopping: {stopper.summary()}" if stopper.stopped else f"the limit of {epochs} epochs"
+    log.event("stop", reason=reason, steps=len(g.epoch_loss), best_step=stopper.best_step)
+    best = stopper.best_state
+    arrays = {"W": best, **vocab_to_arrays(corpus.vocab), **{f"curve/{k}": np.asarray(x) for k, x in curve.items()}}
+    meta = {"settings": dict(s), "stopped_by": reason, "best_epoch": stopper.best_step, "epochs_run": len(g.epoch_loss),
+            "vectors": "W + W~ (the paper's choice) of the best epoch", "pairs": int(counts.nnz)}
+    metrics = {"best_epoch": stopper.best_step, "valid_wordsim": stopper.best}
+    if max_steps is None:
+        _final_records(best, corpus.vocab, meta, metrics)
+    return arrays, meta, metrics
+
+
+# ---------------------------------------------------------------- loading
+@dataclass
+class ShippedVectors:
+    """Shipped word vectors: W (V, D) float32 input vectors, C (V, D) output (context) vectors
+    or None, the vocabulary, and ``metadata`` (settings, metrics, records, curve, training time)."""
+
+    W: np.ndarray
+    C: np.ndarray | None
+    vocab: Vocab
+    metadata: dict
+
+    def __iter__(self):             # W, C, vocab, metadata = load_word_vectors(name)
+        return iter((self.W, self.C, self.vocab, self.metadata))
+
+
+def load_vectors_artifact(artifact: Artifact) -> ShippedVectors:
+    """The vectors stored by a trainer of this module (read through :func:`helpers.course.models.load_model`)."""
+    a = artifact.arrays
+    curve = {k.split("/", 1)[1]: a[k].tolist() for k in a if k.startswith("curve/")}
+    meta = {**artifact.meta, "curve": curve}
+    if "ngram_vectors" in a:
+        meta["ngram_vectors"] = a["ngram_vectors"]
+    return ShippedVectors(a["W"], a.get("C"), vocab_from_arrays(a), meta)
+
+
+def report_wordsim_subset(shipped: ShippedVectors) -> tuple[str, float]:
+    """('wordsim_report_rho', WordSim-353 ρ on the report half) from the stored vectors."""
+    if shipped.vocab.itos != course_corpus().vocab.itos:
+        raise ValueError("the shipped vectors' vocabulary differs from the one the current corpus gives "
+                         f"(the corpus or the tokeniser changed): rebuild with `make models NAME={_model_name(shipped)}`")
+    return "wordsim_report_rho", evaluate_vectors(shipped.W, shipped.vocab, "report", analogies=False)["wordsim"]
+
+
+def _model_name(shipped: ShippedVectors) -> str:
+    return shipped.metadata.get("model", "<name>")
+
+
+WHAT = {
+    "wv_gensim_skipgram": "gensim skip-gram word vectors (W), lessons 07-09",
+    "wv_gensim_cbow": "gensim CBOW word vectors (W), lessons 07-09",
+    "wv_gensim_fasttext": "gensim fastText word vectors (W) and n-gram buckets, lessons 08-09",
+    "wv_torch_skipgram": "the course's PyTorch skip-gram word vectors (W and C), lessons 06-09",
+    "wv_numpy_skipgram": "the course's NumPy skip-gram word vectors (W and C), lessons 07-09",
+}
+LESSON = {"wv_gensim_skipgram": "07", "wv_gensim_cbow": "07", "wv_gensim_fasttext": "08", "wv_torch_skipgram": "07",
+          "wv_numpy_skipgram": "07"}
+FLOAT16 = {"wv_gensim_skipgram": ("W",), "wv_gensim_cbow": ("W",), "wv_gensim_fasttext": ("W", "ngram_vectors"),
+           "wv_torch_skipgram": ("W", "C"), "wv_numpy_skipgram": ("W", "C")}
+TRAIN = {"gensim": train_gensim_vectors, "torch": train_course_word2vec, "numpy": train_course_word2vec}
+REPLAY = {"gensim": REPLAY_EPOCHS, "torch": 1, "numpy": 1}   # epochs the test replays from scratch
+
+
+def model_entries(entry_class) -> list:
+    """The registry entries (:class:`helpers.course.models.ModelEntry`) of the shipped vectors."""
+    return [entry_class(name, WHAT[name], LESSON[name], SETTINGS[name], TRAIN[SETTINGS[name]["impl"]],
+                        load_vectors_artifact, report_wordsim_subset, float16=FLOAT16[name],
+                        replay_steps=REPLAY[SETTINGS[name]["impl"]])
+            for name in SETTINGS]
