@@ -65,8 +65,9 @@ def main() -> int:
     corpus = course_corpus()
     ws, an = load_word_similarity("wordsim353"), load_analogies()
     print(f"machine: {cpu_name()}, {os.cpu_count()} logical CPUs; load average (1, 5, 15 min) {load()}")
+    shown = {k: v for k, v in COURSE_CONFIG.items() if k not in ("epochs", "seed")}
     print(f"corpus: {corpus.n_raw_tokens:,} tokens, vocabulary {len(corpus.vocab):,}; "
-          f"{args.repeats} repeats of {args.epochs} epochs; config {COURSE_CONFIG}")
+          f"{args.repeats} repeats (seed = repeat - 1) of {args.epochs} epochs; config {shown}")
     results = {name: [] for name in RUNS}
     loads = [load()]
     for rep in range(args.repeats):
@@ -111,7 +112,10 @@ def main() -> int:
     print()
     for what, ok in checks.items():
         print(f"{'PASS' if ok else 'FAIL'}  {what}")
-    print(f"(for information: PyTorch with 2 workers is {ratio['torch-2w']:.2f}x gensim with 2 workers)")
+    cpu_ratio = {name: med[name]["cpu_wps"] / med[REFERENCE[threads]]["cpu_wps"] for name, (threads, _) in RUNS.items()}
+    print(f"(for information: PyTorch with 2 workers is {ratio['torch-2w']:.2f}x gensim with 2 workers; in words per "
+          f"CPU-second, which a busy machine disturbs less, PyTorch one thread is {cpu_ratio['torch-1t']:.2f}x and "
+          f"NumPy {cpu_ratio['numpy']:.2f}x gensim one worker)")
     print(f"load average before and after each repeat: {' | '.join(loads)}")
     print("torch-2w: two Python threads updating the same tensors without locks, like gensim's workers "
           "(not bit-for-bit reproducible). Wall-clock ratios on a shared machine move with the load; "
