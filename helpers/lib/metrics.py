@@ -396,7 +396,7 @@ def similarity_interval(vectors, vocab, pairs: Sequence[tuple[str, str, float]],
     known = [(stoi[a], stoi[b], s) for a, b, s in pairs if a in stoi and b in stoi]
     if len(known) < 3:
         raise ValueError(f"only {len(known)} of {len(pairs)} pairs are in the vocabulary; need at least 3")
-    i, j, gold = (np.array(x) for x in zip(*known))
+    i, j, gold = (np.array(x) for x in zip(*known, strict=True))
     sims = np.einsum("nd,nd->n", E[i], E[j])
     return bootstrap_interval(_spearman, sims, gold.astype(float), n_boot=n_boot, level=level, seed=seed)
 

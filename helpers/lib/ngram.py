@@ -78,7 +78,7 @@ class KneserNeyLM:
     def mean_nll(self, ids: np.ndarray) -> float:
         """Mean negative log-likelihood (nats) of each token of ``ids`` given the
         previous n-1 tokens (the first n-1 tokens only serve as context)."""
-        ids = np.asarray(ids).ravel()
+        ids = check_class_ids(np.asarray(ids).ravel(), self.V, "KneserNeyLM.mean_nll", "ids")
         if len(ids) < self.n:
             raise ValueError(f"need at least {self.n} tokens to evaluate, got {len(ids)}")
         return float(self.token_nll(ids).mean())
