@@ -34,17 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
-_REASON = ("committed outputs predate the explorer fallbacks and text progress bars; its lesson session "
-           "re-executes it with `make execute NB=...` and removes this line")
 # notebook stem -> why its committed outputs are not checked yet
-PENDING: dict[str, str] = {
-    "03_lstm_gates": _REASON,
-    "04_self_attention": _REASON,
-    "07_word2vec": _REASON,
-    "08_glove_fasttext": _REASON,
-    "09_evaluation": _REASON,
-    "10_contextual": _REASON,
-}
+PENDING: dict[str, str] = {}
 
 # the first state of a tqdm bar: "0step [00:00, ?step/s]", "  0%|   | 0/4 [00:00<?, ?it/s]"
 DEAD_BAR = re.compile(r"(?<![\d.])0(\.00)?[a-zA-Z]* \[00:00|(?<!\d)0%\|")
