@@ -20,7 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 # notebook stem -> {number as written: why it need not be printed}
-ALLOWED: dict[str, dict[str, str]] = {}
+ALLOWED: dict[str, dict[str, str]] = {
+    "02_rnn_bptt": {"124.7": "a published Penn Treebank result quoted as such (Mikolov et al. 2011), not measured here",
+                    "141": "the Kneser-Ney 5-gram of the same published table"},
+}
 
 # notebook stem -> why it is not checked yet (lessons not yet reworked for issue 15)
 PENDING: dict[str, str] = {

@@ -158,19 +158,27 @@ def _bptt_case(seed: int, B: int, T: int, D: int, H: int):
     return xs, h0, Wx, Wh, b, hs, rng.standard_normal((B, T, H))
 
 
-def _rnn_bptt_reference(dhs, xs, hs, Wx, Wh):
-    B, T, _ = xs.shape
+def _bptt(dhs, xs, hs, Wx, Wh, carry=True, accumulate=True, state=1, steps=reversed):
+    """BPTT of a tanh RNN over all T steps; the keywords switch on the typical mistakes:
+    ``carry=False`` forgets the gradient from later steps, ``accumulate=False`` assigns the shared
+    weights' gradients instead of adding them up, ``state=0`` takes tanh' of the previous state,
+    ``steps=iter`` walks forwards. Returns (dxs, dh0, dWx, dWh, db)."""
+    T = xs.shape[1]
     dWx, dWh, db = np.zeros_like(Wx), np.zeros_like(Wh), np.zeros(Wh.shape[0])
     dxs, dh_next = np.zeros_like(xs), np.zeros_like(hs[:, 0])
-    for t in reversed(range(T)):
-        da = (dhs[:, t] + dh_next) * (1 - hs[:, t + 1] ** 2)
-        dWx += xs[:, t].T @ da
-        dWh += hs[:, t].T @ da
-        db += da.sum(axis=0)
+    for t in steps(range(T)):
+        da = (dhs[:, t] + (dh_next if carry else 0)) * (1 - hs[:, t + state] ** 2)
+        if accumulate:
+            dWx, dWh, db = dWx + xs[:, t].T @ da, dWh + hs[:, t].T @ da, db + da.sum(axis=0)
+        else:
+            dWx, dWh, db = xs[:, t].T @ da, hs[:, t].T @ da, da.sum(axis=0)
         dxs[:, t] = da @ Wx.T
         dh_next = da @ Wh.T
     return dxs, dh_next, dWx, dWh, db
 
+
+def _rnn_bptt_reference(dhs, xs, hs, Wx, Wh):
+    return _bptt(dhs, xs, hs, Wx, Wh)
 
 def _torch_forward(xs, h0, Wx, Wh, b):
     h, out = h0, []
@@ -226,57 +234,19 @@ def _bptt_against_finite_differences(f):
 
 
 def _bptt_one_step_only(dhs, xs, hs, Wx, Wh):           # forgets the gradient from later steps
-    B, T, _ = xs.shape
-    dWx, dWh, db = np.zeros_like(Wx), np.zeros_like(Wh), np.zeros(Wh.shape[0])
-    dxs, dh_prev = np.zeros_like(xs), np.zeros_like(hs[:, 0])
-    for t in reversed(range(T)):
-        da = dhs[:, t] * (1 - hs[:, t + 1] ** 2)
-        dWx += xs[:, t].T @ da
-        dWh += hs[:, t].T @ da
-        db += da.sum(axis=0)
-        dxs[:, t] = da @ Wx.T
-        dh_prev = da @ Wh.T
-    return dxs, dh_prev, dWx, dWh, db
+    return _bptt(dhs, xs, hs, Wx, Wh, carry=False)
 
 
 def _bptt_overwrites(dhs, xs, hs, Wx, Wh):              # = instead of += for the shared weights
-    B, T, _ = xs.shape
-    dxs, dh_next = np.zeros_like(xs), np.zeros_like(hs[:, 0])
-    for t in reversed(range(T)):
-        da = (dhs[:, t] + dh_next) * (1 - hs[:, t + 1] ** 2)
-        dWx, dWh, db = xs[:, t].T @ da, hs[:, t].T @ da, da.sum(axis=0)
-        dxs[:, t] = da @ Wx.T
-        dh_next = da @ Wh.T
-    return dxs, dh_next, dWx, dWh, db
+    return _bptt(dhs, xs, hs, Wx, Wh, accumulate=False)
 
 
 def _bptt_off_by_one(dhs, xs, hs, Wx, Wh):              # tanh' of the previous state
-    B, T, _ = xs.shape
-    dWx, dWh, db = np.zeros_like(Wx), np.zeros_like(Wh), np.zeros(Wh.shape[0])
-    dxs, dh_next = np.zeros_like(xs), np.zeros_like(hs[:, 0])
-    for t in reversed(range(T)):
-        da = (dhs[:, t] + dh_next) * (1 - hs[:, t] ** 2)
-        dWx += xs[:, t].T @ da
-        dWh += hs[:, t].T @ da
-        db += da.sum(axis=0)
-        dxs[:, t] = da @ Wx.T
-        dh_next = da @ Wh.T
-    return dxs, dh_next, dWx, dWh, db
+    return _bptt(dhs, xs, hs, Wx, Wh, state=0)
 
 
 def _bptt_forward_order(dhs, xs, hs, Wx, Wh):           # walks t = 0 .. T-1: later gradients not there yet
-    B, T, _ = xs.shape
-    dWx, dWh, db = np.zeros_like(Wx), np.zeros_like(Wh), np.zeros(Wh.shape[0])
-    dxs, dh_next = np.zeros_like(xs), np.zeros_like(hs[:, 0])
-    for t in range(T):
-        da = (dhs[:, t] + dh_next) * (1 - hs[:, t + 1] ** 2)
-        dWx += xs[:, t].T @ da
-        dWh += hs[:, t].T @ da
-        db += da.sum(axis=0)
-        dxs[:, t] = da @ Wx.T
-        dh_next = da @ Wh.T
-    return dxs, dh_next, dWx, dWh, db
-
+    return _bptt(dhs, xs, hs, Wx, Wh, steps=iter)
 
 check_rnn_bptt = FunctionExercise(
     "BPTT over a whole sequence",
