@@ -193,16 +193,22 @@ def save_artifact(path: str | Path, arrays: Mapping[str, np.ndarray], meta: Mapp
 
 
 # ---------------------------------------------------------------- reading
+def _read_bytes(path: Path, what: str) -> bytes:
+    """The bytes of an artefact's ``what`` ("metadata" or "array") file; ArtifactError if it is
+    missing or cannot be read."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise ArtifactError(f"its {what} file {path} is missing") from None
+    except OSError as e:
+        raise ArtifactError(f"its {what} file {path} cannot be read ({e})") from None
+
+
 def read_artifact_info(path: str | Path) -> dict:
     """The verified JSON of the artefact ``path``: parsed, its own checksum checked, and
     written exactly as :func:`save_artifact` writes it. Raises ArtifactError naming the file."""
     _, json_path = artifact_paths(path)
-    try:
-        raw = json_path.read_bytes()
-    except FileNotFoundError:
-        raise ArtifactError(f"its metadata file {json_path} is missing") from None
-    except OSError as e:
-        raise ArtifactError(f"its metadata file {json_path} cannot be read ({e})") from None
+    raw = _read_bytes(json_path, "metadata")
     try:
         text = raw.decode("ascii")
         info = json.loads(text)
@@ -249,12 +255,7 @@ def load_artifact(path: str | Path) -> Artifact:
     for a checksum, the expected and the actual value."""
     npz_path, _ = artifact_paths(path)
     info = read_artifact_info(path)
-    try:
-        data = npz_path.read_bytes()
-    except FileNotFoundError:
-        raise ArtifactError(f"its array file {npz_path} is missing") from None
-    except OSError as e:
-        raise ArtifactError(f"its array file {npz_path} cannot be read ({e})") from None
+    data = _read_bytes(npz_path, "array")
     expected, got = info["npz"]["sha256"], sha256_bytes(data)
     if got != expected:
         raise ChecksumError(f"{npz_path} failed its checksum (expected {expected}, got {got})")

@@ -234,18 +234,24 @@ def analogy_accuracy(vectors, vocab, questions: dict[str, list[tuple[str, str, s
     res = AnalogyResult(method)
     for cat, qs in questions.items():
         known = [q for q in qs if all(w in stoi for w in q)]
-        correct = 0
-        if known:
-            ids = np.array([[stoi[w] for w in q] for q in known])
-            for s in range(0, len(ids), batch):
-                a, b, c, d = ids[s:s + batch].T
-                scores = _analogy_scores(E, a, b, c, method)
-                rows = np.arange(len(a))
-                for x in (a, b, c):
-                    scores[rows, x] = -np.inf
-                correct += int(np.sum(scores.argmax(axis=1) == d))
+        ids = np.array([[stoi[w] for w in q] for q in known], dtype=np.int64).reshape(-1, 4)
+        correct = int(_answered_right(E, ids, method, batch).sum())
         res.per_category[cat] = (correct, len(known), len(qs) - len(known))
     return res
+
+
+def _answered_right(E: np.ndarray, ids: np.ndarray, method: str, batch: int) -> np.ndarray:
+    """For unit vectors E (V, D) and questions ids (n, 4) = (a, b, c, d): (n,) bool, whether the best
+    word for a : b :: c : ? other than a, b and c is d, scored ``batch`` questions at a time."""
+    right = np.zeros(len(ids), dtype=bool)
+    for s in range(0, len(ids), batch):
+        a, b, c, d = ids[s:s + batch].T
+        scores = _analogy_scores(E, a, b, c, method)
+        rows = np.arange(len(a))
+        for x in (a, b, c):
+            scores[rows, x] = -np.inf
+        right[s:s + len(a)] = scores.argmax(axis=1) == d
+    return right
 
 
 # ---------------------------------------------------------------- similarity
@@ -411,16 +417,8 @@ def analogy_hits(vectors, vocab, questions: dict[str, list[tuple[str, str, str, 
     vectors, stoi, _ = _check(vectors, vocab)
     E = normalize_rows(vectors)
     known = [q for qs in questions.values() for q in qs if all(w in stoi for w in q)]
-    hits = np.zeros(len(known))
     ids = np.array([[stoi[w] for w in q] for q in known], dtype=np.int64).reshape(-1, 4)
-    for s in range(0, len(ids), batch):
-        a, b, c, d = ids[s:s + batch].T
-        scores = _analogy_scores(E, a, b, c, method)
-        rows = np.arange(len(a))
-        for x in (a, b, c):
-            scores[rows, x] = -np.inf
-        hits[s:s + len(a)] = scores.argmax(axis=1) == d
-    return hits
+    return _answered_right(E, ids, method, batch).astype(np.float64)
 
 
 def analogy_rank(vectors, vocab, a: str, b: str, c: str, d: str, method: str = "add") -> int:
