@@ -60,7 +60,9 @@ SETTINGS = {
     "wv_gensim_cbow": dict(WORD2VEC, impl="gensim", model="cbow"),
     "wv_gensim_fasttext": dict(FASTTEXT, impl="gensim", model="fasttext"),
     "wv_torch_skipgram": dict(WORD2VEC, impl="torch", model="skipgram"),
-    "wv_numpy_skipgram": dict(WORD2VEC, impl="numpy", model="skipgram"),
+    # C (the context vectors) is shipped once, with the PyTorch model (lesson 06's SGNS-PMI bridge,
+    # lesson 07's W + C): the NumPy model's C would cost 3.3 MB of the 40 MB for no lesson
+    "wv_numpy_skipgram": dict(WORD2VEC, impl="numpy", model="skipgram", ship_context=False),
 }
 NAMES = {"gensim-skipgram": "wv_gensim_skipgram", "gensim-cbow": "wv_gensim_cbow", "fasttext": "wv_gensim_fasttext",
          "torch-skipgram": "wv_torch_skipgram", "numpy-skipgram": "wv_numpy_skipgram"}
@@ -232,7 +234,8 @@ def train_course_word2vec(settings: dict, log: RunLog, max_steps: int | None = N
     """The course's NumPy or PyTorch word2vec (:func:`helpers.lib.word2vec.train_numpy` /
     :func:`~helpers.lib.word2vec.train_torch`, one thread) on the ``max_epochs`` schedule, validated
     after every epoch through their ``epoch_end`` hook and early-stopped like the gensim models.
-    A step is an epoch; its value is the trainer's mean loss of that epoch. Ships W and C."""
+    A step is an epoch; its value is the trainer's mean loss of that epoch. Ships W, and C when
+    ``settings.get("ship_context", True)``."""
     s = settings
     corpus = course_corpus()
     stopper = EarlyStopping(patience=s["patience"], min_delta=s["min_delta"], mode="max")
@@ -265,7 +268,7 @@ def train_course_word2vec(settings: dict, log: RunLog, max_steps: int | None = N
               f"early stopping: {stopper.summary()}" if stopper.stopped else f"the limit of {s['max_epochs']} epochs")
     log.event("stop", reason=reason, steps=epochs_run, best_step=stopper.best_step)
     W, C = stopper.best_state
-    arrays = {"W": W, "C": C, **vocab_to_arrays(corpus.vocab),
+    arrays = {"W": W, **({"C": C} if s.get("ship_context", True) else {}), **vocab_to_arrays(corpus.vocab),
               **{f"curve/{k}": np.asarray(x) for k, x in curve.items()}}
     meta = {"settings": dict(s), "stopped_by": reason, "best_epoch": stopper.best_step, "epochs_run": epochs_run,
             "words_per_second": tv.words_per_second,
@@ -369,12 +372,12 @@ WHAT = {
     "wv_gensim_cbow": "gensim CBOW word vectors (W), lessons 07-09",
     "wv_gensim_fasttext": "gensim fastText word vectors (W) and n-gram buckets, lessons 08-09",
     "wv_torch_skipgram": "the course's PyTorch skip-gram word vectors (W and C), lessons 06-09",
-    "wv_numpy_skipgram": "the course's NumPy skip-gram word vectors (W and C), lessons 07-09",
+    "wv_numpy_skipgram": "the course's NumPy skip-gram word vectors (W), lessons 07-09",
 }
 LESSON = {"wv_gensim_skipgram": "07", "wv_gensim_cbow": "07", "wv_gensim_fasttext": "08", "wv_torch_skipgram": "07",
           "wv_numpy_skipgram": "07"}
 FLOAT16 = {"wv_gensim_skipgram": ("W",), "wv_gensim_cbow": ("W",), "wv_gensim_fasttext": ("W", "ngram_vectors"),
-           "wv_torch_skipgram": ("W", "C"), "wv_numpy_skipgram": ("W", "C")}
+           "wv_torch_skipgram": ("W", "C"), "wv_numpy_skipgram": ("W",)}
 TRAIN = {"gensim": train_gensim_vectors, "torch": train_course_word2vec, "numpy": train_course_word2vec}
 REPLAY = {"gensim": REPLAY_EPOCHS, "torch": 1, "numpy": 1}   # epochs the test replays from scratch
 
