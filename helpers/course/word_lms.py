@@ -202,7 +202,7 @@ def build_kn_baselines(orders=KN_ORDERS) -> dict:
     token i scored from its n-1 predecessors (the first 4 tokens of each split are skipped for
     every order, so all orders score the same tokens), stored as float16 (relative rounding
     <= 5e-4 per token; the printed perplexities and bootstrap intervals do not change). Uses :func:`helpers.lib.ngram.kneser_ney_nlls`
-    (the vectorised form of :class:`~helpers.lib.ngram.KneserNeyLM`; about a minute):
+    (the vectorised form of :class:`~helpers.lib.ngram.KneserNeyLM`; under a minute):
     ``python -m helpers.course.word_lms kn``."""
     data = lm_data(COMMON["vocab_size"])
     skip = max(orders) - 1
