@@ -91,7 +91,8 @@ def test_agreement_scores_compare_the_two_verb_forms_as_the_model_ranks_them(voc
                  for sg, pl in L.AGREEMENT_VERBS]
         assert s == pytest.approx(np.mean(right))
     table = L.agreement_table({"lstm": lstm}, vocab, items, n_boot=50)
-    for key, interval in table["lstm"].items():
+    assert set(table["lstm"]) == {(it.distance, it.attractors) for it in items}
+    for interval in table["lstm"].values():
         assert interval.low <= interval.estimate <= interval.high
 
 
