@@ -217,16 +217,3 @@ def test_exercise_checkers_accept_solutions_and_explain_mistakes(capsys):
     assert check_lstm_step(lstm_ok)
     assert not check_lstm_step(lambda *a: lstm_ok(*a, order="figo"))
     assert "order f,i,g,o" in capsys.readouterr().out
-
-
-def test_budgeted_training_result_and_thread_restore(tiny):
-    from helpers.course.recurrent_lms import model_from_result, train_budgeted_lm
-
-    before = torch.get_num_threads()
-    long_stream = LMData(tiny.vocab, np.tile(tiny.train, 4), tiny.valid, tiny.test)   # >= 32 x 35 tokens
-    r = train_budgeted_lm("gru", 0.3, data=long_stream, progress=False, threads=1)
-    assert torch.get_num_threads() == before
-    assert r["kind"] == "gru" and r["steps"] >= 1 and r["train_seconds"] >= 0.3
-    assert r["n_params"] == sum(v.size for v in r["state_dict"].values())
-    model = model_from_result(r, len(tiny.vocab))
-    assert np.isclose(np.exp(evaluate_nll(model, tiny.test)), r["test_ppl"], rtol=1e-4)

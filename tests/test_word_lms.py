@@ -50,7 +50,7 @@ def test_the_stored_kneser_ney_baselines_are_what_the_function_gives():
             assert len(kn.nll[split][n]) == len(getattr(data, split)) - kn.skipped
     # recompute the bigram on the first 20,000 test tokens (the higher orders take longer; same code)
     fresh = kneser_ney_nlls(data.train, data.test[:20_000], 2, len(data.vocab))[kn.skipped - 1:]
-    np.testing.assert_allclose(kn.nll["test"][2][:len(fresh)], fresh, rtol=1e-6)
+    np.testing.assert_allclose(kn.nll["test"][2][:len(fresh)], fresh, rtol=5e-4)     # stored as float16
     assert kn.best_order() == min(kn.orders, key=lambda n: kn.ppl["valid"][n])
 
 

@@ -8,15 +8,17 @@ document 90/5/5 with seed 0, a vocabulary of the 3,000 most frequent training wo
 recurrent layer -> linear over the vocabulary), the three kinds with the same sizes. Training:
 truncated BPTT over the training stream (``batch_size`` rows read ``seq_len`` tokens at a
 time, the state carried across windows and detached), Adam, global-norm clipping. Every
-``eval_every`` steps the perplexity on the *whole* validation split is measured; training
-stops when it has not improved by ``min_delta`` nats for ``patience`` evaluations, or at the cap
-of ``max_steps`` (a budget cap that keeps ``make models`` within its time; the log and the
-metadata say which one stopped it). The best evaluation's weights are kept.
+``eval_every`` steps (half an epoch) the perplexity on the *whole* validation split is measured;
+an evaluation that does not improve on the best by ``min_delta`` nats multiplies the learning
+rate by ``lr_decay`` (reduce-on-plateau); training stops after ``patience`` such evaluations in a
+row, or at the cap of ``max_steps`` (five epochs: a budget cap that keeps ``make models`` within
+its time; the log and the metadata say which one stopped it). The best evaluation's weights are
+kept.
 
 All three kinds share the settings below (same data, vocabulary, sizes and budget rule). Only the
-validation split steers training (early stopping, the best weights); the sizes, learning rate and
-step cap were set, not searched: on the shared 2-core machine each training got a few per cent of a
-core, and the cap (one epoch) is what fitted. The test split gives final numbers only; the
+validation split steers training (early stopping, the learning-rate decay, the best weights); the
+sizes, learning rate and step cap were set, not searched (the shared 2-core machine allowed about
+25 CPU-minutes for the three). The test split gives final numbers only; the
 recorded "subset metric" is the test perplexity on its first ``SUBSET`` tokens, so
 ``tests/test_models.py`` checks each shipped file in seconds.
 """
@@ -54,8 +56,11 @@ from helpers.lib.rnn_lm import LMData, RecurrentLM, detach_state, endless_batche
 from helpers.lib.text import Vocab
 
 KINDS = ("rnn", "gru", "lstm")
+# eval_every: half an epoch (544 steps per epoch); max_steps: five epochs, a budget cap (about 8
+# CPU-minutes per model at idle) that early stopping may end sooner; lr_decay: every evaluation
+# without an improvement halves the learning rate (reduce-on-plateau).
 COMMON = dict(vocab_size=3000, emb_dim=128, hidden=128, batch_size=64, seq_len=35, lr=3e-3, clip=1.0,
-              eval_every=136, patience=3, min_delta=2e-3, max_steps=544, seed=0)
+              eval_every=272, patience=3, min_delta=2e-3, max_steps=2720, lr_decay=0.5, seed=0)
 # The two big matrices are stored as float16 (half the bytes); the trainer rounds them before
 # the final evaluation, so the recorded metrics are those of the shipped file.
 FLOAT16 = ("model/embed.weight", "model/out.weight")
@@ -129,6 +134,10 @@ def train_word_lm(settings: dict, log: RunLog, max_steps: int | None = None, pro
             if stop:
                 reason = f"early stopping: {stopper.summary()}"
                 break
+            if s.get("lr_decay") and not stopper.decisions[-1]["improved"]:
+                for group in opt.param_groups:          # a plateau: smaller steps (reduce-on-plateau)
+                    group["lr"] *= s["lr_decay"]
+                log.event("lr", step=step, lr=opt.param_groups[0]["lr"])
     else:
         if max_steps is not None and max_steps < s["max_steps"]:
             reason = f"max_steps={max_steps}"
@@ -191,8 +200,9 @@ def build_kn_baselines(orders=KN_ORDERS) -> dict:
     :func:`lm_data` and score the whole validation and test splits; store them (npz + json, checksummed)
     at :func:`kn_path`. Arrays ``valid/<n>``, ``test/<n>``: per-token NLL (nats) of each order,
     token i scored from its n-1 predecessors (the first 4 tokens of each split are skipped for
-    every order, so all orders score the same tokens). Uses :func:`helpers.lib.ngram.kneser_ney_nlls`
-    (the vectorised form of :class:`~helpers.lib.ngram.KneserNeyLM`; about a minute):
+    every order, so all orders score the same tokens), stored as float16 (relative rounding
+    <= 5e-4 per token; the printed perplexities and bootstrap intervals do not change). Uses :func:`helpers.lib.ngram.kneser_ney_nlls`
+    (the vectorised form of :class:`~helpers.lib.ngram.KneserNeyLM`; under a minute):
     ``python -m helpers.course.word_lms kn``."""
     data = lm_data(COMMON["vocab_size"])
     skip = max(orders) - 1
@@ -200,7 +210,7 @@ def build_kn_baselines(orders=KN_ORDERS) -> dict:
     for n in orders:
         for split in ("valid", "test"):
             nll = kneser_ney_nlls(data.train, getattr(data, split), n, len(data.vocab), KN_DISCOUNT)[skip - (n - 1):]
-            arrays[f"{split}/{n}"] = nll.astype(np.float32)
+            arrays[f"{split}/{n}"] = nll.astype(np.float16)     # half the bytes; the perplexities agree to 4 digits
             metrics[f"{split}_ppl_{n}"] = perplexity(float(nll.mean()))
     meta = {"orders": list(orders), "discount": KN_DISCOUNT, "skipped_tokens": skip, "metrics": metrics,
             "vocab_size": COMMON["vocab_size"], "seconds": time.perf_counter() - t0,
@@ -211,7 +221,7 @@ def build_kn_baselines(orders=KN_ORDERS) -> dict:
 
 @dataclass
 class KNBaselines:
-    """The stored Kneser-Ney baselines: ``orders``, per-token NLLs ``nll[split][n]`` (float64,
+    """The stored Kneser-Ney baselines: ``orders``, per-token NLLs ``nll[split][n]`` (float64 from the stored float16,
     the same tokens for every order: each split without its first ``skipped`` tokens) and
     ``ppl[split][n]``."""
 

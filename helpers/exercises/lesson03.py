@@ -4,12 +4,18 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import torch
 
 from helpers.exercises import (
     ExerciseFailed,
+    ExperimentExercise,
     FunctionExercise,
     Mistake,
     expect_close,
+    expect_equal,
+    expect_gradients,
+    expect_gradients_match_numerical,
+    expect_gradients_match_torch,
     expect_tuple,
     outputs_match,
 )
@@ -107,4 +113,175 @@ check_lstm_step = FunctionExercise(
                 like=_no_tanh_on_c),
     ])
 
-EXERCISES = [check_lstm_step]
+
+# ---------------------------------------------------------------- warm-up: the parameter count
+def _param_count_reference(input_size, hidden):
+    return 4 * (hidden + input_size) * hidden + 4 * hidden
+
+
+def _param_count_case(I, H):
+    def check(f):
+        got = f(I, H)
+        if not isinstance(got, (int, np.integer)):
+            raise ExerciseFailed(f"input {I}, hidden {H}: expected an integer count, got {got!r}")
+        expect_equal(int(got), _param_count_reference(I, H), f"parameters of an LSTM layer (input {I}, hidden {H})")
+    return check
+
+
+check_lstm_param_count = FunctionExercise(
+    "LSTM parameter count", [_param_count_case(300, 256), _param_count_case(128, 128), _param_count_case(1, 1),
+                             _param_count_case(7, 3)],
+    reference=_param_count_reference, step="warm-up",
+    mistakes=[
+        Mistake("no_biases", "each of the four gate blocks also has a bias vector of H numbers: + 4*H.",
+                like=lambda I, H: 4 * (H + I) * H),
+        Mistake("torch_biases", "that is torch.nn.LSTM's count, with its redundant second bias vector; the "
+                "notes' LSTM (and ours) has one bias of 4*H.", like=lambda I, H: 4 * (H + I) * H + 8 * H),
+        Mistake("no_recurrent", "the gates read the previous hidden state too: the weights act on "
+                "[h_{t-1}, x_t], of length H + I, not only on x_t.", like=lambda I, H: 4 * I * H + 4 * H),
+        Mistake("three_blocks", "three blocks is the GRU; the LSTM has four (i, f, g, o).",
+                like=lambda I, H: 3 * (H + I) * H + 3 * H),
+    ])
+
+
+# ---------------------------------------------------------------- core: one LSTM step backward
+BACKWARD_NAMES = ("dx", "dh_prev", "dc_prev", "dWx", "dWh", "db")
+
+
+def _backward_case(seed: int, B: int, D: int, H: int):
+    """dh, dc (B, H) and the step's inputs x (B, D), h_prev, c_prev (B, H), Wx (D, 4H), Wh (H, 4H), b (4H,)."""
+    rng = np.random.default_rng(seed)
+    x, h_prev, c_prev = rng.standard_normal((B, D)), rng.standard_normal((B, H)), rng.standard_normal((B, H))
+    Wx, Wh, b = rng.standard_normal((D, 4 * H)) * 0.7, rng.standard_normal((H, 4 * H)) * 0.5, rng.standard_normal(4 * H) * 0.5
+    dh, dc = rng.standard_normal((B, H)), rng.standard_normal((B, H))
+    return dh, dc, x, h_prev, c_prev, Wx, Wh, b
+
+
+def _lstm_step_backward(dh, dc, x, h_prev, c_prev, Wx, Wh, b, mistake=None):
+    """The reference backward of one LSTM step, and its typical mistakes (``mistake``)."""
+    i, f, g, o, _ = _gates(x, h_prev, Wx, Wh, b)
+    c = f * c_prev + i * g
+    tc = np.tanh(c)
+    if mistake == "no_dh_into_dc":                  # forgets that h = o * tanh(c) also depends on c
+        dc_total = dc
+    elif mistake == "tanh_of_c_prev":               # tanh' at the old cell state
+        dc_total = dc + dh * o * (1 - np.tanh(c_prev) ** 2)
+    else:
+        dc_total = dc + dh * o * (1 - tc ** 2)
+    do, di, dg, df = dh * tc, dc_total * g, dc_total * i, dc_total * c_prev
+    da_g = dg * g * (1 - g) if mistake == "sigmoid_candidate" else dg * (1 - g ** 2)
+    da = np.concatenate([di * i * (1 - i), df * f * (1 - f), da_g, do * o * (1 - o)], axis=1)
+    dc_prev = dc_total if mistake == "dc_prev_without_f" else dc_total * f
+    return da @ Wx.T, da @ Wh.T, dc_prev, x.T @ da, h_prev.T @ da, da.sum(axis=0)
+
+
+def _torch_step(x, h_prev, c_prev, Wx, Wh, b):
+    H = h_prev.shape[1]
+    a = x @ Wx + h_prev @ Wh + b
+    i, f, g, o = torch.sigmoid(a[:, :H]), torch.sigmoid(a[:, H:2 * H]), torch.tanh(a[:, 2 * H:3 * H]), torch.sigmoid(a[:, 3 * H:])
+    c = f * c_prev + i * g
+    return torch.cat([o * torch.tanh(c), c], dim=1)
+
+
+def _backward_against_autograd(seed, B, D, H):
+    def check(f):
+        dh, dc, *inputs = _backward_case(seed, B, D, H)
+        got = f(dh, dc, *inputs)
+        expect_tuple(got, BACKWARD_NAMES)
+        expect_gradients_match_torch(got, _torch_step, inputs, [f"{n} (batch {B}, input {D}, hidden {H})" for n in BACKWARD_NAMES],
+                                     dout=np.concatenate([dh, dc], axis=1))
+    return check
+
+
+def _backward_against_nn_lstm(f):
+    """torch.nn.LSTM, one step, given the same weights (its gate order is i, f, g, o too)."""
+    B, D, H = 3, 4, 2
+    dh, dc, x, h_prev, c_prev, Wx, Wh, b = _backward_case(11, B, D, H)
+    lstm = torch.nn.LSTM(D, H, batch_first=True).double()
+    with torch.no_grad():
+        lstm.weight_ih_l0.copy_(torch.tensor(Wx.T))
+        lstm.weight_hh_l0.copy_(torch.tensor(Wh.T))
+        lstm.bias_ih_l0.copy_(torch.tensor(b))
+        lstm.bias_hh_l0.zero_()
+    xt, h0, c0 = (torch.tensor(a, requires_grad=True) for a in (x[:, None], h_prev[None], c_prev[None]))
+    out, (hT, cT) = lstm(xt, (h0, c0))
+    (hT[0] * torch.tensor(dh)).sum().add((cT[0] * torch.tensor(dc)).sum()).backward()
+    got = f(dh, dc, x, h_prev, c_prev, Wx, Wh, b)
+    expect_tuple(got, BACKWARD_NAMES)
+    expected = [xt.grad[:, 0], h0.grad[0], c0.grad[0], lstm.weight_ih_l0.grad.T, lstm.weight_hh_l0.grad.T,
+                lstm.bias_ih_l0.grad]
+    expect_gradients(got, [e.numpy() for e in expected], [f"{n} (torch.nn.LSTM, batch {B})" for n in BACKWARD_NAMES],
+                     "torch.nn.LSTM")
+
+
+def _backward_against_finite_differences(f):
+    dh, dc, *inputs = _backward_case(5, 2, 3, 2)
+    got = f(dh, dc, *inputs)
+    expect_tuple(got, BACKWARD_NAMES)
+
+    def loss(x, h_prev, c_prev, Wx, Wh, b):
+        h, c = _lstm_step_reference(x, h_prev, c_prev, Wx, Wh, b)
+        return np.sum(h * dh) + np.sum(c * dc)
+
+    expect_gradients_match_numerical(got, loss, inputs, [f"{n} (finite differences)" for n in BACKWARD_NAMES])
+
+
+def _mistake(name):
+    def wrong(dh, dc, x, h_prev, c_prev, Wx, Wh, b):
+        return _lstm_step_backward(dh, dc, x, h_prev, c_prev, Wx, Wh, b, mistake=name)
+    return wrong
+
+
+check_lstm_step_backward = FunctionExercise(
+    "LSTM step backward",
+    [_backward_against_autograd(0, 2, 3, 4), _backward_against_autograd(1, 1, 1, 1), _backward_against_nn_lstm,
+     _backward_against_finite_differences],
+    reference=_lstm_step_backward, step="core",
+    mistakes=[
+        Mistake("no_dh_into_dc", "h = o * tanh(c) depends on the new cell state, so the gradient at c is the "
+                "dc from the next step PLUS dh * o * (1 - tanh(c)**2). Add it before anything else uses dc.",
+                like=_mistake("no_dh_into_dc")),
+        Mistake("tanh_of_c_prev", "the tanh in h = o * tanh(c) is taken of the NEW cell state c = f*c_prev + i*g: "
+                "its derivative is 1 - tanh(c)**2, not 1 - tanh(c_prev)**2.", like=_mistake("tanh_of_c_prev")),
+        Mistake("dc_prev_without_f", "c = f * c_prev + i * g, so the gradient handed to c_prev is dc * f: the "
+                "additive path is multiplied by the forget gate (and by nothing else).",
+                like=_mistake("dc_prev_without_f")),
+        Mistake("sigmoid_candidate", "the candidate g is a tanh: through it the gradient is multiplied by "
+                "1 - g**2; only the gates i, f, o use sigma' = s * (1 - s).", like=_mistake("sigmoid_candidate")),
+    ])
+
+
+# ---------------------------------------------------------------- experiment: the forget-gate bias
+def smallest_bias_reaching(accuracy_by_bias: dict, threshold: float = 0.9) -> float:
+    """The smallest forget-gate bias whose measured accuracy ``accuracy_by_bias[bias]`` reaches ``threshold``."""
+    good = [float(fb) for fb, acc in accuracy_by_bias.items() if acc >= threshold]
+    if not good:
+        raise ValueError(f"no forget bias in {sorted(accuracy_by_bias)} reaches {threshold}: {accuracy_by_bias}")
+    return min(good)
+
+
+def _largest_failing(accuracy_by_bias: dict, threshold: float = 0.9) -> float:
+    bad = [float(fb) for fb, acc in accuracy_by_bias.items() if acc < threshold]
+    return max(bad) if bad else float("nan")
+
+
+check_forget_bias = ExperimentExercise(
+    "the smallest forget-gate bias with which the LSTM remembers the cue over 30 distractors",
+    smallest_bias_reaching, atol=0.01,
+    example_context={"accuracy_by_bias": {0.0: 0.506, 1.0: 0.52, 2.0: 1.0, 3.0: 1.0, 4.0: 1.0}},
+    explanation="The cell path multiplies what it carries by f_t at every step. With bias 0 the forget gates "
+                "start near sigma(0) = 0.5, so after 30 steps the cue and its gradient are scaled by about "
+                "0.5**30 = 1e-9: nothing reaches the loss to teach the gates to stay open. Bias 1 starts them at "
+                "0.73 (0.73**30 = 8e-5), bias 2 at 0.88 (0.88**30 = 0.02): once enough gradient survives, "
+                "training finds the cue and opens the gates further. Jozefowicz et al. (2015) recommend a "
+                "forget bias of 1 for this reason.",
+    mistakes=[
+        Mistake("default_init", "0 is PyTorch's default: the forget gates start at sigma(0) = 0.5. Set the "
+                "slider to 0 and press Train: at distance 30 the LSTM is at chance like the RNN.", like=0.0),
+        Mistake("largest_failing", "with that bias the LSTM is still below 0.9 at distance 30; the question "
+                "asks for the first bias that reaches it.", like=_largest_failing),
+        Mistake("largest", "every bias from the answer up works; the question asks for the smallest one.",
+                like=lambda accuracy_by_bias: max(float(fb) for fb in accuracy_by_bias)),
+    ])
+
+EXERCISES = [check_lstm_param_count, check_lstm_step, check_lstm_step_backward, check_forget_bias]

@@ -236,16 +236,17 @@ def trained_gradient_flow(model: RecurrentLM, ids: np.ndarray, T: int = 60, batc
     return np.linalg.norm(layer.dh_all, axis=2).mean(axis=0)[::-1]
 
 
-def render_live_training(steps: int = 40, *, data: LMData, shipped_curve: dict, eval_every: int = 20):
-    """Explorer: train the shipped RNN's architecture from scratch for ``steps`` steps with the
-    shipped settings (same data, batches and seed, so the first steps are the shipped run's),
-    measuring the whole-validation perplexity every ``eval_every`` steps, drawn over the shipped
-    run's validation curve (same evaluation data)."""
-    s = SETTINGS["rnn"]
+def render_live_training(steps: int = 40, *, data: LMData, shipped_curve: dict, eval_every: int = 20,
+                         kind: str = "rnn"):
+    """Explorer: train the shipped ``kind`` LM's architecture ('rnn', 'gru', 'lstm') from scratch
+    for ``steps`` steps with the shipped settings (same data, batches and seed, so the first steps
+    are the shipped run's), measuring the whole-validation perplexity every ``eval_every`` steps,
+    drawn over the shipped run's validation curve (same evaluation data)."""
+    s = SETTINGS[kind]
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        model = RecurrentLM(len(data.vocab), "rnn", s["emb_dim"], s["hidden"], seed=s["seed"]).train()
+        model = RecurrentLM(len(data.vocab), kind, s["emb_dim"], s["hidden"], seed=s["seed"]).train()
         opt = torch.optim.Adam(model.parameters(), lr=s["lr"])
         stream, state, live = endless_batches(data.train, s["batch_size"], s["seq_len"]), None, {"step": [], "valid_ppl": []}
         for step in range(1, steps + 1):
@@ -265,8 +266,8 @@ def render_live_training(steps: int = 40, *, data: LMData, shipped_curve: dict, 
     fig, ax = new_figure()
     ax.plot(shipped_curve["step"], shipped_curve["valid_ppl"], "o-", color=GREY_DARK, label="shipped run (make models)")
     ax.plot(live["step"], live["valid_ppl"], "s--", color=COLOURS["vermillion"], label=f"live run, {steps} steps")
-    log_axis(ax, "y", ticks=[100, 150, 200, 300, 500, 1000, 2000])
-    set_labels(ax, "Validation perplexity of the RNN LM (whole validation split)", "training step",
+    log_axis(ax, "y", ticks=[60, 80, 100, 150, 200, 300, 500, 1000, 2000])
+    set_labels(ax, f"Validation perplexity of the {kind.upper()} LM (whole validation split)", "training step",
                "validation perplexity (log scale)")
     ax.legend()
     return fig, (f"live run: validation perplexity {live['valid_ppl'][-1]:.1f} after {steps} steps "

@@ -151,7 +151,7 @@ class LSTMCell(RNNCell):
 
 
 class GRUCell(RNNCell):
-    """One GRU step, forward and backward. Taught in lesson 03, section 7.
+    """One GRU step, forward and backward. Taught in lesson 03, section 8.
 
     One GRU step (PyTorch's formulation, gates r, z, n):
 
@@ -346,7 +346,7 @@ class TimeLSTM(TimeRNN):
 
 
 class TimeGRU(TimeRNN):
-    """A GRU unrolled over T steps (gates r, z, n as in :class:`GRUCell`). Taught in lesson 03, section 7.
+    """A GRU unrolled over T steps (gates r, z, n as in :class:`GRUCell`). Taught in lesson 03, section 8.
 
     forward(xs (B, T, D), h0=None) -> hs (B, T, H); backward(dhs) -> dxs; sets ``dh0``.
     params [Wx (D,3H), Wh (H,3H), b (3H,), bhn (H,)].
@@ -447,7 +447,7 @@ def lstm_param_count(input_size: int, hidden_size: int) -> int:
 
 
 def gru_param_count(input_size: int, hidden_size: int) -> int:
-    """3 (H + I) H + 3 H + H: three gate blocks plus the candidate's second bias b_hn. Taught in lesson 03, section 7."""
+    """3 (H + I) H + 3 H + H: three gate blocks plus the candidate's second bias b_hn. Taught in lesson 03, section 8."""
     return 3 * (hidden_size + input_size) * hidden_size + 4 * hidden_size
 
 
