@@ -113,10 +113,12 @@ class ShippedCharLM:
 
 
 def train_char_lm(settings: dict, log: RunLog, max_steps: int | None = None, progress: bool = True,
-                  split: CharSplit | None = None) -> tuple[dict, dict, dict]:
+                  split: CharSplit | None = None, final_eval: bool = True) -> tuple[dict, dict, dict]:
     """Train the character LM of ``settings`` with early stopping on the validation play; return
     (arrays, meta, metrics) for :func:`helpers.infra.artifacts.save_artifact`. Every step's loss
-    and every evaluation go to ``log``; ``max_steps`` stops early (the tests replay the first 50)."""
+    and every evaluation go to ``log``; ``max_steps`` stops early (the tests replay the first 50,
+    the lesson a few live). ``final_eval=False`` skips scoring the whole validation and test plays
+    (metrics then hold only the steps)."""
     s = settings
     split = split or char_split()
     model = build_char_lm(s, split.V).train()
@@ -172,6 +174,8 @@ def train_char_lm(settings: dict, log: RunLog, max_steps: int | None = None, pro
     log.event("stop", reason=reason, steps=step, best_step=stopper.best_step,
               kept="best" if max_steps is None else "last")
     model.eval()
+    if not final_eval:
+        return state_dict_to_arrays(model.state_dict(), "model/"), {"settings": dict(settings)}, {"steps": step}
     metrics = {"valid_loss": evaluate_lm(model, split.valid, seq_len=s["ctx"], max_tokens=len(split.valid)),
                "test_loss": evaluate_lm(model, split.test, seq_len=s["ctx"], max_tokens=len(split.test)),
                "steps": step, "best_step": stopper.best_step,
@@ -229,8 +233,12 @@ def build_char_ngram(orders=NGRAM_ORDERS, discounts=NGRAM_DISCOUNTS) -> dict:
     for n in orders:
         valid = {D: float(kneser_ney_nlls(split.train, split.valid, n, split.V, D).mean()) for D in discounts}
         best = min(valid, key=valid.get)
-        rows.append({"n": n, "discount": best, "valid_loss": valid[best], "valid_by_discount": valid})
+        rows.append({"n": n, "discount": best, "valid_loss": valid[best],
+                     "valid_by_discount": {str(D): v for D, v in valid.items()}})
     chosen = min(rows, key=lambda r: r["valid_loss"])
+    # the curves' validation number: predictions 1 .. EVAL_TOKENS of the validation play
+    v = kneser_ney_nlls(split.train, split.valid[:EVAL_TOKENS + 1], chosen["n"], split.V, chosen["discount"])
+    chosen["valid_loss_first"] = float(v.mean())
     nll = kneser_ney_nlls(split.train, split.test, chosen["n"], split.V, chosen["discount"])
     chosen["test_loss"] = float(nll.mean())
     head = np.full(SUBSET, np.nan)          # head[i] scores test[i + 1]; nll[j] scores test[j + n - 1]

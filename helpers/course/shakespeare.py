@@ -49,6 +49,13 @@ class CharSplit:
     def V(self) -> int:
         return len(self.vocab)
 
+    def encode(self, text: str) -> np.ndarray:
+        """Character ids of ``text`` (an unknown character is an error naming it)."""
+        return encode_chars(self.vocab, text)
+
+    def decode(self, ids) -> str:
+        return "".join(self.vocab.decode(ids))
+
 
 @functools.lru_cache(maxsize=2)
 def char_split(valid_work: str = VALID_WORK, test_work: str = TEST_WORK) -> CharSplit:
