@@ -10,8 +10,10 @@ from helpers.course.shakespeare import CharSplit, char_split
 from helpers.lessons.lesson04 import (
     block_bootstrap,
     char_nlls,
+    ReverseSeq2Seq,
     norm_comparison,
     render_norm_comparison,
+    reversal_experiment,
     time_parallel_vs_sequential,
 )
 from helpers.lib.gradcheck import check_layer
@@ -90,3 +92,26 @@ def test_parallel_vs_sequential_timing():
     t = time_parallel_vs_sequential(model, T=8, repeats=2)
     assert all(t[k] > 0 for k in ("parallel_s", "sequential_s", "one_token_s"))
     assert t["ratio"] == pytest.approx(t["sequential_s"] / t["parallel_s"])
+
+
+def test_reversal_model_shapes_and_experiment():
+    x = torch.randint(10, (3, 5))
+    for attention in (True, False):
+        m = ReverseSeq2Seq(10, 8, attention, seed=0)
+        assert m(x, x.flip(1)).shape == (3, 5, 10) and m(x).shape == (3, 5, 10)
+        assert (m.last_weights is not None) == attention
+    r = reversal_experiment(seeds=(0, 1), steps=2, lengths=(3, 4), hidden=8, n_test=5)
+    assert r["with"].shape == r["without"].shape == (2, 2) and r["weights"].shape == (10, 10)
+    assert np.allclose(r["weights"].sum(1), 1, atol=1e-5)
+
+
+def test_the_stored_char_ngram_reproduces_its_test_losses():
+    from helpers.course.char_lms import load_char_ngram
+    from helpers.lib.ngram import kneser_ney_nlls
+
+    stored, split = load_char_ngram(), char_split()
+    n, D = stored["chosen"]["n"], stored["chosen"]["discount"]
+    assert stored["chosen"]["valid_loss"] == min(r["valid_loss"] for r in stored["rows"])   # chosen on validation
+    head = kneser_ney_nlls(split.train, split.test[:2001], n, split.V, D)     # scores test[n - 1 .. 2000]
+    np.testing.assert_allclose(stored["test_nll"][n - 2:2000], head, rtol=1e-6)
+    assert np.isnan(stored["test_nll"][:n - 2]).all()

@@ -310,6 +310,14 @@ def _case_shipped_char_curves():
     return plot_shipped_curves({"Transformer": fake(1000, 300), "LSTM": fake(900, 450)}, 1.47, "Kneser-Ney 8-gram")
 
 
+def _case_reversal():
+    from helpers.lessons.lesson04 import plot_reversal
+
+    rng = np.random.default_rng(0)
+    return plot_reversal({"lengths": [4, 6], "with": rng.random((2, 2)), "without": rng.random((2, 2)),
+                          "example": list(range(10)), "weights": rng.random((10, 10))})
+
+
 def _case_live_char_training():
     from helpers.lessons.lesson04 import plot_live_training
 
@@ -471,6 +479,7 @@ CASES = {
     "helpers.lessons.lesson04:plot_norm_comparison": _case_norm_comparison,
     "helpers.lessons.lesson04:plot_shipped_curves": _case_shipped_char_curves,
     "helpers.lessons.lesson04:plot_live_training": _case_live_char_training,
+    "helpers.lessons.lesson04:plot_reversal": _case_reversal,
     "helpers.lessons.lesson05:render_lsa": _case_lsa,
     "helpers.lessons.lesson05:render_retrieval": _case_retrieval,
     "helpers.lessons.lesson06:render_collocations": _case_collocations,

@@ -293,3 +293,105 @@ def render_norm_comparison(split: CharSplit, lr: float = 3e-2, steps: int = 60, 
     fig = plot_norm_comparison(result, lr)
     parts = [f"{norm}-LN " + ", ".join(f"{v:.3f}" for v in r["valid"]) for norm, r in result.items()]
     return fig, f"lr={lr:.1e}, {steps} steps, validation loss per seed: " + "; ".join(parts)
+
+
+# ---------------------------------------------------------------- attention solves a task: reversing a sequence
+class ReverseSeq2Seq(nn.Module):
+    """A GRU encoder-decoder for reversing a sequence of symbols, with or without (Luong-style,
+    scaled dot-product) attention. ids (B, L) of symbols 0..n_symbols-1 -> logits (B, L, n_symbols)
+    of the reversed sequence. Without attention the decoder sees the input only through the
+    encoder's last state (the bottleneck of section 1); with it, every output position takes a
+    softmax-weighted mix of all encoder states (``last_weights``: (B, L_out, L_in)) on top of the
+    decoder's state, so training needs no loop over positions (teacher forcing)."""
+
+    def __init__(self, n_symbols: int, hidden: int, attention: bool, seed: int = 0):
+        super().__init__()
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            self.embed = nn.Embedding(n_symbols + 1, hidden)        # + a start symbol for the decoder
+            self.encoder = nn.GRU(hidden, hidden, batch_first=True)
+            self.decoder = nn.GRU(hidden, hidden, batch_first=True)
+            self.combine = nn.Linear(2 * hidden, hidden) if attention else None
+            self.out = nn.Linear(hidden, n_symbols)
+        self.start, self.attention, self.last_weights = n_symbols, attention, None
+
+    def _logits(self, dec: torch.Tensor, enc: torch.Tensor) -> torch.Tensor:
+        if not self.attention:
+            return self.out(dec)
+        a = torch.softmax(dec @ enc.transpose(1, 2) / dec.shape[-1] ** 0.5, dim=-1)    # (B, L_out, L_in)
+        self.last_weights = a.detach()
+        return self.out(torch.tanh(self.combine(torch.cat([dec, a @ enc], -1))))
+
+    def forward(self, ids: torch.Tensor, targets: torch.Tensor | None = None) -> torch.Tensor:
+        """Teacher forcing when ``targets`` are given (all positions at once), else greedy decoding
+        of ids.shape[1] symbols, one at a time."""
+        enc, h = self.encoder(self.embed(ids))
+        start = torch.full((ids.shape[0], 1), self.start, dtype=torch.long)
+        if targets is not None:
+            dec, _ = self.decoder(self.embed(torch.cat([start, targets[:, :-1]], 1)), h)
+            return self._logits(dec, enc)
+        prev, states, logits = start, [], []
+        for _ in range(ids.shape[1]):
+            d, h = self.decoder(self.embed(prev), h)
+            states.append(d)
+            logits.append(self._logits(torch.cat(states, 1), enc)[:, -1:])
+            prev = logits[-1].argmax(-1)
+        return torch.cat(logits, 1)
+
+
+def reversal_experiment(seeds=(0, 1, 2), steps: int = 200, lengths=range(4, 13, 2), n_symbols: int = 10,
+                        hidden: int = 64, batch_size: int = 64, lr: float = 2e-2, n_test: int = 100) -> dict:
+    """Train the encoder-decoder with and without attention to reverse random sequences (each
+    batch one length drawn from ``lengths``), for each seed; then measure the per-symbol accuracy
+    of greedy decoding on ``n_test`` fresh sequences of every length. Returns {'lengths': [...],
+    'with'|'without': (n_seeds, n_lengths) accuracies, 'example': one input (length 10),
+    'weights': its attention matrix (with attention, seed 0)}."""
+    lengths = list(lengths)
+    out = {"lengths": lengths, "hidden": hidden, "steps": steps, "seeds": list(seeds)}
+    for kind in ("with", "without"):
+        accs = []
+        for seed in seeds:
+            model = ReverseSeq2Seq(n_symbols, hidden, kind == "with", seed)
+            opt = torch.optim.Adam(model.parameters(), lr=lr)
+            g = torch_generator(seed)
+            for _ in range(steps):
+                L = lengths[int(torch.randint(len(lengths), (1,), generator=g))]
+                x = torch.randint(n_symbols, (batch_size, L), generator=g)
+                y = x.flip(1)
+                loss = F.cross_entropy(model(x, y).flatten(0, 1), y.flatten())
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                opt.step()
+            test = torch_generator(10_000 + seed)
+            with torch.no_grad():
+                row = []
+                for L in lengths:
+                    x = torch.randint(n_symbols, (n_test, L), generator=test)
+                    row.append(float((model(x).argmax(-1) == x.flip(1)).float().mean()))
+                if kind == "with" and seed == seeds[0]:
+                    out["example"] = torch.randint(n_symbols, (1, 10), generator=test)[0].tolist()
+                    model(torch.tensor([out["example"]]))
+                    out["weights"] = model.last_weights[0].numpy()
+            accs.append(row)
+        out[kind] = np.array(accs)
+    return out
+
+
+def plot_reversal(result: dict):
+    """Accuracy vs length (mean and every seed) with and without attention, and the alignment
+    matrix of one example. Returns the figure."""
+    fig, (ax1, ax2) = new_figure(ncols=2, width=4.2, height=3.6)
+    for i, kind in enumerate(("with", "without")):
+        acc = result[kind]
+        for row in acc:
+            ax1.plot(result["lengths"], row, color=f"C{i}", alpha=0.3)
+        ax1.plot(result["lengths"], acc.mean(0), "o-", color=f"C{i}", label=f"{kind} attention ({len(acc)} seeds)")
+    set_labels(ax1, "reversing a sequence: test accuracy", "sequence length", "accuracy per symbol")
+    ax1.set_ylim(0, 1.02)
+    ax1.legend()
+    ex = [str(s) for s in result["example"]]
+    heatmap(ax2, result["weights"], title="alignment (with attention)", x="input position (symbol)",
+            y="output position (symbol)", colour_label="attention weight", xticklabels=ex,
+            yticklabels=ex[::-1], vmin=0, vmax=1)
+    return fig
