@@ -8,9 +8,9 @@ import torch
 
 from helpers.course.shakespeare import CharSplit, char_split
 from helpers.lessons.lesson04 import (
+    ReverseSeq2Seq,
     block_bootstrap,
     char_nlls,
-    ReverseSeq2Seq,
     norm_comparison,
     render_norm_comparison,
     reversal_experiment,
