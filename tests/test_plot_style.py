@@ -294,9 +294,34 @@ def _case_temperature_chars():
 
 
 def _case_norm_comparison():
-    from helpers.lessons.lesson04 import render_norm_comparison
+    from helpers.lessons.lesson04 import plot_norm_comparison
 
-    return render_norm_comparison(_char_corpus(), seconds=0.3)
+    return plot_norm_comparison({"pre": {"curves": [[3.0, 2.5], [3.1, 2.6]], "valid": [2.4, 2.5]},
+                                 "post": {"curves": [[3.0, 2.7], [3.2, 2.8]], "valid": [2.6, 2.7]}}, lr=3e-2)
+
+
+def _case_shipped_char_curves():
+    from helpers.course.char_lms import ShippedCharLM
+    from helpers.lessons.lesson04 import plot_shipped_curves
+
+    def fake(n_params, steps):
+        return ShippedCharLM(None, None, {}, {"n_params": n_params, "steps": steps}, {"step": [150, 300],
+                             "valid_loss": [2.4, 2.0]}, 100.0, 50.0, "cap")
+    return plot_shipped_curves({"Transformer": fake(1000, 300), "LSTM": fake(900, 450)}, 1.47, "Kneser-Ney 8-gram")
+
+
+def _case_reversal():
+    from helpers.lessons.lesson04 import plot_reversal
+
+    rng = np.random.default_rng(0)
+    return plot_reversal({"lengths": [4, 6], "with": rng.random((2, 2)), "without": rng.random((2, 2)),
+                          "example": list(range(10)), "weights": rng.random((10, 10))})
+
+
+def _case_live_char_training():
+    from helpers.lessons.lesson04 import plot_live_training
+
+    return plot_live_training("char_transformer", [4.4, 4.3, 4.1], [4.4, 4.3, 4.1, 3.9, 3.6])
 
 
 def _case_lsa():
@@ -451,7 +476,10 @@ CASES = {
     "helpers.lessons.lesson04:render_scaling": _case_scaling,
     "helpers.lessons.lesson04:render_attention": _case_attention,
     "helpers.lessons.lesson04:render_temperature": _case_temperature_chars,
-    "helpers.lessons.lesson04:render_norm_comparison": _case_norm_comparison,
+    "helpers.lessons.lesson04:plot_norm_comparison": _case_norm_comparison,
+    "helpers.lessons.lesson04:plot_shipped_curves": _case_shipped_char_curves,
+    "helpers.lessons.lesson04:plot_live_training": _case_live_char_training,
+    "helpers.lessons.lesson04:plot_reversal": _case_reversal,
     "helpers.lessons.lesson05:render_lsa": _case_lsa,
     "helpers.lessons.lesson05:render_retrieval": _case_retrieval,
     "helpers.lessons.lesson06:render_collocations": _case_collocations,

@@ -234,10 +234,13 @@ def test_attention_and_temperature_explorers(tiny_corpus):
 
 
 def test_norm_comparison_explorer_trains_on_click(tiny_corpus):
+    from helpers.course.shakespeare import CharSplit
     from helpers.infra.widgets import log_slider
     from helpers.lessons.lesson04 import render_norm_comparison
     from helpers.lib.transformer import unigram_loss
-    render = functools.partial(render_norm_comparison, tiny_corpus, warmup=0, seconds=0.3)
+    split = CharSplit(tiny_corpus.vocab, tiny_corpus.train_ids, tiny_corpus.valid_ids, tiny_corpus.valid_ids,
+                      "a work", "another work")
+    render = functools.partial(render_norm_comparison, split, steps=2, seeds=(0,))
     ex = Explorer(render, {"lr": log_slider(3e-3, -4, -1, "lr")}, run_button="Train")
     before, n = ex.summary, ex.renders
     assert "pre-LN" in before and "post-LN" in before

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from helpers.course import ffnn_lm, word_lms, word_vector_models
+from helpers.course import char_lms, ffnn_lm, word_lms, word_vector_models
 from helpers.course.data import DATA_DIR
 from helpers.infra.artifacts import ArtifactError, load_artifact
 from helpers.infra.checksums import DataError, sha256_of
@@ -79,6 +79,10 @@ MODELS: dict[str, ModelEntry] = {e.name: e for e in [
                  word_lms.word_lm_subset_metric, float16=word_lms.FLOAT16)
       for kind, name in (("rnn", "simple (tanh) RNN"), ("gru", "GRU"), ("lstm", "LSTM"))),
     *word_vector_models.model_entries(ModelEntry),
+    *(ModelEntry(name, f"character-level {what} on Shakespeare (train 40 works, validation Othello, test Hamlet), lesson 04",
+                 "04", char_lms.SETTINGS[name], char_lms.train_char_lm, char_lms.load_char_lm,
+                 char_lms.char_lm_subset_metric, float16=char_lms.float16_names(name))
+      for name, what in (("char_transformer", "decoder-only Transformer"), ("char_lstm", "LSTM, same budget"))),
 ]}
 
 

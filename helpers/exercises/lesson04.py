@@ -2,9 +2,26 @@
 from __future__ import annotations
 
 import numpy as np
+import torch
 
-from helpers.exercises import ExerciseFailed, FunctionExercise, Mistake, expect_close, expect_equal
-from helpers.lib.attention import causal_mask, scaled_dot_product_attention, split_heads
+from helpers.exercises import (
+    ExerciseFailed,
+    ExperimentExercise,
+    FunctionExercise,
+    Mistake,
+    expect_close,
+    expect_equal,
+    expect_gradients_match_numerical,
+    expect_gradients_match_torch,
+    expect_tuple,
+)
+from helpers.lib.attention import (
+    causal_mask,
+    dot_product_statistics,
+    scaled_dot_product_attention,
+    split_heads,
+)
+from helpers.lib.layers import LayerNorm
 
 
 # ----------------------------------------------------------------------------- the causal mask
@@ -80,4 +97,125 @@ check_split_heads = FunctionExercise(
                 like=lambda X, h: X.reshape(X.shape[0], X.shape[1], h, X.shape[2] // h)),
     ])
 
-EXERCISES = [check_causal_mask, check_split_heads]
+
+# ----------------------------------------------------------------------------- LayerNorm, backward
+EPS = 1e-5
+NAMES = ("dx", "dgamma", "dbeta")
+
+
+def _layer_norm_backward_reference(dy, x, gamma, eps=EPS):
+    ln = LayerNorm(x.shape[-1], eps)
+    ln.params[0][...] = gamma
+    ln.forward(x)
+    dx = ln.backward(dy)
+    return dx, ln.grads[0].copy(), ln.grads[1].copy()
+
+
+def _ln_forward(x, gamma, beta, eps=EPS):
+    mu = x.mean(-1, keepdims=True)
+    return gamma * (x - mu) / np.sqrt(((x - mu) ** 2).mean(-1, keepdims=True) + eps) + beta
+
+
+def _case(seed, shape):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape) * 2 + 1
+    gamma, beta = rng.standard_normal(shape[-1]), rng.standard_normal(shape[-1])
+    return rng.standard_normal(shape), x, gamma, beta
+
+
+def _ln_shapes(f):
+    dy, x, gamma, _ = _case(0, (2, 3, 5))
+    got = f(dy, x, gamma)
+    expect_tuple(got, NAMES)
+    for name, g, want in zip(NAMES, got, (x.shape, gamma.shape, gamma.shape)):
+        expect_equal(np.shape(g), want, f"shape of {name} for x (2, 3, 5) (sum over every axis but the last)")
+
+
+def _ln_numerical(f):
+    dy, x, gamma, beta = _case(1, (4, 6))
+    expect_gradients_match_numerical(f(dy, x, gamma), lambda x_, g_, b_: float(np.sum(_ln_forward(x_, g_, b_) * dy)),
+                                     [x, gamma, beta], NAMES)
+
+
+def _ln_torch(f):
+    dy, x, gamma, beta = _case(2, (2, 5, 8))
+    expect_gradients_match_torch(
+        f(dy, x, gamma), lambda x_, g_, b_: torch.nn.functional.layer_norm(x_, (8,), g_, b_, eps=EPS),
+        [x, gamma, beta], NAMES, dout=dy)
+
+
+def _ln_treats_stats_as_constants(dy, x, gamma, eps=EPS):
+    dx, dg, db = _layer_norm_backward_reference(dy, x, gamma, eps)
+    return dy * gamma / np.sqrt(x.var(-1, keepdims=True) + eps), dg, db
+
+
+def _ln_forgets_variance(dy, x, gamma, eps=EPS):
+    dx, dg, db = _layer_norm_backward_reference(dy, x, gamma, eps)
+    g = dy * gamma
+    return (g - g.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + eps), dg, db
+
+
+def _ln_dgamma_without_xhat(dy, x, gamma, eps=EPS):
+    dx, dg, db = _layer_norm_backward_reference(dy, x, gamma, eps)
+    return dx, np.sum(dy * x, axis=tuple(range(x.ndim - 1))), db
+
+
+def _ln_not_summed(dy, x, gamma, eps=EPS):
+    ln = LayerNorm(x.shape[-1], eps)
+    ln.params[0][...] = gamma
+    xhat = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + eps)
+    ln.forward(x)
+    return ln.backward(dy), dy * xhat, dy
+
+
+check_layer_norm_backward = FunctionExercise(
+    "LayerNorm backward", [_ln_shapes, _ln_numerical, _ln_torch], reference=_layer_norm_backward_reference,
+    step="core",
+    mistakes=[
+        Mistake("stats_constant", "μ and σ depend on x too: treating them as constants gives dx = dy·γ/σ. "
+                "Subtract the mean of g = dy·γ over the features and the part along x̂: "
+                "dx = (g − mean(g) − x̂·mean(g·x̂)) / σ.", like=_ln_treats_stats_as_constants),
+        Mistake("variance_forgotten", "you handled the mean but not the variance: σ also depends on x, which "
+                "adds the term − x̂·mean(g·x̂) inside the bracket.", like=_ln_forgets_variance),
+        Mistake("dgamma_raw_x", "γ multiplies the normalised x̂ = (x − μ)/σ, not x: dγ = Σ dy·x̂.",
+                like=_ln_dgamma_without_xhat),
+        Mistake("not_summed", "γ and β are shared by every position: sum dγ and dβ over all axes but the last "
+                "(they have shape (d,)).", like=_ln_not_summed),
+    ])
+
+
+# ----------------------------------------------------------------------------- experiment: when does the softmax saturate?
+D_K_GRID = tuple(2 ** k for k in range(11))           # 1, 2, 4, ..., 1024: the widget's range
+THRESHOLD = 0.9
+
+
+def smallest_saturating_d_k(threshold: float = THRESHOLD, n_keys: int = 16, seed: int = 0) -> int:
+    """The smallest d_k in D_K_GRID at which the *unscaled* softmax puts, on average, more than
+    ``threshold`` of its weight on one key (what the section-2 explorer prints as 'mean max weight')."""
+    for d_k in D_K_GRID:
+        if dot_product_statistics(d_k, n_keys, np.random.default_rng(seed))["max_weight_raw"] > threshold:
+            return d_k
+    raise ValueError(f"no d_k up to {D_K_GRID[-1]} reaches a mean max weight of {threshold}")
+
+
+check_saturation = ExperimentExercise(
+    "saturation width",
+    lambda n_keys=16: smallest_saturating_d_k(THRESHOLD, n_keys),
+    explanation=("Unscaled, the scores q·k have standard deviation √d_k, so the gap between the largest "
+                 "score and the rest grows like √d_k and the softmax turns into a spike on one key; its "
+                 "Jacobian, and with it the gradient reaching Q and K, shrinks at the same time. Dividing "
+                 "by √d_k keeps the standard deviation at 1 for every width: the scaled max weight stays "
+                 "near 0.25 with 16 keys whatever d_k is."),
+    mistakes=[
+        Mistake("square_root", "that is √d_k, the standard deviation of the unscaled scores at the right width; "
+                "the question asks for d_k itself (the slider's value).",
+                like=lambda n_keys=16: int(np.sqrt(smallest_saturating_d_k(THRESHOLD, n_keys)))),
+        Mistake("one_step_early", "at that d_k the unscaled max weight is still below 0.9: double d_k once more.",
+                like=lambda n_keys=16: smallest_saturating_d_k(THRESHOLD, n_keys) // 2),
+        Mistake("largest_width", "1024 is the slider's end, not the first width that crosses 0.9: go down "
+                "through the powers of two until it drops below.", like=1024),
+    ],
+    example_context={"n_keys": 16},
+)
+
+EXERCISES = [check_causal_mask, check_split_heads, check_layer_norm_backward, check_saturation]

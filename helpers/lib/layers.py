@@ -184,6 +184,44 @@ class Linear(Layer):
         return dout @ W.T
 
 
+class LayerNorm(Layer):
+    """Layer normalisation over the last axis, forward and backward. Taught in lesson 04, section 7.
+
+    y = γ ⊙ (x − μ) / sqrt(σ² + eps) + β, with μ and σ² the mean and the (biased) variance of each
+    row over its last axis of size d — every position is normalised on its own features, as
+    ``torch.nn.LayerNorm(d)``. x: (..., d) float; γ, β: (d,) (γ = 1, β = 0 at the start).
+    Backward, with x̂ = (x − μ)/σ and g = dy ⊙ γ:  dx = (g − mean(g) − x̂ ⊙ mean(g ⊙ x̂)) / σ,
+    dγ = Σ dy ⊙ x̂, dβ = Σ dy (sums over every axis but the last).
+    """
+
+    def __init__(self, d: int, eps: float = 1e-5, dtype=np.float64):
+        super().__init__()
+        if d < 1:
+            raise ValueError(f"LayerNorm needs a feature size d >= 1, got {d}")
+        self.eps = float(eps)
+        self.params = [np.ones(d, dtype), np.zeros(d, dtype)]
+        self.grads = [np.zeros_like(p) for p in self.params]
+
+    def forward(self, x):
+        gamma, beta = self.params
+        x = np.asarray(x)
+        if x.shape[-1:] != gamma.shape:
+            raise ValueError(f"LayerNorm({gamma.shape[0]}) expects input (..., {gamma.shape[0]}), got {x.shape}")
+        mu = x.mean(axis=-1, keepdims=True)
+        self.sigma = np.sqrt(x.var(axis=-1, keepdims=True) + self.eps)
+        self.xhat = (x - mu) / self.sigma
+        return gamma * self.xhat + beta
+
+    def backward(self, dout):
+        gamma, _ = self.params
+        axes = tuple(range(dout.ndim - 1))
+        self.grads[0][...] = np.sum(dout * self.xhat, axis=axes)
+        self.grads[1][...] = np.sum(dout, axis=axes)
+        g = dout * gamma
+        return (g - g.mean(axis=-1, keepdims=True)
+                - self.xhat * np.mean(g * self.xhat, axis=-1, keepdims=True)) / self.sigma
+
+
 class Activation(Layer):
     """Element-wise non-linearity: 'sigmoid', 'tanh' or 'relu'. Any shape in, same out. Taught in lesson 01, section 4."""
 
