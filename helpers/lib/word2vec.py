@@ -90,15 +90,21 @@ def _subsample(corpus: Corpus, sample: float, rng: np.random.Generator):
     return corpus.ids[keep], corpus.sentence[keep]
 
 
-def skipgram_pairs(ids: np.ndarray, sentence: np.ndarray, window: int, rng: np.random.Generator):
+def skipgram_pairs(ids: np.ndarray, sentence: np.ndarray, window: int, rng: np.random.Generator,
+                   dynamic: bool = True):
     """Skip-gram (centre, context) pairs with the dynamic window. Taught in lesson 07, section 6.
 
     All (centre, context) pairs with word2vec's dynamic window: each centre draws
-    b ~ U{1..window} and pairs with the words at distance <= b in the same sentence.
-    Returns (centers (P,), contexts (P,)) int64, grouped by offset (shuffle before SGD)."""
+    b ~ U{1..window} and pairs with the words at distance <= b in the same sentence (a word
+    at distance d is used with probability (window - d + 1) / window). ``dynamic=False``: the
+    fixed window, b = window for every centre (the draw still happens, so the random stream
+    that follows is the same). Returns (centers (P,), contexts (P,)) int64, grouped by offset
+    (shuffle before SGD)."""
     if window < 1:
         raise ValueError(f"window must be at least 1, got {window}")
     b = rng.integers(1, window + 1, size=len(ids))
+    if not dynamic:
+        b[:] = window
     cs, os_ = [], []
     for o in range(1, window + 1):
         same = sentence[o:] == sentence[:-o]
@@ -303,7 +309,8 @@ def _torch_batches(W, C, table, inp, tgt, msk, starts, batch_size, lr_of, gen, n
 def train_torch(corpus: Corpus, model: str = "skipgram", dim: int = 100, window: int = 5, negative: int = 5,
                 sample: float = 1e-3, epochs: int = 5, alpha: float = 0.025, min_alpha: float = 1e-4,
                 batch_size: int = 1024, seed: int = 0, power: float = 0.75, workers: int = 1,
-                device: str | None = None, progress: bool = True, epoch_end=None) -> TrainedVectors:
+                device: str | None = None, progress: bool = True, epoch_end=None,
+                dynamic_window: bool = True) -> TrainedVectors:
     """Fast skip-gram / CBOW with negative sampling in PyTorch. Taught in lesson 07, section 6.
 
     No autograd: for scores s = u . h the gradient of the loss is (sigmoid(s) - t), so
@@ -317,6 +324,7 @@ def train_torch(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
     ("Hogwild", like gensim's workers) — faster, no longer bit-for-bit reproducible.
     ``device``: None/'cpu' (default), 'cuda' or 'auto'. The progress bar shows words/s.
     ``epoch_end(epoch, W, C, mean_loss) -> bool``: as in :func:`train_numpy` (W, C as NumPy arrays).
+    ``dynamic_window=False`` (skip-gram only): every centre uses the full window (lesson 07 measures the difference).
     """
     if model not in ("skipgram", "cbow"):
         raise ValueError(f"model must be 'skipgram' or 'cbow', got {model!r}")
@@ -347,7 +355,7 @@ def train_torch(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
             for epoch in range(epochs):
                 ids, sent = _subsample(corpus, sample, rng)
                 if model == "skipgram":
-                    c, o = skipgram_pairs(ids, sent, window, rng)
+                    c, o = skipgram_pairs(ids, sent, window, rng, dynamic=dynamic_window)
                     order = rng.permutation(len(c))
                     inp, tgt, msk = torch.from_numpy(c[order]).to(dev), torch.from_numpy(o[order]).to(dev), None
                 else:
@@ -391,7 +399,8 @@ def train_torch(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
     bar.close()
     secs = time.perf_counter() - t0
     cfg = dict(impl="torch", model=model, dim=dim, window=window, negative=negative, sample=sample,
-               epochs=epochs, alpha=alpha, batch_size=batch_size, seed=seed, workers=workers, device=str(dev))
+               epochs=epochs, alpha=alpha, batch_size=batch_size, seed=seed, workers=workers, device=str(dev),
+               dynamic_window=dynamic_window)
     return TrainedVectors(W.cpu().numpy(), C.cpu().numpy(), corpus.vocab, secs, total_words / secs, epoch_loss, cfg)
 
 
