@@ -124,13 +124,13 @@ def pair_statistics(corpus: Corpus, sample: float, dynamic: bool = True, window:
     of ``seeds`` (the trainers' draws: subsampling, then one window size b per centre, as in
     :func:`helpers.lib.word2vec.skipgram_pairs`): 'tokens' (tokens kept), 'pairs' (training
     pairs), 'top_share' (share of pairs whose context is one of the ``top`` most frequent words),
-    each a list over seeds, and 'by_distance' (share of the pairs at distance 1..window, summed
+    'cbow_examples' (CBOW examples: kept tokens with a neighbour in their sentence), each a list over seeds, and 'by_distance' (share of the pairs at distance 1..window, summed
     over seeds). Counts the pairs without building them."""
     counts = corpus.vocab.counts
     is_top = np.zeros(len(counts), dtype=bool)
     is_top[np.argsort(-counts)[:top]] = True
     keep = keep_probabilities(counts, sample)
-    out = {"tokens": [], "pairs": [], "top_share": []}
+    out = {"tokens": [], "pairs": [], "top_share": [], "cbow_examples": []}
     by_distance = np.zeros(window)
     for seed in seeds:
         rng = np.random.default_rng(seed)
@@ -149,6 +149,11 @@ def pair_statistics(corpus: Corpus, sample: float, dynamic: bool = True, window:
             n_pairs += n_d
             by_distance[d - 1] += n_d
         out["tokens"].append(int(kept.sum()))
+        # CBOW: one example per kept token with at least one context word (a neighbour in its sentence)
+        near = np.zeros(len(ids), dtype=bool)
+        near[1:] |= sent[1:] == sent[:-1]
+        near[:-1] |= sent[:-1] == sent[1:]
+        out["cbow_examples"].append(int(near.sum()))
         out["pairs"].append(n_pairs)
         out["top_share"].append(n_top / n_pairs)
     out["by_distance"] = (by_distance / by_distance.sum()).tolist()
@@ -193,34 +198,19 @@ def live_training(corpus: Corpus, share: float = 0.25, epochs: int = 1, **overri
     return curve
 
 
-def render_live_training(share: float = 0.25, epochs: int = 1, *, corpus: Corpus, shipped: dict):
-    """Explorer: :func:`live_training`, its validation curve drawn over the shipped PyTorch run's
-    (same validation half, same settings). ``shipped`` is that run's metadata."""
-    live = live_training(corpus, share, epochs)
+def render_live_training(share: float = 0.25, epochs: int = 1, dim: int = 100, *, corpus: Corpus, shipped: dict):
+    """Explorer: :func:`live_training` with ``dim`` dimensions, its validation curve drawn over the
+    shipped PyTorch run's (same validation half, same settings; ``shipped`` is that run's metadata)."""
+    live = live_training(corpus, share, epochs, dim=int(dim))
+    sl = evaluate_vectors(live["W"], corpus.vocab, "validation", analogies=False)["simlex"]
     fig, ax = new_figure()
     sc = shipped["curve"]
-    ax.plot(sc["epoch"], sc["valid_wordsim"], "o-", color=GREY_DARK, label="shipped run (whole corpus)")
+    ax.plot(sc["epoch"], sc["valid_wordsim"], "o-", color=GREY_DARK, label=f"shipped run (whole corpus, d = {shipped['settings']['dim']})")
     ax.plot(live["epoch"], live["valid_wordsim"], "s--", color=COLOURS["vermillion"], markersize=8,
-            label=f"live run ({share:.0%} of the corpus)")
+            label=f"live run ({share:.0%} of the corpus, d = {dim})")
     set_labels(ax, "PyTorch skip-gram: validation-half WordSim-353 per epoch", "epoch", "Spearman ρ (validation half)")
     ax.legend(loc="lower right")
-    return fig, (f"live run on {share:.0%} of the corpus: validation ρ {live['valid_wordsim'][-1]:.3f} after "
-                 f"{live['epoch'][-1]} epoch(s), {live['seconds']:.1f} s of training (the shipped run: "
-                 f"{sc['valid_wordsim'][0]:.3f} after epoch 1, {max(sc['valid_wordsim']):.3f} at its best)")
-
-
-def render_dimension(dim: int = 50, share: float = 0.25, epochs: int = 1, *, corpus: Corpus):
-    """Explorer: :func:`live_training` with ``dim`` dimensions; the validation-half WordSim-353
-    and SimLex-999 ρ of the result as bars. Returns (figure, summary)."""
-    live = live_training(corpus, share, epochs, dim=int(dim))
-    v = evaluate_vectors(live["W"], corpus.vocab, "validation", analogies=False)
-    fig, ax = new_figure()
-    vals = [v["wordsim"] or 0.0, v["simlex"] or 0.0]
-    bars = ax.bar(["WordSim-353", "SimLex-999"], vals, color=[COLOURS["blue"], COLOURS["orange"]])
-    for b, x in zip(bars, vals, strict=True):
-        ax.text(b.get_x() + b.get_width() / 2, x, f"{x:.3f}", ha="center", va="bottom")
-    ax.set_ylim(min(0.0, *vals) - 0.02, 0.6)
-    set_labels(ax, f"skip-gram, d = {dim}, {epochs} epoch(s) on {share:.0%} of the corpus", "benchmark (validation half)",
-               "Spearman ρ")
-    return fig, (f"d = {dim}: validation WordSim ρ {vals[0]:.3f}, SimLex ρ {vals[1]:.3f} "
-                 f"({live['seconds']:.1f} s of training)")
+    return fig, (f"live run, {share:.0%} of the corpus, d = {dim}: validation WordSim ρ {live['valid_wordsim'][-1]:.3f}, "
+                 f"SimLex ρ {sl:.3f} after {live['epoch'][-1]} epoch(s), {live['seconds']:.1f} s of training "
+                 f"(the shipped run: WordSim {sc['valid_wordsim'][0]:.3f} after epoch 1, {max(sc['valid_wordsim']):.3f} "
+                 "at its best)")

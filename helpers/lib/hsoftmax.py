@@ -28,7 +28,7 @@ from helpers.lib.layers import Layer, sigmoid
 
 @dataclass
 class HuffmanTree:
-    """A Huffman tree over V words. Taught in lesson 07, section 5.
+    """A Huffman tree over V words. Taught in lesson 07, section 6.
 
     nodes : (V, L) int64, the inner nodes (0 .. V-2) on each word's path, root first, padded with 0
     codes : (V, L) int8, the branch taken at each of those nodes (0 or 1), padded with 0
@@ -48,7 +48,7 @@ class HuffmanTree:
 
 
 def huffman_tree(counts: Sequence[float]) -> HuffmanTree:
-    """The Huffman tree of word2vec.c from (V,) positive word counts. Taught in lesson 07, section 5.
+    """The Huffman tree of word2vec.c from (V,) positive word counts. Taught in lesson 07, section 6.
 
     Repeatedly merges the two least frequent nodes (the first popped takes code 0, the second
     code 1, as in word2vec.c); ties are broken by node number, so the tree is deterministic.
@@ -97,7 +97,7 @@ def huffman_tree(counts: Sequence[float]) -> HuffmanTree:
 
 
 def hs_loss_and_grads(h: np.ndarray, U: np.ndarray, tree: HuffmanTree, targets: np.ndarray):
-    """Hierarchical-softmax loss of a batch and its gradients. Taught in lesson 07, section 5.
+    """Hierarchical-softmax loss of a batch and its gradients. Taught in lesson 07, section 6.
 
     h : (N, D) hidden vectors (the centre words' input vectors); U : (V-1, D) inner-node
     vectors; targets : (N,) int word ids. Loss = mean over N of -sum_j log sigmoid(sign_j s_j),
@@ -126,7 +126,7 @@ def hs_loss_and_grads(h: np.ndarray, U: np.ndarray, tree: HuffmanTree, targets: 
 
 
 def hs_probabilities(h: np.ndarray, U: np.ndarray, tree: HuffmanTree) -> np.ndarray:
-    """P(w | h) for every word w: (N, V), each row summing to 1. Taught in lesson 07, section 5."""
+    """P(w | h) for every word w: (N, V), each row summing to 1. Taught in lesson 07, section 6."""
     s = np.einsum("vld,nd->nvl", U[tree.nodes], h)                   # (N, V, L)
     sign = 1.0 - 2.0 * tree.codes
     logp = np.sum(tree.mask * -np.logaddexp(0.0, -sign * s), axis=2)
@@ -134,7 +134,7 @@ def hs_probabilities(h: np.ndarray, U: np.ndarray, tree: HuffmanTree) -> np.ndar
 
 
 class HierarchicalSoftmax(Layer):
-    """Skip-gram with hierarchical softmax, NumPy. Taught in lesson 07, section 5.
+    """Skip-gram with hierarchical softmax, NumPy. Taught in lesson 07, section 6.
 
     params = [W_in (V, D), U (V-1, D)] (U: one output vector per inner node of ``tree``).
     forward(centers (N,) int, contexts (N,) int) -> the mean over pairs of -log P(context | centre)

@@ -39,7 +39,7 @@ from helpers.lib.text import Vocab, check_token_lists
 # ---------------------------------------------------------------- data
 @dataclass
 class Corpus:
-    """A tokenised corpus as one id stream. Taught in lesson 07, section 6.
+    """A tokenised corpus as one id stream. Taught in lesson 07, section 7.
 
     vocab : Vocab without special tokens (words with count >= min_count)
     ids : (T,) int64 ids of the in-vocabulary tokens, sentences concatenated
@@ -55,7 +55,7 @@ class Corpus:
 
 
 def prepare_corpus(sentences: Sequence[Sequence[str]], min_count: int = 5) -> Corpus:
-    """Build the vocabulary (count >= ``min_count``, no specials) and the id stream. Taught in lesson 07, section 6."""
+    """Build the vocabulary (count >= ``min_count``, no specials) and the id stream. Taught in lesson 07, section 7."""
     check_token_lists(sentences, "sentences", "prepare_corpus")
     if not sentences or not any(len(s) for s in sentences):
         raise ValueError("cannot train word vectors on an empty corpus (no tokens)")
@@ -71,7 +71,7 @@ def prepare_corpus(sentences: Sequence[Sequence[str]], min_count: int = 5) -> Co
 
 
 def keep_probabilities(counts: np.ndarray, sample: float = 1e-3) -> np.ndarray:
-    """Subsampling of frequent words: the probability of keeping each occurrence. Taught in lesson 07, section 6.
+    """Subsampling of frequent words: the probability of keeping each occurrence. Taught in lesson 07, section 7.
 
     Probability of keeping each occurrence of a word when subsampling frequent words,
     gensim's formula: (sqrt(c / t) + 1) t / c with t = sample * total, capped at 1.
@@ -92,7 +92,7 @@ def _subsample(corpus: Corpus, sample: float, rng: np.random.Generator):
 
 def skipgram_pairs(ids: np.ndarray, sentence: np.ndarray, window: int, rng: np.random.Generator,
                    dynamic: bool = True):
-    """Skip-gram (centre, context) pairs with the dynamic window. Taught in lesson 07, section 6.
+    """Skip-gram (centre, context) pairs with the dynamic window. Taught in lesson 07, section 7.
 
     All (centre, context) pairs with word2vec's dynamic window: each centre draws
     b ~ U{1..window} and pairs with the words at distance <= b in the same sentence (a word
@@ -116,7 +116,7 @@ def skipgram_pairs(ids: np.ndarray, sentence: np.ndarray, window: int, rng: np.r
 
 
 def cbow_examples(ids: np.ndarray, sentence: np.ndarray, window: int, rng: np.random.Generator):
-    """CBOW examples (contexts, mask, centres) with the dynamic window. Taught in lesson 07, section 6.
+    """CBOW examples (contexts, mask, centres) with the dynamic window. Taught in lesson 07, section 7.
 
     CBOW examples with the dynamic window: (contexts (N, 2*window) int64, mask (N, 2*window)
     bool, centers (N,) int64); centres without any context word are dropped."""
@@ -141,7 +141,7 @@ def cbow_examples(ids: np.ndarray, sentence: np.ndarray, window: int, rng: np.ra
 # ---------------------------------------------------------------- training results
 @dataclass
 class TrainedVectors:
-    """What a word2vec training run produced. Taught in lesson 07, section 6.
+    """What a word2vec training run produced. Taught in lesson 07, section 7.
 
     What a training run produced: W (input vectors), C (output vectors), the vocabulary,
     wall-clock seconds, words per second (raw corpus tokens x epochs / seconds), the
@@ -187,7 +187,7 @@ def train_numpy(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
                 sample: float = 1e-3, epochs: int = 5, alpha: float = 0.025, min_alpha: float = 1e-4,
                 batch_size: int = 2048, seed: int = 0, power: float = 0.75, progress: bool = True,
                 epoch_end=None) -> TrainedVectors:
-    """Train :class:`SkipGramNS` or :class:`CBOWNS` (float32) by SGD on ``corpus``. Taught in lesson 07, section 6.
+    """Train :class:`SkipGramNS` or :class:`CBOWNS` (float32) by SGD on ``corpus``. Taught in lesson 07, section 7.
 
     Each step sums the per-example gradients (as word2vec's one-example-at-a-time SGD
     does), so the learning rate is ``alpha`` per example, decaying linearly to
@@ -311,7 +311,7 @@ def train_torch(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
                 batch_size: int = 1024, seed: int = 0, power: float = 0.75, workers: int = 1,
                 device: str | None = None, progress: bool = True, epoch_end=None,
                 dynamic_window: bool = True) -> TrainedVectors:
-    """Fast skip-gram / CBOW with negative sampling in PyTorch. Taught in lesson 07, section 6.
+    """Fast skip-gram / CBOW with negative sampling in PyTorch. Taught in lesson 07, section 7.
 
     No autograd: for scores s = u . h the gradient of the loss is (sigmoid(s) - t), so
     dh = sum_j (y_j - t_j) u_j and du_j = (y_j - t_j) h; both are applied with
@@ -407,7 +407,7 @@ def train_torch(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
 def train_gensim(corpus: Corpus, model: str = "skipgram", dim: int = 100, window: int = 5, negative: int = 5,
                  sample: float = 1e-3, epochs: int = 5, alpha: float = 0.025, min_alpha: float = 1e-4,
                  seed: int = 0, workers: int = 2, min_count: int = 5) -> TrainedVectors:
-    """gensim's ``Word2Vec`` on the same sentences and hyperparameters (the reference). Taught in lesson 07, section 6.
+    """gensim's ``Word2Vec`` on the same sentences and hyperparameters (the reference). Taught in lesson 07, section 7.
     The vectors are re-ordered to ``corpus.vocab`` so all three share one vocabulary. ``seconds``
     times the training only (not the vocabulary scan), like the other two trainers'."""
     from gensim.models import Word2Vec  # heavy optional import: loaded only when gensim is used
