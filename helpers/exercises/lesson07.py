@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 from helpers.exercises import (
+    ExerciseFailed,
     ExperimentExercise,
     FunctionExercise,
     Mistake,
@@ -227,7 +228,6 @@ def _sgd_case(f, seed, D, k, lr):
     expect_tuple(got, SGD_NAMES)
     for name, a, b in zip(("w", "c_pos", "C_neg"), (w, c_pos, C_neg), before, strict=True):
         if not np.array_equal(a, b):
-            from helpers.exercises import ExerciseFailed   # noqa: PLC0415 (only on this failure)
             raise ExerciseFailed(f"your function changed its input {name} in place: return new arrays "
                                  "(the checker compares against the values before the step)")
     for name, g, e in zip(SGD_NAMES, got, _sgd_reference(*before, lr), strict=True):

@@ -198,11 +198,16 @@ def live_training(corpus: Corpus, share: float = 0.25, epochs: int = 1, **overri
     return curve
 
 
+def _rho(x) -> str:
+    return "undefined (no benchmark pair in the vocabulary)" if x is None else f"{x:.3f}"
+
+
 def render_live_training(share: float = 0.25, epochs: int = 1, dim: int = 100, *, corpus: Corpus, shipped: dict):
     """Explorer: :func:`live_training` with ``dim`` dimensions, its validation curve drawn over the
     shipped PyTorch run's (same validation half, same settings; ``shipped`` is that run's metadata)."""
     live = live_training(corpus, share, epochs, dim=int(dim))
     sl = evaluate_vectors(live["W"], corpus.vocab, "validation", analogies=False)["simlex"]
+    rho = live["valid_wordsim"][-1]
     fig, ax = new_figure()
     sc = shipped["curve"]
     ax.plot(sc["epoch"], sc["valid_wordsim"], "o-", color=GREY_DARK, label=f"shipped run (whole corpus, d = {shipped['settings']['dim']})")
@@ -210,7 +215,7 @@ def render_live_training(share: float = 0.25, epochs: int = 1, dim: int = 100, *
             label=f"live run ({share:.0%} of the corpus, d = {dim})")
     set_labels(ax, "PyTorch skip-gram: validation-half WordSim-353 per epoch", "epoch", "Spearman ρ (validation half)")
     ax.legend(loc="lower right")
-    return fig, (f"live run, {share:.0%} of the corpus, d = {dim}: validation WordSim ρ {live['valid_wordsim'][-1]:.3f}, "
-                 f"SimLex ρ {sl:.3f} after {live['epoch'][-1]} epoch(s), {live['seconds']:.1f} s of training "
+    return fig, (f"live run, {share:.0%} of the corpus, d = {dim}: validation WordSim ρ {_rho(rho)}, "
+                 f"SimLex ρ {_rho(sl)} after {live['epoch'][-1]} epoch(s), {live['seconds']:.1f} s of training "
                  f"(the shipped run: WordSim {sc['valid_wordsim'][0]:.3f} after epoch 1, {max(sc['valid_wordsim']):.3f} "
                  "at its best)")
