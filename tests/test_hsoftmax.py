@@ -7,7 +7,12 @@ import pytest
 import torch
 
 from helpers.lib.gradcheck import check_layer
-from helpers.lib.hsoftmax import HierarchicalSoftmax, hs_loss_and_grads, hs_probabilities, huffman_tree
+from helpers.lib.hsoftmax import (
+    HierarchicalSoftmax,
+    hs_loss_and_grads,
+    hs_probabilities,
+    huffman_tree,
+)
 
 
 def test_huffman_tree_of_a_textbook_example():

@@ -93,7 +93,7 @@ def test_live_training_is_deterministic():
 
 
 def test_shipped_scores_reproduce_the_recorded_wordsim():
-    from helpers.course.word_vectors import load_word_vectors   # noqa: PLC0415 (loads a shipped model)
+    from helpers.course.word_vectors import load_word_vectors  # noqa: PLC0415 (loads a shipped model)
     row = shipped_scores({"gensim CBOW": load_word_vectors("gensim-cbow")})["gensim CBOW"]
     assert row["wordsim_now"] == pytest.approx(row["wordsim"].estimate, abs=5e-4)
     assert row["queen_rank"] >= 1 and row["best_epoch"] <= row["epochs_run"]

@@ -24,13 +24,23 @@ TORCH_SETTINGS = SETTINGS["wv_torch_skipgram"]
 
 
 # ---------------------------------------------------------------- section 1/5: cost per batch as |V| grows
-def _median_seconds(fn, repeats: int) -> float:
+def _median_seconds(repeats: int, fn, *args) -> float:
+    """Median wall-clock seconds of ``fn(*args)`` over ``repeats`` calls."""
     times = []
     for _ in range(repeats):
         t = time.perf_counter()
-        fn()
+        fn(*args)
         times.append(time.perf_counter() - t)
     return float(np.median(times))
+
+
+def _forward_backward(layer, centers, contexts, negatives) -> None:
+    layer.forward(centers, contexts, negatives)
+    layer.backward()
+
+
+def _hs_step(W_in, U, tree, centers, contexts) -> None:
+    hs_loss_and_grads(W_in[centers], U, tree, contexts)
 
 
 def time_output_layers(vocab_sizes: Sequence[int], dim: int = 100, batch: int = 128, k: int = 5,
@@ -60,11 +70,10 @@ def time_output_layers(vocab_sizes: Sequence[int], dim: int = 100, batch: int = 
         U = W_out[: V - 1]
         negatives = layers["rows"].ns.sampler.sample((batch, k))
         row = {"vocab_size": int(V), "hs_mean_depth": float(tree.depth[o].mean())}
-        row["softmax"] = _median_seconds(lambda: full_softmax_step(W_in, W_out, c, o), repeats)
+        row["softmax"] = _median_seconds(repeats, full_softmax_step, W_in, W_out, c, o)
         for name, scatter in (("ns_rows", "rows"), ("ns_dense", "add.at")):
-            m = layers[scatter]
-            row[name] = _median_seconds(lambda m=m: (m.forward(c, o, negatives), m.backward()), repeats)
-        row["hs"] = _median_seconds(lambda: hs_loss_and_grads(W_in[c], U, tree, o), repeats)
+            row[name] = _median_seconds(repeats, _forward_backward, layers[scatter], c, o, negatives)
+        row["hs"] = _median_seconds(repeats, _hs_step, W_in, U, tree, c, o)
         out.append(row)
     return out
 
