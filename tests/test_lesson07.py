@@ -97,3 +97,35 @@ def test_shipped_scores_reproduce_the_recorded_wordsim():
     row = shipped_scores({"gensim CBOW": load_word_vectors("gensim-cbow")})["gensim CBOW"]
     assert row["wordsim_now"] == pytest.approx(row["wordsim"].estimate, abs=5e-4)
     assert row["queen_rank"] >= 1 and row["best_epoch"] <= row["epochs_run"]
+
+
+def test_paired_difference_is_zero_for_the_same_vectors_and_matches_spearman():
+    from scipy.stats import spearmanr  # noqa: PLC0415
+
+    from helpers.lessons.lesson07 import paired_difference, similarity_items  # noqa: PLC0415
+
+    corpus = _toy_corpus()
+    rng = np.random.default_rng(0)
+    words = corpus.vocab.itos
+    pairs = [(words[i], words[j], float(rng.random())) for i, j in rng.integers(0, len(words), (60, 2)) if i != j]
+    pairs.append(("unknown-word", words[0], 1.0))              # skipped, as similarity_correlation does
+    A, B = rng.standard_normal((len(words), 5)), rng.standard_normal((len(words), 5))
+    same = paired_difference(A, A, corpus.vocab, pairs, n_boot=200)
+    assert same.estimate == 0 and same.low == 0 and same.high == 0
+    d = paired_difference(A, B, corpus.vocab, pairs, n_boot=200)
+    a, gold = similarity_items(A, corpus.vocab, pairs)
+    b, _ = similarity_items(B, corpus.vocab, pairs)
+    assert len(gold) == len(pairs) - 1
+    assert d.estimate == pytest.approx(spearmanr(a, gold).statistic - spearmanr(b, gold).statistic)
+    assert d.low <= d.estimate <= d.high
+
+
+def test_the_live_training_on_the_whole_corpus_retraces_the_shipped_first_epoch():
+    # the notebook's claim: same code, settings, seed and data as `make models NAME=wv_torch_skipgram`
+    from helpers.course.corpus import course_corpus   # noqa: PLC0415 (loads the corpus)
+    from helpers.course.word_vectors import load_word_vectors   # noqa: PLC0415
+
+    shipped = load_word_vectors("torch-skipgram").metadata["curve"]
+    live = live_training(course_corpus(), 1.0, 1)
+    assert live["train_loss"][0] == shipped["train_loss"][0]
+    assert live["valid_wordsim"][0] == pytest.approx(shipped["valid_wordsim"][0], abs=1e-12)

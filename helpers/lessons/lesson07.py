@@ -8,12 +8,13 @@ import time
 from typing import Sequence
 
 import numpy as np
+from scipy.stats import rankdata
 
 from helpers.course.benchmarks import evaluate_vectors
 from helpers.course.word_vector_models import SETTINGS, queen_rank
 from helpers.infra.plotting import COLOURS, GREY_DARK, new_figure, set_labels
 from helpers.lib.hsoftmax import hs_loss_and_grads, huffman_tree
-from helpers.lib.metrics import Interval
+from helpers.lib.metrics import Interval, normalize_rows
 from helpers.lib.negative_sampling import NoiseSampler, SkipGramNS, full_softmax_step
 from helpers.lib.word2vec import Corpus, keep_probabilities, train_torch
 
@@ -96,6 +97,45 @@ def shipped_scores(vectors: dict) -> dict:
         row["train_seconds"] = sv.metadata["train_seconds"]
         out[label] = row
     return out
+
+
+def similarity_items(vectors, vocab, pairs: Sequence) -> tuple[np.ndarray, np.ndarray]:
+    """Cosine similarities (n,) and human scores (n,) of the ``pairs`` [(w1, w2, score)] whose two
+    words are in ``vocab`` (the pairs :func:`helpers.lib.metrics.similarity_correlation` scores)."""
+    known = [(vocab.index(a), vocab.index(b), float(score)) for a, b, score in pairs if a in vocab and b in vocab]
+    if not known:
+        return np.zeros(0), np.zeros(0)
+    i, j, gold = (np.array(x) for x in zip(*known, strict=True))
+    E = np.asarray(vectors)
+    x = np.asarray(normalize_rows(E[i].astype(np.float64)))
+    y = np.asarray(normalize_rows(E[j].astype(np.float64)))
+    got = np.sum(x * y, axis=1)
+    return got, gold.astype(np.float64)
+
+
+def _spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Spearman ρ of each row pair of two (B, n) arrays (average ranks for ties): (B,)."""
+    rx, ry = rankdata(x, axis=1), rankdata(y, axis=1)
+    rx -= rx.mean(axis=1, keepdims=True)
+    ry -= ry.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (rx * ry).sum(axis=1) / np.sqrt((rx ** 2).sum(axis=1) * (ry ** 2).sum(axis=1))
+
+
+def paired_difference(vectors_a, vectors_b, vocab, pairs: Sequence, n_boot: int = 1000, seed: int = 0,
+                      level: float = 0.95) -> Interval:
+    """Spearman ρ(a) − ρ(b) on the same rated ``pairs`` (both sets of vectors share ``vocab``), with
+    a paired percentile bootstrap interval: each resample of the pairs scores both. An interval
+    that contains 0 is a tie."""
+    a, gold = similarity_items(vectors_a, vocab, pairs)
+    b, _ = similarity_items(vectors_b, vocab, pairs)
+    if len(gold) < 3:
+        raise ValueError(f"only {len(gold)} of {len(pairs)} pairs have both words in the vocabulary; need >= 3")
+    idx = np.random.default_rng(seed).integers(0, len(gold), size=(n_boot, len(gold)))
+    boot = _spearman_rows(a[idx], gold[idx]) - _spearman_rows(b[idx], gold[idx])
+    lo, hi = np.nanpercentile(boot, [50 * (1 - level), 50 * (1 + level)])
+    est = _spearman_rows(a[None], gold[None])[0] - _spearman_rows(b[None], gold[None])[0]
+    return Interval(float(est), float(lo), float(hi), level, len(gold), n_boot)
 
 
 def plot_validation_curves(vectors: dict):
