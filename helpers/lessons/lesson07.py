@@ -8,6 +8,7 @@ import time
 from typing import Sequence
 
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 from scipy.stats import rankdata
 
 from helpers.course.benchmarks import evaluate_vectors
@@ -150,6 +151,7 @@ def plot_validation_curves(vectors: dict):
         best = sv.metadata["best_epoch"]
         ax.plot([best], [curve["valid_wordsim"][curve["epoch"].index(best)]], "o", mfc="none", mec=colour,
                 markersize=12, markeredgewidth=1.5)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     set_labels(ax, "Shipped runs: validation-half WordSim-353 after each epoch (circle: the epoch kept)",
                "epoch", "Spearman ρ (validation half)")
     ax.legend(fontsize=8, loc="lower right")
@@ -262,6 +264,7 @@ def render_live_training(share: float = 0.25, epochs: int = 1, dim: int = 100, *
     ax.plot(sc["epoch"], sc["valid_wordsim"], "o-", color=GREY_DARK, label=f"shipped run (whole corpus, d = {shipped['settings']['dim']})")
     ax.plot(live["epoch"], live["valid_wordsim"], "s--", color=COLOURS["vermillion"], markersize=8,
             label=f"live run ({share:.0%} of the corpus, d = {dim})")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     set_labels(ax, "PyTorch skip-gram: validation-half WordSim-353 per epoch", "epoch", "Spearman ρ (validation half)")
     ax.legend(loc="lower right")
     return fig, (f"live run, {share:.0%} of the corpus, d = {dim}: validation WordSim ρ {_rho(rho)}, "
