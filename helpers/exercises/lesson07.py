@@ -62,7 +62,7 @@ def _averaged(ids, dout, vocab_size):
 
 
 check_embedding_backward = FunctionExercise(
-    "embedding backward", [_shapes, _no_repeats, _repeats], reference=_embedding_backward_reference, step="core",
+    "embedding backward", [_shapes, _no_repeats, _repeats], reference=_embedding_backward_reference, step="warm-up",
     mistakes=[
         Mistake("assigned", "a repeated id keeps only the last gradient with dW[ids] = dout: repeated ids must "
                 "be summed, with np.add.at(dW, ids, dout).", like=_assigned),
