@@ -14,6 +14,7 @@ from scipy.stats import rankdata
 from helpers.course.benchmarks import evaluate_vectors
 from helpers.course.word_vector_models import SETTINGS, queen_rank
 from helpers.infra.plotting import COLOURS, GREY_DARK, new_figure, set_labels
+from helpers.infra.threads import single_thread_blas
 from helpers.lib.hsoftmax import hs_loss_and_grads, huffman_tree
 from helpers.lib.metrics import Interval, normalize_rows
 from helpers.lib.negative_sampling import NoiseSampler, SkipGramNS, full_softmax_step
@@ -45,6 +46,7 @@ def _hs_step(W_in, U, tree, centers, contexts) -> None:
     hs_loss_and_grads(W_in[centers], U, tree, contexts)
 
 
+@single_thread_blas
 def time_output_layers(vocab_sizes: Sequence[int], dim: int = 100, batch: int = 128, k: int = 5,
                        repeats: int = 5, seed: int = 0) -> list[dict]:
     """Median seconds of one forward + backward pass over a batch of (centre, context) pairs,
@@ -53,7 +55,8 @@ def time_output_layers(vocab_sizes: Sequence[int], dim: int = 100, batch: int = 
     it: gradients of the rows used only), 'ns_dense' (the same layer filling dense (V, d)
     gradient arrays, zeroed every step) and 'hs' (hierarchical softmax over a Huffman tree of
     Zipf counts, gradients of the rows used only; adding them into the tables is not timed, for
-    any layer). Returns one dict per size with those keys
+    any layer). NumPy's BLAS runs on one thread here, for every layer (on a busy 2-core machine
+    BLAS threads made the full softmax at |V| = 1,000 sixty times slower when we measured). Returns one dict per size with those keys
     (seconds) and 'vocab_size', 'hs_mean_depth' (the mean path length of the batch's targets)."""
     rng = np.random.default_rng(seed)
     out = []
