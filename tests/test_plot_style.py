@@ -375,10 +375,32 @@ def _case_contexts():
     return render_contexts(2, "harmonic", False, "new", sentences_ids=ids, vocab=vocab, n=3)
 
 
-def _case_dimension():
-    from helpers.lessons.lesson07 import dimension_render
+def _toy_w2v_corpus():
+    from helpers.lib.word2vec import prepare_corpus
 
-    return dimension_render(dim=8, fraction=0.02, epochs=1)
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(30)]
+    return prepare_corpus([list(rng.choice(words, size=8)) for _ in range(200)], min_count=1)
+
+
+def _toy_shipped_meta():
+    curve = {"epoch": [1, 2, 3], "valid_wordsim": [0.1, 0.3, 0.35], "train_loss": [2.8, 2.4, 2.3],
+             "valid_simlex": [0.05, 0.1, 0.12]}
+    return {"curve": curve, "settings": {"dim": 100}, "best_epoch": 3}
+
+
+def _case_w2v_live_training():
+    from helpers.lessons.lesson07 import render_live_training
+
+    return render_live_training(0.5, 2, 8, corpus=_toy_w2v_corpus(), shipped=_toy_shipped_meta())
+
+
+def _case_w2v_validation_curves():
+    from types import SimpleNamespace
+
+    from helpers.lessons.lesson07 import plot_validation_curves
+
+    return plot_validation_curves({"toy": SimpleNamespace(metadata=_toy_shipped_meta())})
 
 
 def _case_glove_weight():
@@ -484,7 +506,8 @@ CASES = {
     "helpers.lessons.lesson05:render_retrieval": _case_retrieval,
     "helpers.lessons.lesson06:render_collocations": _case_collocations,
     "helpers.lessons.lesson06:render_contexts": _case_contexts,
-    "helpers.lessons.lesson07:dimension_render": _case_dimension,
+    "helpers.lessons.lesson07:render_live_training": _case_w2v_live_training,
+    "helpers.lessons.lesson07:plot_validation_curves": _case_w2v_validation_curves,
     "helpers.lessons.lesson08:render_glove_weight": _case_glove_weight,
     "helpers.lessons.lesson09:make_projection_render.render": _case_projection,
     "helpers.lessons.lesson09:scaling_render": _case_scaling_by_size,

@@ -5,7 +5,6 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from helpers.lessons.lesson07 import time_softmax_vs_negative_sampling
 from helpers.lib.gradcheck import assert_close_to_torch, check_layer
 from helpers.lib.layers import Embedding, SigmoidCrossEntropy
 from helpers.lib.negative_sampling import (
@@ -318,10 +317,11 @@ def test_prepare_corpus_errors_and_counts():
     assert c.vocab.itos == ["a"] and c.n_raw_tokens == 5 and c.sentence.tolist() == [0, 0, 1]
 
 
-def test_softmax_timing_shape():
-    rows = time_softmax_vs_negative_sampling([100, 2000], dim=8, batch=16, repeats=1)
-    assert [r["vocab_size"] for r in rows] == [100, 2000]
-    assert all(r["softmax_s"] > 0 and r["negative_sampling_s"] > 0 for r in rows)
+def test_fixed_window_pairs_every_neighbour():
+    ids, sent = np.arange(6), np.array([0, 0, 0, 0, 1, 1])
+    c, o = skipgram_pairs(ids, sent, 2, np.random.default_rng(0), dynamic=False)
+    pairs = set(zip(c.tolist(), o.tolist()))
+    assert pairs == {(0, 1), (1, 0), (1, 2), (2, 1), (2, 3), (3, 2), (0, 2), (2, 0), (1, 3), (3, 1), (4, 5), (5, 4)}
 
 
 def test_cbow_word2vec_update_is_count_times_gradient():

@@ -1,69 +1,276 @@
-"""Lesson 07 (the embedding layer and word2vec): the full softmax against negative sampling
-timed as the vocabulary grows, and the explorer of the vector dimension."""
+"""Lesson 07 (the embedding layer and word2vec): timing the output layers as the vocabulary
+grows (full softmax, negative sampling, hierarchical softmax), the shipped vectors' scores and
+curves, the subsampling and dynamic-window statistics, and the explorers (a live training beside
+the shipped curve, the vector dimension)."""
 from __future__ import annotations
 
-import math
 import time
 from typing import Sequence
 
 import numpy as np
+from matplotlib.ticker import MaxNLocator
+from scipy.stats import rankdata
 
-from helpers.course.corpus import modern_english_sentences
-from helpers.course.data import load_analogies, load_word_similarity
-from helpers.course.word_vectors import COURSE_CONFIG
-from helpers.infra.plotting import COLOURS, new_figure, set_labels
-from helpers.lib.metrics import analogy_accuracy, nearest_neighbours, similarity_correlation
+from helpers.course.benchmarks import evaluate_vectors
+from helpers.course.word_vector_models import SETTINGS, queen_rank
+from helpers.infra.plotting import COLOURS, GREY_DARK, new_figure, set_labels
+from helpers.infra.threads import single_thread_blas
+from helpers.lib.hsoftmax import hs_loss_and_grads, huffman_tree
+from helpers.lib.metrics import Interval, normalize_rows
 from helpers.lib.negative_sampling import NoiseSampler, SkipGramNS, full_softmax_step
-from helpers.lib.word2vec import prepare_corpus, train_torch
+from helpers.lib.word2vec import Corpus, keep_probabilities, train_torch
+
+# the shipped word2vec models of this lesson, in the order of its table
+SHIPPED = {"PyTorch skip-gram": "torch-skipgram", "NumPy skip-gram": "numpy-skipgram",
+           "gensim skip-gram": "gensim-skipgram", "gensim CBOW": "gensim-cbow"}
+TORCH_SETTINGS = SETTINGS["wv_torch_skipgram"]
 
 
-def time_softmax_vs_negative_sampling(vocab_sizes: Sequence[int], dim: int = 100, batch: int = 256,
-                                      k: int = 5, repeats: int = 3, seed: int = 0) -> list[dict]:
-    """Seconds per batch of one forward+backward pass, full softmax vs negative sampling,
-    for each vocabulary size (random weights and ids). Returns a list of dicts with keys
-    vocab_size, softmax_s, negative_sampling_s (best of ``repeats``)."""
+# ---------------------------------------------------------------- section 1/5: cost per batch as |V| grows
+def _median_seconds(repeats: int, fn, *args) -> float:
+    """Median wall-clock seconds of ``fn(*args)`` over ``repeats`` calls."""
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn(*args)
+        times.append(time.perf_counter() - t)
+    return float(np.median(times))
+
+
+def _forward_backward(layer, centers, contexts, negatives) -> None:
+    layer.forward(centers, contexts, negatives)
+    layer.backward()
+
+
+def _hs_step(W_in, U, tree, centers, contexts) -> None:
+    hs_loss_and_grads(W_in[centers], U, tree, contexts)
+
+
+@single_thread_blas
+def time_output_layers(vocab_sizes: Sequence[int], dim: int = 100, batch: int = 128, k: int = 5,
+                       repeats: int = 5, seed: int = 0) -> list[dict]:
+    """Median seconds of one forward + backward pass over a batch of (centre, context) pairs,
+    for each vocabulary size, of four output layers on the same random float32 weights and ids:
+    'softmax' (:func:`full_softmax_step`), 'ns_rows' (negative sampling as the NumPy trainer runs
+    it: gradients of the rows used only), 'ns_dense' (the same layer filling dense (V, d)
+    gradient arrays, zeroed every step) and 'hs' (hierarchical softmax over a Huffman tree of
+    Zipf counts, gradients of the rows used only; adding them into the tables is not timed, for
+    any layer). NumPy's BLAS runs on one thread here, for every layer (on a busy 2-core machine
+    BLAS threads made the full softmax at |V| = 1,000 sixty times slower when we measured). Returns one dict per size with those keys
+    (seconds) and 'vocab_size', 'hs_mean_depth' (the mean path length of the batch's targets)."""
     rng = np.random.default_rng(seed)
     out = []
     for V in vocab_sizes:
-        W_in = rng.standard_normal((V, dim)).astype(np.float32) * 0.1
-        W_out = rng.standard_normal((V, dim)).astype(np.float32) * 0.1
-        c, o = rng.integers(0, V, batch), rng.integers(0, V, batch)
-        model = SkipGramNS(V, dim, NoiseSampler(np.ones(V), rng=rng), k=k, rng=rng, dtype=np.float32)
-        model.params[0][...], model.params[1][...] = W_in, W_out
-        t_sm, t_ns = math.inf, math.inf
-        for _ in range(repeats):
-            t = time.perf_counter()
-            full_softmax_step(W_in, W_out, c, o)
-            t_sm = min(t_sm, time.perf_counter() - t)
-            t = time.perf_counter()
-            model.forward(c, o)
-            model.backward()
-            t_ns = min(t_ns, time.perf_counter() - t)
-        out.append({"vocab_size": int(V), "softmax_s": t_sm, "negative_sampling_s": t_ns})
+        W_in = (rng.standard_normal((V, dim)) * 0.1).astype(np.float32)
+        W_out = (rng.standard_normal((V, dim)) * 0.1).astype(np.float32)
+        zipf = 1.0 / np.arange(1, V + 1)
+        # ids drawn from the Zipf distribution, as in text (frequent words are most of the pairs)
+        c, o = (rng.choice(V, size=batch, p=zipf / zipf.sum()) for _ in range(2))
+        layers = {}
+        for scatter in ("rows", "add.at"):
+            m = SkipGramNS(V, dim, NoiseSampler(zipf, rng=rng), k=k, rng=rng, dtype=np.float32, scatter=scatter)
+            m.params[0][...], m.params[1][...] = W_in, W_out
+            layers[scatter] = m
+        tree = huffman_tree(zipf)
+        U = W_out[: V - 1]
+        negatives = layers["rows"].ns.sampler.sample((batch, k))
+        row = {"vocab_size": int(V), "hs_mean_depth": float(tree.depth[o].mean())}
+        row["softmax"] = _median_seconds(repeats, full_softmax_step, W_in, W_out, c, o)
+        for name, scatter in (("ns_rows", "rows"), ("ns_dense", "add.at")):
+            row[name] = _median_seconds(repeats, _forward_backward, layers[scatter], c, o, negatives)
+        row["hs"] = _median_seconds(repeats, _hs_step, W_in, U, tree, c, o)
+        out.append(row)
     return out
 
 
-def dimension_render(dim: int = 50, fraction: float = 0.5, epochs: int = 1, seed: int = 0):
-    """Explorer: train the PyTorch skip-gram with ``dim`` dimensions on the first
-    ``fraction`` of the course corpus for ``epochs`` epochs and plot its WordSim-353,
-    SimLex-999 and analogy (3CosAdd) scores. Returns (figure, summary)."""
-    sents = modern_english_sentences()
-    corpus = prepare_corpus(sents[:max(1, int(len(sents) * fraction))], min_count=5)
-    cfg = {**COURSE_CONFIG, "dim": int(dim), "epochs": int(epochs), "seed": seed}
-    tv = train_torch(corpus, "skipgram", progress=False, **cfg)
-    ws = similarity_correlation(tv.W, tv.vocab, load_word_similarity("wordsim353"), "WordSim-353")
-    sl = similarity_correlation(tv.W, tv.vocab, load_word_similarity("simlex999"), "SimLex-999")
-    an = analogy_accuracy(tv.W, tv.vocab, load_analogies(), "add")
+# ---------------------------------------------------------------- section 6: the shipped vectors
+def shipped_scores(vectors: dict) -> dict:
+    """For each shipped model {label: ShippedVectors}: the report-half scores stored at training
+    time with their 95 % bootstrap intervals (:class:`Interval` for 'wordsim', 'simlex', 'analogy'),
+    the report-half WordSim-353 ρ recomputed here from the vectors ('wordsim_now'), the rank of
+    *queen* for king − man + woman recomputed here, the best (validated) epoch and the training
+    time. ``vectors`` as loaded by :func:`helpers.course.word_vectors.load_word_vectors`."""
+    out = {}
+    for label, sv in vectors.items():
+        rec = sv.metadata["records"]
+        row = {k: Interval(*rec["report_intervals"][k]) for k in ("wordsim", "simlex", "analogy")}
+        row["wordsim_now"] = evaluate_vectors(sv.W, sv.vocab, "report", analogies=False)["wordsim"]
+        row["queen_rank"] = queen_rank(sv.W, sv.vocab)
+        row["best_epoch"] = sv.metadata["best_epoch"]
+        row["epochs_run"] = sv.metadata["epochs_run"]
+        row["train_seconds"] = sv.metadata["train_seconds"]
+        out[label] = row
+    return out
+
+
+def similarity_items(vectors, vocab, pairs: Sequence) -> tuple[np.ndarray, np.ndarray]:
+    """Cosine similarities (n,) and human scores (n,) of the ``pairs`` [(w1, w2, score)] whose two
+    words are in ``vocab`` (the pairs :func:`helpers.lib.metrics.similarity_correlation` scores)."""
+    known = [(vocab.index(a), vocab.index(b), float(score)) for a, b, score in pairs if a in vocab and b in vocab]
+    if not known:
+        return np.zeros(0), np.zeros(0)
+    i, j, gold = (np.array(x) for x in zip(*known, strict=True))
+    E = np.asarray(vectors)
+    x = np.asarray(normalize_rows(E[i].astype(np.float64)))
+    y = np.asarray(normalize_rows(E[j].astype(np.float64)))
+    got = np.sum(x * y, axis=1)
+    return got, gold.astype(np.float64)
+
+
+def _spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Spearman ρ of each row pair of two (B, n) arrays (average ranks for ties): (B,)."""
+    rx, ry = rankdata(x, axis=1), rankdata(y, axis=1)
+    rx -= rx.mean(axis=1, keepdims=True)
+    ry -= ry.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (rx * ry).sum(axis=1) / np.sqrt((rx ** 2).sum(axis=1) * (ry ** 2).sum(axis=1))
+
+
+def paired_difference(vectors_a, vectors_b, vocab, pairs: Sequence, n_boot: int = 1000, seed: int = 0,
+                      level: float = 0.95) -> Interval:
+    """Spearman ρ(a) − ρ(b) on the same rated ``pairs`` (both sets of vectors share ``vocab``), with
+    a paired percentile bootstrap interval: each resample of the pairs scores both. An interval
+    that contains 0 is a tie."""
+    a, gold = similarity_items(vectors_a, vocab, pairs)
+    b, _ = similarity_items(vectors_b, vocab, pairs)
+    if len(gold) < 3:
+        raise ValueError(f"only {len(gold)} of {len(pairs)} pairs have both words in the vocabulary; need >= 3")
+    idx = np.random.default_rng(seed).integers(0, len(gold), size=(n_boot, len(gold)))
+    boot = _spearman_rows(a[idx], gold[idx]) - _spearman_rows(b[idx], gold[idx])
+    lo, hi = np.nanpercentile(boot, [50 * (1 - level), 50 * (1 + level)])
+    est = _spearman_rows(a[None], gold[None])[0] - _spearman_rows(b[None], gold[None])[0]
+    return Interval(float(est), float(lo), float(hi), level, len(gold), n_boot)
+
+
+def plot_validation_curves(vectors: dict):
+    """Validation-half WordSim-353 ρ after every epoch of each shipped run (the early-stopping
+    curve), the kept (best) epoch circled. Returns the figure."""
+    fig, ax = new_figure(width=7)
+    styles = ["o-", "s--", "^-.", "D:"]
+    colours = [COLOURS["vermillion"], COLOURS["blue"], COLOURS["green"], COLOURS["purple"]]
+    for (label, sv), style, colour in zip(vectors.items(), styles, colours, strict=False):
+        curve = sv.metadata["curve"]
+        ax.plot(curve["epoch"], curve["valid_wordsim"], style, color=colour, label=label, markersize=4)
+        best = sv.metadata["best_epoch"]
+        ax.plot([best], [curve["valid_wordsim"][curve["epoch"].index(best)]], "o", mfc="none", mec=colour,
+                markersize=12, markeredgewidth=1.5)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    set_labels(ax, "Shipped runs: validation-half WordSim-353 after each epoch (circle: the epoch kept)",
+               "epoch", "Spearman ρ (validation half)")
+    ax.legend(fontsize=8, loc="lower right")
+    return fig
+
+
+# ---------------------------------------------------------------- section 6: subsampling and the dynamic window
+def keep_probability_paper(counts: np.ndarray, sample: float) -> np.ndarray:
+    """The keep probability of Mikolov et al. 2013b: an occurrence of word w is discarded with
+    probability 1 − sqrt(t / f(w)), f the word's relative frequency, t = ``sample``; kept with
+    min(1, sqrt(t / f)). Returns (V,) float64. (The code's version is
+    :func:`helpers.lib.word2vec.keep_probabilities`.)"""
+    counts = np.asarray(counts, dtype=np.float64)
+    f = counts / counts.sum()
+    return np.minimum(1.0, np.sqrt(sample / f))
+
+
+def pair_statistics(corpus: Corpus, sample: float, dynamic: bool = True, window: int = 5,
+                    seeds: Sequence[int] = (0, 1, 2), top: int = 10) -> dict:
+    """What subsampling and the dynamic window do to one epoch's skip-gram training data, for each
+    of ``seeds`` (the trainers' draws: subsampling, then one window size b per centre, as in
+    :func:`helpers.lib.word2vec.skipgram_pairs`): 'tokens' (tokens kept), 'pairs' (training
+    pairs), 'top_share' (share of pairs whose context is one of the ``top`` most frequent words),
+    'cbow_examples' (CBOW examples: kept tokens with a neighbour in their sentence), each a list over seeds, and 'by_distance' (share of the pairs at distance 1..window, summed
+    over seeds). Counts the pairs without building them."""
+    counts = corpus.vocab.counts
+    is_top = np.zeros(len(counts), dtype=bool)
+    is_top[np.argsort(-counts)[:top]] = True
+    keep = keep_probabilities(counts, sample)
+    out = {"tokens": [], "pairs": [], "top_share": [], "cbow_examples": []}
+    by_distance = np.zeros(window)
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        kept = rng.random(len(corpus.ids)) < keep[corpus.ids]
+        ids, sent = corpus.ids[kept], corpus.sentence[kept]
+        b = rng.integers(1, window + 1, size=len(ids))
+        if not dynamic:
+            b[:] = window
+        n_pairs = n_top = 0
+        for d in range(1, window + 1):
+            same = sent[d:] == sent[:-d]
+            right = same & (b[:-d] >= d)            # centre i, context i + d
+            left = same & (b[d:] >= d)              # centre i + d, context i
+            n_d = int(right.sum() + left.sum())
+            n_top += int(is_top[ids[d:]][right].sum() + is_top[ids[:-d]][left].sum())
+            n_pairs += n_d
+            by_distance[d - 1] += n_d
+        out["tokens"].append(int(kept.sum()))
+        # CBOW: one example per kept token with at least one context word (a neighbour in its sentence)
+        near = np.zeros(len(ids), dtype=bool)
+        near[1:] |= sent[1:] == sent[:-1]
+        near[:-1] |= sent[:-1] == sent[1:]
+        out["cbow_examples"].append(int(near.sum()))
+        out["pairs"].append(n_pairs)
+        out["top_share"].append(n_top / n_pairs)
+    out["by_distance"] = (by_distance / by_distance.sum()).tolist()
+    return out
+
+
+# ---------------------------------------------------------------- section 6: the live training
+def corpus_share(corpus: Corpus, share: float) -> Corpus:
+    """The first ``share`` (0 < share <= 1) of ``corpus``'s tokens, cut at a sentence boundary,
+    with the same vocabulary (so its vectors are scored like the shipped ones)."""
+    if not 0 < share <= 1:
+        raise ValueError(f"share must be in (0, 1], got {share}")
+    if share == 1:
+        return corpus
+    cut = int(len(corpus.ids) * share)
+    cut = int(np.searchsorted(corpus.sentence, corpus.sentence[cut]))
+    raw = int(round(corpus.n_raw_tokens * cut / len(corpus.ids)))
+    return Corpus(corpus.vocab, corpus.ids[:cut], corpus.sentence[:cut], raw)
+
+
+def live_training(corpus: Corpus, share: float = 0.25, epochs: int = 1, **overrides) -> dict:
+    """Train the PyTorch skip-gram with the shipped run's settings (learning-rate schedule of
+    its ``max_epochs``, seed, sample, alpha; ``overrides`` change them) on the first ``share`` of
+    the corpus for ``epochs`` epochs, scoring the validation half's WordSim-353 after each epoch
+    as the shipped run did. With share=1 the live run retraces the shipped curve's first epochs
+    (same seed, same data). Returns {'epoch', 'valid_wordsim', 'train_loss', 'seconds', 'W'}."""
+    s = {**TORCH_SETTINGS, **overrides}
+    part = corpus_share(corpus, share)
+    curve = {"epoch": [], "valid_wordsim": [], "train_loss": []}
+
+    def epoch_end(epoch, W, C, loss):
+        curve["epoch"].append(epoch)
+        curve["valid_wordsim"].append(evaluate_vectors(W, part.vocab, "validation", analogies=False)["wordsim"])
+        curve["train_loss"].append(float(loss))
+        curve["W"] = W.copy()
+        return epoch >= epochs
+
+    kw = {k: s[k] for k in ("dim", "window", "negative", "sample", "alpha", "min_alpha", "seed")}
+    tv = train_torch(part, s["model"], epochs=s["max_epochs"], progress=False, epoch_end=epoch_end,
+                     dynamic_window=s.get("dynamic_window", True), **kw)
+    curve["seconds"] = tv.seconds
+    return curve
+
+
+def _rho(x) -> str:
+    return "undefined (no benchmark pair in the vocabulary)" if x is None else f"{x:.3f}"
+
+
+def render_live_training(share: float = 0.25, epochs: int = 1, dim: int = 100, *, corpus: Corpus, shipped: dict):
+    """Explorer: :func:`live_training` with ``dim`` dimensions, its validation curve drawn over the
+    shipped PyTorch run's (same validation half, same settings; ``shipped`` is that run's metadata)."""
+    live = live_training(corpus, share, epochs, dim=int(dim))
+    sl = evaluate_vectors(live["W"], corpus.vocab, "validation", analogies=False)["simlex"]
+    rho = live["valid_wordsim"][-1]
     fig, ax = new_figure()
-    names = ["WordSim-353 ρ", "SimLex-999 ρ", "analogy acc."]
-    vals = [ws.rho or 0.0, sl.rho or 0.0, an.accuracy or 0.0]
-    bars = ax.bar(names, vals, color=[COLOURS["blue"], COLOURS["orange"], COLOURS["green"]])
-    for b, v in zip(bars, vals, strict=True):
-        ax.text(b.get_x() + b.get_width() / 2, v, f"{v:.3f}", ha="center", va="bottom")
-    ax.set_ylim(min(0, min(vals)) - 0.02, 0.5)
-    set_labels(ax, f"skip-gram, {dim} dims, {epochs} epoch(s), {corpus.n_raw_tokens:,} tokens", "evaluation",
-               "score (ρ or accuracy)")
-    nn = ", ".join(w for w, _ in nearest_neighbours(tv.W, tv.vocab, "money", k=5)) if "money" in tv.vocab else "-"
-    summary = (f"dim={dim}: WS353 ρ={vals[0]:.3f}, SimLex ρ={vals[1]:.3f}, analogies {vals[2]:.1%} "
-               f"({tv.seconds:.1f} s, {tv.words_per_second:,.0f} words/s); money → {nn}")
-    return fig, summary
+    sc = shipped["curve"]
+    ax.plot(sc["epoch"], sc["valid_wordsim"], "o-", color=GREY_DARK, label=f"shipped run (whole corpus, d = {shipped['settings']['dim']})")
+    ax.plot(live["epoch"], live["valid_wordsim"], "s--", color=COLOURS["vermillion"], markersize=8,
+            label=f"live run ({share:.0%} of the corpus, d = {dim})")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    set_labels(ax, "PyTorch skip-gram: validation-half WordSim-353 per epoch", "epoch", "Spearman ρ (validation half)")
+    ax.legend(loc="lower right")
+    return fig, (f"live run, {share:.0%} of the corpus, d = {dim}: validation WordSim ρ {_rho(rho)}, "
+                 f"SimLex ρ {_rho(sl)} after {live['epoch'][-1]} epoch(s), {live['seconds']:.1f} s of training "
+                 f"(the shipped run: WordSim {sc['valid_wordsim'][0]:.3f} after epoch 1, {max(sc['valid_wordsim']):.3f} "
+                 "at its best)")

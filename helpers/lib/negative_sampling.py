@@ -267,7 +267,7 @@ class CBOWNS(Layer):
 
 
 def full_softmax_step(W_in: np.ndarray, W_out: np.ndarray, centers: np.ndarray, contexts: np.ndarray) -> float:
-    """One forward+backward of the full-softmax skip-gram (no update); returns the loss. Taught in lesson 07, section 1.
+    """One forward+backward of the full-softmax skip-gram (no update); returns the loss. Taught in lesson 07, section 6.
     Cost O(N V D): every word's output vector takes part. Used to time it against NS."""
     h = W_in[centers]
     logits = h @ W_out.T                               # (N, V): the bottleneck

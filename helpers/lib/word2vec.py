@@ -39,7 +39,7 @@ from helpers.lib.text import Vocab, check_token_lists
 # ---------------------------------------------------------------- data
 @dataclass
 class Corpus:
-    """A tokenised corpus as one id stream. Taught in lesson 07, section 6.
+    """A tokenised corpus as one id stream. Taught in lesson 07, section 7.
 
     vocab : Vocab without special tokens (words with count >= min_count)
     ids : (T,) int64 ids of the in-vocabulary tokens, sentences concatenated
@@ -55,7 +55,7 @@ class Corpus:
 
 
 def prepare_corpus(sentences: Sequence[Sequence[str]], min_count: int = 5) -> Corpus:
-    """Build the vocabulary (count >= ``min_count``, no specials) and the id stream. Taught in lesson 07, section 6."""
+    """Build the vocabulary (count >= ``min_count``, no specials) and the id stream. Taught in lesson 07, section 7."""
     check_token_lists(sentences, "sentences", "prepare_corpus")
     if not sentences or not any(len(s) for s in sentences):
         raise ValueError("cannot train word vectors on an empty corpus (no tokens)")
@@ -71,7 +71,7 @@ def prepare_corpus(sentences: Sequence[Sequence[str]], min_count: int = 5) -> Co
 
 
 def keep_probabilities(counts: np.ndarray, sample: float = 1e-3) -> np.ndarray:
-    """Subsampling of frequent words: the probability of keeping each occurrence. Taught in lesson 07, section 6.
+    """Subsampling of frequent words: the probability of keeping each occurrence. Taught in lesson 07, section 7.
 
     Probability of keeping each occurrence of a word when subsampling frequent words,
     gensim's formula: (sqrt(c / t) + 1) t / c with t = sample * total, capped at 1.
@@ -90,15 +90,21 @@ def _subsample(corpus: Corpus, sample: float, rng: np.random.Generator):
     return corpus.ids[keep], corpus.sentence[keep]
 
 
-def skipgram_pairs(ids: np.ndarray, sentence: np.ndarray, window: int, rng: np.random.Generator):
-    """Skip-gram (centre, context) pairs with the dynamic window. Taught in lesson 07, section 6.
+def skipgram_pairs(ids: np.ndarray, sentence: np.ndarray, window: int, rng: np.random.Generator,
+                   dynamic: bool = True):
+    """Skip-gram (centre, context) pairs with the dynamic window. Taught in lesson 07, section 7.
 
     All (centre, context) pairs with word2vec's dynamic window: each centre draws
-    b ~ U{1..window} and pairs with the words at distance <= b in the same sentence.
-    Returns (centers (P,), contexts (P,)) int64, grouped by offset (shuffle before SGD)."""
+    b ~ U{1..window} and pairs with the words at distance <= b in the same sentence (a word
+    at distance d is used with probability (window - d + 1) / window). ``dynamic=False``: the
+    fixed window, b = window for every centre (the draw still happens, so the random stream
+    that follows is the same). Returns (centers (P,), contexts (P,)) int64, grouped by offset
+    (shuffle before SGD)."""
     if window < 1:
         raise ValueError(f"window must be at least 1, got {window}")
     b = rng.integers(1, window + 1, size=len(ids))
+    if not dynamic:
+        b[:] = window
     cs, os_ = [], []
     for o in range(1, window + 1):
         same = sentence[o:] == sentence[:-o]
@@ -110,7 +116,7 @@ def skipgram_pairs(ids: np.ndarray, sentence: np.ndarray, window: int, rng: np.r
 
 
 def cbow_examples(ids: np.ndarray, sentence: np.ndarray, window: int, rng: np.random.Generator):
-    """CBOW examples (contexts, mask, centres) with the dynamic window. Taught in lesson 07, section 6.
+    """CBOW examples (contexts, mask, centres) with the dynamic window. Taught in lesson 07, section 7.
 
     CBOW examples with the dynamic window: (contexts (N, 2*window) int64, mask (N, 2*window)
     bool, centers (N,) int64); centres without any context word are dropped."""
@@ -135,7 +141,7 @@ def cbow_examples(ids: np.ndarray, sentence: np.ndarray, window: int, rng: np.ra
 # ---------------------------------------------------------------- training results
 @dataclass
 class TrainedVectors:
-    """What a word2vec training run produced. Taught in lesson 07, section 6.
+    """What a word2vec training run produced. Taught in lesson 07, section 7.
 
     What a training run produced: W (input vectors), C (output vectors), the vocabulary,
     wall-clock seconds, words per second (raw corpus tokens x epochs / seconds), the
@@ -181,7 +187,7 @@ def train_numpy(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
                 sample: float = 1e-3, epochs: int = 5, alpha: float = 0.025, min_alpha: float = 1e-4,
                 batch_size: int = 2048, seed: int = 0, power: float = 0.75, progress: bool = True,
                 epoch_end=None) -> TrainedVectors:
-    """Train :class:`SkipGramNS` or :class:`CBOWNS` (float32) by SGD on ``corpus``. Taught in lesson 07, section 6.
+    """Train :class:`SkipGramNS` or :class:`CBOWNS` (float32) by SGD on ``corpus``. Taught in lesson 07, section 7.
 
     Each step sums the per-example gradients (as word2vec's one-example-at-a-time SGD
     does), so the learning rate is ``alpha`` per example, decaying linearly to
@@ -303,8 +309,9 @@ def _torch_batches(W, C, table, inp, tgt, msk, starts, batch_size, lr_of, gen, n
 def train_torch(corpus: Corpus, model: str = "skipgram", dim: int = 100, window: int = 5, negative: int = 5,
                 sample: float = 1e-3, epochs: int = 5, alpha: float = 0.025, min_alpha: float = 1e-4,
                 batch_size: int = 1024, seed: int = 0, power: float = 0.75, workers: int = 1,
-                device: str | None = None, progress: bool = True, epoch_end=None) -> TrainedVectors:
-    """Fast skip-gram / CBOW with negative sampling in PyTorch. Taught in lesson 07, section 6.
+                device: str | None = None, progress: bool = True, epoch_end=None,
+                dynamic_window: bool = True) -> TrainedVectors:
+    """Fast skip-gram / CBOW with negative sampling in PyTorch. Taught in lesson 07, section 7.
 
     No autograd: for scores s = u . h the gradient of the loss is (sigmoid(s) - t), so
     dh = sum_j (y_j - t_j) u_j and du_j = (y_j - t_j) h; both are applied with
@@ -317,6 +324,7 @@ def train_torch(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
     ("Hogwild", like gensim's workers) — faster, no longer bit-for-bit reproducible.
     ``device``: None/'cpu' (default), 'cuda' or 'auto'. The progress bar shows words/s.
     ``epoch_end(epoch, W, C, mean_loss) -> bool``: as in :func:`train_numpy` (W, C as NumPy arrays).
+    ``dynamic_window=False`` (skip-gram only): every centre uses the full window (lesson 07 measures the difference).
     """
     if model not in ("skipgram", "cbow"):
         raise ValueError(f"model must be 'skipgram' or 'cbow', got {model!r}")
@@ -347,7 +355,7 @@ def train_torch(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
             for epoch in range(epochs):
                 ids, sent = _subsample(corpus, sample, rng)
                 if model == "skipgram":
-                    c, o = skipgram_pairs(ids, sent, window, rng)
+                    c, o = skipgram_pairs(ids, sent, window, rng, dynamic=dynamic_window)
                     order = rng.permutation(len(c))
                     inp, tgt, msk = torch.from_numpy(c[order]).to(dev), torch.from_numpy(o[order]).to(dev), None
                 else:
@@ -391,14 +399,15 @@ def train_torch(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
     bar.close()
     secs = time.perf_counter() - t0
     cfg = dict(impl="torch", model=model, dim=dim, window=window, negative=negative, sample=sample,
-               epochs=epochs, alpha=alpha, batch_size=batch_size, seed=seed, workers=workers, device=str(dev))
+               epochs=epochs, alpha=alpha, batch_size=batch_size, seed=seed, workers=workers, device=str(dev),
+               dynamic_window=dynamic_window)
     return TrainedVectors(W.cpu().numpy(), C.cpu().numpy(), corpus.vocab, secs, total_words / secs, epoch_loss, cfg)
 
 
 def train_gensim(corpus: Corpus, model: str = "skipgram", dim: int = 100, window: int = 5, negative: int = 5,
                  sample: float = 1e-3, epochs: int = 5, alpha: float = 0.025, min_alpha: float = 1e-4,
                  seed: int = 0, workers: int = 2, min_count: int = 5) -> TrainedVectors:
-    """gensim's ``Word2Vec`` on the same sentences and hyperparameters (the reference). Taught in lesson 07, section 6.
+    """gensim's ``Word2Vec`` on the same sentences and hyperparameters (the reference). Taught in lesson 07, section 7.
     The vectors are re-ordered to ``corpus.vocab`` so all three share one vocabulary. ``seconds``
     times the training only (not the vocabulary scan), like the other two trainers'."""
     from gensim.models import Word2Vec  # heavy optional import: loaded only when gensim is used

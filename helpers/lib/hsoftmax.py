@@ -1,0 +1,170 @@
+"""Hierarchical softmax (Morin & Bengio 2005; Mikolov et al. 2013a) in NumPy.
+
+The full softmax scores every word of the vocabulary for every training pair. Hierarchical
+softmax puts the words at the leaves of a binary tree (word2vec uses a **Huffman tree**
+built from the word counts, so frequent words get short paths) and writes P(o | c) as the
+product of the yes/no decisions on the path from the root to the leaf o:
+
+    P(o | c) = prod_j sigmoid(sign_j * u_{n_j} . v_c),   sign_j = +1 (go left, code 0) or -1 (code 1)
+
+where n_j are the inner nodes on o's path, each with an output vector u_n (there are V - 1
+inner nodes). A pair costs its path length, about log2 V dot products, instead of V.
+
+- :func:`huffman_tree`: the tree (codes, inner-node paths, path lengths) from word counts;
+- :func:`hs_loss_and_grads`: loss and gradients for a batch, the gradients of the rows used only;
+- :class:`HierarchicalSoftmax`: a skip-gram layer of the course protocol (params, grads,
+  forward, backward), gradient-checked against finite differences and PyTorch in lesson 07.
+"""
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from helpers.lib.layers import Layer, sigmoid
+
+
+@dataclass
+class HuffmanTree:
+    """A Huffman tree over V words. Taught in lesson 07, section 6.
+
+    nodes : (V, L) int64, the inner nodes (0 .. V-2) on each word's path, root first, padded with 0
+    codes : (V, L) int8, the branch taken at each of those nodes (0 or 1), padded with 0
+    mask : (V, L) bool, True on the real entries of the path
+    depth : (V,) int64, each word's path length (L = depth.max())
+    """
+
+    nodes: np.ndarray
+    codes: np.ndarray
+    mask: np.ndarray
+    depth: np.ndarray
+
+    @property
+    def n_inner(self) -> int:
+        """Number of inner nodes (V - 1): the rows of the output matrix."""
+        return len(self.depth) - 1
+
+
+def huffman_tree(counts: Sequence[float]) -> HuffmanTree:
+    """The Huffman tree of word2vec.c from (V,) positive word counts. Taught in lesson 07, section 6.
+
+    Repeatedly merges the two least frequent nodes (the first popped takes code 0, the second
+    code 1, as in word2vec.c); ties are broken by node number, so the tree is deterministic.
+    Frequent words end up near the root: the expected path length, weighted by the counts,
+    is the smallest any binary tree can have. Needs at least 2 words."""
+    counts = np.asarray(counts, dtype=np.float64)
+    if counts.ndim != 1 or len(counts) < 2:
+        raise ValueError(f"counts must be a 1-D array of at least 2 word counts, got shape {counts.shape}")
+    if not np.all(np.isfinite(counts)) or np.any(counts <= 0):
+        raise ValueError("word counts must be finite and positive (a word with count 0 has no place in the tree)")
+    V = len(counts)
+    parent = np.zeros(2 * V - 1, dtype=np.int64)        # leaves 0..V-1, inner nodes V..2V-2 (root last)
+    branch = np.zeros(2 * V - 1, dtype=np.int8)
+    heap = [(float(c), i) for i, c in enumerate(counts)]
+    heapq.heapify(heap)
+    for new in range(V, 2 * V - 1):
+        c0, a = heapq.heappop(heap)
+        c1, b = heapq.heappop(heap)
+        parent[a], branch[a] = new, 0
+        parent[b], branch[b] = new, 1
+        heapq.heappush(heap, (c0 + c1, new))
+    root = 2 * V - 2
+    # walk all leaves up at once, one level per iteration (leaf -> root order, reversed below)
+    up_nodes, up_codes, real = [], [], []
+    node, alive = np.arange(V), np.ones(V, dtype=bool)
+    while alive.any():
+        real.append(alive)
+        up_codes.append(np.where(alive, branch[node], 0))
+        node = np.where(alive, parent[node], node)
+        up_nodes.append(np.where(alive, node - V, 0))
+        alive = alive & (node != root)
+    steps, real = len(real), np.stack(real)                                          # (steps, V)
+    depth = real.sum(axis=0)
+    # reverse each word's path so that it starts at the root
+    L = int(depth.max())
+    nodes = np.zeros((V, L), dtype=np.int64)
+    codes = np.zeros((V, L), dtype=np.int8)
+    up_nodes, up_codes = np.stack(up_nodes, axis=1), np.stack(up_codes, axis=1)     # (V, steps)
+    pos = depth[:, None] - 1 - np.arange(steps)[None, :]                            # root-first position
+    ok = real.T
+    rows = np.broadcast_to(np.arange(V)[:, None], (V, steps))
+    nodes[rows[ok], pos[ok]] = up_nodes[ok]
+    codes[rows[ok], pos[ok]] = up_codes[ok]
+    mask = np.arange(L)[None, :] < depth[:, None]
+    return HuffmanTree(nodes, codes, mask, depth.astype(np.int64))
+
+
+def hs_loss_and_grads(h: np.ndarray, U: np.ndarray, tree: HuffmanTree, targets: np.ndarray):
+    """Hierarchical-softmax loss of a batch and its gradients. Taught in lesson 07, section 6.
+
+    h : (N, D) hidden vectors (the centre words' input vectors); U : (V-1, D) inner-node
+    vectors; targets : (N,) int word ids. Loss = mean over N of -sum_j log sigmoid(sign_j s_j),
+    s_j = u_{n_j} . h, over the nodes of each target's path. Like negative sampling's, the
+    gradient with respect to each score is y - t, with y = sigmoid(s_j) and t = 1 - code_j.
+    Returns (loss float, dh (N, D), nodes (N, L) int64, dU_rows (N, L, D)): the gradient of
+    U is dU_rows added into the rows ``nodes`` (zero on padded entries), never a dense (V-1, D)."""
+    targets = np.asarray(targets)
+    if h.ndim != 2 or U.ndim != 2 or h.shape[1] != U.shape[1]:
+        raise ValueError(f"h must be (N, D) and U (V-1, D) with the same D, got {h.shape} and {U.shape}")
+    if targets.shape != (h.shape[0],) or not np.issubdtype(targets.dtype, np.integer):
+        raise ValueError(f"targets must be ({h.shape[0]},) integer ids, got {targets.shape} {targets.dtype}")
+    if U.shape[0] != tree.n_inner:
+        raise ValueError(f"U has {U.shape[0]} rows; the tree has {tree.n_inner} inner nodes")
+    n = len(targets)
+    nodes, mask = tree.nodes[targets], tree.mask[targets]            # (N, L)
+    t = 1.0 - tree.codes[targets]                                    # code 0 -> t = 1 ("left")
+    u = U[nodes]                                                     # (N, L, D)
+    s = np.einsum("nld,nd->nl", u, h)                                # (N, L)
+    sign = 2 * t - 1
+    loss = float(np.sum(mask * np.logaddexp(0.0, -sign * s)) / n)   # -log sigmoid(x) = log(1 + e^-x)
+    ds = mask * (sigmoid(s) - t) / n                                 # dL/ds = y - t, mean over N
+    dh = np.einsum("nl,nld->nd", ds, u)
+    dU_rows = ds[:, :, None] * h[:, None, :]
+    return loss, dh, nodes, dU_rows
+
+
+def hs_probabilities(h: np.ndarray, U: np.ndarray, tree: HuffmanTree) -> np.ndarray:
+    """P(w | h) for every word w: (N, V), each row summing to 1. Taught in lesson 07, section 6."""
+    s = np.einsum("vld,nd->nvl", U[tree.nodes], h)                   # (N, V, L)
+    sign = 1.0 - 2.0 * tree.codes
+    logp = np.sum(tree.mask * -np.logaddexp(0.0, -sign * s), axis=2)
+    return np.exp(logp)
+
+
+class HierarchicalSoftmax(Layer):
+    """Skip-gram with hierarchical softmax, NumPy. Taught in lesson 07, section 6.
+
+    params = [W_in (V, D), U (V-1, D)] (U: one output vector per inner node of ``tree``).
+    forward(centers (N,) int, contexts (N,) int) -> the mean over pairs of -log P(context | centre)
+    (:func:`hs_loss_and_grads`); backward(dout=1.0) fills the dense ``grads`` (repeated rows
+    accumulate) and returns None (ids have no gradient). U starts at zero, as in word2vec.c.
+    """
+
+    def __init__(self, tree: HuffmanTree, dim: int, rng: np.random.Generator | None = None, dtype=np.float64):
+        super().__init__()
+        rng = rng if rng is not None else np.random.default_rng(0)
+        V = len(tree.depth)
+        self.tree = tree
+        W_in = ((rng.random((V, dim)) - 0.5) / dim).astype(dtype)
+        U = np.zeros((V - 1, dim), dtype=dtype)
+        self.params, self.grads = [W_in, U], [np.zeros_like(W_in), np.zeros_like(U)]
+
+    def forward(self, centers, contexts):
+        centers, contexts = np.asarray(centers), np.asarray(contexts)
+        if centers.ndim != 1 or centers.shape != contexts.shape:
+            raise ValueError(f"centers and contexts must be 1-D of equal length, got {centers.shape} and {contexts.shape}")
+        self.centers = centers
+        loss, self.dh, self.nodes, self.dU_rows = hs_loss_and_grads(self.params[0][centers], self.params[1],
+                                                                    self.tree, contexts)
+        return loss
+
+    def backward(self, dout=1.0):
+        dW, dU = self.grads
+        dW[...] = 0
+        dU[...] = 0
+        np.add.at(dW, self.centers, dout * self.dh)
+        D = dU.shape[1]
+        np.add.at(dU, self.nodes.reshape(-1), dout * self.dU_rows.reshape(-1, D))
+        return None

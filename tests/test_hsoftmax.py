@@ -1,0 +1,91 @@
+"""Hierarchical softmax (helpers.lib.hsoftmax): the Huffman tree, a proper distribution,
+gradients against finite differences and PyTorch autograd, clear errors."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from helpers.lib.gradcheck import check_layer
+from helpers.lib.hsoftmax import (
+    HierarchicalSoftmax,
+    hs_loss_and_grads,
+    hs_probabilities,
+    huffman_tree,
+)
+
+
+def test_huffman_tree_of_a_textbook_example():
+    # counts 5, 9, 12, 13, 16, 45 (the classic example): the optimal code lengths are 4 4 3 3 3 1
+    tree = huffman_tree([5, 9, 12, 13, 16, 45])
+    assert tree.depth.tolist() == [4, 4, 3, 3, 3, 1]
+    assert tree.n_inner == 5 and tree.nodes.shape == (6, 4)
+    # every path starts at the root (the last inner node) and codes are prefix-free
+    assert np.all(tree.nodes[:, 0] == tree.n_inner - 1)
+    words = ["".join(map(str, tree.codes[w, :tree.depth[w]])) for w in range(6)]
+    assert len(set(words)) == 6
+    assert not any(a != b and b.startswith(a) for a in words for b in words)
+
+
+def test_frequent_words_get_short_paths_and_the_expected_length_is_near_the_entropy():
+    counts = 1.0 / np.arange(1, 2001)                       # Zipf
+    tree = huffman_tree(counts)
+    p = counts / counts.sum()
+    assert tree.depth[0] <= tree.depth[-1]
+    mean_depth = float(p @ tree.depth)
+    entropy = float(-(p * np.log2(p)).sum())
+    assert entropy <= mean_depth < entropy + 1               # Huffman's bound
+
+
+def test_probabilities_sum_to_one_and_match_the_loss():
+    rng = np.random.default_rng(0)
+    tree = huffman_tree(rng.integers(1, 50, 13))
+    U, h = rng.standard_normal((12, 4)), rng.standard_normal((3, 4))
+    P = hs_probabilities(h, U, tree)
+    assert P.shape == (3, 13) and np.allclose(P.sum(axis=1), 1.0)
+    targets = np.array([0, 7, 12])
+    loss, *_ = hs_loss_and_grads(h, U, tree, targets)
+    assert np.isclose(loss, -np.mean(np.log(P[np.arange(3), targets])))
+
+
+def test_layer_gradients_finite_differences_with_repeated_ids():
+    rng = np.random.default_rng(1)
+    tree = huffman_tree(rng.integers(1, 30, 10))
+    layer = HierarchicalSoftmax(tree, 5, rng)
+    layer.params[1][...] = rng.standard_normal(layer.params[1].shape)   # U starts at zero; test away from it
+    report = check_layer(layer, np.array([3, 3, 7, 0, 9]), np.array([5, 1, 3, 3, 5]))
+    assert report.ok, str(report)
+
+
+def test_layer_matches_pytorch_autograd():
+    rng = np.random.default_rng(2)
+    counts = rng.integers(1, 100, 20)
+    tree = huffman_tree(counts)
+    layer = HierarchicalSoftmax(tree, 6, rng)
+    layer.params[1][...] = rng.standard_normal(layer.params[1].shape)
+    centers, contexts = rng.integers(0, 20, 16), rng.integers(0, 20, 16)
+    loss = layer.forward(centers, contexts)
+    layer.backward()
+    W = torch.tensor(layer.params[0], requires_grad=True)
+    U = torch.tensor(layer.params[1], requires_grad=True)
+    nodes = torch.from_numpy(tree.nodes[contexts])
+    sign = torch.from_numpy(1.0 - 2.0 * tree.codes[contexts])
+    mask = torch.from_numpy(tree.mask[contexts].astype(np.float64))
+    s = (U[nodes] * W[torch.from_numpy(centers)][:, None, :]).sum(-1)
+    loss_t = -(mask * torch.nn.functional.logsigmoid(sign * s)).sum(1).mean()
+    loss_t.backward()
+    assert abs(loss - loss_t.item()) < 1e-12
+    np.testing.assert_allclose(layer.grads[0], W.grad.numpy(), atol=1e-12)
+    np.testing.assert_allclose(layer.grads[1], U.grad.numpy(), atol=1e-12)
+
+
+def test_clear_errors():
+    with pytest.raises(ValueError, match="at least 2"):
+        huffman_tree([3])
+    with pytest.raises(ValueError, match="positive"):
+        huffman_tree([3, 0, 2])
+    tree = huffman_tree([1, 2, 3])
+    with pytest.raises(ValueError, match="inner nodes"):
+        hs_loss_and_grads(np.zeros((1, 2)), np.zeros((5, 2)), tree, np.array([0]))
+    with pytest.raises(ValueError, match="targets"):
+        hs_loss_and_grads(np.zeros((1, 2)), np.zeros((2, 2)), tree, np.array([0.5]))
