@@ -74,3 +74,93 @@ def render_glove_weight(x_max: float = 100.0, alpha: float = 0.75, *, counts: np
                f"fewer than 10 times are {np.mean(rare):.0%} of the pairs and carry {f[rare].sum() / f.sum():.0%} "
                f"of the total weight")
     return fig, summary
+
+
+# ---------------------------------------------------------------- ratios of co-occurrence probabilities
+def ratio_table(counts, vocab, a: str, b: str, contexts: Sequence[str]) -> list[dict]:
+    """GloVe's motivating table: for each context word k, the counts X_ak and X_bk, the
+    probabilities P(k|a) = X_ak / Σ_j X_aj and P(k|b), and their ratio P(k|a) / P(k|b)
+    (inf where X_bk = 0). ``counts``: the (V, V) co-occurrence matrix (sparse or dense) over
+    ``vocab``. Raises KeyError naming a word missing from the vocabulary."""
+    stoi, _ = vocab_maps(vocab)
+    missing = [w for w in (a, b, *contexts) if w not in stoi]
+    if missing:
+        raise KeyError(f"not in the vocabulary: {missing}")
+    X = counts.tocsr() if hasattr(counts, "tocsr") else np.asarray(counts)
+    row = {w: np.asarray(X[stoi[w]].todense()).ravel() if hasattr(X, "todense") else X[stoi[w]] for w in (a, b)}
+    total = {w: float(row[w].sum()) for w in (a, b)}
+    out = []
+    for k in contexts:
+        xa, xb = float(row[a][stoi[k]]), float(row[b][stoi[k]])
+        pa, pb = xa / total[a], xb / total[b]
+        out.append({"k": k, "X_a": xa, "X_b": xb, "P_a": pa, "P_b": pb, "ratio": pa / pb if pb > 0 else np.inf})
+    return out
+
+
+# ---------------------------------------------------------------- misspellings and coverage
+def misspell(word: str, rng: np.random.Generator) -> str:
+    """One typing slip inside ``word`` (the first and last letters kept): a letter dropped, two
+    neighbouring letters swapped, or a letter doubled, chosen by ``rng``."""
+    if len(word) < 4:
+        raise ValueError(f"misspell needs a word of at least 4 letters, got {word!r}")
+    i = int(rng.integers(1, len(word) - 2))
+    kind = int(rng.integers(3))
+    if kind == 0:
+        return word[:i] + word[i + 1:]
+    if kind == 1:
+        return word[:i] + word[i + 1] + word[i] + word[i + 2:]
+    return word[:i] + word[i] + word[i:]
+
+
+def misspelling_test(fasttext: FastTextVectors, words: Sequence[str], k: int = 5, seed: int = 0) -> dict:
+    """Misspell every word once (:func:`misspell`, seeded; a slip that gives another vocabulary
+    word or no change is redrawn) and ask fastText for the ``k`` neighbours of the misspelling.
+
+    Returns {'pairs': [(word, misspelling)], 'hits' (n,) 0/1 (the right word among the k
+    neighbours), 'neighbours': [[word, ...]]} — a word-level model (word2vec, GloVe) has no vector
+    for any of the misspellings."""
+    rng = np.random.default_rng(seed)
+    pairs = []
+    for w in words:
+        for _ in range(20):
+            m = misspell(w, rng)
+            if m != w and m not in fasttext:
+                break
+        else:
+            raise ValueError(f"no misspelling of {w!r} outside the vocabulary in 20 draws")
+        pairs.append((w, m))
+    # the k nearest vocabulary words of every misspelling at once (cosine), as FastTextVectors.neighbours
+    M = fasttext.vectors_for([m for _, m in pairs])
+    E = fasttext.W / np.maximum(np.linalg.norm(fasttext.W, axis=1, keepdims=True), 1e-12)
+    sims = (M / np.maximum(np.linalg.norm(M, axis=1, keepdims=True), 1e-12)) @ E.T
+    top = np.argsort(-sims, axis=1, kind="stable")[:, :k]
+    neigh = [[fasttext.itos[j] for j in row] for row in top]
+    hits = np.array([float(w in nb) for (w, _), nb in zip(pairs, neigh, strict=True)])
+    return {"pairs": pairs, "hits": hits, "neighbours": neigh}
+
+
+def coverage_correlations(fasttext: FastTextVectors, pairs: Sequence[tuple[str, str, float]], n_boot: int = 1000,
+                          seed: int = 0) -> dict:
+    """Spearman ρ of fastText's cosines with human scores on all ``pairs`` (an unseen word gets
+    its n-gram vector) and on the pairs whose two words are in the vocabulary (the only ones a
+    word-level model can score), each with a 95 % bootstrap interval over the pairs.
+
+    Returns {'all': Interval, 'in_vocab': Interval, 'oov_only': (ρ or None, n), 'n_all', 'n_in_vocab'}."""
+    from helpers.lib.metrics import bootstrap_interval
+    from scipy.stats import spearmanr
+
+    a = fasttext.vectors_for([p[0] for p in pairs])
+    b = fasttext.vectors_for([p[1] for p in pairs])
+    cos = np.einsum("nd,nd->n", a, b) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    gold = np.array([p[2] for p in pairs], dtype=float)
+    known = np.array([p[0] in fasttext and p[1] in fasttext for p in pairs])
+
+    def rho(x, y):
+        return float(spearmanr(x, y).statistic) if np.ptp(x) > 0 and np.ptp(y) > 0 else float("nan")
+
+    out = {"all": bootstrap_interval(rho, cos, gold, n_boot=n_boot, seed=seed),
+           "in_vocab": bootstrap_interval(rho, cos[known], gold[known], n_boot=n_boot, seed=seed),
+           "n_all": len(pairs), "n_in_vocab": int(known.sum())}
+    oov = ~known
+    out["oov_only"] = (rho(cos[oov], gold[oov]) if oov.sum() >= 3 else None, int(oov.sum()))
+    return out

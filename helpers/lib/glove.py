@@ -406,7 +406,7 @@ def train_torch(counts, dim: int = 100, epochs: int = 10, lr: float = 0.5, x_max
 # ---------------------------------------------------------------- AdaGrad pair by pair (the reference)
 def train_pairwise(counts, dim: int = 100, epochs: int = 10, lr: float = 0.05, x_max: float = 100.0,
                    alpha: float = 0.75, batch_size: int = 4096, seed: int = 0, vocab=None, progress: bool = True,
-                   epoch_end=None) -> GloVeVectors:
+                   epoch_end=None, checkpoint=None, checkpoint_every: int = 0) -> GloVeVectors:
     """GloVe with the reference code's per-pair AdaGrad, batched. Taught in lesson 08, section 1.
 
     The reference C code (glove.c) visits the pairs one by one: with fdiff = lr f(x) e it steps
@@ -420,12 +420,17 @@ def train_pairwise(counts, dim: int = 100, epochs: int = 10, lr: float = 0.05, x
     sqrt(G): with thousands of pairs of a frequent word in a batch, its first steps have length
     ≈ lr in every coordinate whatever the gradient, which is why they need lr 0.5 and jump.)
 
-    ``epoch_end(epoch, vectors) -> bool`` (vectors = W + W~ (V, D) float32), if given, runs
-    after each epoch; returning True stops training. Returns a :class:`GloVeVectors`
-    (epoch_loss = J / P per epoch, J = Σ f e² as in :class:`GloVeNumpy`)."""
+    ``epoch_end(epoch, vectors, loss) -> bool`` (vectors = W + W~ (V, D) float32, loss = J / P of
+    the epoch), if given, runs after each epoch; returning True stops training.
+    ``checkpoint(pairs_seen, vectors) -> bool``, if given, runs each time another
+    ``checkpoint_every`` pairs have been visited (at the end of that batch); returning True stops
+    training (lesson 08's live training watches a fraction of an epoch this way). Returns a
+    :class:`GloVeVectors` (epoch_loss = J / P per finished epoch, J = Σ f e² as in :class:`GloVeNumpy`)."""
     rows, cols, x = _check_training_args(counts, dim, epochs, lr)
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    if checkpoint is not None and checkpoint_every < 1:
+        raise ValueError(f"checkpoint_every must be a positive number of pairs, got {checkpoint_every}")
     V = counts.shape[0]
     rng = np.random.default_rng(seed)
     W, Wt, b, bt = (torch.from_numpy(p) for p in GloVeNumpy(V, dim, rng, x_max, alpha, dtype=np.float32).params)
@@ -436,7 +441,7 @@ def train_pairwise(counts, dim: int = 100, epochs: int = 10, lr: float = 0.05, x
     gen = torch.Generator().manual_seed(seed)
     P = len(x)
     bar = progress_bar(total=epochs * P, desc="GloVe pairwise", unit="pair", unit_scale=True, disable=not progress)
-    epoch_loss, t0 = [], time.perf_counter()
+    epoch_loss, t0, seen, stop = [], time.perf_counter(), 0, False
     with torch.no_grad():
         for epoch in range(1, epochs + 1):
             order = torch.randperm(P, generator=gen)
@@ -455,9 +460,16 @@ def train_pairwise(counts, dim: int = 100, epochs: int = 10, lr: float = 0.05, x
                     param.index_add_(0, ids, -scaled)
                     acc.index_add_(0, ids, step * step)
                 bar.update(len(idx))
+                seen += len(idx)
+                if checkpoint is not None and seen // checkpoint_every > (seen - len(idx)) // checkpoint_every:
+                    stop = bool(checkpoint(seen, (W + Wt).numpy()))
+                    if stop:
+                        break
+            if stop:
+                break
             epoch_loss.append(total / P)
             bar.set_postfix(loss=f"{epoch_loss[-1]:.4f}")
-            if epoch_end is not None and epoch_end(epoch, (W + Wt).numpy()):
+            if epoch_end is not None and epoch_end(epoch, (W + Wt).numpy(), epoch_loss[-1]):
                 break
     bar.close()
     cfg = dict(impl="pairwise", dim=dim, epochs=epochs, lr=lr, x_max=x_max, alpha=alpha, batch_size=batch_size,
