@@ -2,11 +2,9 @@
 from __future__ import annotations
 
 import numpy as np
-
 import torch
 
 from helpers.exercises import (
-    ExerciseFailed,
     ExperimentExercise,
     FunctionExercise,
     Mistake,
@@ -14,7 +12,7 @@ from helpers.exercises import (
     expect_equal,
     expect_tuple,
 )
-from helpers.lib.fasttext import FastTextVectors, char_ngrams
+from helpers.lib.fasttext import FastTextVectors, char_ngrams, misspelling_test
 from helpers.lib.glove import glove_weight
 
 
@@ -235,8 +233,6 @@ check_adagrad_step = FunctionExercise(
 # ----------------------------------------------------------------------------- experiment: one n-gram length
 def _best_single_n(fasttext: FastTextVectors, words, k: int = 5, lengths=(3, 4, 5, 6)) -> int:
     """The n (min_n = max_n = n over the shipped buckets) whose misspelling test finds most right words."""
-    from helpers.lessons.lesson08 import misspelling_test      # lessons sit above exercises: imported where used
-
     hits = []
     for n in lengths:
         single = FastTextVectors(fasttext.itos, fasttext.W, fasttext.word_vectors, fasttext.ngram_vectors, n, n, 0.0)

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+from scipy.stats import spearmanr
 
 from helpers.infra.plotting import COLOURS, GREY, log_axis, new_figure, set_labels
 from helpers.lib.fasttext import FastTextVectors
 from helpers.lib.glove import glove_weight
-from helpers.lib.metrics import nearest_neighbours, vocab_maps
+from helpers.lib.metrics import bootstrap_interval, nearest_neighbours, vocab_maps
 
 
 def oov_neighbours(words: Sequence[str], fasttext: FastTextVectors, vectors: np.ndarray, vocab,
@@ -98,47 +99,6 @@ def ratio_table(counts, vocab, a: str, b: str, contexts: Sequence[str]) -> list[
 
 
 # ---------------------------------------------------------------- misspellings and coverage
-def misspell(word: str, rng: np.random.Generator) -> str:
-    """One typing slip inside ``word`` (the first and last letters kept): a letter dropped, two
-    neighbouring letters swapped, or a letter doubled, chosen by ``rng``."""
-    if len(word) < 4:
-        raise ValueError(f"misspell needs a word of at least 4 letters, got {word!r}")
-    i = int(rng.integers(1, len(word) - 2))
-    kind = int(rng.integers(3))
-    if kind == 0:
-        return word[:i] + word[i + 1:]
-    if kind == 1:
-        return word[:i] + word[i + 1] + word[i] + word[i + 2:]
-    return word[:i] + word[i] + word[i:]
-
-
-def misspelling_test(fasttext: FastTextVectors, words: Sequence[str], k: int = 5, seed: int = 0) -> dict:
-    """Misspell every word once (:func:`misspell`, seeded; a slip that gives another vocabulary
-    word or no change is redrawn) and ask fastText for the ``k`` neighbours of the misspelling.
-
-    Returns {'pairs': [(word, misspelling)], 'hits' (n,) 0/1 (the right word among the k
-    neighbours), 'neighbours': [[word, ...]]} — a word-level model (word2vec, GloVe) has no vector
-    for any of the misspellings."""
-    rng = np.random.default_rng(seed)
-    pairs = []
-    for w in words:
-        for _ in range(20):
-            m = misspell(w, rng)
-            if m != w and m not in fasttext:
-                break
-        else:
-            raise ValueError(f"no misspelling of {w!r} outside the vocabulary in 20 draws")
-        pairs.append((w, m))
-    # the k nearest vocabulary words of every misspelling at once (cosine), as FastTextVectors.neighbours
-    M = fasttext.vectors_for([m for _, m in pairs])
-    E = fasttext.W / np.maximum(np.linalg.norm(fasttext.W, axis=1, keepdims=True), 1e-12)
-    sims = (M / np.maximum(np.linalg.norm(M, axis=1, keepdims=True), 1e-12)) @ E.T
-    top = np.argsort(-sims, axis=1, kind="stable")[:, :k]
-    neigh = [[fasttext.itos[j] for j in row] for row in top]
-    hits = np.array([float(w in nb) for (w, _), nb in zip(pairs, neigh, strict=True)])
-    return {"pairs": pairs, "hits": hits, "neighbours": neigh}
-
-
 def coverage_correlations(fasttext: FastTextVectors, pairs: Sequence[tuple[str, str, float]], n_boot: int = 1000,
                           seed: int = 0) -> dict:
     """Spearman ρ of fastText's cosines with human scores on all ``pairs`` (an unseen word gets
@@ -146,9 +106,6 @@ def coverage_correlations(fasttext: FastTextVectors, pairs: Sequence[tuple[str, 
     word-level model can score), each with a 95 % bootstrap interval over the pairs.
 
     Returns {'all': Interval, 'in_vocab': Interval, 'oov_only': (ρ or None, n), 'n_all', 'n_in_vocab'}."""
-    from helpers.lib.metrics import bootstrap_interval
-    from scipy.stats import spearmanr
-
     a = fasttext.vectors_for([p[0] for p in pairs])
     b = fasttext.vectors_for([p[1] for p in pairs])
     cos = np.einsum("nd,nd->n", a, b) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))

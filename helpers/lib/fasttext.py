@@ -31,7 +31,8 @@ from helpers.lib.layers import Layer
 from helpers.lib.metrics import nearest_neighbours
 from helpers.lib.text import check_token_lists, check_tokens
 
-__all__ = ["char_ngrams", "fnv1a_32", "ngram_buckets", "SubwordEmbedding", "FastTextVectors", "train_fasttext"]
+__all__ = ["char_ngrams", "fnv1a_32", "ngram_buckets", "SubwordEmbedding", "FastTextVectors", "train_fasttext", "misspell",
+           "misspelling_test"]
 
 BOW, EOW = "<", ">"
 
@@ -262,3 +263,47 @@ def train_fasttext(sentences: Sequence[Sequence[str]], dim: int = 100, window: i
     return FastTextVectors.from_gensim(m.wv, secs, cfg)
 
 
+# ---------------------------------------------------------------- misspellings
+def misspell(word: str, rng: np.random.Generator) -> str:
+    """One typing slip inside a word. Taught in lesson 08, section 4.
+
+    One typing slip inside ``word`` (the first and last letters kept): a letter dropped, two
+    neighbouring letters swapped, or a letter doubled, chosen by ``rng``."""
+    if len(word) < 4:
+        raise ValueError(f"misspell needs a word of at least 4 letters, got {word!r}")
+    i = int(rng.integers(1, len(word) - 2))
+    kind = int(rng.integers(3))
+    if kind == 0:
+        return word[:i] + word[i + 1:]
+    if kind == 1:
+        return word[:i] + word[i + 1] + word[i] + word[i + 2:]
+    return word[:i] + word[i] + word[i:]
+
+
+def misspelling_test(fasttext: FastTextVectors, words: Sequence[str], k: int = 5, seed: int = 0) -> dict:
+    """Do fastText's neighbours of a misspelling hold the right word? Taught in lesson 08, section 4.
+
+    Misspell every word once (:func:`misspell`, seeded; a slip that gives another vocabulary
+    word or no change is redrawn) and ask fastText for the ``k`` neighbours of the misspelling.
+
+    Returns {'pairs': [(word, misspelling)], 'hits' (n,) 0/1 (the right word among the k
+    neighbours), 'neighbours': [[word, ...]]} — a word-level model (word2vec, GloVe) has no vector
+    for any of the misspellings."""
+    rng = np.random.default_rng(seed)
+    pairs = []
+    for w in words:
+        for _ in range(20):
+            m = misspell(w, rng)
+            if m != w and m not in fasttext:
+                break
+        else:
+            raise ValueError(f"no misspelling of {w!r} outside the vocabulary in 20 draws")
+        pairs.append((w, m))
+    # the k nearest vocabulary words of every misspelling at once (cosine), as FastTextVectors.neighbours
+    M = fasttext.vectors_for([m for _, m in pairs])
+    E = fasttext.W / np.maximum(np.linalg.norm(fasttext.W, axis=1, keepdims=True), 1e-12)
+    sims = (M / np.maximum(np.linalg.norm(M, axis=1, keepdims=True), 1e-12)) @ E.T
+    top = np.argsort(-sims, axis=1, kind="stable")[:, :k]
+    neigh = [[fasttext.itos[j] for j in row] for row in top]
+    hits = np.array([float(w in nb) for (w, _), nb in zip(pairs, neigh, strict=True)])
+    return {"pairs": pairs, "hits": hits, "neighbours": neigh}
