@@ -5,11 +5,21 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+import torch
 from scipy.stats import spearmanr
 
-from helpers.infra.plotting import COLOURS, GREY, log_axis, new_figure, set_labels
+from helpers.course.benchmarks import evaluate_vectors
+from helpers.infra.plotting import (
+    COLOURS,
+    GREY,
+    GREY_DARK,
+    MARKERS,
+    log_axis,
+    new_figure,
+    set_labels,
+)
 from helpers.lib.fasttext import FastTextVectors
-from helpers.lib.glove import glove_weight
+from helpers.lib.glove import glove_weight, train_pairwise
 from helpers.lib.metrics import bootstrap_interval, nearest_neighbours, vocab_maps
 
 
@@ -121,3 +131,68 @@ def coverage_correlations(fasttext: FastTextVectors, pairs: Sequence[tuple[str, 
     oov = ~known
     out["oov_only"] = (rho(cos[oov], gold[oov]) if oov.sum() >= 3 else None, int(oov.sum()))
     return out
+
+
+# ---------------------------------------------------------------- GloVe's validation curves
+def plot_glove_validation(tuning: dict, curve: dict, best_epoch: int):
+    """Static figure: left, the short tuning runs (validation WordSim-353 per epoch, one line per
+    learning rate and x_max; diverged runs listed in the legend); right, the shipped run's
+    validation WordSim-353 and SimLex-999 per epoch with its best (kept) epoch marked.
+    ``tuning``: the record of :mod:`helpers.course.glove_tuning`; ``curve``: the shipped model's
+    ``metadata['curve']``. Returns the figure."""
+    fig, (ax1, ax2) = new_figure(ncols=2)
+    for i, run in enumerate(tuning["runs"]):
+        label = f"lr {run['lr']:g}, x_max {run['x_max']:g}"
+        if run["diverged"]:
+            ax1.plot([], [], color=GREY, ls=":", label=label + ": diverged")
+            continue
+        epochs = np.arange(1, len(run["valid_wordsim"]) + 1)
+        ax1.plot(epochs, run["valid_wordsim"], marker=MARKERS[i % len(MARKERS)], label=label)
+    ax1.set_xticks(np.arange(1, max(r["epochs"] for r in tuning["runs"]) + 1))
+    set_labels(ax1, "Short tuning runs (validation half)", "epoch", "validation WordSim-353 ρ")
+    ax1.legend(fontsize=7)
+    ax2.plot(curve["epoch"], curve["valid_wordsim"], "-o", ms=3, color=COLOURS["blue"], label="WordSim-353")
+    ax2.plot(curve["epoch"], curve["valid_simlex"], "--s", ms=3, color=COLOURS["orange"], label="SimLex-999")
+    ax2.axvline(best_epoch, color=GREY_DARK, ls=":", lw=1, label=f"kept: epoch {best_epoch}")
+    set_labels(ax2, "The shipped run (validation half)", "epoch", "validation Spearman ρ")
+    ax2.legend()
+    return fig
+
+
+def validation_wordsim(vocab):
+    """``score(vectors) -> float``: WordSim-353 ρ on the validation half (the shipped run's curve)."""
+    return lambda vectors: evaluate_vectors(vectors, vocab, "validation", analogies=False)["wordsim"]
+
+
+def render_live_glove(epochs: float = 0.2, *, counts, score, settings: dict, shipped_curve: dict):
+    """Explorer: train GloVe from scratch with the shipped settings (same seed, so the same pair
+    order as the shipped run) for ``epochs`` epochs (fractions allowed), scoring W + W~ with
+    ``score(vectors) -> float`` (:func:`validation_wordsim`: the shipped curve's evaluation) every
+    tenth of an epoch, drawn over the shipped run's curve. Returns (figure, summary)."""
+    P = counts.nnz
+    target = max(1, int(round(epochs * P)))
+    live = {"epoch": [], "wordsim": []}
+
+    def checkpoint(seen, vectors):
+        live["epoch"].append(seen / P)
+        live["wordsim"].append(score(vectors))
+        return seen >= target
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        train_pairwise(counts, dim=settings["dim"], epochs=int(np.ceil(epochs)) or 1, lr=settings["lr"],
+                       x_max=settings["x_max"], alpha=settings["alpha"], batch_size=settings["batch_size"],
+                       seed=settings["seed"], progress=False, checkpoint=checkpoint,
+                       checkpoint_every=max(1, P // 10))
+    finally:
+        torch.set_num_threads(before)
+    fig, ax = new_figure()
+    ax.plot(shipped_curve["epoch"], shipped_curve["valid_wordsim"], "o-", ms=3, color=GREY_DARK,
+            label="shipped run (make models NAME=wv_glove)")
+    ax.plot(live["epoch"], live["wordsim"], "s--", color=COLOURS["vermillion"], label=f"live run, {epochs:g} epochs")
+    set_labels(ax, "GloVe from scratch: validation WordSim-353 (validation half)", "epoch", "Spearman ρ")
+    ax.legend()
+    return fig, (f"live run: validation WordSim-353 ρ {live['wordsim'][-1]:.3f} after {live['epoch'][-1]:.2f} "
+                 f"epochs (the shipped run: {shipped_curve['valid_wordsim'][0]:.3f} after 1 epoch, "
+                 f"{max(shipped_curve['valid_wordsim']):.3f} at its best)")

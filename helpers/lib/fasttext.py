@@ -51,7 +51,7 @@ def _check_n(min_n: int, max_n: int):
 
 
 def char_ngrams(word: str, min_n: int = 3, max_n: int = 6, include_word: bool = False) -> list[str]:
-    """Character n-grams of ``<word>`` for n = min_n..max_n. Taught in lesson 08, section 2.
+    """Character n-grams of ``<word>`` for n = min_n..max_n. Taught in lesson 08, section 4.
 
     Ordered by n, then by position: ``char_ngrams("where", 3, 3)`` is
     ``['<wh', 'whe', 'her', 'ere', 're>']``. An n-gram may repeat (``banana`` has ``ana``
@@ -69,7 +69,7 @@ def char_ngrams(word: str, min_n: int = 3, max_n: int = 6, include_word: bool = 
 
 
 def fnv1a_32(text: str) -> int:
-    """fastText's hash of a string: 32-bit FNV-1a over its UTF-8 bytes. Taught in lesson 08, section 2.
+    """fastText's hash of a string: 32-bit FNV-1a over its UTF-8 bytes. Taught in lesson 08, section 4.
 
     h = 2166136261; for each byte: h = (h XOR byte) * 16777619 mod 2^32. As in fastText's C++
     code (and gensim's ``ft_hash_bytes``) each byte is read as a *signed* char, so a non-ASCII
@@ -83,7 +83,7 @@ def fnv1a_32(text: str) -> int:
 
 
 def ngram_buckets(word: str, buckets: int = 2_000_000, min_n: int = 3, max_n: int = 6) -> np.ndarray:
-    """The hash buckets of a word's character n-grams. Taught in lesson 08, section 2.
+    """The hash buckets of a word's character n-grams. Taught in lesson 08, section 4.
 
     Bucket ids ``fnv1a_32(g) % buckets`` of the character n-grams ``g`` of ``word``
     (in :func:`char_ngrams` order, repeats kept). Returns (n_grams,) int64."""
@@ -94,7 +94,7 @@ def ngram_buckets(word: str, buckets: int = 2_000_000, min_n: int = 3, max_n: in
 
 # ---------------------------------------------------------------- the NumPy sketch
 class SubwordEmbedding(Layer):
-    """fastText's word vector from character n-grams, as a NumPy layer. Taught in lesson 08, section 2.
+    """fastText's word vector from character n-grams, as a NumPy layer. Taught in lesson 08, section 4.
 
     A fastText-style word vector: the mean (or sum) of its n-gram bucket vectors, plus the
     word's own vector when it is in ``vocab``.
@@ -160,7 +160,7 @@ class SubwordEmbedding(Layer):
 # ---------------------------------------------------------------- gensim's FastText (the reference)
 @dataclass
 class FastTextVectors:
-    """A trained fastText model's vectors, for known and unseen words. Taught in lesson 08, section 2.
+    """A trained fastText model's vectors, for known and unseen words. Taught in lesson 08, section 4.
 
     itos          : the vocabulary (list of str, most frequent first)
     W             : (V, D) float32, the vector of each vocabulary word in that order: its own
@@ -241,7 +241,7 @@ class FastTextVectors:
 def train_fasttext(sentences: Sequence[Sequence[str]], dim: int = 100, window: int = 5, min_count: int = 5,
                    epochs: int = 5, min_n: int = 3, max_n: int = 6, buckets: int = 200_000, sg: bool = True,
                    negative: int = 5, sample: float = 1e-3, seed: int = 0, workers: int = 2) -> FastTextVectors:
-    """gensim's FastText, the reference implementation, trained on tokenised sentences. Taught in lesson 08, section 2.
+    """gensim's FastText, the reference implementation, trained on tokenised sentences. Taught in lesson 08, section 4.
 
     gensim's ``FastText`` on tokenised ``sentences`` (skip-gram with negative sampling by
     default, the same hyperparameters as the course's word2vec). ``buckets`` is the size of the
