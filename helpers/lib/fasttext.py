@@ -303,7 +303,8 @@ def misspelling_test(fasttext: FastTextVectors, words: Sequence[str], k: int = 5
     M = fasttext.vectors_for([m for _, m in pairs])
     E = fasttext.W / np.maximum(np.linalg.norm(fasttext.W, axis=1, keepdims=True), 1e-12)
     sims = (M / np.maximum(np.linalg.norm(M, axis=1, keepdims=True), 1e-12)) @ E.T
-    top = np.argsort(-sims, axis=1, kind="stable")[:, :k]
+    part = np.argpartition(-sims, k - 1, axis=1)[:, :k]                   # the k best, then in order
+    top = np.take_along_axis(part, np.argsort(-np.take_along_axis(sims, part, axis=1), axis=1, kind="stable"), axis=1)
     neigh = [[fasttext.itos[j] for j in row] for row in top]
     hits = np.array([float(w in nb) for (w, _), nb in zip(pairs, neigh, strict=True)])
     return {"pairs": pairs, "hits": hits, "neighbours": neigh}
