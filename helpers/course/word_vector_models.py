@@ -58,7 +58,7 @@ FASTTEXT = dict(WORD2VEC, min_n=3, max_n=6, buckets=20_000, patience=20)
 # data/models/logs/wv_glove_tuning.json, lesson 08 plots it); the epochs by early stopping, with
 # patience 8: the validation WordSim moves by a few hundredths from one epoch to the next while the
 # loss still falls (measured: 0.215 after epoch 8, 0.188 after epoch 9). The cap of 25 epochs is
-# the time this session had on a shared machine (about 35 CPU-s per epoch with the evaluation at
+# the time this session had on a shared machine (about 12 CPU-s of training per epoch, 60-85 s wall at
 # its load), not a plateau: lesson 08 shows the curve and says so.
 GLOVE = dict(dim=100, window=10, x_max=10.0, alpha=0.75, lr=0.2, batch_size=1024, min_count=5,
              max_epochs=25, patience=8, min_delta=0.0, seed=0)
