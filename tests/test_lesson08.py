@@ -52,3 +52,23 @@ def test_coverage_correlations_split_known_and_unseen_pairs():
     c = coverage_correlations(ft, pairs, n_boot=50)
     assert c["n_all"] == 6 and c["n_in_vocab"] == 4 and c["oov_only"][1] == 2
     assert c["all"].low <= c["all"].estimate <= c["all"].high
+
+
+def test_paired_rho_difference_is_the_difference_of_the_two_rhos():
+    from scipy.stats import spearmanr
+
+    from helpers.lessons.lesson08 import paired_rho_difference
+    rng = np.random.default_rng(1)
+    vocab = [f"w{i}" for i in range(40)]
+    W_a, W_b = rng.normal(size=(40, 5)), rng.normal(size=(40, 5))
+    pairs = [(f"w{a}", f"w{b}", float(rng.random())) for a, b in rng.integers(0, 40, (60, 2)) if a != b]
+    pairs.append(("w1", "unknown", 0.5))
+    d = paired_rho_difference(W_a, W_b, vocab, pairs, n_boot=200)
+
+    def rho(W):
+        E = W / np.linalg.norm(W, axis=1, keepdims=True)
+        idx = [(int(a[1:]), int(b[1:]), s) for a, b, s in pairs if b != "unknown"]
+        return spearmanr([E[a] @ E[b] for a, b, _ in idx], [s for *_, s in idx]).statistic
+    assert d.estimate == pytest.approx(rho(W_a) - rho(W_b)) and d.low <= d.estimate <= d.high
+    same = paired_rho_difference(W_a, W_a, vocab, pairs, n_boot=50)
+    assert same.estimate == 0 and same.low == 0 and same.high == 0
