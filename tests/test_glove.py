@@ -261,5 +261,28 @@ def test_train_pairwise_with_batch_1_is_the_reference_code():
     # batches only delay a row's updates: close to the reference, and the loss falls
     big = train_pairwise(counts, dim=4, epochs=3, lr=0.05, x_max=5.0, alpha=0.75, batch_size=16, seed=1, progress=False)
     assert big.epoch_loss[-1] < big.epoch_loss[0]
-    stop = train_pairwise(counts, dim=4, epochs=5, batch_size=8, progress=False, epoch_end=lambda e, v: e == 2)
+    stop = train_pairwise(counts, dim=4, epochs=5, batch_size=8, progress=False, epoch_end=lambda e, v, loss: e == 2)
     assert len(stop.epoch_loss) == 2
+
+
+def test_train_pairwise_checkpoints_follow_the_full_run():
+    """The live training's checkpoints: called every ``checkpoint_every`` pairs with W + W~, a
+    True return stops training; what a checkpoint sees is the full run's state at that point."""
+    from helpers.lib.glove import train_pairwise
+    rng = np.random.default_rng(2)
+    counts = sp.csr_matrix((rng.poisson(2.0, (10, 10)) * (rng.random((10, 10)) < 0.7)).astype(np.float64))
+    P = counts.nnz
+    seen, snaps = [], []
+
+    def checkpoint(pairs, vectors):
+        seen.append(pairs)
+        snaps.append(vectors.copy())
+        return len(seen) == 2
+
+    g = train_pairwise(counts, dim=3, epochs=4, batch_size=5, seed=3, progress=False, checkpoint=checkpoint,
+                       checkpoint_every=P)
+    assert seen == [P, 2 * P] and len(g.epoch_loss) == 1          # stopped at the end of the second epoch's batches
+    one = train_pairwise(counts, dim=3, epochs=1, batch_size=5, seed=3, progress=False)
+    np.testing.assert_allclose(snaps[0], one.W + one.W_tilde)
+    with pytest.raises(ValueError, match="checkpoint_every"):
+        train_pairwise(counts, dim=3, epochs=1, progress=False, checkpoint=checkpoint)

@@ -403,6 +403,26 @@ def _case_w2v_validation_curves():
     return plot_validation_curves({"toy": SimpleNamespace(metadata=_toy_shipped_meta())})
 
 
+def _case_glove_validation():
+    from helpers.lessons.lesson08 import plot_glove_validation
+    runs = [{"lr": 0.2, "x_max": 10.0, "epochs": 3, "valid_wordsim": [0.1, 0.2, 0.25], "diverged": False},
+            {"lr": 0.3, "x_max": 10.0, "epochs": 3, "valid_wordsim": [], "diverged": True}]
+    curve = {"epoch": [1, 2, 3, 4], "valid_wordsim": [0.1, 0.2, 0.3, 0.28], "valid_simlex": [0.1, 0.15, 0.2, 0.2]}
+    return plot_glove_validation({"runs": runs}, curve, 3)
+
+
+def _case_live_glove():
+    import scipy.sparse as sp
+
+    from helpers.lessons.lesson08 import render_live_glove
+    rng = np.random.default_rng(0)
+    counts = sp.csr_matrix(rng.poisson(1.0, (30, 30)).astype(float))
+    settings = dict(dim=4, lr=0.05, x_max=10.0, alpha=0.75, batch_size=16, seed=0)
+    curve = {"epoch": [1, 2], "valid_wordsim": [0.1, 0.2]}
+    return render_live_glove(0.3, counts=counts, score=lambda v: float(np.abs(v).mean()), settings=settings,
+                             shipped_curve=curve)
+
+
 def _case_glove_weight():
     from helpers.lessons.lesson08 import render_glove_weight
 
@@ -509,6 +529,8 @@ CASES = {
     "helpers.lessons.lesson07:render_live_training": _case_w2v_live_training,
     "helpers.lessons.lesson07:plot_validation_curves": _case_w2v_validation_curves,
     "helpers.lessons.lesson08:render_glove_weight": _case_glove_weight,
+    "helpers.lessons.lesson08:plot_glove_validation": _case_glove_validation,
+    "helpers.lessons.lesson08:render_live_glove": _case_live_glove,
     "helpers.lessons.lesson09:make_projection_render.render": _case_projection,
     "helpers.lessons.lesson09:scaling_render": _case_scaling_by_size,
     "helpers.lessons.lesson09:scaling_render (by dimension)": _case_scaling_by_dimension,

@@ -18,7 +18,7 @@ Protocol (issue 14), the same for every method:
 - a training "step" is one epoch: its loss is the training loss the trainer reports for it.
 
 Shipped: gensim skip-gram, CBOW and fastText, the course's PyTorch and NumPy skip-gram (W; C for
-PyTorch and NumPy; fastText's n-gram buckets). Not shipped: GloVe (see :func:`train_glove_vectors`).
+PyTorch and NumPy; fastText's n-gram buckets) and GloVe (W + W~ stored as W, :func:`train_glove_vectors`).
 Each model is an entry of :data:`helpers.course.models.MODELS` (``wv_<impl>_<model>``); the
 vectors are stored as float16 (the training checks that the report-half scores are unchanged at
 3 decimals, and records the check). The vocabulary is stored with each model as UTF-8 text.
@@ -52,6 +52,16 @@ WORD2VEC = dict(dim=100, window=5, negative=5, sample=1e-4, alpha=0.05, min_alph
 # fastText's validation curve dips during the first, high-lr epochs (measured: WordSim .300 after
 # epoch 2, .263 after epoch 5) before it can recover as the rate decays: no early stop, keep the best epoch
 FASTTEXT = dict(WORD2VEC, min_n=3, max_n=6, buckets=20_000, patience=20)
+# GloVe: the paper's window (10, harmonic 1/d counts), the reference per-pair AdaGrad
+# (helpers.lib.glove.train_pairwise) in batches of 1,024 pairs. lr and x_max chosen on the
+# validation half with short runs (`python -m helpers.course.glove_tuning`, its record is
+# data/models/logs/wv_glove_tuning.json, lesson 08 plots it); the epochs by early stopping, with
+# patience 8: the validation WordSim moves by a few hundredths from one epoch to the next while the
+# loss still falls (measured: 0.215 after epoch 8, 0.188 after epoch 9). The cap of 25 epochs was
+# set by the time available on a shared machine (60-85 s wall per epoch at its load); early stopping
+# ended the shipped run before it, at epoch 16 (best epoch 8): lesson 08 shows the flat curve.
+GLOVE = dict(dim=100, window=10, x_max=10.0, alpha=0.75, lr=0.2, batch_size=1024, min_count=5,
+             max_epochs=25, patience=8, min_delta=0.0, seed=0)
 EXTRINSIC = dict(classifiers=("logreg", "knn"), seeds=(0, 1, 2))
 REPLAY_EPOCHS = 2          # the test replays the first 2 epochs (steps) from scratch
 
@@ -63,9 +73,10 @@ SETTINGS = {
     # C (the context vectors) is shipped once, with the PyTorch model (lesson 06's SGNS-PMI bridge,
     # lesson 07's W + C): the NumPy model's C would cost 3.3 MB of the 40 MB for no lesson
     "wv_numpy_skipgram": dict(WORD2VEC, impl="numpy", model="skipgram", ship_context=False),
+    "wv_glove": dict(GLOVE, impl="glove", model="glove"),
 }
 NAMES = {"gensim-skipgram": "wv_gensim_skipgram", "gensim-cbow": "wv_gensim_cbow", "fasttext": "wv_gensim_fasttext",
-         "torch-skipgram": "wv_torch_skipgram", "numpy-skipgram": "wv_numpy_skipgram"}
+         "torch-skipgram": "wv_torch_skipgram", "numpy-skipgram": "wv_numpy_skipgram", "glove": "wv_glove"}
 
 
 # ---------------------------------------------------------------- vocabulary as text
@@ -281,49 +292,57 @@ def train_course_word2vec(settings: dict, log: RunLog, max_steps: int | None = N
 
 
 # ---------------------------------------------------------------- GloVe
-def train_glove_vectors(settings: dict, log: RunLog, max_steps: int | None = None,
-                        progress: bool = True) -> tuple[dict, dict, dict]:
-    """GloVe on the course corpus's co-occurrences (harmonic weighting within ±window), fitted by
-    :func:`helpers.lib.glove.train_pairwise` (the reference code's per-pair AdaGrad), validated
-    after every epoch on W + W~, early-stopped like the word2vec models; ships W + W~ as W.
-
-    Not registered in MODELS yet: no learning rate of the pairwise trainer has been validated on
-    this corpus (measured on the validation half: lr 0.05 leaves WordSim at 0.02 after two epochs,
-    lr 0.5 diverges in the first), and settings need choosing (x_max, window) before it ships."""
-    s = settings
+def glove_counts(window: int):
+    """The GloVe co-occurrence matrix (V, V) of the course corpus: harmonic 1/d counts within
+    ±``window`` words of the same sentence (:func:`helpers.lib.glove.glove_cooccurrence`)."""
     corpus = course_corpus()
     sents = np.split(corpus.ids, np.flatnonzero(np.diff(corpus.sentence)) + 1)
-    counts = glove_cooccurrence(sents, len(corpus.vocab), window=s["window"])
+    return glove_cooccurrence(sents, len(corpus.vocab), window=window)
+
+
+def train_glove_vectors(settings: dict, log: RunLog, max_steps: int | None = None,
+                        progress: bool = True) -> tuple[dict, dict, dict]:
+    """GloVe on the course corpus's co-occurrences (:func:`glove_counts`), fitted by
+    :func:`helpers.lib.glove.train_pairwise` (the reference code's per-pair AdaGrad, in small
+    batches), validated after every epoch on W + W~, early-stopped like the word2vec models.
+    A step is an epoch; its value is the epoch's loss J / P. Ships W + W~ of the best epoch as W."""
+    s = settings
+    corpus = course_corpus()
+    counts = glove_counts(s["window"])
     stopper = EarlyStopping(patience=s["patience"], min_delta=s["min_delta"], mode="max")
     curve = {"epoch": [], "valid_wordsim": [], "valid_simlex": [], "train_loss": []}
     epochs = s["max_epochs"] if max_steps is None else min(max_steps, s["max_epochs"])
     t0 = time.perf_counter()
-    state = {}
 
-    def epoch_end(epoch, vectors):
+    def epoch_end(epoch, vectors, loss):
+        log.step(float(loss))
         v = evaluate_vectors(vectors, corpus.vocab, "validation", analogies=False)
         stop = stopper.update(v["wordsim"], epoch, snapshot=lambda: vectors.copy())
         for k, x in (("epoch", epoch), ("valid_wordsim", v["wordsim"]), ("valid_simlex", v["simlex"]),
-                     ("train_loss", state["loss"][-1] if state.get("loss") else float("nan"))):
+                     ("train_loss", float(loss))):
             curve[k].append(x)
-        log.event("eval", epoch=epoch, valid_wordsim=v["wordsim"], valid_simlex=v["simlex"],
-                  seconds=time.perf_counter() - t0, **{k: x for k, x in stopper.decisions[-1].items() if k != "value"})
+        log.event("eval", epoch=epoch, valid_wordsim=v["wordsim"], valid_simlex=v["simlex"], train_loss=float(loss),
+                  seconds=time.perf_counter() - t0,
+                  **{k: x for k, x in stopper.decisions[-1].items() if k != "value"})
         if progress:
-            print(f"epoch {epoch}: validation WordSim {v['wordsim']:.3f}, SimLex {v['simlex']:.3f} "
+            print(f"epoch {epoch}: loss {loss:.4f}, validation WordSim {v['wordsim']:.3f}, SimLex {v['simlex']:.3f} "
                   f"({time.perf_counter() - t0:.0f} s)", flush=True)
         return stop
 
     g = train_pairwise(counts, dim=s["dim"], epochs=epochs, lr=s["lr"], x_max=s["x_max"], alpha=s["alpha"],
-                       batch_size=s["batch_size"], seed=s["seed"], progress=False, epoch_end=epoch_end)
-    for loss in g.epoch_loss:
-        log.step(loss)
-    curve["train_loss"] = list(g.epoch_loss)
-    reason = f"early stopping: {stopper.summary()}" if stopper.stopped else f"the limit of {epochs} epochs"
-    log.event("stop", reason=reason, steps=len(g.epoch_loss), best_step=stopper.best_step)
+                       batch_size=s["batch_size"], seed=s["seed"], progress=False,
+                       epoch_end=epoch_end)
+    epochs_run = len(g.epoch_loss)
+    reason = (f"max_steps={max_steps}" if max_steps is not None else
+              f"early stopping: {stopper.summary()}" if stopper.stopped else f"the limit of {s['max_epochs']} epochs")
+    log.event("stop", reason=reason, steps=epochs_run, best_step=stopper.best_step)
     best = stopper.best_state
     arrays = {"W": best, **vocab_to_arrays(corpus.vocab), **{f"curve/{k}": np.asarray(x) for k, x in curve.items()}}
-    meta = {"settings": dict(s), "stopped_by": reason, "best_epoch": stopper.best_step, "epochs_run": len(g.epoch_loss),
-            "vectors": "W + W~ (the paper's choice) of the best epoch", "pairs": int(counts.nnz)}
+    meta = {"settings": dict(s), "stopped_by": reason, "best_epoch": stopper.best_step, "epochs_run": epochs_run,
+            "vectors": "W + W~ (the paper's choice) of the best epoch", "pairs": int(counts.nnz),
+            "data": f"course corpus: {len(corpus.sentences):,} sentences, {corpus.n_raw_tokens:,} tokens, "
+                    f"{len(corpus.vocab):,} words (min_count {s['min_count']}); {counts.nnz:,} co-occurring pairs "
+                    f"within ±{s['window']} words"}
     metrics = {"best_epoch": stopper.best_step, "valid_wordsim": stopper.best}
     if max_steps is None:
         _final_records(best, corpus.vocab, meta, metrics)
@@ -373,13 +392,15 @@ WHAT = {
     "wv_gensim_fasttext": "gensim fastText word vectors (W) and n-gram buckets, lessons 08-09",
     "wv_torch_skipgram": "the course's PyTorch skip-gram word vectors (W and C), lessons 06-09",
     "wv_numpy_skipgram": "the course's NumPy skip-gram word vectors (W), lessons 07-09",
+    "wv_glove": "GloVe word vectors (W + W~ stored as W), lessons 08-09",
 }
 LESSON = {"wv_gensim_skipgram": "07", "wv_gensim_cbow": "07", "wv_gensim_fasttext": "08", "wv_torch_skipgram": "07",
-          "wv_numpy_skipgram": "07"}
+          "wv_numpy_skipgram": "07", "wv_glove": "08"}
 FLOAT16 = {"wv_gensim_skipgram": ("W",), "wv_gensim_cbow": ("W",), "wv_gensim_fasttext": ("W", "ngram_vectors"),
-           "wv_torch_skipgram": ("W", "C"), "wv_numpy_skipgram": ("W",)}
-TRAIN = {"gensim": train_gensim_vectors, "torch": train_course_word2vec, "numpy": train_course_word2vec}
-REPLAY = {"gensim": REPLAY_EPOCHS, "torch": 1, "numpy": 1}   # epochs the test replays from scratch
+           "wv_torch_skipgram": ("W", "C"), "wv_numpy_skipgram": ("W",), "wv_glove": ("W",)}
+TRAIN = {"gensim": train_gensim_vectors, "torch": train_course_word2vec, "numpy": train_course_word2vec,
+         "glove": train_glove_vectors}
+REPLAY = {"gensim": REPLAY_EPOCHS, "torch": 1, "numpy": 1, "glove": 1}   # epochs the test replays from scratch
 
 
 def model_entries(entry_class) -> list:

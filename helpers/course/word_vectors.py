@@ -304,7 +304,7 @@ def load_shipped_fasttext() -> FastTextVectors:
 
 
 SHIPPED_LABELS = {"gensim-skipgram": "gensim skip-gram", "gensim-cbow": "gensim CBOW", "fasttext": "fastText",
-                  "torch-skipgram": "PyTorch skip-gram", "numpy-skipgram": "NumPy skip-gram"}
+                  "torch-skipgram": "PyTorch skip-gram", "numpy-skipgram": "NumPy skip-gram", "glove": "GloVe"}
 
 
 def shipped_embeddings(count_based: bool = True) -> dict:

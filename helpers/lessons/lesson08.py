@@ -5,11 +5,22 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+import torch
+from scipy.stats import spearmanr
 
-from helpers.infra.plotting import COLOURS, GREY, log_axis, new_figure, set_labels
+from helpers.course.benchmarks import evaluate_vectors
+from helpers.infra.plotting import (
+    COLOURS,
+    GREY,
+    GREY_DARK,
+    MARKERS,
+    log_axis,
+    new_figure,
+    set_labels,
+)
 from helpers.lib.fasttext import FastTextVectors
-from helpers.lib.glove import glove_weight
-from helpers.lib.metrics import nearest_neighbours, vocab_maps
+from helpers.lib.glove import glove_weight, train_pairwise
+from helpers.lib.metrics import bootstrap_interval, nearest_neighbours, vocab_maps
 
 
 def oov_neighbours(words: Sequence[str], fasttext: FastTextVectors, vectors: np.ndarray, vocab,
@@ -74,3 +85,139 @@ def render_glove_weight(x_max: float = 100.0, alpha: float = 0.75, *, counts: np
                f"fewer than 10 times are {np.mean(rare):.0%} of the pairs and carry {f[rare].sum() / f.sum():.0%} "
                f"of the total weight")
     return fig, summary
+
+
+# ---------------------------------------------------------------- ratios of co-occurrence probabilities
+def ratio_table(counts, vocab, a: str, b: str, contexts: Sequence[str]) -> list[dict]:
+    """GloVe's motivating table: for each context word k, the counts X_ak and X_bk, the
+    probabilities P(k|a) = X_ak / Σ_j X_aj and P(k|b), and their ratio P(k|a) / P(k|b)
+    (inf where X_bk = 0). ``counts``: the (V, V) co-occurrence matrix (sparse or dense) over
+    ``vocab``. Raises KeyError naming a word missing from the vocabulary."""
+    stoi, _ = vocab_maps(vocab)
+    missing = [w for w in (a, b, *contexts) if w not in stoi]
+    if missing:
+        raise KeyError(f"not in the vocabulary: {missing}")
+    X = counts.tocsr() if hasattr(counts, "tocsr") else np.asarray(counts)
+    row = {w: np.asarray(X[stoi[w]].todense()).ravel() if hasattr(X, "todense") else X[stoi[w]] for w in (a, b)}
+    total = {w: float(row[w].sum()) for w in (a, b)}
+    out = []
+    for k in contexts:
+        xa, xb = float(row[a][stoi[k]]), float(row[b][stoi[k]])
+        pa, pb = xa / total[a], xb / total[b]
+        out.append({"k": k, "X_a": xa, "X_b": xb, "P_a": pa, "P_b": pb, "ratio": pa / pb if pb > 0 else np.inf})
+    return out
+
+
+# ---------------------------------------------------------------- misspellings and coverage
+def coverage_correlations(fasttext: FastTextVectors, pairs: Sequence[tuple[str, str, float]], n_boot: int = 1000,
+                          seed: int = 0) -> dict:
+    """Spearman ρ of fastText's cosines with human scores on all ``pairs`` (an unseen word gets
+    its n-gram vector) and on the pairs whose two words are in the vocabulary (the only ones a
+    word-level model can score), each with a 95 % bootstrap interval over the pairs.
+
+    Returns {'all': Interval, 'in_vocab': Interval, 'oov_only': (ρ or None, n), 'n_all', 'n_in_vocab'}."""
+    a = fasttext.vectors_for([p[0] for p in pairs])
+    b = fasttext.vectors_for([p[1] for p in pairs])
+    cos = np.einsum("nd,nd->n", a, b) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    gold = np.array([p[2] for p in pairs], dtype=float)
+    known = np.array([p[0] in fasttext and p[1] in fasttext for p in pairs])
+
+    def rho(x, y):
+        return float(spearmanr(x, y).statistic) if np.ptp(x) > 0 and np.ptp(y) > 0 else float("nan")
+
+    out = {"all": bootstrap_interval(rho, cos, gold, n_boot=n_boot, seed=seed),
+           "in_vocab": bootstrap_interval(rho, cos[known], gold[known], n_boot=n_boot, seed=seed),
+           "n_all": len(pairs), "n_in_vocab": int(known.sum())}
+    oov = ~known
+    out["oov_only"] = (rho(cos[oov], gold[oov]) if oov.sum() >= 3 else None, int(oov.sum()))
+    return out
+
+
+# ---------------------------------------------------------------- GloVe's validation curves
+def plot_glove_validation(tuning: dict, curve: dict, best_epoch: int):
+    """Static figure: left, the short tuning runs (validation WordSim-353 per epoch, one line per
+    learning rate and x_max; diverged runs listed in the legend); right, the shipped run's
+    validation WordSim-353 and SimLex-999 per epoch with its best (kept) epoch marked.
+    ``tuning``: the record of :mod:`helpers.course.glove_tuning`; ``curve``: the shipped model's
+    ``metadata['curve']``. Returns the figure."""
+    fig, (ax1, ax2) = new_figure(ncols=2)
+    for i, run in enumerate(tuning["runs"]):
+        label = f"lr {run['lr']:g}, x_max {run['x_max']:g}"
+        if run["diverged"]:
+            ax1.plot([], [], color=GREY, ls=":", label=label + ": diverged")
+            continue
+        epochs = np.arange(1, len(run["valid_wordsim"]) + 1)
+        ax1.plot(epochs, run["valid_wordsim"], marker=MARKERS[i % len(MARKERS)], label=label)
+    ax1.set_xticks(np.arange(1, max(r["epochs"] for r in tuning["runs"]) + 1))
+    set_labels(ax1, "Short tuning runs (validation half)", "epoch", "validation WordSim-353 ρ")
+    ax1.legend(fontsize=7)
+    ax2.plot(curve["epoch"], curve["valid_wordsim"], "-o", ms=3, color=COLOURS["blue"], label="WordSim-353")
+    ax2.plot(curve["epoch"], curve["valid_simlex"], "--s", ms=3, color=COLOURS["orange"], label="SimLex-999")
+    ax2.axvline(best_epoch, color=GREY_DARK, ls=":", lw=1, label=f"kept: epoch {best_epoch}")
+    set_labels(ax2, "The shipped run (validation half)", "epoch", "validation Spearman ρ")
+    ax2.legend()
+    return fig
+
+
+def validation_wordsim(vocab):
+    """``score(vectors) -> float``: WordSim-353 ρ on the validation half (the shipped run's curve)."""
+    return lambda vectors: evaluate_vectors(vectors, vocab, "validation", analogies=False)["wordsim"]
+
+
+def render_live_glove(epochs: float = 0.2, *, counts, score, settings: dict, shipped_curve: dict):
+    """Explorer: train GloVe from scratch with the shipped settings (same seed, so the same pair
+    order as the shipped run) for ``epochs`` epochs (fractions allowed), scoring W + W~ with
+    ``score(vectors) -> float`` (:func:`validation_wordsim`: the shipped curve's evaluation) every
+    tenth of an epoch, drawn over the shipped run's curve. Returns (figure, summary)."""
+    P = counts.nnz
+    target = max(1, int(round(epochs * P)))
+    live = {"epoch": [], "wordsim": []}
+
+    def checkpoint(seen, vectors):
+        live["epoch"].append(seen / P)
+        live["wordsim"].append(score(vectors))
+        return seen >= target
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        train_pairwise(counts, dim=settings["dim"], epochs=int(np.ceil(epochs)) or 1, lr=settings["lr"],
+                       x_max=settings["x_max"], alpha=settings["alpha"], batch_size=settings["batch_size"],
+                       seed=settings["seed"], progress=False, checkpoint=checkpoint,
+                       checkpoint_every=max(1, P // 10))
+    finally:
+        torch.set_num_threads(before)
+    fig, ax = new_figure()
+    ax.plot(shipped_curve["epoch"], shipped_curve["valid_wordsim"], "o-", ms=3, color=GREY_DARK,
+            label="shipped run (make models NAME=wv_glove)")
+    ax.plot(live["epoch"], live["wordsim"], "s--", color=COLOURS["vermillion"], label=f"live run, {epochs:g} epochs")
+    set_labels(ax, "GloVe from scratch: validation WordSim-353 (validation half)", "epoch", "Spearman ρ")
+    ax.legend()
+    return fig, (f"live run: validation WordSim-353 ρ {live['wordsim'][-1]:.3f} after {live['epoch'][-1]:.2f} "
+                 f"epochs (the shipped run: {shipped_curve['valid_wordsim'][0]:.3f} after 1 epoch, "
+                 f"{max(shipped_curve['valid_wordsim']):.3f} at its best)")
+
+
+def paired_rho_difference(W_a: np.ndarray, W_b: np.ndarray, vocab, pairs: Sequence[tuple[str, str, float]],
+                          n_boot: int = 1000, seed: int = 0):
+    """ρ(a) − ρ(b) of two sets of vectors over the same vocabulary on the same rated ``pairs``
+    (those with both words in the vocabulary), with a 95 % *paired* bootstrap interval: each
+    resample draws the pairs once and scores both models on them, so the noise the two share (which
+    pairs happen to be in the benchmark) cancels — tighter than comparing two separate intervals.
+    Returns an :class:`~helpers.lib.metrics.Interval`; it excludes 0 when one model is ahead."""
+    stoi, _ = vocab_maps(vocab)
+    known = [(stoi[a], stoi[b], s) for a, b, s in pairs if a in stoi and b in stoi]
+    if len(known) < 3:
+        raise ValueError(f"only {len(known)} of {len(pairs)} pairs are in the vocabulary; need at least 3")
+    i, j, gold = (np.array(x) for x in zip(*known, strict=True))
+
+    def cosines(W):
+        E = W / np.maximum(np.linalg.norm(W, axis=1, keepdims=True), 1e-12)
+        return np.einsum("nd,nd->n", E[i], E[j])
+
+    def diff(ca, cb, g):
+        if np.ptp(g) == 0:
+            return float("nan")
+        return float(spearmanr(ca, g).statistic - spearmanr(cb, g).statistic)
+
+    return bootstrap_interval(diff, cosines(W_a), cosines(W_b), gold.astype(float), n_boot=n_boot, seed=seed)

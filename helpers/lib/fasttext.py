@@ -31,7 +31,8 @@ from helpers.lib.layers import Layer
 from helpers.lib.metrics import nearest_neighbours
 from helpers.lib.text import check_token_lists, check_tokens
 
-__all__ = ["char_ngrams", "fnv1a_32", "ngram_buckets", "SubwordEmbedding", "FastTextVectors", "train_fasttext"]
+__all__ = ["char_ngrams", "fnv1a_32", "ngram_buckets", "SubwordEmbedding", "FastTextVectors", "train_fasttext", "misspell",
+           "misspelling_test"]
 
 BOW, EOW = "<", ">"
 
@@ -50,7 +51,7 @@ def _check_n(min_n: int, max_n: int):
 
 
 def char_ngrams(word: str, min_n: int = 3, max_n: int = 6, include_word: bool = False) -> list[str]:
-    """Character n-grams of ``<word>`` for n = min_n..max_n. Taught in lesson 08, section 2.
+    """Character n-grams of ``<word>`` for n = min_n..max_n. Taught in lesson 08, section 4.
 
     Ordered by n, then by position: ``char_ngrams("where", 3, 3)`` is
     ``['<wh', 'whe', 'her', 'ere', 're>']``. An n-gram may repeat (``banana`` has ``ana``
@@ -68,7 +69,7 @@ def char_ngrams(word: str, min_n: int = 3, max_n: int = 6, include_word: bool = 
 
 
 def fnv1a_32(text: str) -> int:
-    """fastText's hash of a string: 32-bit FNV-1a over its UTF-8 bytes. Taught in lesson 08, section 2.
+    """fastText's hash of a string: 32-bit FNV-1a over its UTF-8 bytes. Taught in lesson 08, section 4.
 
     h = 2166136261; for each byte: h = (h XOR byte) * 16777619 mod 2^32. As in fastText's C++
     code (and gensim's ``ft_hash_bytes``) each byte is read as a *signed* char, so a non-ASCII
@@ -82,7 +83,7 @@ def fnv1a_32(text: str) -> int:
 
 
 def ngram_buckets(word: str, buckets: int = 2_000_000, min_n: int = 3, max_n: int = 6) -> np.ndarray:
-    """The hash buckets of a word's character n-grams. Taught in lesson 08, section 2.
+    """The hash buckets of a word's character n-grams. Taught in lesson 08, section 4.
 
     Bucket ids ``fnv1a_32(g) % buckets`` of the character n-grams ``g`` of ``word``
     (in :func:`char_ngrams` order, repeats kept). Returns (n_grams,) int64."""
@@ -93,7 +94,7 @@ def ngram_buckets(word: str, buckets: int = 2_000_000, min_n: int = 3, max_n: in
 
 # ---------------------------------------------------------------- the NumPy sketch
 class SubwordEmbedding(Layer):
-    """fastText's word vector from character n-grams, as a NumPy layer. Taught in lesson 08, section 2.
+    """fastText's word vector from character n-grams, as a NumPy layer. Taught in lesson 08, section 4.
 
     A fastText-style word vector: the mean (or sum) of its n-gram bucket vectors, plus the
     word's own vector when it is in ``vocab``.
@@ -159,7 +160,7 @@ class SubwordEmbedding(Layer):
 # ---------------------------------------------------------------- gensim's FastText (the reference)
 @dataclass
 class FastTextVectors:
-    """A trained fastText model's vectors, for known and unseen words. Taught in lesson 08, section 2.
+    """A trained fastText model's vectors, for known and unseen words. Taught in lesson 08, section 4.
 
     itos          : the vocabulary (list of str, most frequent first)
     W             : (V, D) float32, the vector of each vocabulary word in that order: its own
@@ -240,7 +241,7 @@ class FastTextVectors:
 def train_fasttext(sentences: Sequence[Sequence[str]], dim: int = 100, window: int = 5, min_count: int = 5,
                    epochs: int = 5, min_n: int = 3, max_n: int = 6, buckets: int = 200_000, sg: bool = True,
                    negative: int = 5, sample: float = 1e-3, seed: int = 0, workers: int = 2) -> FastTextVectors:
-    """gensim's FastText, the reference implementation, trained on tokenised sentences. Taught in lesson 08, section 2.
+    """gensim's FastText, the reference implementation, trained on tokenised sentences. Taught in lesson 08, section 4.
 
     gensim's ``FastText`` on tokenised ``sentences`` (skip-gram with negative sampling by
     default, the same hyperparameters as the course's word2vec). ``buckets`` is the size of the
@@ -262,3 +263,48 @@ def train_fasttext(sentences: Sequence[Sequence[str]], dim: int = 100, window: i
     return FastTextVectors.from_gensim(m.wv, secs, cfg)
 
 
+# ---------------------------------------------------------------- misspellings
+def misspell(word: str, rng: np.random.Generator) -> str:
+    """One typing slip inside a word. Taught in lesson 08, section 4.
+
+    One typing slip inside ``word`` (the first and last letters kept): a letter dropped, two
+    neighbouring letters swapped, or a letter doubled, chosen by ``rng``."""
+    if len(word) < 4:
+        raise ValueError(f"misspell needs a word of at least 4 letters, got {word!r}")
+    i = int(rng.integers(1, len(word) - 2))
+    kind = int(rng.integers(3))
+    if kind == 0:
+        return word[:i] + word[i + 1:]
+    if kind == 1:
+        return word[:i] + word[i + 1] + word[i] + word[i + 2:]
+    return word[:i] + word[i] + word[i:]
+
+
+def misspelling_test(fasttext: FastTextVectors, words: Sequence[str], k: int = 5, seed: int = 0) -> dict:
+    """Do fastText's neighbours of a misspelling hold the right word? Taught in lesson 08, section 4.
+
+    Misspell every word once (:func:`misspell`, seeded; a slip that gives another vocabulary
+    word or no change is redrawn) and ask fastText for the ``k`` neighbours of the misspelling.
+
+    Returns {'pairs': [(word, misspelling)], 'hits' (n,) 0/1 (the right word among the k
+    neighbours), 'neighbours': [[word, ...]]} — a word-level model (word2vec, GloVe) has no vector
+    for any of the misspellings."""
+    rng = np.random.default_rng(seed)
+    pairs = []
+    for w in words:
+        for _ in range(20):
+            m = misspell(w, rng)
+            if m != w and m not in fasttext:
+                break
+        else:
+            raise ValueError(f"no misspelling of {w!r} outside the vocabulary in 20 draws")
+        pairs.append((w, m))
+    # the k nearest vocabulary words of every misspelling at once (cosine), as FastTextVectors.neighbours
+    M = fasttext.vectors_for([m for _, m in pairs])
+    E = fasttext.W / np.maximum(np.linalg.norm(fasttext.W, axis=1, keepdims=True), 1e-12)
+    sims = (M / np.maximum(np.linalg.norm(M, axis=1, keepdims=True), 1e-12)) @ E.T
+    part = np.argpartition(-sims, k - 1, axis=1)[:, :k]                   # the k best, then in order
+    top = np.take_along_axis(part, np.argsort(-np.take_along_axis(sims, part, axis=1), axis=1, kind="stable"), axis=1)
+    neigh = [[fasttext.itos[j] for j in row] for row in top]
+    hits = np.array([float(w in nb) for (w, _), nb in zip(pairs, neigh, strict=True)])
+    return {"pairs": pairs, "hits": hits, "neighbours": neigh}

@@ -8,7 +8,7 @@ For every word pair (i, j) that co-occurs (X_ij > 0) the model wants
 and the objective weights each pair by f(X_ij):
 
     J = Σ_{X_ij > 0} f(X_ij) (w_i . w~_j + b_i + b~_j - log X_ij)^2,
-    f(x) = (x / x_max)^α  if x < x_max  else 1          (x_max = 100, α = 0.75)
+    f(x) = (x / x_max)^α  if x < x_max  else 1          (the paper: x_max = 100, α = 0.75)
 
 so rare pairs (noisy counts) count less and very frequent pairs do not dominate. Word
 vectors ``W`` and context vectors ``W~`` are separate, as are their biases; the paper's
@@ -17,11 +17,12 @@ final vectors are ``W + W~``.
 - :func:`glove_weight` is f(x); :func:`glove_cooccurrence` builds X with
   :func:`helpers.lib.counting.cooccurrence_matrix` (harmonic 1/d weighting, as in GloVe).
 - :class:`GloVeNumpy` is the loss as a NumPy layer of the course protocol (hand-written
-  backward); :func:`train_numpy` fits it with AdaGrad on sparse rows, as the paper does.
+  backward); :func:`train_numpy` fits it with AdaGrad on the batch's summed gradients.
 - :func:`train_torch` fits the same objective with PyTorch autograd and ``torch.optim.Adagrad``
-  (``device`` argument) — the course corpus's matrix in about a minute on a CPU.
-- :func:`helpers.course.word_vectors.course_glove` trains (once, cached) the vectors that join
-  lesson 09's table.
+  (``device`` argument).
+- :func:`train_pairwise` is the reference code's per-pair AdaGrad, batched: the course's
+  shipped GloVe (``make models NAME=wv_glove``, :mod:`helpers.course.word_vector_models`) is
+  trained with it.
 """
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ __all__ = ["glove_weight", "glove_cooccurrence", "cooccurrence_entries", "GloVeN
 
 # ---------------------------------------------------------------- weighting and data
 def glove_weight(x, x_max: float = 100.0, alpha: float = 0.75) -> np.ndarray:
-    """GloVe's weighting function f(x) = (x / x_max)^alpha for x < x_max, else 1. Taught in lesson 08, section 1.
+    """GloVe's weighting function f(x) = (x / x_max)^alpha for x < x_max, else 1. Taught in lesson 08, section 2.
 
     x: scalar or array of co-occurrence counts (>= 0). Returns float64 of the same shape;
     f(0) = 0, f is increasing and capped at 1. Raises ValueError for negative, nan or
@@ -70,7 +71,7 @@ def glove_weight(x, x_max: float = 100.0, alpha: float = 0.75) -> np.ndarray:
 
 
 def glove_cooccurrence(sentences_ids, vocab_size: int, window: int = 10) -> sp.csr_matrix:
-    """The GloVe co-occurrence matrix (harmonic counts within a window). Taught in lesson 08, section 1.
+    """The GloVe co-occurrence matrix (harmonic counts within a window). Taught in lesson 08, section 2.
 
     The GloVe co-occurrence matrix: counts within ±``window`` words of the same sentence,
     a pair at distance d counting 1/d (``weighting="harmonic"``), symmetric.
@@ -82,7 +83,7 @@ def glove_cooccurrence(sentences_ids, vocab_size: int, window: int = 10) -> sp.c
 
 
 def cooccurrence_entries(counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The non-zero entries of a co-occurrence matrix as three arrays. Taught in lesson 08, section 1.
+    """The non-zero entries of a co-occurrence matrix as three arrays. Taught in lesson 08, section 2.
 
     counts: (V, V) sparse or dense, non-negative. Returns (rows (P,) int64, cols (P,) int64,
     x (P,) float64) for every X_ij > 0. Raises ValueError for an empty matrix or a negative count.
@@ -110,7 +111,7 @@ def cooccurrence_entries(counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 # ---------------------------------------------------------------- NumPy layer
 class GloVeNumpy(Layer):
-    """The GloVe loss of a batch of co-occurring pairs, as a NumPy layer. Taught in lesson 08, section 1.
+    """The GloVe loss of a batch of co-occurring pairs, as a NumPy layer. Taught in lesson 08, section 2.
 
     params = [W (V, D), W~ (V, D), b (V,), b~ (V,)], initialised uniformly in
     [-0.5/D, 0.5/D] (biases too), as the reference C code does.
@@ -189,7 +190,7 @@ class GloVeNumpy(Layer):
 # ---------------------------------------------------------------- results
 @dataclass
 class GloVeVectors:
-    """A trained GloVe model: vectors, biases, vocabulary, timings. Taught in lesson 08, section 1.
+    """A trained GloVe model: vectors, biases, vocabulary, timings. Taught in lesson 08, section 2.
 
     A trained GloVe model: W, W~ (V, D) float32, biases b, b~ (V,), the vocabulary (if
     known), wall-clock seconds of training, the loss J/P (mean over pairs) of each epoch and
@@ -250,7 +251,7 @@ def _check_training_args(counts, dim, epochs, lr):
 def train_numpy(counts, dim: int = 50, epochs: int = 10, lr: float = 0.5, x_max: float = 100.0,
                 alpha: float = 0.75, batch_size: int = 16384, seed: int = 0, vocab=None,
                 progress: bool = True) -> GloVeVectors:
-    """Fit :class:`GloVeNumpy` (float32) to ``counts`` (V, V) with AdaGrad, as the paper does. Taught in lesson 08, section 1.
+    """Fit :class:`GloVeNumpy` (float32) to ``counts`` (V, V) with AdaGrad, as the paper does. Taught in lesson 08, section 2.
 
     Each epoch visits every non-zero X_ij once in a seeded random order, in mini-batches of
     ``batch_size`` pairs. AdaGrad keeps the sum of squared gradients G per parameter (started
@@ -302,7 +303,7 @@ def train_numpy(counts, dim: int = 50, epochs: int = 10, lr: float = 0.5, x_max:
 
 # ---------------------------------------------------------------- PyTorch
 class GloVeTorch(torch.nn.Module):
-    """GloVe in PyTorch (autograd), the reference for the NumPy layer. Taught in lesson 08, section 1.
+    """GloVe in PyTorch (autograd), the reference for the NumPy layer. Taught in lesson 08, section 2.
 
     GloVe in PyTorch: embeddings W, W~ (V, D) and biases b, b~ (V, 1) as ``nn.Embedding``
     (dense gradients by default: faster than sparse ones with torch's Adagrad on a CPU). ``forward(rows (P,), cols (P,), log_x (P,), f (P,)) -> J`` (scalar,
@@ -334,7 +335,7 @@ def train_torch(counts, dim: int = 100, epochs: int = 10, lr: float = 0.5, x_max
                 alpha: float = 0.75, batch_size: int = 65536, seed: int = 0, vocab=None,
                 device: str | None = None, progress: bool = True, threads: int | None = None,
                 evaluate=None) -> GloVeVectors:
-    """Fit GloVe to ``counts`` (V, V) with PyTorch autograd and ``torch.optim.Adagrad``. Taught in lesson 08, section 1.
+    """Fit GloVe to ``counts`` (V, V) with PyTorch autograd and ``torch.optim.Adagrad``. Taught in lesson 08, section 2.
 
     Same objective and initialisation as :class:`GloVeNumpy`. The gradient of a batch is the
     *sum* of its pairs' gradients and AdaGrad's accumulators start at 1, as in the reference
@@ -406,8 +407,8 @@ def train_torch(counts, dim: int = 100, epochs: int = 10, lr: float = 0.5, x_max
 # ---------------------------------------------------------------- AdaGrad pair by pair (the reference)
 def train_pairwise(counts, dim: int = 100, epochs: int = 10, lr: float = 0.05, x_max: float = 100.0,
                    alpha: float = 0.75, batch_size: int = 4096, seed: int = 0, vocab=None, progress: bool = True,
-                   epoch_end=None) -> GloVeVectors:
-    """GloVe with the reference code's per-pair AdaGrad, batched. Taught in lesson 08, section 1.
+                   epoch_end=None, checkpoint=None, checkpoint_every: int = 0) -> GloVeVectors:
+    """GloVe with the reference code's per-pair AdaGrad, batched. Taught in lesson 08, section 3.
 
     The reference C code (glove.c) visits the pairs one by one: with fdiff = lr f(x) e it steps
     w_i -= fdiff w~_j / sqrt(G_wi), then G_wi += (fdiff w~_j)^2 (elementwise; the same for w~_j,
@@ -420,12 +421,17 @@ def train_pairwise(counts, dim: int = 100, epochs: int = 10, lr: float = 0.05, x
     sqrt(G): with thousands of pairs of a frequent word in a batch, its first steps have length
     ≈ lr in every coordinate whatever the gradient, which is why they need lr 0.5 and jump.)
 
-    ``epoch_end(epoch, vectors) -> bool`` (vectors = W + W~ (V, D) float32), if given, runs
-    after each epoch; returning True stops training. Returns a :class:`GloVeVectors`
-    (epoch_loss = J / P per epoch, J = Σ f e² as in :class:`GloVeNumpy`)."""
+    ``epoch_end(epoch, vectors, loss) -> bool`` (vectors = W + W~ (V, D) float32, loss = J / P of
+    the epoch), if given, runs after each epoch; returning True stops training.
+    ``checkpoint(pairs_seen, vectors) -> bool``, if given, runs each time another
+    ``checkpoint_every`` pairs have been visited (at the end of that batch); returning True stops
+    training (lesson 08's live training watches a fraction of an epoch this way). Returns a
+    :class:`GloVeVectors` (epoch_loss = J / P per finished epoch, J = Σ f e² as in :class:`GloVeNumpy`)."""
     rows, cols, x = _check_training_args(counts, dim, epochs, lr)
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    if checkpoint is not None and checkpoint_every < 1:
+        raise ValueError(f"checkpoint_every must be a positive number of pairs, got {checkpoint_every}")
     V = counts.shape[0]
     rng = np.random.default_rng(seed)
     W, Wt, b, bt = (torch.from_numpy(p) for p in GloVeNumpy(V, dim, rng, x_max, alpha, dtype=np.float32).params)
@@ -436,7 +442,7 @@ def train_pairwise(counts, dim: int = 100, epochs: int = 10, lr: float = 0.05, x
     gen = torch.Generator().manual_seed(seed)
     P = len(x)
     bar = progress_bar(total=epochs * P, desc="GloVe pairwise", unit="pair", unit_scale=True, disable=not progress)
-    epoch_loss, t0 = [], time.perf_counter()
+    epoch_loss, t0, seen, stop = [], time.perf_counter(), 0, False
     with torch.no_grad():
         for epoch in range(1, epochs + 1):
             order = torch.randperm(P, generator=gen)
@@ -455,9 +461,16 @@ def train_pairwise(counts, dim: int = 100, epochs: int = 10, lr: float = 0.05, x
                     param.index_add_(0, ids, -scaled)
                     acc.index_add_(0, ids, step * step)
                 bar.update(len(idx))
+                seen += len(idx)
+                if checkpoint is not None and seen // checkpoint_every > (seen - len(idx)) // checkpoint_every:
+                    stop = bool(checkpoint(seen, (W + Wt).numpy()))
+                    if stop:
+                        break
+            if stop:
+                break
             epoch_loss.append(total / P)
             bar.set_postfix(loss=f"{epoch_loss[-1]:.4f}")
-            if epoch_end is not None and epoch_end(epoch, (W + Wt).numpy()):
+            if epoch_end is not None and epoch_end(epoch, (W + Wt).numpy(), epoch_loss[-1]):
                 break
     bar.close()
     cfg = dict(impl="pairwise", dim=dim, epochs=epochs, lr=lr, x_max=x_max, alpha=alpha, batch_size=batch_size,
