@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from helpers.course import ffnn_lm, word_lms, word_vector_models
+from helpers.course import ffnn_lm, scaling_grid, word_lms, word_vector_models
 from helpers.course.data import DATA_DIR
 from helpers.infra.artifacts import ArtifactError, load_artifact
 from helpers.infra.checksums import DataError, sha256_of
@@ -79,6 +79,10 @@ MODELS: dict[str, ModelEntry] = {e.name: e for e in [
                  word_lms.word_lm_subset_metric, float16=word_lms.FLOAT16)
       for kind, name in (("rnn", "simple (tanh) RNN"), ("gru", "GRU"), ("lstm", "LSTM"))),
     *word_vector_models.model_entries(ModelEntry),
+    ModelEntry("wv_scaling_grid", "scores (no vectors) of gensim CBOW on 1/8-1 of the corpus x 10-200 dims, "
+               "3 seeds, with the equal-updates control, lesson 09", "09", scaling_grid.SHIPPED,
+               scaling_grid.train_grid_results, scaling_grid.load_grid_artifact, scaling_grid.grid_subset_metric,
+               replay_steps=2),
 ]}
 
 
