@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from helpers.course import ffnn_lm, scaling_grid, word_lms, word_vector_models
+from helpers.course import count_records, ffnn_lm, scaling_grid, word_lms, word_vector_models
 from helpers.course.data import DATA_DIR
 from helpers.infra.artifacts import ArtifactError, load_artifact
 from helpers.infra.checksums import DataError, sha256_of
@@ -83,6 +83,10 @@ MODELS: dict[str, ModelEntry] = {e.name: e for e in [
                "3 seeds, with the equal-updates control, lesson 09", "09", scaling_grid.SHIPPED,
                scaling_grid.train_grid_results, scaling_grid.load_grid_artifact, scaling_grid.grid_subset_metric,
                replay_steps=2),
+    ModelEntry("wv_count_records", "records (no vectors) of LSA and PPMI-SVD at their validated settings: report-half "
+               "scores with intervals, queen's rank, BBC topic accuracy, lesson 09", "09", count_records.SETTINGS,
+               count_records.train_count_records, count_records.load_count_records, count_records.count_subset_metric,
+               replay_steps=1),
 ]}
 
 

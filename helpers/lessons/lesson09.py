@@ -388,3 +388,138 @@ def make_size_render(vectors: np.ndarray, words: Sequence[str], epochs: int = 10
 
     render.rows = done
     return render
+
+
+# ---------------------------------------------------------------- cosine vs Euclidean neighbours
+def neighbour_overlap(W: np.ndarray, vocab, bands=((5, 10), (10, 50), (50, 500), (500, None)), k: int = 10,
+                      per_band: int = 200, seed: int = 0) -> list[dict]:
+    """How far cosine and Euclidean nearest neighbours agree, by the query word's corpus count.
+
+    For ``per_band`` random query words of each count band [lo, hi): the mean share of their
+    ``k`` cosine neighbours that are also Euclidean neighbours, and the median corpus count of
+    the neighbours under each measure. Returns one dict per band."""
+    counts = np.asarray(vocab.counts)
+    E = normalize_rows(W)
+    sq = np.einsum("ij,ij->i", W, W)
+    rng = np.random.default_rng(seed)
+    out = []
+    for lo, hi in bands:
+        pool = np.flatnonzero((counts >= lo) & (counts < (hi or np.inf)))
+        q = rng.choice(pool, size=min(per_band, len(pool)), replace=False)
+        cos = E[q] @ E.T
+        d2 = sq[q][:, None] + sq[None, :] - 2 * W[q] @ W.T
+        cos[np.arange(len(q)), q], d2[np.arange(len(q)), q] = -np.inf, np.inf
+        nc = np.argpartition(-cos, k, axis=1)[:, :k]
+        ne = np.argpartition(d2, k, axis=1)[:, :k]
+        overlap = np.mean([len(set(a) & set(b)) / k for a, b in zip(nc, ne, strict=True)])
+        out.append({"band": (lo, hi), "n_words": len(q), "overlap": float(overlap),
+                    "median_count_cosine": float(np.median(counts[nc])),
+                    "median_count_euclidean": float(np.median(counts[ne])),
+                    "median_norm": float(np.median(np.sqrt(sq[q])))})
+    return out
+
+
+def euclidean_neighbours(W: np.ndarray, vocab, word: str, k: int = 6) -> list[str]:
+    """The ``k`` nearest words of ``word`` by Euclidean distance (the word itself excluded)."""
+    i = vocab.index(word)
+    d = np.linalg.norm(W - W[i], axis=1)
+    d[i] = np.inf
+    return [vocab.itos[j] for j in np.argsort(d)[:k]]
+
+
+# ---------------------------------------------------------------- the comparison over the shipped vectors
+def comparison_records(methods: dict, shipped_records: dict, count_records: dict) -> dict:
+    """{label: records} for lesson 09's table: every shipped method of ``methods`` ({label: (W,
+    vocab, seconds)}) with the records it was shipped with (``shipped_records[label]``, computed at
+    training time by :func:`helpers.course.word_vector_models.records`), then the count-based
+    methods' records (``count_records``, :mod:`helpers.course.count_records`). Each gets 'seconds'
+    (training, or for the count-based methods building) and 'kind' ('shipped' or 'count')."""
+    out = {}
+    for label, (_, _, secs) in methods.items():
+        if label not in shipped_records:
+            raise KeyError(f"{label}: no records shipped with it (have {sorted(shipped_records)})")
+        out[label] = {**shipped_records[label], "seconds": float(secs), "kind": "shipped"}
+    for label, rec in count_records.items():
+        out[label] = {**rec, "seconds": float(rec["build_seconds"]), "kind": "count"}
+    return out
+
+
+def format_records(recs: dict) -> str:
+    """The lesson's comparison table as text: report-half scores with 95 % bootstrap intervals,
+    queen's rank, BBC topic accuracy (mean and min-max over 3 splits) per classifier, training seconds."""
+    head = (f"{'method':<19}{'train s':>8}  {'WordSim-353 ρ':<20}{'SimLex-999 ρ':<20}{'3CosAdd %':<19}"
+            f"{'3CosMul':>8}{'queen':>7}   {'logreg % (min–max)':<20}{'10-NN % (min–max)':<20}")
+    lines = [head, "-" * len(head)]
+    for label, r in recs.items():
+        iv = r["report_intervals"]
+        ws, sl = (f"{e:.3f} [{lo:.3f}, {hi:.3f}]" for e, lo, hi in (iv["wordsim"], iv["simlex"]))
+        an = f"{100 * iv['analogy'][0]:.1f} [{100 * iv['analogy'][1]:.1f}, {100 * iv['analogy'][2]:.1f}]"
+        ex = []
+        for c in ("logreg", "knn"):
+            a = 100 * np.array(r["bbc_topic_accuracy"][c])
+            ex.append(f"{a.mean():.1f} ({a.min():.1f}–{a.max():.1f})")
+        lines.append(f"{label:<19}{r['seconds']:>8.0f}  {ws:<20}{sl:<20}{an:<19}"
+                     f"{r['queen_rank']:>7}   {ex[0]:<20}{ex[1]:<20}")
+    return "\n".join(lines)
+
+
+def tie_groups(recs: dict, key) -> list[list[str]]:
+    """Methods ordered by ``key(record) -> (estimate, low, high)``, grouped where the intervals
+    overlap the best of the group (a chain of ties): [[best and its ties], [next], ...]."""
+    order = sorted(recs, key=lambda m: -key(recs[m])[0])
+    groups = []
+    for m in order:
+        if groups and key(recs[m])[2] >= key(recs[groups[-1][0]])[1]:
+            groups[-1].append(m)
+        else:
+            groups.append([m])
+    return groups
+
+
+def extrinsic_interval(rec: dict, clf: str) -> tuple[float, float, float]:
+    """(mean, min, max) BBC topic accuracy over the recorded splits."""
+    a = np.array(rec["bbc_topic_accuracy"][clf])
+    return float(a.mean()), float(a.min()), float(a.max())
+
+
+# ---------------------------------------------------------------- antonyms in the similarity benchmarks
+ANTONYMS = [("happy", "sad"), ("hot", "cold"), ("old", "new"), ("good", "bad"), ("big", "small"),
+            ("rich", "poor"), ("win", "lose"), ("dark", "light"), ("strong", "weak"), ("fast", "slow"),
+            ("hard", "easy"), ("love", "hate"), ("buy", "sell"), ("high", "low"), ("young", "old"),
+            ("early", "late"), ("war", "peace"), ("long", "short"), ("wide", "narrow"), ("heavy", "light"),
+            ("true", "false"), ("accept", "reject"), ("increase", "decrease"), ("smart", "dumb"),
+            ("friend", "enemy"), ("clean", "dirty"), ("difficult", "easy"), ("wet", "dry"), ("cheap", "expensive"),
+            ("success", "failure"), ("sunny", "cloudy"), ("ancient", "modern"), ("stupid", "smart"),
+            ("inside", "outside"), ("dangerous", "safe"), ("deep", "shallow"), ("guilty", "innocent"),
+            ("give", "take"), ("begin", "end"), ("start", "finish"), ("left", "right"), ("up", "down"),
+            ("nice", "nasty"), ("fear", "courage"), ("polite", "rude"), ("sharp", "dull"), ("private", "public"),
+            ("major", "minor"), ("maximum", "minimum"), ("plus", "minus"), ("positive", "negative"),
+            ("entrance", "exit"), ("north", "south"), ("east", "west"), ("top", "bottom"), ("day", "night"),
+            ("rise", "fall"), ("attack", "defend"), ("forget", "remember"), ("sell", "purchase")]
+
+
+def antonym_table(W: np.ndarray, vocab, pairs_by_set: dict, antonyms=ANTONYMS) -> list[dict]:
+    """For each benchmark {name: [(w1, w2, score)]}: its pairs that are antonyms (the list
+    ``antonyms``, either order) with both words in the vocabulary, their human score, its percentile
+    among the set's in-vocabulary pairs, their cosine and the cosine's percentile."""
+    ant = {frozenset(p) for p in antonyms if p[0] != p[1]}
+    E = normalize_rows(W)
+    rows = []
+    for name, pairs in pairs_by_set.items():
+        known = [(a, b, s) for a, b, s in pairs if a in vocab and b in vocab]
+        human = np.array([s for _, _, s in known])
+        cos = np.array([float(E[vocab.index(a)] @ E[vocab.index(b)]) for a, b, _ in known])
+        for (a, b, s), c in zip(known, cos, strict=True):
+            if frozenset((a, b)) in ant:
+                rows.append({"set": name, "pair": (a, b), "human": s, "human_pct": float(np.mean(human < s) * 100),
+                             "cosine": c, "cosine_pct": float(np.mean(cos < c) * 100)})
+    return rows
+
+
+# ---------------------------------------------------------------- bias: WEAT
+WEAT_SETS = {   # Caliskan et al. (2017), WEAT 6 with terms instead of first names (names are rare here)
+    "career": ["executive", "management", "professional", "corporation", "salary", "office", "business", "career"],
+    "family": ["home", "parents", "children", "family", "cousins", "marriage", "wedding", "relatives"],
+    "male": ["he", "him", "his", "man", "men", "boy", "father", "son", "brother", "husband"],
+    "female": ["she", "her", "hers", "woman", "women", "girl", "mother", "daughter", "sister", "wife"],
+}
