@@ -27,7 +27,6 @@ PENDING: dict[str, str] = {
     "04_self_attention": "not yet reworked for issues 16-18 (its lesson session removes this line)",
     "07_word2vec": "not yet reworked for issues 16-18 (its lesson session removes this line)",
     "08_glove_fasttext": "not yet reworked for issues 16-18 (its lesson session removes this line)",
-    "09_evaluation": "not yet reworked for issues 16-18 (its lesson session removes this line)",
     "10_contextual": "not yet reworked for issues 16-18 (its lesson session removes this line)",
 }
 

@@ -31,7 +31,6 @@ PENDING: dict[str, str] = {
     "04_self_attention": "not yet reworked for issue 15 (its lesson session removes this line)",
     "07_word2vec": "not yet reworked for issue 15 (its lesson session removes this line)",
     "08_glove_fasttext": "not yet reworked for issue 15 (its lesson session removes this line)",
-    "09_evaluation": "not yet reworked for issue 15 (its lesson session removes this line)",
     "10_contextual": "not yet reworked for issue 15 (its lesson session removes this line)",
 }
 

@@ -215,43 +215,78 @@ def make_projection_render(embeddings: dict, groups: dict | None = None):
 
 
 # ---------------------------------------------------------------- more data or more dimensions (explorer)
+def _seed_stats(S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(mean, min, max) over seeds of scores (S, F, D), or the (F, D) scores themselves three times."""
+    S = np.asarray(S, dtype=float)
+    if S.ndim == 2:
+        return S, S, S
+    return np.nanmean(S, axis=0), np.nanmin(S, axis=0), np.nanmax(S, axis=0)
+
+
+def _grid_lines(ax, grid: ScalingGrid, metric: str, across: str) -> None:
+    mean, lo, hi = _seed_stats(grid.scores[metric])
+    scale = 100 if metric == "analogy" else 1
+    if across == "corpus size":
+        xs, n_lines, label = grid.tokens, len(grid.dims), lambda j: f"{grid.dims[j]} dims"
+        pick = lambda A, j: A[:, j]       # noqa: E731
+    else:
+        xs, n_lines, label = grid.dims, len(grid.tokens), lambda i: f"{grid.tokens[i] / 1e6:.2f}M tokens"
+        pick = lambda A, i: A[i, :]       # noqa: E731
+    for j in range(n_lines):
+        m = scale * pick(mean, j)
+        ax.errorbar(xs, m, yerr=[m - scale * pick(lo, j), scale * pick(hi, j) - m], marker=MARKERS[j % len(MARKERS)],
+                    capsize=3, label=label(j))
+    log_axis(ax, "x", base=2, ticks=xs)
+    if across == "corpus size":
+        ax.set_xticks(xs, [f"{t / 1e6:.2f}M" for t in xs])
+    else:
+        ax.set_xticks(xs, [str(d) for d in xs])
+    ax.axhline(0, color=BLACK, lw=0.5)
+
+
 def scaling_render(grid: ScalingGrid, metric: str = "analogy", across: str = "corpus size"):
     """Explorer render: ``metric`` (a key of METRICS) of every cell, as lines against the
     corpus size (one line per dimension) or against the dimension (one line per corpus
-    size), as ``across`` says. Returns (figure, summary)."""
+    size), as ``across`` says; with scores over seeds (S, F, D) the mean and the min-max bar.
+    Returns (figure, summary)."""
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r}; choose one of {list(METRICS)}")
     if across not in ("corpus size", "dimension"):
         raise ValueError(f"across must be 'corpus size' or 'dimension', got {across!r}")
-    S = grid.scores[metric]
+    S, _, _ = _seed_stats(grid.scores[metric])
     scale = 100 if metric == "analogy" else 1
     fig, ax = new_figure()
     n = grid.n_scored.get(metric)
     what = "questions" if metric == "analogy" else "pairs"
     model = {"cbow": "CBOW", "skipgram": "skip-gram"}.get(grid.config.get("model"), "")
-    if across == "corpus size":
-        for j, d in enumerate(grid.dims):
-            ax.plot(grid.tokens, scale * S[:, j], marker=MARKERS[j % len(MARKERS)], label=f"{d} dims")
-        log_axis(ax, "x", base=2, ticks=grid.tokens)
-        ax.set_xticks(grid.tokens, [f"{t / 1e6:.2f}M" for t in grid.tokens])
-        xlabel = "training tokens (log scale)"
-    else:
-        for i, t in enumerate(grid.tokens):
-            ax.plot(grid.dims, scale * S[i, :], marker=MARKERS[i % len(MARKERS)], label=f"{t / 1e6:.2f}M tokens")
-        log_axis(ax, "x", base=2, ticks=grid.dims)
-        ax.set_xticks(grid.dims, [str(d) for d in grid.dims])
-        xlabel = "vector dimension (log scale)"
+    _grid_lines(ax, grid, metric, across)
+    xlabel = "training tokens (log scale)" if across == "corpus size" else "vector dimension (log scale)"
     set_labels(ax, f"word2vec {model}: {METRICS[metric]} on the same {n} {what}", xlabel, METRICS[metric],
                y_unit="%" if scale == 100 else None)
-    ax.axhline(0, color=BLACK, lw=0.5)
     ax.legend(ncol=2)
     i_best, j_best = np.unravel_index(np.nanargmax(S), S.shape)
     fmt = (lambda v: f"{100 * v:.1f}%") if scale == 100 else (lambda v: f"{v:.3f}")
-    summary = (f"{METRICS[metric]}: smallest sample ({grid.tokens[0]:,} tokens) "
+    seeds = "" if np.ndim(grid.scores[metric]) == 2 else f" (mean of {np.shape(grid.scores[metric])[0]} seeds)"
+    summary = (f"{METRICS[metric]}{seeds}: smallest sample ({grid.tokens[0]:,} tokens) "
                f"{fmt(np.nanmin(S[0]))}–{fmt(np.nanmax(S[0]))} over the dimensions; whole corpus "
                f"{fmt(np.nanmin(S[-1]))}–{fmt(np.nanmax(S[-1]))}; best cell {fmt(S[i_best, j_best])} "
                f"({grid.tokens[i_best]:,} tokens, {grid.dims[j_best]} dims)")
     return fig, summary
+
+
+def plot_grid_and_control(grid: ScalingGrid, control: ScalingGrid, control_epochs, metric: str = "wordsim353"):
+    """Two panels, ``metric`` against the corpus size, one line per dimension (mean of the seeds,
+    min-max bars): the fixed-epoch grid, and the equal-updates control (``control_epochs`` per
+    sample). Returns the figure."""
+    fig, axes = new_figure(ncols=2, sharey=True)
+    scale = 100 if metric == "analogy" else 1
+    epochs = grid.config.get("epochs", [None])[0]
+    titles = (f"{epochs} epochs on every sample", f"equal updates: {'/'.join(map(str, control_epochs))} epochs")
+    for ax, g, title in zip(axes, (grid, control), titles, strict=True):
+        _grid_lines(ax, g, metric, "corpus size")
+        set_labels(ax, title, "training tokens (log scale)", METRICS[metric], y_unit="%" if scale == 100 else None)
+    axes[0].legend(ncol=2)
+    return fig
 
 
 # ---------------------------------------------------------------- pre-trained embeddings downstream
@@ -447,8 +482,8 @@ def comparison_records(methods: dict, shipped_records: dict, count_records: dict
 def format_records(recs: dict) -> str:
     """The lesson's comparison table as text: report-half scores with 95 % bootstrap intervals,
     queen's rank, BBC topic accuracy (mean and min-max over 3 splits) per classifier, training seconds."""
-    head = (f"{'method':<19}{'train s':>8}  {'WordSim-353 ρ':<20}{'SimLex-999 ρ':<20}{'3CosAdd %':<19}"
-            f"{'3CosMul':>8}{'queen':>7}   {'logreg % (min–max)':<20}{'10-NN % (min–max)':<20}")
+    head = (f"{'method':<19}{'train s':>8}  {'WordSim-353 ρ':<22}{'SimLex-999 ρ':<22}{'3CosAdd %':<19}"
+            f"{'queen':>6}   {'logreg % (min–max)':<20}{'10-NN % (min–max)':<20}")
     lines = [head, "-" * len(head)]
     for label, r in recs.items():
         iv = r["report_intervals"]
@@ -458,8 +493,8 @@ def format_records(recs: dict) -> str:
         for c in ("logreg", "knn"):
             a = 100 * np.array(r["bbc_topic_accuracy"][c])
             ex.append(f"{a.mean():.1f} ({a.min():.1f}–{a.max():.1f})")
-        lines.append(f"{label:<19}{r['seconds']:>8.0f}  {ws:<20}{sl:<20}{an:<19}"
-                     f"{r['queen_rank']:>7}   {ex[0]:<20}{ex[1]:<20}")
+        lines.append(f"{label:<19}{r['seconds']:>8.0f}  {ws:<22}{sl:<22}{an:<19}"
+                     f"{r['queen_rank']:>6}   {ex[0]:<20}{ex[1]:<20}")
     return "\n".join(lines)
 
 
