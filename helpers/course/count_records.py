@@ -106,10 +106,14 @@ def train_count_records(settings: dict, log, max_steps: int | None = None, progr
         rec["build_seconds"] = float(seconds)
         rec["settings"] = dict(count_settings[name])
         log.step(float(rec["report"]["wordsim"]))
+        log.event("eval", method=name, report_wordsim=rec["report"]["wordsim"], report_simlex=rec["report"]["simlex"],
+                  report_analogy=rec["report"]["analogy"], bbc_topic_accuracy=rec["bbc_topic_accuracy"])
         if progress:
             print(f"{name}: report WordSim-353 {rec['report']['wordsim']:.3f}", flush=True)
         out[name] = rec
         secs.append(seconds)
+    log.event("stop", reason="every method scored (nothing is trained: the vectors are rebuilt by "
+              "validated_count_vectors)", steps=len(out))
     arrays = {"build_seconds": np.array(secs, dtype=np.float64)}
     meta = {"settings": dict(settings), "records": out}
     metrics = {f"report_wordsim_{n}": r["report"]["wordsim"] for n, r in out.items()}

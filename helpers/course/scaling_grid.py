@@ -20,7 +20,8 @@ from typing import Sequence
 
 import numpy as np
 
-from helpers.course.corpus import modern_english_sentences
+from helpers.course.benchmarks import benchmark_halves
+from helpers.course.corpus import course_corpus, modern_english_sentences
 from helpers.course.data import load_analogies, load_word_similarity
 from helpers.infra.artifacts import TreeCodec
 from helpers.infra.cache import cached, settings_version, with_overrides
@@ -176,8 +177,6 @@ def _train_cell(sents: list, s: dict, dim: int, seed: int, epochs: int):
 
 def _score_cell(m, words: list[str]) -> dict:
     """Report-half scores of a trained gensim model restricted to ``words`` (the shared test)."""
-    from helpers.course.benchmarks import benchmark_halves
-
     h = benchmark_halves()["report"]
     E = np.array(m.wv.vectors[[m.wv.key_to_index[w] for w in words]], dtype=np.float32)
     an = analogy_accuracy(E, words, h.analogies, "add")
@@ -191,8 +190,6 @@ def _score_cell(m, words: list[str]) -> dict:
 def grid_samples(s: dict) -> tuple[list[list[list[str]]], list[str]]:
     """The nested samples of the course corpus and the shared test words (the smallest sample's
     vocabulary, min_count as in the settings, in its Vocab order)."""
-    from helpers.course.corpus import course_corpus
-
     sents = [list(x) for x in course_corpus().sentences]
     samples = nested_samples(sents, s["fractions"], s["sample_seed"])
     return samples, list(prepare_corpus(samples[0], min_count=s["min_count"]).vocab.itos)
@@ -219,11 +216,17 @@ def train_grid_results(settings: dict, log, max_steps: int | None = None, progre
         m, loss = _train_cell(samples[i], s, s["dims"][j], s["seeds"][k], cell_epochs(s, s["fractions"][i], control))
         seconds[part][k, i, j] = time.process_time() - t
         log.step(loss)
-        for key, (value, n) in _score_cell(m, words).items():
+        cell = _score_cell(m, words)
+        for key, (value, n) in cell.items():
             scores[f"{part}/{key}"][k, i, j] = np.nan if value is None else value
             n_scored[key] = n
+        log.event("eval", part=part, seed=s["seeds"][k], fraction=s["fractions"][i], dim=s["dims"][j],
+                  epochs=cell_epochs(s, s["fractions"][i], control), loss=loss, cpu_seconds=seconds[part][k, i, j],
+                  **{key: value for key, (value, _) in cell.items()})
         bar.update(1)
     bar.close()
+    log.event("stop", reason=f"max_steps={max_steps}" if max_steps is not None else "every cell trained (no early "
+              "stopping: a cell's epochs are part of the experiment)", steps=len(cells))
     for key in METRICS:             # the control's last row is the grid's (same cell: whole corpus, 5 epochs)
         scores[f"control/{key}"][:, F - 1] = scores[f"grid/{key}"][:, F - 1]
     seconds["control"][:, F - 1] = seconds["grid"][:, F - 1]

@@ -12,6 +12,7 @@ from helpers.exercises import (
     expect_close,
     expect_equal,
 )
+from helpers.lib.metrics import analogy_rank, normalize_rows, vocab_maps
 
 # a toy space: dimensions "female", "royal", "fruit"
 WORDS = ["man", "woman", "king", "queen", "lord", "apple", "banana"]
@@ -215,8 +216,6 @@ check_three_cos_mul = FunctionExercise(
 # ----------------------------------------------------------------------------- queen's rank by 3CosMul (experiment)
 def _rank(vectors, vocab, method, exclude=True):
     """Rank (1 = first) of queen for man : king :: woman : ?."""
-    from helpers.lib.metrics import analogy_rank, normalize_rows, vocab_maps
-
     if exclude:
         return analogy_rank(vectors, vocab, "man", "king", "woman", "queen", method)
     stoi, _ = vocab_maps(vocab)

@@ -440,8 +440,10 @@ def analogy_rank(vectors, vocab, a: str, b: str, c: str, d: str, method: str = "
 # ---------------------------------------------------------------- association tests (bias)
 @dataclass
 class WeatResult:
-    """A WEAT test (Caliskan et al. 2017): effect size d, one-sided p-value, the statistic, how many
-    partitions were scored (all of them when ``exact``), and the words left out (not in the vocabulary)."""
+    """The result of a WEAT test. Taught in lesson 09, section 8.
+
+    Caliskan et al. (2017): effect size d, one-sided p-value, the statistic, how many partitions
+    were scored (all of them when ``exact``), and the words left out (not in the vocabulary)."""
 
     effect_size: float
     p_value: float
