@@ -1,6 +1,14 @@
-"""Lesson 09 (evaluating word vectors): the comparison table over every method of the course,
-the 2-D projection explorer, the scaling-grid explorer, and the frozen / fine-tuned / random
-embeddings experiment with its plot and explorer.
+"""Lesson 09 (evaluating word vectors): its measurements and render functions.
+
+- cosine vs Euclidean neighbours by word frequency (:func:`neighbour_overlap`);
+- the comparison over every shipped method (:func:`comparison_records`, :func:`format_records`,
+  :func:`tie_groups`: rankings with their noise, ties called ties);
+- antonyms in the similarity benchmarks (:func:`antonym_table`), the WEAT word sets;
+- the scaling-grid explorer and its static grid-vs-control figure (:func:`scaling_render`,
+  :func:`plot_grid_and_control`), the 2-D projection explorer;
+- older material the notebook no longer shows (kept for their tests until it moves): the
+  recomputing comparison table (:func:`comparison_table`) and the frozen / fine-tuned / random
+  embeddings experiment with its plot and explorer.
 
 Every render function returns ``(Figure, summary str)``; the notebook wraps them in
 :class:`helpers.infra.widgets.Explorer` and the tests call them directly.
