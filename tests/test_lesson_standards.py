@@ -23,7 +23,6 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 # notebook stem -> why it does not meet the standards yet
 PENDING: dict[str, str] = {
-    "09_evaluation": "not yet reworked for issues 16-18 (its lesson session removes this line)",
     "10_contextual": "not yet reworked for issues 16-18 (its lesson session removes this line)",
 }
 

@@ -466,6 +466,14 @@ def _case_scaling_by_dimension():
     return scaling_render(_grid(), "wordsim353", "dimension")
 
 
+def _case_grid_and_control():
+    from helpers.lessons.lesson09 import plot_grid_and_control
+
+    g = _grid()
+    g.config["epochs"] = [5, 5, 5]
+    return plot_grid_and_control(g, g, (20, 10, 5), "wordsim353")
+
+
 def _rows():
     return [{"mode": m, "n_train": n, "seed": s, "test_acc": 0.5 + 0.1 * i + 0.01 * s}
             for i, n in enumerate((25, 100, 400)) for s in (0, 1) for m in ("frozen", "fine-tuned", "random")]
@@ -534,6 +542,7 @@ CASES = {
     "helpers.lessons.lesson09:make_projection_render.render": _case_projection,
     "helpers.lessons.lesson09:scaling_render": _case_scaling_by_size,
     "helpers.lessons.lesson09:scaling_render (by dimension)": _case_scaling_by_dimension,
+    "helpers.lessons.lesson09:plot_grid_and_control": _case_grid_and_control,
     "helpers.lessons.lesson09:plot_accuracy_vs_size": _case_accuracy_vs_size,
     "helpers.lessons.lesson09:make_size_render.render": _case_size_render,
     "helpers.lessons.lesson10:render_sense_explorer": _case_sense_explorer,

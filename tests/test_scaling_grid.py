@@ -69,3 +69,39 @@ def test_course_jobs_have_distinct_entries():
     assert len(set(keys)) == len(keys) == 10
     assert course_scaling_key() in keys
     assert course_scaling_key() not in [(j.name, j.version) for j in course_cache_jobs(scaling_grid=False)]
+
+
+def test_shipped_grid_loads_and_one_cell_reproduces():
+    """The shipped results (make models NAME=wv_scaling_grid): shapes, the control's definition, and
+    one cell retrained from scratch gives the stored scores exactly (one worker: deterministic)."""
+    from helpers.course.models import load_model
+    from helpers.course.scaling_grid import SUBSET_CELL, cell_epochs, retrain_cell
+
+    sg = load_model("wv_scaling_grid")
+    s = sg.metadata["settings"]
+    S, F, D = len(s["seeds"]), len(s["fractions"]), len(s["dims"])
+    for part in (sg.grid, sg.control):
+        for m in METRICS:
+            assert part.scores[m].shape == (S, F, D) and np.all(np.isfinite(part.scores[m]))
+    assert sg.control_epochs == tuple(cell_epochs(s, f, True) for f in s["fractions"]) == (40, 20, 10, 5)
+    # same updates: epochs x sample tokens is about the whole corpus's 5 epochs in every row of the control
+    updates = np.array(sg.control_epochs) * sg.grid.tokens
+    assert np.allclose(updates / updates[-1], 1, atol=0.01)
+    for m in METRICS:                     # the whole corpus with 5 epochs is the same cell in both
+        assert np.array_equal(sg.control.scores[m][:, -1], sg.grid.scores[m][:, -1])
+    c = SUBSET_CELL
+    live = retrain_cell(s, c["fraction"], c["dim"], c["seed"], c["control"])
+    i, j = s["fractions"].index(c["fraction"]), s["dims"].index(c["dim"])
+    for m in METRICS:
+        assert live[m] == pytest.approx(sg.grid.scores[m][c["seed"], i, j], abs=1e-12)
+
+
+def test_shipped_render_with_seeds():
+    from helpers.course.models import load_model
+    from helpers.lessons.lesson09 import plot_grid_and_control
+
+    sg = load_model("wv_scaling_grid")
+    fig, summary = scaling_render(sg.grid, "wordsim353", "dimension")
+    assert "mean of 3 seeds" in summary and len(fig.axes[0].containers) == len(sg.grid.tokens)   # error bars
+    fig = plot_grid_and_control(sg.grid, sg.control, sg.control_epochs, "analogy")
+    assert len(fig.axes) == 2 and "equal updates: 40/20/10/5 epochs" in fig.axes[1].get_title()

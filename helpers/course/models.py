@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from helpers.course import char_lms, ffnn_lm, word_lms, word_vector_models
+from helpers.course import char_lms, count_records, ffnn_lm, scaling_grid, word_lms, word_vector_models
 from helpers.course.data import DATA_DIR
 from helpers.infra.artifacts import ArtifactError, load_artifact
 from helpers.infra.checksums import DataError, sha256_of
@@ -83,6 +83,14 @@ MODELS: dict[str, ModelEntry] = {e.name: e for e in [
                  "04", char_lms.SETTINGS[name], char_lms.train_char_lm, char_lms.load_char_lm,
                  char_lms.char_lm_subset_metric, float16=char_lms.float16_names(name))
       for name, what in (("char_transformer", "decoder-only Transformer"), ("char_lstm", "LSTM, same budget"))),
+    ModelEntry("wv_scaling_grid", "scores (no vectors) of gensim CBOW on 1/8-1 of the corpus x 10-200 dims, "
+               "3 seeds, with the equal-updates control, lesson 09", "09", scaling_grid.SHIPPED,
+               scaling_grid.train_grid_results, scaling_grid.load_grid_artifact, scaling_grid.grid_subset_metric,
+               replay_steps=2),
+    ModelEntry("wv_count_records", "records (no vectors) of LSA and PPMI-SVD at their validated settings: report-half "
+               "scores with intervals, queen's rank, BBC topic accuracy, lesson 09", "09", count_records.SETTINGS,
+               count_records.train_count_records, count_records.load_count_records, count_records.count_subset_metric,
+               replay_steps=1),
 ]}
 
 

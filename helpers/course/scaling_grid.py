@@ -20,7 +20,8 @@ from typing import Sequence
 
 import numpy as np
 
-from helpers.course.corpus import modern_english_sentences
+from helpers.course.benchmarks import benchmark_halves
+from helpers.course.corpus import course_corpus, modern_english_sentences
 from helpers.course.data import load_analogies, load_word_similarity
 from helpers.infra.artifacts import TreeCodec
 from helpers.infra.cache import cached, settings_version, with_overrides
@@ -131,3 +132,153 @@ def course_scaling_grid(progress: bool = True) -> ScalingGrid:
                   codec=ScalingGrid)
 
 
+
+
+# ---------------------------------------------------------------- the shipped grid (make models NAME=wv_scaling_grid)
+# Settings of the shipped word vectors (helpers.course.word_vector_models.WORD2VEC, chosen on the
+# validation half) except the number of epochs: 5 for every cell of the grid, as in the paper's
+# fixed-epoch table. The control trains each sample for epochs / fraction epochs, so every cell of
+# a column sees the same number of updates (tokens processed) as the whole corpus does in 5 epochs.
+SHIPPED = dict(model="cbow", fractions=list(FRACTIONS), dims=[10, 25, 50, 100], epochs=5, window=5, negative=5,
+               sample=1e-4, alpha=0.05, min_alpha=1e-4, min_count=5, sample_seed=0, seeds=[0, 1, 2])
+SUBSET_CELL = dict(fraction=0.25, dim=25, seed=0, control=False)    # retrained by the subset metric
+
+
+def _cells(s: dict) -> list[tuple[int, bool, int, int]]:
+    """(seed index, control, fraction index, dim index) in training order: cheapest first within
+    each seed, the control only where it differs from the grid (fraction < 1)."""
+    out = []
+    for k in range(len(s["seeds"])):
+        for control in (False, True):
+            for i, f in enumerate(s["fractions"]):
+                if control and f == 1.0:
+                    continue
+                out.extend((k, control, i, j) for j in range(len(s["dims"])))
+    return out
+
+
+def cell_epochs(s: dict, fraction: float, control: bool) -> int:
+    """Epochs of a cell: ``epochs``, or ``round(epochs / fraction)`` in the equal-updates control."""
+    return int(round(s["epochs"] / fraction)) if control else int(s["epochs"])
+
+
+def _train_cell(sents: list, s: dict, dim: int, seed: int, epochs: int):
+    """gensim CBOW/skip-gram with one worker (deterministic); returns (model, gensim's summed
+    training loss per corpus word and epoch)."""
+    # heavy optional import: gensim is loaded only to train
+    from gensim.models import Word2Vec
+    m = Word2Vec(vector_size=int(dim), window=s["window"], negative=s["negative"], sample=s["sample"],
+                 alpha=s["alpha"], min_alpha=s["min_alpha"], sg=int(s["model"] == "skipgram"), hs=0, workers=1,
+                 seed=int(seed), min_count=s["min_count"], epochs=epochs)
+    m.build_vocab(sents)
+    m.train(sents, total_examples=m.corpus_count, epochs=epochs, compute_loss=True)
+    return m, float(m.get_latest_training_loss()) / max(1, m.corpus_total_words * epochs)
+
+
+def _score_cell(m, words: list[str]) -> dict:
+    """Report-half scores of a trained gensim model restricted to ``words`` (the shared test)."""
+    h = benchmark_halves()["report"]
+    E = np.array(m.wv.vectors[[m.wv.key_to_index[w] for w in words]], dtype=np.float32)
+    an = analogy_accuracy(E, words, h.analogies, "add")
+    out = {"analogy": (an.accuracy, an.answered)}
+    for key, pairs in (("wordsim353", h.wordsim), ("simlex999", h.simlex)):
+        r = similarity_correlation(E, words, pairs, METRICS[key])
+        out[key] = (r.rho, r.n_used)
+    return out
+
+
+def grid_samples(s: dict) -> tuple[list[list[list[str]]], list[str]]:
+    """The nested samples of the course corpus and the shared test words (the smallest sample's
+    vocabulary, min_count as in the settings, in its Vocab order)."""
+    sents = [list(x) for x in course_corpus().sentences]
+    samples = nested_samples(sents, s["fractions"], s["sample_seed"])
+    return samples, list(prepare_corpus(samples[0], min_count=s["min_count"]).vocab.itos)
+
+
+def train_grid_results(settings: dict, log, max_steps: int | None = None, progress: bool = True):
+    """Train and score every cell of the shipped grid (``make models NAME=wv_scaling_grid``).
+
+    Cells: seeds x {grid, equal-updates control} x fractions x dims (:func:`_cells`); a step of
+    the log is one cell, its value gensim's training loss per corpus word. Every cell is scored
+    on the **report half** of the benchmarks, restricted to the shared words (module docstring);
+    nothing is tuned on the grid. Returns (arrays, meta, metrics); no vectors are kept."""
+    s = settings
+    samples, words = grid_samples(s)
+    S, F, D = len(s["seeds"]), len(s["fractions"]), len(s["dims"])
+    scores = {f"{part}/{m}": np.full((S, F, D), np.nan) for part in ("grid", "control") for m in METRICS}
+    seconds = {part: np.full((S, F, D), np.nan) for part in ("grid", "control")}
+    n_scored = {}
+    cells = _cells(s)[:max_steps] if max_steps is not None else _cells(s)
+    bar = progress_bar(total=len(cells), desc="scaling grid", unit="cell", disable=not progress)
+    for k, control, i, j in cells:
+        part = "control" if control else "grid"
+        t = time.process_time()
+        m, loss = _train_cell(samples[i], s, s["dims"][j], s["seeds"][k], cell_epochs(s, s["fractions"][i], control))
+        seconds[part][k, i, j] = time.process_time() - t
+        log.step(loss)
+        cell = _score_cell(m, words)
+        for key, (value, n) in cell.items():
+            scores[f"{part}/{key}"][k, i, j] = np.nan if value is None else value
+            n_scored[key] = n
+        log.event("eval", part=part, seed=s["seeds"][k], fraction=s["fractions"][i], dim=s["dims"][j],
+                  epochs=cell_epochs(s, s["fractions"][i], control), loss=loss, cpu_seconds=seconds[part][k, i, j],
+                  **{key: value for key, (value, _) in cell.items()})
+        bar.update(1)
+    bar.close()
+    log.event("stop", reason=f"max_steps={max_steps}" if max_steps is not None else "every cell trained (no early "
+              "stopping: a cell's epochs are part of the experiment)", steps=len(cells))
+    for key in METRICS:             # the control's last row is the grid's (same cell: whole corpus, 5 epochs)
+        scores[f"control/{key}"][:, F - 1] = scores[f"grid/{key}"][:, F - 1]
+    seconds["control"][:, F - 1] = seconds["grid"][:, F - 1]
+    tokens = np.array([sum(len(x) for x in smp) for smp in samples])
+    arrays = {**{f"scores/{k}": v for k, v in scores.items()}, "seconds/grid": seconds["grid"],
+              "seconds/control": seconds["control"], "tokens": tokens}
+    meta = {"settings": dict(s), "n_scored": n_scored, "n_words": len(words), "cells": len(cells),
+            "scored_on": "report half of the benchmarks (helpers.course.benchmarks), shared words only",
+            "cpu_seconds_cells": float(np.nansum(seconds["grid"]) + np.nansum(seconds["control"][:, :F - 1]))}
+    metrics = {"cells": len(cells)}
+    if max_steps is None:
+        A = scores["grid/analogy"].mean(axis=0)
+        metrics.update(analogy_full_best=float(np.nanmax(A[-1])), analogy_eighth_best=float(np.nanmax(A[0])))
+    return arrays, meta, metrics
+
+
+@dataclass
+class ShippedGrid:
+    """The shipped grid: ``grid`` and ``control`` as :class:`ScalingGrid` (scores (S, F, D):
+    seeds x fractions x dims), the epochs of each fraction in the control, and the metadata."""
+
+    grid: ScalingGrid
+    control: ScalingGrid
+    control_epochs: tuple
+    metadata: dict
+
+
+def load_grid_artifact(artifact) -> ShippedGrid:
+    """The results stored by :func:`train_grid_results` (through :func:`helpers.course.models.load_model`)."""
+    a, meta = artifact.arrays, artifact.meta
+    s = meta["settings"]
+    cfg = {k: v for k, v in s.items() if k not in ("fractions", "dims")}
+
+    def part(name, epochs):
+        return ScalingGrid(tuple(s["fractions"]), tuple(s["dims"]), a["tokens"],
+                           {m: a[f"scores/{name}/{m}"] for m in METRICS}, a[f"seconds/{name}"],
+                           dict(meta["n_scored"]), int(meta["n_words"]), {**cfg, "epochs": epochs, "part": name})
+
+    ep = tuple(cell_epochs(s, f, True) for f in s["fractions"])
+    return ShippedGrid(part("grid", [s["epochs"]] * len(ep)), part("control", list(ep)), ep, meta)
+
+
+def retrain_cell(settings: dict, fraction: float, dim: int, seed: int, control: bool = False) -> dict:
+    """Train and score one cell again from scratch: {metric: score} (the test of the shipped file)."""
+    samples, words = grid_samples(settings)
+    i = list(settings["fractions"]).index(fraction)
+    m, _ = _train_cell(samples[i], settings, dim, seed, cell_epochs(settings, fraction, control))
+    return {k: v for k, (v, _) in _score_cell(m, words).items()}
+
+
+def grid_subset_metric(shipped: ShippedGrid) -> tuple[str, float]:
+    """One cell (:data:`SUBSET_CELL`) retrained from scratch: its report-half WordSim-353 ρ."""
+    c = SUBSET_CELL
+    value = retrain_cell(shipped.metadata["settings"], c["fraction"], c["dim"], c["seed"], c["control"])["wordsim353"]
+    return f"wordsim_f{c['fraction']:g}_d{c['dim']}_seed{c['seed']}", float(value)

@@ -13,17 +13,22 @@ import time
 import numpy as np
 
 from helpers.course.corpus import course_corpus, modern_english_sentences
+from helpers.course.count_records import (  # noqa: F401  (re-exported: lessons 05-09 import them from here)
+    VALIDATED_COUNT_SETTINGS,
+    CountVectorsCodec,
+    validated_count_key,
+    validated_count_vectors,
+)
 from helpers.course.models import load_model, read_manifest
 from helpers.course.scaling_grid import course_scaling_grid, course_scaling_key
 from helpers.course.word_vector_models import NAMES, ShippedVectors
-from helpers.infra.artifacts import array_to_strings, prefixed, strings_to_array, unprefixed
+from helpers.infra.artifacts import array_to_strings, strings_to_array
 from helpers.infra.cache import CacheJob, build_missing, cached, settings_version, with_overrides
 from helpers.lib.counting import cooccurrence_matrix, ppmi
 from helpers.lib.fasttext import FastTextVectors, train_fasttext
 from helpers.lib.glove import GloVeVectors, glove_cooccurrence
 from helpers.lib.glove import train_torch as train_glove_torch
 from helpers.lib.lsa import lsa_word_vectors, svd_vectors
-from helpers.lib.text import Vocab
 from helpers.lib.word2vec import (
     TrainedVectors,
     train_gensim,
@@ -147,64 +152,6 @@ def count_based_vectors(k: int = 100, window: int = 5) -> dict:
 def count_based_key(k: int = 100, window: int = 5) -> tuple[str, str]:
     """The cache entry (name, version) of :func:`count_based_vectors`."""
     return "count-vectors", f"v1-k{k}-w{window}"
-
-
-# Chosen on the validation half by tools/sweep_count_vectors.py (its output: tools/results/*.jsonl):
-# PPMI-SVD window 2/5/10 x context smoothing 0.75/1 x k 50/100/200(/300) x p 0/0.5/1 (U_k Σ_k^p);
-# LSA 1/10/50 sentences per document x tf raw/log1p x k x p. Best validation WordSim ρ:
-# PPMI-SVD 0.443 (k 200: 0.437, a tie, so the smaller k), LSA 0.468 (k 100: 0.383).
-# Differences inside ~0.05 of ρ are treated as ties (a 95 % interval on ~140 pairs is ±0.1 or more).
-VALIDATED_COUNT_SETTINGS = {
-    "PPMI-SVD": dict(window=10, weighting="uniform", alpha=1.0, k=100, p=0.5),
-    "LSA": dict(sentences_per_doc=10, tf_scheme="log1p", k=200, p=0.5),
-}
-_SVD_WEIGHTING = {1.0: "US", 0.5: "sqrtS", 0.0: "U"}
-
-
-def validated_count_vectors() -> dict:
-    """PPMI-SVD and LSA with the settings chosen on the validation half (VALIDATED_COUNT_SETTINGS),
-    on the course corpus and vocabulary: {name: (vectors (V, k) float32, vocab, seconds)}.
-    Built in seconds at first use and cached (:mod:`helpers.infra.cache`) — not shipped."""
-
-    def build():
-        corpus = course_corpus()
-        out = {}
-        ps, ls = VALIDATED_COUNT_SETTINGS["PPMI-SVD"], VALIDATED_COUNT_SETTINGS["LSA"]
-        t = time.perf_counter()
-        sents = np.split(corpus.ids, np.flatnonzero(np.diff(corpus.sentence)) + 1)
-        counts = cooccurrence_matrix(sents, len(corpus.vocab), window=ps["window"], weighting=ps["weighting"])
-        vec = svd_vectors(ppmi(counts, alpha=ps["alpha"]), ps["k"], weighting=_SVD_WEIGHTING[ps["p"]])
-        out["PPMI-SVD"] = (vec.astype(np.float32), corpus.vocab, time.perf_counter() - t)
-        t = time.perf_counter()
-        lsa = lsa_word_vectors(corpus.sentences, corpus.vocab, ls["k"], sentences_per_doc=ls["sentences_per_doc"],
-                               tf_scheme=ls["tf_scheme"], weighting=_SVD_WEIGHTING[ls["p"]])
-        out["LSA"] = (lsa.astype(np.float32), corpus.vocab, time.perf_counter() - t)
-        return out
-
-    return cached(*validated_count_key(), build, codec=CountVectorsCodec)
-
-
-def validated_count_key() -> tuple[str, str]:
-    """The cache entry (name, version) of :func:`validated_count_vectors`."""
-    return "count-vectors-validated", settings_version(
-        {f"{m}-{k}": v for m, cfg in VALIDATED_COUNT_SETTINGS.items() for k, v in cfg.items()})
-
-
-class CountVectorsCodec:
-    """How :func:`count_based_vectors`'s {name: (vectors, vocab, seconds)} is stored in the
-    cache: each method's vectors and seconds, and the vocabulary they share, once."""
-
-    @staticmethod
-    def to_arrays(value: dict) -> tuple[dict, dict]:
-        (vocab,) = {id(v): v for _, v, _ in value.values()}.values()   # one shared vocabulary
-        vocab_arrays, vocab_meta = vocab.to_arrays()
-        arrays = {**prefixed(vocab_arrays, "vocab/"), **{f"vectors/{name}": vec for name, (vec, _, _) in value.items()}}
-        return arrays, {"vocab": vocab_meta, "methods": list(value), "seconds": [s for _, _, s in value.values()]}
-
-    @staticmethod
-    def from_arrays(arrays: dict, meta: dict) -> dict:
-        vocab = Vocab.from_arrays(unprefixed(arrays, "vocab/"), meta["vocab"])
-        return {name: (arrays[f"vectors/{name}"], vocab, s) for name, s in zip(meta["methods"], meta["seconds"], strict=True)}
 
 
 class KeyedVectorsCodec:

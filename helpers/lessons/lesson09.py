@@ -1,6 +1,14 @@
-"""Lesson 09 (evaluating word vectors): the comparison table over every method of the course,
-the 2-D projection explorer, the scaling-grid explorer, and the frozen / fine-tuned / random
-embeddings experiment with its plot and explorer.
+"""Lesson 09 (evaluating word vectors): its measurements and render functions.
+
+- cosine vs Euclidean neighbours by word frequency (:func:`neighbour_overlap`);
+- the comparison over every shipped method (:func:`comparison_records`, :func:`format_records`,
+  :func:`tie_groups`: rankings with their noise, ties called ties);
+- antonyms in the similarity benchmarks (:func:`antonym_table`), the WEAT word sets;
+- the scaling-grid explorer and its static grid-vs-control figure (:func:`scaling_render`,
+  :func:`plot_grid_and_control`), the 2-D projection explorer;
+- older material the notebook no longer shows (kept for their tests until it moves): the
+  recomputing comparison table (:func:`comparison_table`) and the frozen / fine-tuned / random
+  embeddings experiment with its plot and explorer.
 
 Every render function returns ``(Figure, summary str)``; the notebook wraps them in
 :class:`helpers.infra.widgets.Explorer` and the tests call them directly.
@@ -215,43 +223,78 @@ def make_projection_render(embeddings: dict, groups: dict | None = None):
 
 
 # ---------------------------------------------------------------- more data or more dimensions (explorer)
+def _seed_stats(S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(mean, min, max) over seeds of scores (S, F, D), or the (F, D) scores themselves three times."""
+    S = np.asarray(S, dtype=float)
+    if S.ndim == 2:
+        return S, S, S
+    return np.nanmean(S, axis=0), np.nanmin(S, axis=0), np.nanmax(S, axis=0)
+
+
+def _grid_lines(ax, grid: ScalingGrid, metric: str, across: str) -> None:
+    mean, lo, hi = _seed_stats(grid.scores[metric])
+    scale = 100 if metric == "analogy" else 1
+    if across == "corpus size":
+        xs, n_lines, label = grid.tokens, len(grid.dims), lambda j: f"{grid.dims[j]} dims"
+        pick = lambda A, j: A[:, j]       # noqa: E731
+    else:
+        xs, n_lines, label = grid.dims, len(grid.tokens), lambda i: f"{grid.tokens[i] / 1e6:.2f}M tokens"
+        pick = lambda A, i: A[i, :]       # noqa: E731
+    for j in range(n_lines):
+        m = scale * pick(mean, j)
+        ax.errorbar(xs, m, yerr=[m - scale * pick(lo, j), scale * pick(hi, j) - m], marker=MARKERS[j % len(MARKERS)],
+                    capsize=3, label=label(j))
+    log_axis(ax, "x", base=2, ticks=xs)
+    if across == "corpus size":
+        ax.set_xticks(xs, [f"{t / 1e6:.2f}M" for t in xs])
+    else:
+        ax.set_xticks(xs, [str(d) for d in xs])
+    ax.axhline(0, color=BLACK, lw=0.5)
+
+
 def scaling_render(grid: ScalingGrid, metric: str = "analogy", across: str = "corpus size"):
     """Explorer render: ``metric`` (a key of METRICS) of every cell, as lines against the
     corpus size (one line per dimension) or against the dimension (one line per corpus
-    size), as ``across`` says. Returns (figure, summary)."""
+    size), as ``across`` says; with scores over seeds (S, F, D) the mean and the min-max bar.
+    Returns (figure, summary)."""
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r}; choose one of {list(METRICS)}")
     if across not in ("corpus size", "dimension"):
         raise ValueError(f"across must be 'corpus size' or 'dimension', got {across!r}")
-    S = grid.scores[metric]
+    S, _, _ = _seed_stats(grid.scores[metric])
     scale = 100 if metric == "analogy" else 1
     fig, ax = new_figure()
     n = grid.n_scored.get(metric)
     what = "questions" if metric == "analogy" else "pairs"
     model = {"cbow": "CBOW", "skipgram": "skip-gram"}.get(grid.config.get("model"), "")
-    if across == "corpus size":
-        for j, d in enumerate(grid.dims):
-            ax.plot(grid.tokens, scale * S[:, j], marker=MARKERS[j % len(MARKERS)], label=f"{d} dims")
-        log_axis(ax, "x", base=2, ticks=grid.tokens)
-        ax.set_xticks(grid.tokens, [f"{t / 1e6:.2f}M" for t in grid.tokens])
-        xlabel = "training tokens (log scale)"
-    else:
-        for i, t in enumerate(grid.tokens):
-            ax.plot(grid.dims, scale * S[i, :], marker=MARKERS[i % len(MARKERS)], label=f"{t / 1e6:.2f}M tokens")
-        log_axis(ax, "x", base=2, ticks=grid.dims)
-        ax.set_xticks(grid.dims, [str(d) for d in grid.dims])
-        xlabel = "vector dimension (log scale)"
+    _grid_lines(ax, grid, metric, across)
+    xlabel = "training tokens (log scale)" if across == "corpus size" else "vector dimension (log scale)"
     set_labels(ax, f"word2vec {model}: {METRICS[metric]} on the same {n} {what}", xlabel, METRICS[metric],
                y_unit="%" if scale == 100 else None)
-    ax.axhline(0, color=BLACK, lw=0.5)
     ax.legend(ncol=2)
     i_best, j_best = np.unravel_index(np.nanargmax(S), S.shape)
     fmt = (lambda v: f"{100 * v:.1f}%") if scale == 100 else (lambda v: f"{v:.3f}")
-    summary = (f"{METRICS[metric]}: smallest sample ({grid.tokens[0]:,} tokens) "
+    seeds = "" if np.ndim(grid.scores[metric]) == 2 else f" (mean of {np.shape(grid.scores[metric])[0]} seeds)"
+    summary = (f"{METRICS[metric]}{seeds}: smallest sample ({grid.tokens[0]:,} tokens) "
                f"{fmt(np.nanmin(S[0]))}–{fmt(np.nanmax(S[0]))} over the dimensions; whole corpus "
                f"{fmt(np.nanmin(S[-1]))}–{fmt(np.nanmax(S[-1]))}; best cell {fmt(S[i_best, j_best])} "
                f"({grid.tokens[i_best]:,} tokens, {grid.dims[j_best]} dims)")
     return fig, summary
+
+
+def plot_grid_and_control(grid: ScalingGrid, control: ScalingGrid, control_epochs, metric: str = "wordsim353"):
+    """Two panels, ``metric`` against the corpus size, one line per dimension (mean of the seeds,
+    min-max bars): the fixed-epoch grid, and the equal-updates control (``control_epochs`` per
+    sample). Returns the figure."""
+    fig, axes = new_figure(ncols=2, sharey=True)
+    scale = 100 if metric == "analogy" else 1
+    epochs = grid.config.get("epochs", [None])[0]
+    titles = (f"{epochs} epochs on every sample", f"equal updates: {'/'.join(map(str, control_epochs))} epochs")
+    for ax, g, title in zip(axes, (grid, control), titles, strict=True):
+        _grid_lines(ax, g, metric, "corpus size")
+        set_labels(ax, title, "training tokens (log scale)", METRICS[metric], y_unit="%" if scale == 100 else None)
+    axes[0].legend(ncol=2)
+    return fig
 
 
 # ---------------------------------------------------------------- pre-trained embeddings downstream
@@ -388,3 +431,138 @@ def make_size_render(vectors: np.ndarray, words: Sequence[str], epochs: int = 10
 
     render.rows = done
     return render
+
+
+# ---------------------------------------------------------------- cosine vs Euclidean neighbours
+def neighbour_overlap(W: np.ndarray, vocab, bands=((5, 10), (10, 50), (50, 500), (500, None)), k: int = 10,
+                      per_band: int = 200, seed: int = 0) -> list[dict]:
+    """How far cosine and Euclidean nearest neighbours agree, by the query word's corpus count.
+
+    For ``per_band`` random query words of each count band [lo, hi): the mean share of their
+    ``k`` cosine neighbours that are also Euclidean neighbours, and the median corpus count of
+    the neighbours under each measure. Returns one dict per band."""
+    counts = np.asarray(vocab.counts)
+    E = normalize_rows(W)
+    sq = np.einsum("ij,ij->i", W, W)
+    rng = np.random.default_rng(seed)
+    out = []
+    for lo, hi in bands:
+        pool = np.flatnonzero((counts >= lo) & (counts < (hi or np.inf)))
+        q = rng.choice(pool, size=min(per_band, len(pool)), replace=False)
+        cos = E[q] @ E.T
+        d2 = sq[q][:, None] + sq[None, :] - 2 * W[q] @ W.T
+        cos[np.arange(len(q)), q], d2[np.arange(len(q)), q] = -np.inf, np.inf
+        nc = np.argpartition(-cos, k, axis=1)[:, :k]
+        ne = np.argpartition(d2, k, axis=1)[:, :k]
+        overlap = np.mean([len(set(a) & set(b)) / k for a, b in zip(nc, ne, strict=True)])
+        out.append({"band": (lo, hi), "n_words": len(q), "overlap": float(overlap),
+                    "median_count_cosine": float(np.median(counts[nc])),
+                    "median_count_euclidean": float(np.median(counts[ne])),
+                    "median_norm": float(np.median(np.sqrt(sq[q])))})
+    return out
+
+
+def euclidean_neighbours(W: np.ndarray, vocab, word: str, k: int = 6) -> list[str]:
+    """The ``k`` nearest words of ``word`` by Euclidean distance (the word itself excluded)."""
+    i = vocab.index(word)
+    d = np.linalg.norm(W - W[i], axis=1)
+    d[i] = np.inf
+    return [vocab.itos[j] for j in np.argsort(d)[:k]]
+
+
+# ---------------------------------------------------------------- the comparison over the shipped vectors
+def comparison_records(methods: dict, shipped_records: dict, count_records: dict) -> dict:
+    """{label: records} for lesson 09's table: every shipped method of ``methods`` ({label: (W,
+    vocab, seconds)}) with the records it was shipped with (``shipped_records[label]``, computed at
+    training time by :func:`helpers.course.word_vector_models.records`), then the count-based
+    methods' records (``count_records``, :mod:`helpers.course.count_records`). Each gets 'seconds'
+    (training, or for the count-based methods building) and 'kind' ('shipped' or 'count')."""
+    out = {}
+    for label, (_, _, secs) in methods.items():
+        if label not in shipped_records:
+            raise KeyError(f"{label}: no records shipped with it (have {sorted(shipped_records)})")
+        out[label] = {**shipped_records[label], "seconds": float(secs), "kind": "shipped"}
+    for label, rec in count_records.items():
+        out[label] = {**rec, "seconds": float(rec["build_seconds"]), "kind": "count"}
+    return out
+
+
+def format_records(recs: dict) -> str:
+    """The lesson's comparison table as text: report-half scores with 95 % bootstrap intervals,
+    queen's rank, BBC topic accuracy (mean and min-max over 3 splits) per classifier, training seconds."""
+    head = (f"{'method':<19}{'train s':>8}  {'WordSim-353 ρ':<22}{'SimLex-999 ρ':<22}{'3CosAdd %':<19}"
+            f"{'queen':>6}   {'logreg % (min–max)':<20}{'10-NN % (min–max)':<20}")
+    lines = [head, "-" * len(head)]
+    for label, r in recs.items():
+        iv = r["report_intervals"]
+        ws, sl = (f"{e:.3f} [{lo:.3f}, {hi:.3f}]" for e, lo, hi in (iv["wordsim"], iv["simlex"]))
+        an = f"{100 * iv['analogy'][0]:.1f} [{100 * iv['analogy'][1]:.1f}, {100 * iv['analogy'][2]:.1f}]"
+        ex = []
+        for c in ("logreg", "knn"):
+            a = 100 * np.array(r["bbc_topic_accuracy"][c])
+            ex.append(f"{a.mean():.1f} ({a.min():.1f}–{a.max():.1f})")
+        lines.append(f"{label:<19}{r['seconds']:>8.0f}  {ws:<22}{sl:<22}{an:<19}"
+                     f"{r['queen_rank']:>6}   {ex[0]:<20}{ex[1]:<20}")
+    return "\n".join(lines)
+
+
+def tie_groups(recs: dict, key) -> list[list[str]]:
+    """Methods ordered by ``key(record) -> (estimate, low, high)``, grouped where the intervals
+    overlap the best of the group (a chain of ties): [[best and its ties], [next], ...]."""
+    order = sorted(recs, key=lambda m: -key(recs[m])[0])
+    groups = []
+    for m in order:
+        if groups and key(recs[m])[2] >= key(recs[groups[-1][0]])[1]:
+            groups[-1].append(m)
+        else:
+            groups.append([m])
+    return groups
+
+
+def extrinsic_interval(rec: dict, clf: str) -> tuple[float, float, float]:
+    """(mean, min, max) BBC topic accuracy over the recorded splits."""
+    a = np.array(rec["bbc_topic_accuracy"][clf])
+    return float(a.mean()), float(a.min()), float(a.max())
+
+
+# ---------------------------------------------------------------- antonyms in the similarity benchmarks
+ANTONYMS = [("happy", "sad"), ("hot", "cold"), ("old", "new"), ("good", "bad"), ("big", "small"),
+            ("rich", "poor"), ("win", "lose"), ("dark", "light"), ("strong", "weak"), ("fast", "slow"),
+            ("hard", "easy"), ("love", "hate"), ("buy", "sell"), ("high", "low"), ("young", "old"),
+            ("early", "late"), ("war", "peace"), ("long", "short"), ("wide", "narrow"), ("heavy", "light"),
+            ("true", "false"), ("accept", "reject"), ("increase", "decrease"), ("smart", "dumb"),
+            ("friend", "enemy"), ("clean", "dirty"), ("difficult", "easy"), ("wet", "dry"), ("cheap", "expensive"),
+            ("success", "failure"), ("sunny", "cloudy"), ("ancient", "modern"), ("stupid", "smart"),
+            ("inside", "outside"), ("dangerous", "safe"), ("deep", "shallow"), ("guilty", "innocent"),
+            ("give", "take"), ("begin", "end"), ("start", "finish"), ("left", "right"), ("up", "down"),
+            ("nice", "nasty"), ("fear", "courage"), ("polite", "rude"), ("sharp", "dull"), ("private", "public"),
+            ("major", "minor"), ("maximum", "minimum"), ("plus", "minus"), ("positive", "negative"),
+            ("entrance", "exit"), ("north", "south"), ("east", "west"), ("top", "bottom"), ("day", "night"),
+            ("rise", "fall"), ("attack", "defend"), ("forget", "remember"), ("sell", "purchase")]
+
+
+def antonym_table(W: np.ndarray, vocab, pairs_by_set: dict, antonyms=ANTONYMS) -> list[dict]:
+    """For each benchmark {name: [(w1, w2, score)]}: its pairs that are antonyms (the list
+    ``antonyms``, either order) with both words in the vocabulary, their human score, its percentile
+    among the set's in-vocabulary pairs, their cosine and the cosine's percentile."""
+    ant = {frozenset(p) for p in antonyms if p[0] != p[1]}
+    E = normalize_rows(W)
+    rows = []
+    for name, pairs in pairs_by_set.items():
+        known = [(a, b, s) for a, b, s in pairs if a in vocab and b in vocab]
+        human = np.array([s for _, _, s in known])
+        cos = np.array([float(E[vocab.index(a)] @ E[vocab.index(b)]) for a, b, _ in known])
+        for (a, b, s), c in zip(known, cos, strict=True):
+            if frozenset((a, b)) in ant:
+                rows.append({"set": name, "pair": (a, b), "human": s, "human_pct": float(np.mean(human < s) * 100),
+                             "cosine": c, "cosine_pct": float(np.mean(cos < c) * 100)})
+    return rows
+
+
+# ---------------------------------------------------------------- bias: WEAT
+WEAT_SETS = {   # Caliskan et al. (2017), WEAT 6 with terms instead of first names (names are rare here)
+    "career": ["executive", "management", "professional", "corporation", "salary", "office", "business", "career"],
+    "family": ["home", "parents", "children", "family", "cousins", "marriage", "wedding", "relatives"],
+    "male": ["he", "him", "his", "man", "men", "boy", "father", "son", "brother", "husband"],
+    "female": ["she", "her", "hers", "woman", "women", "girl", "mother", "daughter", "sister", "wife"],
+}

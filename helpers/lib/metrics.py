@@ -9,6 +9,8 @@ lists, dataclasses); notebooks print them. Unknown words raise
 """
 from __future__ import annotations
 
+import itertools
+import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -433,3 +435,60 @@ def analogy_rank(vectors, vocab, a: str, b: str, c: str, d: str, method: str = "
     s = _analogy_scores(E, *(np.array([i]) for i in ids[:3]), method)[0]
     s[ids[:3]] = -np.inf
     return int(np.sum(s > s[ids[3]]) + 1)
+
+
+# ---------------------------------------------------------------- association tests (bias)
+@dataclass
+class WeatResult:
+    """The result of a WEAT test. Taught in lesson 09, section 8.
+
+    Caliskan et al. (2017): effect size d, one-sided p-value, the statistic, how many partitions
+    were scored (all of them when ``exact``), and the words left out (not in the vocabulary)."""
+
+    effect_size: float
+    p_value: float
+    statistic: float
+    n_partitions: int
+    exact: bool
+    missing: list
+
+    def __str__(self) -> str:
+        how = "exact, all" if self.exact else "sampled"
+        return (f"WEAT: effect size d = {self.effect_size:.2f}, one-sided p = {self.p_value:.4f} "
+                f"({how} {self.n_partitions:,} partitions); missing words: {self.missing or 'none'}")
+
+
+def weat(vectors, vocab, X: Sequence[str], Y: Sequence[str], A: Sequence[str], B: Sequence[str],
+         max_exact: int = 200_000, n_perm: int = 100_000, seed: int = 0) -> WeatResult:
+    """Word-embedding association test. Taught in lesson 09, section 8.
+
+    s(w) = mean cos(w, A) - mean cos(w, B); statistic = Σ_X s(x) - Σ_Y s(y); effect size
+    d = (mean_X s - mean_Y s) / std_{X∪Y} s (sample std, ddof 1); p = share of the equal-size
+    re-partitions (Xi, Yi) of X ∪ Y whose statistic is >= the observed one — all of them when
+    there are at most ``max_exact``, else ``n_perm`` seeded random ones (plus the observed one).
+    Words missing from the vocabulary are dropped and listed; each set must keep 2 words."""
+    vectors, stoi, _ = _check(vectors, vocab)
+    missing = [w for w in (*X, *Y, *A, *B) if w not in stoi]
+    sets = [[w for w in S if w in stoi] for S in (X, Y, A, B)]
+    for name, S in zip("XYAB", sets, strict=True):
+        if len(S) < 2:
+            raise ValueError(f"WEAT set {name} has {len(S)} word(s) in the vocabulary, need at least 2 (missing: {missing})")
+    X, Y, A, B = sets
+    E = normalize_rows(np.asarray(vectors, dtype=np.float64))
+    T = E[[stoi[w] for w in (*X, *Y)]]
+    s = (T @ E[[stoi[w] for w in A]].T).mean(axis=1) - (T @ E[[stoi[w] for w in B]].T).mean(axis=1)
+    nx, n = len(X), len(X) + len(Y)
+    observed = s[:nx].sum() - s[nx:].sum()
+    d = (s[:nx].mean() - s[nx:].mean()) / s.std(ddof=1)
+    total = s.sum()
+    n_all = math.comb(n, nx)
+    if n_all <= max_exact:
+        sums = np.array([s[list(c)].sum() for c in itertools.combinations(range(n), nx)])
+        exact = True
+    else:
+        rng = np.random.default_rng(seed)
+        sums = np.array([s[rng.permutation(n)[:nx]].sum() for _ in range(n_perm)] + [s[:nx].sum()])
+        exact = False
+    stats = 2 * sums - total                     # Σ_Xi s - Σ_Yi s, with Σ_Yi = total - Σ_Xi
+    p = float(np.mean(stats >= observed - 1e-12))
+    return WeatResult(float(d), p, float(observed), len(sums), exact, missing)
