@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from helpers.course import ffnn_lm, word_lms, word_vector_models
+from helpers.course import ffnn_lm, mlm_model, word_lms, word_vector_models
 from helpers.course.data import DATA_DIR
 from helpers.infra.artifacts import ArtifactError, load_artifact
 from helpers.infra.checksums import DataError, sha256_of
@@ -79,6 +79,10 @@ MODELS: dict[str, ModelEntry] = {e.name: e for e in [
                  word_lms.word_lm_subset_metric, float16=word_lms.FLOAT16)
       for kind, name in (("rnn", "simple (tanh) RNN"), ("gru", "GRU"), ("lstm", "LSTM"))),
     *word_vector_models.model_entries(ModelEntry),
+    ModelEntry("mlm_bert", "small BERT (2 layers, 128 wide, tied embeddings, 4,000 BPE pieces) pre-trained by masked "
+               "language modelling on the modern-English corpus, lesson 10", "10", mlm_model.SETTINGS,
+               mlm_model.train_mlm_bert, mlm_model.load_mlm_bert, mlm_model.mlm_subset_metric,
+               float16=mlm_model.FLOAT16),
 ]}
 
 
