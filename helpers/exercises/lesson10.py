@@ -291,10 +291,11 @@ def _best_layer(layer_table, word):
 check_best_layer = ExperimentExercise(
     "the layer that separates the senses of 'light' best",
     lambda layer_table, word="light": _best_layer(layer_table, word),
-    explanation=("For 'light' the two senses (illumination, weight) are carried by different neighbouring words "
-                 "(*turn on the*, *a ... jacket*): the embedding layer (0) gives every occurrence the same "
-                 "vector apart from its position, and only the attention layers mix the neighbours in. Which "
-                 "layer is best differs from word to word; the table above shows the spread over draws."),
+    explanation=("Layer 0 is the embedding table plus the position: every occurrence of 'light' gets nearly the "
+                 "same vector, so only its position can tell the senses apart. Each attention layer mixes in the "
+                 "neighbours (*turn on the*, *a ... jacket*), which carry the sense. Which layer is best differs "
+                 "from word to word, and with 24 sentences per word neighbouring layers are often within the "
+                 "spread of the draws: look at the table of section 4 before reading much into one word."),
     mistakes=[
         Mistake("worst_layer", "that is the layer with the LOWEST accuracy for this word: pick the highest.",
                 like=lambda layer_table, word="light": int(np.argmin(layer_table[word]))),

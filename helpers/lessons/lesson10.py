@@ -256,20 +256,26 @@ def live_pretraining(shipped: ShippedMLM, steps: int = 100, eval_every: int = 50
     return out
 
 
+def plot_live_pretraining(shipped_curve: dict, live: dict, unigram_acc: float):
+    """The live run's validation accuracy (``live``: {'step', 'valid_acc'}) over the shipped run's
+    curve (``shipped_curve``: {'step', 'valid_acc'}) and the unigram baseline; returns the figure."""
+    fig, ax = new_figure()
+    ax.plot(shipped_curve["step"], 100 * np.asarray(shipped_curve["valid_acc"]), "o-", color=GREY_DARK,
+            label="shipped run (make models NAME=mlm_bert), whole validation split")
+    ax.plot(live["step"], 100 * np.asarray(live["valid_acc"]), "s--", color=COLOURS["vermillion"],
+            label=f"live run, {live['step'][-1]} steps (first 1,000 validation sentences)")
+    ax.axhline(100 * unigram_acc, ls=":", color=COLOURS["blue"], label="unigram baseline (validation)")
+    set_labels(ax, "Masked-token accuracy during pre-training", "training step", "validation accuracy (%)")
+    ax.legend(fontsize=8)
+    return fig
+
+
 def render_live_pretraining(steps: int = 20, *, shipped: ShippedMLM):
     """Explorer: a live pre-training of ``steps`` steps (random embeddings, the first 10,000
     training sentences, see :func:`live_pretraining`) drawn over the shipped run's validation curve."""
     live = live_pretraining(shipped, steps, eval_every=max(10, steps // 5))
     curve = shipped.curve
-    fig, ax = new_figure()
-    ax.plot(curve["step"], 100 * np.asarray(curve["valid_acc"]), "o-", color=GREY_DARK,
-            label="shipped run (make models NAME=mlm_bert), whole validation split")
-    ax.plot(live["step"], 100 * np.asarray(live["valid_acc"]), "s--", color=COLOURS["vermillion"],
-            label=f"live run, {steps} steps (first 1,000 validation sentences)")
-    ax.axhline(100 * shipped.metrics["unigram_valid_acc"], ls=":", color=COLOURS["blue"],
-               label="unigram baseline (validation)")
-    set_labels(ax, "Masked-token accuracy during pre-training", "training step", "validation accuracy (%)")
-    ax.legend(fontsize=8)
+    fig = plot_live_pretraining(curve, live, shipped.metrics["unigram_valid_acc"])
     return fig, (f"live run: validation accuracy {live['valid_acc'][-1]:.1%} after {steps} steps, last training "
                  f"loss {live['loss'][-1]:.2f} nats (the shipped run: {curve['valid_acc'][0]:.1%} after "
                  f"{curve['step'][0]} steps, with the word2vec head start)")
