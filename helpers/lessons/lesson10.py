@@ -343,3 +343,4 @@ def layer_table(model: TinyBert, tok: BPETokenizer, examples: Sequence[SenseExam
         out[w] = [sense_rounds(example_vectors(model, tok, exs, layer), senses, n_support, repeats, seed)
                   for layer in range(model.cfg.n_layers + 1)]
     return out
+
