@@ -28,7 +28,6 @@ PENDING: dict[str, str] = {
     "07_word2vec": "not yet reworked for issues 16-18 (its lesson session removes this line)",
     "08_glove_fasttext": "not yet reworked for issues 16-18 (its lesson session removes this line)",
     "09_evaluation": "not yet reworked for issues 16-18 (its lesson session removes this line)",
-    "10_contextual": "not yet reworked for issues 16-18 (its lesson session removes this line)",
 }
 
 EXERCISE = re.compile(r"(?m)^#{2,4} Exercise (\d+) · (warm-up|core|experiment)\b")

@@ -32,7 +32,6 @@ PENDING: dict[str, str] = {
     "07_word2vec": "not yet reworked for issue 15 (its lesson session removes this line)",
     "08_glove_fasttext": "not yet reworked for issue 15 (its lesson session removes this line)",
     "09_evaluation": "not yet reworked for issue 15 (its lesson session removes this line)",
-    "10_contextual": "not yet reworked for issue 15 (its lesson session removes this line)",
 }
 
 NUMBER = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?[eE][-+−]?\d+|\d+\.\d+|\d{1,3}(?:,\d{3})+|\d{2,})(?![\w.,]*\d)")
