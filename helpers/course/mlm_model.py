@@ -53,7 +53,7 @@ from helpers.lib.bert import BertConfig, TinyBert, masked_lm_loss
 from helpers.lib.bpe import BPETokenizer
 from helpers.lib.mlm import length_bucketed_batches, mask_tokens, pad_batch
 from helpers.lib.pretraining import (
-    _to_torch,
+    batch_to_torch,
     encode_corpus,
     evaluate_mlm,
     fixed_eval_batches,
@@ -184,7 +184,7 @@ def train_mlm_bert(settings: dict, log: RunLog, max_steps: int | None = None, pr
             queue = length_bucketed_batches(lengths, s["batch_size"], rng)
         idx = queue.pop()
         ids, att = pad_batch([train[i] for i in idx], tok.pad_id)
-        x, y, m = _to_torch(mask_tokens(ids, tok, rng, attention_mask=att), "cpu")
+        x, y, m = batch_to_torch(mask_tokens(ids, tok, rng, attention_mask=att), "cpu")
         loss = masked_lm_loss(model, x, y, m)
         opt.zero_grad(set_to_none=True)
         loss.backward()

@@ -27,7 +27,7 @@ from helpers.lib.bpe import SPECIALS, BPETokenizer
 from helpers.lib.contextual import nearest_sense, word_vectors
 from helpers.lib.metrics import Interval, bootstrap_interval
 from helpers.lib.mlm import IGNORE, encode_sentence, length_bucketed_batches, mask_tokens, pad_batch
-from helpers.lib.pretraining import _to_torch, encode_corpus, evaluate_mlm, fixed_eval_batches
+from helpers.lib.pretraining import batch_to_torch, encode_corpus, evaluate_mlm, fixed_eval_batches
 
 
 # ---------------------------------------------------------------- static baselines
@@ -152,7 +152,7 @@ def sentence_scores(model: TinyBert, batches: list) -> tuple[np.ndarray, np.ndar
     right, count = [], []
     model.eval()
     for b in batches:
-        x, y, att = _to_torch(b, "cpu")
+        x, y, att = batch_to_torch(b, "cpu")
         sel = y != IGNORE
         pred = torch.full_like(y, -1)
         if sel.any():
@@ -239,7 +239,7 @@ def live_pretraining(shipped: ShippedMLM, steps: int = 100, eval_every: int = 50
                 queue = length_bucketed_batches(lengths, s["batch_size"], rng)
             idx = queue.pop()
             ids, att = pad_batch([train[i] for i in idx], tok.pad_id)
-            x, y, m = _to_torch(mask_tokens(ids, tok, rng, attention_mask=att), "cpu")
+            x, y, m = batch_to_torch(mask_tokens(ids, tok, rng, attention_mask=att), "cpu")
             loss = masked_lm_loss(model, x, y, m)
             opt.zero_grad(set_to_none=True)
             loss.backward()
