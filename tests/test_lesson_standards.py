@@ -23,7 +23,6 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 # notebook stem -> why it does not meet the standards yet
 PENDING: dict[str, str] = {
-    "10_contextual": "not yet reworked for issues 16-18 (its lesson session removes this line)",
 }
 
 EXERCISE = re.compile(r"(?m)^#{2,4} Exercise (\d+) · (warm-up|core|experiment)\b")

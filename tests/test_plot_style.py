@@ -546,6 +546,10 @@ CASES = {
     "helpers.lessons.lesson09:plot_accuracy_vs_size": _case_accuracy_vs_size,
     "helpers.lessons.lesson09:make_size_render.render": _case_size_render,
     "helpers.lessons.lesson10:render_sense_explorer": _case_sense_explorer,
+    "helpers.lessons.lesson10:plot_live_pretraining": lambda: __import__(
+        "helpers.lessons.lesson10", fromlist=["plot_live_pretraining"]).plot_live_pretraining(
+        {"step": [500, 1000, 1500], "valid_acc": [0.06, 0.15, 0.19]}, {"step": [10, 20], "valid_acc": [0.04, 0.05]},
+        0.045),
 }
 
 

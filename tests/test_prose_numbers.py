@@ -31,7 +31,6 @@ ALLOWED: dict[str, dict[str, str]] = {
 
 # notebook stem -> why it is not checked yet (lessons not yet reworked for issue 15)
 PENDING: dict[str, str] = {
-    "10_contextual": "not yet reworked for issue 15 (its lesson session removes this line)",
 }
 
 NUMBER = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?[eE][-+−]?\d+|\d+\.\d+|\d{1,3}(?:,\d{3})+|\d{2,})(?![\w.,]*\d)")

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from helpers.course import char_lms, count_records, ffnn_lm, scaling_grid, word_lms, word_vector_models
+from helpers.course import char_lms, count_records, ffnn_lm, mlm_model, scaling_grid, word_lms, word_vector_models
 from helpers.course.data import DATA_DIR
 from helpers.infra.artifacts import ArtifactError, load_artifact
 from helpers.infra.checksums import DataError, sha256_of
@@ -91,6 +91,10 @@ MODELS: dict[str, ModelEntry] = {e.name: e for e in [
                "scores with intervals, queen's rank, BBC topic accuracy, lesson 09", "09", count_records.SETTINGS,
                count_records.train_count_records, count_records.load_count_records, count_records.count_subset_metric,
                replay_steps=1),
+    ModelEntry("mlm_bert", "small BERT (2 layers, 128 wide, tied embeddings, 4,000 BPE pieces) pre-trained by masked "
+               "language modelling on the modern-English corpus, lesson 10", "10", mlm_model.SETTINGS,
+               mlm_model.train_mlm_bert, mlm_model.load_mlm_bert, mlm_model.mlm_subset_metric,
+               float16=mlm_model.FLOAT16),
 ]}
 
 

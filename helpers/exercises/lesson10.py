@@ -2,10 +2,21 @@
 from __future__ import annotations
 
 import numpy as np
+import torch
 
-from helpers.exercises import ExerciseFailed, FunctionExercise, Mistake, expect_equal
+from helpers.exercises import (
+    ExerciseFailed,
+    ExperimentExercise,
+    FunctionExercise,
+    Mistake,
+    expect_close,
+    expect_equal,
+    expect_gradients_match_numerical,
+    expect_gradients_match_torch,
+    expect_tuple,
+)
 from helpers.lib.contextual import nearest_sense
-from helpers.lib.mlm import apply_80_10_10
+from helpers.lib.mlm import IGNORE, apply_80_10_10
 
 MASK_ID = 4
 
@@ -163,4 +174,141 @@ check_nearest_sense = FunctionExercise(
                 like=lambda q, S, s: _sense_variant(q, S, s, label=False)),
     ])
 
-EXERCISES = [check_80_10_10, check_nearest_sense]
+
+# ----------------------------------------------------------------------------- core: the tied masked-LM loss, backward
+TIED_NAMES = ("dE", "dW", "db_out")
+
+
+def _tied_forward_torch(E, W, b_out, inputs, labels):
+    """The exercise's model in PyTorch: X = E[inputs], H = tanh(X W), logits = H[M] E^T + b_out."""
+    sel = labels != IGNORE
+    H = torch.tanh(E[inputs] @ W)
+    logits = H[sel] @ E.T + b_out
+    return torch.nn.functional.cross_entropy(logits, labels[sel])
+
+
+def _tied_loss_numpy(E, W, b_out, inputs, labels):
+    sel = labels != IGNORE
+    logits = np.tanh(E[inputs] @ W)[sel] @ E.T + b_out
+    logits = logits - logits.max(1, keepdims=True)
+    logp = logits - np.log(np.exp(logits).sum(1, keepdims=True))
+    return float(-logp[np.arange(sel.sum()), labels[sel]].mean())
+
+
+def _tied_variant(E, W, b_out, inputs, labels, lookup=True, output=True, accumulate=True, mean=True,
+                  tanh_grad=True):
+    """The reference backward (all switches on) and its typical mistakes (one switch off)."""
+    sel = labels != IGNORE
+    m = int(sel.sum())
+    X = E[inputs]                                   # (n, d)
+    H = np.tanh(X @ W)                              # (n, d)
+    logits = H[sel] @ E.T + b_out                   # (m, V)
+    P = np.exp(logits - logits.max(1, keepdims=True))
+    P /= P.sum(1, keepdims=True)
+    loss = float(-np.log(P[np.arange(m), labels[sel]]).mean())
+    dlogits = P.copy()
+    dlogits[np.arange(m), labels[sel]] -= 1
+    dlogits /= m if mean else 1
+    db_out = dlogits.sum(0)
+    dE_out = dlogits.T @ H[sel]                     # the output projection's contribution (V, d)
+    dH = np.zeros_like(H)
+    dH[sel] = dlogits @ E
+    dZ = dH * (1 - H ** 2) if tanh_grad else dH
+    dW = X.T @ dZ
+    dX = dZ @ W.T
+    dE_in = np.zeros_like(E)                        # the lookup's contribution (V, d)
+    if accumulate:
+        np.add.at(dE_in, inputs, dX)
+    else:
+        dE_in[inputs] = dX
+    dE = (dE_in if lookup else 0) + (dE_out if output else 0)
+    return loss, dE, dW, db_out
+
+
+def _tied_reference(E, W, b_out, inputs, labels):
+    return _tied_variant(E, W, b_out, inputs, labels)
+
+
+def _tied_case(seed: int, V: int, d: int, n: int, repeat: bool = True):
+    rng = np.random.default_rng(seed)
+    E, W, b_out = rng.normal(0, 0.5, (V, d)), rng.normal(0, 0.5, (d, d)), rng.normal(0, 0.1, V)
+    inputs = rng.integers(5, V, n)
+    if repeat:
+        inputs[1] = inputs[0] = 5                   # the same id twice: the lookup gradients must add up
+    labels = np.full(n, IGNORE)
+    chosen = rng.permutation(n)[:max(2, n // 3)]
+    labels[chosen] = rng.integers(5, V, len(chosen))
+    inputs[chosen[:1]] = 4                          # a [MASK] input
+    return E, W, b_out, inputs, labels
+
+
+def _tied_check(seed, V, d, n, against):
+    def check(f):
+        E, W, b_out, inputs, labels = _tied_case(seed, V, d, n)
+        got = f(E.copy(), W.copy(), b_out.copy(), inputs.copy(), labels.copy())
+        expect_tuple(got, ("loss",) + TIED_NAMES)
+        expect_close(got[0], _tied_loss_numpy(E, W, b_out, inputs, labels),
+                     f"loss (V={V}, d={d}, {n} positions, {int(np.sum(labels != IGNORE))} masked)")
+        names = [f"{k} (V={V}, d={d}, {n} positions)" for k in TIED_NAMES]
+        if against == "torch":
+            expect_gradients_match_torch(got[1:], lambda E, W, b: _tied_forward_torch(
+                E, W, b, torch.as_tensor(inputs), torch.as_tensor(labels)), [E, W, b_out], names)
+        else:
+            expect_gradients_match_numerical(got[1:], lambda E, W, b: _tied_loss_numpy(E, W, b, inputs, labels),
+                                             [E, W, b_out], names)
+    return check
+
+
+check_tied_mlm_backward = FunctionExercise(
+    "tied masked-LM loss and backward",
+    [_tied_check(0, 9, 4, 6, "torch"), _tied_check(1, 12, 5, 10, "numerical"), _tied_check(2, 30, 8, 25, "torch")],
+    reference=_tied_reference, step="core",
+    explanation=("E is used twice — to look up the inputs and, transposed, to score the outputs — so its "
+                 "gradient is the sum of both paths: the lookup's rows (added up for every position that "
+                 "reads the same id) plus dlogits^T H from the output projection."),
+    mistakes=[
+        Mistake("output_only", "dE misses the lookup path: X = E[inputs] also depends on E, so add dX to the "
+                "rows of dE that were looked up (np.add.at(dE, inputs, dX)).",
+                like=lambda *a: _tied_variant(*a, lookup=False)),
+        Mistake("lookup_only", "dE misses the output path: the logits are H E^T, so E also gets dlogits^T @ H "
+                "(masked positions only).", like=lambda *a: _tied_variant(*a, output=False)),
+        Mistake("overwritten_rows", "an id that occurs twice must get both positions' gradients: dE[inputs] = dX "
+                "keeps only the last; use np.add.at(dE, inputs, dX).",
+                like=lambda *a: _tied_variant(*a, accumulate=False)),
+        Mistake("sum_not_mean", "the loss is the MEAN over the masked positions: divide dlogits by their number "
+                "|M|.", like=lambda *a: _tied_variant(*a, mean=False)),
+        Mistake("no_tanh_derivative", "go back through tanh: dZ = dH * (1 - H**2) before dW = X^T dZ and "
+                "dX = dZ W^T.", like=lambda *a: _tied_variant(*a, tanh_grad=False)),
+    ])
+
+
+# ----------------------------------------------------------------------------- experiment: the best layer for a word
+def _best_layer(layer_table, word):
+    """The layer with the highest nearest-sense accuracy for ``word`` (layer_table[word] = accuracies by layer)."""
+    return int(np.argmax(layer_table[word]))
+
+
+check_best_layer = ExperimentExercise(
+    "the layer that separates the senses of 'light' best",
+    lambda layer_table, word="light": _best_layer(layer_table, word),
+    explanation=("Layer 0 is the embedding table plus the position: every occurrence of 'light' gets nearly the "
+                 "same vector, so only its position can tell the senses apart. Each attention layer mixes in the "
+                 "neighbours (*turn on the*, *a ... jacket*), which carry the sense. Which layer is best differs "
+                 "from word to word, and with 24 sentences per word neighbouring layers are often within the "
+                 "spread of the draws: look at the table of section 4 before reading much into one word."),
+    mistakes=[
+        Mistake("worst_layer", "that is the layer with the LOWEST accuracy for this word: pick the highest.",
+                like=lambda layer_table, word="light": int(np.argmin(layer_table[word]))),
+        Mistake("mean_over_words", "that is the best layer on average over the six words; the question is "
+                "about 'light' alone (its own row or the explorer's accuracy line).",
+                like=lambda layer_table, word="light": int(np.argmax(np.mean(list(layer_table.values()), 0)))
+                if int(np.argmax(np.mean(list(layer_table.values()), 0))) != _best_layer(layer_table, word)
+                else -99),
+        Mistake("counted_from_one", "layers are numbered from 0 (the embeddings) to the last block: your answer "
+                "is one too high.", like=lambda layer_table, word="light": _best_layer(layer_table, word) + 1),
+    ],
+    example_context={"layer_table": {"light": [0.52, 0.66, 0.74], "bank": [0.6, 0.80, 0.62],
+                                     "star": [0.5, 0.85, 0.70]}},
+)
+
+EXERCISES = [check_80_10_10, check_nearest_sense, check_tied_mlm_backward, check_best_layer]

@@ -1,18 +1,33 @@
 """Lesson 10 (contextual representations): the static word2vec baselines of the word-sense
-comparison, and the sense explorer's render function."""
+comparison, the word-sense tables with their spread over draws, the shipped masked LM's test
+numbers with a bootstrap interval, the live pre-training beside the shipped curve, and the
+explorers' render functions."""
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
 import torch
+from torch import nn
 
 from helpers.course.data import SenseExample
-from helpers.infra.plotting import BLACK, COLOURS, new_figure, set_labels
-from helpers.lib.bert import TinyBert
+from helpers.course.mlm_model import (
+    TEST_SEED,
+    VALID_SEED,
+    ShippedMLM,
+    mlm_sentences,
+    model_config,
+)
+from helpers.course.word_vectors import load_word_vectors
+from helpers.infra.plotting import BLACK, COLOURS, GREY_DARK, new_figure, set_labels
+from helpers.infra.seeding import make_rng
+from helpers.lib.bert import TinyBert, masked_lm_loss
 from helpers.lib.bpe import SPECIALS, BPETokenizer
 from helpers.lib.contextual import nearest_sense, word_vectors
-from helpers.lib.mlm import encode_sentence
+from helpers.lib.metrics import Interval, bootstrap_interval
+from helpers.lib.mlm import IGNORE, encode_sentence, length_bucketed_batches, mask_tokens, pad_batch
+from helpers.lib.pretraining import batch_to_torch, encode_corpus, evaluate_mlm, fixed_eval_batches
 
 
 # ---------------------------------------------------------------- static baselines
@@ -26,6 +41,16 @@ def train_static_vectors(sentences, dim: int = 100, window: int = 5, epochs: int
     model = Word2Vec([list(s) for s in sentences], vector_size=dim, window=window, min_count=min_count,
                      sg=1, negative=5, epochs=epochs, workers=1, seed=seed)
     return model.wv
+
+
+def shipped_static_vectors(name: str = "gensim-skipgram"):
+    """The course's shipped static word vectors (lessons 07-09; checksum-verified) as gensim
+    KeyedVectors (``kv[word]``, ``word in kv``, ``kv.most_similar``), and their metadata."""
+    from gensim.models import KeyedVectors  # heavy optional import: loaded only when gensim is used
+    W, _, vocab, meta = load_word_vectors(name)
+    kv = KeyedVectors(W.shape[1])
+    kv.add_vectors(list(vocab.itos), np.asarray(W, dtype=np.float32))
+    return kv, meta
 
 
 def static_vectors(kv, examples: Sequence[SenseExample], context: bool = False) -> np.ndarray:
@@ -110,6 +135,212 @@ def render_sense_explorer(model: TinyBert, tok: BPETokenizer, examples: Sequence
     ax2.legend()
     top = int(np.argmax(np.where(np.arange(len(seq)) == q, -1, a)))
     cos = ", ".join(f"{s} {v:.2f}" for s, v in scores.items())
+    acc = [spread(sense_rounds(example_vectors(model, tok, exs, k), senses, 3, 200, 0))[0] for k in range(L + 1)]
     summary = (f"“{ex.sentence}” — labelled: {ex.sense}; nearest sense at layer {layer}: {pred} "
-               f"(cosine to centroids: {cos}); '{word}' attends most to '{pieces[top]}' ({a[top]:.2f})")
+               f"(cosine to centroids: {cos}); '{word}' attends most to '{pieces[top]}' ({a[top]:.2f}). "
+               f"Nearest-sense accuracy of '{word}' (3 labelled per sense, 200 draws) at layer {layer}: "
+               f"{acc[layer]:.1%}; at every layer 0..{L}: " + ", ".join(f"{v:.1%}" for v in acc))
     return fig, summary
+
+
+# ---------------------------------------------------------------- the shipped masked LM: test numbers
+@torch.no_grad()
+def sentence_scores(model: TinyBert, batches: list) -> tuple[np.ndarray, np.ndarray]:
+    """Per evaluated sentence (rows of ``batches``, from fixed_eval_batches): the number of
+    masked pieces predicted right (top-1) and the number of masked pieces, both (n,) int64.
+    Sentences without a masked piece are left out."""
+    right, count = [], []
+    model.eval()
+    for b in batches:
+        x, y, att = batch_to_torch(b, "cpu")
+        sel = y != IGNORE
+        pred = torch.full_like(y, -1)
+        if sel.any():
+            pred[sel] = model.mlm_logits(model(x, att)[sel]).argmax(-1)
+        right.append(((pred == y) & sel).sum(1).numpy())
+        count.append(sel.sum(1).numpy())
+    right, count = np.concatenate(right), np.concatenate(count)
+    keep = count > 0
+    return right[keep].astype(np.int64), count[keep].astype(np.int64)
+
+
+def accuracy_interval(right: np.ndarray, count: np.ndarray, n_boot: int = 1000, seed: int = 0) -> Interval:
+    """Masked-token accuracy sum(right) / sum(count) with a 95 % bootstrap interval over
+    sentences (the pieces of one sentence are not independent, so whole sentences are resampled)."""
+    return bootstrap_interval(lambda r, c: r.sum() / c.sum(), right, count, n_boot=n_boot, seed=seed)
+
+
+def unigram_sentence_scores(top_id: int, batches: list) -> tuple[np.ndarray, np.ndarray]:
+    """As :func:`sentence_scores` for the unigram baseline that always answers ``top_id``."""
+    right, count = [], []
+    for b in batches:
+        sel = b.labels != IGNORE
+        right.append(((b.labels == top_id) & sel).sum(1))
+        count.append(sel.sum(1))
+    right, count = np.concatenate(right), np.concatenate(count)
+    keep = count > 0
+    return right[keep].astype(np.int64), count[keep].astype(np.int64)
+
+
+def split_batches(tok: BPETokenizer, split: str, max_len: int = 64) -> list:
+    """The shipped model's evaluation batches of ``split`` ('valid' or 'test'): every sentence of
+    the split, masked once with the seed the trainer used (the same positions as its metrics)."""
+    seeds = {"valid": VALID_SEED, "test": TEST_SEED}
+    if split not in seeds:
+        raise ValueError(f"split must be 'valid' or 'test', got {split!r}")
+    return fixed_eval_batches(tok, encode_corpus(tok, mlm_sentences()[split], max_len), seed=seeds[split])
+
+
+def last_fifth_gain(curve: dict) -> tuple[float, int, int]:
+    """How much the validation accuracy rose over the last 20 % of the steps: (gain, from_step,
+    to_step), reading the curve at the first evaluation at or after 80 % of the last step."""
+    steps, acc = np.asarray(curve["step"]), np.asarray(curve["valid_acc"])
+    k = int(np.argmax(steps >= 0.8 * steps[-1]))
+    return float(acc[-1] - acc[k]), int(steps[k]), int(steps[-1])
+
+
+# ---------------------------------------------------------------- the live pre-training
+@lru_cache(maxsize=1)
+def _live_data(tok_key: int, tok: BPETokenizer, max_len: int, n_train: int, n_valid: int):
+    train = encode_corpus(tok, mlm_sentences()["train"][:n_train], max_len)
+    valid = fixed_eval_batches(tok, encode_corpus(tok, mlm_sentences()["valid"][:n_valid], max_len), seed=VALID_SEED)
+    return train, valid
+
+
+def live_pretraining(shipped: ShippedMLM, steps: int = 100, eval_every: int = 50, n_train: int = 10_000,
+                     n_valid: int = 1000, init: np.ndarray | None = None) -> dict:
+    """Pre-train the shipped model's architecture from scratch for ``steps`` steps with the shipped
+    settings (optimizer, warm-up, batches, masking and seed), one thread. The learning-rate
+    schedule is the shipped one; two differences keep it quick: it draws its batches from the first
+    ``n_train`` training sentences only, and its embedding table starts random (the shipped run
+    starts from word2vec vectors of the pieces) unless ``init`` (V, d) gives one.
+    Every ``eval_every`` steps: masked-token accuracy on the first ``n_valid`` validation sentences.
+    Returns {'step', 'valid_acc', 'loss' (every step)}."""
+    s, tok = shipped.settings, shipped.tok
+    train, valid = _live_data(id(tok), tok, s["max_len"], n_train, n_valid)
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(s["seed"])
+            model = TinyBert(model_config(s, len(tok)), tok.pad_id)
+        if init is not None:
+            with torch.no_grad():
+                model.tok_emb.weight.copy_(torch.as_tensor(init))
+        model.train()
+        warmup, total = s["warmup"], s["max_steps"]
+        opt = torch.optim.AdamW(model.parameters(), lr=s["lr"], weight_decay=s["weight_decay"], betas=(0.9, 0.98))
+        sched = torch.optim.lr_scheduler.LambdaLR(
+            opt, lambda k: min((k + 1) / warmup, max(0.0, (total - k) / max(1, total - warmup))))
+        rng, queue, lengths = make_rng(s["seed"]), [], [len(x) for x in train]
+        out = {"step": [], "valid_acc": [], "loss": []}
+        for step in range(1, steps + 1):
+            if not queue:
+                queue = length_bucketed_batches(lengths, s["batch_size"], rng)
+            idx = queue.pop()
+            ids, att = pad_batch([train[i] for i in idx], tok.pad_id)
+            x, y, m = batch_to_torch(mask_tokens(ids, tok, rng, attention_mask=att), "cpu")
+            loss = masked_lm_loss(model, x, y, m)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            out["loss"].append(loss.item())
+            if step % eval_every == 0 or step == steps:
+                out["step"].append(step)
+                out["valid_acc"].append(evaluate_mlm(model, valid)["accuracy"])
+                model.train()
+    finally:
+        torch.set_num_threads(before)
+    return out
+
+
+def plot_live_pretraining(shipped_curve: dict, live: dict, unigram_acc: float):
+    """The live run's validation accuracy (``live``: {'step', 'valid_acc'}) over the shipped run's
+    curve (``shipped_curve``: {'step', 'valid_acc'}) and the unigram baseline; returns the figure."""
+    fig, ax = new_figure()
+    ax.plot(shipped_curve["step"], 100 * np.asarray(shipped_curve["valid_acc"]), "o-", color=GREY_DARK,
+            label="shipped run (make models NAME=mlm_bert), whole validation split")
+    ax.plot(live["step"], 100 * np.asarray(live["valid_acc"]), "s--", color=COLOURS["vermillion"],
+            label=f"live run, {live['step'][-1]} steps (first 1,000 validation sentences)")
+    ax.axhline(100 * unigram_acc, ls=":", color=COLOURS["blue"], label="unigram baseline (validation)")
+    set_labels(ax, "Masked-token accuracy during pre-training", "training step", "validation accuracy (%)")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def render_live_pretraining(steps: int = 20, *, shipped: ShippedMLM):
+    """Explorer: a live pre-training of ``steps`` steps (random embeddings, the first 10,000
+    training sentences, see :func:`live_pretraining`) drawn over the shipped run's validation curve."""
+    live = live_pretraining(shipped, steps, eval_every=max(10, steps // 5))
+    curve = shipped.curve
+    fig = plot_live_pretraining(curve, live, shipped.metrics["unigram_valid_acc"])
+    return fig, (f"live run: validation accuracy {live['valid_acc'][-1]:.1%} after {steps} steps, last training "
+                 f"loss {live['loss'][-1]:.2f} nats (the shipped run: {curve['valid_acc'][0]:.1%} after "
+                 f"{curve['step'][0]} steps, with the word2vec head start)")
+
+
+# ---------------------------------------------------------------- word senses with their spread
+def sense_rounds(X: np.ndarray, senses: Sequence[str], n_support: int = 3, repeats: int = 200,
+                 seed: int = 0) -> np.ndarray:
+    """Accuracy of each of ``repeats`` rounds of nearest-sense classification, (repeats,) float64:
+    the rounds of :func:`helpers.lib.contextual.nearest_sense_accuracy` (same generator, same
+    labelled examples, same answers; ties to the alphabetically first sense), with the queries of
+    a round scored at once. Same seed, same labelled examples for every kind of vector."""
+    X = np.asarray(X, dtype=np.float64)
+    senses = np.asarray(senses)
+    labels = sorted(set(senses.tolist()))
+    if any(np.sum(senses == s) <= n_support for s in labels):
+        raise ValueError(f"every sense needs more than n_support={n_support} examples")
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    U = X / np.where(norms == 0, 1, norms)
+    truth = np.array([labels.index(s) for s in senses])
+    rng, out = make_rng(seed), np.empty(repeats)
+    for r in range(repeats):
+        sup = [rng.choice(np.flatnonzero(senses == s), n_support, replace=False) for s in labels]
+        qry = np.setdiff1d(np.arange(len(senses)), np.concatenate(sup))
+        C = np.stack([U[i].mean(0) for i in sup])
+        C /= np.where((n := np.linalg.norm(C, axis=1, keepdims=True)) == 0, 1, n)
+        scores = np.round(U[qry] @ C.T, 12)
+        out[r] = np.mean(np.argmax(scores, axis=1) == truth[qry])
+    return out
+
+
+def spread(rounds: np.ndarray) -> tuple[float, float, float]:
+    """(mean, 2.5 %, 97.5 % percentile) of per-round accuracies: where 95 % of the draws of
+    labelled examples land."""
+    r = np.asarray(rounds, dtype=np.float64)
+    return float(r.mean()), float(np.percentile(r, 2.5)), float(np.percentile(r, 97.5))
+
+
+def paired_difference(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
+    """Mean and 95 % range over rounds of a - b (same rounds: a paired comparison). The
+    difference counts only when the range excludes 0; otherwise it is a tie."""
+    return spread(np.asarray(a) - np.asarray(b))
+
+
+def sense_table(vectors_of: dict, examples: Sequence[SenseExample], words: Sequence[str],
+                n_support: int = 3, repeats: int = 200, seed: int = 0) -> dict:
+    """{method: {word: per-round accuracies (repeats,)}} for every method ``vectors_of[method](examples)
+    -> (n, d)`` and word, all methods on the same rounds."""
+    table = {}
+    for name, vec in vectors_of.items():
+        table[name] = {}
+        for w in words:
+            exs = [e for e in examples if e.word == w]
+            table[name][w] = sense_rounds(vec(exs), [e.sense for e in exs], n_support, repeats, seed)
+    return table
+
+
+def layer_table(model: TinyBert, tok: BPETokenizer, examples: Sequence[SenseExample], words: Sequence[str],
+                n_support: int = 3, repeats: int = 200, seed: int = 0) -> dict:
+    """{word: [per-round accuracies of layer 0, 1, ..., n_layers]} (layer 0 = the embeddings)."""
+    out = {}
+    for w in words:
+        exs = [e for e in examples if e.word == w]
+        senses = [e.sense for e in exs]
+        out[w] = [sense_rounds(example_vectors(model, tok, exs, layer), senses, n_support, repeats, seed)
+                  for layer in range(model.cfg.n_layers + 1)]
+    return out
+

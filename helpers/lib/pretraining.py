@@ -37,7 +37,8 @@ def encode_corpus(tok: BPETokenizer, sentences, max_len: int) -> list[np.ndarray
     return [encode_sentence(tok, s, max_len) for s in sentences]
 
 
-def _to_torch(batch, device):
+def batch_to_torch(batch, device):
+    """A MaskedBatch as tensors (inputs, labels, attention_mask) on ``device``. Taught in lesson 10, section 3."""
     return (torch.as_tensor(batch.inputs, device=device), torch.as_tensor(batch.labels, device=device),
             torch.as_tensor(batch.attention_mask, device=device))
 
@@ -68,7 +69,7 @@ def evaluate_mlm(model: TinyBert, batches: list, device="cpu") -> dict:
     model.eval()
     correct, nll, n = 0, 0.0, 0
     for b in batches:
-        x, y, att = _to_torch(b, device)
+        x, y, att = batch_to_torch(b, device)
         sel = y != IGNORE
         if not sel.any():
             continue
@@ -177,7 +178,7 @@ def _pretrain(model, tok, train_seqs, eval_batches, cfg, steps, batch_size, lr, 
             yield mask_tokens(ids, tok, rng, attention_mask=att)
 
     def step(batch):
-        x, y, att = _to_torch(batch, dev)
+        x, y, att = batch_to_torch(batch, dev)
         state["tokens"] += int(att.sum())
         loss = masked_lm_loss(model, x, y, att)
         opt.zero_grad(set_to_none=True)
