@@ -198,22 +198,25 @@ def kn_path():
 def build_kn_baselines(orders=KN_ORDERS) -> dict:
     """Fit interpolated Kneser-Ney n-grams (discount 0.75) of each order on the training split of
     :func:`lm_data` and score the whole validation and test splits; store them (npz + json, checksummed)
-    at :func:`kn_path`. Arrays ``valid/<n>``, ``test/<n>``: per-token NLL (nats) of each order,
-    token i scored from its n-1 predecessors (the first 4 tokens of each split are skipped for
+    at :func:`kn_path`. The perplexity of every order on both splits is in the metadata; the only array,
+    ``test/<best>``, is the per-token NLL (nats) of the order with the lowest *validation* perplexity
+    (the one the lessons bootstrap against; the others are not stored, to keep data/models under
+    40 MB), token i scored from its n-1 predecessors (the first 4 tokens of each split are skipped for
     every order, so all orders score the same tokens), stored as float16 (relative rounding
     <= 5e-4 per token; the printed perplexities and bootstrap intervals do not change). Uses :func:`helpers.lib.ngram.kneser_ney_nlls`
     (the vectorised form of :class:`~helpers.lib.ngram.KneserNeyLM`; under a minute):
     ``python -m helpers.course.word_lms kn``."""
     data = lm_data(COMMON["vocab_size"])
     skip = max(orders) - 1
-    arrays, metrics, t0 = {}, {}, time.perf_counter()
+    nlls, metrics, t0 = {}, {}, time.perf_counter()
     for n in orders:
         for split in ("valid", "test"):
-            nll = kneser_ney_nlls(data.train, getattr(data, split), n, len(data.vocab), KN_DISCOUNT)[skip - (n - 1):]
-            arrays[f"{split}/{n}"] = nll.astype(np.float16)     # half the bytes; the perplexities agree to 4 digits
-            metrics[f"{split}_ppl_{n}"] = perplexity(float(nll.mean()))
-    meta = {"orders": list(orders), "discount": KN_DISCOUNT, "skipped_tokens": skip, "metrics": metrics,
-            "vocab_size": COMMON["vocab_size"], "seconds": time.perf_counter() - t0,
+            nlls[split, n] = kneser_ney_nlls(data.train, getattr(data, split), n, len(data.vocab), KN_DISCOUNT)[skip - (n - 1):]
+            metrics[f"{split}_ppl_{n}"] = perplexity(float(nlls[split, n].mean()))
+    best = min(orders, key=lambda n: metrics[f"valid_ppl_{n}"])          # chosen on validation
+    arrays = {f"test/{best}": nlls["test", best].astype(np.float16)}      # half the bytes; ppl agrees to 4 digits
+    meta = {"orders": list(orders), "best_order": best, "discount": KN_DISCOUNT, "skipped_tokens": skip,
+            "metrics": metrics, "vocab_size": COMMON["vocab_size"], "seconds": time.perf_counter() - t0,
             "command": "python -m helpers.course.word_lms kn"}
     save_artifact(kn_path(), arrays, meta)
     return meta
@@ -221,9 +224,9 @@ def build_kn_baselines(orders=KN_ORDERS) -> dict:
 
 @dataclass
 class KNBaselines:
-    """The stored Kneser-Ney baselines: ``orders``, per-token NLLs ``nll[split][n]`` (float64 from the stored float16,
-    the same tokens for every order: each split without its first ``skipped`` tokens) and
-    ``ppl[split][n]``."""
+    """The stored Kneser-Ney baselines: ``orders``, ``ppl[split][n]`` (from the float64 NLLs) and the
+    per-token test NLLs of the validation-chosen order, ``nll["test"][best_order()]`` (float64 from the
+    stored float16; the test split without its first ``skipped`` tokens)."""
 
     orders: list
     nll: dict
@@ -242,9 +245,9 @@ def load_kn_baselines() -> KNBaselines:
     except ArtifactError as e:
         raise ArtifactError(f"the Kneser-Ney baselines {kn_path()}: {e}. Rebuild them with "
                             f"`python -m helpers.course.word_lms kn` (about a minute)") from None
-    orders = [int(n) for n in art.meta["orders"]]
-    nll = {split: {n: art.arrays[f"{split}/{n}"].astype(np.float64) for n in orders} for split in ("valid", "test")}
-    ppl = {split: {n: perplexity(float(v.mean())) for n, v in nll[split].items()} for split in nll}
+    orders, best, m = [int(n) for n in art.meta["orders"]], int(art.meta["best_order"]), art.meta["metrics"]
+    nll = {"test": {best: art.arrays[f"test/{best}"].astype(np.float64)}}
+    ppl = {split: {n: float(m[f"{split}_ppl_{n}"]) for n in orders} for split in ("valid", "test")}
     return KNBaselines(orders, nll, ppl, int(art.meta["skipped_tokens"]))
 
 
