@@ -25,7 +25,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from helpers.course import char_lms, count_records, ffnn_lm, mlm_model, scaling_grid, word_lms, word_vector_models
+from helpers.course import (
+    char_lms,
+    count_records,
+    ffnn_lm,
+    mlm_model,
+    scaling_grid,
+    word_lms,
+    word_vector_models,
+)
 from helpers.course.data import DATA_DIR
 from helpers.infra.artifacts import ArtifactError, load_artifact
 from helpers.infra.checksums import DataError, sha256_of
