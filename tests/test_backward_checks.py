@@ -38,10 +38,12 @@ def _cases():
     from helpers.lib.bert import NumpyMaskedLM
     from helpers.lib.fasttext import SubwordEmbedding
     from helpers.lib.glove import GloVeNumpy
+    from helpers.lib.hsoftmax import HierarchicalSoftmax, huffman_tree
     from helpers.lib.layers import (
         Activation,
         Dropout,
         Embedding,
+        LayerNorm,
         Linear,
         Sequential,
         SigmoidCrossEntropy,
@@ -100,6 +102,9 @@ def _cases():
                                1.0, np.ones(2)),
         "CBOWNS": lambda: (CBOWNS(6, 3, sampler, k=2), (ids, np.array([4, 5])), 1.0, np.ones((2, 1))),
         "NumpyMaskedLM": mlm,
+        "LayerNorm": lambda: (LayerNorm(3), (xs,), np.ones((2, 5, 3)), np.ones((2, 5, 4))),
+        "HierarchicalSoftmax": lambda: (HierarchicalSoftmax(huffman_tree(np.array([5, 3, 2, 1, 1])), 3, rng),
+                                        (np.array([0, 1]), np.array([2, 3])), 1.0, np.ones(2)),
     }
 
 

@@ -403,6 +403,16 @@ def _case_w2v_validation_curves():
     return plot_validation_curves({"toy": SimpleNamespace(metadata=_toy_shipped_meta())})
 
 
+def _case_w2v_dimension_quality():
+    from types import SimpleNamespace
+
+    from helpers.lessons.lesson07 import plot_dimension_quality
+    rng = np.random.default_rng(0)
+    grid = SimpleNamespace(dims=(10, 25, 50, 100), scores={"wordsim353": rng.uniform(0.4, 0.6, (3, 2, 4)),
+                                                           "analogy": rng.uniform(0.0, 0.05, (3, 2, 4))})
+    return plot_dimension_quality(grid)[0]
+
+
 def _case_glove_validation():
     from helpers.lessons.lesson08 import plot_glove_validation
     runs = [{"lr": 0.2, "x_max": 10.0, "epochs": 3, "valid_wordsim": [0.1, 0.2, 0.25], "diverged": False},
@@ -536,6 +546,7 @@ CASES = {
     "helpers.lessons.lesson06:render_contexts": _case_contexts,
     "helpers.lessons.lesson07:render_live_training": _case_w2v_live_training,
     "helpers.lessons.lesson07:plot_validation_curves": _case_w2v_validation_curves,
+    "helpers.lessons.lesson07:plot_dimension_quality": _case_w2v_dimension_quality,
     "helpers.lessons.lesson08:render_glove_weight": _case_glove_weight,
     "helpers.lessons.lesson08:plot_glove_validation": _case_glove_validation,
     "helpers.lessons.lesson08:render_live_glove": _case_live_glove,

@@ -79,7 +79,11 @@ def top_level_bindings(source: str) -> set[str]:
         elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
             names.update((a.asname or a.name).split(".")[0] for a in stmt.names)
         else:
-            names |= {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+            # a comprehension's loop variables stay inside it (Python 3 scoping): they bind nothing here
+            local = {n.id for c in ast.walk(stmt) if isinstance(c, ast.comprehension)
+                     for n in ast.walk(c.target) if isinstance(n, ast.Name)}
+            names |= {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+                      and n.id not in local}
     return names
 
 

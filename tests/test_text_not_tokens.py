@@ -78,6 +78,10 @@ def _cases():
             lambda: fasttext.FastTextVectors([], np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((4, 3)), 3, 6, 0.0)
             .vectors_for("cat"), "words"),
         "fasttext.train_fasttext": (lambda: fasttext.train_fasttext(texts), "sentences"),
+        "fasttext.misspelling_test": (
+            lambda: fasttext.misspelling_test(
+                fasttext.FastTextVectors([], np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((4, 3)), 3, 6, 0.0), "cat"),
+            "words"),
         "counting.pmi_table": (lambda: counting.pmi_table(np.ones((2, 2)), "ab", ["c", "d"], [2, 2], [2, 2], 4),
                                "rows"),
         "rnn_lm.generate": (lambda: rnn_lm.generate(None, V, "the cat", greedy=True), "prompt"),

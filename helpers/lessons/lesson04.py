@@ -18,7 +18,7 @@ from torch import nn
 from helpers.course.char_lms import EVAL_TOKENS, SETTINGS, ShippedCharLM, train_char_lm
 from helpers.course.models import model_dir, model_info
 from helpers.course.shakespeare import CharSplit
-from helpers.infra.plotting import heatmap, new_figure, set_labels
+from helpers.infra.plotting import GREY_DARK, heatmap, new_figure, set_labels
 from helpers.infra.runlog import RunLog, read_log, step_losses
 from helpers.infra.seeding import torch_generator
 from helpers.lib.attention import dot_product_statistics
@@ -79,7 +79,7 @@ def plot_shipped_curves(shipped: dict[str, ShippedCharLM], ngram_valid: float, n
         per_step = m.cpu_seconds / m.metrics["steps"]
         ax.plot(np.array(m.curve["step"]) * per_step, m.curve["valid_loss"], "o-", ms=3,
                 label=f"{name} ({m.metrics['n_params']:,} parameters)")
-    ax.axhline(ngram_valid, color="gray", ls=":", label=ngram_label)
+    ax.axhline(ngram_valid, color=GREY_DARK, ls=":", label=ngram_label)
     set_labels(ax, f"Validation loss (first {EVAL_TOKENS:,} predictions of Othello) during training",
                "training CPU time, one thread", "cross-entropy", x_unit="s", y_unit="nats/char")
     ax.legend()

@@ -161,6 +161,28 @@ def plot_validation_curves(vectors: dict):
     return fig
 
 
+def plot_dimension_quality(grid) -> tuple:
+    """Quality against the dimension d on the whole corpus, from the shipped scaling grid of lesson 09
+    (``load_model("wv_scaling_grid").grid``: gensim CBOW, 5 epochs, seeds x fractions x dims scores):
+    WordSim-353 ρ and analogy accuracy, the mean of the seeds with min-max bars. Returns
+    (figure, {metric: (lo (D,), mean (D,), hi (D,))})."""
+    fig, axes = new_figure(ncols=2, width=4.5)
+    dims, stats = list(grid.dims), {}
+    for ax, (metric, title, ylabel, scale) in zip(axes, [
+            ("wordsim353", "WordSim-353 (report half)", "Spearman ρ", 1),
+            ("analogy", "Analogies (report half, 3CosAdd)", "accuracy (%)", 100)], strict=True):
+        whole = np.asarray(grid.scores[metric])[:, -1, :]          # (seeds, D): the whole corpus
+        lo, mean, hi = whole.min(0), whole.mean(0), whole.max(0)
+        stats[metric] = (lo, mean, hi)
+        ax.errorbar(dims, scale * mean, yerr=[scale * (mean - lo), scale * (hi - mean)], marker="o", capsize=3,
+                    color=COLOURS["blue"])
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(dims, [str(d) for d in dims])
+        ax.minorticks_off()
+        set_labels(ax, title, "dimension d", ylabel)
+    return fig, stats
+
+
 # ---------------------------------------------------------------- section 6: subsampling and the dynamic window
 def keep_probability_paper(counts: np.ndarray, sample: float) -> np.ndarray:
     """The keep probability of Mikolov et al. 2013b: an occurrence of word w is discarded with

@@ -289,6 +289,7 @@ def misspelling_test(fasttext: FastTextVectors, words: Sequence[str], k: int = 5
     Returns {'pairs': [(word, misspelling)], 'hits' (n,) 0/1 (the right word among the k
     neighbours), 'neighbours': [[word, ...]]} — a word-level model (word2vec, GloVe) has no vector
     for any of the misspellings."""
+    check_tokens(words, "words", "misspelling_test")
     rng = np.random.default_rng(seed)
     pairs = []
     for w in words:
