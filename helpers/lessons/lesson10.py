@@ -9,7 +9,6 @@ from typing import Sequence
 
 import numpy as np
 import torch
-from torch import nn
 
 from helpers.course.data import SenseExample
 from helpers.course.mlm_model import (
@@ -17,16 +16,17 @@ from helpers.course.mlm_model import (
     VALID_SEED,
     ShippedMLM,
     mlm_sentences,
+    mlm_step,
     model_config,
 )
 from helpers.course.word_vectors import load_word_vectors
 from helpers.infra.plotting import BLACK, COLOURS, GREY_DARK, new_figure, set_labels
 from helpers.infra.seeding import make_rng
-from helpers.lib.bert import TinyBert, masked_lm_loss
+from helpers.lib.bert import TinyBert
 from helpers.lib.bpe import SPECIALS, BPETokenizer
 from helpers.lib.contextual import nearest_sense, word_vectors
 from helpers.lib.metrics import Interval, bootstrap_interval
-from helpers.lib.mlm import IGNORE, encode_sentence, length_bucketed_batches, mask_tokens, pad_batch
+from helpers.lib.mlm import IGNORE, encode_sentence
 from helpers.lib.pretraining import batch_to_torch, encode_corpus, evaluate_mlm, fixed_eval_batches
 
 
@@ -235,18 +235,7 @@ def live_pretraining(shipped: ShippedMLM, steps: int = 100, eval_every: int = 50
         rng, queue, lengths = make_rng(s["seed"]), [], [len(x) for x in train]
         out = {"step": [], "valid_acc": [], "loss": []}
         for step in range(1, steps + 1):
-            if not queue:
-                queue = length_bucketed_batches(lengths, s["batch_size"], rng)
-            idx = queue.pop()
-            ids, att = pad_batch([train[i] for i in idx], tok.pad_id)
-            x, y, m = batch_to_torch(mask_tokens(ids, tok, rng, attention_mask=att), "cpu")
-            loss = masked_lm_loss(model, x, y, m)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            sched.step()
-            out["loss"].append(loss.item())
+            out["loss"].append(mlm_step(model, opt, sched, tok, train, queue, lengths, s["batch_size"], rng))
             if step % eval_every == 0 or step == steps:
                 out["step"].append(step)
                 out["valid_acc"].append(evaluate_mlm(model, valid)["accuracy"])
