@@ -49,14 +49,14 @@ from helpers.infra.early_stopping import EarlyStopping
 from helpers.infra.progress import progress_bar
 from helpers.infra.runlog import RunLog
 from helpers.infra.seeding import make_rng
-from helpers.lib.bert import BertConfig, TinyBert, masked_lm_loss
+from helpers.lib.bert import BertConfig, TinyBert
 from helpers.lib.bpe import BPETokenizer
-from helpers.lib.mlm import length_bucketed_batches, mask_tokens, pad_batch
 from helpers.lib.pretraining import (
-    batch_to_torch,
     encode_corpus,
     evaluate_mlm,
     fixed_eval_batches,
+    mlm_update,
+    next_masked_batch,
     piece_word2vec,
     unigram_baseline,
 )
@@ -144,24 +144,6 @@ def _snapshot(model: nn.Module) -> dict:
     return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
 
-def mlm_step(model, opt, sched, tok, train: list, queue: list, lengths: list, batch_size: int, rng) -> float:
-    """One masked-LM pre-training step, shared by the shipped training and lesson 10's live one: the next
-    length-bucketed batch of ``train`` (refilling ``queue`` in place when it is empty), masked 80/10/10,
-    the loss, its gradient clipped to norm 1, an optimiser and a scheduler step. Returns the loss."""
-    if not queue:
-        queue.extend(length_bucketed_batches(lengths, batch_size, rng))
-    idx = queue.pop()
-    ids, att = pad_batch([train[i] for i in idx], tok.pad_id)
-    x, y, m = batch_to_torch(mask_tokens(ids, tok, rng, attention_mask=att), "cpu")
-    loss = masked_lm_loss(model, x, y, m)
-    opt.zero_grad(set_to_none=True)
-    loss.backward()
-    nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    opt.step()
-    sched.step()
-    return loss.item()
-
-
 def train_mlm_bert(settings: dict, log: RunLog, max_steps: int | None = None, progress: bool = True,
                    tok: BPETokenizer | None = None) -> tuple[dict, dict, dict]:
     """Pre-train the small BERT of ``settings`` with early stopping on validation masked-token
@@ -198,7 +180,7 @@ def train_mlm_bert(settings: dict, log: RunLog, max_steps: int | None = None, pr
     reason = f"the step cap max_steps={s['max_steps']} (the learning rate reaches 0 there)"
     step = 0
     for step in range(1, cap + 1):
-        loss = mlm_step(model, opt, sched, tok, train, queue, lengths, s["batch_size"], rng)
+        loss = mlm_update(model, opt, sched, next_masked_batch(train, lengths, queue, s["batch_size"], tok, rng))
         log.step(loss)
         since_eval.append(loss)
         bar.update(1)

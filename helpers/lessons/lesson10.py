@@ -16,7 +16,6 @@ from helpers.course.mlm_model import (
     VALID_SEED,
     ShippedMLM,
     mlm_sentences,
-    mlm_step,
     model_config,
 )
 from helpers.course.word_vectors import load_word_vectors
@@ -27,7 +26,14 @@ from helpers.lib.bpe import SPECIALS, BPETokenizer
 from helpers.lib.contextual import nearest_sense, word_vectors
 from helpers.lib.metrics import Interval, bootstrap_interval
 from helpers.lib.mlm import IGNORE, encode_sentence
-from helpers.lib.pretraining import batch_to_torch, encode_corpus, evaluate_mlm, fixed_eval_batches
+from helpers.lib.pretraining import (
+    batch_to_torch,
+    encode_corpus,
+    evaluate_mlm,
+    fixed_eval_batches,
+    mlm_update,
+    next_masked_batch,
+)
 
 
 # ---------------------------------------------------------------- static baselines
@@ -235,7 +241,8 @@ def live_pretraining(shipped: ShippedMLM, steps: int = 100, eval_every: int = 50
         rng, queue, lengths = make_rng(s["seed"]), [], [len(x) for x in train]
         out = {"step": [], "valid_acc": [], "loss": []}
         for step in range(1, steps + 1):
-            out["loss"].append(mlm_step(model, opt, sched, tok, train, queue, lengths, s["batch_size"], rng))
+            batch = next_masked_batch(train, lengths, queue, s["batch_size"], tok, rng)
+            out["loss"].append(mlm_update(model, opt, sched, batch))
             if step % eval_every == 0 or step == steps:
                 out["step"].append(step)
                 out["valid_acc"].append(evaluate_mlm(model, valid)["accuracy"])

@@ -160,6 +160,34 @@ def pretrain_mlm(tok: BPETokenizer, train_seqs: Sequence[np.ndarray], eval_batch
                          n_evals, rng, dev, progress)
 
 
+def next_masked_batch(train_seqs: Sequence[np.ndarray], lengths: Sequence[int], queue: list, batch_size: int,
+                      tok: BPETokenizer, rng: np.random.Generator):
+    """The next masked pre-training batch. Taught in lesson 10, section 3.
+
+    The next length-bucketed group of ``train_seqs`` (``queue`` is refilled in place when empty),
+    padded and masked 80/10/10. Returns a MaskedBatch of (B, L) arrays."""
+    if not queue:
+        queue.extend(length_bucketed_batches(lengths, batch_size, rng))
+    idx = queue.pop()
+    ids, att = pad_batch([train_seqs[i] for i in idx], tok.pad_id)
+    return mask_tokens(ids, tok, rng, attention_mask=att)
+
+
+def mlm_update(model, opt, sched, batch, device="cpu") -> float:
+    """One masked-LM optimiser step on a MaskedBatch. Taught in lesson 10, section 3.
+
+    The loss, its gradient clipped to norm 1, then the optimiser and the scheduler steps.
+    Returns the loss (float)."""
+    x, y, att = batch_to_torch(batch, device)
+    loss = masked_lm_loss(model, x, y, att)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    sched.step()
+    return loss.item()
+
+
 def _pretrain(model, tok, train_seqs, eval_batches, cfg, steps, batch_size, lr, warmup, n_evals,
               rng, dev, progress) -> PretrainResult:
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01, betas=(0.9, 0.98))
@@ -171,22 +199,11 @@ def _pretrain(model, tok, train_seqs, eval_batches, cfg, steps, batch_size, lr, 
 
     def batches(epoch):
         for _ in range(per_eval):
-            if not state["queue"]:
-                state["queue"] = length_bucketed_batches(lengths, batch_size, rng)
-            idx = state["queue"].pop()
-            ids, att = pad_batch([train_seqs[i] for i in idx], tok.pad_id)
-            yield mask_tokens(ids, tok, rng, attention_mask=att)
+            yield next_masked_batch(train_seqs, lengths, state["queue"], batch_size, tok, rng)
 
     def step(batch):
-        x, y, att = batch_to_torch(batch, dev)
-        state["tokens"] += int(att.sum())
-        loss = masked_lm_loss(model, x, y, att)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        return loss.item()
+        state["tokens"] += int(batch.attention_mask.sum())
+        return mlm_update(model, opt, sched, batch, dev)
 
     t0 = time.process_time()
     hist = train_loop(step, batches, n_evals, evaluate=lambda: evaluate_mlm(model, eval_batches, dev),
