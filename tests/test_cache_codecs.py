@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from helpers.course.scaling_grid import ScalingGrid
-from helpers.course.word_vectors import CountVectorsCodec, KeyedVectorsCodec
+from helpers.course.word_vectors import CountVectorsCodec
 from helpers.infra.artifacts import TreeCodec, load_artifact, save_artifact
 from helpers.infra.training import History
 from helpers.lib.glove import GloVeVectors
@@ -77,15 +77,6 @@ def test_count_based_vectors_share_one_vocabulary(tmp_path):
     back = through_files(tmp_path, value, CountVectorsCodec)
     assert list(back) == ["LSA", "PPMI-SVD"] and back["LSA"][1] is back["PPMI-SVD"][1]
     assert all(np.array_equal(back[k][0], value[k][0]) and back[k][2] == value[k][2] for k in value)
-
-
-def test_gensim_keyed_vectors(tmp_path):
-    from gensim.models import KeyedVectors
-    kv = KeyedVectors(vector_size=4)
-    kv.add_vectors(["bank", "river", "money", "Zürich"], RNG.standard_normal((4, 4)).astype(np.float32))
-    back = through_files(tmp_path, kv, KeyedVectorsCodec)
-    assert back.index_to_key == kv.index_to_key and np.array_equal(back.vectors, kv.vectors)
-    assert back.most_similar("bank", topn=2) == kv.most_similar("bank", topn=2) and "river" in back
 
 
 def test_recurrent_lm_result_through_the_default_codec(tmp_path):

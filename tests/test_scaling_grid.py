@@ -5,11 +5,9 @@ import pytest
 from helpers.course.corpus import modern_english_sentences
 from helpers.course.scaling_grid import (
     METRICS,
-    course_scaling_key,
     nested_samples,
     train_scaling_grid,
 )
-from helpers.course.word_vectors import course_cache_jobs
 from helpers.lessons.lesson09 import scaling_render
 
 
@@ -61,14 +59,6 @@ def test_render_both_views(small_grid):
         scaling_render(small_grid, "accuracy")
     with pytest.raises(ValueError, match="across must be"):
         scaling_render(small_grid, "analogy", "epochs")
-
-
-def test_course_jobs_have_distinct_entries():
-    jobs = course_cache_jobs()
-    keys = [(j.name, j.version) for j in jobs]
-    assert len(set(keys)) == len(keys) == 10
-    assert course_scaling_key() in keys
-    assert course_scaling_key() not in [(j.name, j.version) for j in course_cache_jobs(scaling_grid=False)]
 
 
 def test_shipped_grid_loads_and_one_cell_reproduces():

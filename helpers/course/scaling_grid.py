@@ -21,10 +21,10 @@ from typing import Sequence
 import numpy as np
 
 from helpers.course.benchmarks import benchmark_halves
-from helpers.course.corpus import course_corpus, modern_english_sentences
+from helpers.course.corpus import course_corpus
 from helpers.course.data import load_analogies, load_word_similarity
 from helpers.infra.artifacts import TreeCodec
-from helpers.infra.cache import cached, settings_version, with_overrides
+from helpers.infra.cache import with_overrides
 from helpers.infra.progress import progress_bar
 from helpers.lib.metrics import analogy_accuracy, similarity_correlation
 from helpers.lib.word2vec import prepare_corpus, train_gensim
@@ -116,22 +116,6 @@ def train_scaling_grid(sentences: Sequence[Sequence[str]], fractions: Sequence[f
     bar.close()
     return ScalingGrid(tuple(float(f) for f in fractions), tuple(int(d) for d in dims),
                        np.array([c.n_raw_tokens for c in corpora]), scores, seconds, n_scored, len(words), cfg)
-
-
-# ---------------------------------------------------------------- the course's grid
-def course_scaling_key() -> tuple[str, str]:
-    """The cache entry (name, version) of :func:`course_scaling_grid`."""
-    grid = "f" + "_".join(f"{f:g}" for f in FRACTIONS) + "-d" + "_".join(map(str, DIMS))
-    return "word2vec-scaling", settings_version(SCALING_CONFIG, f"v1-{grid}")
-
-
-def course_scaling_grid(progress: bool = True) -> ScalingGrid:
-    """The grid on the course corpus (:func:`helpers.course.corpus.modern_english_sentences`),
-    trained once and cached (:mod:`helpers.infra.cache`)."""
-    return cached(*course_scaling_key(), lambda: train_scaling_grid(modern_english_sentences(), progress=progress),
-                  codec=ScalingGrid)
-
-
 
 
 # ---------------------------------------------------------------- the shipped grid (make models NAME=wv_scaling_grid)

@@ -15,8 +15,9 @@ a misspelling like ``goverment``) still has n-grams, so it still gets a vector; 
 - :class:`SubwordEmbedding`: the NumPy sketch, a layer of the course protocol
   (``forward(words) -> (N, D)``, ``backward`` fills the gradients of the used rows).
 - :func:`train_fasttext` / :class:`FastTextVectors`: gensim's ``FastText`` (the reference),
-  trained on the course corpus by :func:`helpers.course.word_vectors.course_fasttext` (cached);
-  its vectors are kept as arrays, and unseen words get theirs from :func:`ngram_buckets`.
+  trained on the course corpus and shipped by ``make models NAME=wv_gensim_fasttext``
+  (:mod:`helpers.course.word_vector_models`); its vectors are kept as arrays, and unseen words get
+  theirs from :func:`ngram_buckets`.
 """
 from __future__ import annotations
 
