@@ -159,6 +159,8 @@ def write_manifest(manifest: dict, root: Path | None = None) -> Path:
 def _cell(value) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
+    if isinstance(value, dict):     # keys sorted: the same text before and after the manifest's JSON round trip
+        return json.dumps(value, sort_keys=True, ensure_ascii=False)
     return str(value)
 
 
