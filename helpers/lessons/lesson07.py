@@ -1,6 +1,7 @@
 """Lesson 07 (the embedding layer and word2vec): timing the output layers as the vocabulary
 grows (full softmax, negative sampling, hierarchical softmax), the shipped vectors' scores and
-curves, the subsampling and dynamic-window statistics, and the explorers (a live training beside
+curves, the subsampling and dynamic-window statistics and their measured effect on the vectors
+(the shipped ``wv_tricks``), and the explorers (a live training beside
 the shipped curve, the vector dimension)."""
 from __future__ import annotations
 
