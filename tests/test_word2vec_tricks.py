@@ -33,6 +33,7 @@ def _settings(**changes):
     (dict(model="cbow"), "model must be 'skipgram'"),
     (dict(variants={}), "variants must name at least one setting"),
     (dict(variants={"x": dict(sample=-1e-4, dynamic_window=True)}), "sample must be >= 0"),
+    (dict(variants={"x": dict(sample="1e-4", dynamic_window=True)}), "sample must be >= 0"),
     (dict(variants={"x": dict(sample=1e-4, dynamic_window="no")}), "dynamic_window must be True or False"),
     (dict(variants={"x": dict(sample=1e-4)}), "must set exactly 'sample' and 'dynamic_window'"),
 ])

@@ -67,7 +67,7 @@ def check_settings(settings: dict) -> dict:
     for name, v in settings["variants"].items():
         if set(v) != {"sample", "dynamic_window"}:
             raise ValueError(f"variant {name!r} must set exactly 'sample' and 'dynamic_window', got {sorted(v)}")
-        if not v["sample"] >= 0:
+        if isinstance(v["sample"], bool) or not isinstance(v["sample"], (int, float)) or not v["sample"] >= 0:
             raise ValueError(f"variant {name!r}: sample must be >= 0 (0 turns subsampling off), got {v['sample']!r}")
         if not isinstance(v["dynamic_window"], bool):
             raise ValueError(f"variant {name!r}: dynamic_window must be True or False, got {v['dynamic_window']!r}")
