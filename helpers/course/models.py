@@ -31,6 +31,7 @@ from helpers.course import (
     ffnn_lm,
     mlm_model,
     scaling_grid,
+    word2vec_tricks,
     word_lms,
     word_vector_models,
 )
@@ -95,6 +96,10 @@ MODELS: dict[str, ModelEntry] = {e.name: e for e in [
                "3 seeds, with the equal-updates control, lesson 09", "09", scaling_grid.SHIPPED,
                scaling_grid.train_grid_results, scaling_grid.load_grid_artifact, scaling_grid.grid_subset_metric,
                replay_steps=2),
+    ModelEntry("wv_tricks", "scores (no vectors) of gensim skip-gram with and without subsampling and the dynamic "
+               "window, one factor at a time, 3 seeds, quality after every epoch, lesson 07", "07",
+               word2vec_tricks.SETTINGS, word2vec_tricks.train_tricks, word2vec_tricks.load_tricks,
+               word2vec_tricks.tricks_subset_metric, replay_steps=2),
     ModelEntry("wv_count_records", "records (no vectors) of LSA and PPMI-SVD at their validated settings: report-half "
                "scores with intervals, queen's rank, BBC topic accuracy, lesson 09", "09", count_records.SETTINGS,
                count_records.train_count_records, count_records.load_count_records, count_records.count_subset_metric,
@@ -154,6 +159,8 @@ def write_manifest(manifest: dict, root: Path | None = None) -> Path:
 def _cell(value) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
+    if isinstance(value, dict):     # keys sorted: the same text before and after the manifest's JSON round trip
+        return json.dumps(value, sort_keys=True, ensure_ascii=False)
     return str(value)
 
 

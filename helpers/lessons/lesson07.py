@@ -1,6 +1,7 @@
 """Lesson 07 (the embedding layer and word2vec): timing the output layers as the vocabulary
 grows (full softmax, negative sampling, hierarchical softmax), the shipped vectors' scores and
-curves, the subsampling and dynamic-window statistics, and the explorers (a live training beside
+curves, the subsampling and dynamic-window statistics and their measured effect on the vectors
+(the shipped ``wv_tricks``), and the explorers (a live training beside
 the shipped curve, the vector dimension)."""
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from matplotlib.ticker import MaxNLocator
 from scipy.stats import rankdata
 
 from helpers.course.benchmarks import evaluate_vectors
+from helpers.course.word2vec_tricks import TricksResult, paired_setting_difference
 from helpers.course.word_vector_models import SETTINGS, queen_rank
 from helpers.infra.plotting import COLOURS, GREY_DARK, new_figure, set_labels
 from helpers.infra.threads import single_thread_blas
@@ -234,6 +236,64 @@ def pair_statistics(corpus: Corpus, sample: float, dynamic: bool = True, window:
         out["top_share"].append(n_top / n_pairs)
     out["by_distance"] = (by_distance / by_distance.sum()).tolist()
     return out
+
+
+# ---------------------------------------------------------------- section 7: what the two tricks do to the vectors
+TRICK_STYLE = {"shipped": ("o", "-", COLOURS["blue"]), "no_subsampling": ("s", "--", COLOURS["orange"]),
+               "fixed_window": ("^", "-.", COLOURS["green"])}
+
+
+def plot_tricks(result: TricksResult):
+    """Quality against training CPU time, from the shipped measurement (``load_model("wv_tricks")``):
+    report-half WordSim-353 and SimLex-999 ρ after every epoch of every run (one line per run, a
+    marker on its last epoch; colour and marker by setting) and each run's final analogy accuracy
+    against its total CPU seconds. Returns the figure."""
+    fig, axes = new_figure(ncols=3, width=3.6)
+    cpu = np.cumsum(result.curves["cpu_seconds"], axis=2)              # (S, V, E)
+    for j, name in enumerate(result.variants):
+        marker, line, colour = TRICK_STYLE.get(name, ("D", ":", GREY_DARK))
+        for k in range(len(result.seeds)):
+            label = result.labels[name] if k == 0 else None
+            for ax, key in zip(axes[:2], ("report/wordsim", "report/simlex"), strict=True):
+                y = result.curves[key][k, j]
+                ax.plot(cpu[k, j], y, line, color=colour, lw=1, alpha=0.8)
+                ax.plot(cpu[k, j, -1], y[-1], marker, color=colour, label=label, markersize=6)
+            axes[2].plot(cpu[k, j, -1], 100 * result.final["report/analogy"][k, j], marker, color=colour,
+                         label=label, markersize=7, mfc="none" if k else colour)
+    epochs = result.metadata["settings"]["epochs"]
+    set_labels(axes[0], f"WordSim-353 after each of {epochs} epochs", "training time (CPU seconds)",
+               "Spearman ρ (report half)")
+    set_labels(axes[1], f"SimLex-999 after each of {epochs} epochs", "training time (CPU seconds)",
+               "Spearman ρ (report half)")
+    set_labels(axes[2], f"Analogies after {epochs} epochs", "training time (CPU seconds)",
+               "accuracy (%, report half)")
+    axes[2].legend(fontsize=7, loc="lower right")
+    return fig
+
+
+def tricks_table(result: TricksResult) -> dict:
+    """Per setting (in the measurement's order): {'words_per_epoch', 'cpu' (mean, min, max CPU
+    seconds of a run), and for each report-half metric 'wordsim', 'simlex', 'analogy' and the
+    validation half's 'valid_wordsim': (mean, min, max) over the seeds}."""
+    out = {}
+    cpu = result.cpu_seconds()
+    for j, name in enumerate(result.variants):
+        row = {"words_per_epoch": float(result.curves["words_trained"][:, j].mean())}
+        for key, values in (("cpu", cpu[:, j]), ("wordsim", result.final["report/wordsim"][:, j]),
+                            ("simlex", result.final["report/simlex"][:, j]),
+                            ("analogy", result.final["report/analogy"][:, j]),
+                            ("valid_wordsim", result.final["validation/wordsim"][:, j])):
+            row[key] = (float(values.mean()), float(values.min()), float(values.max()))
+        out[name] = row
+    return out
+
+
+def tricks_comparisons(result: TricksResult, n_boot: int = 2000, seed: int = 0) -> dict:
+    """{(metric, other): Interval of shipped minus other} for every other setting and the three
+    report-half metrics (:func:`helpers.course.word2vec_tricks.paired_setting_difference`: items
+    and seeds resampled, paired)."""
+    return {(metric, other): paired_setting_difference(result, metric, "shipped", other, n_boot=n_boot, seed=seed)
+            for other in result.variants if other != "shipped" for metric in ("wordsim", "simlex", "analogy")}
 
 
 # ---------------------------------------------------------------- section 6: the live training
