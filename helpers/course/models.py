@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Callable
 
 from helpers.course import (
+    bert_finetune,
     char_lms,
     count_records,
     ffnn_lm,
@@ -103,6 +104,10 @@ MODELS: dict[str, ModelEntry] = {e.name: e for e in [
                "language modelling on the modern-English corpus, lesson 10", "10", mlm_model.SETTINGS,
                mlm_model.train_mlm_bert, mlm_model.load_mlm_bert, mlm_model.mlm_subset_metric,
                float16=mlm_model.FLOAT16),
+    ModelEntry("bert_finetune", "scores (no weights) of the small BERT fine-tuned on BBC News topics vs its frozen "
+               "features vs static skip-gram vectors, 25-1,500 training articles x 3 seeds, lesson 10", "10",
+               bert_finetune.SETTINGS, bert_finetune.train_finetune_results, bert_finetune.load_finetune_results,
+               bert_finetune.finetune_subset_metric, replay_steps=20),
 ]}
 
 
