@@ -314,22 +314,20 @@ def logreg_test_accuracy(X_train, y_train, X_test, y_test, C: float) -> float:
     return float(clf.score(sc.transform(X_test), y_test))
 
 
-def load_static_vectors(name: str):
-    """(W, stoi) of a shipped word-vector model (:func:`helpers.course.models.load_model`)."""
-    from helpers.course.models import load_model    # models imports this module: import when used
-    W, _, vocab, _ = load_model(name)
+def static_vectors_of(vectors) -> tuple[np.ndarray, dict]:
+    """(W float32, stoi) of shipped word vectors as ``load_model`` returns them ((W, C, vocab, meta))."""
+    W, _, vocab, _ = vectors
     return np.asarray(W, dtype=np.float32), dict(vocab.stoi)
 
 
-def load_encoder() -> ShippedMLM:
-    """The shipped ``mlm_bert`` (checksum-verified)."""
-    from helpers.course.models import load_model    # models imports this module: import when used
-    return load_model("mlm_bert")
-
-
 # ---------------------------------------------------------------- the shipped experiment
-def train_finetune_results(settings: dict, log, max_steps: int | None = None, progress: bool = True):
+def train_finetune_results(settings: dict, log, max_steps: int | None = None, progress: bool = True, *,
+                           load=None):
     """Run the whole experiment (``make models NAME=bert_finetune``); returns (arrays, meta, metrics).
+
+    ``load(name)`` returns a shipped model checked against the manifest (the registry passes
+    :func:`helpers.course.models.load_model`, which this module cannot import: the registry
+    imports it): the encoder ``mlm_bert`` and the static vectors ``settings['static']``.
 
     1. Learning rate x pooling of fine-tuning, chosen on validation at n = grid_size, seed grid_seed.
     2. For every size x seed: fine-tuning with the chosen pair (the grid's own run is reused for
@@ -337,9 +335,10 @@ def train_finetune_results(settings: dict, log, max_steps: int | None = None, pr
     A step of the log is one fine-tuning step (the grid's runs first); ``max_steps`` runs only the
     first grid run, for that many steps (the replay test)."""
     s = settings
-    torch.set_num_threads(torch.get_num_threads())           # (threads are set by the pipeline)
+    if load is None:
+        raise TypeError("train_finetune_results needs load=helpers.course.models.load_model (the registry passes it)")
     data = bbc_finetune_data(s["max_sents"], s["n_valid_per_topic"], s["valid_seed"])
-    shipped = load_encoder()
+    shipped = load("mlm_bert")
     tok, y, K = shipped.tok, data.labels, len(data.topics)
     c0 = time.process_time()
     ids = encode_docs(tok, data.docs, s["max_len"])
@@ -376,7 +375,7 @@ def train_finetune_results(settings: dict, log, max_steps: int | None = None, pr
     feats = {k: v for k, v in feats.items() if not (k[0] == 0 and k[1] == "cls")}  # layer-0 [CLS]: a constant
     frozen_feature_cpu = time.process_time() - c0
     c0 = time.process_time()
-    W, stoi = load_static_vectors(s["static"])
+    W, stoi = static_vectors_of(load(s["static"]))
     X_static = static_features(W, stoi, data.docs)
     static_feature_cpu = time.process_time() - c0
 
@@ -498,14 +497,13 @@ def load_finetune_results(artifact: Artifact) -> FinetuneResults:
                            float(meta.get("train_seconds", math.nan)), float(meta.get("cpu_seconds", math.nan)))
 
 
-def frozen_cell_accuracy(results: FinetuneResults, n: int, seed: int, shipped: ShippedMLM | None = None) -> float:
-    """Recompute the frozen-feature test accuracy of one cell from scratch: the shipped encoder's
-    features of that cell's training articles and of the test articles, logistic regression with
-    the layer, pooling and C recorded for the cell."""
+def frozen_cell_accuracy(results: FinetuneResults, n: int, seed: int, shipped: ShippedMLM) -> float:
+    """Recompute the frozen-feature test accuracy of one cell from scratch: the ``shipped``
+    encoder's features of that cell's training articles and of the test articles, logistic
+    regression with the layer, pooling and C recorded for the cell."""
     s = results.settings
     i, j = results.sizes.index(n), results.seeds.index(seed)
     data = bbc_finetune_data(s["max_sents"], s["n_valid_per_topic"], s["valid_seed"])
-    shipped = shipped or load_encoder()
     idx = data.pool[training_subset(data.labels[data.pool], n, seed)]
     layer, pooling = int(results.frozen["layer"][i, j]), str(results.frozen["pooling"][i, j])
     tr, te = (frozen_features(shipped.model, shipped.tok, encode_docs(shipped.tok, [data.docs[k] for k in part],
@@ -514,7 +512,8 @@ def frozen_cell_accuracy(results: FinetuneResults, n: int, seed: int, shipped: S
     return logreg_test_accuracy(tr, data.labels[idx], te, data.labels[data.test], float(results.frozen["C"][i, j]))
 
 
-def finetune_subset_metric(results: FinetuneResults) -> tuple[str, float]:
-    """('frozen_test_acc_n100_seed0', the frozen-feature test accuracy of that cell, recomputed)."""
+def finetune_subset_metric(results: FinetuneResults, shipped: ShippedMLM) -> tuple[str, float]:
+    """('frozen_test_acc_n100_seed0', that cell's frozen-feature test accuracy recomputed with the
+    ``shipped`` encoder)."""
     return (f"frozen_test_acc_n{SUBSET['n']}_seed{SUBSET['seed']}",
-            frozen_cell_accuracy(results, SUBSET["n"], SUBSET["seed"]))
+            frozen_cell_accuracy(results, SUBSET["n"], SUBSET["seed"], shipped))

@@ -106,8 +106,10 @@ MODELS: dict[str, ModelEntry] = {e.name: e for e in [
                float16=mlm_model.FLOAT16),
     ModelEntry("bert_finetune", "scores (no weights) of the small BERT fine-tuned on BBC News topics vs its frozen "
                "features vs static skip-gram vectors, 25-1,500 training articles x 3 seeds, lesson 10", "10",
-               bert_finetune.SETTINGS, bert_finetune.train_finetune_results, bert_finetune.load_finetune_results,
-               bert_finetune.finetune_subset_metric, replay_steps=20),
+               bert_finetune.SETTINGS, lambda settings, log, **kw: bert_finetune.train_finetune_results(
+                   settings, log, load=load_model, **kw),     # it reads mlm_bert and the skip-gram vectors
+               bert_finetune.load_finetune_results,
+               lambda results: bert_finetune.finetune_subset_metric(results, load_model("mlm_bert")), replay_steps=20),
 ]}
 
 
