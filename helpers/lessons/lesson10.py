@@ -14,7 +14,6 @@ from helpers.course.bert_finetune import (
     METHODS,
     FinetuneResults,
     bbc_finetune_data,
-    choose_logreg,
     classifier_accuracy,
     encode_docs,
     finetune_run,
@@ -454,17 +453,16 @@ def render_live_finetune(steps: int = 20, *, shipped: ShippedMLM, results: Finet
 
 def static_whole_articles(results: FinetuneResults, n: int = 1500) -> np.ndarray:
     """Test accuracy (one per seed) of the static method at ``n`` training articles when every
-    article is read whole instead of its first ``max_sents`` sentences (C chosen on validation as
-    in the shipped run): how much of the gap to lesson 09's number is the cut articles."""
+    article is read whole instead of its first ``max_sents`` sentences, with the C the shipped run
+    chose on validation for that cell: how much of the gap to lesson 09's number is the cut articles."""
     s = results.settings
     data = bbc_finetune_data(s["max_sents"], s["n_valid_per_topic"], s["valid_seed"])
     full = document_sentences()
     W, stoi = static_vectors_of(load_model(s["static"]))
     X = static_features(W, stoi, [full[k] for k in data.doc_index])
-    y = data.labels
+    y, i = data.labels, results.sizes.index(n)
     out = []
-    for seed in results.seeds:
+    for j, seed in enumerate(results.seeds):
         idx = data.pool[training_subset(y[data.pool], int(n), int(seed))]
-        _, C, _ = choose_logreg({"static": (X[idx], X[data.valid])}, y[idx], y[data.valid], s["Cs"])
-        out.append(logreg_test_accuracy(X[idx], y[idx], X[data.test], y[data.test], C))
+        out.append(logreg_test_accuracy(X[idx], y[idx], X[data.test], y[data.test], float(results.static_C[i, j])))
     return np.array(out)
