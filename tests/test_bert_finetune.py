@@ -22,6 +22,7 @@ from helpers.lessons.lesson10 import (
     live_finetune,
     plot_finetune,
     render_live_finetune,
+    static_whole_articles,
 )
 
 S = bf.SETTINGS
@@ -152,6 +153,20 @@ def test_the_table_and_the_figure(results):
     assert len(table) == 1 + len(S["sizes"]) and "1,500" in table[-1]
     ax = plot_finetune(results, {"n": 100, "test_acc": 0.5, "steps": 20})
     assert ax.get_xscale() == "log" and len(ax.get_legend().get_texts()) == 4
+
+
+def test_whole_articles_use_the_recorded_choice_and_the_same_subsets(results):
+    """The lesson's check of lesson 09's number: the static method on whole articles, one value
+    per seed, with the C recorded for the cell; the same code on cut articles gives the shipped row."""
+    whole = static_whole_articles(results, 1500)
+    assert whole.shape == (len(S["seeds"]),) and np.all((whole > 0.2) & (whole <= 1))
+    data = bf.bbc_finetune_data(S["max_sents"], S["n_valid_per_topic"], S["valid_seed"])
+    W, stoi = bf.static_vectors_of(load_model(S["static"]))
+    X, y, i = bf.static_features(W, stoi, data.docs), data.labels, results.sizes.index(1500)
+    for j, seed in enumerate(S["seeds"]):
+        idx = data.pool[bf.training_subset(y[data.pool], 1500, seed)]
+        assert bf.logreg_test_accuracy(X[idx], y[idx], X[data.test], y[data.test], results.static_C[i, j]) == \
+            results.test_acc["static"][i, j]
 
 
 # ---------------------------------------------------------------- the live run
