@@ -446,7 +446,7 @@ def render_live_finetune(steps: int = 20, *, shipped: ShippedMLM, results: Finet
     i = results.sizes.index(live["n"])
     shipped_acc = results.test_acc["fine-tuned"][i]
     return fig, (f"live run: {live['steps']} steps on {live['n']} articles, test accuracy {live['test_acc']:.1%}, "
-                 f"last training loss {live['losses'][-1]:.2f} nats ({live['cpu_seconds']:.1f} CPU-s); the shipped "
+                 f"last training loss {live['losses'][-1]:.2f} nats; the shipped "
                  f"runs at {live['n']} articles: {shipped_acc.mean():.1%} (seeds {shipped_acc.min():.1%}-"
                  f"{shipped_acc.max():.1%}) after {results.settings['steps']} steps, the best step chosen on validation")
 
