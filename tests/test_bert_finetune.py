@@ -170,7 +170,7 @@ def test_whole_articles_use_the_recorded_choice_and_the_same_subsets(results):
 
 
 # ---------------------------------------------------------------- the live run
-def test_the_live_run_is_deterministic_and_learns(shipped, results):
+def test_the_live_run_is_deterministic_and_its_summary_reports_it(shipped, results):
     a = live_finetune(shipped, results, steps=6, progress=False)
     b = live_finetune(shipped, results, steps=6, progress=False)
     assert a["losses"] == b["losses"] and a["test_acc"] == b["test_acc"] and len(a["losses"]) == 6
