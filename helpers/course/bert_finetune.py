@@ -9,7 +9,8 @@ first ``max_sents`` sentences (the title is the first), each sentence to ``max_l
   (:func:`helpers.course.mlm_model.split_of`), which the encoder never saw in pre-training;
 - **validation**: ``n_valid_per_topic`` articles of each topic drawn (seed ``valid_seed``) from the
   masked-LM *training* documents; it chooses the learning rate and pooling (once, at one size),
-  the fine-tuning step, the frozen layer and pooling, and the regularisation C -- nothing else;
+  the number of epochs of the budget (once, at one size), the fine-tuning step, the frozen layer
+  and pooling, and the regularisation C -- nothing else;
 - **pool**: the other BBC articles of the masked-LM training documents; a training set of size n
   is a stratified random subset of the pool (``random_state = 1000 + seed``, scikit-learn).
 
@@ -18,7 +19,10 @@ Methods, for every size x seed (:func:`train_finetune_results`):
 - ``fine-tuned``: the shipped encoder plus a new linear head on the pooled output, every weight
   trained (AdamW, a small learning rate for the encoder, a larger one for the new head, warm-up
   then linear decay over a fixed budget of ``steps`` steps of ``batch_size`` articles); the
-  validation accuracy is measured ``n_evals`` times and the best step's weights are kept;
+  validation accuracy is measured ``n_evals`` times and the best step's weights are kept. The
+  budget grows with the training set: ``steps = max(min_steps, ceil(epochs * n / batch_size))``
+  (:func:`budget_steps`), with ``epochs`` chosen among ``epoch_grid`` on validation at
+  n = ``epoch_size``, seed ``epoch_seed`` (the size where a fixed budget is shortest in epochs);
 - ``frozen``: the encoder's vectors of one layer, pooled over the article, fixed; logistic
   regression on them (layer, pooling and C chosen on validation);
 - ``static``: the course's shipped skip-gram vectors (lesson 07), unit length, averaged over the
@@ -53,7 +57,8 @@ from helpers.lib.mlm import encode_sentence, pad_batch
 METHODS = ("fine-tuned", "frozen", "static")
 POOLINGS = ("mean", "cls")
 SETTINGS = dict(sizes=[25, 100, 400, 1500], seeds=[0, 1, 2], max_sents=5, max_len=64, n_valid_per_topic=30,
-                valid_seed=0, batch_size=16, steps=200, n_evals=8, warmup=0.1, head_lr=3e-3, weight_decay=0.01,
+                valid_seed=0, batch_size=16, min_steps=200,
+                epoch_grid=[3, 6], epoch_size=1500, epoch_seed=0, n_evals=8, warmup=0.1, head_lr=3e-3, weight_decay=0.01,
                 head_dropout=0.1, grid_lrs=[1e-4, 3e-4, 1e-3], grid_poolings=["mean", "cls"], grid_size=100,
                 grid_seed=0, Cs=[0.01, 0.1, 1.0, 10.0], frozen_layers=[0, 1, 2], static="wv_gensim_skipgram")
 SUBSET = dict(n=100, seed=0)        # the frozen-feature cell the subset metric recomputes
@@ -153,6 +158,15 @@ def pool_articles(h: torch.Tensor, ids: torch.Tensor, att: torch.Tensor, owner: 
 
 
 # ---------------------------------------------------------------- fine-tuning
+def budget_steps(n: int, epochs: float, batch_size: int, min_steps: int) -> int:
+    """The fine-tuning budget for ``n`` training articles: ``max(min_steps, ceil(epochs * n /
+    batch_size))`` steps, i.e. at least ``epochs`` passes over the training set."""
+    if n < 1 or epochs <= 0 or batch_size < 1 or min_steps < 1:
+        raise ValueError(f"n, epochs, batch_size and min_steps must be positive, got {n}, {epochs}, {batch_size}, "
+                         f"{min_steps}")
+    return max(int(min_steps), math.ceil(epochs * n / batch_size))
+
+
 class ArticleClassifier(nn.Module):
     """The pre-trained encoder with a new linear head on the pooled article vector.
 
@@ -200,7 +214,8 @@ def finetune_run(shipped: ShippedMLM, train_ids, train_y: np.ndarray, valid_ids,
     """Fine-tune a copy of the shipped encoder plus a new head on ``train_ids`` / ``train_y``.
 
     AdamW (``lr`` for the encoder, ``settings['head_lr']`` for the head, weight decay), warm-up
-    over the first ``warmup`` fraction of ``settings['steps']`` then linear decay to 0, gradient
+    over the first ``warmup`` fraction of ``settings['steps']`` (the budget, set by the caller:
+    :func:`budget_steps`) then linear decay to 0, gradient
     clipping at 1, batches of ``batch_size`` articles drawn in a seeded shuffled order, epoch
     after epoch. The validation accuracy is measured ``n_evals`` times (evenly spaced) and the
     weights of the best measurement are kept (the first best on ties). ``max_steps`` stops early
@@ -329,9 +344,13 @@ def train_finetune_results(settings: dict, log, max_steps: int | None = None, pr
     :func:`helpers.course.models.load_model`, which this module cannot import: the registry
     imports it): the encoder ``mlm_bert`` and the static vectors ``settings['static']``.
 
-    1. Learning rate x pooling of fine-tuning, chosen on validation at n = grid_size, seed grid_seed.
-    2. For every size x seed: fine-tuning with the chosen pair (the grid's own run is reused for
-       its cell), frozen features + logistic regression, static vectors + logistic regression.
+    1. Learning rate x pooling of fine-tuning, chosen on validation at n = grid_size, seed grid_seed
+       (budget: :func:`budget_steps` with the smallest of ``epoch_grid``).
+    2. The epochs of the budget, chosen among ``epoch_grid`` on validation at n = epoch_size, seed
+       epoch_seed, with the chosen pair (ties: the fewer epochs).
+    3. For every size x seed: fine-tuning with the chosen pair and budget (a run of steps 1-2 with
+       the same n, seed and budget is reused for its cell), frozen features + logistic regression,
+       static vectors + logistic regression.
     A step of the log is one fine-tuning step (the grid's runs first); ``max_steps`` runs only the
     first grid run, for that many steps (the replay test)."""
     s = settings
@@ -346,21 +365,34 @@ def train_finetune_results(settings: dict, log, max_steps: int | None = None, pr
     y_pool, y_valid, y_test = y[data.pool], y[data.valid], y[data.test]
     encode_cpu = time.process_time() - c0
 
-    def run(n, seed, lr, pooling, steps_cap=None, desc="fine-tuning"):
+    def steps_for(n, epochs):
+        return budget_steps(n, epochs, s["batch_size"], s["min_steps"])
+
+    runs = {}                                   # (n, seed, lr, pooling, steps) -> run (deterministic: reused)
+
+    def run(n, seed, lr, pooling, epochs, steps_cap=None, desc="fine-tuning"):
+        key = (n, seed, lr, pooling, steps_for(n, epochs))
+        if key in runs:
+            return runs[key]
         idx = training_subset(y_pool, n, seed)
-        return finetune_run(shipped, [pool_ids[i] for i in idx], y_pool[idx], valid_ids, y_valid, s, lr, pooling,
-                            seed, K, log=log, max_steps=steps_cap, progress=progress, desc=desc)
+        r = finetune_run(shipped, [pool_ids[i] for i in idx], y_pool[idx], valid_ids, y_valid,
+                         {**s, "steps": key[-1]}, lr, pooling, seed, K, log=log, max_steps=steps_cap,
+                         progress=progress, desc=desc)
+        if steps_cap is None:
+            runs[key] = r
+        return r
 
     # 1. the grid
     grid = [(lr, p) for p in s["grid_poolings"] for lr in s["grid_lrs"]]
+    e0 = min(s["epoch_grid"])
     if max_steps is not None:
-        run(s["grid_size"], s["grid_seed"], grid[0][0], grid[0][1], steps_cap=max_steps)
+        run(s["grid_size"], s["grid_seed"], grid[0][0], grid[0][1], e0, steps_cap=max_steps)
         log.event("stop", reason=f"max_steps={max_steps} (replay: the first grid run only)", steps=max_steps)
         return {}, {"settings": dict(s)}, {}
     grid_valid = np.zeros((len(s["grid_poolings"]), len(s["grid_lrs"])))
     grid_runs = {}
     for lr, p in grid:
-        r = run(s["grid_size"], s["grid_seed"], lr, p, desc=f"grid lr={lr:g} {p}")
+        r = run(s["grid_size"], s["grid_seed"], lr, p, e0, desc=f"grid lr={lr:g} {p}")
         grid_valid[s["grid_poolings"].index(p), s["grid_lrs"].index(lr)] = r["valid_acc"]
         grid_runs[lr, p] = r
         log.event("eval", part="grid", n=s["grid_size"], seed=s["grid_seed"], lr=lr, pooling=p,
@@ -369,7 +401,24 @@ def train_finetune_results(settings: dict, log, max_steps: int | None = None, pr
     lr, pooling = s["grid_lrs"][li], s["grid_poolings"][pi]
     log.event("eval", part="grid choice", lr=lr, pooling=pooling, valid_acc=float(grid_valid[pi, li]))
 
-    # 2. frozen and static features (computed once for every article)
+    # 2. the epochs of the budget
+    epoch_valid, epoch_cpu, epoch_best = [], [], []
+    for e in s["epoch_grid"]:
+        r = run(s["epoch_size"], s["epoch_seed"], lr, pooling, e,
+                desc=f"epochs={e:g} n={s['epoch_size']} ({steps_for(s['epoch_size'], e)} steps)")
+        epoch_valid.append(r["valid_acc"])
+        epoch_cpu.append(r["cpu_seconds"])
+        epoch_best.append(r["best_step"])
+        log.event("eval", part="epochs", n=s["epoch_size"], seed=s["epoch_seed"], epochs=e,
+                  steps=steps_for(s["epoch_size"], e), valid_acc=r["valid_acc"], best_step=r["best_step"],
+                  curve=r["curve"], cpu_seconds=r["cpu_seconds"])
+    k = max(range(len(s["epoch_grid"])), key=lambda k: (epoch_valid[k], -s["epoch_grid"][k]))  # ties: fewer
+    epochs = s["epoch_grid"][k]
+    log.event("eval", part="epochs choice", epochs=epochs, valid_acc=float(epoch_valid[k]),
+              rule=f"steps = max({s['min_steps']}, ceil({epochs} * n / {s['batch_size']}))",
+              steps={str(n): steps_for(n, epochs) for n in s["sizes"]})
+
+    # 3. frozen and static features (computed once for every article)
     c0 = time.process_time()
     feats = frozen_features(shipped.model, tok, ids, tuple(s["frozen_layers"]), POOLINGS)
     feats = {k: v for k, v in feats.items() if not (k[0] == 0 and k[1] == "cls")}  # layer-0 [CLS]: a constant
@@ -384,6 +433,7 @@ def train_finetune_results(settings: dict, log, max_steps: int | None = None, pr
     valid_acc = {m: np.full((S, N), np.nan) for m in METHODS}
     cpu = {m: np.full((S, N), np.nan) for m in METHODS}
     best_step = np.zeros((S, N), dtype=np.int64)
+    budget = np.array([[steps_for(n, epochs)] * N for n in s["sizes"]], dtype=np.int64)
     curves = np.full((S, N, s["n_evals"]), np.nan)
     frozen_layer, frozen_pool, frozen_C, static_C = (np.zeros((S, N), dtype=np.int64), np.zeros((S, N), dtype="<U4"),
                                                       np.zeros((S, N)), np.zeros((S, N)))
@@ -391,10 +441,7 @@ def train_finetune_results(settings: dict, log, max_steps: int | None = None, pr
     bar = progress_bar(total=len(cells), desc="sizes x seeds", unit="cell", disable=not progress)
     for i, j in cells:
         n, seed = s["sizes"][i], s["seeds"][j]
-        if (n, seed) == (s["grid_size"], s["grid_seed"]):
-            r = grid_runs[lr, pooling]                           # the same run (deterministic): reused
-        else:
-            r = run(n, seed, lr, pooling, desc=f"fine-tuning n={n} seed={seed}")
+        r = run(n, seed, lr, pooling, epochs, desc=f"fine-tuning n={n} seed={seed} ({budget[i, j]} steps)")
         test_acc["fine-tuned"][i, j] = classifier_accuracy(r["model"], tok, test_ids, y_test)
         valid_acc["fine-tuned"][i, j], best_step[i, j] = r["valid_acc"], r["best_step"]
         curves[i, j, :len(r["curve"]["valid_acc"])] = r["curve"]["valid_acc"]
@@ -416,26 +463,32 @@ def train_finetune_results(settings: dict, log, max_steps: int | None = None, pr
         cpu["static"][i, j] = time.process_time() - c0
         log.event("eval", part="cell", n=n, seed=seed, **{f"{m}_test_acc": test_acc[m][i, j] for m in METHODS},
                   **{f"{m}_valid_acc": valid_acc[m][i, j] for m in METHODS}, best_step=int(best_step[i, j]),
+                  steps=int(budget[i, j]),
                   frozen_layer=int(frozen_layer[i, j]), frozen_pooling=str(frozen_pool[i, j]),
                   frozen_C=float(frozen_C[i, j]), static_C=float(static_C[i, j]),
                   finetune_cpu_seconds=float(cpu["fine-tuned"][i, j]))
         bar.update(1)
     bar.close()
     log.event("stop", reason="every cell trained; fine-tuning keeps the best of its validation evaluations "
-              "(a fixed budget of steps, no early stopping)", steps=log.steps)
+              f"(a budget of max({s['min_steps']}, ceil({epochs} * n / {s['batch_size']})) steps, the epochs "
+              "chosen on validation)", steps=log.steps)
     arrays = {**{f"test_acc/{m}": test_acc[m] for m in METHODS}, **{f"valid_acc/{m}": valid_acc[m] for m in METHODS},
-              **{f"cpu_seconds/{m}": cpu[m] for m in METHODS}, "best_step": best_step, "valid_curves": curves,
+              **{f"cpu_seconds/{m}": cpu[m] for m in METHODS}, "best_step": best_step, "steps": budget, "valid_curves": curves,
               "frozen/layer": frozen_layer, "frozen/pooling": frozen_pool, "frozen/C": frozen_C, "static/C": static_C,
               "grid/valid_acc": grid_valid,
               "grid/cpu_seconds": np.array([[grid_runs[g, p]["cpu_seconds"] for g in s["grid_lrs"]]
-                                            for p in s["grid_poolings"]])}
-    meta = {"settings": dict(s), "topics": data.topics, "chosen": {"lr": lr, "pooling": pooling},
+                                            for p in s["grid_poolings"]]),
+              "epochs/valid_acc": np.array(epoch_valid), "epochs/best_step": np.array(epoch_best, dtype=np.int64),
+              "epochs/cpu_seconds": np.array(epoch_cpu)}
+    meta = {"settings": dict(s), "topics": data.topics, "chosen": {"lr": lr, "pooling": pooling, "epochs": epochs},
+            "budget_rule": f"steps = max({s['min_steps']}, ceil({epochs} * n / {s['batch_size']})); epochs chosen "
+                           f"among {s['epoch_grid']} on validation at n = {s['epoch_size']}, seed {s['epoch_seed']}",
             "n_articles": {"pool": len(data.pool), "valid": len(data.valid), "test": len(data.test)},
             "cpu_seconds_parts": {"encode": encode_cpu, "frozen_features": frozen_feature_cpu,
                                   "static_features": static_feature_cpu},
             "data": "BBC articles of the course corpus, first max_sents sentences; test = the articles of the "
                     "masked-LM validation/test documents (never pre-trained on)"}
-    metrics = {"chosen_lr": lr, "chosen_pooling": pooling,
+    metrics = {"chosen_lr": lr, "chosen_pooling": pooling, "chosen_epochs": epochs,
                **{f"{m}_test_acc_n{n}": float(np.mean(test_acc[m][i])) for m in METHODS
                   for i, n in enumerate(s["sizes"])}}
     return arrays, meta, metrics
