@@ -93,6 +93,12 @@ def test_frozen_features_do_not_depend_on_the_other_articles(shipped, data):
 
 
 # ---------------------------------------------------------------- bad inputs
+def test_the_budget_grows_with_the_training_set():
+    assert bf.budget_steps(25, 6, 16, 200) == 200                # 25 articles: the floor (128 epochs)
+    assert bf.budget_steps(1500, 3, 16, 200) == 282              # ceil(3 * 1500 / 16)
+    assert bf.budget_steps(1500, 6, 16, 200) == 563
+
+
 def test_bad_inputs_raise_clear_errors(shipped, data):
     y = data.labels[data.pool]
     with pytest.raises(ValueError, match="one of each of the 5 topics"):
@@ -111,6 +117,8 @@ def test_bad_inputs_raise_clear_errors(shipped, data):
     with pytest.raises(ValueError, match="got 'first'"):
         bf.pool_articles(h, torch.ones(1, 3, dtype=torch.long), torch.ones(1, 3, dtype=torch.bool),
                          torch.zeros(1, dtype=torch.long), 1, 4, "first")
+    with pytest.raises(ValueError, match="must be positive, got 0, 3, 16, 200"):
+        bf.budget_steps(0, 3, 16, 200)
     with pytest.raises(ValueError, match="3 training articles but 2 labels"):
         bf.finetune_run(shipped, [[np.array([2, 10, 3])]] * 3, np.zeros(2, dtype=np.int64), [], np.zeros(0), S,
                         1e-4, "mean", 0, 5)
@@ -132,10 +140,20 @@ def test_the_shipped_results_are_complete_and_chosen_on_validation(results):
     # the learning rate and pooling: the first best of the validation grid
     g = results.grid_valid
     pi, li = np.unravel_index(int(np.argmax(g)), g.shape)
-    assert results.chosen == {"lr": S["grid_lrs"][li], "pooling": S["grid_poolings"][pi]}
+    # the epochs of the budget: the best of the validation runs at epoch_size (ties: the fewer epochs)
+    ev, grid = results.epoch_valid, S["epoch_grid"]
+    epochs = min(e for e, v in zip(grid, ev) if v == ev.max())
+    assert results.chosen == {"lr": S["grid_lrs"][li], "pooling": S["grid_poolings"][pi], "epochs": epochs}
+    # the budget follows the rule, and the chosen run is the epoch_size / epoch_seed cell
+    for i, n in enumerate(S["sizes"]):
+        assert np.all(results.steps[i] == bf.budget_steps(n, epochs, S["batch_size"], S["min_steps"]))
+    i, j = S["sizes"].index(S["epoch_size"]), S["seeds"].index(S["epoch_seed"])
+    assert results.valid_acc["fine-tuned"][i, j] == ev[grid.index(epochs)]
+    assert results.best_step[i, j] == results.epoch_best_step[grid.index(epochs)]
     # the kept step is one of the evaluations, and its validation accuracy is the best of the curve
-    evals = sorted({max(1, round(S["steps"] * q / S["n_evals"])) for q in range(1, S["n_evals"] + 1)})
-    assert set(results.best_step.ravel()) <= set(evals)
+    for (i, j), total in np.ndenumerate(results.steps):
+        evals = {max(1, round(total * q / S["n_evals"])) for q in range(1, S["n_evals"] + 1)}
+        assert results.best_step[i, j] in evals
     np.testing.assert_allclose(results.valid_acc["fine-tuned"], results.valid_curves.max(-1))
     assert set(results.frozen["layer"].ravel()) <= set(S["frozen_layers"])
     assert set(results.frozen["C"].ravel()) | set(results.static_C.ravel()) <= set(S["Cs"])

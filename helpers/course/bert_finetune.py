@@ -497,9 +497,10 @@ def train_finetune_results(settings: dict, log, max_steps: int | None = None, pr
 @dataclass
 class FinetuneResults:
     """The shipped experiment. ``test_acc`` / ``valid_acc`` / ``cpu_seconds``: {method: (sizes,
-    seeds)}; ``best_step`` (sizes, seeds) the fine-tuning step kept; ``valid_curves`` (sizes,
-    seeds, n_evals); ``frozen`` {'layer', 'pooling', 'C'} and ``static_C`` (sizes, seeds): the
-    choices made on validation; ``grid_valid`` (poolings, lrs) and ``chosen`` {'lr', 'pooling'};
+    seeds)}; ``best_step`` (sizes, seeds) the fine-tuning step kept, of ``steps`` (sizes, seeds)
+    the budget; ``valid_curves`` (sizes, seeds, n_evals); ``epoch_valid`` / ``epoch_best_step``
+    (one per ``epoch_grid`` entry) the validation accuracy and kept step of the epoch choice; ``frozen`` {'layer', 'pooling', 'C'} and ``static_C`` (sizes, seeds): the
+    choices made on validation; ``grid_valid`` (poolings, lrs) and ``chosen`` {'lr', 'pooling', 'epochs'};
     ``settings``, ``meta``, ``train_seconds`` / ``cpu_seconds`` of the whole shipped run."""
 
     sizes: list
@@ -508,10 +509,13 @@ class FinetuneResults:
     valid_acc: dict
     cpu_seconds: dict
     best_step: np.ndarray
+    steps: np.ndarray
     valid_curves: np.ndarray
     frozen: dict
     static_C: np.ndarray
     grid_valid: np.ndarray
+    epoch_valid: np.ndarray
+    epoch_best_step: np.ndarray
     chosen: dict
     settings: dict
     meta: dict
@@ -543,10 +547,11 @@ def load_finetune_results(artifact: Artifact) -> FinetuneResults:
                            {m: np.asarray(a[f"test_acc/{m}"], dtype=np.float64) for m in METHODS},
                            {m: np.asarray(a[f"valid_acc/{m}"], dtype=np.float64) for m in METHODS},
                            {m: np.asarray(a[f"cpu_seconds/{m}"], dtype=np.float64) for m in METHODS},
-                           np.asarray(a["best_step"]), np.asarray(a["valid_curves"]),
+                           np.asarray(a["best_step"]), np.asarray(a["steps"]), np.asarray(a["valid_curves"]),
                            {"layer": np.asarray(a["frozen/layer"]), "pooling": np.asarray(a["frozen/pooling"]).astype(str),
                             "C": np.asarray(a["frozen/C"])}, np.asarray(a["static/C"]),
-                           np.asarray(a["grid/valid_acc"]), dict(meta["chosen"]), s, meta,
+                           np.asarray(a["grid/valid_acc"]), np.asarray(a["epochs/valid_acc"]),
+                           np.asarray(a["epochs/best_step"]), dict(meta["chosen"]), s, meta,
                            float(meta.get("train_seconds", math.nan)), float(meta.get("cpu_seconds", math.nan)))
 
 

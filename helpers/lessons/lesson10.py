@@ -448,7 +448,7 @@ def render_live_finetune(steps: int = 20, *, shipped: ShippedMLM, results: Finet
     return fig, (f"live run: {live['steps']} steps on {live['n']} articles, test accuracy {live['test_acc']:.1%}, "
                  f"last training loss {live['losses'][-1]:.2f} nats; the shipped "
                  f"runs at {live['n']} articles: {shipped_acc.mean():.1%} (seeds {shipped_acc.min():.1%}-"
-                 f"{shipped_acc.max():.1%}) after {results.settings['steps']} steps, the best step chosen on validation")
+                 f"{shipped_acc.max():.1%}) after {results.steps[i].max()} steps, the best step chosen on validation")
 
 
 def static_whole_articles(results: FinetuneResults, n: int = 1500) -> np.ndarray:
