@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Callable
 
 from helpers.course import (
+    bert_finetune,
     char_lms,
     count_records,
     ffnn_lm,
@@ -108,6 +109,12 @@ MODELS: dict[str, ModelEntry] = {e.name: e for e in [
                "language modelling on the modern-English corpus, lesson 10", "10", mlm_model.SETTINGS,
                mlm_model.train_mlm_bert, mlm_model.load_mlm_bert, mlm_model.mlm_subset_metric,
                float16=mlm_model.FLOAT16),
+    ModelEntry("bert_finetune", "scores (no weights) of the small BERT fine-tuned on BBC News topics vs its frozen "
+               "features vs static skip-gram vectors, 25-1,500 training articles x 3 seeds, lesson 10", "10",
+               bert_finetune.SETTINGS, lambda settings, log, **kw: bert_finetune.train_finetune_results(
+                   settings, log, load=load_model, **kw),     # it reads mlm_bert and the skip-gram vectors
+               bert_finetune.load_finetune_results,
+               lambda results: bert_finetune.finetune_subset_metric(results, load_model("mlm_bert")), replay_steps=20),
 ]}
 
 

@@ -1,7 +1,7 @@
 """Lesson 10 (contextual representations): the static word2vec baselines of the word-sense
 comparison, the word-sense tables with their spread over draws, the shipped masked LM's test
-numbers with a bootstrap interval, the live pre-training beside the shipped curve, and the
-explorers' render functions."""
+numbers with a bootstrap interval, the live pre-training beside the shipped curve, the
+fine-tuning results (shipped, and a short live run), and the explorers' render functions."""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -10,6 +10,19 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from helpers.course.bert_finetune import (
+    METHODS,
+    FinetuneResults,
+    bbc_finetune_data,
+    classifier_accuracy,
+    encode_docs,
+    finetune_run,
+    logreg_test_accuracy,
+    static_features,
+    static_vectors_of,
+    training_subset,
+)
+from helpers.course.corpus import document_sentences
 from helpers.course.data import SenseExample
 from helpers.course.mlm_model import (
     TEST_SEED,
@@ -18,8 +31,18 @@ from helpers.course.mlm_model import (
     mlm_sentences,
     model_config,
 )
+from helpers.course.models import load_model
 from helpers.course.word_vectors import load_word_vectors
-from helpers.infra.plotting import BLACK, COLOURS, GREY_DARK, new_figure, set_labels
+from helpers.infra.plotting import (
+    BLACK,
+    COLOURS,
+    GREY_DARK,
+    LINESTYLES,
+    MARKERS,
+    log_axis,
+    new_figure,
+    set_labels,
+)
 from helpers.infra.seeding import make_rng
 from helpers.lib.bert import TinyBert
 from helpers.lib.bpe import SPECIALS, BPETokenizer
@@ -340,3 +363,106 @@ def layer_table(model: TinyBert, tok: BPETokenizer, examples: Sequence[SenseExam
                   for layer in range(model.cfg.n_layers + 1)]
     return out
 
+
+
+# ---------------------------------------------------------------- fine-tuning (section 5)
+FINETUNE_STYLE = {"fine-tuned": (COLOURS["vermillion"], LINESTYLES[0], MARKERS[0]),
+                  "frozen": (COLOURS["blue"], LINESTYLES[1], MARKERS[1]),
+                  "static": (COLOURS["green"], LINESTYLES[2], MARKERS[2])}
+FINETUNE_LABEL = {"fine-tuned": "fine-tuned encoder + head", "frozen": "frozen encoder features + log. regression",
+                  "static": "static skip-gram mean + log. regression"}
+
+
+def finetune_table(results: FinetuneResults) -> str:
+    """The shipped test accuracies as a text table: one row per training-set size, per method
+    the mean over the seeds and [min, max]."""
+    head = f"{'articles':>9s}" + "".join(f"{m + ' (mean [min, max])':>30s}" for m in METHODS)
+    rows = [head]
+    for i, n in enumerate(results.sizes):
+        cells = ""
+        for m in METHODS:
+            a = 100 * results.test_acc[m][i]
+            cells += f"{f'{a.mean():.1f} % [{a.min():.1f}, {a.max():.1f}]':>30s}"
+        rows.append(f"{n:>9,d}" + cells)
+    return "\n".join(rows)
+
+
+def plot_finetune(results: FinetuneResults, live: dict | None = None, ax=None):
+    """Test accuracy vs training-set size (log x): per method the mean over the seeds, with the
+    min-max band; ``live`` ({'n', 'test_acc', 'steps'}) adds the live run as a star. Returns the axes."""
+    if ax is None:
+        _, ax = new_figure()
+    x = np.asarray(results.sizes)
+    for m in METHODS:
+        a = 100 * results.test_acc[m]
+        colour, ls, marker = FINETUNE_STYLE[m]
+        ax.plot(x, a.mean(1), color=colour, ls=ls, marker=marker, label=FINETUNE_LABEL[m])
+        ax.fill_between(x, a.min(1), a.max(1), color=colour, alpha=0.15)
+    if live is not None:
+        ax.plot([live["n"]], [100 * live["test_acc"]], "*", ms=14, color=BLACK,
+                label=f"live fine-tuning, {live['steps']} steps")
+    log_axis(ax, "x", ticks=results.sizes)
+    set_labels(ax, "BBC News topics: test accuracy (mean of 3 seeds, band: min-max)",
+               "training articles (log scale)", "test accuracy (%)")
+    ax.legend(fontsize=8, loc="lower right")
+    return ax
+
+
+def live_finetune(shipped: ShippedMLM, results: FinetuneResults, steps: int = 20, n: int = 100, seed: int = 0,
+                  progress: bool = True) -> dict:
+    """Fine-tune the shipped encoder live on ``n`` training articles (seed ``seed``: the shipped
+    run's subset) with the shipped recipe (the learning rate and pooling chosen on validation,
+    warm-up and linear decay) over a budget of ``steps`` steps, one thread; the weights after the
+    last step are tested (no validation choice). Returns {'n', 'seed', 'steps', 'test_acc',
+    'losses', 'cpu_seconds'}."""
+    s = dict(results.settings)
+    if not 1 <= int(steps) <= 1000:
+        raise ValueError(f"steps must be between 1 and 1,000, got {steps}")
+    data = bbc_finetune_data(s["max_sents"], s["n_valid_per_topic"], s["valid_seed"])
+    y_pool = data.labels[data.pool]
+    idx = data.pool[training_subset(y_pool, int(n), int(seed))]
+    tok = shipped.tok
+    train_ids = encode_docs(tok, [data.docs[k] for k in idx], s["max_len"])
+    test_ids = encode_docs(tok, [data.docs[k] for k in data.test], s["max_len"])
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        s.update(steps=int(steps), n_evals=1)
+        r = finetune_run(shipped, train_ids, data.labels[idx], [], np.zeros(0, dtype=np.int64), s,
+                         results.chosen["lr"], results.chosen["pooling"], int(seed), len(data.topics),
+                         max_steps=int(steps), progress=progress, desc="live fine-tuning")
+        acc = classifier_accuracy(r["model"], tok, test_ids, data.labels[data.test])
+    finally:
+        torch.set_num_threads(before)
+    return {"n": int(n), "seed": int(seed), "steps": int(steps), "test_acc": acc, "losses": r["losses"],
+            "cpu_seconds": r["cpu_seconds"]}
+
+
+def render_live_finetune(steps: int = 20, *, shipped: ShippedMLM, results: FinetuneResults):
+    """Explorer: a live fine-tuning of ``steps`` steps on 100 articles, drawn on the shipped curves."""
+    live = live_finetune(shipped, results, steps)
+    fig, ax = new_figure()
+    plot_finetune(results, live, ax)
+    i = results.sizes.index(live["n"])
+    shipped_acc = results.test_acc["fine-tuned"][i]
+    return fig, (f"live run: {live['steps']} steps on {live['n']} articles, test accuracy {live['test_acc']:.1%}, "
+                 f"last training loss {live['losses'][-1]:.2f} nats; the shipped "
+                 f"runs at {live['n']} articles: {shipped_acc.mean():.1%} (seeds {shipped_acc.min():.1%}-"
+                 f"{shipped_acc.max():.1%}) after {results.steps[i].max()} steps, the best step chosen on validation")
+
+
+def static_whole_articles(results: FinetuneResults, n: int = 1500) -> np.ndarray:
+    """Test accuracy (one per seed) of the static method at ``n`` training articles when every
+    article is read whole instead of its first ``max_sents`` sentences, with the C the shipped run
+    chose on validation for that cell: how much of the gap to lesson 09's number is the cut articles."""
+    s = results.settings
+    data = bbc_finetune_data(s["max_sents"], s["n_valid_per_topic"], s["valid_seed"])
+    full = document_sentences()
+    W, stoi = static_vectors_of(load_model(s["static"]))
+    X = static_features(W, stoi, [full[k] for k in data.doc_index])
+    y, i = data.labels, results.sizes.index(n)
+    out = []
+    for j, seed in enumerate(results.seeds):
+        idx = data.pool[training_subset(y[data.pool], int(n), int(seed))]
+        out.append(logreg_test_accuracy(X[idx], y[idx], X[data.test], y[data.test], float(results.static_C[i, j])))
+    return np.array(out)
