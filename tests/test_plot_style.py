@@ -521,6 +521,26 @@ def _case_sense_explorer():
     return render_sense_explorer(model, tok, ex, sentence=0, word="bank", layer=1)
 
 
+
+def _case_tricks():
+    # the shipped measurement (scores only, a few KB): load_model is cheap
+    from helpers.course.models import load_model
+    from helpers.lessons.lesson07 import plot_tricks
+    return plot_tricks(load_model("wv_tricks"))
+
+
+def _case_finetune():
+    from helpers.course.models import load_model
+    from helpers.lessons.lesson10 import plot_finetune
+    return plot_finetune(load_model("bert_finetune"))
+
+
+def _case_live_finetune():
+    # the smallest live run the explorer offers (10 steps, one thread: a few seconds)
+    from helpers.course.models import load_model
+    from helpers.lessons.lesson10 import render_live_finetune
+    return render_live_finetune(10, shipped=load_model("mlm_bert"), results=load_model("bert_finetune"))
+
 # function (module:qualified name) -> how to draw it on tiny inputs
 CASES = {
     "helpers.lessons.lesson01:render_activation": _case_activation,
@@ -557,6 +577,9 @@ CASES = {
     "helpers.lessons.lesson09:plot_accuracy_vs_size": _case_accuracy_vs_size,
     "helpers.lessons.lesson09:make_size_render.render": _case_size_render,
     "helpers.lessons.lesson10:render_sense_explorer": _case_sense_explorer,
+    "helpers.lessons.lesson07:plot_tricks": _case_tricks,
+    "helpers.lessons.lesson10:plot_finetune": _case_finetune,
+    "helpers.lessons.lesson10:render_live_finetune": _case_live_finetune,
     "helpers.lessons.lesson10:plot_live_pretraining": lambda: __import__(
         "helpers.lessons.lesson10", fromlist=["plot_live_pretraining"]).plot_live_pretraining(
         {"step": [500, 1000, 1500], "valid_acc": [0.06, 0.15, 0.19]}, {"step": [10, 20], "valid_acc": [0.04, 0.05]},
