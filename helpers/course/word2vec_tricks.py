@@ -30,6 +30,7 @@ from scipy.stats import rankdata
 
 from helpers.course.benchmarks import HALVES, benchmark_halves, evaluate_vectors
 from helpers.course.corpus import course_corpus
+from helpers.course.word_vector_models import epoch_alpha
 from helpers.infra.progress import progress_bar
 from helpers.lib.metrics import Interval, analogy_hits, normalize_rows
 
@@ -91,11 +92,6 @@ def gensim_model(settings: dict, variant: str, seed: int):
                     workers=1, seed=int(seed), min_count=s["min_count"])
 
 
-def _alpha(s: dict, epoch: int) -> float:
-    """The learning rate after ``epoch`` epochs: linear from alpha to min_alpha over ``epochs``."""
-    return s["alpha"] - (s["alpha"] - s["min_alpha"]) * epoch / s["epochs"]
-
-
 def _report_items(W: np.ndarray, vocab) -> dict:
     """The report half's per-item results: cosines of the WordSim/SimLex pairs with both words
     known (in the half's order) and the 0/1 answers of the answerable analogy questions."""
@@ -154,8 +150,8 @@ def train_tricks(settings: dict, log, max_steps: int | None = None, progress: bo
             if step >= total:
                 break
             t = time.process_time()
-            trained, _ = m.train(sents, total_examples=m.corpus_count, epochs=1, start_alpha=_alpha(s, epoch - 1),
-                                 end_alpha=_alpha(s, epoch), compute_loss=True)
+            trained, _ = m.train(sents, total_examples=m.corpus_count, epochs=1, start_alpha=epoch_alpha(s, epoch - 1, s["epochs"]),
+                                 end_alpha=epoch_alpha(s, epoch, s["epochs"]), compute_loss=True)
             cpu = time.process_time() - t
             loss_sum = float(m.get_latest_training_loss())
             log.step(loss_sum / max(trained, 1))
@@ -300,8 +296,8 @@ def retrain_first_epoch(settings: dict, variant: str = "shipped", seed_index: in
     m = gensim_model(s, variant, s["seeds"][seed_index])
     sents = [list(x) for x in corpus.sentences]
     m.build_vocab(sents)
-    trained, _ = m.train(sents, total_examples=m.corpus_count, epochs=1, start_alpha=_alpha(s, 0),
-                         end_alpha=_alpha(s, 1), compute_loss=True)
+    trained, _ = m.train(sents, total_examples=m.corpus_count, epochs=1, start_alpha=epoch_alpha(s, 0, s["epochs"]),
+                         end_alpha=epoch_alpha(s, 1, s["epochs"]), compute_loss=True)
     W = np.array(m.wv.vectors[[m.wv.key_to_index[w] for w in corpus.vocab.itos]], dtype=np.float32)
     out = {"words_trained": int(trained), "loss_sum": float(m.get_latest_training_loss())}
     for h in HALVES:

@@ -149,8 +149,11 @@ def _gensim_model(s: dict):
     return Word2Vec(sg=int(s["model"] == "skipgram"), **common)
 
 
-def _alpha(s: dict, epoch: float) -> float:
-    return s["alpha"] - (s["alpha"] - s["min_alpha"]) * epoch / s["max_epochs"]
+def epoch_alpha(s: dict, epoch: float, epochs: int) -> float:
+    """gensim's learning rate after ``epoch`` of ``epochs`` epochs: linear from ``s['alpha']`` to
+    ``s['min_alpha']``, the schedule one call to ``train(epochs=epochs)`` follows, here given to
+    one call per epoch (so the vectors can be scored between epochs)."""
+    return s["alpha"] - (s["alpha"] - s["min_alpha"]) * epoch / epochs
 
 
 def train_gensim_vectors(settings: dict, log: RunLog, max_steps: int | None = None,
@@ -172,8 +175,8 @@ def train_gensim_vectors(settings: dict, log: RunLog, max_steps: int | None = No
     epochs = s["max_epochs"] if max_steps is None else min(max_steps, s["max_epochs"])
     reason, t0 = f"the limit of {s['max_epochs']} epochs", time.perf_counter()
     for epoch in range(1, epochs + 1):
-        m.train(sents, total_examples=m.corpus_count, epochs=1, start_alpha=_alpha(s, epoch - 1),
-                end_alpha=_alpha(s, epoch), compute_loss=True)
+        m.train(sents, total_examples=m.corpus_count, epochs=1, start_alpha=epoch_alpha(s, epoch - 1, s["max_epochs"]),
+                end_alpha=epoch_alpha(s, epoch, s["max_epochs"]), compute_loss=True)
         W = np.array(m.wv.vectors[order], dtype=np.float32)
         loss = _epoch_loss(m, W)
         log.step(loss)
