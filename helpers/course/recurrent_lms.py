@@ -9,22 +9,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers.course.corpus import modern_english_documents
+from helpers.course.corpus import document_groups, modern_english_documents
+from helpers.lib.near_duplicates import split_by_group
 from helpers.lib.rnn_lm import EOS, LMData
 from helpers.lib.text import UNK, Vocab, split_sentences, tokenize
 
 
 def lm_data(vocab_size: int = 3000, fractions=(0.9, 0.05, 0.05), seed: int = 0) -> LMData:
     """The course's modern-English corpus (Wikipedia + BBC News, ~1.3M tokens) for language
-    modelling. Documents are shuffled with ``seed`` and split by ``fractions``; the vocabulary
-    is the ``vocab_size`` most frequent training words, everything else becomes ``<unk>``
+    modelling. Documents are shuffled with ``seed`` and split by ``fractions``, near-duplicate
+    articles kept together (:func:`helpers.course.corpus.document_groups`: the BBC collection files
+    some stories twice, and a copy in training would let a 5-gram recite the test text); the
+    vocabulary is the ``vocab_size`` most frequent training words, everything else becomes ``<unk>``
     (so perplexities are over this closed vocabulary).
     """
     docs = [text for _, text in modern_english_documents()]
     order = np.random.default_rng(seed).permutation(len(docs))
-    n_train = int(round(fractions[0] * len(docs)))
-    n_valid = int(round(fractions[1] * len(docs)))
-    splits = [order[:n_train], order[n_train:n_train + n_valid], order[n_train + n_valid:]]
+    splits = split_by_group(document_groups(), order.tolist(), fractions)
 
     def tokens(idx):
         out = []
