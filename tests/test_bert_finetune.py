@@ -1,7 +1,8 @@
 """Lesson 10's fine-tuning experiment (helpers.course.bert_finetune, shipped as bert_finetune).
 
-- the data split: pool / validation / test disjoint and complete; test = the BBC articles of the
-  masked-LM validation and test documents (never pre-trained on), pool and validation from the
+- the data split: pool / validation / test disjoint; test = the BBC articles of the
+  masked-LM validation and test documents (never pre-trained on) without a near-duplicate among
+  the pre-training documents, pool and validation from the
   masked-LM training documents; validation and training subsets stratified;
 - pooling and batching do what they say (checked against a direct computation);
 - bad inputs raise errors that name the problem;
@@ -15,6 +16,7 @@ import pytest
 import torch
 
 from helpers.course import bert_finetune as bf
+from helpers.course.corpus import document_groups
 from helpers.course.mlm_model import split_of
 from helpers.course.models import load_model
 from helpers.lessons.lesson10 import (
@@ -44,15 +46,21 @@ def results():
 
 
 # ---------------------------------------------------------------- the data split
-def test_the_split_is_disjoint_complete_and_keeps_the_test_articles_out_of_pre_training(data):
+def test_the_split_is_disjoint_and_keeps_the_test_articles_and_their_copies_out_of_pre_training(data):
     parts = [set(data.pool), set(data.valid), set(data.test)]
-    assert sum(map(len, parts)) == len(data.docs) == 2225
-    assert set.union(*parts) == set(range(len(data.docs)))
     assert not (parts[0] & parts[1] or parts[0] & parts[2] or parts[1] & parts[2])
     # the encoder was pre-trained on the documents with split_of(k) == 'train' only
     assert all(split_of(int(k)) != "train" for k in data.doc_index[data.test])
     assert all(split_of(int(k)) == "train" for k in data.doc_index[np.concatenate([data.pool, data.valid])])
-    assert len(data.test) == 222 and all(len(d) <= S["max_sents"] for d in data.docs)
+    # no test article has a near-duplicate among the pre-training documents (so none in pool or validation)
+    groups = document_groups()
+    seen = {groups[k] for k in range(len(groups)) if split_of(k) == "train"}
+    assert not any(groups[int(k)] in seen for k in data.doc_index[data.test])
+    # what is left out is exactly the held-out articles that have such a copy (34 of the 222)
+    left_out = sorted(set(range(len(data.docs))) - set.union(*parts))
+    assert len(data.docs) == 2225 and len(left_out) == 34 and len(data.test) == 188
+    assert all(split_of(int(data.doc_index[i])) != "train" and groups[int(data.doc_index[i])] in seen for i in left_out)
+    assert all(len(d) <= S["max_sents"] for d in data.docs)
 
 
 def test_validation_and_training_subsets_are_stratified(data):

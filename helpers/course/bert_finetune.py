@@ -6,7 +6,10 @@ Data (:func:`bbc_finetune_data`): the 2,225 BBC articles of the course corpus, e
 first ``max_sents`` sentences (the title is the first), each sentence to ``max_len`` pieces.
 
 - **test**: the BBC articles of the masked-LM *validation and test* documents
-  (:func:`helpers.course.mlm_model.split_of`), which the encoder never saw in pre-training;
+  (:func:`helpers.course.mlm_model.split_of`), which the encoder never saw in pre-training, less
+  those with a near-duplicate among the pre-training documents
+  (:func:`helpers.course.mlm_model.held_out_copies`: the BBC collection files some stories twice;
+  a copy in the training pool would be a test article seen with its label);
 - **validation**: ``n_valid_per_topic`` articles of each topic drawn (seed ``valid_seed``) from the
   masked-LM *training* documents; it chooses the learning rate and pooling (once, at one size),
   the number of epochs of the budget (once, at one size), the fine-tuning step, the frozen layer
@@ -47,8 +50,8 @@ from torch import nn
 from torch.nn import functional as F
 
 from helpers.course.corpus import document_sentences, modern_english_documents
-from helpers.course.mlm_model import ShippedMLM, split_of
-from helpers.infra.artifacts import Artifact
+from helpers.course.mlm_model import ShippedMLM, held_out_copies, split_of
+from helpers.infra.artifacts import Artifact, timings_from_meta, timings_to_meta
 from helpers.infra.progress import progress_bar
 from helpers.lib.bert import TinyBert
 from helpers.lib.bpe import BPETokenizer
@@ -91,19 +94,21 @@ def bbc_finetune_data(max_sents: int = 5, n_valid_per_topic: int = 30, valid_see
     if len(sources) != len(docs_all):
         raise RuntimeError(f"{len(sources)} sources but {len(docs_all)} documents: the corpus changed")
     topics = sorted({s.split(":", 1)[1] for s in sources if s.startswith("bbc:")})
-    docs, labels, index, pretrain = [], [], [], []
+    copies = held_out_copies()                  # held-out documents with a copy among the pre-training ones
+    docs, labels, index, pretrain, copied = [], [], [], [], []
     for k, (src, d) in enumerate(zip(sources, docs_all)):
         if src.startswith("bbc:") and len(d):
             docs.append([tuple(s) for s in d[:max_sents]])
             labels.append(topics.index(src.split(":", 1)[1]))
             index.append(k)
             pretrain.append(split_of(k) == "train")
-    y, pretrain = np.array(labels, dtype=np.int64), np.array(pretrain)
+            copied.append(k in copies)
+    y, pretrain, copied = np.array(labels, dtype=np.int64), np.array(pretrain), np.array(copied)
     rng = np.random.default_rng(valid_seed)
     valid = np.sort(np.concatenate([rng.choice(np.flatnonzero(pretrain & (y == c)), n_valid_per_topic,
                                                replace=False) for c in range(len(topics))]))
     pool = np.setdiff1d(np.flatnonzero(pretrain), valid)
-    return BBCData(docs, y, topics, np.array(index), pool, valid, np.flatnonzero(~pretrain))
+    return BBCData(docs, y, topics, np.array(index), pool, valid, np.flatnonzero(~pretrain & ~copied))
 
 
 def training_subset(labels: np.ndarray, n: int, seed: int) -> np.ndarray:
@@ -473,21 +478,23 @@ def train_finetune_results(settings: dict, log, max_steps: int | None = None, pr
               f"(a budget of max({s['min_steps']}, ceil({epochs} * n / {s['batch_size']})) steps, the epochs "
               "chosen on validation)", steps=log.steps)
     arrays = {**{f"test_acc/{m}": test_acc[m] for m in METHODS}, **{f"valid_acc/{m}": valid_acc[m] for m in METHODS},
-              **{f"cpu_seconds/{m}": cpu[m] for m in METHODS}, "best_step": best_step, "steps": budget, "valid_curves": curves,
+              "best_step": best_step, "steps": budget, "valid_curves": curves,
               "frozen/layer": frozen_layer, "frozen/pooling": frozen_pool, "frozen/C": frozen_C, "static/C": static_C,
               "grid/valid_acc": grid_valid,
-              "grid/cpu_seconds": np.array([[grid_runs[g, p]["cpu_seconds"] for g in s["grid_lrs"]]
-                                            for p in s["grid_poolings"]]),
-              "epochs/valid_acc": np.array(epoch_valid), "epochs/best_step": np.array(epoch_best, dtype=np.int64),
-              "epochs/cpu_seconds": np.array(epoch_cpu)}
+              "epochs/valid_acc": np.array(epoch_valid), "epochs/best_step": np.array(epoch_best, dtype=np.int64)}
+    timings = {**{f"cpu_seconds/{m}": cpu[m] for m in METHODS}, "epochs/cpu_seconds": np.array(epoch_cpu),
+               "grid/cpu_seconds": np.array([[grid_runs[g, p]["cpu_seconds"] for g in s["grid_lrs"]]
+                                             for p in s["grid_poolings"]])}
     meta = {"settings": dict(s), "topics": data.topics, "chosen": {"lr": lr, "pooling": pooling, "epochs": epochs},
             "budget_rule": f"steps = max({s['min_steps']}, ceil({epochs} * n / {s['batch_size']})); epochs chosen "
                            f"among {s['epoch_grid']} on validation at n = {s['epoch_size']}, seed {s['epoch_seed']}",
             "n_articles": {"pool": len(data.pool), "valid": len(data.valid), "test": len(data.test)},
+            "timings": timings_to_meta(timings),
             "cpu_seconds_parts": {"encode": encode_cpu, "frozen_features": frozen_feature_cpu,
                                   "static_features": static_feature_cpu},
             "data": "BBC articles of the course corpus, first max_sents sentences; test = the articles of the "
-                    "masked-LM validation/test documents (never pre-trained on)"}
+                    "masked-LM validation/test documents (never pre-trained on) without a near-duplicate among "
+                    "the pre-training documents"}
     metrics = {"chosen_lr": lr, "chosen_pooling": pooling, "chosen_epochs": epochs,
                **{f"{m}_test_acc_n{n}": float(np.mean(test_acc[m][i])) for m in METHODS
                   for i, n in enumerate(s["sizes"])}}
@@ -543,10 +550,11 @@ def load_finetune_results(artifact: Artifact) -> FinetuneResults:
     """The results stored by :func:`train_finetune_results` (via :func:`helpers.course.models.load_model`)."""
     a, meta = artifact.arrays, artifact.meta
     s = meta["settings"]
+    cpu = timings_from_meta(meta["timings"])
     return FinetuneResults(list(s["sizes"]), list(s["seeds"]),
                            {m: np.asarray(a[f"test_acc/{m}"], dtype=np.float64) for m in METHODS},
                            {m: np.asarray(a[f"valid_acc/{m}"], dtype=np.float64) for m in METHODS},
-                           {m: np.asarray(a[f"cpu_seconds/{m}"], dtype=np.float64) for m in METHODS},
+                           {m: cpu[f"cpu_seconds/{m}"] for m in METHODS},
                            np.asarray(a["best_step"]), np.asarray(a["steps"]), np.asarray(a["valid_curves"]),
                            {"layer": np.asarray(a["frozen/layer"]), "pooling": np.asarray(a["frozen/pooling"]).astype(str),
                             "C": np.asarray(a["frozen/C"])}, np.asarray(a["static/C"]),

@@ -23,7 +23,7 @@ import numpy as np
 from helpers.course.benchmarks import benchmark_halves
 from helpers.course.corpus import course_corpus
 from helpers.course.data import load_analogies, load_word_similarity
-from helpers.infra.artifacts import TreeCodec
+from helpers.infra.artifacts import TreeCodec, timings_from_meta, timings_to_meta
 from helpers.infra.cache import with_overrides
 from helpers.infra.progress import progress_bar
 from helpers.lib.metrics import analogy_accuracy, similarity_correlation
@@ -215,9 +215,9 @@ def train_grid_results(settings: dict, log, max_steps: int | None = None, progre
         scores[f"control/{key}"][:, F - 1] = scores[f"grid/{key}"][:, F - 1]
     seconds["control"][:, F - 1] = seconds["grid"][:, F - 1]
     tokens = np.array([sum(len(x) for x in smp) for smp in samples])
-    arrays = {**{f"scores/{k}": v for k, v in scores.items()}, "seconds/grid": seconds["grid"],
-              "seconds/control": seconds["control"], "tokens": tokens}
+    arrays = {**{f"scores/{k}": v for k, v in scores.items()}, "tokens": tokens}
     meta = {"settings": dict(s), "n_scored": n_scored, "n_words": len(words), "cells": len(cells),
+            "timings": timings_to_meta({f"seconds/{part}": seconds[part] for part in ("grid", "control")}),
             "scored_on": "report half of the benchmarks (helpers.course.benchmarks), shared words only",
             "cpu_seconds_cells": float(np.nansum(seconds["grid"]) + np.nansum(seconds["control"][:, :F - 1]))}
     metrics = {"cells": len(cells)}
@@ -243,10 +243,11 @@ def load_grid_artifact(artifact) -> ShippedGrid:
     a, meta = artifact.arrays, artifact.meta
     s = meta["settings"]
     cfg = {k: v for k, v in s.items() if k not in ("fractions", "dims")}
+    seconds = timings_from_meta(meta["timings"])
 
     def part(name, epochs):
         return ScalingGrid(tuple(s["fractions"]), tuple(s["dims"]), a["tokens"],
-                           {m: a[f"scores/{name}/{m}"] for m in METRICS}, a[f"seconds/{name}"],
+                           {m: a[f"scores/{name}/{m}"] for m in METRICS}, seconds[f"seconds/{name}"],
                            dict(meta["n_scored"]), int(meta["n_words"]), {**cfg, "epochs": epochs, "part": name})
 
     ep = tuple(cell_epochs(s, f, True) for f in s["fractions"])

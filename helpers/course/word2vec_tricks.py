@@ -31,6 +31,7 @@ from scipy.stats import rankdata
 from helpers.course.benchmarks import HALVES, benchmark_halves, evaluate_vectors
 from helpers.course.corpus import course_corpus
 from helpers.course.word_vector_models import epoch_alpha
+from helpers.infra.artifacts import timings_from_meta, timings_to_meta
 from helpers.infra.progress import progress_bar
 from helpers.lib.metrics import Interval, analogy_hits, normalize_rows
 
@@ -118,8 +119,9 @@ def train_tricks(settings: dict, log, max_steps: int | None = None, progress: bo
     A log step is one epoch of one run (runs in :func:`runs` order), its value gensim's training
     loss of that epoch per word trained. ``max_steps`` stops after that many epochs in all (the
     replay test). Returns (arrays, meta, metrics): per run (S seeds x V variants) the curves
-    (S, V, E) 'curve/<half>/<wordsim|simlex>', 'curve/cpu_seconds', 'curve/words_trained',
-    'curve/loss_sum'; the final scores (S, V) 'final/<half>/<metric>'; the report half's per-item
+    (S, V, E) 'curve/<half>/<wordsim|simlex>', 'curve/words_trained', 'curve/loss_sum' (the CPU
+    seconds of every epoch, 'curve/cpu_seconds', go to the metadata: times are not reproducible
+    bit for bit); the final scores (S, V) 'final/<half>/<metric>'; the report half's per-item
     results 'items/<metric>' (S, V, n) and their gold scores 'gold/<wordsim|simlex>'."""
     s = check_settings(settings)
     corpus = course_corpus()
@@ -180,13 +182,15 @@ def train_tricks(settings: dict, log, max_steps: int | None = None, progress: bo
     log.event("stop", reason=f"max_steps={max_steps}" if max_steps is not None else
               "every run trained for the fixed number of epochs (no early stopping: the epochs are part of the "
               "comparison)", steps=step)
-    arrays = {**{f"curve/{key}": v for key, v in curves.items()}, **{f"final/{key}": v for key, v in final.items()}}
+    arrays = {**{f"curve/{key}": v for key, v in curves.items() if key != "cpu_seconds"},
+              **{f"final/{key}": v for key, v in final.items()}}
     if max_steps is None:
         for key in METRICS:
             arrays[f"items/{key}"] = np.array(items[key])
         arrays.update({f"gold/{key}": v for key, v in report_gold(corpus.vocab).items()})
     meta = {"settings": dict(s), "variants": names, "labels": {n: LABELS.get(n, n) for n in names},
             "runs": len(todo), "steps": step, "cpu_seconds_training": float(np.nansum(curves["cpu_seconds"])),
+            "timings": timings_to_meta({"curve/cpu_seconds": curves["cpu_seconds"]}),
             "scored_on": "validation and report halves of the benchmarks (helpers.course.benchmarks); compare on the "
                          "report half", "data": f"course corpus: {len(corpus.sentences):,} sentences, "
                                                 f"{len(corpus.vocab):,} words (min_count {s['min_count']})"}
@@ -238,8 +242,9 @@ def load_tricks(artifact) -> TricksResult:
     def part(prefix):
         return {k[len(prefix):]: a[k] for k in a if k.startswith(prefix)}
 
+    curves = part("curve/") | {"cpu_seconds": timings_from_meta(meta["timings"])["curve/cpu_seconds"]}
     return TricksResult(list(meta["variants"]), dict(meta["labels"]), list(meta["settings"]["seeds"]),
-                        part("curve/"), part("final/"), part("items/"), part("gold/"), meta)
+                        curves, part("final/"), part("items/"), part("gold/"), meta)
 
 
 def _spearman_rows(x: np.ndarray, gold: np.ndarray) -> np.ndarray:

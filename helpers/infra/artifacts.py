@@ -325,6 +325,23 @@ def arrays_to_curves(arrays: Mapping[str, np.ndarray], prefix: str = "curve/") -
     return {k[len(prefix):]: v.astype(np.float64).tolist() for k, v in arrays.items() if k.startswith(prefix)}
 
 
+def timings_to_meta(timings: Mapping[str, np.ndarray]) -> dict:
+    """Timing arrays (CPU or wall seconds) as nested lists for an artefact's *metadata* (NaN -> None).
+
+    Times differ from run to run, so they stay out of the ``.npz``: its bytes (sha256) are what a
+    rebuild must reproduce, the metadata's are not compared. Read back with :func:`timings_from_meta`."""
+    return {"values": {name: [None if np.isnan(v) else float(v) for v in np.asarray(a, dtype=np.float64).reshape(-1)]
+                       for name, a in timings.items()},
+            "shapes": {name: list(np.shape(a)) for name, a in timings.items()}}
+
+
+def timings_from_meta(meta_timings: Mapping) -> dict:
+    """The arrays :func:`timings_to_meta` stored: {name: float64 array of its shape} (None -> NaN)."""
+    values, shapes = meta_timings["values"], meta_timings["shapes"]
+    return {name: np.array([np.nan if v is None else v for v in values[name]], dtype=np.float64).reshape(shape)
+            for name, shape in shapes.items()}
+
+
 def prefixed(arrays: Mapping[str, np.ndarray], prefix: str) -> dict:
     """{prefix + name: array}: to store a part's arrays beside others'."""
     return {prefix + k: v for k, v in arrays.items()}
