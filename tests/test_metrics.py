@@ -141,6 +141,25 @@ def test_document_vectors_and_extrinsic():
         extrinsic_classification(E, VOCAB, docs, labels[:-1])
 
 
+def test_extrinsic_groups_leave_copies_of_training_documents_out_of_the_test():
+    from sklearn.model_selection import train_test_split
+
+    docs, labels = _toy_task()
+    itr, ite = train_test_split(np.arange(len(labels)), test_size=0.3, random_state=0, stratify=labels)
+    # documents 2k and 2k+1 form a group: every test document whose partner is in training is left out
+    groups = [i // 2 for i in range(len(docs))]
+    train_groups = {groups[i] for i in itr}
+    expected = sum(groups[i] not in train_groups for i in ite)
+    assert 0 < expected < len(ite)
+    res = extrinsic_classification(E, VOCAB, docs, labels, "logreg", groups=groups)
+    assert res.n_test == expected and res.n_train == len(itr)
+    # every document its own group: the plain split
+    alone = extrinsic_classification(E, VOCAB, docs, labels, "logreg", groups=list(range(len(docs))))
+    assert alone.n_test == len(ite) == extrinsic_classification(E, VOCAB, docs, labels, "logreg").n_test
+    with pytest.raises(ValueError, match="group ids"):
+        extrinsic_classification(E, VOCAB, docs, labels, groups=groups[:-1])
+
+
 def test_comparison_table_rows_and_ranks():
     docs, labels = _toy_task()
     qs = {"royal": [("man", "woman", "king", "queen")]}

@@ -23,7 +23,7 @@ import torch
 from sklearn.decomposition import PCA
 from sklearn.model_selection import train_test_split
 
-from helpers.course.bbc_topics import bbc_split, bbc_topic_task
+from helpers.course.bbc_topics import bbc_groups, bbc_split, bbc_topic_task
 from helpers.course.data import load_analogies, load_word_similarity
 from helpers.course.scaling_grid import METRICS, ScalingGrid
 from helpers.infra.plotting import (
@@ -60,20 +60,22 @@ def evaluate_embedding(vectors, vocab, classifiers: Sequence[str] = ("logreg", "
     """All scores of one embedding: WordSim-353 and SimLex-999 rho (+ OOV counts),
     Google analogy accuracy (3CosAdd and 3CosMul), and extrinsic accuracy per classifier.
 
-    ``task`` = (documents, labels) defaults to :func:`bbc_topic_task`; ``analogies`` to
+    ``task`` = (documents, labels) defaults to :func:`bbc_topic_task` (then the test articles with a
+    copy among the training ones are not scored, :func:`bbc_groups`); ``analogies`` to
     :func:`helpers.course.data.load_analogies`; ``similarity_sets`` to {'ws353': ..., 'simlex': ...}.
     """
     if similarity_sets is None:
         similarity_sets = {"ws353": load_word_similarity("wordsim353"), "simlex": load_word_similarity("simlex999")}
     analogies = analogies if analogies is not None else load_analogies()
     docs, labels = task if task is not None else bbc_topic_task()
+    groups = bbc_groups() if task is None else None
     row = {}
     for key, pairs in similarity_sets.items():
         row[key] = similarity_correlation(vectors, vocab, pairs, name=key)
     row["analogy_add"] = analogy_accuracy(vectors, vocab, analogies, "add")
     row["analogy_mul"] = analogy_accuracy(vectors, vocab, analogies, "mul")
     for clf in classifiers:
-        row[f"extrinsic_{clf}"] = extrinsic_classification(vectors, vocab, docs, labels, clf, seed=seed)
+        row[f"extrinsic_{clf}"] = extrinsic_classification(vectors, vocab, docs, labels, clf, seed=seed, groups=groups)
     return row
 
 

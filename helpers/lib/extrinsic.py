@@ -40,17 +40,28 @@ class ClassificationResult:
 
 
 def extrinsic_classification(vectors, vocab, documents: Sequence[Sequence[str]], labels: Sequence,
-                             classifier: str = "logreg", test_fraction: float = 0.3, seed: int = 0) -> ClassificationResult:
+                             classifier: str = "logreg", test_fraction: float = 0.3, seed: int = 0,
+                             groups: Sequence[int] | None = None) -> ClassificationResult:
     """Topic classification from averaged word vectors, scored on held-out documents. Taught in lesson 09, section 4.
 
     Topic classification from averaged word vectors: a stratified, seeded train/test
-    split, ``make_classifier(classifier)``, test accuracy. Returns a ClassificationResult."""
+    split, ``make_classifier(classifier)``, test accuracy. ``groups`` (one id per document, e.g.
+    :func:`helpers.lib.near_duplicates.near_duplicate_groups`): test documents whose group has a
+    member in the training part are not scored (a copy of a training document is no test).
+    Returns a ClassificationResult."""
     if len(documents) != len(labels):
         raise ValueError(f"{len(documents)} documents but {len(labels)} labels")
+    if groups is not None and len(groups) != len(documents):
+        raise ValueError(f"{len(documents)} documents but {len(groups)} group ids")
     if len(set(labels)) < 2:
         raise ValueError("classification needs at least two different labels")
     X, unk = document_vectors(vectors, vocab, documents)
-    Xtr, Xte, ytr, yte = train_test_split(X, np.asarray(labels), test_size=test_fraction,
-                                          random_state=seed, stratify=np.asarray(labels))
+    itr, ite = train_test_split(np.arange(len(labels)), test_size=test_fraction, random_state=seed,
+                                stratify=np.asarray(labels))
+    if groups is not None:
+        seen = {groups[i] for i in itr}
+        ite = np.array([i for i in ite if groups[i] not in seen], dtype=np.int64)
+    y = np.asarray(labels)
+    Xtr, Xte, ytr, yte = X[itr], X[ite], y[itr], y[ite]
     clf = make_classifier(classifier, seed).fit(Xtr, ytr)
     return ClassificationResult(classifier, float((clf.predict(Xte) == yte).mean()), len(ytr), len(yte), unk)
