@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import numpy as np
+
 from helpers.course.data import load_bbc_news, load_wikipedia
+from helpers.infra.cache import cached
 from helpers.infra.checksums import DataError
 from helpers.lib.near_duplicates import near_duplicate_groups
 from helpers.lib.text import split_sentences, tokenize
@@ -23,14 +26,21 @@ def modern_english_documents() -> tuple[tuple[str, str], ...]:
     return tuple(docs)
 
 
+GROUPS_VERSION = "v1-n12-t0.5"     # near_duplicate_groups' defaults; the data files are checksummed on load
+
+
 @lru_cache(maxsize=1)
 def document_groups() -> tuple[int, ...]:
     """The near-duplicate group of every document of :func:`modern_english_documents` (same order):
     :func:`helpers.lib.near_duplicates.near_duplicate_groups` over their word tokens (12-grams, half of
     the shorter document shared). The BBC News collection files 341 of its articles more than once
     (170 groups, mostly a story and its later version); split by these groups, no held-out document
-    has a copy in the training text. About 4 s."""
-    return tuple(near_duplicate_groups([tokenize(text) for _, text in modern_english_documents()]))
+    has a copy in the training text. About 4 s the first time, then read from the cache
+    (:func:`helpers.infra.cache.cached`) by every later process."""
+    def build():
+        return {"groups": np.array(near_duplicate_groups([tokenize(text) for _, text in modern_english_documents()]))}
+
+    return tuple(int(g) for g in cached("corpus-document-groups", GROUPS_VERSION, build, verbose=False)["groups"])
 
 
 @lru_cache(maxsize=2)
