@@ -3,7 +3,7 @@ word-LM split of lessons 02-03 keeps every copy of a story on one side."""
 import numpy as np
 import pytest
 
-from helpers.lib.near_duplicates import near_duplicate_groups, split_by_group
+from helpers.lib.near_duplicates import near_duplicate_groups, seen_ngram_share, split_by_group
 
 WORDS = [f"w{i}" for i in range(400)]
 
@@ -98,3 +98,23 @@ def test_the_bbc_topic_splits_score_no_copy_of_a_training_article():
     pool_grams = {tuple(d[i:i + 12]) for d in pool_docs for i in range(len(d) - 11)}
     worst = max(np.mean([tuple(d[i:i + 12]) in pool_grams for i in range(len(d) - 11)]) for d in test_docs if len(d) > 11)
     assert worst < 0.5, worst
+
+
+def test_seen_ngram_share():
+    train = list("abcdefghij")
+    assert seen_ngram_share(train, list("cdefg"), n=3) == 1.0
+    assert seen_ngram_share(train, list("xyzcde"), n=3) == 0.25      # of xyz yzc zcd cde only cde
+    assert seen_ngram_share(train, list("jihgf"), n=2) == 0.0
+    with pytest.raises(ValueError, match="fewer than n"):
+        seen_ngram_share(train, list("ab"), n=3)
+    with pytest.raises(ValueError, match="positive int"):
+        seen_ngram_share(train, list("abc"), n=0)
+
+
+def test_the_plain_split_is_the_old_one_and_leaks():
+    from helpers.course.recurrent_lms import lm_data
+
+    plain, grouped = lm_data(keep_copies_together=False), lm_data()
+    # the plain split is the shuffle cut at the same fractions: the split of the course before the groups
+    assert (len(plain.train), len(plain.valid), len(plain.test)) == (1_221_389, 68_464, 62_451)
+    assert seen_ngram_share(plain.train, plain.test) > 10 * seen_ngram_share(grouped.train, grouped.test)

@@ -15,17 +15,20 @@ from helpers.lib.rnn_lm import EOS, LMData
 from helpers.lib.text import UNK, Vocab, split_sentences, tokenize
 
 
-def lm_data(vocab_size: int = 3000, fractions=(0.9, 0.05, 0.05), seed: int = 0) -> LMData:
+def lm_data(vocab_size: int = 3000, fractions=(0.9, 0.05, 0.05), seed: int = 0,
+            keep_copies_together: bool = True) -> LMData:
     """The course's modern-English corpus (Wikipedia + BBC News, ~1.3M tokens) for language
     modelling. Documents are shuffled with ``seed`` and split by ``fractions``, near-duplicate
     articles kept together (:func:`helpers.course.corpus.document_groups`: the BBC collection files
     some stories twice, and a copy in training would let a 5-gram recite the test text); the
     vocabulary is the ``vocab_size`` most frequent training words, everything else becomes ``<unk>``
-    (so perplexities are over this closed vocabulary).
+    (so perplexities are over this closed vocabulary). ``keep_copies_together=False`` gives the plain
+    split by document (the same shuffle, copies allowed on both sides): lesson 02 shows what it leaks.
     """
     docs = [text for _, text in modern_english_documents()]
     order = np.random.default_rng(seed).permutation(len(docs))
-    splits = split_by_group(document_groups(), order.tolist(), fractions)
+    groups = document_groups() if keep_copies_together else list(range(len(docs)))
+    splits = split_by_group(groups, order.tolist(), fractions)
 
     def tokens(idx):
         out = []

@@ -64,6 +64,18 @@ def near_duplicate_groups(documents: Sequence[Sequence[str]], n: int = 12,
     return [root(i) for i in range(len(documents))]
 
 
+def seen_ngram_share(train: Sequence, test: Sequence, n: int = 20) -> float:
+    """The share of the ``n``-grams of ``test`` (a token or id sequence) that occur anywhere in
+    ``train``: near 0 for independent text at n = 20, large when the test text has copies in training."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive int, got {n!r}")
+    if len(test) < n:
+        raise ValueError(f"the test sequence has {len(test)} tokens, fewer than n = {n}")
+    train, test = list(train), list(test)
+    seen = {tuple(train[i:i + n]) for i in range(len(train) - n + 1)}
+    return sum(tuple(test[i:i + n]) in seen for i in range(len(test) - n + 1)) / (len(test) - n + 1)
+
+
 def split_by_group(groups: Sequence[int], order: Sequence[int], fractions: Sequence[float]) -> list[list[int]]:
     """Split documents into ``len(fractions)`` parts so that no group is cut.
 
