@@ -59,9 +59,10 @@ def bbc():
 
 def test_bbc_splits_and_features(bbc):
     data, (Xtr, Xva, Xte) = bbc
-    assert (len(data.train), len(data.valid), len(data.test)) == (1558, 334, 333)
-    assert len(set(data.train) | set(data.valid) | set(data.test)) == 2225
-    assert Xtr.shape == (1558, 2000) and Xte.shape == (333, 2000)
+    # 70/15/15 of the 2,225 articles; validation and test without the articles that have a copy in training
+    assert (len(data.train), len(data.valid), len(data.test)) == (1558, 299, 302)
+    assert len(set(data.train) | set(data.valid) | set(data.test)) == 2225 - (334 - 299) - (333 - 302)
+    assert Xtr.shape == (1558, 2000) and Xte.shape == (302, 2000)
     with pytest.raises(ValueError, match="unknown feature kind 'words'"):
         featurize(data, "words")
 

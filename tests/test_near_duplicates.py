@@ -43,6 +43,8 @@ def test_bad_settings_are_named(kwargs, message):
 def test_a_string_instead_of_tokens_is_an_error():
     with pytest.raises(TypeError, match="token lists"):
         near_duplicate_groups(["a whole text as one string"])
+    with pytest.raises(TypeError, match="test must be a sequence of tokens"):
+        seen_ngram_share(["a", "b", "c"], "a b c d")
 
 
 def test_split_by_group_never_cuts_a_group_and_keeps_the_shuffled_order():

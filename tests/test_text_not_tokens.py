@@ -36,6 +36,7 @@ def _cases():
         lsa,
         metrics,
         mlm,
+        near_duplicates,
         pretraining,
         rnn_lm,
         word2vec,
@@ -66,6 +67,7 @@ def _cases():
         "metrics.nearest_neighbours": (lambda: metrics.nearest_neighbours(vectors, V, "cat", exclude="mat"),
                                        "exclude"),
         "metrics.vocab_maps": (lambda: metrics.vocab_maps(TEXT), "vocab"),
+        "near_duplicates.near_duplicate_groups": (lambda: near_duplicates.near_duplicate_groups(texts), "documents"),
         "extrinsic.extrinsic_classification": (
             lambda: extrinsic.extrinsic_classification(vectors, V, texts, [0, 1]), "documents"),
         "embedding_classifier.vocab_with_specials": (

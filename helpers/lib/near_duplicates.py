@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Sequence
 
+from helpers.lib.text import check_token_lists, check_tokens
+
 
 def _ngrams(tokens: Sequence[str], n: int) -> set:
     return {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
@@ -35,9 +37,7 @@ def near_duplicate_groups(documents: Sequence[Sequence[str]], n: int = 12,
         raise ValueError(f"n must be a positive int (the n-gram length in words), got {n!r}")
     if not 0.0 < threshold <= 1.0:
         raise ValueError(f"threshold must be in (0, 1] (a fraction of the shorter document's n-grams), got {threshold!r}")
-    for i, doc in enumerate(documents):
-        if isinstance(doc, str):
-            raise TypeError(f"documents[{i}] is a string: pass token lists (e.g. helpers.lib.text.tokenize(text))")
+    check_token_lists(documents, "documents", "near_duplicate_groups", item="document")
     grams = [_ngrams(doc, n) for doc in documents]
     holders: dict[tuple, list[int]] = defaultdict(list)      # n-gram -> the documents that contain it
     for i, g in enumerate(grams):
@@ -69,6 +69,8 @@ def seen_ngram_share(train: Sequence, test: Sequence, n: int = 20) -> float:
     ``train``: near 0 for independent text at n = 20, large when the test text has copies in training."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be a positive int, got {n!r}")
+    check_tokens(train, "train", "seen_ngram_share")
+    check_tokens(test, "test", "seen_ngram_share")
     if len(test) < n:
         raise ValueError(f"the test sequence has {len(test)} tokens, fewer than n = {n}")
     train, test = list(train), list(test)
