@@ -10,6 +10,7 @@ from sklearn.model_selection import train_test_split
 from helpers.course.corpus import document_groups, modern_english_documents
 from helpers.course.data import load_bbc_news
 from helpers.lib.batching import train_valid_test_split
+from helpers.lib.near_duplicates import without_copies
 from helpers.lib.text import tokenize
 
 
@@ -23,11 +24,6 @@ def bbc_groups() -> np.ndarray:
         raise RuntimeError(f"{len(groups)} BBC documents in the corpus but {len(load_bbc_news())} articles: the data changed")
     return groups
 
-
-def without_copies(held_out: np.ndarray, train: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """The indices of ``held_out`` whose group has no member in ``train`` (order kept)."""
-    seen = set(groups[np.asarray(train)].tolist())
-    return np.array([i for i in held_out if groups[i] not in seen], dtype=np.int64)
 
 
 @dataclass
@@ -51,7 +47,8 @@ def bbc_topic_data(seed: int = 0, fractions=(0.7, 0.15, 0.15)) -> TopicData:
     labels = np.array([topics.index(a.topic) for a in articles], dtype=np.int64)
     tr, va, te = train_valid_test_split(len(docs), fractions, np.random.default_rng(seed))
     groups = bbc_groups()
-    return TopicData(topics, docs, labels, tr, without_copies(va, tr, groups), without_copies(te, tr, groups))
+    va, te = (np.array(without_copies(part, tr, groups), dtype=np.int64) for part in (va, te))
+    return TopicData(topics, docs, labels, tr, va, te)
 
 
 def bbc_topic_task() -> tuple[list[list[str]], list[str]]:
@@ -69,5 +66,5 @@ def bbc_split(test_fraction: float = 0.3, seed: int = 0):
     names = sorted(set(topics))
     y = np.array([names.index(t) for t in topics], dtype=np.int64)
     idx_pool, idx_test = train_test_split(np.arange(len(y)), test_size=test_fraction, random_state=seed, stratify=y)
-    idx_test = without_copies(idx_test, idx_pool, bbc_groups())
+    idx_test = np.array(without_copies(idx_test, idx_pool, bbc_groups()), dtype=np.int64)
     return ([docs[i] for i in idx_pool], y[idx_pool], [docs[i] for i in idx_test], y[idx_test], names)

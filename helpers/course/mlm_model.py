@@ -55,6 +55,7 @@ from helpers.infra.runlog import RunLog
 from helpers.infra.seeding import make_rng
 from helpers.lib.bert import BertConfig, TinyBert
 from helpers.lib.bpe import BPETokenizer
+from helpers.lib.near_duplicates import without_copies
 from helpers.lib.pretraining import (
     encode_corpus,
     evaluate_mlm,
@@ -86,8 +87,9 @@ def held_out_copies() -> frozenset:
     docs, groups = document_sentences(), document_groups()
     if len(docs) != len(groups):
         raise RuntimeError(f"{len(docs)} documents with sentences but {len(groups)} texts: the corpus changed")
-    seen = {groups[k] for k in range(len(docs)) if split_of(k) == "train"}
-    return frozenset(k for k in range(len(docs)) if split_of(k) != "train" and groups[k] in seen)
+    train = [k for k in range(len(docs)) if split_of(k) == "train"]
+    held_out = [k for k in range(len(docs)) if split_of(k) != "train"]
+    return frozenset(held_out) - frozenset(without_copies(held_out, train, groups))
 
 
 @lru_cache(maxsize=1)

@@ -14,6 +14,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from helpers.lib.metrics import document_vectors
+from helpers.lib.near_duplicates import without_copies
 
 
 def make_classifier(name: str, seed: int = 0):
@@ -59,8 +60,7 @@ def extrinsic_classification(vectors, vocab, documents: Sequence[Sequence[str]],
     itr, ite = train_test_split(np.arange(len(labels)), test_size=test_fraction, random_state=seed,
                                 stratify=np.asarray(labels))
     if groups is not None:
-        seen = {groups[i] for i in itr}
-        ite = np.array([i for i in ite if groups[i] not in seen], dtype=np.int64)
+        ite = np.array(without_copies(ite, itr, groups), dtype=np.int64)
     y = np.asarray(labels)
     Xtr, Xte, ytr, yte = X[itr], X[ite], y[itr], y[ite]
     clf = make_classifier(classifier, seed).fit(Xtr, ytr)

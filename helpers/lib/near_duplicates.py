@@ -81,6 +81,16 @@ def seen_ngram_share(train: Sequence, test: Sequence, n: int = 20) -> float:
     return sum(tuple(test[i:i + n]) in seen for i in range(len(test) - n + 1)) / (len(test) - n + 1)
 
 
+def without_copies(held_out: Sequence[int], train: Sequence[int], groups: Sequence[int]) -> list[int]:
+    """The held-out documents that have no copy in training. Taught in lesson 02, section 4.
+
+    ``held_out`` and ``train`` are document indices, ``groups`` one group id per document
+    (:func:`near_duplicate_groups`); returns the indices of ``held_out`` whose group has no member in
+    ``train``, in their order."""
+    seen = {groups[i] for i in train}
+    return [i for i in held_out if groups[i] not in seen]
+
+
 def split_by_group(groups: Sequence[int], order: Sequence[int], fractions: Sequence[float]) -> list[list[int]]:
     """Split documents into parts without cutting a group. Taught in lesson 02, section 4.
 
