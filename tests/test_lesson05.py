@@ -56,6 +56,30 @@ def test_topic_precision_dense_and_sparse():
     assert topic_precision(vectors, topics, queries=np.array([2]), n=2).tolist() == [0.0]
 
 
+def test_a_copy_of_the_target_is_a_right_answer_with_groups():
+    scores = np.array([[0.1, 0.9, 0.5, 0.9, 0.95],
+                       [0.3, 0.3, 0.3, 0.3, 0.0]])
+    groups = np.array([0, 1, 2, 1, 4])                      # documents 1 and 3 are copies
+    assert target_ranks(scores, np.array([3, 2])).tolist() == [3, 3]
+    # query 0: the copy (document 1, same score) comes before the target; only document 4 is ahead
+    # query 1: its target has no copy: the same rank as without groups
+    assert target_ranks(scores, np.array([3, 2]), groups).tolist() == [2, 3]
+    assert target_ranks(scores, np.array([1, 2]), groups).tolist() == [2, 3]
+    with pytest.raises(ValueError, match="one group per document"):
+        target_ranks(scores, np.array([3, 2]), groups[:4])
+
+
+def test_topic_precision_leaves_the_query_s_copies_out():
+    vectors = np.array([[1.0, 0.0], [1.0, 0.0], [0.9, 0.1], [0.0, 1.0]])
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    topics = np.array(["a", "a", "b", "b"])
+    assert topic_precision(vectors, topics, n=1).tolist() == [1.0, 1.0, 0.0, 1.0]
+    groups = np.array([0, 0, 2, 3])                         # documents 0 and 1 are copies
+    assert topic_precision(vectors, topics, n=1, groups=groups).tolist() == [0.0, 0.0, 0.0, 1.0]
+    with pytest.raises(ValueError, match="one group per document"):
+        topic_precision(vectors, topics, groups=groups[:3])
+
+
 def test_bootstrap_mean_covers_the_mean_and_shrinks_with_more_items():
     rng = np.random.default_rng(0)
     small, large = rng.normal(1.0, 1.0, 50), rng.normal(1.0, 1.0, 5000)

@@ -151,6 +151,8 @@ def train_word_lm(settings: dict, log: RunLog, max_steps: int | None = None, pro
     log.event("stop", reason=reason, steps=step, best_step=stopper.best_step,
               kept="best" if max_steps is None else "last")
     model.eval()
+    if max_steps is not None:                          # a replay or a short run: the logged losses only
+        return state_dict_to_arrays(model.state_dict(), "model/"), {"settings": dict(settings)}, {"steps": step}
     metrics = {"valid_ppl": perplexity(evaluate_nll(model, data.valid)),
                "test_ppl": perplexity(evaluate_nll(model, data.test)),
                "steps": step, "best_step": stopper.best_step, "epochs": round(step / per_epoch, 2),

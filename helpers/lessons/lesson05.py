@@ -43,19 +43,32 @@ def render_lsa(k: int, word: str, *, singular_values: np.ndarray, frobenius_sq: 
 
 
 # ----------------------------------------------------------------------------- retrieval, measured per query
-def target_ranks(scores: np.ndarray, targets: np.ndarray) -> np.ndarray:
+def target_ranks(scores: np.ndarray, targets: np.ndarray, groups: np.ndarray | None = None) -> np.ndarray:
     """Rank (1 = first) of each query's target document: (Q,) int64.
 
     ``scores`` (Q, D) cosines, ``targets`` (Q,) document ids. A document with a higher score
     comes first; among equal scores the lower document id does (an exact tie is rare but
-    happens for duplicated documents)."""
+    happens for duplicated documents). ``groups`` (D,): the near-duplicate group of every
+    document (:func:`helpers.lib.near_duplicates.near_duplicate_groups`); with it, every copy of
+    the target is a right answer too: the rank is that of the first document of the target's
+    group, counting only documents outside it."""
     scores = np.asarray(scores, np.float64)
     targets = np.asarray(targets, np.int64)
     if scores.ndim != 2 or targets.shape != (scores.shape[0],):
         raise ValueError(f"target_ranks: expected scores (Q, D) and targets (Q,), got {scores.shape} and {targets.shape}")
-    own = scores[np.arange(len(targets)), targets][:, None]
     ids = np.arange(scores.shape[1])[None, :]
-    ahead = (scores > own) | ((scores == own) & (ids < targets[:, None]))
+    if groups is None:
+        same = ids == targets[:, None]
+    else:
+        groups = np.asarray(groups)
+        if groups.shape != (scores.shape[1],):
+            raise ValueError(f"target_ranks: expected one group per document ({scores.shape[1]},), got {groups.shape}")
+        same = groups[None, :] == groups[targets][:, None]
+    masked = np.where(same, -np.inf, scores)
+    # the best-scored member of the target's group (the lowest id among equal scores)
+    first = np.argmax(np.where(same, scores, -np.inf), axis=1)
+    own = scores[np.arange(len(targets)), first][:, None]
+    ahead = (masked > own) | ((masked == own) & (ids < first[:, None]))
     return ahead.sum(axis=1) + 1
 
 
@@ -65,10 +78,13 @@ def known_item_scores(ranks: np.ndarray, cutoff: int = 10) -> tuple[np.ndarray, 
     return (ranks == 1).astype(np.float64), np.where(ranks <= cutoff, 1.0 / ranks, 0.0)
 
 
-def topic_precision(doc_vectors, topics: np.ndarray, queries: np.ndarray | None = None, n: int = 10) -> np.ndarray:
+def topic_precision(doc_vectors, topics: np.ndarray, queries: np.ndarray | None = None, n: int = 10,
+                    groups: np.ndarray | None = None) -> np.ndarray:
     """Per-query topic precision@n: the share of a document's ``n`` nearest other documents (cosine)
     that have its topic. ``doc_vectors`` (D, d) unit rows (ndarray or sparse), ``topics`` (D,),
-    ``queries`` the document ids used as queries (default: all). Returns (Q,) float64."""
+    ``queries`` the document ids used as queries (default: all). ``groups`` (D,): near-duplicate
+    groups; a copy of the query shares its topic trivially, so with ``groups`` the query's own group
+    is left out of its neighbours. Returns (Q,) float64."""
     topics = np.asarray(topics)
     queries = np.arange(doc_vectors.shape[0]) if queries is None else np.asarray(queries)
     if hasattr(doc_vectors, "toarray"):
@@ -77,6 +93,11 @@ def topic_precision(doc_vectors, topics: np.ndarray, queries: np.ndarray | None 
         docs = np.asarray(doc_vectors, np.float32)  # float32 halves the time; the top 10 are far apart
         sims = docs[queries] @ docs.T
     sims[np.arange(len(queries)), queries] = -np.inf        # a document is not its own neighbour
+    if groups is not None:
+        groups = np.asarray(groups)
+        if groups.shape != (doc_vectors.shape[0],):
+            raise ValueError(f"topic_precision: expected one group per document ({doc_vectors.shape[0]},), got {groups.shape}")
+        sims[groups[None, :] == groups[queries][:, None]] = -np.inf
     nearest = np.argpartition(-sims, n - 1, axis=1)[:, :n]
     return (topics[nearest] == topics[queries][:, None]).mean(axis=1)
 
