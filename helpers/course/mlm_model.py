@@ -118,8 +118,11 @@ def model_config(settings: dict, vocab_size: int) -> BertConfig:
 
 def float16_names() -> tuple:
     """Names of the stored arrays kept as float16: every floating parameter of the model."""
-    with torch.device("meta"):
-        model = TinyBert(model_config(SETTINGS, SETTINGS["vocab_size"]))
+    # built on the CPU with a tiny vocabulary (the names do not depend on its size), the global
+    # random state left as it was; not on the "meta" device, whose initialisers import
+    # torch._dynamo (1.6 s at every import of this module)
+    with torch.random.fork_rng(devices=[]):
+        model = TinyBert(model_config(SETTINGS, 8))
     return tuple(f"model/{k}" for k, v in model.state_dict().items() if v.is_floating_point())
 
 

@@ -163,6 +163,27 @@ def plot_validation_curves(vectors: dict):
     return fig
 
 
+def plot_epoch_budget(runs: list[dict], shipped_curve: dict, title: str):
+    """Validation-half WordSim-353 ρ after every epoch on schedules of different lengths: the
+    shipped run (``shipped_curve``: its metadata curve, 20 epochs) and the runs of
+    :mod:`helpers.course.word2vec_budget` (``runs``: its record's runs of one model, each with
+    ``settings['max_epochs']``, ``epoch``, ``valid_wordsim``, ``best_epoch``); each run's best epoch
+    circled. Returns the figure."""
+    fig, ax = new_figure(width=7)
+    curves = [(len(shipped_curve["epoch"]), shipped_curve["epoch"], shipped_curve["valid_wordsim"], True)]
+    curves += [(r["settings"]["max_epochs"], r["epoch"], r["valid_wordsim"], False) for r in runs]
+    colours = [COLOURS["vermillion"], COLOURS["blue"], COLOURS["green"], COLOURS["purple"], GREY_DARK]
+    for (total, epochs, values, shipped), colour in zip(sorted(curves), colours, strict=False):
+        best = int(np.argmax(values))
+        ax.plot(epochs, values, "o-" if shipped else ".--", color=colour, markersize=4, lw=2 if shipped else 1,
+                label=f"{total}-epoch schedule" + (" (shipped)" if shipped else ""))
+        ax.plot([epochs[best]], [values[best]], "o", mfc="none", mec=colour, markersize=11, markeredgewidth=1.5)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    set_labels(ax, title, "epoch", "Spearman ρ (validation half)")
+    ax.legend(fontsize=8, loc="lower right")
+    return fig
+
+
 def plot_dimension_quality(grid) -> tuple:
     """Quality against the dimension d on the whole corpus, from the shipped scaling grid of lesson 09
     (``load_model("wv_scaling_grid").grid``: gensim CBOW, 5 epochs, seeds x fractions x dims scores):

@@ -225,10 +225,11 @@ def piece_word2vec(tok: BPETokenizer, seqs: Sequence[np.ndarray], dim: int, scal
     from gensim.models import Word2Vec  # heavy optional import: loaded only when gensim is used
     if len(seqs) == 0:
         raise ValueError("cannot train piece vectors on an empty corpus")
-    w2v = Word2Vec([[str(i) for i in s if i >= len(tok.special_ids)] for s in seqs], vector_size=dim,
+    n_special = len(tok.special_ids)        # the special tokens have the first ids
+    w2v = Word2Vec([[str(i) for i in s if i >= n_special] for s in seqs], vector_size=dim,
                    window=window, min_count=1, sg=0, negative=5, epochs=epochs, workers=1, seed=seed)
     E = make_rng(seed).standard_normal((len(tok), dim))
-    known = [i for i in range(len(tok.special_ids), len(tok)) if str(i) in w2v.wv]
+    known = [i for i in range(n_special, len(tok)) if str(i) in w2v.wv]
     E[known] = w2v.wv[[str(i) for i in known]]
     E[known] /= E[known].std()
     return (E * scale).astype(np.float32)
