@@ -1,12 +1,13 @@
 """Early stopping (helpers.infra.early_stopping) and the training log (helpers.infra.runlog)."""
 import math
+import subprocess
 
 import numpy as np
 import pytest
 import torch
 
 from helpers.infra.early_stopping import EarlyStopping
-from helpers.infra.runlog import RunLog, read_log, run_environment, step_losses
+from helpers.infra.runlog import RunLog, read_log, run_environment, step_losses, tree_is_dirty
 
 
 def run(values, **kw):
@@ -100,6 +101,24 @@ def test_log_refuses_what_json_cannot_hold_and_gaps():
         RunLog().event("eval", loss=float("nan"))
     with pytest.raises(ValueError, match="the log's steps jump from 0 to 5"):
         step_losses([{"event": "steps", "first": 5, "loss": [1.0]}])
+
+
+def test_a_checkout_is_dirty_for_code_changes_not_for_training_outputs(tmp_path):
+    def git(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
+                       capture_output=True)
+    (tmp_path / "data" / "models").mkdir(parents=True)
+    (tmp_path / "data" / "models" / "manifest.json").write_text("{}")
+    (tmp_path / "train.py").write_text("x = 1\n")
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "start")
+    assert tree_is_dirty(tmp_path) is False
+    (tmp_path / "data" / "models" / "manifest.json").write_text('{"a": 1}')     # a model was trained
+    assert tree_is_dirty(tmp_path) is False
+    (tmp_path / "train.py").write_text("x = 2\n")                            # the code changed
+    assert tree_is_dirty(tmp_path) is True
+    assert tree_is_dirty(tmp_path.parent / "no-such-checkout") is None
 
 
 def test_run_environment_names_versions_threads_and_commit(monkeypatch):

@@ -105,8 +105,8 @@ def step_losses(events: list[dict]) -> list[float]:
     return out
 
 
-def _git(*args: str) -> str | None:
-    root = Path(__file__).resolve().parents[2]
+def _git(*args: str, root: Path | None = None) -> str | None:
+    root = root or Path(__file__).resolve().parents[2]
     try:
         out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.SubprocessError):
@@ -126,14 +126,27 @@ def library_versions() -> dict:
     return versions
 
 
+# what training writes: a change there does not make the code or data that trained a model differ
+# from the commit (``make models`` trains one model after another in the same checkout)
+TRAINING_OUTPUTS = "data/models"
+
+
+def tree_is_dirty(root: Path | None = None) -> bool | None:
+    """Whether the checkout has uncommitted changes to tracked files outside ``data/models`` (the
+    training outputs); None outside a git checkout."""
+    status = _git("status", "--porcelain", "--untracked-files=no", "--", ".", f":(exclude){TRAINING_OUTPUTS}",
+                  root=root)
+    return None if status is None else bool(status)
+
+
 def run_environment() -> dict:
     """Where a run happens: library versions, thread settings (``OMP_NUM_THREADS`` ... and
     torch's), the platform and CPU count, and the git commit with whether the tree had
-    uncommitted changes (``dirty``; None outside a git checkout)."""
-    status = _git("status", "--porcelain", "--untracked-files=no")
+    uncommitted changes outside the training outputs (``dirty``, :func:`tree_is_dirty`; None
+    outside a git checkout)."""
     threads = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
     if "torch" in sys.modules:
         threads["torch"] = sys.modules["torch"].get_num_threads()
     return {"versions": library_versions(), "threads": threads, "platform": platform.platform(),
             "machine": platform.machine(), "cpu_count": os.cpu_count(),
-            "git": {"commit": _git("rev-parse", "HEAD"), "dirty": None if status is None else bool(status)}}
+            "git": {"commit": _git("rev-parse", "HEAD"), "dirty": tree_is_dirty()}}
