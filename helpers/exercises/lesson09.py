@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import torch
 from scipy.stats import pearsonr, spearmanr
 
 from helpers.exercises import (
@@ -256,4 +257,168 @@ check_queen_rank_mul = ExperimentExercise(
     example_context=_example_space(),
 )
 
-EXERCISES = [check_three_cos_add, check_spearman_with_oov, check_three_cos_mul, check_queen_rank_mul]
+
+
+# ----------------------------------------------------------------------------- the downstream classifier's gradient
+def _logreg_reference(X, y, W, b, l2):
+    """Mean softmax cross-entropy of scores X W + b, plus (l2 / 2) ||W||^2: (loss, dW (d, K), db (K,))."""
+    n = len(y)
+    Z = X @ W + b
+    Z = Z - Z.max(axis=1, keepdims=True)                  # the same softmax, no overflow
+    P = np.exp(Z)
+    P /= P.sum(axis=1, keepdims=True)
+    loss = -np.log(P[np.arange(n), y]).mean() + 0.5 * l2 * np.sum(W * W)
+    G = P.copy()
+    G[np.arange(n), y] -= 1.0
+    G /= n                                                # d(mean loss) / dZ, (n, K)
+    return float(loss), X.T @ G + l2 * W, G.sum(axis=0)
+
+
+def _random_problem(seed, n=6, d=4, K=3, scale=1.0):
+    rng = np.random.default_rng(seed)
+    return (rng.normal(size=(n, d)) * scale, rng.integers(0, K, n), rng.normal(size=(d, K)) * 0.5,
+            rng.normal(size=K) * 0.5)
+
+
+def _unpack(out, what):
+    if not isinstance(out, (tuple, list)) or len(out) != 3:
+        raise ExerciseFailed(f"{what}: expected a tuple (loss, dW, db), got {type(out).__name__}")
+    return out
+
+
+def _hand_example(f):
+    X, y = np.array([[1.0], [2.0]]), np.array([0, 0])
+    loss, dW, db = _unpack(f(X, y, np.zeros((1, 2)), np.zeros(2), 0.0), "two documents, one feature, two classes")
+    expect_equal(np.shape(dW), (1, 2), "shape of dW for X (2, 1) and 2 classes")
+    expect_equal(np.shape(db), (2,), "shape of db for 2 classes")
+    expect_close(loss, np.log(2), "loss with W = 0, b = 0 (both classes 1/2): ln 2")
+    expect_close(dW, [[-0.75, 0.75]], "dW = X^T (P - Y) / n with P = 1/2 everywhere, both documents in class 0")
+    expect_close(db, [-0.5, 0.5], "db = mean of P - Y over the documents")
+
+
+def _loss_value(f):
+    X, y, W, b = _random_problem(1)
+    loss, _, _ = _unpack(f(X, y, W, b, 0.1), "a random problem")
+    expect_close(loss, _logreg_reference(X, y, W, b, 0.1)[0], "the loss (mean cross-entropy + 0.1/2 ||W||^2) "
+                 "of a random problem: 6 documents, 4 features, 3 classes")
+
+
+def _large_scores(f):
+    X, y, W, b = _random_problem(2, scale=2000.0)
+    got = _unpack(f(X, y, W, b, 0.0), "scores in the thousands")
+    exp = _logreg_reference(X, y, W, b, 0.0)
+    for g, e, what in zip(got, exp, ("loss", "dW", "db"), strict=True):
+        if not np.all(np.isfinite(np.asarray(g, dtype=float))):
+            raise ExerciseFailed(f"{what} for scores X W + b in the thousands: expected finite numbers, got {g}")
+        expect_close(g, e, f"{what} for scores in the thousands", rtol=1e-6, atol=1e-8)
+
+
+def _finite_differences(f):
+    X, y, W, b = _random_problem(3)
+    _, dW, db = _unpack(f(X, y, W, b, 0.1), "a random problem")
+    eps, num_W, num_b = 1e-6, np.zeros_like(W), np.zeros_like(b)
+    for idx in np.ndindex(W.shape):
+        Wp, Wm = W.copy(), W.copy()
+        Wp[idx] += eps
+        Wm[idx] -= eps
+        num_W[idx] = (_logreg_reference(X, y, Wp, b, 0.1)[0] - _logreg_reference(X, y, Wm, b, 0.1)[0]) / (2 * eps)
+    for k in range(len(b)):
+        bp, bm = b.copy(), b.copy()
+        bp[k] += eps
+        bm[k] -= eps
+        num_b[k] = (_logreg_reference(X, y, W, bp, 0.1)[0] - _logreg_reference(X, y, W, bm, 0.1)[0]) / (2 * eps)
+    expect_close(dW, num_W, "dW against central finite differences of the loss (l2 = 0.1)", rtol=1e-5, atol=1e-7)
+    expect_close(db, num_b, "db against central finite differences of the loss", rtol=1e-5, atol=1e-7)
+
+
+def _matches_pytorch(f):
+    X, y, W, b = _random_problem(4, n=40, d=7, K=5)
+    loss, dW, db = _unpack(f(X, y, W, b, 0.05), "a random problem")
+    Wt, bt = torch.tensor(W, requires_grad=True), torch.tensor(b, requires_grad=True)
+    ref = torch.nn.functional.cross_entropy(torch.tensor(X) @ Wt + bt, torch.tensor(y)) + 0.025 * (Wt ** 2).sum()
+    ref.backward()
+    expect_close(loss, ref.item(), "the loss against PyTorch's cross_entropy (40 documents, 5 classes)")
+    expect_close(dW, Wt.grad.numpy(), "dW against PyTorch's autograd")
+    expect_close(db, bt.grad.numpy(), "db against PyTorch's autograd")
+
+
+def _fits_like_scikit_learn(f):
+    """Minimising the loss with the function's gradient (L-BFGS) gives scikit-learn's logistic
+    regression: the same objective, up to the factor 1 / l2, when C = 1 / (l2 n)."""
+    from scipy.optimize import minimize
+    from sklearn.linear_model import LogisticRegression
+    rng = np.random.default_rng(5)
+    n, d, K, l2 = 300, 4, 3, 0.01
+    y = rng.integers(0, K, n)
+    X = rng.normal(0, 1.5, (K, d))[y] + rng.normal(size=(n, d))
+
+    def objective(theta):
+        loss, dW, db = _unpack(f(X, y, theta[: d * K].reshape(d, K), theta[d * K:], l2), "the fit")
+        return loss, np.concatenate([np.ravel(dW), np.ravel(db)])
+
+    theta = minimize(objective, np.zeros(d * K + K), jac=True, method="L-BFGS-B",
+                     options=dict(maxiter=2000, gtol=1e-10, ftol=1e-15)).x
+    Z = X @ theta[: d * K].reshape(d, K) + theta[d * K:]
+    P = np.exp(Z - Z.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    sk = LogisticRegression(C=1 / (l2 * n), tol=1e-10, max_iter=10_000).fit(X, y)
+    expect_close(P, sk.predict_proba(X), "class probabilities after minimising with your gradient, against "
+                 "scikit-learn's LogisticRegression(C = 1 / (l2 n)) on 300 points", rtol=1e-3, atol=1e-4)
+
+
+def _summed(X, y, W, b, l2):
+    loss, dW, db = _logreg_reference(X, y, W, b, 0.0)
+    return len(y) * loss + 0.5 * l2 * np.sum(W * W), len(y) * dW + l2 * W, len(y) * db
+
+
+def _probabilities_only(X, y, W, b, l2):
+    Z = X @ W + b
+    P = np.exp(Z - Z.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    loss = _logreg_reference(X, y, W, b, l2)[0]
+    return loss, X.T @ P / len(y) + l2 * W, P.mean(axis=0)
+
+
+def _bias_penalised(X, y, W, b, l2):
+    loss, dW, db = _logreg_reference(X, y, W, b, l2)
+    return loss + 0.5 * l2 * np.sum(b * b), dW, db + l2 * b
+
+
+def _unstable(X, y, W, b, l2):
+    Z = X @ W + b
+    P = np.exp(Z)
+    P /= P.sum(axis=1, keepdims=True)
+    n = len(y)
+    G = P.copy()
+    G[np.arange(n), y] -= 1.0
+    G /= n
+    return -np.log(P[np.arange(n), y]).mean() + 0.5 * l2 * np.sum(W * W), X.T @ G + l2 * W, G.sum(axis=0)
+
+
+def _penalty_not_in_gradient(X, y, W, b, l2):
+    loss, dW, db = _logreg_reference(X, y, W, b, l2)
+    return loss, dW - l2 * W, db
+
+
+check_logreg_gradient = FunctionExercise(
+    "the downstream classifier's gradient",
+    [_hand_example, _loss_value, _large_scores, _finite_differences, _matches_pytorch, _fits_like_scikit_learn],
+    reference=_logreg_reference,
+    mistakes=[
+        Mistake("summed", "the loss is the MEAN cross-entropy over the n documents: divide the summed loss, and "
+                "P - Y, by n (the l2 term is not divided).", like=_summed),
+        Mistake("probabilities_only", "the gradient of the cross-entropy with respect to the scores is P - Y, "
+                "not P: subtract 1 from each document's probability of its own class.", like=_probabilities_only),
+        Mistake("bias_penalised", "the penalty is on W only, as in scikit-learn's LogisticRegression: the bias "
+                "is neither in the loss's (l2 / 2) ||W||^2 nor in db.", like=_bias_penalised),
+        Mistake("unstable", "exp of scores in the thousands overflows to inf (then inf / inf = nan): subtract each "
+                "row's largest score before exp; the softmax does not change.", like=_unstable),
+        Mistake("penalty_not_in_gradient", "the loss has (l2 / 2) ||W||^2, so dW has l2 * W added to "
+                "X^T (P - Y) / n.", like=_penalty_not_in_gradient),
+    ],
+    explanation="The classifier of section 4 is this model; scikit-learn minimises the same objective "
+                "(C = 1 / (l2 n)) and standardises the document vectors first.",
+)
+
+EXERCISES = [check_three_cos_add, check_spearman_with_oov, check_three_cos_mul, check_queen_rank_mul,
+             check_logreg_gradient]
