@@ -226,7 +226,7 @@ def _case_live_lm():
 def _case_live_training():
     import numpy as np
 
-    from helpers.lessons.lesson02 import render_live_training
+    from helpers.course.trained_word_lms import render_live_training
     from helpers.lib.rnn_lm import LMData
 
     vocab = _words_vocab()
@@ -403,6 +403,14 @@ def _case_w2v_validation_curves():
     return plot_validation_curves({"toy": SimpleNamespace(metadata=_toy_shipped_meta())})
 
 
+def _case_w2v_epoch_budget():
+    from helpers.lessons.lesson07 import plot_epoch_budget
+    shipped = {"epoch": [1, 2, 3, 4], "valid_wordsim": [0.2, 0.3, 0.35, 0.36]}
+    runs = [{"settings": {"max_epochs": n}, "epoch": list(range(1, n + 1)),
+             "valid_wordsim": list(np.linspace(0.2, 0.36 + 0.01 * n, n))} for n in (2, 6)]
+    return plot_epoch_budget(runs, shipped, "toy schedules")
+
+
 def _case_w2v_dimension_quality():
     from types import SimpleNamespace
 
@@ -549,7 +557,7 @@ CASES = {
     "helpers.lessons.lesson01:make_live_lm_render.render": _case_live_lm,
     "helpers.lessons.lesson02:render_gradient_flow": _case_gradient_flow,
     "helpers.lessons.lesson02:render_temperature": _case_temperature_words,
-    "helpers.lessons.lesson02:render_live_training": _case_live_training,
+    "helpers.course.trained_word_lms:render_live_training": _case_live_training,
     "helpers.lessons.lesson03:render_long_range": _case_long_range,
     "helpers.lessons.lesson03:gate_heatmap": _case_gate_heatmap,
     "helpers.lessons.lesson03:render_forget_bias_flow": _case_forget_bias_flow,
@@ -567,6 +575,7 @@ CASES = {
     "helpers.lessons.lesson07:render_live_training": _case_w2v_live_training,
     "helpers.lessons.lesson07:plot_validation_curves": _case_w2v_validation_curves,
     "helpers.lessons.lesson07:plot_dimension_quality": _case_w2v_dimension_quality,
+    "helpers.lessons.lesson07:plot_epoch_budget": _case_w2v_epoch_budget,
     "helpers.lessons.lesson08:render_glove_weight": _case_glove_weight,
     "helpers.lessons.lesson08:plot_glove_validation": _case_glove_validation,
     "helpers.lessons.lesson08:render_live_glove": _case_live_glove,

@@ -7,13 +7,9 @@ import pytest
 import torch
 
 from helpers.course.recurrent_lms import lm_data
+from helpers.course.trained_word_lms import block_bootstrap_diff, trained_gradient_flow
 from helpers.course.word_lms import load_kn_baselines, token_nlls
-from helpers.lessons.lesson02 import (
-    MarkovSource,
-    block_bootstrap_diff,
-    exposure_gap,
-    trained_gradient_flow,
-)
+from helpers.lessons.lesson02 import MarkovSource, exposure_gap
 from helpers.lib.ngram import KneserNeyLM, kneser_ney_nlls
 from helpers.lib.rnn_lm import RecurrentLM, evaluate_nll
 

@@ -22,10 +22,12 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
+from scipy.stats import spearmanr
 
 from helpers.course.benchmarks import benchmark_halves
 from helpers.course.models import model_dir
 from helpers.course.word_vector_models import SETTINGS, train_gensim_vectors
+from helpers.course.word_vectors import load_word_vectors
 from helpers.infra.runlog import RunLog
 from helpers.lib.metrics import bootstrap_interval, normalize_rows, vocab_maps
 
@@ -50,8 +52,6 @@ def _validation_wordsim_columns(A: np.ndarray, B: np.ndarray, vocab) -> tuple[np
 def paired_wordsim_difference(A: np.ndarray, B: np.ndarray, vocab, n_boot: int = 2000, seed: int = 0) -> list[float]:
     """Validation-half WordSim-353 ρ of A minus that of B, with a 95 % paired bootstrap interval
     over the pairs (each resample takes the same pairs for both): [estimate, low, high]."""
-    from scipy.stats import spearmanr
-
     def diff(a, b, g):
         return float(spearmanr(a, g).statistic - spearmanr(b, g).statistic)
 
@@ -63,8 +63,6 @@ def budget_run(name: str, change: dict) -> dict:
     """One run: the shipped settings of ``name`` with ``change``; returns {'model', 'change',
     'settings', 'epoch', 'valid_wordsim', 'valid_simlex' (per epoch), 'best_epoch',
     'best_valid_wordsim', 'vs_shipped' [difference, low, high], 'cpu_seconds'}."""
-    from helpers.course.word_vectors import load_word_vectors
-
     if name not in SHIPPED_NAME:
         raise ValueError(f"budget runs are for {sorted(SHIPPED_NAME)}, got {name!r}")
     unknown = set(change) - {"max_epochs", "buckets"}

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from scipy.optimize import minimize
 from scipy.stats import pearsonr, spearmanr
+from sklearn.linear_model import LogisticRegression
 
 from helpers.exercises import (
     ExerciseFailed,
@@ -345,8 +347,6 @@ def _matches_pytorch(f):
 def _fits_like_scikit_learn(f):
     """Minimising the loss with the function's gradient (L-BFGS) gives scikit-learn's logistic
     regression: the same objective, up to the factor 1 / l2, when C = 1 / (l2 n)."""
-    from scipy.optimize import minimize
-    from sklearn.linear_model import LogisticRegression
     rng = np.random.default_rng(5)
     n, d, K, l2 = 300, 4, 3, 0.01
     y = rng.integers(0, K, n)
