@@ -108,15 +108,15 @@ def test_a_checkout_is_dirty_for_code_changes_not_for_training_outputs(tmp_path)
         subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
                        capture_output=True)
     (tmp_path / "data" / "models").mkdir(parents=True)
-    (tmp_path / "data" / "models" / "manifest.json").write_text("{}")
-    (tmp_path / "train.py").write_text("x = 1\n")
+    (tmp_path / "data" / "models" / "manifest.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "train.py").write_text("x = 1\n", encoding="utf-8")
     git("init", "-q")
     git("add", "-A")
     git("commit", "-qm", "start")
     assert tree_is_dirty(tmp_path) is False
-    (tmp_path / "data" / "models" / "manifest.json").write_text('{"a": 1}')     # a model was trained
+    (tmp_path / "data" / "models" / "manifest.json").write_text('{"a": 1}', encoding="utf-8")     # a model was trained
     assert tree_is_dirty(tmp_path) is False
-    (tmp_path / "train.py").write_text("x = 2\n")                            # the code changed
+    (tmp_path / "train.py").write_text("x = 2\n", encoding="utf-8")                            # the code changed
     assert tree_is_dirty(tmp_path) is True
     assert tree_is_dirty(tmp_path.parent / "no-such-checkout") is None
 
