@@ -57,7 +57,7 @@ def test_coverage_correlations_split_known_and_unseen_pairs():
 def test_paired_rho_difference_is_the_difference_of_the_two_rhos():
     from scipy.stats import spearmanr
 
-    from helpers.lessons.lesson08 import paired_rho_difference
+    from helpers.lib.metrics import paired_similarity_difference as paired_rho_difference
     rng = np.random.default_rng(1)
     vocab = [f"w{i}" for i in range(40)]
     W_a, W_b = rng.normal(size=(40, 5)), rng.normal(size=(40, 5))

@@ -47,8 +47,7 @@ def bbc_topic_data(seed: int = 0, fractions=(0.7, 0.15, 0.15)) -> TopicData:
     labels = np.array([topics.index(a.topic) for a in articles], dtype=np.int64)
     tr, va, te = train_valid_test_split(len(docs), fractions, np.random.default_rng(seed))
     groups = bbc_groups()
-    va, te = (np.array(without_copies(part, tr, groups), dtype=np.int64) for part in (va, te))
-    return TopicData(topics, docs, labels, tr, va, te)
+    return TopicData(topics, docs, labels, tr, without_copies(va, tr, groups), without_copies(te, tr, groups))
 
 
 def bbc_topic_task() -> tuple[list[list[str]], list[str]]:
@@ -66,5 +65,5 @@ def bbc_split(test_fraction: float = 0.3, seed: int = 0):
     names = sorted(set(topics))
     y = np.array([names.index(t) for t in topics], dtype=np.int64)
     idx_pool, idx_test = train_test_split(np.arange(len(y)), test_size=test_fraction, random_state=seed, stratify=y)
-    idx_test = np.array(without_copies(idx_test, idx_pool, bbc_groups()), dtype=np.int64)
+    idx_test = without_copies(idx_test, idx_pool, bbc_groups())
     return ([docs[i] for i in idx_pool], y[idx_pool], [docs[i] for i in idx_test], y[idx_test], names)

@@ -116,15 +116,13 @@ class ShippedCharLM:
 
 
 def train_char_lm(settings: dict, log: RunLog, max_steps: int | None = None, progress: bool = True,
-                  split: CharSplit | None = None, final_eval: bool | None = None) -> tuple[dict, dict, dict]:
+                  split: CharSplit | None = None) -> tuple[dict, dict, dict]:
     """Train the character LM of ``settings`` with early stopping on the validation play; return
     (arrays, meta, metrics) for :func:`helpers.infra.artifacts.save_artifact`. Every step's loss
     and every evaluation go to ``log``; ``max_steps`` stops early (the tests replay the first 50,
-    the lesson a few live). ``final_eval=False`` skips scoring the whole validation and test plays
-    (metrics then hold only the steps); by default they are scored only for a whole run (``max_steps``
-    None): the replay and the live run need the logged losses, not the final numbers."""
+    the lesson a few live); the whole validation and test plays are scored only for a whole run
+    (``max_steps`` None): with ``max_steps`` the metrics hold only the steps."""
     s = settings
-    final_eval = max_steps is None if final_eval is None else final_eval
     split = split or char_split()
     model = build_char_lm(s, split.V).train()
     opt = torch.optim.AdamW(_param_groups(model, s["weight_decay"]), lr=s["lr"], betas=(0.9, s["beta2"]))
@@ -179,7 +177,7 @@ def train_char_lm(settings: dict, log: RunLog, max_steps: int | None = None, pro
     log.event("stop", reason=reason, steps=step, best_step=stopper.best_step,
               kept="best" if max_steps is None else "last")
     model.eval()
-    if not final_eval:
+    if max_steps is not None:                         # a replay or a live run: the logged losses only
         return state_dict_to_arrays(model.state_dict(), "model/"), {"settings": dict(settings)}, {"steps": step}
     metrics = {"valid_loss": evaluate_lm(model, split.valid, seq_len=s["ctx"], max_tokens=len(split.valid)),
                "test_loss": evaluate_lm(model, split.test, seq_len=s["ctx"], max_tokens=len(split.test)),

@@ -89,7 +89,7 @@ def held_out_copies() -> frozenset:
         raise RuntimeError(f"{len(docs)} documents with sentences but {len(groups)} texts: the corpus changed")
     train = [k for k in range(len(docs)) if split_of(k) == "train"]
     held_out = [k for k in range(len(docs)) if split_of(k) != "train"]
-    return frozenset(held_out) - frozenset(without_copies(held_out, train, groups))
+    return frozenset(held_out) - frozenset(without_copies(held_out, train, groups).tolist())
 
 
 @lru_cache(maxsize=1)

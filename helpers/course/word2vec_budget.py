@@ -22,14 +22,13 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
-from scipy.stats import spearmanr
 
 from helpers.course.benchmarks import benchmark_halves
 from helpers.course.models import model_dir
 from helpers.course.word_vector_models import SETTINGS, train_gensim_vectors
 from helpers.course.word_vectors import load_word_vectors
 from helpers.infra.runlog import RunLog
-from helpers.lib.metrics import bootstrap_interval, normalize_rows, vocab_maps
+from helpers.lib.metrics import paired_similarity_difference
 
 FILE = "logs/wv_budget.json"
 # (model, what changes): the shipped run is max_epochs 20 and, for fastText, 20,000 buckets
@@ -39,23 +38,11 @@ RUNS = [("wv_gensim_skipgram", dict(max_epochs=10)), ("wv_gensim_skipgram", dict
 SHIPPED_NAME = {"wv_gensim_skipgram": "gensim-skipgram", "wv_gensim_fasttext": "fasttext"}
 
 
-def _validation_wordsim_columns(A: np.ndarray, B: np.ndarray, vocab) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cosines of the in-vocabulary validation WordSim-353 pairs under A and B (V, D) (same
-    vocabulary), and the human scores: three arrays of length n."""
-    stoi, _ = vocab_maps(vocab)
-    known = [(stoi[a], stoi[b], s) for a, b, s in benchmark_halves()["validation"].wordsim if a in stoi and b in stoi]
-    i, j, gold = (np.array(x) for x in zip(*known, strict=True))
-    EA, EB = normalize_rows(A), normalize_rows(B)
-    return (np.einsum("nd,nd->n", EA[i], EA[j]), np.einsum("nd,nd->n", EB[i], EB[j]), gold.astype(float))
-
-
 def paired_wordsim_difference(A: np.ndarray, B: np.ndarray, vocab, n_boot: int = 2000, seed: int = 0) -> list[float]:
-    """Validation-half WordSim-353 ρ of A minus that of B, with a 95 % paired bootstrap interval
-    over the pairs (each resample takes the same pairs for both): [estimate, low, high]."""
-    def diff(a, b, g):
-        return float(spearmanr(a, g).statistic - spearmanr(b, g).statistic)
-
-    iv = bootstrap_interval(diff, *_validation_wordsim_columns(A, B, vocab), n_boot=n_boot, seed=seed)
+    """Validation-half WordSim-353 ρ of A minus that of B (V, D, same vocabulary), with a 95 % paired
+    bootstrap interval over the pairs (:func:`helpers.lib.metrics.paired_similarity_difference`):
+    [estimate, low, high]."""
+    iv = paired_similarity_difference(A, B, vocab, benchmark_halves()["validation"].wordsim, n_boot=n_boot, seed=seed)
     return [iv.estimate, iv.low, iv.high]
 
 

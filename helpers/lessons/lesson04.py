@@ -96,7 +96,7 @@ def live_training(name: str, split: CharSplit, steps: int = 10, progress: bool =
     its settings (same seed, same batches); returns the training loss of every step. The trainer is
     deterministic, so these equal the shipped log's first losses."""
     log = RunLog()
-    train_char_lm(dict(SETTINGS[name]), log, max_steps=steps, progress=progress, split=split, final_eval=False)
+    train_char_lm(dict(SETTINGS[name]), log, max_steps=steps, progress=progress, split=split)
     return log.step_losses()
 
 

@@ -196,28 +196,3 @@ def render_live_glove(epochs: float = 0.2, *, counts, score, settings: dict, shi
     return fig, (f"live run: validation WordSim-353 ρ {live['wordsim'][-1]:.3f} after {live['epoch'][-1]:.2f} "
                  f"epochs (the shipped run: {shipped_curve['valid_wordsim'][0]:.3f} after 1 epoch, "
                  f"{max(shipped_curve['valid_wordsim']):.3f} at its best)")
-
-
-def paired_rho_difference(W_a: np.ndarray, W_b: np.ndarray, vocab, pairs: Sequence[tuple[str, str, float]],
-                          n_boot: int = 1000, seed: int = 0):
-    """ρ(a) − ρ(b) of two sets of vectors over the same vocabulary on the same rated ``pairs``
-    (those with both words in the vocabulary), with a 95 % *paired* bootstrap interval: each
-    resample draws the pairs once and scores both models on them, so the noise the two share (which
-    pairs happen to be in the benchmark) cancels — tighter than comparing two separate intervals.
-    Returns an :class:`~helpers.lib.metrics.Interval`; it excludes 0 when one model is ahead."""
-    stoi, _ = vocab_maps(vocab)
-    known = [(stoi[a], stoi[b], s) for a, b, s in pairs if a in stoi and b in stoi]
-    if len(known) < 3:
-        raise ValueError(f"only {len(known)} of {len(pairs)} pairs are in the vocabulary; need at least 3")
-    i, j, gold = (np.array(x) for x in zip(*known, strict=True))
-
-    def cosines(W):
-        E = W / np.maximum(np.linalg.norm(W, axis=1, keepdims=True), 1e-12)
-        return np.einsum("nd,nd->n", E[i], E[j])
-
-    def diff(ca, cb, g):
-        if np.ptp(g) == 0:
-            return float("nan")
-        return float(spearmanr(ca, g).statistic - spearmanr(cb, g).statistic)
-
-    return bootstrap_interval(diff, cosines(W_a), cosines(W_b), gold.astype(float), n_boot=n_boot, seed=seed)

@@ -60,7 +60,7 @@ def extrinsic_classification(vectors, vocab, documents: Sequence[Sequence[str]],
     itr, ite = train_test_split(np.arange(len(labels)), test_size=test_fraction, random_state=seed,
                                 stratify=np.asarray(labels))
     if groups is not None:
-        ite = np.array(without_copies(ite, itr, groups), dtype=np.int64)
+        ite = without_copies(ite, itr, groups)
     y = np.asarray(labels)
     Xtr, Xte, ytr, yte = X[itr], X[ite], y[itr], y[ite]
     clf = make_classifier(classifier, seed).fit(Xtr, ytr)

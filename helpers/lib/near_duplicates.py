@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Sequence
 
+import numpy as np
+
 from helpers.lib.text import check_token_lists, check_tokens
 
 
@@ -81,14 +83,14 @@ def seen_ngram_share(train: Sequence, test: Sequence, n: int = 20) -> float:
     return sum(tuple(test[i:i + n]) in seen for i in range(len(test) - n + 1)) / (len(test) - n + 1)
 
 
-def without_copies(held_out: Sequence[int], train: Sequence[int], groups: Sequence[int]) -> list[int]:
+def without_copies(held_out: Sequence[int], train: Sequence[int], groups: Sequence[int]) -> np.ndarray:
     """The held-out documents that have no copy in training. Taught in lesson 02, section 4.
 
     ``held_out`` and ``train`` are document indices, ``groups`` one group id per document
     (:func:`near_duplicate_groups`); returns the indices of ``held_out`` whose group has no member in
-    ``train``, in their order."""
+    ``train``, in their order, as an (n,) int64 array."""
     seen = {groups[i] for i in train}
-    return [i for i in held_out if groups[i] not in seen]
+    return np.array([i for i in held_out if groups[i] not in seen], dtype=np.int64)
 
 
 def split_by_group(groups: Sequence[int], order: Sequence[int], fractions: Sequence[float]) -> list[list[int]]:
