@@ -2,13 +2,17 @@
 from __future__ import annotations
 
 import numpy as np
+import torch
+from scipy.optimize import minimize
 from sklearn.decomposition import TruncatedSVD
 
 from helpers.exercises import (
+    ExerciseFailed,
     ExperimentExercise,
     FunctionExercise,
     Mistake,
     expect_close,
+    expect_equal,
     expect_tuple,
 )
 from helpers.lib.lsa import DocumentIndex, tfidf_matrix
@@ -243,4 +247,125 @@ check_best_k = ExperimentExercise(
                 "it reaches.", when=lambda answer, **context: 0 < float(answer) < 1, example=0.95),
     ])
 
-EXERCISES = [check_tfidf, check_energy, check_lsa_cosines, check_best_k]
+
+# ----------------------------------------------------------------------------- the rank-k factorisation's gradient
+def _lowrank_reference(X, U, V):
+    """Loss 1/2 ||X - U V^T||_F^2 and its gradients: (loss, dU (m, k), dV (n, k))."""
+    R = X - U @ V.T                                       # the residual, (m, n)
+    return float(0.5 * np.sum(R * R)), -R @ V, -R.T @ U
+
+
+def _lowrank_problem(seed, m=5, n=4, k=2):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(m, n)), rng.normal(size=(m, k)), rng.normal(size=(n, k))
+
+
+def _unpack_lowrank(out, what):
+    if not isinstance(out, (tuple, list)) or len(out) != 3:
+        raise ExerciseFailed(f"{what}: expected a tuple (loss, dU, dV), got {type(out).__name__}")
+    return out
+
+
+def _lowrank_hand_example(f):
+    X, U, V = np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 3.0]]), np.array([[1.0], [0.0]]), np.array([[1.0], [1.0], [0.0]])
+    loss, dU, dV = _unpack_lowrank(f(X, U, V), "X (2, 3), k = 1")
+    expect_equal(np.shape(dU), (2, 1), "shape of dU for X (2, 3), U (2, 1), V (3, 1)")
+    expect_equal(np.shape(dV), (3, 1), "shape of dV for X (2, 3), U (2, 1), V (3, 1)")
+    # R = X - U V^T = [[0, 1, 0], [0, 1, 3]]: loss = (1 + 1 + 9) / 2
+    expect_close(loss, 5.5, "loss 1/2 ||X - U V^T||^2 with residual [[0, 1, 0], [0, 1, 3]]")
+    expect_close(dU, [[-1.0], [-1.0]], "dU = -R V")
+    expect_close(dV, [[0.0], [-1.0], [0.0]], "dV = -R^T U")
+
+
+def _lowrank_loss_value(f):
+    X, U, V = _lowrank_problem(1)
+    loss, _, _ = _unpack_lowrank(f(X, U, V), "a random problem")
+    expect_close(loss, _lowrank_reference(X, U, V)[0], "the loss 1/2 ||X - U V^T||^2 of a random 5 x 4 matrix, k = 2")
+
+
+def _lowrank_finite_differences(f):
+    X, U, V = _lowrank_problem(2)
+    _, dU, dV = _unpack_lowrank(f(X, U, V), "a random problem")
+    eps = 1e-6
+    for name, A, got in (("dU", U, dU), ("dV", V, dV)):
+        num = np.zeros_like(A)
+        for idx in np.ndindex(A.shape):
+            plus, minus = A.copy(), A.copy()
+            plus[idx] += eps
+            minus[idx] -= eps
+            args_p = (X, plus, V) if name == "dU" else (X, U, plus)
+            args_m = (X, minus, V) if name == "dU" else (X, U, minus)
+            num[idx] = (_lowrank_reference(*args_p)[0] - _lowrank_reference(*args_m)[0]) / (2 * eps)
+        expect_close(got, num, f"{name} against central finite differences of the loss", rtol=1e-5, atol=1e-7)
+
+
+def _lowrank_matches_pytorch(f):
+    X, U, V = _lowrank_problem(3, m=30, n=12, k=4)
+    loss, dU, dV = _unpack_lowrank(f(X, U, V), "a random 30 x 12 matrix, k = 4")
+    Ut, Vt = torch.tensor(U, requires_grad=True), torch.tensor(V, requires_grad=True)
+    ref = 0.5 * ((torch.tensor(X) - Ut @ Vt.T) ** 2).sum()
+    ref.backward()
+    expect_close(loss, ref.item(), "the loss against PyTorch")
+    expect_close(dU, Ut.grad.numpy(), "dU against PyTorch's autograd")
+    expect_close(dV, Vt.grad.numpy(), "dV against PyTorch's autograd")
+
+
+def _lowrank_reaches_the_svd(f):
+    """Minimising with the function's gradient (L-BFGS) reaches the truncated SVD's error: the
+    Eckart-Young theorem says no rank-k matrix does better than 1/2 of the sum of the dropped
+    squared singular values."""
+    X, U, V = _lowrank_problem(4, m=20, n=15, k=3)
+    m, n, k = X.shape[0], X.shape[1], U.shape[1]
+
+    def objective(theta):
+        loss, dU, dV = _unpack_lowrank(f(X, theta[: m * k].reshape(m, k), theta[m * k:].reshape(n, k)), "the fit")
+        return loss, np.concatenate([np.ravel(dU), np.ravel(dV)])
+
+    res = minimize(objective, np.concatenate([U.ravel(), V.ravel()]) * 0.1, jac=True, method="L-BFGS-B",
+                   options=dict(maxiter=5000, gtol=1e-10, ftol=1e-15))
+    s = np.linalg.svd(X, compute_uv=False)
+    expect_close(res.fun, 0.5 * np.sum(s[k:] ** 2), "the loss reached by L-BFGS with your gradient, against the "
+                 "truncated SVD's 1/2 * (sum of the dropped squared singular values), 20 x 15 matrix, k = 3",
+                 rtol=1e-6, atol=1e-8)
+
+
+def _lowrank_sign(X, U, V):
+    loss, dU, dV = _lowrank_reference(X, U, V)
+    return loss, -dU, -dV
+
+
+def _lowrank_doubled(X, U, V):
+    loss, dU, dV = _lowrank_reference(X, U, V)
+    return loss, 2 * dU, 2 * dV
+
+
+def _lowrank_no_half(X, U, V):
+    loss, dU, dV = _lowrank_reference(X, U, V)
+    return 2 * loss, dU, dV
+
+
+def _lowrank_untransposed(X, U, V):
+    R = X - U @ V.T
+    return float(0.5 * np.sum(R * R)), -R @ V, -R @ U      # R @ U: (m, n) @ (m, k) fails unless m = n
+
+
+check_lowrank_gradient = FunctionExercise(
+    "the rank-k factorisation's gradient",
+    [_lowrank_hand_example, _lowrank_loss_value, _lowrank_finite_differences, _lowrank_matches_pytorch,
+     _lowrank_reaches_the_svd],
+    reference=_lowrank_reference,
+    mistakes=[
+        Mistake("sign", "the residual is R = X - U V^T, so the loss grows when U V^T moves away from X: dU = -R V "
+                "and dV = -R^T U (with the minus sign).", like=_lowrank_sign),
+        Mistake("doubled", "the loss has the factor 1/2, which cancels the 2 of the square: dU = -R V, not -2 R V.",
+                like=_lowrank_doubled),
+        Mistake("no_half", "the loss is HALF the squared Frobenius norm of the residual: 0.5 * np.sum(R * R).",
+                like=_lowrank_no_half),
+        Mistake("untransposed", "V multiplies from the right (U V^T), so its gradient takes the residual "
+                "transposed: dV = -R.T @ U, shape (n, k).", like=_lowrank_untransposed),
+    ],
+    explanation="The factors gradient descent finds are not the SVD's (any U A, V A^-T give the same product), "
+                "but their product is the truncated SVD's best rank-k approximation: Eckart and Young's theorem.",
+)
+
+EXERCISES = [check_tfidf, check_energy, check_lsa_cosines, check_best_k, check_lowrank_gradient]
