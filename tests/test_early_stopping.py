@@ -7,7 +7,16 @@ import pytest
 import torch
 
 from helpers.infra.early_stopping import EarlyStopping
-from helpers.infra.runlog import RunLog, read_log, run_environment, step_losses, tree_is_dirty
+from helpers.infra.runlog import (
+    RunLog,
+    cpu_description,
+    library_versions,
+    read_log,
+    replays_exactly,
+    run_environment,
+    step_losses,
+    tree_is_dirty,
+)
 
 
 def run(values, **kw):
@@ -129,3 +138,16 @@ def test_run_environment_names_versions_threads_and_commit(monkeypatch):
     assert env["threads"]["OMP_NUM_THREADS"] == "1" and env["threads"]["torch"] == torch.get_num_threads()
     assert env["git"]["commit"] is None or len(env["git"]["commit"]) == 40
     assert env["git"]["dirty"] in (True, False, None)
+    assert env["cpu"] == cpu_description() and env["cpu"]["vendor"]
+    assert env["cpu"]["torch"] == torch.backends.cpu.get_cpu_capability()
+
+
+def test_an_exact_replay_is_expected_only_on_the_same_versions_and_processor():
+    versions, cpu = library_versions(), cpu_description()
+    assert replays_exactly(versions, cpu)
+    assert replays_exactly(versions, {"vendor": cpu["vendor"]})         # a record that has only the vendor
+    other_vendor = "AuthenticAMD" if cpu["vendor"] == "GenuineIntel" else "GenuineIntel"
+    assert not replays_exactly(versions, {**cpu, "vendor": other_vendor})
+    assert not replays_exactly(versions, {**cpu, "torch": "some other SIMD level"})
+    assert not replays_exactly({**versions, "numpy": "0.0"}, cpu)
+    assert not replays_exactly(versions, None)                          # processor not recorded

@@ -123,9 +123,13 @@ def test_paired_difference_is_zero_for_the_same_vectors_and_matches_spearman():
 def test_the_live_training_on_the_whole_corpus_retraces_the_shipped_first_epoch():
     # the notebook's claim: same code, settings, seed and data as `make models NAME=wv_torch_skipgram`
     from helpers.course.corpus import course_corpus  # noqa: PLC0415 (loads the corpus)
+    from helpers.course.models import replays_exactly_here  # noqa: PLC0415
     from helpers.course.word_vectors import load_word_vectors  # noqa: PLC0415
 
     shipped = load_word_vectors("torch-skipgram").metadata["curve"]
     live = live_training(course_corpus(), 1.0, 1)
-    assert live["train_loss"][0] == shipped["train_loss"][0]
+    if replays_exactly_here("wv_torch_skipgram"):          # the training's library versions and processor
+        assert live["train_loss"][0] == shipped["train_loss"][0]
+    else:                                                   # elsewhere: the same run, to rounding
+        assert live["train_loss"][0] == pytest.approx(shipped["train_loss"][0], rel=1e-6)
     assert live["valid_wordsim"][0] == pytest.approx(shipped["valid_wordsim"][0], abs=1e-12)

@@ -39,6 +39,7 @@ from helpers.course import (
 from helpers.course.data import DATA_DIR
 from helpers.infra.artifacts import ArtifactError, load_artifact
 from helpers.infra.checksums import DataError, sha256_of
+from helpers.infra.runlog import replays_exactly
 
 MANIFEST_FORMAT = "nlp-course-models/1"
 SIZE_LIMIT_BYTES = 40_000_000     # all shipped .npz files together (issue 14)
@@ -186,8 +187,13 @@ def render_readme(manifest: dict) -> str:
         "`make models` retrains all of them (one training per CPU core, one thread each), "
         "`make models NAME=<name>` one; the training log of each is in `logs/<name>.jsonl.gz` "
         "(settings, the loss of every step, each validation and early-stopping decision, times, "
-        "library versions, git commit). Trainers marked deterministic rebuild the same bytes with the "
-        "same library versions.",
+        "library versions, processor, git commit). Trainers marked deterministic rebuild the same bytes "
+        "with the same library versions on the same kind of processor (the manifest's `cpu`): numpy's and "
+        "PyTorch's kernels choose their SIMD and BLAS code by processor, and another choice rounds sums "
+        "differently. The models trained before the processor was recorded carry only its vendor "
+        "(`AuthenticAMD`: a 2-core AMD EPYC trained them, and rebuilt every one bit-identical). On another "
+        "processor a rebuild gives the same training to rounding, not the same bytes; "
+        "`tests/test_models.py` then compares the first steps' losses to rounding instead of exactly.",
         "",
         f"In all: {len(models)} model{'s' if len(models) != 1 else ''}, {total:,} bytes "
         f"(limit {SIZE_LIMIT_BYTES:,}).",
@@ -239,6 +245,14 @@ def load_model(name: str, root: Path | None = None):
     except ArtifactError as e:
         raise ModelFileError(f"model {name!r}: {e}. {rebuild_hint(name)}") from None
     return entry(name).load(artifact)
+
+
+def replays_exactly_here(name: str, root: Path | None = None) -> bool:
+    """Whether retraining ``name`` here should reproduce its training log bit for bit: a
+    deterministic trainer, the recorded library versions and the recorded kind of processor
+    (:func:`helpers.infra.runlog.replays_exactly`). Otherwise a replay agrees to rounding only."""
+    record = model_info(name, root)
+    return bool(record["deterministic"]) and replays_exactly(record["versions"], record.get("cpu"))
 
 
 def model_info(name: str, root: Path | None = None) -> dict:

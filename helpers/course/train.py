@@ -76,7 +76,7 @@ def _train_and_store(e, root: Path, progress: bool) -> dict:
             "settings": e.settings, "metrics": metrics, "subset_metric": {"name": sub_name, "value": sub_value},
             "train_seconds": wall, "cpu_seconds": cpu, "threads": e.threads, "deterministic": e.deterministic,
             "float16": list(e.float16), "steps": log.steps, "versions": environment["versions"],
-            "git": environment["git"], "command": e.command}
+            "cpu": environment["cpu"], "git": environment["git"], "command": e.command}
 
 
 # ---------------------------------------------------------------- several, side by side

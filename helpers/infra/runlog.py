@@ -11,7 +11,12 @@ event per line, in order::
 
 Consecutive step losses are grouped into one ``steps`` event (up to 1,000 per line) to keep the
 file small; :meth:`RunLog.step_losses` gives them back as one list. :func:`run_environment`
-records the library versions, the thread settings and the git commit.
+records the library versions, the thread settings, the processor and the git commit.
+
+Bit-for-bit reproducibility needs the same library versions *and* the same kind of processor:
+numpy's and PyTorch's kernels pick their SIMD code (AVX2, AVX-512, ...) and BLAS kernels by CPU,
+and a different choice sums floats in a different order. :func:`replays_exactly` says whether
+this machine should reproduce a recorded run to the last bit.
 """
 from __future__ import annotations
 
@@ -139,14 +144,47 @@ def tree_is_dirty(root: Path | None = None) -> bool | None:
     return None if status is None else bool(status)
 
 
+def cpu_description() -> dict:
+    """The processor this runs on: {'vendor': 'GenuineIntel' | 'AuthenticAMD' | ..., 'model': its
+    name, 'torch': PyTorch's SIMD level ('AVX2', 'AVX512', ...; only when torch is imported)}.
+    Read from ``/proc/cpuinfo`` on Linux; elsewhere from :func:`platform.processor`."""
+    out = {"vendor": platform.processor() or None, "model": platform.processor() or None}
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key == "vendor_id":
+            out["vendor"] = value.strip()
+        elif key == "model name":
+            out["model"] = value.strip()
+            break
+    if "torch" in sys.modules:
+        out["torch"] = sys.modules["torch"].backends.cpu.get_cpu_capability()
+    return out
+
+
+def replays_exactly(versions: dict, cpu: dict | None) -> bool:
+    """Whether a run recorded with library ``versions`` on processor ``cpu`` (a
+    :func:`cpu_description`, or a part of one) should be reproduced bit for bit here: the same
+    versions, and the same value for every processor field the record has (the torch field only
+    compared when torch is imported here). ``cpu`` None (not recorded): False."""
+    if versions != library_versions() or not cpu:
+        return False
+    here = cpu_description()
+    return all(here.get(k) == v for k, v in cpu.items() if k in here)
+
+
 def run_environment() -> dict:
     """Where a run happens: library versions, thread settings (``OMP_NUM_THREADS`` ... and
-    torch's), the platform and CPU count, and the git commit with whether the tree had
+    torch's), the platform, the processor (:func:`cpu_description`) and CPU count, and the git commit with whether the tree had
     uncommitted changes outside the training outputs (``dirty``, :func:`tree_is_dirty`; None
     outside a git checkout)."""
     threads = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
     if "torch" in sys.modules:
         threads["torch"] = sys.modules["torch"].get_num_threads()
     return {"versions": library_versions(), "threads": threads, "platform": platform.platform(),
-            "machine": platform.machine(), "cpu_count": os.cpu_count(),
+            "machine": platform.machine(), "cpu": cpu_description(), "cpu_count": os.cpu_count(),
             "git": {"commit": _git("rev-parse", "HEAD"), "dirty": tree_is_dirty()}}
