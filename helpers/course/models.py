@@ -188,7 +188,7 @@ def render_readme(manifest: dict) -> str:
         "`make models NAME=<name>` one; the training log of each is in `logs/<name>.jsonl.gz` "
         "(settings, the loss of every step, each validation and early-stopping decision, times, "
         "library versions, processor, git commit). Trainers marked deterministic rebuild the same bytes "
-        "with the same library versions on the same kind of processor (the manifest's `cpu`): numpy's and "
+        "with the same library versions on the same kind of processor (the manifest's `cpu`): NumPy's and "
         "PyTorch's kernels choose their SIMD and BLAS code by processor, and another choice rounds sums "
         "differently. The models trained before the processor was recorded carry only its vendor "
         "(`AuthenticAMD`: a 2-core AMD EPYC trained them, and rebuilt every one bit-identical). On another "
