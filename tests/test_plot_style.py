@@ -405,10 +405,16 @@ def _case_w2v_validation_curves():
 
 def _case_w2v_epoch_budget():
     from helpers.lessons.lesson07 import plot_epoch_budget
-    shipped = {"epoch": [1, 2, 3, 4], "valid_wordsim": [0.2, 0.3, 0.35, 0.36]}
-    runs = [{"settings": {"max_epochs": n}, "epoch": list(range(1, n + 1)),
-             "valid_wordsim": list(np.linspace(0.2, 0.36 + 0.01 * n, n))} for n in (2, 6)]
-    return plot_epoch_budget(runs, shipped, "toy schedules")
+    runs = [{"change": {"max_epochs": n}, "epoch": list(range(1, n + 1)),
+             "valid_wordsim": list(np.linspace(0.2, 0.36 + 0.01 * n, n))} for n in (2, 4, 6)]
+    return plot_epoch_budget(runs, 4, "toy schedules")
+
+
+def _case_w2v_schedule_choice():
+    from helpers.lessons.lesson07 import plot_schedule_choice
+    runs = [{"model": m, "change": {"max_epochs": n}, "best_valid_wordsim": 0.3 + 0.02 * k + 0.01 * np.log(n)}
+            for k, m in enumerate(("a", "b")) for n in (10, 20, 40)]
+    return plot_schedule_choice(runs, {"a": 20, "b": 40}, {"a": "model a", "b": "model b"}, 0.005)
 
 
 def _case_w2v_dimension_quality():
@@ -576,6 +582,7 @@ CASES = {
     "helpers.lessons.lesson07:plot_validation_curves": _case_w2v_validation_curves,
     "helpers.lessons.lesson07:plot_dimension_quality": _case_w2v_dimension_quality,
     "helpers.lessons.lesson07:plot_epoch_budget": _case_w2v_epoch_budget,
+    "helpers.lessons.lesson07:plot_schedule_choice": _case_w2v_schedule_choice,
     "helpers.lessons.lesson08:render_glove_weight": _case_glove_weight,
     "helpers.lessons.lesson08:plot_glove_validation": _case_glove_validation,
     "helpers.lessons.lesson08:render_live_glove": _case_live_glove,

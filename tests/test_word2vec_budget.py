@@ -1,12 +1,13 @@
-"""The epoch-budget and bucket-count record of gensim's skip-gram and fastText
-(``helpers.course.word2vec_budget``, ``data/models/logs/wv_budget.json``), read by lessons 07 and 08."""
+"""The schedule-length and bucket-count record of the word2vec trainers
+(``helpers.course.word2vec_budget``, ``data/models/logs/wv_budget.json``), read by lessons 07 and 08,
+and the rule that chose the shipped schedules from it."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from helpers.course import word2vec_budget as budget
-from helpers.course.word_vector_models import train_gensim_vectors
+from helpers.course.word_vector_models import SETTINGS, train_gensim_vectors
 from helpers.course.word_vectors import load_word_vectors
 from helpers.infra.runlog import RunLog
 
@@ -28,21 +29,67 @@ def test_the_paired_difference_sees_damaged_vectors():
 @pytest.mark.parametrize("name, change, message", [
     ("wv_glove", dict(max_epochs=30), "budget runs are for"),
     ("wv_gensim_skipgram", dict(window=3), "changes max_epochs or buckets"),
+    ("wv_torch_skipgram", dict(buckets=5_000), "only fastText has buckets"),
 ])
 def test_a_run_outside_the_study_is_refused(name, change, message):
     with pytest.raises(ValueError, match=message):
         budget.budget_run(name, change)
 
 
+def test_gensim_runs_its_whole_schedule_the_course_trainers_keep_their_early_stopping():
+    assert budget.budget_settings("wv_gensim_skipgram", dict(max_epochs=30))["patience"] == 30
+    assert budget.budget_settings("wv_torch_skipgram", dict(max_epochs=40))["patience"] == SETTINGS["wv_torch_skipgram"]["patience"]
+
+
+def _toy(model, scores):
+    return [{"model": model, "change": {"max_epochs": e}, "best_valid_wordsim": v} for e, v in scores.items()]
+
+
+def test_the_chosen_schedule_is_the_shortest_within_the_tolerance_of_the_best():
+    runs = _toy("m", {10: 0.40, 20: 0.452, 40: 0.456, 80: 0.455}) + _toy("other", {10: 0.9})
+    runs.append({"model": "m", "change": {"max_epochs": 20, "buckets": 5}, "best_valid_wordsim": 0.99})  # not a schedule
+    assert budget.chosen_schedule(runs, "m", tolerance=0.005) == 20
+    assert budget.chosen_schedule(runs, "m", tolerance=0.001) == 40
+    assert budget.chosen_schedule(runs, "m", tolerance=0.1) == 10
+    with pytest.raises(ValueError, match="no schedule"):
+        budget.chosen_schedule(runs, "missing")
+
+
 def test_the_record_holds_every_run_with_its_best_epoch():
     runs = RECORD["runs"]
     assert [(r["model"], r["change"]) for r in runs] == [(m, c) for m, c in budget.RUNS]
     for r in runs:
-        assert len(r["epoch"]) == r["settings"]["max_epochs"], r["change"]
+        assert r["settings"] == budget.budget_settings(r["model"], r["change"])
+        if r["settings"]["impl"] == "gensim":
+            assert len(r["epoch"]) == r["settings"]["max_epochs"], r["change"]
+        else:                                   # early stopping: patience epochs after the best, or the end
+            assert len(r["epoch"]) in (r["settings"]["max_epochs"], r["best_epoch"] + r["settings"]["patience"])
         assert r["best_valid_wordsim"] == max(r["valid_wordsim"])
         assert r["valid_wordsim"][r["best_epoch"] - 1] == r["best_valid_wordsim"]
-        low, high = r["vs_shipped"][1:]
-        assert low <= r["vs_shipped"][0] <= high
+        if budget.is_reference(r):
+            assert r["vs_20"] is None
+        else:
+            low, high = r["vs_20"][1:]
+            assert low <= r["vs_20"][0] <= high
+
+
+def test_the_shipped_schedules_are_the_chosen_ones():
+    runs = RECORD["runs"]
+    assert RECORD["tolerance"] == budget.TOLERANCE
+    for model in budget.SCHEDULES:
+        chosen = budget.chosen_schedule(runs, model)
+        assert RECORD["chosen"][model] == chosen
+        assert SETTINGS[model]["max_epochs"] == chosen, model
+        if SETTINGS[model]["impl"] == "gensim":
+            assert SETTINGS[model]["patience"] == chosen
+
+
+def test_the_shipped_models_are_the_records_runs_at_their_chosen_schedule():
+    """The run of the chosen schedule is the shipped training: the same validation curve."""
+    for model in budget.SCHEDULES:
+        run = next(r for r in RECORD["runs"] if r["model"] == model and r["change"] == {"max_epochs": RECORD["chosen"][model]})
+        shipped = load_word_vectors(budget.SHIPPED_NAME[model]).metadata["curve"]
+        assert run["valid_wordsim"] == pytest.approx(shipped["valid_wordsim"], abs=1e-6), model
 
 
 def test_the_first_epoch_of_a_recorded_run_is_what_the_script_makes():

@@ -163,23 +163,45 @@ def plot_validation_curves(vectors: dict):
     return fig
 
 
-def plot_epoch_budget(runs: list[dict], shipped_curve: dict, title: str):
-    """Validation-half WordSim-353 ρ after every epoch on schedules of different lengths: the
-    shipped run (``shipped_curve``: its metadata curve, 20 epochs) and the runs of
-    :mod:`helpers.course.word2vec_budget` (``runs``: its record's runs of one model, each with
-    ``settings['max_epochs']``, ``epoch``, ``valid_wordsim``, ``best_epoch``); each run's best epoch
-    circled. Returns the figure."""
+def plot_epoch_budget(runs: list[dict], chosen: int, title: str):
+    """Validation-half WordSim-353 ρ after every epoch on schedules of different lengths, from the
+    record of :mod:`helpers.course.word2vec_budget` (``runs``: its runs of one model that change
+    only ``max_epochs``, each with ``epoch``, ``valid_wordsim``); the ``chosen`` schedule drawn
+    solid, each run's best epoch circled. Returns the figure."""
     fig, ax = new_figure(width=7)
-    curves = [(len(shipped_curve["epoch"]), shipped_curve["epoch"], shipped_curve["valid_wordsim"], True)]
-    curves += [(r["settings"]["max_epochs"], r["epoch"], r["valid_wordsim"], False) for r in runs]
-    colours = [COLOURS["vermillion"], COLOURS["blue"], COLOURS["green"], COLOURS["purple"], GREY_DARK]
-    for (total, epochs, values, shipped), colour in zip(sorted(curves), colours, strict=False):
+    runs = sorted(runs, key=lambda r: r["change"]["max_epochs"])
+    colours = [COLOURS["vermillion"], COLOURS["orange"], COLOURS["blue"], COLOURS["green"], COLOURS["purple"], GREY_DARK]
+    for r, colour in zip(runs, colours, strict=False):
+        total, epochs, values = r["change"]["max_epochs"], r["epoch"], r["valid_wordsim"]
+        mine = total == chosen
         best = int(np.argmax(values))
-        ax.plot(epochs, values, "o-" if shipped else ".--", color=colour, markersize=4, lw=2 if shipped else 1,
-                label=f"{total}-epoch schedule" + (" (shipped)" if shipped else ""))
+        ax.plot(epochs, values, "o-" if mine else ".--", color=colour, markersize=4, lw=2 if mine else 1,
+                label=f"{total}-epoch schedule" + (" (chosen, shipped)" if mine else ""))
         ax.plot([epochs[best]], [values[best]], "o", mfc="none", mec=colour, markersize=11, markeredgewidth=1.5)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     set_labels(ax, title, "epoch", "Spearman ρ (validation half)")
+    ax.legend(fontsize=8, loc="lower right")
+    return fig
+
+
+def plot_schedule_choice(runs: list[dict], chosen: dict, labels: dict, tolerance: float):
+    """Each model's best validation-half WordSim-353 ρ against the length of its schedule (the
+    runs of :mod:`helpers.course.word2vec_budget` that change only ``max_epochs``); ``chosen``
+    {model: schedule} circled, with a bar down to the best ρ minus ``tolerance`` (a schedule above
+    it ties with the best). ``labels`` {model: name}. Returns the figure."""
+    fig, ax = new_figure(width=7)
+    colours = [COLOURS["blue"], COLOURS["vermillion"], COLOURS["green"], COLOURS["purple"]]
+    for (model, label), colour in zip(labels.items(), colours, strict=False):
+        rs = sorted((r for r in runs if r["model"] == model and set(r["change"]) == {"max_epochs"}),
+                    key=lambda r: r["change"]["max_epochs"])
+        x, y = [r["change"]["max_epochs"] for r in rs], [r["best_valid_wordsim"] for r in rs]
+        ax.plot(x, y, "o-", color=colour, markersize=4, label=f"{label} (chosen: {chosen[model]} epochs)")
+        ax.plot([chosen[model]], [y[x.index(chosen[model])]], "o", mfc="none", mec=colour, markersize=12,
+                markeredgewidth=1.5)
+        ax.vlines(x[int(np.argmax(y))], max(y) - tolerance, max(y), color=colour, lw=3, alpha=0.5)
+    ax.set_xticks(sorted({r["change"]["max_epochs"] for r in runs}))
+    set_labels(ax, "Best validation ρ against the length of the schedule (circle: chosen)", "schedule (epochs)",
+               "Spearman ρ (validation half)")
     ax.legend(fontsize=8, loc="lower right")
     return fig
 
