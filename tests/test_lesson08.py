@@ -50,8 +50,11 @@ def test_coverage_correlations_split_known_and_unseen_pairs():
     pairs = [("government", "minister", 8.0), ("election", "economy", 5.0), ("football", "government", 1.0),
              ("economy", "minister", 6.0), ("footballer", "election", 2.0), ("governments", "ministers", 7.5)]
     c = coverage_correlations(ft, pairs, n_boot=50)
-    assert c["n_all"] == 6 and c["n_in_vocab"] == 4 and c["oov_only"][1] == 2
+    assert c["n_all"] == 6 and c["n_in_vocab"] == 4 and c["n_oov"] == 2 and c["oov_only"] is None   # too few
     assert c["all"].low <= c["all"].estimate <= c["all"].high
+    more = pairs + [("footballers", "football", 9.0), ("governmental", "economy", 3.0)]
+    c = coverage_correlations(ft, more, n_boot=50)
+    assert c["n_oov"] == 4 and c["oov_only"].low <= c["oov_only"].estimate <= c["oov_only"].high
 
 
 def test_paired_rho_difference_is_the_difference_of_the_two_rhos():

@@ -115,7 +115,8 @@ def coverage_correlations(fasttext: FastTextVectors, pairs: Sequence[tuple[str, 
     its n-gram vector) and on the pairs whose two words are in the vocabulary (the only ones a
     word-level model can score), each with a 95 % bootstrap interval over the pairs.
 
-    Returns {'all': Interval, 'in_vocab': Interval, 'oov_only': (ρ or None, n), 'n_all', 'n_in_vocab'}."""
+    Returns {'all': Interval, 'in_vocab': Interval, 'oov_only': Interval over the pairs with an
+    unseen word (None when fewer than 3), 'n_all', 'n_in_vocab', 'n_oov'}."""
     a = fasttext.vectors_for([p[0] for p in pairs])
     b = fasttext.vectors_for([p[1] for p in pairs])
     cos = np.einsum("nd,nd->n", a, b) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
@@ -129,7 +130,8 @@ def coverage_correlations(fasttext: FastTextVectors, pairs: Sequence[tuple[str, 
            "in_vocab": bootstrap_interval(rho, cos[known], gold[known], n_boot=n_boot, seed=seed),
            "n_all": len(pairs), "n_in_vocab": int(known.sum())}
     oov = ~known
-    out["oov_only"] = (rho(cos[oov], gold[oov]) if oov.sum() >= 3 else None, int(oov.sum()))
+    out["oov_only"] = bootstrap_interval(rho, cos[oov], gold[oov], n_boot=n_boot, seed=seed) if oov.sum() >= 3 else None
+    out["n_oov"] = int(oov.sum())
     return out
 
 
