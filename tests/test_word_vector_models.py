@@ -7,7 +7,7 @@ import pytest
 from helpers.course.benchmarks import evaluate_vectors
 from helpers.course.corpus import course_corpus
 from helpers.course.models import MODELS, read_manifest
-from helpers.course.word_vector_models import NAMES, SETTINGS, vocab_from_arrays, vocab_to_arrays
+from helpers.course.word_vector_models import FLOAT16, NAMES, SETTINGS, vocab_from_arrays, vocab_to_arrays
 from helpers.course.word_vectors import SHIPPED_VECTORS, load_word_vectors
 from helpers.lib.text import Vocab
 
@@ -51,7 +51,10 @@ def test_load_word_vectors_gives_W_C_vocab_metadata(name):
 def test_the_records_reproduce_from_the_shipped_vectors(name):
     W, _, vocab, meta = load_word_vectors(name)
     rec = meta["records"]
-    assert rec["float16_check"]["same_at_3_decimals"], rec["float16_check"]
+    if "W" in FLOAT16[NAMES[name]]:                    # stored as float16 only where the check passed
+        assert rec["float16_check"]["same_at_3_decimals"], rec["float16_check"]
+    else:
+        assert W.dtype == np.float32
     got = evaluate_vectors(W, vocab, "report")
     for key in ("wordsim", "simlex", "analogy"):          # recorded from float32, checked here from float16
         assert round(got[key], 3) == round(rec["report"][key], 3), key

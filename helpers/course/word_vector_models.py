@@ -25,8 +25,8 @@ Protocol (issue 14), the same for every method:
 Shipped: gensim skip-gram, CBOW and fastText, the course's PyTorch and NumPy skip-gram (W; C for
 PyTorch and NumPy; fastText's n-gram buckets) and GloVe (W + W~ stored as W, :func:`train_glove_vectors`).
 Each model is an entry of :data:`helpers.course.models.MODELS` (``wv_<impl>_<model>``); the
-vectors are stored as float16 (the training checks that the report-half scores are unchanged at
-3 decimals, and records the check). The vocabulary is stored with each model as UTF-8 text.
+vectors are stored as float16 where that leaves the report-half scores unchanged at 3 decimals (the
+training records the check, the tests read it; gensim's skip-gram is stored as float32, see FLOAT16). The vocabulary is stored with each model as UTF-8 text.
 """
 from __future__ import annotations
 
@@ -412,7 +412,10 @@ WHAT = {
 }
 LESSON = {"wv_gensim_skipgram": "07", "wv_gensim_cbow": "07", "wv_gensim_fasttext": "08", "wv_torch_skipgram": "07",
           "wv_numpy_skipgram": "07", "wv_glove": "08"}
-FLOAT16 = {"wv_gensim_skipgram": ("W",), "wv_gensim_cbow": ("W",), "wv_gensim_fasttext": ("W", "ngram_vectors"),
+# float16 only where the report-half scores stay the same at 3 decimals (_float16_check, tested):
+# the 60-epoch gensim skip-gram's WordSim-353 moved from 0.56749 to 0.56770 in float16, across a rounding
+# boundary, so its W is stored as float32 (3 MB more)
+FLOAT16 = {"wv_gensim_skipgram": (), "wv_gensim_cbow": ("W",), "wv_gensim_fasttext": ("W", "ngram_vectors"),
            "wv_torch_skipgram": ("W", "C"), "wv_numpy_skipgram": ("W",), "wv_glove": ("W",)}
 TRAIN = {"gensim": train_gensim_vectors, "torch": train_course_word2vec, "numpy": train_course_word2vec,
          "glove": train_glove_vectors}
