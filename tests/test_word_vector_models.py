@@ -7,7 +7,13 @@ import pytest
 from helpers.course.benchmarks import evaluate_vectors
 from helpers.course.corpus import course_corpus
 from helpers.course.models import MODELS, read_manifest
-from helpers.course.word_vector_models import FLOAT16, NAMES, SETTINGS, vocab_from_arrays, vocab_to_arrays
+from helpers.course.word_vector_models import (
+    FLOAT16,
+    NAMES,
+    SETTINGS,
+    vocab_from_arrays,
+    vocab_to_arrays,
+)
 from helpers.course.word_vectors import SHIPPED_VECTORS, load_word_vectors
 from helpers.lib.text import Vocab
 
