@@ -151,3 +151,5 @@ def test_an_exact_replay_is_expected_only_on_the_same_versions_and_processor():
     assert not replays_exactly(versions, {**cpu, "torch": "some other SIMD level"})
     assert not replays_exactly({**versions, "numpy": "0.0"}, cpu)
     assert not replays_exactly(versions, None)                          # processor not recorded
+    assert replays_exactly(versions, {})                                # a run that does not depend on it
+    assert not replays_exactly({**versions, "numpy": "0.0"}, {})

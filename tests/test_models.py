@@ -131,6 +131,17 @@ def model_copy(tmp_path):
     return root
 
 
+def test_only_a_processor_independent_model_must_replay_exactly_on_another_processor(model_copy):
+    manifest = read_manifest(model_copy)
+    for record in manifest["models"].values():        # this environment, another kind of processor
+        record["versions"], record["cpu"] = library_versions(), {"vendor": "SomeOtherVendor", "model": "X"}
+    write_manifest(manifest, model_copy)
+    exact = {name: replays_exactly_here(name, model_copy) for name in SHIPPED}
+    assert exact["wv_gensim_skipgram"] and exact["wv_gensim_fasttext"]         # gensim: any processor
+    assert not exact["wv_torch_skipgram"] and not exact["char_transformer"]
+    assert exact == {name: MODELS[name].any_processor and MANIFEST["models"][name]["deterministic"] for name in SHIPPED}
+
+
 @pytest.mark.parametrize("name", SHIPPED)
 def test_a_modified_file_names_both_checksums_and_the_rebuild_command(model_copy, name):
     path = model_copy / MANIFEST["models"][name]["file"]

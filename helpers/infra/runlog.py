@@ -170,8 +170,9 @@ def replays_exactly(versions: dict, cpu: dict | None) -> bool:
     """Whether a run recorded with library ``versions`` on processor ``cpu`` (a
     :func:`cpu_description`, or a part of one) should be reproduced bit for bit here: the same
     versions, and the same value for every processor field the record has (the torch field only
-    compared when torch is imported here). ``cpu`` None (not recorded): False."""
-    if versions != library_versions() or not cpu:
+    compared when torch is imported here). ``cpu`` None (not recorded): False; ``cpu`` {} (a run
+    whose result does not depend on the processor): the versions alone decide."""
+    if versions != library_versions() or cpu is None:
         return False
     here = cpu_description()
     return all(here.get(k) == v for k, v in cpu.items() if k in here)
