@@ -57,13 +57,15 @@ def test_load_word_vectors_gives_W_C_vocab_metadata(name):
 def test_the_records_reproduce_from_the_shipped_vectors(name):
     W, _, vocab, meta = load_word_vectors(name)
     rec = meta["records"]
-    if "W" in FLOAT16[NAMES[name]]:                    # stored as float16 only where the check passed
-        assert rec["float16_check"]["same_at_3_decimals"], rec["float16_check"]
-    else:
-        assert W.dtype == np.float32
+    check = rec["float16_check"]
+    assert "W" in FLOAT16[NAMES[name]]
+    # float16 moves no score by half a unit of the printed third decimal (a score on a rounding boundary
+    # may still print one unit apart: gensim skip-gram's WordSim-353, 0.56749 / 0.56770)
+    assert all(abs(check["float32"][k] - check["float16"][k]) < 5e-4 for k in check["float32"]), check
     got = evaluate_vectors(W, vocab, "report")
     for key in ("wordsim", "simlex", "analogy"):          # recorded from float32, checked here from float16
-        assert round(got[key], 3) == round(rec["report"][key], 3), key
+        assert abs(got[key] - rec["report"][key]) < 5e-4, key
+        assert got[key] == check["float16"][key], key
         lo, hi = rec["report_intervals"][key][1:]
         assert lo < rec["report"][key] < hi
     # the records were computed from the float32 vectors; float16 may flip a question or two
