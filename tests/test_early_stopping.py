@@ -12,6 +12,7 @@ from helpers.infra.runlog import (
     cpu_description,
     library_versions,
     read_log,
+    replay_agrees,
     replays_exactly,
     run_environment,
     step_losses,
@@ -153,3 +154,12 @@ def test_an_exact_replay_is_expected_only_on_the_same_versions_and_processor():
     assert not replays_exactly(versions, None)                          # processor not recorded
     assert replays_exactly(versions, {})                                # a run that does not depend on it
     assert not replays_exactly({**versions, "numpy": "0.0"}, {})
+
+
+def test_a_replay_agrees_exactly_or_to_rounding():
+    logged = [2.5, 2.25, 2.125]
+    assert replay_agrees(list(logged), logged, exact=True)
+    assert not replay_agrees([2.5, 2.25, 2.1250001], logged, exact=True)       # one bit is enough
+    assert replay_agrees([2.5, 2.25, 2.1250001], logged, exact=False)          # to rounding
+    assert not replay_agrees([2.5, 2.25, 2.2], logged, exact=False)            # another run
+    assert not replay_agrees(logged[:2], logged, exact=False)                  # a missing step

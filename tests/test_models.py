@@ -29,7 +29,14 @@ from helpers.course.models import (
     write_manifest,
 )
 from helpers.infra.artifacts import load_artifact
-from helpers.infra.runlog import RunLog, cpu_description, library_versions, read_log, step_losses
+from helpers.infra.runlog import (
+    REPLAY_RTOL,
+    RunLog,
+    cpu_description,
+    library_versions,
+    read_log,
+    step_losses,
+)
 
 MANIFEST = read_manifest()
 SHIPPED = sorted(MANIFEST["models"])
@@ -119,7 +126,7 @@ def test_the_first_steps_from_scratch_reproduce_the_logged_losses(name):
         # other library versions, or another kind of processor, may order floating-point sums
         # differently: the same run, to rounding
         assert len(replay) == len(logged)
-        np.testing.assert_allclose(replay, logged, rtol=1e-4, err_msg=f"{name}: trained with {record['versions']} on "
+        np.testing.assert_allclose(replay, logged, rtol=REPLAY_RTOL, err_msg=f"{name}: trained with {record['versions']} on "
                                    f"{record.get('cpu')}, replayed with {library_versions()} on {cpu_description()}")
 
 

@@ -259,11 +259,8 @@ def replays_exactly_here(name: str, root: Path | None = None) -> bool:
     (:func:`helpers.infra.runlog.replays_exactly`; any processor for an entry marked
     ``any_processor``). Otherwise a replay agrees to rounding only."""
     record = model_info(name, root)
-    if not record["deterministic"]:
-        return False
-    if entry(name).any_processor:
-        return replays_exactly(record["versions"], {})
-    return replays_exactly(record["versions"], record.get("cpu"))
+    cpu = {} if entry(name).any_processor else record.get("cpu")      # {}: no processor to match
+    return bool(record["deterministic"]) and replays_exactly(record["versions"], cpu)
 
 
 def model_info(name: str, root: Path | None = None) -> dict:

@@ -33,9 +33,9 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 
 from helpers.course.benchmarks import benchmark_halves
+from helpers.course.corpus import course_corpus
 from helpers.course.models import model_dir
-from helpers.course.word_vector_models import SETTINGS, TRAIN
-from helpers.course.word_vectors import load_word_vectors
+from helpers.course.word_vector_models import NAMES, SETTINGS, TRAIN
 from helpers.infra.runlog import RunLog
 from helpers.lib.metrics import paired_similarity_difference
 
@@ -46,8 +46,7 @@ SCHEDULES = {"wv_gensim_skipgram": (10, 20, 30, 40, 60, 80), "wv_gensim_fasttext
              "wv_torch_skipgram": (10, 20, 40), "wv_numpy_skipgram": (10, 20, 40)}
 RUNS = ([(name, dict(max_epochs=e)) for name, epochs in SCHEDULES.items() for e in epochs]
         + [("wv_gensim_fasttext", dict(max_epochs=REFERENCE_EPOCHS, buckets=b)) for b in (5_000, 100_000)])
-SHIPPED_NAME = {"wv_gensim_skipgram": "gensim-skipgram", "wv_gensim_fasttext": "fasttext",
-                "wv_torch_skipgram": "torch-skipgram", "wv_numpy_skipgram": "numpy-skipgram"}
+SHIPPED_NAME = {model: short for short, model in NAMES.items() if model in SCHEDULES}   # e.g. 'fasttext'
 
 
 def paired_wordsim_difference(A: np.ndarray, B: np.ndarray, vocab, n_boot: int = 2000, seed: int = 0) -> list[float]:
@@ -96,7 +95,7 @@ def is_reference(run: dict) -> bool:
 def add_comparisons(runs: list[dict], vectors: list[np.ndarray]) -> None:
     """Set each run's 'vs_20': its best validation WordSim-353 ρ minus that of the same model's
     20-epoch run (float16, as shipped), [estimate, low, high] (None for the 20-epoch run itself)."""
-    vocab = load_word_vectors("gensim-skipgram").vocab          # every model has the course vocabulary
+    vocab = course_corpus().vocab                               # every model has the course vocabulary
     reference = {r["model"]: W.astype(np.float16).astype(np.float32) for r, W in zip(runs, vectors) if is_reference(r)}
     for r, W in zip(runs, vectors):
         r["vs_20"] = None if is_reference(r) else paired_wordsim_difference(W, reference[r["model"]], vocab)

@@ -30,6 +30,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+import numpy as np
+
 from helpers.infra.artifacts import jsonable
 
 _CHUNK = 1000
@@ -176,6 +178,18 @@ def replays_exactly(versions: dict, cpu: dict | None) -> bool:
         return False
     here = cpu_description()
     return all(here.get(k) == v for k, v in cpu.items() if k in here)
+
+
+# a replay on another processor or library version: the same run, to rounding
+REPLAY_RTOL = 1e-4
+
+
+def replay_agrees(replay: list[float], logged: list[float], exact: bool) -> bool:
+    """Whether replayed step losses agree with the logged ones: identical when ``exact`` (see
+    :func:`replays_exactly`), otherwise equal to a relative ``REPLAY_RTOL``."""
+    if len(replay) != len(logged):
+        return False
+    return replay == logged if exact else bool(np.allclose(replay, logged, rtol=REPLAY_RTOL, atol=0))
 
 
 def run_environment() -> dict:

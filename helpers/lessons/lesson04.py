@@ -19,7 +19,7 @@ from helpers.course.char_lms import EVAL_TOKENS, SETTINGS, ShippedCharLM, train_
 from helpers.course.models import model_dir, model_info, replays_exactly_here
 from helpers.course.shakespeare import CharSplit
 from helpers.infra.plotting import GREY_DARK, heatmap, new_figure, set_labels
-from helpers.infra.runlog import RunLog, read_log, step_losses
+from helpers.infra.runlog import RunLog, read_log, replay_agrees, step_losses
 from helpers.infra.seeding import torch_generator
 from helpers.lib.attention import dot_product_statistics
 from helpers.lib.layers import softmax
@@ -115,11 +115,9 @@ def render_live_training(name: str, split: CharSplit, steps: int = 10):
     """Explorer view: the live re-run of the first ``steps`` steps beside the shipped log. Returns (figure, summary)."""
     live = live_training(name, split, steps, progress=False)
     shipped = shipped_log_losses(name, max(steps, 300))
-    if replays_exactly_here(name):         # same library versions and kind of processor as the training
-        same, how = live == shipped[:len(live)], "identical to"
-    else:                                  # elsewhere sums may round differently: the same run, to rounding
-        same = bool(np.allclose(live, shipped[:len(live)], rtol=1e-4, atol=0))
-        how = "equal to rounding (another processor or library version than the training's) to"
+    exact = replays_exactly_here(name)     # same library versions and kind of processor as the training
+    same = replay_agrees(live, shipped[:len(live)], exact)
+    how = "identical to" if exact else "equal to rounding (another processor or library version than the training's) to"
     return plot_live_training(name, live, shipped), (
         f"{len(live)} live steps of {name}: last loss {live[-1]:.4f}; {how} the shipped log's first "
         f"{len(live)} losses: {same}")
