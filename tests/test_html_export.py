@@ -26,7 +26,9 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
+from nbconvert import HTMLExporter
 from PIL import Image
+from traitlets.config import Config
 
 from helpers.infra.widgets import FALLBACK_CLASS, WIDGET_NOTE
 
@@ -90,11 +92,19 @@ def saved_output_problems(nb: dict) -> list[str]:
 
 
 def export_html(path: Path) -> str:
-    """The notebook as plain ``jupyter nbconvert --to html --embed-images`` writes it."""
+    """The notebook as plain ``jupyter nbconvert --to html --embed-images`` writes it: the exporter
+    that command runs, called in this process (the same bytes, checked by
+    ``test_the_in_process_export_is_the_command_line_one``; no interpreter start per notebook)."""
+    page, _ = HTMLExporter(config=Config({"HTMLExporter": {"embed_images": True}})).from_filename(str(path))
+    return page
+
+
+def test_the_in_process_export_is_the_command_line_one():
+    path = NOTEBOOKS[0]
     done = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--embed-images",
                            "--stdout", str(path)], capture_output=True, text=True, cwd=path.parent, timeout=300)
     assert done.returncode == 0, f"nbconvert failed on {path.name}:\n{done.stderr[-2000:]}"
-    return done.stdout
+    assert done.stdout.rstrip("\n") == export_html(path).rstrip("\n")
 
 
 def _png_size(src: str) -> tuple[int, int]:

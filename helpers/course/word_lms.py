@@ -263,7 +263,9 @@ def token_nlls(model: RecurrentLM, ids: np.ndarray, batch_size: int = 16, seq_le
     rows, state = [], None
     for x, y in bptt_batches(ids, batch_size, seq_len):
         logits, state = model(torch.as_tensor(x), state)
-        rows.append(-torch.log_softmax(logits.double(), -1).gather(-1, torch.as_tensor(y)[..., None])[..., 0].numpy())
+        # the loss of evaluate_nll, token by token: (batch_size, seq_len) losses, float32 like training
+        loss = torch.nn.functional.cross_entropy(logits.transpose(1, 2), torch.as_tensor(y), reduction="none")
+        rows.append(loss.double().numpy())
     nll = np.concatenate(rows, axis=1)                          # (batch_size, n_cols)
     n_cols = nll.shape[1]
     return nll.reshape(-1), 1 + np.arange(batch_size * n_cols)
