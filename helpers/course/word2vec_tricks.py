@@ -274,19 +274,22 @@ def paired_setting_difference(result: TricksResult, metric: str, a: str, b: str,
     xa, xb = X[:, ia], X[:, ib]
     S, n = xa.shape
     rng = np.random.default_rng(seed)
+    draws = [(rng.integers(0, S, S), rng.integers(0, n, n)) for _ in range(n_boot)]
+    ks, idx = np.array([d[0] for d in draws]), np.array([d[1] for d in draws])    # (n_boot, S), (n_boot, n)
     boot = np.empty(n_boot)
+    chunk = max(1, 2_000_000 // (S * n))                 # resamples scored at once (memory bound)
+    for r in range(0, n_boot, chunk):
+        k, i = ks[r:r + chunk, :, None], idx[r:r + chunk, None, :]                  # (c, S, 1), (c, 1, n)
+        if metric == "analogy":
+            boot[r:r + chunk] = (xa[k, i] - xb[k, i]).mean(axis=(1, 2))
+        else:
+            g = result.gold[metric][idx[r:r + chunk]][:, None]                      # (c, 1, n)
+            boot[r:r + chunk] = (_spearman_rows(xa[k, i], g) - _spearman_rows(xb[k, i], g)).mean(axis=1)
     if metric == "analogy":
         est = float((xa - xb).mean())
-        for r in range(n_boot):
-            ks, idx = rng.integers(0, S, S), rng.integers(0, n, n)
-            boot[r] = (xa[ks][:, idx] - xb[ks][:, idx]).mean()
     else:
         gold = result.gold[metric]
         est = float((_spearman_rows(xa, gold[None]) - _spearman_rows(xb, gold[None])).mean())
-        for r in range(n_boot):
-            ks, idx = rng.integers(0, S, S), rng.integers(0, n, n)
-            g = gold[idx][None]
-            boot[r] = (_spearman_rows(xa[ks][:, idx], g) - _spearman_rows(xb[ks][:, idx], g)).mean()
     boot = boot[np.isfinite(boot)]
     lo, hi = np.percentile(boot, [50 * (1 - level), 50 * (1 + level)])
     return Interval(est, float(lo), float(hi), level, n, n_boot)
