@@ -8,7 +8,9 @@ import scipy.sparse as sp
 from scipy.stats import spearmanr
 
 from helpers.lessons import lesson06 as L
+from helpers.lib.counting import pmi
 from helpers.lib.lsa import svd_vectors
+from helpers.lib.negative_sampling import sgns_pair_gradients, unigram_noise
 from helpers.lib.text import Vocab
 
 
@@ -147,3 +149,24 @@ def test_shifted_pmi_fit_on_a_small_gensim_skipgram():
         r, lo, hi = fit["fits"][alpha]["pearson"]
         rho = fit["fits"][alpha]["spearman"][0]
         assert lo <= r <= hi and r > 0.2 and rho > 0.2   # w·c tracks the shifted PMI of frequent pairs
+
+
+def test_the_corpus_level_sgns_gradient_vanishes_at_the_shifted_pmi_and_rejects_bad_input():
+    counts = sp.csr_matrix(np.array([[0, 30, 5], [30, 2, 8], [5, 8, 0]], dtype=float))
+    k = 5
+    rows, cols = np.array([0, 1, 2]), np.array([1, 2, 0])
+    n_pos = counts.toarray()[rows, cols]
+    n_neg = k * np.asarray(counts.sum(axis=1)).ravel()[rows] * unigram_noise(np.asarray(counts.sum(axis=0)).ravel())[cols]
+    target = np.asarray(pmi(counts, base=np.e, alpha=0.75)[rows, cols]).ravel() - np.log(k)
+    w = np.random.default_rng(0).standard_normal((3, 4))
+    c = w * (target / (w * w).sum(axis=1))[:, None]            # w·c = target
+    dw, dc = sgns_pair_gradients(w, c, n_pos, n_neg)
+    assert np.abs(dw).max() < 1e-12 and np.abs(dc).max() < 1e-12
+    dw, _ = sgns_pair_gradients(w, 2 * c, n_pos, n_neg)         # past the optimum where it is positive: pushed back
+    assert np.all(np.einsum("bd,bd->b", dw, c)[target > 0] > 0)
+    with pytest.raises(ValueError, match="one shape"):
+        sgns_pair_gradients(w, c[:, :3], n_pos, n_neg)
+    with pytest.raises(ValueError, match="one count per row"):
+        sgns_pair_gradients(w, c, n_pos[:2], n_neg)
+    with pytest.raises(ValueError, match="cannot be negative"):
+        sgns_pair_gradients(w, c, -n_pos, n_neg)

@@ -5,6 +5,8 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+import torch
+from scipy.special import expit
 
 from helpers.exercises import (
     ExerciseFailed,
@@ -12,8 +14,12 @@ from helpers.exercises import (
     FunctionExercise,
     Mistake,
     expect_close,
+    expect_gradients_match_numerical,
+    expect_gradients_match_torch,
+    expect_tuple,
 )
 from helpers.lib.counting import pmi, pmi_table, ppmi
+from helpers.lib.negative_sampling import sgns_pair_gradients
 
 # a 3x3 table with zero counts; no row or column is empty
 TABLE = np.array([[10.0, 1.0, 0.0], [2.0, 0.0, 4.0], [0.0, 3.0, 1.0]])
@@ -219,4 +225,109 @@ check_min_count_ties = ExperimentExercise(
     example_context={"bigrams": _example_bigrams()},
 )
 
-EXERCISES = [check_heaven_hell, check_sparse_ppmi, check_min_count_ties]
+
+# ----------------------------------------------------------------------------- core: the SGNS gradient of a pair
+PAIR_NAMES = ("dw", "dc")
+
+
+def _pair_case(seed: int, B: int, D: int):
+    """B word-context vector pairs and their corpus counts (seen n_pos times, drawn n_neg times as a negative)."""
+    rng = np.random.default_rng(seed)
+    w, c = rng.standard_normal((B, D)) * 0.5, rng.standard_normal((B, D)) * 0.5
+    return w, c, rng.integers(1, 50, B).astype(float), rng.uniform(0.5, 20.0, B)
+
+
+def _pair_torch_loss(n_pos, n_neg):
+    def loss(w, c):
+        x = (w * c).sum(dim=1)
+        return -(torch.tensor(n_pos) * torch.nn.functional.logsigmoid(x)
+                 + torch.tensor(n_neg) * torch.nn.functional.logsigmoid(-x)).sum()
+    return loss
+
+
+def _pair_numpy_loss(n_pos, n_neg):
+    def loss(w, c):
+        x = np.einsum("bd,bd->b", w, c)
+        return float(np.sum(n_pos * np.logaddexp(0, -x) + n_neg * np.logaddexp(0, x)))
+    return loss
+
+
+def _pair_against_torch(seed, B, D):
+    def check(f):
+        w, c, n_pos, n_neg = _pair_case(seed, B, D)
+        got = f(w, c, n_pos, n_neg)
+        expect_tuple(got, PAIR_NAMES)
+        expect_gradients_match_torch(got, _pair_torch_loss(n_pos, n_neg), [w, c],
+                                     [f"{n} ({B} pairs, {D} dimensions)" for n in PAIR_NAMES])
+    return check
+
+
+def _pair_against_finite_differences(f):
+    w, c, n_pos, n_neg = _pair_case(5, 3, 4)
+    got = f(w, c, n_pos, n_neg)
+    expect_tuple(got, PAIR_NAMES)
+    expect_gradients_match_numerical(got, _pair_numpy_loss(n_pos, n_neg), [w, c],
+                                     [f"{n} (finite differences, 3 pairs, 4 dimensions)" for n in PAIR_NAMES])
+
+
+def _pair_vanishes_at_the_shifted_pmi(f):
+    """Vectors whose dot product is ln(n_pos / n_neg): both gradients are zero there."""
+    rng = np.random.default_rng(9)
+    n_pos, n_neg = np.array([30.0, 4.0]), np.array([3.0, 40.0])
+    w, c = rng.standard_normal((2, 5)), rng.standard_normal((2, 5))
+    w *= (np.log(n_pos / n_neg) / np.einsum("bd,bd->b", w, c))[:, None]      # now w·c = ln(n_pos / n_neg)
+    got = f(w, c, n_pos, n_neg)
+    expect_tuple(got, PAIR_NAMES)
+    for name, g in zip(PAIR_NAMES, got, strict=True):
+        expect_close(g, np.zeros_like(w), f"{name} at w·c = ln(n_pos / n_neg) (the optimum)", atol=1e-9)
+
+
+def _pair_sign_flipped(w, c, n_pos, n_neg):
+    dw, dc = sgns_pair_gradients(w, c, n_pos, n_neg)
+    return -dw, -dc
+
+
+def _pair_log_sigmoid_derivative(w, c, n_pos, n_neg):
+    x = np.einsum("bd,bd->b", w, c)
+    g = -n_pos * expit(x) + n_neg * expit(-x)
+    return g[:, None] * c, g[:, None] * w
+
+
+def _pair_vectors_swapped(w, c, n_pos, n_neg):
+    dw, dc = sgns_pair_gradients(w, c, n_pos, n_neg)
+    return dc, dw
+
+
+def _pair_no_negatives(w, c, n_pos, n_neg):
+    return sgns_pair_gradients(w, c, n_pos, np.zeros_like(np.asarray(n_neg, dtype=float)))
+
+
+def _pair_averaged(w, c, n_pos, n_neg):
+    dw, dc = sgns_pair_gradients(w, c, n_pos, n_neg)
+    return dw / len(w), dc / len(w)
+
+
+check_sgns_pair_backward = FunctionExercise(
+    "the SGNS gradient of a word-context pair",
+    [_pair_against_torch(0, 4, 3), _pair_against_torch(1, 1, 6), _pair_against_torch(2, 7, 5),
+     _pair_against_finite_differences, _pair_vanishes_at_the_shifted_pmi],
+    reference=sgns_pair_gradients, step="core",
+    explanation=("Both vectors meet only in x = w·c, so the chain rule gives dL/dw = (dL/dx) · c and dL/dc = "
+                 "(dL/dx) · w, with dL/dx = n_neg · σ(x) − n_pos · σ(−x). Gradient descent stops where that "
+                 "vanishes, at x = ln(n_pos / n_neg) = PMI_0.75(w, c) − ln k: with free vectors, SGNS would "
+                 "write the shifted PMI into every dot product."),
+    mistakes=[
+        Mistake("sign_flipped", "you returned the gradient of the objective that SGNS maximises; the loss is "
+                "its negative, L = −n_pos log σ(x) − n_neg log σ(−x), and gradient descent needs dL.",
+                like=_pair_sign_flipped),
+        Mistake("log_sigmoid_derivative", "d/dx log σ(x) = 1 − σ(x) = σ(−x), not σ(x); and d/dx log σ(−x) = "
+                "−σ(x).", like=_pair_log_sigmoid_derivative),
+        Mistake("vectors_swapped", "x = w·c: the derivative in w is c (times dL/dx), and the derivative in c "
+                "is w — you swapped them.", like=_pair_vectors_swapped),
+        Mistake("no_negatives", "the negatives are part of the loss: add the n_neg · σ(x) term, which pushes "
+                "w·c down (without it the gradient never vanishes).", like=_pair_no_negatives),
+        Mistake("averaged", "the loss is a sum over the pairs, each row a separate pair: do not divide by the "
+                "number of rows.", like=_pair_averaged),
+    ])
+
+EXERCISES = [check_heaven_hell, check_sparse_ppmi, check_min_count_ties, check_sgns_pair_backward]

@@ -9,7 +9,9 @@ from ``P(w)^0.75``:
 - :class:`EmbeddingDot`: scores of hidden vectors against selected rows of the output matrix;
 - :class:`SkipGramNS` and :class:`CBOWNS`: skip-gram and CBOW with the negative-sampling loss
   (``params``, ``grads``, ``forward``, ``backward``), gradient-checked in lesson 07;
-- :func:`full_softmax_step`: one step of the full-softmax skip-gram, the cost it replaces.
+- :func:`full_softmax_step`: one step of the full-softmax skip-gram, the cost it replaces;
+- :func:`sgns_pair_gradients`: the loss of one word–context pair summed over a whole corpus, and
+  its gradient, whose zero is the shifted PMI (lesson 06, section 9).
 
 Their trainers (NumPy, PyTorch, gensim) are in :mod:`helpers.lib.word2vec`.
 """
@@ -19,6 +21,7 @@ from typing import Sequence
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import expit
 
 from helpers.lib.layers import Embedding, Layer, SigmoidCrossEntropy, SoftmaxCrossEntropy
 
@@ -276,3 +279,30 @@ def full_softmax_step(W_in: np.ndarray, W_out: np.ndarray, centers: np.ndarray, 
     d = loss_layer.backward()
     _ = d.T @ h, d @ W_out                              # dW_out, dh
     return loss
+
+
+def sgns_pair_gradients(w: np.ndarray, c: np.ndarray, n_pos, n_neg) -> tuple[np.ndarray, np.ndarray]:
+    """Gradients of skip-gram's negative-sampling loss summed over a corpus, for word–context pairs
+    of vectors (Levy & Goldberg 2014). Taught in lesson 06, section 9.
+
+    Row b of ``w`` and ``c`` (B, D) is the vector of one word and that of one context word. Over the
+    whole corpus the pair is seen ``n_pos[b]`` times (B,), and the context is drawn as a negative for
+    the word ``n_neg[b]`` times in expectation (B,) (k · #(w) · P_0.75(c)). Those terms of the loss are
+
+        L = Σ_b  −n_pos[b] · log σ(w_b·c_b)  −  n_neg[b] · log σ(−w_b·c_b).
+
+    With x = w·c, dL/dx = n_neg · σ(x) − n_pos · σ(−x), which is zero at x = ln(n_pos / n_neg): the
+    shifted PMI. Returns (dL/dw, dL/dc), each (B, D) float64.
+    """
+    w, c = np.asarray(w, dtype=np.float64), np.asarray(c, dtype=np.float64)
+    n_pos, n_neg = np.asarray(n_pos, dtype=np.float64), np.asarray(n_neg, dtype=np.float64)
+    if w.ndim != 2 or w.shape != c.shape:
+        raise ValueError(f"sgns_pair_gradients: w and c must be (B, D) arrays of one shape, got {w.shape} and {c.shape}")
+    if n_pos.shape != (w.shape[0],) or n_neg.shape != (w.shape[0],):
+        raise ValueError(f"sgns_pair_gradients: n_pos and n_neg must be ({w.shape[0]},), one count per row; "
+                         f"got {n_pos.shape} and {n_neg.shape}")
+    if np.any(n_pos < 0) or np.any(n_neg < 0):
+        raise ValueError("sgns_pair_gradients: the counts n_pos and n_neg cannot be negative")
+    x = np.einsum("bd,bd->b", w, c)                    # (B,) the dot products
+    g = n_neg * expit(x) - n_pos * expit(-x)           # (B,) dL/dx
+    return g[:, None] * c, g[:, None] * w
