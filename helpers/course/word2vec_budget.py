@@ -43,7 +43,8 @@ FILE = "logs/wv_budget.json"
 REFERENCE_EPOCHS = 20          # every model's schedule before this study: the runs are compared with it
 TOLERANCE = 0.005              # a longer schedule must add more validation rho than this to be chosen
 SCHEDULES = {"wv_gensim_skipgram": (10, 20, 30, 40, 60, 80), "wv_gensim_fasttext": (20, 30, 40, 60),
-             "wv_torch_skipgram": (10, 20, 40), "wv_numpy_skipgram": (10, 20, 40)}
+             "wv_torch_skipgram": (10, 20, 40), "wv_numpy_skipgram": (10, 20, 40),
+             "wv_gensim_cbow": (10, 20, 30, 40, 60)}
 RUNS = ([(name, dict(max_epochs=e)) for name, epochs in SCHEDULES.items() for e in epochs]
         + [("wv_gensim_fasttext", dict(max_epochs=REFERENCE_EPOCHS, buckets=b)) for b in (5_000, 100_000)])
 SHIPPED_NAME = {model: short for short, model in NAMES.items() if model in SCHEDULES}   # e.g. 'fasttext'

@@ -190,7 +190,9 @@ def plot_schedule_choice(runs: list[dict], chosen: dict, labels: dict, tolerance
     {model: schedule} circled, with a bar down to the best ρ minus ``tolerance`` (a schedule above
     it ties with the best). ``labels`` {model: name}. Returns the figure."""
     fig, ax = new_figure(width=7)
-    colours = [COLOURS["blue"], COLOURS["vermillion"], COLOURS["green"], COLOURS["purple"]]
+    colours = [COLOURS["blue"], COLOURS["vermillion"], COLOURS["green"], COLOURS["purple"], COLOURS["orange"]]
+    if len(labels) > len(colours):
+        raise ValueError(f"plot_schedule_choice draws at most {len(colours)} models, got {len(labels)}")
     for (model, label), colour in zip(labels.items(), colours, strict=False):
         rs = sorted((r for r in runs if r["model"] == model and set(r["change"]) == {"max_epochs"}),
                     key=lambda r: r["change"]["max_epochs"])
