@@ -274,8 +274,9 @@ def paired_setting_difference(result: TricksResult, metric: str, a: str, b: str,
     xa, xb = X[:, ia], X[:, ib]
     S, n = xa.shape
     rng = np.random.default_rng(seed)
-    draws = [(rng.integers(0, S, S), rng.integers(0, n, n)) for _ in range(n_boot)]
-    ks, idx = np.array([d[0] for d in draws]), np.array([d[1] for d in draws])    # (n_boot, S), (n_boot, n)
+    ks, idx = np.empty((n_boot, S), np.int64), np.empty((n_boot, n), np.int64)
+    for r in range(n_boot):                              # the seeds, then the items: the draws of one resample
+        ks[r], idx[r] = rng.integers(0, S, S), rng.integers(0, n, n)
     boot = np.empty(n_boot)
     chunk = max(1, 2_000_000 // (S * n))                 # resamples scored at once (memory bound)
     for r in range(0, n_boot, chunk):

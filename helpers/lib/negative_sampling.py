@@ -284,7 +284,8 @@ def full_softmax_step(W_in: np.ndarray, W_out: np.ndarray, centers: np.ndarray, 
 def sgns_pair_gradients(w: np.ndarray, c: np.ndarray, n_pos, n_neg) -> tuple[np.ndarray, np.ndarray]:
     """Gradients of SGNS's loss of word–context pairs, summed over a corpus. Taught in lesson 06, section 9.
 
-    Skip-gram's negative-sampling loss as Levy & Goldberg (2014) write it, for pairs of vectors. Row b of ``w`` and ``c`` (B, D) is the vector of one word and that of one context word. Over the
+    Skip-gram's negative-sampling loss as Levy & Goldberg (2014) write it, for pairs of vectors.
+    Row b of ``w`` and ``c`` (B, D) is the vector of one word and that of one context word. Over the
     whole corpus the pair is seen ``n_pos[b]`` times (B,), and the context is drawn as a negative for
     the word ``n_neg[b]`` times in expectation (B,) (k · #(w) · P_0.75(c)). Those terms of the loss are
 
