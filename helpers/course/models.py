@@ -194,12 +194,14 @@ def render_readme(manifest: dict) -> str:
         "library versions, processor, git commit). Trainers marked deterministic rebuild the same bytes "
         "with the same library versions on the same kind of processor (the manifest's `cpu`): NumPy's and "
         "PyTorch's kernels choose their SIMD and BLAS code by processor, and another choice rounds sums "
-        "differently. The models trained before the processor was recorded carry only its vendor "
-        "(`AuthenticAMD`: a 2-core AMD EPYC trained them, and rebuilt every one bit-identical). On another "
-        "processor a rebuild gives the same training to rounding, not the same bytes; "
-        "`tests/test_models.py` then compares the first steps' losses to rounding instead of exactly "
-        "(gensim's models excepted: they gave the same bytes on an AMD EPYC and an Intel Xeon, and are "
-        "compared exactly on any processor).",
+        "differently (PyTorch does not promise reproducibility across platforms: "
+        "<https://docs.pytorch.org/docs/2.13/notes/randomness.html>). On another processor a rebuild "
+        "gives the same training to rounding, not the same bytes; `tests/test_models.py` then compares "
+        "the first steps' losses to rounding instead of exactly (gensim's models excepted: they gave the "
+        "same bytes on an AMD EPYC and an Intel Xeon, and are compared exactly on any processor). So that "
+        "one `make models` rebuilds every file, all of them come from one kind of processor (the `cpu` of "
+        "each row's record); the NumPy models and the PyTorch skip-gram also gave the same bytes on an "
+        "AMD EPYC, the other PyTorch models do not.",
         "",
         f"In all: {len(models)} model{'s' if len(models) != 1 else ''}, {total:,} bytes "
         f"(limit {SIZE_LIMIT_BYTES:,}).",
