@@ -120,6 +120,24 @@ def test_paired_difference_is_zero_for_the_same_vectors_and_matches_spearman():
     assert d.low <= d.estimate <= d.high
 
 
+def test_call_difference_names_ties_wins_and_intervals_on_the_edge():
+    from helpers.lessons.lesson07 import EDGE, call_difference  # noqa: PLC0415
+    from helpers.lib.metrics import Interval  # noqa: PLC0415
+
+    def iv(low, high):
+        return Interval((low + high) / 2, low, high, 0.95, 100, 1000)
+
+    assert call_difference(iv(0.02, 0.2)) == "differ" and call_difference(iv(-0.2, -0.02)) == "differ"
+    assert call_difference(iv(-0.05, 0.08)) == "tie"
+    # an end within EDGE of 0, on either side of it: another bootstrap draw could flip the call
+    for low in (-EDGE / 2, 0.0, EDGE / 2):
+        assert call_difference(iv(low, 0.18)) == "borderline"
+        assert call_difference(iv(-0.18, -low)) == "borderline"
+    assert call_difference(iv(0.003, 0.18), edge=0.0) == "differ"
+    with pytest.raises(ValueError, match="edge"):
+        call_difference(iv(0.0, 0.1), edge=-1)
+
+
 def test_the_live_training_on_the_whole_corpus_retraces_the_shipped_first_epoch():
     # the notebook's claim: same code, settings, seed and data as `make models NAME=wv_torch_skipgram`
     from helpers.course.corpus import course_corpus  # noqa: PLC0415 (loads the corpus)

@@ -144,6 +144,24 @@ def paired_difference(vectors_a, vectors_b, vocab, pairs: Sequence, n_boot: int 
     return Interval(float(est), float(lo), float(hi), level, len(gold), n_boot)
 
 
+EDGE = 0.005   # how far an interval end must be from 0 for a call that a new bootstrap draw will not flip
+
+
+def call_difference(d: Interval, edge: float = EDGE) -> str:
+    """Read a paired-difference interval: 'differ' when it clears 0 by more than ``edge``, 'tie' when
+    it reaches past 0 on both sides by more than ``edge``, 'borderline' when an end lies within
+    ``edge`` of 0. Ends that close to 0 move to the other side with another random draw of the
+    bootstrap (with 10,000 resamples they move by about 0.001-0.004 here), so such a difference is
+    called neither a tie nor a win."""
+    if not edge >= 0:
+        raise ValueError(f"edge must be >= 0, got {edge}")
+    if d.low > edge or d.high < -edge:
+        return "differ"
+    if d.low < -edge and d.high > edge:
+        return "tie"
+    return "borderline"
+
+
 def plot_validation_curves(vectors: dict):
     """Validation-half WordSim-353 ρ after every epoch of each shipped run (the early-stopping
     curve), the kept (best) epoch circled. Returns the figure."""
