@@ -120,6 +120,22 @@ def test_paired_difference_is_zero_for_the_same_vectors_and_matches_spearman():
     assert d.low <= d.estimate <= d.high
 
 
+def test_paired_differences_equal_one_paired_difference_per_pair():
+    from helpers.lessons.lesson07 import paired_difference, paired_differences  # noqa: PLC0415
+
+    corpus = _toy_corpus()
+    rng = np.random.default_rng(1)
+    words = corpus.vocab.itos
+    pairs = [(words[i], words[j], float(rng.integers(0, 5))) for i, j in rng.integers(0, len(words), (50, 2)) if i != j]
+    vectors = {name: rng.standard_normal((len(words), 6)) for name in "ABC"}
+    table = paired_differences(vectors, corpus.vocab, pairs, n_boot=300, seed=3)
+    assert list(table) == [("A", "B"), ("A", "C"), ("B", "C")]
+    for (a, b), d in table.items():
+        assert d == paired_difference(vectors[a], vectors[b], corpus.vocab, pairs, n_boot=300, seed=3)
+    with pytest.raises(ValueError, match="two sets"):
+        paired_differences({"A": vectors["A"]}, corpus.vocab, pairs)
+
+
 def test_call_difference_names_ties_wins_and_intervals_on_the_edge():
     from helpers.lessons.lesson07 import EDGE, call_difference  # noqa: PLC0415
     from helpers.lib.metrics import Interval  # noqa: PLC0415

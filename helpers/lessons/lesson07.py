@@ -144,6 +144,29 @@ def paired_difference(vectors_a, vectors_b, vocab, pairs: Sequence, n_boot: int 
     return Interval(float(est), float(lo), float(hi), level, len(gold), n_boot)
 
 
+def paired_differences(vectors: dict, vocab, pairs: Sequence, n_boot: int = 1000, seed: int = 0,
+                       level: float = 0.95) -> dict:
+    """:func:`paired_difference` for every pair of ``vectors`` {label: (V, D) array}: {(a, b): Interval}
+    for a before b in the dict's order. The same intervals as one call per pair with the same seed
+    (every call draws the same resamples of the pairs), but each method's resampled ρ is computed
+    once instead of once per pair it is in."""
+    items = {label: similarity_items(W, vocab, pairs) for label, W in vectors.items()}
+    if len(items) < 2:
+        raise ValueError(f"need at least two sets of vectors to compare, got {len(items)}")
+    gold = next(iter(items.values()))[1]
+    if len(gold) < 3:
+        raise ValueError(f"only {len(gold)} of {len(pairs)} pairs have both words in the vocabulary; need >= 3")
+    idx = np.random.default_rng(seed).integers(0, len(gold), size=(n_boot, len(gold)))
+    boot = {label: _spearman_rows(x[idx], gold[idx]) for label, (x, _) in items.items()}
+    est = {label: _spearman_rows(x[None], gold[None])[0] for label, (x, _) in items.items()}
+    labels, out = list(items), {}
+    for i, a in enumerate(labels):
+        for b in labels[i + 1:]:
+            lo, hi = np.nanpercentile(boot[a] - boot[b], [50 * (1 - level), 50 * (1 + level)])
+            out[a, b] = Interval(float(est[a] - est[b]), float(lo), float(hi), level, len(gold), n_boot)
+    return out
+
+
 EDGE = 0.005   # how far an interval end must be from 0 for a call that a new bootstrap draw will not flip
 
 
