@@ -200,8 +200,8 @@ def render_readme(manifest: dict) -> str:
         "the first steps' losses to rounding instead of exactly (gensim's models excepted: they gave the "
         "same bytes on an AMD EPYC and an Intel Xeon, and are compared exactly on any processor). So that "
         "one `make models` rebuilds every file, all of them come from one kind of processor (the `cpu` of "
-        "each row's record); the NumPy models and the PyTorch skip-gram also gave the same bytes on an "
-        "AMD EPYC, the other PyTorch models do not.",
+        "each row's record); the word2vec models (NumPy, PyTorch, gensim) and the count-based records also "
+        "gave the same bytes on an AMD EPYC, GloVe and the PyTorch language models do not.",
         "",
         f"In all: {len(models)} model{'s' if len(models) != 1 else ''}, {total:,} bytes "
         f"(limit {SIZE_LIMIT_BYTES:,}).",
