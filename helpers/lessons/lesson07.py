@@ -133,23 +133,15 @@ def paired_difference(vectors_a, vectors_b, vocab, pairs: Sequence, n_boot: int 
     """Spearman ρ(a) − ρ(b) on the same rated ``pairs`` (both sets of vectors share ``vocab``), with
     a paired percentile bootstrap interval: each resample of the pairs scores both. An interval
     that contains 0 is a tie."""
-    a, gold = similarity_items(vectors_a, vocab, pairs)
-    b, _ = similarity_items(vectors_b, vocab, pairs)
-    if len(gold) < 3:
-        raise ValueError(f"only {len(gold)} of {len(pairs)} pairs have both words in the vocabulary; need >= 3")
-    idx = np.random.default_rng(seed).integers(0, len(gold), size=(n_boot, len(gold)))
-    boot = _spearman_rows(a[idx], gold[idx]) - _spearman_rows(b[idx], gold[idx])
-    lo, hi = np.nanpercentile(boot, [50 * (1 - level), 50 * (1 + level)])
-    est = _spearman_rows(a[None], gold[None])[0] - _spearman_rows(b[None], gold[None])[0]
-    return Interval(float(est), float(lo), float(hi), level, len(gold), n_boot)
+    return paired_differences({"a": vectors_a, "b": vectors_b}, vocab, pairs, n_boot, seed, level)["a", "b"]
 
 
 def paired_differences(vectors: dict, vocab, pairs: Sequence, n_boot: int = 1000, seed: int = 0,
                        level: float = 0.95) -> dict:
     """:func:`paired_difference` for every pair of ``vectors`` {label: (V, D) array}: {(a, b): Interval}
-    for a before b in the dict's order. The same intervals as one call per pair with the same seed
-    (every call draws the same resamples of the pairs), but each method's resampled ρ is computed
-    once instead of once per pair it is in."""
+    for a before b in the dict's order. Every pair is scored on the same resamples of the rated pairs
+    (those of one :func:`paired_difference` call with the same seed), and each method's resampled ρ
+    is computed once instead of once per pair it is in."""
     items = {label: similarity_items(W, vocab, pairs) for label, W in vectors.items()}
     if len(items) < 2:
         raise ValueError(f"need at least two sets of vectors to compare, got {len(items)}")
