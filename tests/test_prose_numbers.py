@@ -41,6 +41,7 @@ PENDING: dict[str, str] = {
 NUMBER = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?[eE][-+−]?\d+|\d+\.\d+|\d{1,3}(?:,\d{3})+|\d{2,})(?![\w.,]*\d)")
 YEAR = re.compile(r"(19|20)\d\d")
 STRIP = [
+    r"(?m)^## Further reading\b.*?(?=^#{1,2} |\Z)",   # the reference list, up to the next section
     r"\$\$.*?\$\$",                      # display maths
     r"\$[^$\n]*\$",                      # inline maths
     r"```.*?```",                        # fenced code
@@ -101,20 +102,14 @@ def is_backed(number: str, printed: list[str]) -> bool:
     return False
 
 
-def is_further_reading(markdown: str) -> bool:
-    """The reference list: its numbers are volumes and pages of citations, not measurements."""
-    return markdown.lstrip().lower().startswith("## further reading")
-
-
 def unbacked(path: Path) -> list[tuple[int, str]]:
     nb = json.loads(path.read_text(encoding="utf-8"))
     printed = printed_numbers(nb)
     allowed = ALLOWED.get(path.stem, {})
     missing = []
     for i, cell in enumerate(nb["cells"]):
-        source = "".join(cell["source"])
-        if cell["cell_type"] == "markdown" and not is_further_reading(source):
-            for n in prose_numbers(source):
+        if cell["cell_type"] == "markdown":
+            for n in prose_numbers("".join(cell["source"])):
                 if n not in allowed and not is_backed(n, printed):
                     missing.append((i, n))
     return missing
@@ -128,6 +123,8 @@ def test_the_extractor_sees_what_it_should():
     assert is_backed("15,841", ["15841"]) and not is_backed("334", ["333"])
     assert prose_numbers("it fell to 5.1e-05 and 2.9e−28") == ["5.1e-05", "2.9e−28"]
     assert prose_numbers("## 2 · A heading\nThe loss is 4.25.\n### 3 b) Another 7.5") == ["4.25"]  # a heading hides only its own line
+    # the reference list (volumes, pages) is skipped wherever it sits in a cell, up to the next section
+    assert prose_numbers("It is 2.5.\n## Further reading\n- A (2001). J. 12, 33–45.\n## Closing note\nIt is 3.25.") == ["2.5", "3.25"]
     assert is_backed("5.1e-05", ["5.0891e-05"]) and not is_backed("5.1e-05", ["5.0891e-04"])
     assert is_backed("2.30", ["2.302585"]) and not is_backed("2.31", ["2.302585"])
     assert not is_backed("0.5", ["0.44"]) and is_backed("0.5", ["0.46"])
