@@ -43,14 +43,14 @@ lab: setup
 
 ## test: set up, then run the unit tests and execute every notebook with nbval
 test: setup
-	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile tests notebooks \
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile tests notebooks solutions \
 		--nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
 unit: setup
 	$(BIN)/python -m pytest -n $(WORKERS) tests -p no:cacheprovider
 
 notebooks: setup
-	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile notebooks \
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile notebooks solutions \
 		--nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
 ## browser-check: open every notebook in JupyterLab in headless Chromium, run it, move sliders

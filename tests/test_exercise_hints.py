@@ -47,6 +47,14 @@ def _check(ex: Exercise, answer):
     return ex(answer)
 
 
+def _check_reference(ex: Exercise):
+    """The reference through the checks alone (it may be the library's own function, which the
+    checker refuses from a student)."""
+    if isinstance(ex, FunctionExercise):
+        return ex.run_checks(ex.reference)
+    return _check(ex, _reference(ex))
+
+
 def _reference(ex: Exercise):
     return ex.right_answer(**ex.example_context) if isinstance(ex, ExperimentExercise) else ex.reference
 
@@ -86,7 +94,7 @@ def test_each_exercise_declares_at_least_three_distinct_mistakes(name, ex):
 # ----------------------------------------------------------------------------- reference, stub, mistakes
 @pytest.mark.parametrize("name,ex", EXERCISES, ids=[f"{n}-{e.title}" for n, e in EXERCISES])
 def test_the_reference_passes(name, ex, capsys):
-    result = _check(ex, _reference(ex))
+    result = _check_reference(ex)
     out = capsys.readouterr().out
     assert result.status == PASSED and result, f"{name} '{ex.title}': the reference fails:\n{out}"
     assert out.startswith("✓") and "Hint:" not in out
@@ -135,11 +143,99 @@ def _cells(path: Path, tag: str) -> list[str]:
 def test_the_notebook_calls_every_checker_of_its_lesson(path):
     module = _module(f"lesson{path.name[:2]}")
     names = {id(obj): attr for attr, obj in vars(module).items() if isinstance(obj, Exercise)}
-    exercise_cells, solution_cells = "\n".join(_cells(path, "exercise") + _cells(path, "check")), \
-        "\n".join(_cells(path, "solution"))
+    solutions = ROOT / "solutions" / f"{path.stem}_solutions.ipynb"
+    exercise_cells = "\n".join(_cells(path, "exercise") + _cells(path, "check"))
+    solution_cells = "\n".join(_cells(solutions, "solution") if solutions.exists() else _cells(path, "solution"))
     for ex in module.EXERCISES:
         name = names[id(ex)]
         assert re.search(rf"\b{name}\(", exercise_cells), \
             f"{path.name}: no cell tagged 'exercise' (or 'check') calls {name}"
         assert re.search(rf"(?m)^assert {name}\(", solution_cells), \
-            f"{path.name}: no cell tagged 'solution' asserts {name}(..._solution)"
+            f"{path.name}: no cell tagged 'solution' (in solutions/ or the lesson) asserts {name}(..._solution)"
+
+
+# ----------------------------------------------------------------------------- checkers that cannot be fooled
+def _lesson(name: str) -> str:
+    return name[-2:]
+
+
+def _skip_if_pending(name: str):
+    from tests.lesson_status import pending
+    reason = pending(_lesson(name))
+    if reason:
+        pytest.skip(f"pending: {reason}")
+
+
+FUNCTIONS = [(n, e) for n, e in EXERCISES if isinstance(e, FunctionExercise)]
+EXPERIMENTS = [(n, e) for n, e in EXERCISES if isinstance(e, ExperimentExercise)]
+SHORTCUTS = [(n, e, f) for n, e in FUNCTIONS for f in e.forbidden]
+
+
+@pytest.mark.parametrize("name,ex", FUNCTIONS, ids=[f"{n}-{e.title}" for n, e in FUNCTIONS])
+def test_a_constant_answer_fails(name, ex, capsys):
+    _skip_if_pending(name)
+    for constant in (0.0, 1.0):
+        result = ex(lambda *args, _c=constant, **kwargs: _c)
+        out = capsys.readouterr().out
+        assert result.status == "failed", f"{name} '{ex.title}': a function returning {constant} is not failed:\n{out}"
+
+
+@pytest.mark.parametrize("name,ex,forbidden", SHORTCUTS,
+                         ids=[f"{n}-{e.title}-{getattr(f, '__name__', f)}" for n, e, f in SHORTCUTS])
+def test_the_course_s_own_implementation_is_refused(name, ex, forbidden, capsys):
+    _skip_if_pending(name)
+    namespace = {"__name__": "__main__", "course_version": forbidden}
+    exec("def shortcut(*args, **kwargs):\n    return course_version(*args, **kwargs)\n", namespace)
+    for answer in (forbidden, namespace["shortcut"]):
+        result = ex(answer)
+        out = capsys.readouterr().out
+        assert result.status == "failed" and "course's own" in out, \
+            f"{name} '{ex.title}': the shortcut through {forbidden!r} is not refused:\n{out}"
+
+
+@pytest.mark.parametrize("name,ex", EXPERIMENTS, ids=[f"{n}-{e.title}" for n, e in EXPERIMENTS])
+def test_an_experiment_measures_for_itself_and_always_gives_a_verdict(name, ex, capsys):
+    _skip_if_pending(name)
+    right = ex.right_answer()                  # works with no context: the checker measures
+    result = ex(right)
+    out = capsys.readouterr().out
+    assert result.status == PASSED, f"{name} '{ex.title}': the right answer without context fails:\n{out}"
+    wrong = "none of these" if ex.choices else 1e9
+    assert ex(wrong).status == "failed", f"{name} '{ex.title}': a constant wrong answer passes"
+    for key in ex.example_context:
+        for empty in (None, {}, [], 0):
+            result = ex(right, **{**ex.example_context, key: empty})   # a verdict, never a traceback
+            assert isinstance(result, framework.Result)
+    capsys.readouterr()
+
+
+def test_the_shortcut_guard_follows_the_student_s_own_code():
+    from helpers.exercises.shortcuts import library_shortcut
+    from helpers.lib.layers import softmax
+    namespace = {"__name__": "__main__"}
+    exec("import numpy as np\nimport helpers.lib.layers as L\nfrom helpers.lib.layers import softmax\n"
+         "def own(z):\n    z = z - z.max(axis=1, keepdims=True)\n    e = np.exp(z)\n    return e / e.sum(axis=1, keepdims=True)\n"
+         "def direct(z):\n    return softmax(z)\n"
+         "def attribute(z):\n    return L.softmax(z)\n"
+         "def inner(z):\n    return softmax(z)\n"
+         "def through_helper(z):\n    return inner(z) * 1.0\n"
+         "def late_import(z):\n    from helpers.lib.layers import softmax as s\n    return s(z)\n", namespace)
+    assert library_shortcut(namespace["own"], [softmax]) is None
+    for name in ("direct", "attribute", "through_helper", "late_import"):
+        assert library_shortcut(namespace[name], [softmax]) == "helpers.lib.layers.softmax", name
+    assert library_shortcut(softmax, [softmax]) == "helpers.lib.layers.softmax"
+
+
+def test_your_or_reference_goes_on_with_the_student_s_function_only_once_it_passed(capsys):
+    passed = framework.Result("t", PASSED, "✓")
+    failed = framework.Result("t", NOT_ATTEMPTED, "…")
+    def mine():
+        return 1
+    def ref():
+        return 2
+    assert framework.your_or_reference(passed, mine, ref, "step") is mine
+    assert framework.your_or_reference(failed, mine, ref, "step") is ref
+    out = capsys.readouterr().out
+    assert "your step" in out and "course's step" in out
+    with pytest.raises(TypeError):
+        framework.your_or_reference(True, mine, ref, "step")

@@ -4,7 +4,9 @@ Per lesson notebook:
 - at least one diagram from ``notebooks/figures/`` of its own lesson, referenced from markdown;
 - at least three exercises in graded steps — markdown headings
   ``### Exercise N · warm-up|core|experiment — title`` with every step present — and at least three
-  code cells tagged ``exercise`` and three tagged ``solution`` (collapsed);
+  code cells tagged ``exercise``, with at least three solutions that assert their checker in
+  ``solutions/NN_topic_solutions.ipynb`` (or, in a lesson not yet converted, three collapsed cells
+  tagged ``solution``);
 - at least three "Try this" prompts (a markdown line starting ``> **Try this:**``);
 - a "Further reading" section at the end with at least three references (each with a year).
 
@@ -55,13 +57,20 @@ def lesson_problems(path: Path) -> list[str]:
     if len(steps) < 3 or kinds != {"warm-up", "core", "experiment"}:
         problems.append(f"exercises: need ≥ 3 headings 'Exercise N · warm-up|core|experiment' with all "
                         f"three steps, found {steps}")
-    n_ex, n_sol = len(_tagged(code, "exercise")), len(_tagged(code, "solution"))
+    solutions = path.parents[1] / "solutions" / f"{path.stem}_solutions.ipynb"
+    if solutions.exists():   # the student edition: the solutions live apart
+        sol_code = [c for c in json.loads(solutions.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
+        n_sol = sum(1 for c in sol_code if re.search(r"(?m)^assert check_\w+\(", "".join(c["source"])))
+    else:                    # a lesson not yet converted: collapsed solution cells in the lesson
+        n_sol = len(_tagged(code, "solution"))
+        for c in _tagged(code, "solution"):
+            if not c["metadata"].get("jupyter", {}).get("source_hidden"):
+                problems.append("a solution cell is not collapsed (metadata.jupyter.source_hidden)")
+                break
+    n_ex = len(_tagged(code, "exercise"))
     if n_ex < 3 or n_sol < 3:
-        problems.append(f"need ≥ 3 code cells tagged 'exercise' and ≥ 3 tagged 'solution', found {n_ex} and {n_sol}")
-    for c in _tagged(code, "solution"):
-        if not c["metadata"].get("jupyter", {}).get("source_hidden"):
-            problems.append("a solution cell is not collapsed (metadata.jupyter.source_hidden)")
-            break
+        problems.append(f"need ≥ 3 code cells tagged 'exercise' and ≥ 3 solutions that assert their checker, "
+                        f"found {n_ex} and {n_sol}")
     n_try = len(TRY_THIS.findall(text))
     if n_try < 3:
         problems.append(f"need ≥ 3 '> **Try this:**' prompts, found {n_try}")

@@ -35,16 +35,24 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
-import torch
 
-from helpers.lib.gradcheck import numerical_gradient, relative_error
+from helpers.exercises.expect import (  # noqa: F401  (re-exported: checker modules import them from here)
+    ExerciseFailed,
+    as_array,
+    expect_close,
+    expect_equal,
+    expect_gradients,
+    expect_gradients_match_numerical,
+    expect_gradients_match_torch,
+    expect_tuple,
+    numerical_gradients,
+    short_repr,
+    torch_gradients,
+)
+from helpers.exercises.shortcuts import library_shortcut
 
 PASSED, FAILED, NOT_ATTEMPTED = "passed", "failed", "not attempted"
 STEPS = ("warm-up", "core", "experiment")
-
-
-class ExerciseFailed(AssertionError):
-    """One check of an exercise failed; the message says expected vs got."""
 
 
 # ----------------------------------------------------------------------------- results and mistakes
@@ -119,7 +127,7 @@ def outputs_match(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-9) -> boo
     if a is None or b is None:
         return a is b
     try:
-        x, y = _as_array(a), _as_array(b)
+        x, y = as_array(a), as_array(b)
     except (TypeError, ValueError):
         return False
     if x.shape != y.shape or x.dtype.kind not in "biuf" or y.dtype.kind not in "biuf":
@@ -127,12 +135,6 @@ def outputs_match(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-9) -> boo
     if (x.dtype.kind == "b") != (y.dtype.kind == "b"):
         return False
     return bool(np.allclose(x.astype(float), y.astype(float), rtol=rtol, atol=atol, equal_nan=True))
-
-
-def _as_array(v: Any) -> np.ndarray:
-    if isinstance(v, torch.Tensor):
-        v = v.detach().cpu().numpy()
-    return np.asarray(v)
 
 
 def _copy(v: Any) -> Any:
@@ -210,14 +212,20 @@ class FunctionExercise(Exercise):
     ``reference``: a correct implementation (the tests check that it passes).
     ``mistakes``: the likely :class:`Mistake` s, tried in order when a check fails.
     ``explanation``: printed after the last check passes (optional).
+    ``forbidden``: the course's own implementations of what the student writes (functions,
+    classes, methods of ``helpers.lib``): an answer that is one of them, or whose code calls one,
+    is refused before any check runs (:func:`helpers.exercises.shortcuts.library_shortcut`). The
+    ``reference`` is always forbidden (importing the checker's answer is no answer).
     """
 
     def __init__(self, title: str, checks: Sequence[Callable[[Callable], None]], *, reference: Callable | None,
-                 mistakes: Sequence[Mistake] = (), step: str = "core", explanation: str | None = None):
+                 mistakes: Sequence[Mistake] = (), step: str = "core", explanation: str | None = None,
+                 forbidden: Sequence[Any] = ()):
         super().__init__(title, step=step, mistakes=mistakes, explanation=explanation)
         if not checks:
             raise ValueError(f"{title}: an exercise needs at least one check")
         self.checks, self.reference = tuple(checks), reference
+        self.forbidden = tuple(forbidden) + ((reference,) if reference is not None else ())
 
     def __call__(self, candidate: Callable) -> Result:
         """Run the checks on the student's function; print and return the verdict."""
@@ -227,7 +235,18 @@ class FunctionExercise(Exercise):
         name = getattr(candidate, "__name__", "your function")
         if not callable(candidate):
             return self._report(FAILED, f"✗ {self.title}: expected a function, got {type(candidate).__name__} "
-                                        f"{_short(candidate)}")
+                                        f"{short_repr(candidate)}")
+        shortcut = library_shortcut(candidate, self.forbidden)
+        if shortcut is not None:
+            return self._report(FAILED, f"✗ {self.title}: `{name}` uses the course's own `{shortcut}` — the "
+                                        "exercise is to write it yourself with NumPy (the course's version "
+                                        "is shown after the exercise).")
+        return self.run_checks(candidate)
+
+    def run_checks(self, candidate: Callable) -> Result:
+        """The checks alone, without refusing the course's own implementations: the tests use it to
+        show that ``reference`` (which may be the library's function) passes."""
+        name = getattr(candidate, "__name__", "your function")
         recorder = _Recorder(candidate)
         n = len(self.checks)
         for i, check in enumerate(self.checks, 1):
@@ -298,17 +317,16 @@ def _where(error: BaseException, fn: Callable) -> str:
     return f" (in {f.name}, line {f.lineno}" + (f": `{f.line.strip()}`)" if f.line else ")")
 
 
-def _short(v: Any, n: int = 60) -> str:
-    text = repr(v)
-    return text if len(text) <= n else text[:n - 3] + "..."
-
-
 class ExperimentExercise(Exercise):
     """The student runs something and enters a number or a choice; calling the exercise with the
     answer checks it, and the explanation is printed only after a correct answer.
 
-    ``expected``: the right value, or ``expected(**context) -> value`` when it depends on what the
-    notebook measured (the notebook passes that as keyword arguments to the checker).
+    ``expected``: the right value, or a function ``expected(**context) -> value`` that *measures*
+    it. The checker never trusts a measurement the student passes in: ``expected`` recomputes it
+    (memoize it, the tests call it often), and must work with no context at all; ``context``
+    carries only settings that change what is measured, and ``expected`` validates them. If the
+    measurement fails (a missing, empty or invalid setting), the student gets a verdict that says
+    why, never a traceback.
     Numbers are right within ``atol + rtol * |expected|``; with ``choices`` (strings) the answer must
     be one of them (case and surrounding spaces ignored). ``example_context``: keyword arguments
     the tests pass to the checker (a realistic measurement).
@@ -344,10 +362,16 @@ class ExperimentExercise(Exercise):
         if self.choices is not None:
             if not isinstance(answer, str) or _norm(answer) not in map(_norm, self.choices):
                 return self._report(FAILED, f"✗ {self.title}: expected one of {', '.join(map(repr, self.choices))}, "
-                                            f"got {_short(answer)}")
+                                            f"got {short_repr(answer)}")
         elif _as_number(answer) is None:
-            return self._report(FAILED, f"✗ {self.title}: expected a finite number, got {_short(answer)}")
-        if self._same(answer, self.right_answer(**context)):
+            return self._report(FAILED, f"✗ {self.title}: expected a finite number, got {short_repr(answer)}")
+        try:
+            right = self.right_answer(**context)
+        except Exception as e:  # a missing, empty or invalid setting: a verdict, not a traceback
+            return self._report(FAILED, f"✗ {self.title}: the checker could not measure the right answer with "
+                                        f"the settings given ({type(e).__name__}: {str(e).strip() or 'no message'}); "
+                                        "call it as the lesson's cell does")
+        if self._same(answer, right):
             return self._passed(f"✓ {self.title}: right.")
         if self.choices is not None:
             detail = f"{answer!r} is not what the measurement shows"
@@ -382,119 +406,23 @@ def _norm(choice: Any) -> str:
     return str(choice).strip().lower()
 
 
-# ----------------------------------------------------------------------------- expectations for checks
-def expect_close(got, expected, what: str, rtol: float = 1e-6, atol: float = 1e-8) -> None:
-    """Fail unless ``got`` equals ``expected`` (arrays or numbers) within tolerance; the message
-    names ``what`` and says expected vs got (shapes first)."""
-    got_a, exp_a = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
-    if got_a.shape != exp_a.shape:
-        raise ExerciseFailed(f"{what}: expected shape {exp_a.shape}, got {got_a.shape}")
-    if not np.all(np.isfinite(got_a)):
-        raise ExerciseFailed(f"{what}: expected finite numbers, got {np.array2string(got_a, precision=4)}")
-    if not np.allclose(got_a, exp_a, rtol=rtol, atol=atol):
-        raise ExerciseFailed(f"{what}: expected {np.array2string(exp_a, precision=4)}, "
-                             f"got {np.array2string(got_a, precision=4)}")
+# ----------------------------------------------------------------------------- going on with the student's code
+def your_or_reference(result: Result, yours: Callable, reference: Callable, what: str) -> Callable:
+    """The function the rest of the lesson uses: the student's ``yours`` once its checker passed
+    (``result`` is what the checker returned), else the course's ``reference``. Prints which, in
+    one line, so the student sees that their code is what trains the model.
 
-
-def expect_equal(got, expected, what: str) -> None:
-    """Fail unless ``got == expected`` (exact; arrays compared element-wise, shapes first)."""
-    if isinstance(expected, np.ndarray) or isinstance(got, np.ndarray):
-        ok = np.shape(got) == np.shape(expected) and np.array_equal(got, expected)
-    else:
-        ok = got == expected
-    if not ok:
-        raise ExerciseFailed(f"{what}: expected {expected!r}, got {got!r}")
-
-
-def expect_tuple(got, names: Sequence[str]) -> None:
-    """Fail unless ``got`` is a tuple (or list) of ``len(names)`` values, named in the message."""
-    if not isinstance(got, (tuple, list)) or len(got) != len(names):
-        what = f"{type(got).__name__} of length {len(got)}" if isinstance(got, (tuple, list)) else type(got).__name__
-        raise ExerciseFailed(f"return a tuple of {len(names)} values ({', '.join(names)}), got a {what}")
-
-
-# ----------------------------------------------------------------------------- gradients
-def torch_gradients(forward: Callable[..., torch.Tensor], inputs: Sequence[np.ndarray],
-                    dout: np.ndarray | None = None) -> tuple[np.ndarray, list[np.ndarray | None]]:
-    """The output of a PyTorch computation and its gradients with respect to each input.
-
-    ``forward(*tensors) -> tensor`` is the forward pass the student differentiates by hand, written
-    with torch operations. Floating ``inputs`` become float64 tensors that require gradients,
-    integer ones (token ids) int64 tensors. The scalar differentiated is ``sum(output * dout)``
-    (``dout`` has the output's shape), or the output itself when ``dout`` is None (a scalar loss).
-    Returns (output as a float64 array, [gradient array of each input's shape, None for integers]).
+    ``what`` names the function in the message, e.g. ``"Adam step"``.
     """
-    tensors = []
-    for a in inputs:
-        a = np.asarray(a)
-        if a.dtype.kind == "f":
-            tensors.append(torch.tensor(a, dtype=torch.float64, requires_grad=True))
-        else:
-            tensors.append(torch.tensor(a, dtype=torch.int64))
-    out = forward(*tensors)
-    scalar = out if dout is None else (out * torch.as_tensor(np.asarray(dout), dtype=torch.float64)).sum()
-    if scalar.requires_grad:                   # False when the output depends on no input
-        scalar.backward()
-    grads = []
-    for t in tensors:
-        if not t.requires_grad:
-            grads.append(None)
-        elif t.grad is None:                   # the output does not depend on this input
-            grads.append(np.zeros(tuple(t.shape)))
-        else:
-            grads.append(t.grad.numpy().copy())
-    return out.detach().numpy().astype(np.float64), grads
-
-
-def numerical_gradients(loss: Callable[..., float], inputs: Sequence[np.ndarray], h: float = 1e-5) -> list[np.ndarray | None]:
-    """Centred finite-difference gradients of the scalar ``loss(*inputs)`` with respect to each
-    floating input (None for integer inputs); float64 copies are perturbed, never the inputs."""
-    arrays = [np.array(a, dtype=np.float64) if np.asarray(a).dtype.kind == "f" else np.asarray(a) for a in inputs]
-    grads = []
-    for a in arrays:
-        grads.append(numerical_gradient(lambda: float(loss(*arrays)), a, h) if a.dtype.kind == "f" else None)
-    return grads
-
-
-def expect_gradients(got: Sequence, expected: Sequence, names: Sequence[str], against: str,
-                     tol: float = 1e-6) -> None:
-    """Fail unless each ``got[i]`` equals ``expected[i]`` (skipped where expected is None): shape
-    first (saying when it is the transpose), then a relative error below ``tol``. ``against``
-    names the source of the expected values in the message ("PyTorch", "finite differences")."""
-    for name, g, e in zip(names, got, expected, strict=True):
-        if e is None:
-            continue
-        try:
-            g = _as_array(g).astype(float)
-        except (TypeError, ValueError):
-            raise ExerciseFailed(f"{name}: expected an array of numbers of shape {np.shape(e)}, "
-                                 f"got {_short(g)}") from None
-        if g.shape != np.shape(e):
-            transposed = g.ndim == 2 and g.shape == np.shape(e)[::-1]
-            raise ExerciseFailed(f"{name}: expected shape {np.shape(e)}, got {g.shape}"
-                                 + (" (the transpose)" if transposed else ""))
-        if not np.all(np.isfinite(g)):
-            raise ExerciseFailed(f"{name}: expected finite numbers, got {np.array2string(g, precision=4)}")
-        err = relative_error(g, e)
-        if err > tol:
-            raise ExerciseFailed(f"{name}: relative error {err:.1e} against {against} (tolerance {tol:.0e}); "
-                                 f"expected {np.array2string(np.asarray(e), precision=4, threshold=12)}, "
-                                 f"got {np.array2string(g, precision=4, threshold=12)}")
-
-
-def expect_gradients_match_torch(got: Sequence, forward: Callable[..., torch.Tensor], inputs: Sequence[np.ndarray],
-                                 names: Sequence[str], dout: np.ndarray | None = None, tol: float = 1e-6) -> None:
-    """Fail unless the student's gradients ``got`` (one per input, same order) equal PyTorch
-    autograd's for ``forward`` (see :func:`torch_gradients`). Integer inputs are skipped."""
-    _, expected = torch_gradients(forward, inputs, dout)
-    expect_gradients(got, expected, names, "PyTorch autograd", tol)
-
-
-def expect_gradients_match_numerical(got: Sequence, loss: Callable[..., float], inputs: Sequence[np.ndarray],
-                                     names: Sequence[str], tol: float = 1e-6) -> None:
-    """Fail unless the student's gradients ``got`` (one per input, same order) equal the centred
-    finite differences of the scalar ``loss(*inputs)`` (see :func:`numerical_gradients`)."""
-    expect_gradients(got, numerical_gradients(loss, inputs), names, "finite differences", tol)
+    if not isinstance(result, Result):
+        raise TypeError(f"your_or_reference: result must be what the checker returned (a Result), "
+                        f"got {type(result).__name__}")
+    if result:
+        print(f"→ the lesson goes on with your {what} ({getattr(yours, '__name__', 'your function')}).")
+        return yours
+    print(f"→ the lesson goes on with the course's {what} until yours passes its checker "
+          f"({result.status}).")
+    return reference
 
 
 # ----------------------------------------------------------------------------- the one-off form

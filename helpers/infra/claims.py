@@ -1,0 +1,71 @@
+"""One readable line per checked claim: ``claim(condition, "what the prose says")``.
+
+A lesson states a result in words and checks it in code. The check should not crowd the cell the
+student reads and re-runs, so instead of a block of ``assert`` statements a cell ends with lines
+such as::
+
+    claim(lstm_loss < trigram_loss, "the LSTM beats the character trigram on Hamlet")
+    claim_between(share, 0.4, 0.6, "about half of the misspellings find their word")
+
+Each prints ``✓ <statement>`` when it holds. When it does not, it raises :class:`ClaimFailed`
+(an ``AssertionError``, so CI's notebook run fails loudly) with the statement and what was
+measured: the prose and the outputs can never silently disagree.
+"""
+from __future__ import annotations
+
+import math
+
+__all__ = ["ClaimFailed", "claim", "claim_between", "claim_close"]
+
+
+class ClaimFailed(AssertionError):
+    """A claim the lesson makes did not hold on this run; the message says which and why."""
+
+
+def _number(x, what: str) -> float:
+    try:
+        value = float(x)
+    except (TypeError, ValueError):
+        raise TypeError(f"{what} must be a number, got {type(x).__name__} {x!r}") from None
+    return value
+
+
+def claim(condition, statement: str, measured: str | None = None) -> None:
+    """Print ``✓ statement`` if ``condition`` is true, else raise :class:`ClaimFailed`.
+
+    ``condition``: a bool (or anything with a truth value, e.g. a NumPy bool);
+    ``statement``: the claim in the lesson's words; ``measured``: optional text naming the
+    measured values, added to the message (and to the ✓ line, in brackets).
+    Returns None, so a claim can end a cell without an ``Out[..]``.
+    """
+    if not isinstance(statement, str) or not statement.strip():
+        raise ValueError("claim needs a statement: the sentence of the lesson that this checks")
+    try:
+        ok = bool(condition)
+    except ValueError as e:   # an array of several booleans: ambiguous
+        raise TypeError(f"claim {statement!r}: the condition must be one truth value, got an array "
+                        "(use .all() or .any())") from e
+    detail = f" ({measured})" if measured else ""
+    if not ok:
+        raise ClaimFailed(f"✗ {statement}{detail}: this no longer holds on this run — the prose "
+                          "and the result disagree")
+    print(f"✓ {statement}{detail}")
+
+
+def claim_between(value, low: float, high: float, statement: str, fmt: str = ".3g") -> None:
+    """``claim(low <= value <= high, ...)``, with the value and the range in the message."""
+    v, lo, hi = _number(value, "value"), _number(low, "low"), _number(high, "high")
+    if lo > hi:
+        raise ValueError(f"claim_between {statement!r}: low {lo:g} is above high {hi:g}")
+    claim(math.isfinite(v) and lo <= v <= hi, statement,
+                 f"{v:{fmt}}, expected between {lo:{fmt}} and {hi:{fmt}}")
+
+
+def claim_close(value, target: float, statement: str, rtol: float = 1e-6, atol: float = 0.0,
+                fmt: str = ".6g") -> None:
+    """``claim(|value - target| <= atol + rtol·|target|, ...)``, with both numbers in the message."""
+    v, t = _number(value, "value"), _number(target, "target")
+    if rtol < 0 or atol < 0:
+        raise ValueError(f"claim_close {statement!r}: tolerances must be ≥ 0, got rtol={rtol}, atol={atol}")
+    ok = math.isfinite(v) and abs(v - t) <= atol + rtol * abs(t)
+    claim(ok, statement, f"{v:{fmt}} vs {t:{fmt}}")

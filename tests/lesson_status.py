@@ -1,0 +1,16 @@
+"""Lessons not yet brought to the student-edition standards (issues 29–31), with the reason.
+
+The tests of ``tests/test_student_edition.py`` and the stricter checker tests skip a lesson listed
+here. A lesson leaves the list in the commit that brings it to the standards; the list must end
+empty (``test_no_lesson_is_pending_at_the_end`` says so, and fails while any lesson is listed).
+"""
+from __future__ import annotations
+
+PENDING: dict[str, str] = {
+    f"{n:02d}": "not yet rewritten as the student edition (issues 29, 30, 31)" for n in range(1, 11)
+}
+
+
+def pending(stem_or_number: str) -> str | None:
+    """The reason lesson ``"01"`` (or ``"01_feedforward"``) is pending, or None when it is done."""
+    return PENDING.get(str(stem_or_number)[:2])

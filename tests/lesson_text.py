@@ -1,0 +1,151 @@
+"""Reading a lesson notebook as a student sees it: its prose outside folded evidence, its exercises,
+its "Try this" prompts, and the time it says it takes. Used by ``tests/test_student_edition.py``.
+
+Definitions (the tests' docstrings refer to them):
+
+* **folded**: an HTML ``<details>…</details>`` block in a markdown cell. It renders folded on
+  GitHub, nbviewer, JupyterLab and an HTML export; the evidence of a claim lives there.
+* **prose**: the words of the markdown cells, without folded blocks, code (fenced or inline),
+  LaTeX (``$…$``, ``$$…$$``), HTML tags, link targets, and the Further reading section. A word is
+  a run of letters (with inner ``'`` or ``-``).
+* **evidence vocabulary**: the words of protocol and statistics that crowd a story —
+  tie/ties/tied, interval(s), bootstrap*, seed(s), paired, asserted, borderline, "validation half",
+  "report half" (the list of issue 29). The section that teaches how the course compares models
+  (lesson 01, cells tagged ``how-we-compare``) is where those words are the subject, and is not
+  counted.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+SOLUTIONS = ROOT / "solutions"
+
+FOLDED = re.compile(r"<details\b.*?</details\s*>", re.S | re.I)
+_STRIP = [re.compile(p, re.S) for p in (
+    r"```.*?```", r"\$\$.*?\$\$", r"\$[^$\n]+\$", r"`[^`\n]*`", r"<[^>\n]+>",
+    r"\]\([^)\s]*\)", r"https?://\S+",
+)]
+FURTHER_READING = re.compile(r"(?ms)^#{1,3} [^\n]*Further reading.*?(?=^#{1,2} |\Z)")
+WORD = re.compile(r"[A-Za-z][A-Za-z]*(?:['’-][A-Za-z]+)*")
+EVIDENCE = re.compile(r"\b(?:ties|tied|tie|intervals?|bootstrap\w*|seeds?|paired|asserted|borderline|"
+                      r"validation half|report half)\b", re.I)
+HOW_WE_COMPARE = "how-we-compare"
+TRY_THIS = re.compile(r"(?m)^> \*\*Try this:\*\*")
+
+
+def load(path: Path) -> dict:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def source(cell: dict) -> str:
+    s = cell.get("source", "")
+    return s if isinstance(s, str) else "".join(s)
+
+
+def tags(cell: dict) -> list[str]:
+    return list(cell.get("metadata", {}).get("tags", []))
+
+
+def markdown_cells(nb: dict) -> list[dict]:
+    return [c for c in nb["cells"] if c["cell_type"] == "markdown"]
+
+
+def code_cells(nb: dict) -> list[dict]:
+    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def unfolded(text: str) -> str:
+    """``text`` without its ``<details>`` blocks."""
+    return FOLDED.sub(" ", text)
+
+
+def prose(text: str) -> str:
+    """The prose of one markdown text (see the module docstring), folded blocks removed."""
+    text = FURTHER_READING.sub(" ", unfolded(text))
+    for rx in _STRIP:
+        text = rx.sub(" ", text)
+    return text
+
+
+def words(text: str) -> list[str]:
+    return WORD.findall(text)
+
+
+def story_markdown(nb: dict) -> list[str]:
+    """The markdown a student reads as the story: every markdown cell except the comparing-models
+    section, unfolded parts only."""
+    return [source(c) for c in markdown_cells(nb) if HOW_WE_COMPARE not in tags(c)]
+
+
+def evidence_density(nb: dict) -> tuple[int, int, list[str]]:
+    """(evidence words, prose words, the evidence words found) over the story's prose."""
+    text = "\n".join(prose(m) for m in story_markdown(nb))
+    found = [m.group(0) for m in EVIDENCE.finditer(text)]
+    return len(found), len(words(text)), found
+
+
+def output_text(cell: dict) -> str:
+    parts = []
+    for o in cell.get("outputs", []):
+        if "text" in o:
+            parts.append(source({"source": o["text"]}))
+        for key, value in o.get("data", {}).items():
+            if key.startswith("text/"):
+                parts.append(source({"source": value}))
+    return "\n".join(parts)
+
+
+def solutions_path(lesson: Path) -> Path:
+    """``solutions/NN_topic_solutions.ipynb`` for ``notebooks/NN_topic.ipynb``."""
+    return SOLUTIONS / f"{Path(lesson).stem}_solutions.ipynb"
+
+
+# ----------------------------------------------------------------------------- the time a lesson takes
+TIME = re.compile(r"(\d+(?:[.,]\d+)?|½|\d+½)\s*(hours?|h\b|minutes?|min\b)", re.I)
+STEP_MINUTES = {"warm-up": 10, "core": 25, "experiment": 15}
+EXERCISE = re.compile(r"(?m)^#{2,4} Exercise \d+ · (warm-up|core|experiment)\b")
+CHALLENGE = re.compile(r"(?m)^#{2,4} [^\n]*Challenge\b")
+CHALLENGE_MINUTES = 30
+TRY_THIS_MINUTES = 5
+READING_WPM = 200
+
+
+def _minutes(number: str, unit: str) -> float:
+    n = number.replace(",", ".")
+    value = 0.5 if n == "½" else float(n[:-1]) + 0.5 if n.endswith("½") else float(n)
+    return value * 60 if unit.lower().startswith("h") else value
+
+
+def stated_times(first_cell: str) -> dict[str, float]:
+    """The run time and working time (minutes) a lesson's first cell states, as
+    ``{"run": ..., "work": ...}``: the sentence holding "run" and the one holding "work"."""
+    found = {}
+    for sentence in re.split(r"(?<=[.;])\s+|\n", first_cell):
+        m = TIME.search(sentence)
+        if not m:
+            continue
+        low = sentence.lower()
+        if "work" in low and "work" not in found:
+            found["work"] = _minutes(*m.groups())
+        elif "run" in low and "run" not in found:
+            found["run"] = _minutes(*m.groups())
+    return found
+
+
+def estimated_working_minutes(nb: dict) -> float:
+    """Reading the prose at 200 words a minute (folded evidence included: a student opens some of
+    it, and the code cells are read too, counted as prose here at one word per token), plus
+    10 / 25 / 15 minutes per warm-up / core / experiment exercise, 30 for a challenge and 5 for each
+    "Try this" prompt (change, run, look)."""
+    text = "\n".join(source(c) for c in markdown_cells(nb))
+    prose_words = len(words(prose(text))) + len(words("\n".join(FOLDED.findall(text))))
+    code_words = sum(len(words(source(c))) for c in code_cells(nb)) // 3
+    steps = EXERCISE.findall(text)
+    minutes = (prose_words + code_words) / READING_WPM
+    minutes += sum(STEP_MINUTES[s] for s in steps) + CHALLENGE_MINUTES * len(CHALLENGE.findall(text))
+    minutes += TRY_THIS_MINUTES * len(TRY_THIS.findall(text))
+    return minutes
