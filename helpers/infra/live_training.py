@@ -1,0 +1,153 @@
+"""Watching the student's own model learn: a step function run with a progress bar, a held-out
+curve, the baselines beside it, and a button to train on for longer.
+
+The lesson writes the training step itself (the forward pass, the hand-written backward pass, the
+optimiser update) and hands it over as ``step() -> training loss``; this module only counts,
+evaluates, draws and keeps the record::
+
+    run = LiveTraining(step, evaluate=lambda: valid_loss(model), eval_every=250,
+                       baselines={"trigram": 2.04, "4-gram": 1.75}, unit="nats/char")
+    run.train(4000)          # a progress bar; the curve is recorded every 250 steps
+    run.figure()             # training and held-out loss against steps, baselines as grey lines
+    run.explorer()           # a slider and a "Train on" button that continue the same run
+
+Steps are counted, not timed, so a run gives the same numbers on every machine (a lesson chooses
+its number of steps so the run takes about a minute); the CPU time (``time.process_time``) is
+recorded beside them. A non-finite training loss stops the run with an error that says so.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from helpers.infra.plotting import BLACK, COLOURS, GREY_DARK, LINESTYLES, new_figure, set_labels
+from helpers.infra.progress import progress_bar
+from helpers.infra.widgets import Explorer, slider
+
+
+@dataclass
+class Curve:
+    """What a live run recorded, one entry per evaluation: the step, the mean training loss since
+    the previous evaluation, the held-out loss, and the CPU seconds of training so far."""
+
+    step: list[int] = field(default_factory=list)
+    train_loss: list[float] = field(default_factory=list)
+    heldout_loss: list[float] = field(default_factory=list)
+    cpu_seconds: list[float] = field(default_factory=list)
+
+
+class LiveTraining:
+    """A training run that the lesson drives step by step (see the module docstring).
+
+    ``step``: one training step of the student's model, ``() -> float`` (its training loss);
+    ``evaluate``: ``() -> float``, the held-out loss (called every ``eval_every`` steps and at the
+    end of each :meth:`train`); ``baselines``: name -> loss, drawn as reference lines;
+    ``name``: the model's name in the figure; ``unit``: the loss's unit ("nats/char").
+    """
+
+    def __init__(self, step: Callable[[], float], evaluate: Callable[[], float], eval_every: int,
+                 baselines: dict[str, float] | None = None, name: str = "your model", unit: str = "nats"):
+        if not callable(step) or not callable(evaluate):
+            raise TypeError("step and evaluate must be functions: step() -> training loss, evaluate() -> held-out loss")
+        if int(eval_every) != eval_every or eval_every < 1:
+            raise ValueError(f"eval_every must be a positive integer, got {eval_every!r}")
+        self.step_fn, self.evaluate_fn, self.eval_every = step, evaluate, int(eval_every)
+        self.baselines = {k: float(v) for k, v in (baselines or {}).items()}
+        self.name, self.unit = name, unit
+        self.curve, self.steps, self.cpu_seconds = Curve(), 0, 0.0
+        self._since: list[float] = []
+        self._ready = False
+
+    # ---------------------------------------------------------------- training
+    def _record(self) -> None:
+        held = float(self.evaluate_fn())
+        if not math.isfinite(held):
+            raise FloatingPointError(f"the held-out loss is {held} after {self.steps} steps")
+        c = self.curve
+        c.step.append(self.steps)
+        c.train_loss.append(float(np.mean(self._since)) if self._since else float("nan"))
+        c.heldout_loss.append(held)
+        c.cpu_seconds.append(self.cpu_seconds)
+        self._since = []
+
+    def train(self, steps: int, progress: bool = True, desc: str | None = None) -> "LiveTraining":
+        """Run ``steps`` more steps (evaluating every ``eval_every`` and at the end); returns self."""
+        if int(steps) != steps or steps < 0:
+            raise ValueError(f"steps must be a non-negative integer, got {steps!r}")
+        if not self.curve.step:
+            self._record()                     # the untrained model: where the curve starts
+        bar = progress_bar(total=int(steps), desc=desc or f"training {self.name}", unit="step",
+                           disable=not progress)
+        try:
+            for _ in range(int(steps)):
+                t0 = time.process_time()
+                loss = float(self.step_fn())
+                self.cpu_seconds += time.process_time() - t0
+                if not math.isfinite(loss):
+                    raise FloatingPointError(f"the training loss became {loss} at step {self.steps + 1}: "
+                                             "a smaller learning rate, or clipping, would keep it finite")
+                self.steps += 1
+                self._since.append(loss)
+                bar.update(1)
+                if self.steps % self.eval_every == 0:
+                    self._record()
+                    bar.set_postfix(heldout=f"{self.curve.heldout_loss[-1]:.3f}")
+        finally:
+            bar.close()
+        if self.curve.step[-1] != self.steps:
+            self._record()
+        return self
+
+    @property
+    def heldout_loss(self) -> float:
+        """The last held-out loss (the untrained model's before any training)."""
+        if not self.curve.step:
+            self._record()
+        return self.curve.heldout_loss[-1]
+
+    # ---------------------------------------------------------------- showing it
+    def summary(self) -> str:
+        """One line: steps, CPU time, held-out loss, and where it stands against the baselines."""
+        if not self.curve.step:
+            return f"{self.name}: not trained yet"
+        loss = self.curve.heldout_loss[-1]
+        below = [k for k, v in self.baselines.items() if loss < v]
+        against = ", ".join(f"{k} {v:.3f}" for k, v in self.baselines.items())
+        text = (f"{self.name} after {self.steps:,} steps ({self.cpu_seconds:.0f} CPU-s): held-out "
+                f"{loss:.3f} {self.unit}")
+        if self.baselines:
+            text += f"; {against}" + (f" — below {', '.join(below)}" if below else " — above every baseline")
+        return text
+
+    def figure(self, title: str | None = None):
+        """Training loss (dotted) and held-out loss (solid) against steps; baselines as grey lines."""
+        fig, ax = new_figure()
+        c = self.curve
+        if c.step:
+            ax.plot(c.step[1:], c.train_loss[1:], color=COLOURS["blue"], ls=":", label=f"{self.name}, training batches")
+            ax.plot(c.step, c.heldout_loss, color=COLOURS["blue"], ls="-", marker="o", ms=3,
+                    label=f"{self.name}, held out")
+        for i, (name, v) in enumerate(self.baselines.items()):
+            ax.axhline(v, color=GREY_DARK if i % 2 else BLACK, ls=LINESTYLES[1 + i % 3], lw=1.2, label=name)
+        set_labels(ax, title or f"Training {self.name}", "training step", "loss", y_unit=self.unit)
+        ax.legend(loc="upper right")
+        return fig
+
+    def explorer(self, more: tuple[int, int, int, int] = (500, 100, 5000, 100)) -> Explorer:
+        """A slider (steps: value, min, max, step) and a "Train on" button that continue this run
+        and redraw; its first view is the run as it stands (nothing trains until the button)."""
+        value, lo, hi, step = more
+        self._ready = False
+        ex = Explorer(self._render, {"steps": slider(value, lo, hi, step, "more steps")},
+                      title=f"Train {self.name} for longer", run_button="Train on")
+        self._ready = True
+        return ex
+
+    def _render(self, steps: int):
+        if self._ready:
+            self.train(int(steps), progress=False)
+        return self.figure(), self.summary()

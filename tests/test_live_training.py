@@ -1,0 +1,73 @@
+"""helpers.infra.live_training and helpers.course.char_live: the live trainings of lessons 02–04."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from helpers.course.char_live import heldout_loss, kn_baselines, live_split, random_batch, windows
+from helpers.infra.figure_checks import figure_problems
+from helpers.infra.live_training import LiveTraining
+
+
+def _run(losses):
+    it = iter(losses)
+    evals = iter(np.linspace(3.0, 1.0, 100))
+    return LiveTraining(lambda: next(it), lambda: float(next(evals)), eval_every=2,
+                        baselines={"trigram": 2.0}, name="toy", unit="nats/char")
+
+
+def test_the_curve_records_every_eval_and_the_end(capsys):
+    run = _run([3.0, 2.5, 2.0, 1.5, 1.2]).train(5, progress=False)
+    assert run.curve.step == [0, 2, 4, 5]
+    assert run.curve.train_loss[1:] == [2.75, 1.75, 1.2]
+    assert np.isnan(run.curve.train_loss[0]) and run.steps == 5
+    assert "toy after 5 steps" in run.summary() and "above every baseline" in run.summary()
+    run.baselines["unigram"] = 3.0
+    assert run.summary().endswith("below unigram")
+    assert figure_problems(run.figure()) == []
+
+
+def test_a_non_finite_loss_stops_the_run_with_a_clear_error():
+    with pytest.raises(FloatingPointError, match="step 2"):
+        _run([3.0, float("nan")]).train(2, progress=False)
+    with pytest.raises(ValueError, match="steps"):
+        _run([1.0]).train(-1)
+    with pytest.raises(TypeError):
+        LiveTraining(None, lambda: 1.0, 1)
+
+
+def test_the_explorer_shows_the_run_first_and_trains_on_only_when_asked():
+    run = _run([1.0] * 50).train(2, progress=False)
+    ex = run.explorer(more=(4, 1, 10, 1))
+    assert run.steps == 2 and ex.renders == 1
+    ex.update()                              # the button
+    assert run.steps == 6 and "after 6 steps" in ex.summary
+
+
+def test_batches_and_windows_are_the_text_shifted_by_one():
+    ids = np.arange(1000) % 84
+    x, y = random_batch(ids, 4, 16, np.random.default_rng(0))
+    assert x.shape == y.shape == (4, 16) and np.array_equal((x + 1) % 84, y)
+    xw, yw = windows(ids, 16, 64)
+    assert xw.shape == (4, 16) and np.array_equal(yw.ravel(), ids[1:65])
+    with pytest.raises(ValueError, match="multiple"):
+        windows(ids, 16, 60)
+    with pytest.raises(TypeError):
+        random_batch(ids.astype(float), 4, 16, np.random.default_rng(0))
+
+
+def test_heldout_loss_weighs_every_character_once():
+    ids = np.arange(10_000) % 84
+    calls = []
+    def loss_fn(x, y):
+        calls.append(len(x))
+        return float(len(x))
+    assert heldout_loss(loss_fn, ids, 64, 64 * 10, batch=4) == pytest.approx((4 * 4 + 4 * 4 + 2 * 2) / 10)
+    assert calls == [4, 4, 2]
+
+
+def test_the_character_trigram_and_4gram_on_hamlet():
+    base = kn_baselines((3, 4))
+    split = live_split()
+    assert split.V == 84
+    assert 1.9 < base[3]["test_loss"] < 2.2 and 1.6 < base[4]["test_loss"] < base[3]["test_loss"]
