@@ -555,8 +555,17 @@ def _case_live_finetune():
     from helpers.lessons.lesson10 import render_live_finetune
     return render_live_finetune(10, shipped=load_model("mlm_bert"), results=load_model("bert_finetune"))
 
+def _case_live_training_figure():
+    from helpers.infra.live_training import LiveTraining
+    losses, evals = iter([3.0, 2.5, 2.2, 2.0]), iter([3.1, 2.6, 2.1])
+    run = LiveTraining(lambda: next(losses), lambda: next(evals), eval_every=2,
+                       baselines={"trigram": 2.04, "4-gram": 1.75}, unit="nats/char")
+    return run.train(4, progress=False).figure()
+
+
 # function (module:qualified name) -> how to draw it on tiny inputs
 CASES = {
+    "helpers.infra.live_training:LiveTraining.figure": _case_live_training_figure,
     "helpers.lessons.lesson01:render_activation": _case_activation,
     "helpers.lessons.lesson01:render_regularisation": _case_regularisation,
     "helpers.lessons.lesson01:plot_init_study": _case_init_study,
