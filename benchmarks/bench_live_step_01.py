@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from step_timing import compare_steps  # benchmarks/step_timing.py, beside this script
 
-from benchmarks.step_timing import compare_steps
 from helpers.course.bbc_topics import bbc_topic_data
 from helpers.course.ffnn_lm import ffnn_lm_data
 from helpers.lessons.lesson01 import featurize

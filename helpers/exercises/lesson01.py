@@ -20,6 +20,7 @@ from helpers.exercises import (
 from helpers.lib import gradcheck as _gradcheck
 from helpers.lib.layers import Activation, Linear, Sequential, SoftmaxCrossEntropy, log_softmax, mlp
 from helpers.lib.layers import softmax as _softmax_reference
+from helpers.lib.ngram import KneserNeyLM, kneser_ney_nlls
 from helpers.lib.optim import Adam, AdamW, Momentum, RMSProp, adam_update
 
 NOTES_PROBS = [[0.09003057, 0.24472847, 0.66524096]]     # softmax([1, 2, 3]), the lesson's worked example
@@ -387,6 +388,115 @@ check_adam_update = FunctionExercise(
     ])
 
 
+# ----------------------------------------------------------------------------- warm-up: Kneser-Ney by hand
+TOY = ("i live in san francisco . we love san francisco . they left san francisco . i love glasgow . "
+       "you visit glasgow .").split()
+
+
+def _kn_bigram_reference(tokens, prev, word, vocab_size, D=0.75):
+    tokens = list(tokens)
+    ids = {w: i for i, w in enumerate(dict.fromkeys(tokens))}
+    extra = {prev, word} - set(ids)
+    for w in sorted(extra):
+        ids[w] = len(ids)
+    if len(ids) > vocab_size:
+        raise ValueError(f"the text and the query hold {len(ids)} different words, more than vocab_size={vocab_size}")
+    lm = KneserNeyLM(order=2, vocab_size=vocab_size, discount=D).fit([ids[t] for t in tokens])
+    return lm.prob((ids[prev],), ids[word])
+
+
+def _bigram_counts(tokens):
+    pairs = list(zip(tokens[:-1], tokens[1:], strict=True))
+    return pairs, {p: pairs.count(p) for p in set(pairs)}
+
+
+def _kn_parts(tokens, prev, word, D):
+    pairs, c = _bigram_counts(list(tokens))
+    types = set(pairs)
+    c_prev = sum(n for (a, _), n in c.items() if a == prev)
+    followers = len({b for a, b in types if a == prev})
+    cont = len({a for a, b in types if b == word})
+    cont_types = len({b for _, b in types})
+    return c.get((prev, word), 0), c_prev, followers, cont, len(types), cont_types
+
+
+def _kn_raw_unigram(tokens, prev, word, vocab_size, D=0.75):
+    c_hw, c_h, followers, _, _, _ = _kn_parts(tokens, prev, word, D)
+    p_low = list(tokens).count(word) / len(tokens)
+    return p_low if c_h == 0 else max(c_hw - D, 0) / c_h + D * followers / c_h * p_low
+
+
+def _kn_no_uniform(tokens, prev, word, vocab_size, D=0.75):
+    c_hw, c_h, followers, cont, n_types, _ = _kn_parts(tokens, prev, word, D)
+    p_low = cont / n_types
+    return p_low if c_h == 0 else max(c_hw - D, 0) / c_h + D * followers / c_h * p_low
+
+
+def _kn_lower(cont, n_types, cont_types, vocab_size, D):
+    return max(cont - D, 0) / n_types + D * cont_types / n_types / vocab_size
+
+
+def _kn_unseen_history_crashes(tokens, prev, word, vocab_size, D=0.75):
+    c_hw, c_h, followers, cont, n_types, cont_types = _kn_parts(tokens, prev, word, D)
+    return max(c_hw - D, 0) / c_h + D * followers / c_h * _kn_lower(cont, n_types, cont_types, vocab_size, D)
+
+
+def _kn_weight_without_followers(tokens, prev, word, vocab_size, D=0.75):
+    c_hw, c_h, followers, cont, n_types, cont_types = _kn_parts(tokens, prev, word, D)
+    p_low = _kn_lower(cont, n_types, cont_types, vocab_size, D)
+    return p_low if c_h == 0 else max(c_hw - D, 0) / c_h + D / c_h * p_low
+
+
+def _kn_worked_example(f):
+    for word, expected in (("glasgow", 0.75 * 2 / 18), ("francisco", 0.75 * 1 / 18)):
+        expect_close(f(list(TOY), "left", word, 13, 0.75), expected,
+                     f"P({word} | left) in the lesson's worked example (D = 0.75, |V| = 13)", rtol=1e-9)
+
+
+def _kn_seen_bigram(f):
+    expect_close(f(list(TOY), "san", "francisco", 13, 0.75), (3 - 0.75) / 3 + 0.75 * 1 / 3 * (1 / 18),
+                 "P(francisco | san) in the worked example: a seen bigram", rtol=1e-9)
+
+
+def _kn_sums_to_one_and_never_zero(f):
+    vocab = sorted(set(TOY)) + ["zebra", "yak"]                # two words of the vocabulary that never occur
+    for prev in ("love", "zebra"):                               # a seen history and one never seen
+        probs = [f(list(TOY), prev, w, len(vocab), 0.6) for w in vocab]
+        expect_close(sum(probs), 1.0, f"the sum of P(w | {prev}) over the {len(vocab)} words of the vocabulary "
+                     "(D = 0.6)", rtol=1e-9)
+        if min(probs) <= 0:
+            raise ExerciseFailed(f"P(w | {prev}): expected every word above 0 (the uniform 1/|V| share), got "
+                                 f"{min(probs):g} for '{vocab[int(np.argmin(probs))]}'")
+
+
+def _kn_random_text(f):
+    rng = np.random.default_rng(4)
+    words = [f"w{i}" for i in range(8)]
+    tokens = [words[i] for i in rng.integers(0, 8, 120)]
+    for prev, word in (("w1", "w2"), ("w3", "w3"), ("w0", "w7")):
+        expect_close(f(tokens, prev, word, 10, 0.8), _kn_bigram_reference(tokens, prev, word, 10, 0.8),
+                     f"P({word} | {prev}) on a random text of 120 tokens, |V| = 10, D = 0.8", rtol=1e-9)
+
+
+check_kn_bigram = FunctionExercise(
+    "Kneser-Ney bigram", [_kn_worked_example, _kn_seen_bigram, _kn_sums_to_one_and_never_zero, _kn_random_text],
+    reference=_kn_bigram_reference, step="warm-up", forbidden=(KneserNeyLM, KneserNeyLM.prob, kneser_ney_nlls),
+    mistakes=[
+        Mistake("raw_unigram", "the lower order of Kneser-Ney is the continuation probability — in how many "
+                "different bigrams w is the second word, N1+(· w) — not w's share of the text (that is absolute "
+                "discounting).", like=_kn_raw_unigram),
+        Mistake("no_uniform_floor", "the continuation level is discounted too: max(N1+(· w) - D, 0) / N1+(· ·) "
+                "plus D · (words with a continuation) / N1+(· ·) · 1/|V|, so that a word of the vocabulary "
+                "that never occurs still gets a probability above 0.", like=_kn_no_uniform),
+        Mistake("unseen_history", "a history never seen in the text has c(h ·) = 0: there is nothing to "
+                "discount, so P(w | h) is the continuation probability alone (do not divide by 0).",
+                like=_kn_unseen_history_crashes),
+        Mistake("weight_without_followers", "the weight of the lower order is what the discounts freed: "
+                "D · N1+(h ·) / c(h ·), one D for each different word seen after h.",
+                like=_kn_weight_without_followers),
+    ])
+
+
 # ----------------------------------------------------------------------------- experiment: initialisation
 INIT_SCHEMES = ("N(0, 1)", "N(0, 0.01²)", "Xavier/Glorot", "He")
 
@@ -441,4 +551,5 @@ check_init_choice = ExperimentExercise(
                 "is left of it (and of the gradient).", like="N(0, 0.01²)"),
     ])
 
-EXERCISES = [check_softmax, check_cross_entropy, check_mlp_backward, check_init_choice, check_adam_update]
+EXERCISES = [check_softmax, check_cross_entropy, check_mlp_backward, check_init_choice, check_adam_update,
+             check_kn_bigram]

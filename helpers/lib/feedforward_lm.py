@@ -34,8 +34,8 @@ class NumpyFeedForwardLM(Layer):
     def __init__(self, vocab_size: int, context: int, emb_dim: int, hidden: int, rng: np.random.Generator,
                  dropout: float = 0.0, dtype=np.float32):
         super().__init__()
-        self.context = int(context)
-        self.embed = Embedding(vocab_size, emb_dim, rng, dtype=dtype)
+        self.context, self.dtype = int(context), np.dtype(dtype)
+        self.embed = Embedding(vocab_size, emb_dim, rng, dtype=dtype, scatter="sparse")   # sums repeated ids
         self.drop_in, self.drop_hidden = Dropout(dropout, rng), Dropout(dropout, rng)
         self.hidden, self.tanh = Linear(context * emb_dim, hidden, rng, dtype), Activation("tanh")
         self.out = Linear(hidden, vocab_size, rng, dtype)
@@ -49,15 +49,20 @@ class NumpyFeedForwardLM(Layer):
             raise ValueError(f"expected context ids of shape (B, {self.context}), got {ids.shape}")
         e = self.embed.forward(ids)                                   # (B, n, d)
         self.e_shape = e.shape
-        x = self.drop_in.forward(e.reshape(len(ids), -1))             # (B, n·d): the n vectors side by side
-        h = self.drop_hidden.forward(self.tanh.forward(self.hidden.forward(x)))
+        x = self._own(self.drop_in.forward(e.reshape(len(ids), -1)))  # (B, n·d): the n vectors side by side
+        h = self._own(self.drop_hidden.forward(self.tanh.forward(self.hidden.forward(x))))
         return self.out.forward(h)
 
     def backward(self, dout):
-        dh = self.tanh.backward(self.drop_hidden.backward(self.out.backward(dout)))
-        dx = self.drop_in.backward(self.hidden.backward(dh))
+        dh = self.tanh.backward(self._own(self.drop_hidden.backward(self.out.backward(self._own(dout)))))
+        dx = self._own(self.drop_in.backward(self.hidden.backward(dh)))
         self.embed.backward(dx.reshape(self.e_shape))                 # ids get no gradient
         return None
+
+    def _own(self, a):
+        """``a`` in the model's dtype (a dropout mask is float64: without this a float32 model would
+        compute in float64, at twice the cost)."""
+        return a.astype(self.dtype, copy=False)
 
     def train(self, mode: bool = True):
         self.training = mode
