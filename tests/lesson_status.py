@@ -14,7 +14,6 @@ PENDING: dict[str, str] = {
     "04": _TODO,
     "07": _TODO,
     "08": _TODO,
-    "09": _TODO,
     "10": _TODO,
 }
 

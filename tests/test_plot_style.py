@@ -454,6 +454,15 @@ def _case_projection():
     return make_projection_render({"toy": (E, words)}, groups)(1, "PCA", "toy")
 
 
+def _case_norm_vs_count():
+    from helpers.lessons.lesson09 import plot_norm_vs_count
+
+    rng = np.random.default_rng(0)
+    counts = np.sort(rng.integers(5, 5000, 200))[::-1]
+    words = [f"w{i}" for i in range(200)]
+    return plot_norm_vs_count(rng.uniform(1, 4, 200), counts, words, ["w0", "w100"], 0.3)
+
+
 def _grid():
     from helpers.course.scaling_grid import METRICS, ScalingGrid
 
@@ -581,6 +590,7 @@ CASES = {
     "helpers.lessons.lesson08:plot_glove_validation": _case_glove_validation,
     "helpers.lessons.lesson08:render_live_glove": _case_live_glove,
     "helpers.lessons.lesson09:make_projection_render.render": _case_projection,
+    "helpers.lessons.lesson09:plot_norm_vs_count": _case_norm_vs_count,
     "helpers.lessons.lesson09:scaling_render": _case_scaling_by_size,
     "helpers.lessons.lesson09:scaling_render (by dimension)": _case_scaling_by_dimension,
     "helpers.lessons.lesson09:plot_grid_and_control": _case_grid_and_control,

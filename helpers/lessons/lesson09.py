@@ -1,8 +1,13 @@
 """Lesson 09 (evaluating word vectors): its measurements and render functions.
 
 - cosine vs Euclidean neighbours by word frequency (:func:`neighbour_overlap`);
-- the comparison over every shipped method (:func:`comparison_records`, :func:`format_records`,
-  :func:`tie_groups`: rankings with their noise, ties called ties);
+- the norm-vs-count figure (:func:`plot_norm_vs_count`);
+- the comparison over every shipped method (:func:`comparison_records`, :func:`format_intrinsic`,
+  :func:`format_extrinsic`) and the one rule that decides it: every method against the best one on the
+  same items, by a paired difference (:func:`differences_to_best`, :func:`verdict`); the per-article BBC
+  results behind those differences (:func:`extrinsic_items`);
+- analogies: the semantic/syntactic split of the answerable questions (:func:`semantic_mask`), gensim's
+  frequency-restricted evaluation for the cross-check (:func:`gensim_restricted_accuracy`);
 - antonyms in the similarity benchmarks (:func:`antonym_table`), the WEAT word sets;
 - the scaling-grid explorer and its static grid-vs-control figure (:func:`scaling_render`,
   :func:`plot_grid_and_control`), the 2-D projection explorer;
@@ -15,11 +20,15 @@ Every render function returns ``(Figure, summary str)``; the notebook wraps them
 """
 from __future__ import annotations
 
+import logging
+import tempfile
 import time
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import torch
+from scipy.stats import rankdata
 from sklearn.decomposition import PCA
 from sklearn.model_selection import train_test_split
 
@@ -44,14 +53,18 @@ from helpers.lib.embedding_classifier import (
     train_classifier,
     vocab_with_specials,
 )
-from helpers.lib.extrinsic import extrinsic_classification
+from helpers.lib.extrinsic import extrinsic_classification, make_classifier
 from helpers.lib.metrics import (
+    Interval,
     analogy_accuracy,
+    bootstrap_interval,
+    document_vectors,
     nearest_neighbours,
     normalize_rows,
     similarity_correlation,
     vocab_maps,
 )
+from helpers.lib.near_duplicates import without_copies
 
 
 # ---------------------------------------------------------------- the comparison table
@@ -174,10 +187,10 @@ def project_2d(X: np.ndarray, method: str = "PCA", seed: int = 0) -> np.ndarray:
 def make_projection_render(embeddings: dict, groups: dict | None = None):
     """A render function for an Explorer of 2-D projections.
 
-    ``embeddings``: {name: (vectors, vocab)}; ``groups``: {group: [seed words]} (default
+    ``embeddings``: {name: (vectors, vocab)}; ``groups``: {group: [group words]} (default
     WORD_GROUPS). The returned ``render(neighbours, method, embedding) -> (figure, summary)``
-    plots each group's seed words (and their ``neighbours`` nearest neighbours, smaller) in
-    one colour and reports how often a word's nearest seed word in 2-D is from its own group.
+    plots each group's words (and their ``neighbours`` nearest neighbours, smaller) in
+    one colour and reports how often a word's nearest group word in 2-D is from its own group.
     """
     groups = groups or WORD_GROUPS
 
@@ -215,10 +228,10 @@ def make_projection_render(embeddings: dict, groups: dict | None = None):
         seeds = np.array(is_seed)
         lab = np.array(labels)
         D = np.linalg.norm(Y[:, None, :] - Y[None, seeds, :], axis=2)
-        D[np.arange(len(Y))[seeds], np.arange(seeds.sum())] = np.inf          # a seed is not its own neighbour
+        D[np.arange(len(Y))[seeds], np.arange(seeds.sum())] = np.inf    # a group word is not its own neighbour
         agree = float(np.mean(lab[seeds][D.argmin(axis=1)] == lab))
-        summary = (f"{name}, {method}, {neighbours} neighbours per seed word: {len(words)} words; "
-                   f"nearest seed word in 2-D is from the same group for {agree:.0%} of them")
+        summary = (f"{name}, {method}, {neighbours} neighbours per group word: {len(words)} words; "
+                   f"nearest group word in 2-D is from the same group for {agree:.0%} of them")
         return fig, summary
 
     return render
@@ -436,6 +449,23 @@ def make_size_render(vectors: np.ndarray, words: Sequence[str], epochs: int = 10
 
 
 # ---------------------------------------------------------------- cosine vs Euclidean neighbours
+def plot_norm_vs_count(norms: np.ndarray, counts: np.ndarray, itos: Sequence[str], label_words: Sequence[str],
+                       rho: float):
+    """Each word's vector norm against its corpus count (log scale), a few words labelled in red.
+    ``norms`` and ``counts`` (V,) in the order of ``itos``; ``rho`` the Spearman correlation, for the
+    title. Returns the figure."""
+    fig, ax = new_figure(width=6.5)
+    ax.scatter(counts, norms, s=2, alpha=0.3)
+    index = {w: i for i, w in enumerate(itos)}
+    for w in label_words:
+        i = index[w]
+        ax.annotate(w, (counts[i], norms[i]), color=COLOURS["vermillion"], fontsize=9)
+    ax.set_xscale("log")
+    set_labels(ax, f"Vector norm vs word count (Spearman ρ = {rho:.2f})", "word count in the corpus (log scale)",
+               "norm of the skip-gram vector W[w]")
+    return fig
+
+
 def neighbour_overlap(W: np.ndarray, vocab, bands=((5, 10), (10, 50), (50, 500), (500, None)), k: int = 10,
                       per_band: int = 200, seed: int = 0) -> list[dict]:
     """How far cosine and Euclidean nearest neighbours agree, by the query word's corpus count.
@@ -489,36 +519,179 @@ def comparison_records(methods: dict, shipped_records: dict, count_records: dict
     return out
 
 
-def format_records(recs: dict) -> str:
-    """The lesson's comparison table as text: report-half scores with 95 % bootstrap intervals,
-    queen's rank, BBC topic accuracy (mean and min-max over 3 splits) per classifier, training seconds."""
-    head = (f"{'method':<19}{'train s':>8}  {'WordSim-353 ρ':<22}{'SimLex-999 ρ':<22}{'3CosAdd %':<19}"
-            f"{'queen':>6}   {'logreg % (min–max)':<20}{'10-NN % (min–max)':<20}")
-    lines = [head, "-" * len(head)]
+def _iv(x, scale=1.0, digits=3):
+    e, lo, hi = (x.estimate, x.low, x.high) if isinstance(x, Interval) else x
+    return f"{scale * e:.{digits}f} [{scale * lo:.{digits}f}, {scale * hi:.{digits}f}]"
+
+
+def format_intrinsic(recs: dict, restricted: dict, top: int) -> str:
+    """The intrinsic half of lesson 09's table, one line per method (under 100 characters): report-half
+    WordSim-353 and SimLex-999 ρ and 3CosAdd accuracy over all words, each with its 95 % bootstrap
+    interval (recorded at training time), and the accuracy with the ``top`` most frequent words
+    (``restricted[label]``: an :class:`Interval` of the accuracy in [0, 1])."""
+    head = f"{'method':<18}{'WordSim-353 ρ':<22}{'SimLex-999 ρ':<22}{'analogies %':<19}{f'top {top:,} %'}"
+    lines = [head, "-" * 98]
     for label, r in recs.items():
         iv = r["report_intervals"]
-        ws, sl = (f"{e:.3f} [{lo:.3f}, {hi:.3f}]" for e, lo, hi in (iv["wordsim"], iv["simlex"]))
-        an = f"{100 * iv['analogy'][0]:.1f} [{100 * iv['analogy'][1]:.1f}, {100 * iv['analogy'][2]:.1f}]"
-        ex = []
-        for c in ("logreg", "knn"):
-            a = 100 * np.array(r["bbc_topic_accuracy"][c])
-            ex.append(f"{a.mean():.1f} ({a.min():.1f}–{a.max():.1f})")
-        lines.append(f"{label:<19}{r['seconds']:>8.0f}  {ws:<22}{sl:<22}{an:<19}"
-                     f"{r['queen_rank']:>6}   {ex[0]:<20}{ex[1]:<20}")
+        lines.append(f"{label:<18}{_iv(iv['wordsim']):<22}{_iv(iv['simlex']):<22}{_iv(iv['analogy'], 100, 1):<19}"
+                     f"{_iv(restricted[label], 100, 1)}")
     return "\n".join(lines)
 
 
-def tie_groups(recs: dict, key) -> list[list[str]]:
-    """Methods ordered by ``key(record) -> (estimate, low, high)``, grouped where the intervals
-    overlap the best of the group (a chain of ties): [[best and its ties], [next], ...]."""
-    order = sorted(recs, key=lambda m: -key(recs[m])[0])
-    groups = []
-    for m in order:
-        if groups and key(recs[m])[2] >= key(recs[groups[-1][0]])[1]:
-            groups[-1].append(m)
-        else:
-            groups.append([m])
-    return groups
+def format_extrinsic(accuracy: dict, seconds: dict, dims: dict) -> str:
+    """BBC topic accuracy per method and classifier: the mean over the splits and its range (min–max),
+    from ``accuracy[label][clf]`` = the per-split accuracies; with each method's dimension and training
+    seconds (``dims[label]``, ``seconds[label]``)."""
+    head = f"{'method':<18}{'dims':>5}{'train s':>9}{'logistic regression %':>25}{'10-NN %':>21}"
+    lines = [head, "-" * len(head)]
+    for label, by_clf in accuracy.items():
+        cells = []
+        for clf in ("logreg", "knn"):
+            a = 100 * np.asarray(by_clf[clf])
+            cells.append(f"{a.mean():.1f} ({a.min():.1f}–{a.max():.1f})")
+        lines.append(f"{label:<18}{dims[label]:>5}{seconds[label]:>9.0f}{cells[0]:>25}{cells[1]:>21}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- the course's one rule: paired differences
+def differences_to_best(estimates: dict, paired_difference) -> tuple[str, dict]:
+    """The method with the highest estimate, and every other method against it on the same items:
+    ``paired_difference(method, best) -> Interval`` of (method − best) with a paired bootstrap (the
+    same resampled items score both). Returns (best, {method: Interval}); the best method is not in the
+    dict. A difference whose interval contains 0 cannot tell the two apart (:func:`verdict`)."""
+    if not estimates:
+        raise ValueError("no methods to compare")
+    best = max(estimates, key=lambda m: estimates[m])
+    return best, {m: paired_difference(m, best) for m in estimates if m != best}
+
+
+def verdict(iv: Interval) -> str:
+    """'behind' when the paired difference (method − best) is below 0 with 95 % confidence, 'ahead' when
+    above, else 'too close to call' (the interval contains 0)."""
+    if iv.high < 0:
+        return "behind"
+    if iv.low > 0:
+        return "ahead"
+    return "too close to call"
+
+
+def hits_difference(hits: dict, mask=None, n_boot: int = 2000, seed: int = 0):
+    """A ``paired_difference`` for :func:`differences_to_best` over 0/1 items (analogy questions,
+    articles): the bootstrap interval of the mean of hits[m] − hits[best] over the same items (those
+    selected by ``mask``, default all)."""
+    def diff(m: str, best: str) -> Interval:
+        d = np.asarray(hits[m], float) - np.asarray(hits[best], float)
+        return bootstrap_interval(np.mean, d if mask is None else d[mask], n_boot=n_boot, seed=seed)
+    return diff
+
+
+def _spearman_rows(x: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """Spearman ρ of every row of x (B, n) with the matching row of g (B, n) (average ranks for ties)."""
+    rx, rg = rankdata(x, axis=1), rankdata(g, axis=1)
+    rx -= rx.mean(axis=1, keepdims=True)
+    rg -= rg.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (rx * rg).sum(axis=1) / np.sqrt((rx ** 2).sum(axis=1) * (rg ** 2).sum(axis=1))
+
+
+def similarity_difference(vectors: dict, vocab, pairs, n_boot: int = 10_000, seed: int = 0):
+    """A ``paired_difference`` for :func:`differences_to_best` on rated pairs: Spearman ρ(m) − ρ(best)
+    over the pairs with both words in ``vocab``, with a paired percentile bootstrap — each resample
+    draws the pairs once (``np.random.default_rng(seed).integers(0, n, (n_boot, n))``, the draws of
+    :func:`helpers.lib.metrics.paired_similarity_difference`) and scores both methods on them; the
+    ranks are computed for all resamples at once, so 10,000 resamples take a fraction of a second.
+    ``vectors``: {method: (V, D) array}, all on ``vocab``."""
+    stoi, _ = vocab_maps(vocab)
+    known = [(stoi[a], stoi[b], x) for a, b, x in pairs if a in stoi and b in stoi]
+    if len(known) < 3:
+        raise ValueError(f"only {len(known)} of {len(pairs)} pairs are in the vocabulary; need at least 3")
+    i, j, gold = (np.array(x) for x in zip(*known, strict=True))
+    gold = gold.astype(float)
+    idx = np.random.default_rng(seed).integers(0, len(gold), (n_boot, len(gold)))
+
+    def cosines(m):
+        E = normalize_rows(np.asarray(vectors[m], dtype=np.float64))
+        return np.einsum("nd,nd->n", E[i], E[j])
+
+    def diff(m: str, best: str) -> Interval:
+        cm, cb = cosines(m), cosines(best)
+        est = float(_spearman_rows(cm[None], gold[None])[0] - _spearman_rows(cb[None], gold[None])[0])
+        boot = np.concatenate([_spearman_rows(cm[k], gold[k]) - _spearman_rows(cb[k], gold[k])
+                               for k in np.array_split(idx, max(1, n_boot // 2000))])
+        boot = boot[np.isfinite(boot)]
+        lo, hi = np.percentile(boot, [2.5, 97.5])
+        return Interval(est, float(lo), float(hi), 0.95, len(gold), n_boot)
+    return diff
+
+
+def semantic_mask(questions: dict, vocab) -> np.ndarray:
+    """(n,) bool over the answerable questions (all four words in ``vocab``), in the order
+    :func:`helpers.lib.metrics.analogy_hits` scores them: True for a semantic category (the
+    categories not named 'gram…')."""
+    stoi, _ = vocab_maps(vocab)
+    return np.array([not cat.startswith("gram") for cat, qs in questions.items() for q in qs
+                     if all(w in stoi for w in q)], dtype=bool)
+
+
+# ---------------------------------------------------------------- the BBC results article by article
+def extrinsic_items(methods: dict, classifiers=("logreg", "knn"), seeds=(0, 1, 2), test_fraction: float = 0.3) -> dict:
+    """Every method's BBC topic predictions, article by article, exactly as the records were computed
+    (:func:`helpers.lib.extrinsic.extrinsic_classification`: averaged unit word vectors, a stratified
+    70/30 split per seed, the test articles with a copy among the training ones not scored).
+
+    ``methods``: {label: (W, vocab, ...)}. Returns {'test': [ids (n_s,) per split], 'articles': the ids
+    tested in at least one split (sorted), 'correct': {label: {clf: [(n_s,) bool per split]}},
+    'accuracy': {label: {clf: [accuracy per split]}}, 'per_article': {label: {clf: (n_articles,) the
+    share of the splits testing an article in which it was right}} — the items of a paired comparison
+    (each article's score first averaged over the splits, as lesson 01's rule averages over seeds)."""
+    docs, labels = bbc_topic_task()
+    groups, y = bbc_groups(), np.asarray(labels)
+    splits = []
+    for s in seeds:
+        itr, ite = train_test_split(np.arange(len(y)), test_size=test_fraction, random_state=s, stratify=y)
+        splits.append((itr, without_copies(ite, itr, groups)))
+    articles = np.unique(np.concatenate([te for _, te in splits]))
+    pos = {a: k for k, a in enumerate(articles)}
+    out = {"test": [te for _, te in splits], "articles": articles, "correct": {}, "accuracy": {}, "per_article": {}}
+    for label, entry in methods.items():
+        X, _ = document_vectors(entry[0], entry[1], docs)
+        out["correct"][label], out["accuracy"][label], out["per_article"][label] = {}, {}, {}
+        for clf in classifiers:
+            right, total, seen = [], np.zeros(len(articles)), np.zeros(len(articles))
+            for s, (itr, ite) in zip(seeds, splits, strict=True):
+                ok = make_classifier(clf, s).fit(X[itr], y[itr]).predict(X[ite]) == y[ite]
+                right.append(ok)
+                k = np.array([pos[a] for a in ite])
+                total[k] += ok
+                seen[k] += 1
+            out["correct"][label][clf] = right
+            out["accuracy"][label][clf] = [float(r.mean()) for r in right]
+            out["per_article"][label][clf] = total / seen
+    return out
+
+
+# ---------------------------------------------------------------- gensim's frequency-restricted analogy test
+def gensim_restricted_accuracy(vectors, words, questions: dict, restrict_vocab: int) -> dict:
+    """gensim's ``KeyedVectors.evaluate_word_analogies(restrict_vocab=...)`` on ``questions``
+    ({category: [(a, b, c, d)]}, written to a questions-words file): only questions whose four words
+    are among the first ``restrict_vocab`` words are scored, and the answer is searched among those
+    words (3CosAdd, the query words excluded). ``words`` must be sorted by frequency, most frequent
+    first. Returns {category: (correct, scored)}."""
+    from gensim.models import KeyedVectors  # heavy optional import: loaded only when gensim is used
+
+    logging.getLogger("gensim").setLevel(logging.ERROR)
+    kv = KeyedVectors(np.shape(vectors)[1])
+    kv.add_vectors(list(words), np.asarray(vectors, dtype=np.float32))
+    lines = []
+    for cat, qs in questions.items():
+        lines.append(f": {cat}")
+        lines += [" ".join(q) for q in qs]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "questions-words.txt"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        _, sections = kv.evaluate_word_analogies(str(path), restrict_vocab=restrict_vocab, case_insensitive=False)
+    return {s["section"]: (len(s["correct"]), len(s["correct"]) + len(s["incorrect"]))
+            for s in sections if s["section"] != "Total accuracy"}
 
 
 def extrinsic_interval(rec: dict, clf: str) -> tuple[float, float, float]:
