@@ -209,20 +209,6 @@ def _case_init_study():
     return plot_init_study(depth=3, width=8)[0]
 
 
-def _case_live_lm():
-    from types import SimpleNamespace
-
-    from helpers.lessons.lesson01 import make_live_lm_render
-
-    rng = np.random.default_rng(0)
-    X, y = rng.integers(0, 10, (40, 2)), rng.integers(0, 10, 40)
-    data = SimpleNamespace(vocab=[f"w{i}" for i in range(10)], X_train=X, y_train=y, X_valid=X[:10], y_valid=y[:10])
-    shipped = SimpleNamespace(settings=dict(context=2, emb_dim=4, hidden=4, dropout=0.0, lr=0.01, batch_size=8),
-                              curve={"step": [1, 2], "valid_ppl": [30.0, 20.0]},
-                              kn_baseline={2: {"valid_ppl": 25.0, "D": 0.75}}, metrics={"best_step": 2})
-    return make_live_lm_render(shipped, data)(steps=3, lr=0.01)
-
-
 def _case_live_training():
     import numpy as np
 
@@ -569,7 +555,6 @@ CASES = {
     "helpers.lessons.lesson01:render_activation": _case_activation,
     "helpers.lessons.lesson01:render_regularisation": _case_regularisation,
     "helpers.lessons.lesson01:plot_init_study": _case_init_study,
-    "helpers.lessons.lesson01:make_live_lm_render.render": _case_live_lm,
     "helpers.lessons.lesson02:render_gradient_flow": _case_gradient_flow,
     "helpers.lessons.lesson02:render_temperature": _case_temperature_words,
     "helpers.course.trained_word_lms:render_live_training": _case_live_training,
