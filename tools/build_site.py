@@ -165,8 +165,11 @@ def instructors_page(solutions: list[Path]) -> str:
 
 
 def write_source(dest: Path, lessons: list[Path], solutions: list[Path]) -> list[Lesson]:
-    """Lay out the site's source in ``dest`` (emptied first): index.md, notebooks/ (student pages
-    and figures/), solutions/ (index.md and the solutions notebooks). Returns the lessons."""
+    """Lay out the site's source in ``dest`` (emptied first): index.md, notebooks/ (student pages,
+    and the figures/ folder beside the lessons), solutions/ (index.md and the solutions
+    notebooks). Returns the lessons. SiteError when there is no lesson."""
+    if not lessons:
+        raise SiteError("no lesson to build: notebooks/ holds no NN_topic.ipynb")
     if dest.exists():
         shutil.rmtree(dest)
     (dest / "notebooks").mkdir(parents=True)
@@ -176,9 +179,9 @@ def write_source(dest: Path, lessons: list[Path], solutions: list[Path]) -> list
         infos.append(lesson_info(path, nb))
         (dest / "notebooks" / path.name).write_text(json.dumps(student_page(nb, present), ensure_ascii=False),
                                                     encoding="utf-8")
-    if (NOTEBOOKS / "figures").is_dir():
-        shutil.copytree(NOTEBOOKS / "figures", dest / "notebooks" / "figures",
-                        ignore=shutil.ignore_patterns("README.md"))
+    figures = Path(lessons[0]).parent / "figures" if lessons else NOTEBOOKS / "figures"
+    if figures.is_dir():     # the diagrams the lessons' markdown shows (figures/NN_name.svg)
+        shutil.copytree(figures, dest / "notebooks" / "figures", ignore=shutil.ignore_patterns("README.md"))
     if solutions:
         (dest / "solutions").mkdir()
         for path in solutions:
