@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import functools
 import http.server
+import json
 import re
 import sys
 import threading
@@ -39,7 +40,7 @@ from urllib.parse import unquote, urlsplit
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.browser_check import CHROMIUM, IMAGE_PIXELS_JS, assert_not_blank  # noqa: E402
+from tests.browser_check import CHROMIUM, IMAGE_PIXELS_JS, assert_not_blank, saved_fallbacks  # noqa: E402
 from tests.lesson_status import PENDING  # noqa: E402
 
 SITE = ROOT / "build" / "site"
@@ -51,6 +52,7 @@ SEARCH_WORD = "perplexity"
 
 # raw TeX: a $...$ pair in one line of text, or a backslash command (\frac, \mathbf, \alpha)
 RAW_TEX = re.compile(r"(?<![\\\w])\$[^$\n]{1,300}?\$|\\[A-Za-z]{2,}")
+DIAGRAM = re.compile(r"!\[[^\]]*\]\((?:\./)?figures/([^)\s]+\.svg)\)")
 SOLUTION_TRACE = re.compile(r"(?im)\bdef \w+_solution\b|\b\w+_solution\s*=|\breference solution\b")
 
 
@@ -63,6 +65,13 @@ def raw_tex(text: str) -> list[str]:
 def solution_traces(text: str) -> list[str]:
     """The pieces of ``text`` that show a reference solution."""
     return [m.group(0) for m in SOLUTION_TRACE.finditer(text)]
+
+
+def diagrams_of(notebook: Path) -> list[str]:
+    """The file names of the SVG diagrams the markdown of ``notebook`` shows (``figures/NN_x.svg``)."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    return [m.group(1) for c in cells if c["cell_type"] == "markdown"
+            for m in DIAGRAM.finditer("".join(c["source"]))]
 
 
 def page_of(url: str, root: str) -> tuple[str, str] | None:
@@ -260,11 +269,21 @@ def check_site(site: Path) -> int:
 
 
 def check_lessons(facts: dict, lessons: list[str], pending: set[str], root: str, problems: list[str]) -> None:
-    """No solution on a lesson page; previous/next links in lesson order."""
+    """No solution on a lesson page; every diagram and explorer picture of the lesson's notebook
+    on its page; previous/next links in lesson order."""
     order = ["index"] + lessons
     for i, stem in enumerate(lessons):
         name = f"notebooks/{stem}.html"
         f = facts[name]
+        notebook = ROOT / "notebooks" / f"{stem}.ipynb"
+        if notebook.exists():
+            shown = [Path(urlsplit(img["src"]).path).name for img in f["images"] if img["svg"]]
+            lost = [d for d in diagrams_of(notebook) if d not in shown]
+            if lost:
+                problems.append(f"{name}: diagrams of the notebook missing from the page: {lost}")
+            pictures = sum(img["explorer"] for img in f["images"])
+            if pictures != saved_fallbacks(notebook):
+                problems.append(f"{name}: {pictures} explorer pictures, the notebook has {saved_fallbacks(notebook)}")
         if f["solutionCells"] or solution_traces(f["allText"]):
             problems.append(f"{name}: shows a solution ({f['solutionCells']} solution cells; "
                             f"{solution_traces(f['allText'])[:3]})")

@@ -124,6 +124,13 @@ def test_a_file_that_is_not_a_notebook_is_a_clear_error(tmp_path):
         build_site.write_source(tmp_path / "src", [], [])
 
 
+def test_missing_site_packages_are_named_with_the_fix(tmp_path, monkeypatch):
+    real = build_site.importlib.util.find_spec
+    monkeypatch.setattr(build_site.importlib.util, "find_spec", lambda name: None if name == "myst_nb" else real(name))
+    with pytest.raises(build_site.SiteError, match=r"missing \(myst_nb\): run `make setup`"):
+        build_site.sphinx(tmp_path, tmp_path / "out", strict=True)
+
+
 def test_the_student_page_drops_solutions_and_turns_anchors_into_targets():
     page = build_site.student_page(small_lesson())
     sources = [c["source"] for c in page["cells"]]
@@ -189,6 +196,12 @@ def test_solution_traces_are_found():
     assert site_check.solution_traces("def adam_step_solution(p):") == ["def adam_step_solution"]
     assert site_check.solution_traces("The reference solution is below") == ["reference solution"]
     assert site_check.solution_traces("a solution of the exercise you write") == []
+
+
+def test_the_diagrams_a_notebook_shows_are_listed(tmp_path):
+    path = tmp_path / "01_small.ipynb"
+    path.write_text(json.dumps(small_lesson()), encoding="utf-8")
+    assert site_check.diagrams_of(path) == ["01_boxes.svg"]
 
 
 def test_broken_links_are_found(tmp_path):

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import importlib.util
 import json
 import re
 import shutil
@@ -194,6 +195,10 @@ def write_source(dest: Path, lessons: list[Path], solutions: list[Path]) -> list
 
 def sphinx(source: Path, out: Path, strict: bool) -> None:
     """Run sphinx-build (html) from ``source`` into ``out`` with the course's configuration."""
+    missing = [m for m in ("sphinx", "myst_nb", "furo", "latex2mathml") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise SiteError(f"the packages that build the site are missing ({', '.join(missing)}): run `make setup` "
+                        "(or `python -m pip install -r requirements.txt` in the course's environment)")
     if out.exists():
         shutil.rmtree(out)
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", str(CONF), "-d", str(source / ".doctrees")]
