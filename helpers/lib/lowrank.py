@@ -14,7 +14,9 @@ __all__ = ["lowrank_loss_grad", "fit_lowrank"]
 
 
 def lowrank_loss_grad(X: np.ndarray, U: np.ndarray, V: np.ndarray):
-    """``L = ½ ‖X − U Vᵀ‖_F²`` and its gradients: ``(L, dU (m, k), dV (n, k))``.
+    """The loss of a rank-k factorisation and its gradients. Taught in lesson 05, section 6.
+
+    ``L = ½ ‖X − U Vᵀ‖_F²`` and its gradients: ``(L, dU (m, k), dV (n, k))``.
 
     X (m, n), U (m, k), V (n, k). Taught in lesson 05, Exercise 5: with the residual
     R = X − U Vᵀ, dU = −R V and dV = −Rᵀ U."""
@@ -29,7 +31,9 @@ def lowrank_loss_grad(X: np.ndarray, U: np.ndarray, V: np.ndarray):
 
 def fit_lowrank(X: np.ndarray, k: int, loss_grad: Callable = lowrank_loss_grad, seed: int = 0,
                 max_iter: int = 500, scale: float = 0.1) -> dict:
-    """Minimise ``loss_grad``'s loss over U (m, k) and V (n, k) with L-BFGS from a small random start.
+    """A rank-k factorisation fitted by L-BFGS. Taught in lesson 05, section 6.
+
+    Minimise ``loss_grad``'s loss over U (m, k) and V (n, k) with L-BFGS from a small random start.
 
     ``loss_grad(X, U, V) -> (loss, dU, dV)`` — the course's :func:`lowrank_loss_grad` or the
     student's. Returns {"U", "V", "losses": the loss after each iteration (a list), "loss": the

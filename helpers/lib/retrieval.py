@@ -21,7 +21,9 @@ __all__ = [
 
 # ----------------------------------------------------------------------------- BM25
 def bm25_idf(df, n_documents: int) -> np.ndarray:
-    """BM25's inverse document frequency, (|W|,) float64: ``ln(1 + (|D| - df + 0.5) / (df + 0.5))``.
+    """BM25's inverse document frequency. Taught in lesson 05, section 5.
+
+    BM25's inverse document frequency, (|W|,) float64: ``ln(1 + (|D| - df + 0.5) / (df + 0.5))``.
     Taught in lesson 05, section 5.
 
     The variant of Lucene (and so Elasticsearch and gensim's ``LuceneBM25Model``): always positive,
@@ -77,7 +79,9 @@ def bm25_scores(query_counts: sp.spmatrix, weights: sp.spmatrix) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- known-item search
 def target_ranks(scores: np.ndarray, targets: np.ndarray, groups: np.ndarray | None = None) -> np.ndarray:
-    """Rank (1 = first) of each query's target document: (Q,) int64. Used in lesson 05, section 5.
+    """The rank of each query's target document. Taught in lesson 05, section 5.
+
+    Rank (1 = first) of each query's target document: (Q,) int64. Used in lesson 05, section 5.
 
     ``scores`` (Q, |D|), ``targets`` (Q,) document ids. A document with a higher score comes first;
     among equal scores the lower document id does (an exact tie is rare but happens for duplicated
@@ -106,7 +110,9 @@ def target_ranks(scores: np.ndarray, targets: np.ndarray, groups: np.ndarray | N
 
 
 def known_item_scores(ranks: np.ndarray, cutoff: int = 10) -> tuple[np.ndarray, np.ndarray]:
-    """Per-query hit@1 and reciprocal rank within the top ``cutoff`` (0 beyond it): two (Q,) float arrays."""
+    """Hit@1 and reciprocal rank of known-item search. Taught in lesson 05, section 5.
+
+    Per-query hit@1 and reciprocal rank within the top ``cutoff`` (0 beyond it): two (Q,) float arrays."""
     ranks = np.asarray(ranks)
     return (ranks == 1).astype(np.float64), np.where(ranks <= cutoff, 1.0 / ranks, 0.0)
 
@@ -114,7 +120,9 @@ def known_item_scores(ranks: np.ndarray, cutoff: int = 10) -> tuple[np.ndarray, 
 # ----------------------------------------------------------------------------- topical similarity
 def topic_precision(doc_vectors, topics: np.ndarray, queries: np.ndarray | None = None, n: int = 10,
                     groups: np.ndarray | None = None) -> np.ndarray:
-    """Per-query topic precision@n: the share of a document's ``n`` nearest other documents (cosine)
+    """Topic precision@n of each document's nearest neighbours. Taught in lesson 05, section 5.
+
+    Per-query topic precision@n: the share of a document's ``n`` nearest other documents (cosine)
     that have its topic. Used in lesson 05, sections 5 and 6.
 
     ``doc_vectors`` (|D|, d) unit rows (ndarray or sparse), ``topics`` (|D|,), ``queries`` the document
@@ -149,7 +157,9 @@ def topic_precision(doc_vectors, topics: np.ndarray, queries: np.ndarray | None 
 
 
 def lsa_document_vectors(x, vt: np.ndarray, k: int) -> np.ndarray:
-    """Unit-length LSA document vectors from TF-IDF rows ``x`` (|D|, |W|) and the right singular
+    """Unit-length LSA document vectors. Taught in lesson 05, section 5.
+
+    Unit-length LSA document vectors from TF-IDF rows ``x`` (|D|, |W|) and the right singular
     vectors ``vt`` (K, |W|), K >= k: ``normalize_rows(x @ vt[:k].T)``, (|D|, k) float64 — the
     construction of ``DocumentIndex.build(..., k=k)``, for any k up to K from one SVD. Lesson 05."""
     if not 1 <= k <= vt.shape[0]:
@@ -159,7 +169,9 @@ def lsa_document_vectors(x, vt: np.ndarray, k: int) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- precision and recall
 def ranked_relevance(scores: np.ndarray, relevant: np.ndarray) -> np.ndarray:
-    """The relevance of each query's documents in ranked order: (Q, |D|) bool. Lesson 05, section 5.
+    """The relevance of each query's documents in ranked order. Taught in lesson 05, section 5.
+
+    The relevance of each query's documents in ranked order: (Q, |D|) bool. Lesson 05, section 5.
 
     ``scores`` (Q, |D|): higher first, ties broken by the lower document id; ``relevant`` (Q, |D|)
     bool. A document scored ``-inf`` is out of the ranking and must not be relevant."""
@@ -193,7 +205,9 @@ def precision_recall_at(scores: np.ndarray, relevant: np.ndarray, k: int) -> tup
 
 
 def average_precision(scores: np.ndarray, relevant: np.ndarray) -> np.ndarray:
-    """Per-query average precision: the mean of precision@r over the ranks r of the relevant
+    """Per-query average precision. Taught in lesson 05, section 5.
+
+    Per-query average precision: the mean of precision@r over the ranks r of the relevant
     documents, (Q,) float64 (scikit-learn's ``average_precision_score`` for untied scores). Its mean
     over the queries is the mean average precision (MAP). Lesson 05, section 5."""
     ranked = ranked_relevance(scores, relevant)
@@ -203,7 +217,9 @@ def average_precision(scores: np.ndarray, relevant: np.ndarray) -> np.ndarray:
 
 
 def interpolated_precision(scores: np.ndarray, relevant: np.ndarray, levels=None) -> np.ndarray:
-    """Interpolated precision at each recall level, per query: (Q, L) float64. Lesson 05, section 5.
+    """Interpolated precision at each recall level. Taught in lesson 05, section 5.
+
+    Interpolated precision at each recall level, per query: (Q, L) float64. Lesson 05, section 5.
 
     At recall level ρ it is the best precision reached at any rank whose recall is at least ρ
     (Manning, Raghavan and Schütze 2008, section 8.4); averaged over the queries it is the
