@@ -12,9 +12,9 @@ import pytest
 from helpers.exercises import NOT_ATTEMPTED, PASSED
 from helpers.exercises import lesson09 as L
 from helpers.exercises.shortcuts import library_shortcut
+from helpers.lib.extrinsic import softmax_regression_loss_grad
 from helpers.lib.layers import softmax
 from helpers.lib.metrics import analogy, analogy_rank, nearest_neighbours
-from helpers.lib.softmax_regression import softmax_regression_loss_grad
 
 PROPER_SUBSETS = ["".join(s) for k in range(3) for s in itertools.combinations("abc", k)]
 

@@ -20,6 +20,7 @@ from helpers.exercises import (
     expect_close,
     expect_equal,
 )
+from helpers.lib.extrinsic import softmax_regression_loss_grad
 from helpers.lib.layers import SoftmaxCrossEntropy, log_softmax, softmax
 from helpers.lib.metrics import (
     analogy,
@@ -33,7 +34,6 @@ from helpers.lib.metrics import (
     similarity_interval,
     vocab_maps,
 )
-from helpers.lib.softmax_regression import softmax_regression_loss_grad
 
 # a toy space: dimensions "female", "royal", "fruit"
 WORDS = ["man", "woman", "king", "queen", "lord", "apple", "banana"]

@@ -289,7 +289,7 @@ def scaling_render(grid: ScalingGrid, metric: str = "analogy", across: str = "co
     ax.legend(ncol=2)
     i_best, j_best = np.unravel_index(np.nanargmax(S), S.shape)
     fmt = (lambda v: f"{100 * v:.1f}%") if scale == 100 else (lambda v: f"{v:.3f}")
-    seeds = "" if np.ndim(grid.scores[metric]) == 2 else f" (mean of {np.shape(grid.scores[metric])[0]} seeds)"
+    seeds = "" if np.ndim(grid.scores[metric]) == 2 else f" (mean of {np.shape(grid.scores[metric])[0]} trainings)"
     summary = (f"{METRICS[metric]}{seeds}: smallest sample ({grid.tokens[0]:,} tokens) "
                f"{fmt(np.nanmin(S[0]))}–{fmt(np.nanmax(S[0]))} over the dimensions; whole corpus "
                f"{fmt(np.nanmin(S[-1]))}–{fmt(np.nanmax(S[-1]))}; best cell {fmt(S[i_best, j_best])} "

@@ -183,7 +183,7 @@ def analogy(vectors, vocab, a: str, b: str, c: str, method: str = "add", k: int 
 
 @dataclass
 class AnalogyResult:
-    """Google-analogy accuracy, by category. Taught in lesson 09, section 3.
+    """Google-analogy accuracy, by category. Taught in lesson 09, section 4.
 
     Google-analogy accuracy. per_category: {category: (correct, answered, out_of_vocabulary)};
     questions with any word outside the vocabulary are not answered (counted as OOV)."""
@@ -227,7 +227,7 @@ class AnalogyResult:
 
 def analogy_accuracy(vectors, vocab, questions: dict[str, list[tuple[str, str, str, str]]],
                      method: str = "add", batch: int = 2048) -> AnalogyResult:
-    """Accuracy on analogy questions (3CosAdd or 3CosMul). Taught in lesson 09, section 3.
+    """Accuracy on analogy questions (3CosAdd or 3CosMul). Taught in lesson 09, section 4.
 
     Accuracy on analogy questions {category: [(a, b, c, d)]}: a question is right when
     the best word for a : b :: c : ? (query words excluded) is d. Returns an AnalogyResult."""
@@ -310,7 +310,7 @@ def similarity_correlation(vectors, vocab, pairs: Sequence[tuple[str, str, float
 
 # ---------------------------------------------------------------- documents
 def document_vectors(vectors, vocab, documents: Sequence[Sequence[str]]) -> tuple[np.ndarray, float]:
-    """Average of the unit-length vectors of each document's known tokens. Taught in lesson 09, section 4.
+    """Average of the unit-length vectors of each document's known tokens. Taught in lesson 09, section 5.
 
     Returns (X (N, D) float32, share of tokens that had no vector). A document with no
     known token gets the zero vector.
@@ -435,7 +435,7 @@ def paired_similarity_difference(vectors_a, vectors_b, vocab, pairs: Sequence[tu
 
 def analogy_hits(vectors, vocab, questions: dict[str, list[tuple[str, str, str, str]]],
                  method: str = "add", batch: int = 2048) -> np.ndarray:
-    """0/1 correctness of every answerable analogy question. Taught in lesson 09, section 3.
+    """0/1 correctness of every answerable analogy question. Taught in lesson 09, section 4.
 
     The answerable questions (all four words known) of every category in order, scored as
     :func:`analogy_accuracy` scores them; returns (n,) float64 of 0/1, whose mean is its
@@ -464,7 +464,7 @@ def analogy_rank(vectors, vocab, a: str, b: str, c: str, d: str, method: str = "
 # ---------------------------------------------------------------- association tests (bias)
 @dataclass
 class WeatResult:
-    """The result of a WEAT test. Taught in lesson 09, section 8.
+    """The result of a WEAT test. Taught in lesson 09, section 9.
 
     Caliskan et al. (2017): effect size d, one-sided p-value, the statistic, how many partitions
     were scored (all of them when ``exact``), and the words left out (not in the vocabulary)."""
@@ -484,7 +484,7 @@ class WeatResult:
 
 def weat(vectors, vocab, X: Sequence[str], Y: Sequence[str], A: Sequence[str], B: Sequence[str],
          max_exact: int = 200_000, n_perm: int = 100_000, seed: int = 0) -> WeatResult:
-    """Word-embedding association test. Taught in lesson 09, section 8.
+    """Word-embedding association test. Taught in lesson 09, section 9.
 
     s(w) = mean cos(w, A) - mean cos(w, B); statistic = Σ_X s(x) - Σ_Y s(y); effect size
     d = (mean_X s - mean_Y s) / std_{X∪Y} s (sample std, ddof 1); p = share of the equal-size
