@@ -8,6 +8,7 @@ import torch
 
 from helpers.exercises import lesson03 as X
 from helpers.lessons import lesson03 as L
+from helpers.lib import recurrent_tasks as T
 from helpers.lib.rnn_lm import EOS, RecurrentLM, to_numpy_layers
 from helpers.lib.text import UNK, Vocab
 
@@ -97,17 +98,29 @@ def test_agreement_scores_compare_the_two_verb_forms_as_the_model_ranks_them(voc
 
 
 def test_long_range_training_is_memoised_and_deterministic():
-    a = L.train_long_range("lstm", 3, hidden=8, steps=20)
-    assert L.train_long_range("lstm", 3, hidden=8, steps=20) == a
-    L.train_long_range.cache_clear()
-    assert L.train_long_range("lstm", 3, hidden=8, steps=20) == a
+    a = T.train_long_range("lstm", 3, hidden=8, steps=20)
+    assert T.train_long_range("lstm", 3, hidden=8, steps=20) == a
+    T.train_long_range.cache_clear()
+    assert T.train_long_range("lstm", 3, hidden=8, steps=20) == a
+    with pytest.raises(ValueError, match="rnn_init"):
+        T.train_long_range("rnn", 3, rnn_init="orthogonal")
 
 
-def test_exercise_references_pass_and_the_experiment_reads_the_measurement():
-    assert X.check_lstm_param_count(X._param_count_reference)
-    assert X.check_lstm_step_backward(X._lstm_step_backward)
-    assert X.smallest_bias_reaching({0.0: 0.5, 1.0: 0.95, 2.0: 1.0}) == 1.0
-    assert X.check_forget_bias(2.0, accuracy_by_bias={0.0: 0.5, 1.0: 0.6, 2.0: 0.97})
-    assert not X.check_forget_bias(1.0, accuracy_by_bias={0.0: 0.5, 1.0: 0.6, 2.0: 0.97})
-    with pytest.raises(ValueError, match="reaches"):
-        X.smallest_bias_reaching({0.0: 0.5})
+def test_exercise_references_pass_and_the_experiment_measures_for_itself(capsys):
+    assert X.check_lstm_param_count.run_checks(X._param_count_reference)
+    assert X.check_lstm_step_backward.run_checks(X.lstm_step_backward)
+    right = X.smallest_bias_reaching()
+    assert right == 1.0                                   # 0 -> 0.506, 1 -> 1.0 at distance 30
+    assert X.check_forget_bias(right)
+    assert not X.check_forget_bias(2.0)
+
+
+def test_the_forget_bias_checker_trusts_no_measurement_it_is_given(capsys):
+    """Issue 30: check_forget_bias(0.0, accuracy_by_bias={0.0: 0.95}) passed, and an empty or
+    missing measurement raised a traceback; the checker now measures for itself."""
+    assert not X.check_forget_bias(0.0, accuracy_by_bias={0.0: 0.95})
+    assert "measures the accuracies itself" in capsys.readouterr().out
+    for context in ({"accuracy_by_bias": {}}, {"accuracy_by_bias": {0.0: 0.5, 1.0: 0.52}}, {}):
+        result = X.check_forget_bias(2.0, **context)              # a verdict, never a traceback
+        assert result.status == "failed"
+    assert X.check_forget_bias(1.0)
