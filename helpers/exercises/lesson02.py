@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import textwrap
 
 import numpy as np
 import torch
@@ -22,6 +23,11 @@ from helpers.lib.layers import SoftmaxCrossEntropy
 from helpers.lib.optim import clip_global_norm
 from helpers.lib.recurrent import RNNCell, TimeRNN
 from helpers.lib.recurrent_lm import clip_gradients, rnn_bptt
+
+
+def _wrapped(text: str) -> str:
+    """An explanation as lines of at most 96 characters (an HTML export wraps longer ones mid-word)."""
+    return textwrap.fill(text, 96)
 
 # ---------------------------------------------------------------- warm-up: the sequence loss
 COW_PROBS = np.array([[0.40, 0.30, 0.20, 0.10], [0.30, 0.20, 0.30, 0.20], [0.50, 0.10, 0.20, 0.20]])
@@ -57,7 +63,7 @@ def _peaked_loss_case(f):
 
 
 check_sequence_loss = FunctionExercise(
-    "the sequence loss of 'a cow eats grass'",
+    "the summed loss of a sequence",
     [lambda f: _loss_case(f, COW_PROBS, COW_TARGETS, "the table of section 2 (L_total = 4.0174 nats)"),
      _random_loss_case, _peaked_loss_case],
     reference=_sequence_loss_reference, step="warm-up",
@@ -291,10 +297,10 @@ def _explosion_scale(hidden=64):
 check_explosion_scale = ExperimentExercise(
     "the scale at which the gradient 30 steps back exceeds 1",
     _explosion_scale, atol=0.01, example_context={"hidden": 64},
-    explanation="Each step back multiplies the gradient by diag(1 - h_t^2) W_h^T. With W_h = scale x an "
+    explanation=_wrapped("Each step back multiplies the gradient by diag(1 - h_t^2) W_h^T. With W_h = scale x an "
                 "orthogonal matrix the second factor has gain exactly `scale`, but tanh' < 1 shrinks it, and "
                 "more so as a larger scale saturates the states: the product grows only once the scale is "
-                "well above 1, not at 1.",
+                "well above 1, not at 1."),
     mistakes=[
         Mistake("unit_gain", "1 is where the recurrent matrix alone has gain 1; tanh' = 1 - h^2 < 1 takes "
                 "some of it away at every step. Move the slider and read the curve at k = 30.", like=1.0),

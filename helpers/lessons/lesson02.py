@@ -96,9 +96,9 @@ def plot_exposure_gaps(runs: dict[int, dict[str, np.ndarray]], later: slice = sl
     t = np.arange(1, len(next(iter(runs.values()))["gap"]) + 1)
     colours = list(COLOURS.values())
     for i, (seed, r) in enumerate(runs.items()):
-        axes[0].plot(t, r["gap"], color=colours[i % len(colours)], lw=1.2, label=f"seed {seed}")
+        axes[0].plot(t, r["gap"], color=colours[i % len(colours)], lw=1.2, label=f"run {seed}")
     axes[0].axhline(0, color=BLACK, lw=1, ls="--", label="no exposure bias")
-    set_labels(axes[0], "Gap own - data, per training seed", "steps after the 2-symbol start",
+    set_labels(axes[0], "Gap own - data, per training run", "steps after the 2-symbol start",
                "KL gap (nats)")
     axes[0].legend(fontsize=7, ncols=2)
     seeds = list(runs)
@@ -108,8 +108,8 @@ def plot_exposure_gaps(runs: dict[int, dict[str, np.ndarray]], later: slice = sl
     axes[1].bar(xs - 0.2, errors, 0.4, color=GREY, label="error on the source's prefixes")
     axes[1].bar(xs + 0.2, gaps, 0.4, color=COLOURS["vermillion"], label="gap own - data")
     axes[1].axhline(0, color=BLACK, lw=1)
-    axes[1].set_xticks(xs, [f"seed {s}" for s in seeds])
-    set_labels(axes[1], f"Mean over steps {later.start + 1}-{later.stop}", "training seed", "KL (nats)")
+    axes[1].set_xticks(xs, [f"run {s}" for s in seeds])
+    set_labels(axes[1], f"Mean over steps {later.start + 1}-{later.stop}", "training run", "KL (nats)")
     axes[1].legend(fontsize=7)
     return fig
 
@@ -123,24 +123,47 @@ def challenge_standings(model_loss: float | None = None, extra: dict[str, float]
     """Hamlet test losses (nats/char, the first 32,768 predictions) to compare with: the Kneser-Ney
     trigram and 4-gram, the shipped character LSTM of lessons 03-04, ``extra`` rows (e.g. the
     lesson's live RNN) and ``model_loss`` (yours), best first."""
-    kn = kn_baselines((3, 4))
+    kn, info = kn_baselines((3, 4)), model_info("char_lstm")
     rows = {"Kneser-Ney 3-gram": kn[3]["test_loss"], "Kneser-Ney 4-gram": kn[4]["test_loss"],
-            "shipped character LSTM (lessons 03-04, 512 units, 32 CPU-minutes)":
-                float(model_info("char_lstm")["subset_metric"]["value"])}
+            f"shipped character LSTM (lessons 03-04, {info['settings']['hidden']} units, "
+            f"{info['cpu_seconds'] / 60:.0f} CPU-minutes)": float(info["subset_metric"]["value"])}
     rows.update(extra or {})
     if model_loss is not None:
         rows["your model"] = float(model_loss)
     return dict(sorted(rows.items(), key=lambda kv: kv[1]))
 
 
+def _scorer(model) -> Callable:
+    """The held-out loss function the challenge uses: it takes only the model's logits (the model
+    never sees the targets) and computes the cross-entropy itself."""
+    logits_fn = getattr(model, "forward", None) if not _is_plain_function(model) else model
+    if not callable(logits_fn):
+        raise TypeError("build_and_train() must return the trained model (with a forward(ids) method giving "
+                        f"logits (b, T, V)) or such a function, got {type(model).__name__}")
+
+    def loss(x, y):
+        logits = np.asarray(logits_fn(x), dtype=np.float64)
+        if logits.shape[:2] != x.shape or logits.ndim != 3:
+            raise ValueError(f"the model's logits must have shape {x.shape + ('V',)}, got {logits.shape}")
+        logp = logits - logits.max(axis=2, keepdims=True)
+        logp -= np.log(np.exp(logp).sum(axis=2, keepdims=True))
+        return float(-np.take_along_axis(logp, y[..., None], axis=2).mean())
+    return loss
+
+
+def _is_plain_function(obj) -> bool:
+    return callable(obj) and not hasattr(obj, "forward")
+
+
 def run_challenge(build_and_train: Callable | None, seq_len: int = 64, extra: dict[str, float] | None = None,
                   cpu_minutes: float = CHALLENGE_CPU_MINUTES) -> dict | None:
     """Score the challenge: call ``build_and_train()`` — your code: it builds a character model,
-    trains it on ``live_split().train`` and returns the model (anything with ``loss(x, y)`` -> mean
-    NLL of windows x, y (b, seq_len)) or that loss function — timing its CPU; then score it on
-    Othello (validation: make your choices on this number) and on Hamlet (test: the challenge's
-    number), in windows of ``seq_len`` characters, and print where it stands. A run over
-    ``cpu_minutes`` of CPU is scored but does not count. Returns the scores (None when not attempted)."""
+    trains it on ``live_split().train`` and returns the model (anything with ``forward(ids)`` giving
+    logits (b, T, V) for ids (b, T)) or that function — timing its CPU; then score it on Othello
+    (validation: make your choices on this number) and on Hamlet (test: the challenge's number), in
+    windows of ``seq_len`` characters, computing the cross-entropy from the logits itself, and print
+    where it stands. A run over ``cpu_minutes`` of CPU is scored but does not count. Returns the
+    scores (None when not attempted)."""
     title = f"the challenge: beat the Kneser-Ney 4-gram on Hamlet within {cpu_minutes:g} CPU-minutes"
     if build_and_train is None:
         print(f"… {title}: not attempted yet — write build_and_train() and pass it to run_challenge.")
@@ -154,10 +177,7 @@ def run_challenge(build_and_train: Callable | None, seq_len: int = 64, extra: di
         print(f"… {title}: not attempted yet — replace the `raise NotImplementedError` in build_and_train.")
         return None
     cpu = time.process_time() - t0
-    loss_fn = model if callable(model) and not hasattr(model, "loss") else getattr(model, "loss", None)
-    if not callable(loss_fn):
-        raise TypeError("build_and_train() must return the trained model (with a loss(x, y) method) or its loss "
-                        f"function, got {type(model).__name__}")
+    loss_fn = _scorer(model)
     split = live_split()
     valid = heldout_loss(loss_fn, split.valid, seq_len, VALID_PREDICTIONS * 4)
     test = heldout_loss(loss_fn, split.test, seq_len, TEST_PREDICTIONS)

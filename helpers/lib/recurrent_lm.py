@@ -260,17 +260,22 @@ class NumpyLM:
         return loss
 
     # ------------------------------------------------------------ generating text
-    def sample(self, prompt, n: int, temperature: float = 1.0, rng: np.random.Generator | None = None) -> np.ndarray:
+    def sample(self, prompt, n: int, temperature: float = 1.0, rng: np.random.Generator | None = None,
+               banned=()) -> np.ndarray:
         """``n`` tokens drawn one at a time after the ids ``prompt`` (1-D, at least one), each from
-        softmax(logits / temperature) and fed back in. Returns (n,) int64."""
+        softmax(logits / temperature) and fed back in; the ids in ``banned`` (e.g. ``<unk>``) are
+        never drawn. Returns (n,) int64."""
         prompt = _check_ids(np.asarray(prompt)[None], self.V, "prompt")
         if not temperature > 0:
             raise ValueError(f"temperature must be positive, got {temperature}")
         rng = np.random.default_rng(0) if rng is None else rng
+        banned = np.asarray(banned, dtype=np.int64)
         logits = self.forward(prompt)[0, -1]
         out = np.empty(n, np.int64)
         for k in range(n):
-            p = np.exp(log_softmax(logits.astype(np.float64) / temperature))
+            z = logits.astype(np.float64) / temperature
+            z[banned] = -np.inf
+            p = np.exp(log_softmax(z))
             out[k] = rng.choice(self.V, p=p / p.sum())
             logits = self.forward(out[k:k + 1][None], self.last_state)[0, -1]
         return out
