@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import textwrap
 
 import numpy as np
 import torch
@@ -129,6 +130,12 @@ check_lstm_step = FunctionExercise(
                 like=_no_tanh_on_c),
     ])
 
+
+
+
+def _wrapped(text: str) -> str:
+    """An explanation as lines of at most 96 characters (an HTML export wraps longer ones mid-word)."""
+    return textwrap.fill(text, 96)
 
 # ---------------------------------------------------------------- warm-up: the parameter count
 def _param_count_reference(input_size, hidden):
@@ -376,12 +383,12 @@ def _measured(**context) -> float:
 check_forget_bias = ExperimentExercise(
     "the smallest forget-gate bias with which the LSTM remembers the cue over 30 distractors",
     _measured, atol=0.01,
-    explanation="The cell path multiplies what it carries by f_t at every step. With bias 0 the forget gates "
+    explanation=_wrapped("The cell path multiplies what it carries by f_t at every step. With bias 0 the forget gates "
                 "start near sigma(0) = 0.5, so after 30 steps the cue and its gradient are scaled by about "
                 "0.5**30 = 1e-9: nothing reaches the loss to teach the gates to stay open. Bias 1 starts them at "
                 "0.73 (0.73**30 = 8e-5), bias 2 at 0.88 (0.88**30 = 0.02): once enough gradient survives, "
                 "training finds the cue and opens the gates further. Jozefowicz et al. (2015) recommend a "
-                "forget bias of 1 for this reason.",
+                "forget bias of 1 for this reason."),
     mistakes=[
         Mistake("default_init", "0 is PyTorch's default: the forget gates start at sigma(0) = 0.5. Set the "
                 "slider to 0 and press Train: at distance 30 the LSTM is at chance like the RNN.", like=0.0),

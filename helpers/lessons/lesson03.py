@@ -13,8 +13,10 @@ from functools import lru_cache
 import numpy as np
 import torch
 
+from helpers.course.char_live import windows
 from helpers.infra.plotting import (
     GREY,
+    GREY_DARK,
     MARKERS,
     colour_bar,
     heatmap,
@@ -24,10 +26,49 @@ from helpers.infra.plotting import (
 )
 from helpers.infra.threads import single_thread_blas
 from helpers.lib.gradient_flow import gradient_norms_through_time, random_recurrent_layer
+from helpers.lib.layers import log_softmax
 from helpers.lib.metrics import Interval, bootstrap_interval
+from helpers.lib.recurrent_lm import NumpyLM
 from helpers.lib.recurrent_tasks import train_long_range
 from helpers.lib.rnn_lm import EOS, RecurrentLM
 from helpers.lib.text import Vocab
+
+
+# ---------------------------------------------------------------- the live LSTM beside the live RNN
+def plot_live_runs(runs: dict, baselines: dict[str, float], title: str):
+    """Held-out loss of several live runs (name -> :class:`helpers.infra.live_training.LiveTraining`)
+    against training steps (left) and against the CPU seconds they took (right), the baselines as
+    grey lines: the same comparison at the same number of updates and at the same compute. The
+    y-axis shows the trained part of the curves (the untrained start, log V, is above it)."""
+    fig, axes = new_figure(ncols=2, sharey=True)
+    for (name, run), marker in zip(runs.items(), MARKERS, strict=False):
+        c = run.curve
+        axes[0].plot(c.step, c.heldout_loss, marker=marker, ms=3, label=name)
+        axes[1].plot(c.cpu_seconds, c.heldout_loss, marker=marker, ms=3, label=name)
+    trained = [v for run in runs.values() for v in run.curve.heldout_loss[1:]]    # the untrained start is off the top
+    low, high = min(trained + list(baselines.values())), max(trained + list(baselines.values()))
+    for ax in axes:
+        for (name, v), ls in zip(baselines.items(), (":", "--", "-."), strict=False):
+            ax.axhline(v, color=GREY_DARK, ls=ls, lw=1.2, label=name)
+        ax.set_ylim(low - 0.05, high + 0.1)
+    set_labels(axes[0], title, "training step", "held-out loss (nats/char)")
+    set_labels(axes[1], "The same runs against their compute", "CPU seconds of training", "held-out loss (nats/char)")
+    axes[0].legend(fontsize=8)
+    return fig
+
+
+def window_losses(model: NumpyLM, ids: np.ndarray, seq_len: int, predictions: int, batch: int = 64) -> np.ndarray:
+    """The mean NLL of each non-overlapping window of the first ``predictions`` predictions of
+    ``ids``, every window from a zero state, as :func:`helpers.course.char_live.heldout_loss` scores
+    them: (predictions // seq_len,) float64, whose mean is the held-out loss. Two models scored this
+    way are compared window by window (a paired comparison)."""
+    x, y = windows(ids, seq_len, predictions)
+    out = []
+    for i in range(0, len(x), batch):
+        logp = log_softmax(model.forward(x[i:i + batch]).astype(np.float64))
+        out.append(-np.take_along_axis(logp, y[i:i + batch, :, None], axis=2)[..., 0].mean(axis=1))
+    return np.concatenate(out)
+
 
 # ---------------------------------------------------------------- the long-range dependency task
 DISTANCES = (5, 15, 30, 60)
