@@ -101,7 +101,7 @@ def lstm_step_backward(dh, dc, cache, Wx, Wh):
 
 
 def lstm_forward(xs, h0, c0, Wx, Wh, b, step: Callable = lstm_step):
-    """The LSTM over a whole sequence, one ``step`` at a time. Taught in lesson 03, section 4.
+    """The LSTM over a whole sequence, one ``step`` at a time. Taught in lesson 03, section 2.
 
     xs (B, T, D), h0 and c0 (B, H) -> (hs, cs, caches): hs and cs (B, T+1, H) with hs[:, 0] = h0
     and cs[:, 0] = c0, and the T steps' caches for :func:`lstm_bptt`."""
@@ -116,7 +116,7 @@ def lstm_forward(xs, h0, c0, Wx, Wh, b, step: Callable = lstm_step):
 
 
 def lstm_bptt(dhs, caches, Wx, Wh, step_backward: Callable = lstm_step_backward):
-    """Backpropagation through time for :func:`lstm_forward`. Taught in lesson 03, section 4.
+    """Backpropagation through time for :func:`lstm_forward`. Taught in lesson 03, section 2.
 
     dhs (B, T, H): dL/dh_t from the outputs; ``caches``: the T steps' caches. Walks the steps
     backwards, handing each step's dh_prev and dc_prev to the step before, and sums the shared
@@ -260,17 +260,17 @@ class NumpyLM:
         return loss
 
     # ------------------------------------------------------------ generating text
-    def sample(self, prompt, n: int, temperature: float = 1.0, rng: np.random.Generator | None = None,
+    def sample(self, start, n: int, temperature: float = 1.0, rng: np.random.Generator | None = None,
                banned=()) -> np.ndarray:
-        """``n`` tokens drawn one at a time after the ids ``prompt`` (1-D, at least one), each from
+        """``n`` tokens drawn one at a time after the ids ``start`` (1-D, at least one), each from
         softmax(logits / temperature) and fed back in; the ids in ``banned`` (e.g. ``<unk>``) are
         never drawn. Returns (n,) int64."""
-        prompt = _check_ids(np.asarray(prompt)[None], self.V, "prompt")
+        start = _check_ids(np.asarray(start)[None], self.V, "start")
         if not temperature > 0:
             raise ValueError(f"temperature must be positive, got {temperature}")
         rng = np.random.default_rng(0) if rng is None else rng
         banned = np.asarray(banned, dtype=np.int64)
-        logits = self.forward(prompt)[0, -1]
+        logits = self.forward(start)[0, -1]
         out = np.empty(n, np.int64)
         for k in range(n):
             z = logits.astype(np.float64) / temperature
@@ -319,9 +319,11 @@ def _check_ids(ids, V: int, what: str = "ids", shape: tuple | None = None) -> np
 
 
 def stream_nll(model: NumpyLM, ids: np.ndarray, batch_size: int = 16, seq_len: int = 64) -> float:
-    """Mean next-token NLL (nats) of ``model`` over a whole id stream, read as ``batch_size``
-    parallel rows in windows of ``seq_len``, the state carried from window to window — the way
-    :func:`helpers.lib.rnn_lm.evaluate_nll` scores the PyTorch models. Taught in lesson 02, section 5."""
+    """A NumPy model's mean NLL over a whole id stream, the state carried. Taught in lesson 02, section 5.
+
+    Mean next-token NLL (nats) of ``model`` over ``ids``, read as ``batch_size`` parallel rows in
+    windows of ``seq_len``, the state carried from window to window — the way
+    :func:`helpers.lib.rnn_lm.evaluate_nll` scores the PyTorch models."""
     total, n, state = 0.0, 0, None
     for x, y in bptt_batches(np.asarray(ids), batch_size, seq_len):
         total += model.loss(x, y, state) * y.size

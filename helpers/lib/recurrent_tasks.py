@@ -24,8 +24,10 @@ from helpers.lib.recurrent_lm import NumpyLM
 
 # ---------------------------------------------------------------- exploding gradients (lesson 02)
 def recall_task(n: int, T: int, lag: int, rng: np.random.Generator, dim: int = 4):
-    """Inputs (n, T, dim) ~ N(0, 1); target (n, T) = the first input feature ``lag`` steps earlier
-    (0 for the first ``lag`` steps). A tiny memory task for training demos. Taught in lesson 02, section 6."""
+    """A tiny memory task for training demos. Taught in lesson 02, section 6.
+
+    Inputs (n, T, dim) ~ N(0, 1); target (n, T) = the first input feature ``lag`` steps earlier
+    (0 for the first ``lag`` steps)."""
     x = rng.standard_normal((n, T, dim))
     y = np.zeros((n, T))
     y[:, lag:] = x[:, :T - lag, 0]
@@ -36,12 +38,13 @@ def recall_task(n: int, T: int, lag: int, rng: np.random.Generator, dim: int = 4
 def train_recall(scale: float, clip: float | None, steps: int = 80, lr: float = 0.05, T: int = 30,
                  lag: int = 3, hidden: int = 32, seed: int = 0,
                  clip_fn: Callable = clip_global_norm) -> dict[str, np.ndarray]:
-    """Plain SGD on :func:`recall_task` with a tanh RNN and a linear readout (mean squared error).
+    """Exploding gradients in training, with and without clipping. Taught in lesson 02, section 6.
 
-    Starts from a recurrent matrix of the given ``scale``; with ``clip`` the gradients are clipped
+    Plain SGD on :func:`recall_task` with a tanh RNN and a linear readout (mean squared error),
+    starting from a recurrent matrix of the given ``scale``; with ``clip`` the gradients are clipped
     to that global norm by ``clip_fn(grads, max_norm) -> norm`` before each step. Returns per-step
     ``loss`` and ``grad_norm`` (before clipping); a diverged run holds nan from the step it blew
-    up. Taught in lesson 02, section 6."""
+    up."""
     rng = np.random.default_rng(seed)
     rnn = random_recurrent_layer("rnn", scale, input_size=4, hidden=hidden, seed=seed)
     head = Linear(hidden, 1, rng)
@@ -100,12 +103,14 @@ def _draw(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 @single_thread_blas
 def train_on_source(source: MarkovSource, steps: int = 150, seed: int = 0, hidden: int = 32,
-                    tokens: int = 20_000, lr: float = 1e-2) -> NumpyLM:
-    """The lesson's NumPy RNN language model (:class:`helpers.lib.recurrent_lm.NumpyLM`) trained by
-    teacher forcing on ``tokens`` symbols sampled from ``source``: random windows of 20, Adam,
-    clipping at 1; deliberately short, so the model is imperfect. Taught in lesson 02, section 6."""
+                    length: int = 20_000, lr: float = 1e-2) -> NumpyLM:
+    """The lesson's NumPy RNN trained on a known language, briefly. Taught in lesson 02, section 6.
+
+    :class:`helpers.lib.recurrent_lm.NumpyLM` trained by teacher forcing on ``length`` symbols
+    sampled from ``source``: random windows of 20, Adam, clipping at 1; deliberately short, so the
+    model is imperfect."""
     rng = np.random.default_rng(seed)
-    stream = source.sample(1, tokens, rng)[0]
+    stream = source.sample(1, length, rng)[0]
     model = NumpyLM(source.V, 16, hidden, "rnn", rng, dtype=np.float64)
     opt = Adam(lr)
     for _ in range(steps):
@@ -119,10 +124,10 @@ def train_on_source(source: MarkovSource, steps: int = 150, seed: int = 0, hidde
 
 def exposure_gap(source: MarkovSource, model: NumpyLM | None, n: int = 400, horizon: int = 30,
                  seed: int = 0) -> dict[str, np.ndarray]:
-    """How far the model's next-symbol distribution is from the truth, on prefixes the *source*
-    wrote ("data") and on prefixes the *model* wrote ("own"). Taught in lesson 02, section 6.
+    """Exposure bias, measured so that a perfect model shows none. Taught in lesson 02, section 6.
 
-    At each step t = 1..horizon after a 2-symbol start from the source: ``data_kl`` and ``own_kl``
+    How far the model's next-symbol distribution is from the truth, on prefixes the *source* wrote
+    ("data") and on prefixes the *model* wrote ("own"). At each step t = 1..horizon after a 2-symbol start from the source: ``data_kl`` and ``own_kl``
     (horizon,), the mean over ``n`` sequences of KL(P_true(. | prefix) || P_model(. | prefix)) in
     nats, and ``gap = own_kl - data_kl``. ``model=None`` is the perfect model (P_model = P_true):
     both KLs and the gap are exactly 0. A positive gap is exposure bias, isolated from how
@@ -148,7 +153,7 @@ def exposure_gap(source: MarkovSource, model: NumpyLM | None, n: int = 400, hori
 
 # ---------------------------------------------------------------- a long-range dependency (lesson 03)
 def long_range_batch(n: int, distance: int, rng: np.random.Generator, n_symbols: int = 10):
-    """A toy agreement task. Taught in lesson 03, section 6.
+    """A toy agreement task. Taught in lesson 03, section 7.
 
     Token 0 or 1 (say: a singular or a plural subject) comes first, then ``distance`` distractor
     tokens drawn from 2..n_symbols-1; the label (n,) is the first token, to be predicted after the
@@ -169,10 +174,11 @@ RNN_INITS = ("default", "identity")
 def train_long_range(kind: str, distance: int, hidden: int = 32, steps: int = 300, batch: int = 32,
                      lr: float = 3e-3, seed: int = 0, n_test: int = 500, n_symbols: int = 10,
                      forget_bias: float = 2.0, rnn_init: str = "default") -> float:
-    """Train Embedding -> Time{RNN,LSTM,GRU} -> Linear (on the last state) on :func:`long_range_batch`
-    with Adam and clipping at 1; return the accuracy on ``n_test`` new sequences. Taught in lesson 03, section 6.
+    """Train a recurrent classifier on the long-range task; its accuracy. Taught in lesson 03, section 7.
 
-    Each kind gets its own start that keeps the memory open: the LSTM's forget-gate biases start
+    Embedding -> Time{RNN,LSTM,GRU} -> Linear (on the last state), trained on
+    :func:`long_range_batch` with Adam and clipping at 1; returns the accuracy on ``n_test`` new
+    sequences. Each kind gets its own start that keeps the memory open: the LSTM's forget-gate biases start
     at ``forget_bias`` (f = sigmoid(2) = 0.88 for 2), and with ``rnn_init='identity'`` the RNN's
     recurrent matrix starts as the identity (Le, Jaitly & Hinton 2015), which copies the state
     forward. Memoised: the same arguments give the same number."""
