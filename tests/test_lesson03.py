@@ -132,7 +132,7 @@ def test_no_prose_gives_away_the_forget_bias_answer():
     import re
     from pathlib import Path
 
-    nb = json.loads((Path(__file__).resolve().parents[1] / "notebooks" / "03_lstm_gates.ipynb").read_text())
+    nb = json.loads((Path(__file__).resolve().parents[1] / "notebooks" / "03_lstm_gates.ipynb").read_text(encoding="utf-8"))
     for cell in nb["cells"]:
         if cell["cell_type"] == "markdown":
             text = "".join(cell["source"])
