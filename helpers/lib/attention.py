@@ -62,13 +62,12 @@ def _check_mask(mask, score_shape: tuple, name: str = "mask", where: str = "atte
     for m, s in zip(mask.shape[::-1], score_shape[::-1], strict=False):  # trailing axes; the mask may have fewer
         if m not in (1, s):
             raise ValueError(f"attention {name} of shape {mask.shape} does not broadcast to the "
-                             f"scores' shape {score_shape} (..., T_q, T_k), read from the right"
-                             + _padding_hint(mask.shape, score_shape))
+                             f"scores' shape {score_shape} (..., T_q, T_k)" + _padding_hint(mask.shape, score_shape))
     return mask
 
 
 def _padding_hint(mask_shape: tuple, score_shape: tuple) -> str:
-    if len(mask_shape) <= 2 and len(score_shape) >= 3 and mask_shape[-1] == score_shape[-1]:
+    if len(mask_shape) == 2 and len(score_shape) >= 3 and mask_shape == (score_shape[0], score_shape[-1]):
         return ("; a key-padding mask (B, T_k) goes in key_padding= (or as padding_mask(lengths, T) of "
                 "shape (B, 1, T_k)): a 2-D mask is always (T_q, T_k)")
     return ""

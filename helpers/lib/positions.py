@@ -49,8 +49,7 @@ class LearnedPositions(Layer):
     def forward(self, T: int) -> np.ndarray:
         T = check_whole(T, "T", "LearnedPositions.forward")
         if not 1 <= T <= self.max_len:
-            raise ValueError(f"LearnedPositions.forward: the sequence length T={T} is outside the learned table "
-                             f"(1 .. max_len={self.max_len}); "
+            raise ValueError(f"sequence length {T} is outside the learned table (1 .. max_len={self.max_len}); "
                              "a learned position table cannot extrapolate to unseen positions")
         self.T = T
         return self.table.forward(np.arange(T))
