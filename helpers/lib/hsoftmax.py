@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from helpers.lib.checks import check_finite, check_ids
+from helpers.lib.checks import all_finite, check_finite, check_ids
 from helpers.lib.layers import Layer, sigmoid
 
 
@@ -107,7 +107,7 @@ def hs_loss_and_grads(h: np.ndarray, U: np.ndarray, tree: HuffmanTree, targets: 
     Returns (loss float, dh (N, D), nodes (N, L) int64, dU_rows (N, L, D)): the gradient of
     U is dU_rows added into the rows ``nodes`` (zero on padded entries), never a dense (V-1, D)."""
     h = check_finite(np.asarray(h), "h", "hs_loss_and_grads")
-    U = check_finite(np.asarray(U), "U", "hs_loss_and_grads")
+    U = np.asarray(U)
     if h.ndim != 2 or U.ndim != 2 or h.shape[1] != U.shape[1]:
         raise ValueError(f"h must be (N, D) and U (V-1, D) with the same D, got {h.shape} and {U.shape}")
     targets = check_ids(targets, len(tree.depth), "targets", "hs_loss_and_grads", noun="word ids")
@@ -119,6 +119,8 @@ def hs_loss_and_grads(h: np.ndarray, U: np.ndarray, tree: HuffmanTree, targets: 
     nodes, mask = tree.nodes[targets], tree.mask[targets]            # (N, L)
     t = 1.0 - tree.codes[targets]                                    # code 0 -> t = 1 ("left")
     u = U[nodes]                                                     # (N, L, D)
+    if not all_finite(u):    # only the rows used are checked: a check of all of U would cost O(V D) per batch
+        check_finite(U, "U", "hs_loss_and_grads")
     s = np.einsum("nld,nd->nl", u, h)                                # (N, L)
     sign = 2 * t - 1
     loss = float(np.sum(mask * np.logaddexp(0.0, -sign * s)) / n)   # -log sigmoid(x) = log(1 + e^-x)

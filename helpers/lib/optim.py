@@ -60,7 +60,7 @@ class Optimizer:
 
     The learning rate must be a positive number and each decay rate (momentum, the running
     averages) lie in [0, 1). ``step(params, grads)`` checks the two lists with :func:`check_parallel` and refuses
-    a gradient or parameter holding nan or inf (a step would spread it), then calls the
+    a gradient holding nan or inf (a step would spread it), then calls the
     subclass's ``update(params, grads)``. A stateful subclass calls :meth:`first_step` in
     ``update`` to know when to create its state; from then on every step must be given the
     very same arrays (checked by identity, in order). :meth:`reset` forgets the state.
@@ -79,12 +79,11 @@ class Optimizer:
     def step(self, params, grads) -> None:
         where = f"{type(self).__name__}.step"
         params, grads = check_parallel(params, grads, where)
-        for i, (p, g) in enumerate(zip(params, grads, strict=True)):
-            for what, x in (("gradient", g), ("parameter", p)):
-                if not all_finite(x):
-                    raise ValueError(f"{where}: {what} {i} (shape {x.shape}) holds inf or nan; training has "
-                                     "diverged (try a smaller learning rate, or clip the gradients): a step "
-                                     "would spread the nan to every parameter it updates")
+        for i, g in enumerate(grads):       # the gradients only: a parameter turns nan through one of them
+            if not all_finite(g):
+                raise ValueError(f"{where}: gradient {i} (shape {g.shape}) holds inf or nan; training has "
+                                 "diverged (try a smaller learning rate, or clip the gradients): a step "
+                                 "would spread the nan to every parameter it updates")
         seen = {}
         for i, p in enumerate(params):
             if id(p) in seen:
