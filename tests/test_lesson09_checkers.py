@@ -82,9 +82,10 @@ def test_the_analogy_checkers_refuse_the_course_s_functions(exercise, shortcut, 
 
 def test_the_gradient_checker_refuses_the_course_s_softmax_and_its_loss(capsys):
     namespace = {"__name__": "__main__", "softmax": softmax, "np": np}
-    exec("def mine(X, y, W, b, l2):\n    P = softmax(X @ W + b)\n    n = len(y)\n    G = P.copy()\n"
-         "    G[np.arange(n), y] -= 1\n    G /= n\n"
-         "    return float(-np.log(P[np.arange(n), y]).mean() + 0.5 * l2 * (W * W).sum()), X.T @ G + l2 * W, G.sum(0)\n",
+    exec("def mine(X, y, W, b, l2):\n    Z = X @ W + b\n    P = softmax(Z)\n    n = len(y)\n    G = P.copy()\n"
+         "    G[np.arange(n), y] -= 1\n    G /= n\n    m = Z.max(axis=1)\n"
+         "    nll = m + np.log(np.exp(Z - m[:, None]).sum(axis=1)) - Z[np.arange(n), y]\n"
+         "    return float(nll.mean() + 0.5 * l2 * (W * W).sum()), X.T @ G + l2 * W, G.sum(0)\n",
          namespace)
     assert L.check_logreg_gradient.run_checks(namespace["mine"]).status == PASSED     # right, but ...
     assert L.check_logreg_gradient(namespace["mine"]).status == "failed"               # ... the course's softmax
@@ -99,6 +100,32 @@ def test_the_course_s_softmax_regression_is_the_checker_s_reference(capsys):
     for got, want in zip(softmax_regression_loss_grad(X, y, W, b, 0.3), L._logreg_reference(X, y, W, b, 0.3),
                          strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
-    with pytest.raises(ValueError, match="integer classes"):
+    with pytest.raises(ValueError, match="y must be class ids"):
         softmax_regression_loss_grad(X, y + 10, W, b, 0.3)
+    capsys.readouterr()
+
+
+def _shifted_softmax_then_log(X, y, W, b, l2):
+    # the checker's earlier reference: a stable softmax, but the log of a probability that can underflow
+    Z = X @ W + b
+    P = np.exp(Z - Z.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    n = len(y)
+    G = P.copy()
+    G[np.arange(n), y] -= 1.0
+    G /= n
+    with np.errstate(divide="ignore"):
+        loss = -np.log(P[np.arange(n), y]).mean() + 0.5 * l2 * np.sum(W * W)
+    return loss, X.T @ G + l2 * W, G.sum(axis=0)
+
+
+def test_the_loss_must_stay_finite_where_the_true_topic_s_probability_underflows(capsys):
+    """A document whose own topic scores 2,000 below the best has p_y = e^-2000 = 0 in float64, yet its
+    loss is 2,000: -log of the shifted softmax gives inf (that answer passed the checker before)."""
+    result = L.check_logreg_gradient(_shifted_softmax_then_log)
+    assert result.status == "failed" and "its log is not" in result.message, result.message
+    X, W, b, y = np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[2000.0, 0.0], [0.0, 1500.0]]), np.zeros(2), np.array([1, 0])
+    loss, _, _ = softmax_regression_loss_grad(X, y, W, b, 0.0)
+    assert loss == pytest.approx(1750.0)
+    assert L._logreg_reference(X, y, W, b, 0.0)[0] == pytest.approx(1750.0)
     capsys.readouterr()

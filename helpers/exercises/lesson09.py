@@ -431,9 +431,11 @@ def _logreg_reference(X, y, W, b, l2):
     n = len(y)
     Z = X @ W + b
     Z = Z - Z.max(axis=1, keepdims=True)                  # the same softmax, no overflow
-    P = np.exp(Z)
-    P /= P.sum(axis=1, keepdims=True)
-    loss = -np.log(P[np.arange(n), y]).mean() + 0.5 * l2 * np.sum(W * W)
+    E = np.exp(Z)
+    S = E.sum(axis=1, keepdims=True)
+    P = E / S
+    log_p = Z[np.arange(n), y] - np.log(S[:, 0])          # log-sum-exp: finite when p_y underflows to 0
+    loss = -log_p.mean() + 0.5 * l2 * np.sum(W * W)
     G = P.copy()
     G[np.arange(n), y] -= 1.0
     G /= n                                                # d(mean loss) / dZ, (n, K)
@@ -470,13 +472,20 @@ def _loss_value(f):
 
 
 def _large_scores(f):
-    X, y, W, b = _random_problem(2, scale=2000.0)
-    got = _unpack(f(X, y, W, b, 0.0), "scores in the thousands")
-    exp = _logreg_reference(X, y, W, b, 0.0)
-    for g, e, what in zip(got, exp, ("loss", "dW", "db"), strict=True):
-        if not np.all(np.isfinite(np.asarray(g, dtype=float))):
-            raise ExerciseFailed(f"{what} for scores X W + b in the thousands: expected finite numbers, got {g}")
-        expect_close(g, e, f"{what} for scores in the thousands", rtol=1e-6, atol=1e-8)
+    # two problems: random scores in the thousands, and documents whose own topic scores thousands
+    # below the best one (p_y = e^-2000 underflows to 0, yet the loss is about 2000: finite)
+    X0, y0, W0, b0 = _random_problem(2, scale=2000.0)
+    X1, W1, b1 = np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[2000.0, 0.0], [0.0, 1500.0]]), np.zeros(2)
+    y1 = np.array([1, 0])
+    for (X, y, W, b), what_problem in (((X0, y0, W0, b0), "scores X W + b in the thousands"),
+                                       ((X1, y1, W1, b1), "documents whose own topic scores 2000 and 1500 "
+                                        "below the best (the loss is finite: about 1750)")):
+        got = _unpack(f(X, y, W, b, 0.0), what_problem)
+        exp = _logreg_reference(X, y, W, b, 0.0)
+        for g, e, what in zip(got, exp, ("loss", "dW", "db"), strict=True):
+            if not np.all(np.isfinite(np.asarray(g, dtype=float))):
+                raise ExerciseFailed(f"{what} for {what_problem}: expected finite numbers, got {g}")
+            expect_close(g, e, f"{what} for {what_problem}", rtol=1e-6, atol=1e-8)
 
 
 def _finite_differences(f):
@@ -559,6 +568,19 @@ def _unstable(X, y, W, b, l2):
     return -np.log(P[np.arange(n), y]).mean() + 0.5 * l2 * np.sum(W * W), X.T @ G + l2 * W, G.sum(axis=0)
 
 
+def _log_of_underflow(X, y, W, b, l2):
+    Z = X @ W + b
+    P = np.exp(Z - Z.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    n = len(y)
+    G = P.copy()
+    G[np.arange(n), y] -= 1.0
+    G /= n
+    with np.errstate(divide="ignore"):
+        loss = -np.log(P[np.arange(n), y]).mean() + 0.5 * l2 * np.sum(W * W)
+    return loss, X.T @ G + l2 * W, G.sum(axis=0)
+
+
 def _penalty_not_in_gradient(X, y, W, b, l2):
     loss, dW, db = _logreg_reference(X, y, W, b, l2)
     return loss, dW - l2 * W, db
@@ -578,6 +600,10 @@ check_logreg_gradient = FunctionExercise(
                 "is neither in the loss's (l2 / 2) ||W||^2 nor in db.", like=_bias_penalised),
         Mistake("unstable", "exp of scores in the thousands overflows to inf (then inf / inf = nan): subtract each "
                 "row's largest score before exp; the softmax does not change.", like=_unstable),
+        Mistake("log_of_underflow", "the softmax is stable, but its log is not: when a document's own topic "
+                "scores thousands below the best, p_y underflows to 0 and -log p_y is inf. Take the log before the "
+                "exp: log p_y = (z_y - m) - log sum_k exp(z_k - m), with m the row's largest score.",
+                like=_log_of_underflow),
         Mistake("penalty_not_in_gradient", "the loss has (l2 / 2) ||W||^2, so dW has l2 * W added to "
                 "X^T (P - Y) / n.", like=_penalty_not_in_gradient),
     ],

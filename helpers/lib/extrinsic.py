@@ -26,6 +26,7 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from helpers.lib.checks import check_class_ids, check_finite, check_whole
 from helpers.lib.metrics import document_vectors
 from helpers.lib.near_duplicates import without_copies
 
@@ -81,18 +82,22 @@ def extrinsic_classification(vectors, vocab, documents: Sequence[Sequence[str]],
 
 
 # ----------------------------------------------------------------------------- softmax regression in NumPy
-def _check_softmax_regression(X, y, W, b):
-    X, y, W, b = np.asarray(X, dtype=np.float64), np.asarray(y), np.asarray(W, dtype=np.float64), np.asarray(b, dtype=np.float64)
+def _check_softmax_regression(X, y, W, b, l2):
+    where = "softmax_regression_loss_grad"
+    X, W, b = (np.asarray(v, dtype=np.float64) for v in (X, W, b))
     if X.ndim != 2 or W.ndim != 2 or b.ndim != 1:
-        raise ValueError(f"expected X (n, d), W (d, K), b (K,); got shapes {X.shape}, {W.shape}, {b.shape}")
+        raise ValueError(f"{where}: expected X (n, d), W (d, K), b (K,); got shapes X {X.shape}, W {W.shape}, "
+                         f"b {b.shape}")
     n, d = X.shape
     if W.shape[0] != d or W.shape[1] != b.shape[0]:
-        raise ValueError(f"W must be (d={d}, K) and b (K,), got {W.shape} and {b.shape}")
+        raise ValueError(f"{where}: W must be (d={d}, K) and b (K,), got W {W.shape} and b {b.shape}")
+    y = np.asarray(check_class_ids(y, W.shape[1], where, "y"))
     if y.shape != (n,) or n == 0:
-        raise ValueError(f"y must hold one class per row of X, shape ({n},) with n >= 1; got {y.shape}")
-    if y.dtype.kind not in "iu" or y.min() < 0 or y.max() >= W.shape[1]:
-        raise ValueError(f"y must be integer classes in [0, {W.shape[1]}), got {y.dtype} in "
-                         f"[{y.min()}, {y.max()}]")
+        raise ValueError(f"{where}: y must hold one class per row of X, shape ({n},) with n >= 1; got {y.shape}")
+    for name, v in (("X", X), ("W", W), ("b", b)):
+        check_finite(v, name, where, hint="check the document vectors and the optimiser's step")
+    if isinstance(l2, (bool, np.bool_)) or not np.isscalar(l2) or not np.isfinite(l2) or l2 < 0:
+        raise ValueError(f"{where}: l2 must be a finite number >= 0, got {l2!r}")
     return X, y, W, b
 
 
@@ -100,16 +105,18 @@ def softmax_regression_loss_grad(X, y, W, b, l2: float) -> tuple[float, np.ndarr
     """Mean softmax cross-entropy of X W + b plus (l2 / 2) ||W||^2, and its gradient. Taught in lesson 09, section 5.
 
     X (n, d) inputs, y (n,) int classes in 0..K-1, W (d, K), b (K,), l2 >= 0.
-    Returns (loss, dW (d, K), db (K,)). Stable for scores in the thousands (each row's largest
-    score is subtracted before exp; the softmax does not change)."""
-    X, y, W, b = _check_softmax_regression(X, y, W, b)
+    Returns (loss, dW (d, K), db (K,)). Stable for scores in the thousands: each row's largest
+    score is subtracted before exp (the softmax does not change), and log p_y is taken as
+    (z_y - max) - log sum exp(z - max), finite even where p_y itself underflows to 0."""
+    X, y, W, b = _check_softmax_regression(X, y, W, b, l2)
     n = len(y)
     Z = X @ W + b
-    Z = Z - Z.max(axis=1, keepdims=True)
-    P = np.exp(Z)
-    P /= P.sum(axis=1, keepdims=True)
-    loss = float(-np.log(P[np.arange(n), y]).mean() + 0.5 * l2 * np.sum(W * W))
-    G = P
+    Z = Z - Z.max(axis=1, keepdims=True)      # the same softmax, no overflow
+    E = np.exp(Z)
+    S = E.sum(axis=1)
+    log_p = Z[np.arange(n), y] - np.log(S)     # log-sum-exp: finite even where p_y underflows to 0
+    loss = float(-log_p.mean() + 0.5 * l2 * np.sum(W * W))
+    G = E / S[:, None]                         # P
     G[np.arange(n), y] -= 1.0                  # P - Y
     G /= n                                     # dL/dZ, (n, K)
     return loss, X.T @ G + l2 * W, G.sum(axis=0)
@@ -123,7 +130,15 @@ def fit_softmax_regression(X, y, n_classes: int, l2: float,
     Minimises the loss of :func:`softmax_regression_loss_grad` from W = 0, b = 0, with the gradient
     that ``loss_grad(X, y, W, b, l2) -> (loss, dW, db)`` returns (the course's, or the student's).
     Returns (W (d, K), b (K,))."""
+    n_classes = check_whole(n_classes, "n_classes", "fit_softmax_regression", minimum=1)
+    max_iter = check_whole(max_iter, "max_iter", "fit_softmax_regression", minimum=1)
     X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"fit_softmax_regression: X must be (n, d), got shape {X.shape}")
+    check_finite(X, "X", "fit_softmax_regression", hint="check the document vectors")
+    y = np.asarray(check_class_ids(y, n_classes, "fit_softmax_regression", "y"))
+    if y.shape != (len(X),):
+        raise ValueError(f"fit_softmax_regression: y must hold one class per row of X, shape ({len(X)},); got {y.shape}")
     d = X.shape[1]
 
     def objective(theta):
