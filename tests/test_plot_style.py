@@ -581,6 +581,10 @@ CASES = {
     "helpers.lessons.lesson06:render_contexts": _case_contexts,
     "helpers.lessons.lesson07:SimilarityTraining.figure": _case_w2v_live_training,
     "helpers.lessons.lesson07:plot_validation_curves": _case_w2v_validation_curves,
+    "helpers.lessons.lesson07:plot_output_layer_timings": lambda: __import__(
+        "helpers.lessons.lesson07", fromlist=["plot_output_layer_timings"]).plot_output_layer_timings(
+        [{"vocab_size": v, "softmax": 1e-3 * v / 1000, "ns_rows": 6e-4, "ns_dense": 2e-3 + 1e-7 * v, "hs": 1e-3,
+          "hs_mean_depth": 8.0} for v in (1_000, 4_000, 16_000, 32_000)]),
     "helpers.lessons.lesson07:plot_dimension_quality": _case_w2v_dimension_quality,
     "helpers.lessons.lesson07:plot_epoch_budget": _case_w2v_epoch_budget,
     "helpers.lessons.lesson07:plot_schedule_choice": _case_w2v_schedule_choice,

@@ -20,7 +20,15 @@ from helpers.course.models import load_model
 from helpers.course.word2vec_tricks import TricksResult, paired_setting_difference
 from helpers.course.word_vector_models import SETTINGS, queen_rank
 from helpers.infra.live_training import LiveTraining
-from helpers.infra.plotting import BLACK, COLOURS, GREY_DARK, LINESTYLES, new_figure, set_labels
+from helpers.infra.plotting import (
+    BLACK,
+    COLOURS,
+    GREY_DARK,
+    LINESTYLES,
+    log_axis,
+    new_figure,
+    set_labels,
+)
 from helpers.infra.threads import single_thread_blas
 from helpers.lib.hsoftmax import hs_loss_and_grads, huffman_tree
 from helpers.lib.metrics import Interval, nearest_neighbours, normalize_rows
@@ -88,6 +96,27 @@ def time_output_layers(vocab_sizes: Sequence[int], dim: int = 100, batch: int = 
         row["hs"] = _median_seconds(repeats, _hs_step, W_in, U, tree, c, o)
         out.append(row)
     return out
+
+
+TIMING_NAMES = {"softmax": "full softmax", "ns_rows": "neg. sampling (rows)", "ns_dense": "neg. sampling (dense)",
+                "hs": "hierarchical softmax"}
+
+
+def plot_output_layer_timings(timings: list[dict]):
+    """Milliseconds per batch of each output layer against the vocabulary size (log-log), from
+    :func:`time_output_layers`. Returns the figure."""
+    fig, ax = new_figure(width=7)
+    sizes = [r["vocab_size"] for r in timings]
+    for (key, label), style, colour in zip(TIMING_NAMES.items(), ["o-", "s--", "^-.", "D:"],
+                                           [GREY_DARK, COLOURS["blue"], COLOURS["orange"], COLOURS["green"]],
+                                           strict=True):
+        ax.plot(sizes, [r[key] * 1e3 for r in timings], style, color=colour, label=label)
+    ax.set_xscale("log")
+    log_axis(ax, "y")
+    set_labels(ax, "Forward + backward of one batch as the vocabulary grows (median of repeats)",
+               "vocabulary size |V|", "time per batch (ms, log scale)")
+    ax.legend(fontsize=8, loc="upper left")
+    return fig
 
 
 # ---------------------------------------------------------------- section 6: the shipped vectors
@@ -187,8 +216,8 @@ def plot_validation_curves(vectors: dict):
         ax.plot([best], [curve["valid_wordsim"][curve["epoch"].index(best)]], "o", mfc="none", mec=colour,
                 markersize=12, markeredgewidth=1.5)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    set_labels(ax, "Shipped runs: validation-half WordSim-353 after each epoch (circle: the epoch kept)",
-               "epoch", "Spearman ρ (validation half)")
+    set_labels(ax, "Shipped runs: WordSim-353 after each epoch (circle: the epoch kept)",
+               "epoch", "Spearman ρ (validation pairs)")
     ax.legend(fontsize=8, loc="lower right")
     return fig
 
@@ -246,8 +275,8 @@ def plot_dimension_quality(grid) -> tuple:
     fig, axes = new_figure(ncols=2, width=4.5)
     dims, stats = list(grid.dims), {}
     for ax, (metric, title, ylabel, scale) in zip(axes, [
-            ("wordsim353", "WordSim-353 (report half)", "Spearman ρ", 1),
-            ("analogy", "Analogies (report half, 3CosAdd)", "accuracy (%)", 100)], strict=True):
+            ("wordsim353", "WordSim-353 (test pairs)", "Spearman ρ", 1),
+            ("analogy", "Analogies (test questions, 3CosAdd)", "accuracy (%)", 100)], strict=True):
         whole = np.asarray(grid.scores[metric])[:, -1, :]          # (seeds, D): the whole corpus
         lo, mean, hi = whole.min(0), whole.mean(0), whole.max(0)
         stats[metric] = (lo, mean, hi)
@@ -337,12 +366,12 @@ def plot_tricks(result: TricksResult):
                          label=label, markersize=7, mfc="none" if k else colour)
     epochs = result.metadata["settings"]["epochs"]
     set_labels(axes[0], f"WordSim-353 after each of {epochs} epochs", "training time (CPU seconds)",
-               "Spearman ρ (report half)")
+               "Spearman ρ (test pairs)")
     set_labels(axes[1], f"SimLex-999 after each of {epochs} epochs", "training time (CPU seconds)",
-               "Spearman ρ (report half)")
+               "Spearman ρ (test pairs)")
     set_labels(axes[2], f"Analogies after {epochs} epochs", "training time (CPU seconds)",
-               "accuracy (%, report half)")
-    axes[2].legend(fontsize=7, loc="lower right")
+               "accuracy (%, test questions)")
+    axes[2].legend(fontsize=7, loc="upper left")          # the corner the runs leave empty
     return fig
 
 
@@ -421,8 +450,8 @@ class SimilarityTraining(LiveTraining):
         text = (f"{self.name} after {self.steps:,} steps ({self.cpu_seconds:.0f} CPU-s of training): "
                 f"ρ {rho:.3f} on the validation pairs")
         if self.baselines:
-            text += "; " + ", ".join(f"{k} {v:.3f}" for k, v in self.baselines.items())
-            text += f" — above {', '.join(above)}" if above else " — below every baseline so far"
+            text += "\n  " + ", ".join(f"{k} {v:.3f}" for k, v in self.baselines.items())
+            text += f"\n  — above {', '.join(above)}" if above else "\n  — below every baseline so far"
         return text
 
     def figure(self, title: str | None = None):
