@@ -45,3 +45,42 @@ def test_a_larger_dimension_must_earn_its_size():
                             {"settings": {"lr": 0.2}, "best_valid_wordsim": None}]) == 0.1   # a diverged run
     with pytest.raises(ValueError, match="changes"):
         gt.run_settings(alpha=0.5)
+
+
+# ----------------------------------------------------------------------------- the committed record
+def test_the_shipped_glove_has_the_settings_the_record_chose():
+    from helpers.course.word_vector_models import SETTINGS
+    record = gt.load_tuning()
+    shipped = SETTINGS["wv_glove"]
+    assert {k: shipped[k] for k in gt.TUNED} == record["chosen"]
+    assert {k: shipped[k] for k in record["fixed"]} == record["fixed"]        # the same budget and fixed settings
+
+
+def test_the_shipped_run_is_the_record_s_run_of_those_settings():
+    """make models NAME=wv_glove repeats the search's run of the chosen settings: the same curve."""
+    from helpers.course.word_vectors import load_word_vectors
+    record = gt.load_tuning()
+    runs = [r for r in gt.all_runs(record) if r["settings"] == record["chosen"]]
+    if record.get("combined"):
+        runs.append(record["combined"])
+    curve = load_word_vectors("glove").metadata["curve"]
+    np.testing.assert_allclose(curve["valid_wordsim"], runs[0]["valid_wordsim"], atol=1e-4)
+
+
+def test_every_run_had_the_whole_budget_and_no_choice_sits_at_an_edge():
+    record = gt.load_tuning()
+    for r in gt.all_runs(record):
+        if r["diverged"]:
+            continue
+        assert r["epochs_run"] == gt.START["max_epochs"] or r["epochs_run"] - r["best_epoch"] >= gt.START["patience"], \
+            f"{r['settings']}: stopped after {r['epochs_run']} epochs, best {r['best_epoch']}, neither the limit nor patience"
+    for st in record["stages"]:
+        name = st["setting"]
+        if name not in gt.EXTEND:
+            continue
+        values = sorted(r["settings"][name] for r in st["runs"])
+        i = values.index(st["chosen"])
+        down, up = gt.EXTEND[name]
+        lo, hi = gt.LIMITS[name]
+        assert i > 0 or down(values[0]) < lo, f"{name}: the choice {st['chosen']} is the smallest value tried"
+        assert i < len(values) - 1 or up(values[-1]) > hi, f"{name}: the choice {st['chosen']} is the largest value tried"

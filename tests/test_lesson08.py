@@ -153,7 +153,11 @@ def test_pmi_link_is_exact_for_a_model_that_fits_the_decomposition():
 def test_the_n_gram_length_checker_measures_for_itself_and_names_a_bad_context(capsys):
     """Before: `check_best_ngram_length(3, fasttext=ft, words=[])` raised a traceback and the checker
     could not measure without the student's context."""
-    from helpers.exercises.lesson08 import _example_fasttext, check_best_ngram_length, single_length_hits
+    from helpers.exercises.lesson08 import (
+        _example_fasttext,
+        check_best_ngram_length,
+        single_length_hits,
+    )
     ft, words = _example_fasttext()
     hits = single_length_hits()
     assert set(hits) == {3, 4, 5, 6} and max(hits, key=hits.get) == 3

@@ -601,6 +601,8 @@ CASES = {
     "helpers.lessons.lesson07:plot_schedule_choice": _case_w2v_schedule_choice,
     "helpers.lessons.lesson08:render_glove_weight": _case_glove_weight,
     "helpers.lessons.lesson08:plot_tuning": _case_glove_tuning,
+    "helpers.lessons.lesson08:plot_weighting": lambda: __import__(
+        "helpers.lessons.lesson08", fromlist=["plot_weighting"]).plot_weighting(np.array([0.5, 0.2, 3.0, 40.0])),
     "helpers.lessons.lesson08:plot_pmi_link": _case_pmi_link,
     "helpers.lessons.lesson08:LiveScore.figure": _case_live_glove,
     "helpers.lessons.lesson09:make_projection_render.render": _case_projection,

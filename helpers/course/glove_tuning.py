@@ -9,10 +9,13 @@ schedule was chosen the same way (:mod:`helpers.course.word2vec_budget`). GloVe 
 
 - **start** from the reference code's defaults (glove.c: learning rate 0.05, x_max 100, α 0.75),
   the paper's window (10 words each side, 1/d weighting) and the course's 100 dimensions;
-- **stages**, one setting at a time, each starting from the best of the stage before:
-  learning rate, then x_max, then the window, then the dimension (:data:`STAGES`). A stage whose
-  best value is at an end of its grid is extended one value further in that direction, until the
-  best lies inside the grid (or the grid reaches :data:`LIMITS`), so no choice sits at an edge;
+- **stages**, one setting at a time (:data:`STAGES`): the learning rate, then x_max from the best
+  learning rate, then the learning rate again around its value at the chosen x_max (the two
+  interact); then the window and the dimension, each varied from that base (side by side), the
+  chosen settings combining both (that combination is trained too, ``combined``, unless it is the
+  base itself). A stage whose best value is at an end of its grid is extended one value further in
+  that direction, until the best lies inside the grid (or the grid reaches :data:`LIMITS`), so no
+  choice sits at an edge;
 - **every run is the shipped trainer** (:func:`helpers.course.word_vector_models.train_glove_vectors`,
   the reference code's per-pair AdaGrad in batches of 1,024 pairs) with that setting, for up to
   ``max_epochs`` = 50 epochs (the paper's number for fewer than 300 dimensions), scored on the
@@ -34,6 +37,7 @@ the record (:func:`load_tuning`).
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -50,12 +54,15 @@ from helpers.infra.runlog import RunLog
 FILE = "logs/wv_glove_tuning.json"
 TOLERANCE = 0.005          # a larger dimension must add more validation rho than this
 START = dict(GLOVE, lr=0.05, x_max=100.0, window=10, dim=100, max_epochs=50, patience=8)
-STAGES = [("lr", [0.05, 0.1, 0.2]), ("x_max", [100.0, 30.0, 10.0]), ("window", [5, 10, 15]),
+# None: the grid around the value the stages before chose (x0.5, x1, x2), extended as any other
+STAGES = [("lr", [0.05, 0.1, 0.2]), ("x_max", [100.0, 30.0, 10.0]), ("lr", None), ("window", [5, 10, 15]),
           ("dim", [50, 100, 200])]
+SEQUENTIAL = 3             # the first three one after the other; the window and the dimension side by side
 # how a grid is extended past an end (x2 or /2 for lr and x_max, ±5 words for the window), and how far
 EXTEND = {"lr": (lambda v: v / 2, lambda v: v * 2), "x_max": (lambda v: v / 3, lambda v: v * 3),
           "window": (lambda v: v - 5, lambda v: v + 5)}
-LIMITS = {"lr": (0.01, 0.8), "x_max": (1.0, 1000.0), "window": (2, 20)}
+# x_max below 1/window (0.1 for window 10, the smallest harmonic count) would weight every pair 1
+LIMITS = {"lr": (0.01, 0.8), "x_max": (0.1, 1000.0), "window": (2, 20)}
 TUNED = ("lr", "x_max", "window", "dim")
 
 
@@ -78,11 +85,14 @@ def tuning_run(settings: dict) -> tuple[dict, np.ndarray | None]:
     or None when it diverged in its first epoch). Finished runs are read back from the cache."""
     folder = cache_dir() / "glove_tuning"
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{_key(settings)}.json"
+    path, running = folder / f"{_key(settings)}.json", folder / f"{_key(settings)}.running"
+    while running.exists() and not path.exists():       # another process is training this run: wait for it
+        time.sleep(30)
     if path.exists():
         record = json.loads(path.read_text(encoding="utf-8"))
         W = np.load(folder / f"{_key(settings)}.npy") if record["best_epoch"] is not None else None
         return record, W
+    running.write_text(str(os.getpid()), encoding="utf-8")
     t0 = time.process_time()
     arrays, meta, _ = train_glove_vectors(settings, RunLog(), max_steps=settings["max_epochs"], progress=True)
     cpu = time.process_time() - t0
@@ -101,6 +111,7 @@ def tuning_run(settings: dict) -> tuple[dict, np.ndarray | None]:
     if W is not None:
         np.save(folder / f"{_key(settings)}.npy", W)
     path.write_text(json.dumps(record), encoding="utf-8")
+    running.unlink(missing_ok=True)
     return record, W
 
 
@@ -145,30 +156,55 @@ def run_stage(name: str, grid: list, base: dict, log=print) -> tuple[list[dict],
             break
         lo, hi = LIMITS[name]
         down, up = EXTEND[name]
-        if best == grid[0] and lo <= down(best) < best:
+        if math.isclose(best, grid[0]) and lo <= down(best) < best:
             grid.insert(0, type(best)(down(best)))
-        elif best == grid[-1] and best < up(best) <= hi:
+        elif math.isclose(best, grid[-1]) and best < up(best) <= hi:
             grid.append(type(best)(up(best)))
         else:
             break
     return [done[v][0] for v in grid], [done[v][1] for v in grid]
 
 
+def _finish_stage(name: str, runs: list[dict], vectors: list, vocab) -> dict:
+    best = _best(runs)
+    W_best = vectors[runs.index(best)].astype(np.float16).astype(np.float32)     # as shipped
+    for r, W in zip(runs, vectors, strict=True):
+        r["vs_best"] = (None if r is best or W is None else
+                        [round(x, 4) for x in paired_wordsim_difference(W, W_best, vocab)])
+    return {"setting": name, "chosen": choose(name, runs), "runs": runs}
+
+
 def search(log=print) -> dict:
-    """The whole search (every stage); returns the record :func:`main` writes."""
+    """The whole search (every stage); returns the record :func:`main` writes. The learning rate,
+    x_max and the learning rate again are searched one after the other (they interact: x_max sets
+    the size of the weights f the learning rate multiplies, so the rate is checked again at the
+    chosen x_max); the window and the dimension are then each varied from that base, side by side,
+    and the chosen settings combine the two."""
     vocab = course_corpus().vocab
-    base, stages, t0 = dict(START), [], time.process_time()
-    for name, grid in STAGES:
+    base, stages = dict(START), []
+    sequential, side_by_side = STAGES[:SEQUENTIAL], STAGES[SEQUENTIAL:]
+    for name, grid in sequential:
+        if grid is None:
+            grid = [base[name] / 2, base[name], base[name] * 2]
         runs, vectors = run_stage(name, grid, base, log)
-        best = _best(runs)
-        W_best = vectors[runs.index(best)].astype(np.float16).astype(np.float32)     # as shipped
-        for r, W in zip(runs, vectors, strict=True):
-            r["vs_best"] = (None if r is best or W is None else
-                            [round(x, 4) for x in paired_wordsim_difference(W, W_best, vocab)])
-        chosen = choose(name, runs)
-        stages.append({"setting": name, "chosen": chosen, "runs": runs})
-        base = dict(base, **{name: chosen})
-        log(f"stage {name}: chosen {chosen:g}")
+        stages.append(_finish_stage(name, runs, vectors, vocab))
+        base = dict(base, **{name: stages[-1]["chosen"]})
+        log(f"stage {name}: chosen {stages[-1]['chosen']:g}")
+    jobs = int(os.environ.get("NLP_COURSE_WORKERS", "1"))
+    if jobs > 1:                 # start every first run of the side-by-side stages at once
+        todo = [dict(base, **{name: v}) for name, grid in side_by_side for v in grid if v != base[name]]
+        with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
+            list(pool.map(tuning_run, todo))
+    chosen = dict(base)
+    for name, grid in side_by_side:
+        runs, vectors = run_stage(name, grid, base, log)
+        stages.append(_finish_stage(name, runs, vectors, vocab))
+        chosen[name] = stages[-1]["chosen"]
+        log(f"stage {name}: chosen {stages[-1]['chosen']:g}")
+    final = None
+    if any(chosen[k] != base[k] for k in TUNED):
+        final, _ = tuning_run(chosen)              # the combination the search chose, as shipped
+    base = chosen
     return {"what": "GloVe's learning rate, x_max, window and dimension chosen on the validation half, one setting "
                     "at a time from glove.c's defaults (each stage from the best of the one before; a grid extended "
                     "while its best is at an end): every run the shipped trainer for up to "
@@ -177,8 +213,10 @@ def search(log=print) -> dict:
                     f"95 % paired bootstrap over pairs; dimension: the smallest within {TOLERANCE} of the best",
             "command": "python -m helpers.course.glove_tuning", "start": {k: START[k] for k in TUNED},
             "fixed": {k: START[k] for k in ("alpha", "batch_size", "max_epochs", "patience", "min_count", "seed")},
-            "tolerance": TOLERANCE, "chosen": {k: base[k] for k in TUNED}, "stages": stages,
-            "cpu_seconds": round(time.process_time() - t0, 1)}
+            "tolerance": TOLERANCE, "chosen": {k: base[k] for k in TUNED}, "combined": final, "stages": stages,
+            "runs": len({_key(r["settings"]) for st in stages for r in st["runs"]} | ({_key(final["settings"])} if final else set())),
+            "cpu_seconds": round(sum({_key(r["settings"]): r["cpu_seconds"] for st in stages for r in st["runs"]}.values())
+                                 + (final["cpu_seconds"] if final else 0.0), 1)}
 
 
 def chosen_settings(record: dict | None = None) -> dict:

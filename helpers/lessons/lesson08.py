@@ -45,6 +45,21 @@ def oov_neighbours(words: Sequence[str], fasttext: FastTextVectors, vectors: np.
     return out
 
 
+# ---------------------------------------------------------------- GloVe's weighting
+def plot_weighting(counts: np.ndarray):
+    """GloVe's f(x) for x_max = 100 and 10 (α = 0.75) against the count x on a log axis, with the
+    share of ``counts`` (the non-zero X_ij) below 1 marked. Returns the figure."""
+    x = np.logspace(-2, 3, 400)
+    fig, ax = new_figure()
+    for x_max, ls in ((100, "-"), (10, "--")):
+        ax.plot(x, glove_weight(x, x_max, 0.75), ls, label=f"x_max = {x_max}, α = 0.75")
+    ax.axvline(1, color=GREY, ls=":", lw=1, label=f"x = 1: {np.mean(np.asarray(counts) < 1):.0%} of the counts are below")
+    log_axis(ax, "x")
+    set_labels(ax, "GloVe's weighting f(x)", "co-occurrence count x (log scale)", "weight f(x)")
+    ax.legend(loc="upper left")
+    return fig
+
+
 # ---------------------------------------------------------------- explorer: GloVe's weighting
 COUNT_RANGES = ((0, 1), (1, 10), (10, 100), (100, 1000), (1000, np.inf))
 
@@ -183,18 +198,22 @@ class LiveScore(LiveTraining):
     figure shows the training loss per pair (left) and the score with the baselines (right)."""
 
     def __init__(self, step, evaluate, eval_every: int, baselines: dict[str, float] | None = None,
-                 name: str = "your GloVe", score: str = "validation WordSim-353 ρ"):
+                 name: str = "your GloVe", score: str = "validation WordSim-353 ρ",
+                 reference: tuple[str, list, list] | None = None):
         super().__init__(step, evaluate, eval_every, baselines, name, unit="")
         self.score = score
+        self.reference = reference        # (label, steps, scores): another run's points, drawn as markers
 
     def summary(self) -> str:
         """One line: steps, epochs, CPU time, the score, and the baselines it is above."""
         if not self.curve.step:
             return f"{self.name}: not trained yet"
         value = self.curve.heldout_loss[-1]
+        text = f"{self.name} after {self.steps:,} steps ({self.cpu_seconds:.0f} CPU-s): {self.score} {value:.3f}"
+        if not self.baselines:
+            return text
         above = [k for k, v in self.baselines.items() if value > v]
-        text = (f"{self.name} after {self.steps:,} steps ({self.cpu_seconds:.0f} CPU-s): {self.score} "
-                f"{value:.3f}; " + ", ".join(f"{k} {v:.3f}" for k, v in self.baselines.items()))
+        text += "; " + ", ".join(f"{k} {v:.3f}" for k, v in self.baselines.items())
         return text + (f" — above {', '.join(above)}" if above else " — below every baseline")
 
     def figure(self, title: str | None = None):
@@ -205,6 +224,12 @@ class LiveScore(LiveTraining):
             ax1.plot(c.step[1:], c.train_loss[1:], color=COLOURS["blue"], marker="o", ms=3)
         set_labels(ax1, "Training loss", "training step (1,024 pairs)", "loss per pair, Σ f e² / pairs")
         ax2.plot(c.step, c.heldout_loss, color=COLOURS["blue"], marker="o", ms=3, label=self.name)
+        if self.reference is not None and c.step:
+            label, xs, ys = self.reference
+            shown = [(x, y) for x, y in zip(xs, ys, strict=True) if x <= max(c.step) * 1.02]
+            if shown:
+                ax2.plot(*zip(*shown), ls="none", marker="D", ms=7, mfc="none", mec=COLOURS["vermillion"], mew=1.5,
+                         label=label)
         for i, (name, v) in enumerate(self.baselines.items()):
             ax2.axhline(v, color=GREY_DARK if i % 2 else BLACK, ls=LINESTYLES[1 + i % 3], lw=1.2, label=name)
         set_labels(ax2, title or f"What {self.name} learns", "training step (1,024 pairs)", self.score)
@@ -213,15 +238,17 @@ class LiveScore(LiveTraining):
 
 
 # ---------------------------------------------------------------- the PMI link
-def pmi_link(params, counts, min_count: float = 20.0, n_pairs: int = 20_000, seed: int = 0) -> dict:
+def pmi_link(params, counts, min_count: float = 20.0, n_pairs: int = 20_000, frequent: float = 1000.0,
+             seed: int = 0) -> dict:
     """How far a GloVe model's parts follow the PMI decomposition
     log X_ij = PMI(i, j) + log X_i + log X_j − log X.
 
     ``params`` = [W, W~, b, b~] of a model trained on ``counts`` (V, V, symmetric). Returns
     {'bias_r': Pearson r of b_i with log X_i (over the words that occur), 'bias_tilde_r': the same
-    for b~_j, 'dot_r': Pearson r of w_i·w~_j with PMI(i, j) (natural log) over a random sample of
-    ``n_pairs`` co-occurring pairs with X_ij >= ``min_count``, 'log_x_i', 'b', 'dot', 'pmi' (the
-    sampled values, for the figure)}."""
+    for b~_j, 'bias_r_frequent' and 'n_frequent': b_i's r over the words with X_i > ``frequent``,
+    'dot_r': Pearson r of w_i·w~_j with PMI(i, j) (natural log) over a random sample of ``n_pairs``
+    co-occurring pairs with X_ij >= ``min_count``, 'log_x_i', 'b', 'dot', 'pmi' (the sampled
+    values, for the figure)}."""
     W, Wt, b, bt = params
     X = sp.coo_matrix(counts)
     row_sums = np.asarray(sp.csr_matrix(counts).sum(axis=1)).ravel()
@@ -234,7 +261,11 @@ def pmi_link(params, counts, min_count: float = 20.0, n_pairs: int = 20_000, see
     rows, cols, x = rows[pick], cols[pick], x[pick]
     pmi = np.log(x) + np.log(total) - np.log(row_sums[rows]) - np.log(row_sums[cols])
     dot = np.einsum("pd,pd->p", W[rows].astype(np.float64), Wt[cols].astype(np.float64))
+    often = row_sums > frequent
     return {"bias_r": float(pearsonr(b[seen], log_xi).statistic),
+            "bias_slope": float(np.polyfit(log_xi, np.asarray(b[seen], dtype=np.float64), 1)[0]),
+            "bias_r_frequent": float(pearsonr(b[often], np.log(row_sums[often])).statistic) if often.sum() > 2
+            else float("nan"), "n_frequent": int(often.sum()),
             "bias_tilde_r": float(pearsonr(bt[seen], log_xi).statistic),
             "dot_r": float(pearsonr(dot, pmi).statistic), "n_pairs": int(len(x)), "min_count": min_count,
             "log_x_i": log_xi, "b": np.asarray(b[seen], dtype=np.float64), "dot": dot, "pmi": pmi}
@@ -244,11 +275,11 @@ def plot_pmi_link(link: dict, name: str = "your GloVe"):
     """Two scatter panels from :func:`pmi_link`: b_i against log X_i, and w_i·w~_j against PMI(i, j)."""
     fig, (ax1, ax2) = new_figure(ncols=2)
     ax1.plot(link["log_x_i"], link["b"], ".", ms=1.5, color=COLOURS["blue"], alpha=0.4)
-    set_labels(ax1, f"{name}: the biases took log X_i (r = {link['bias_r']:.2f})", "log X_i (a word's total count)",
-               "bias b_i")
+    set_labels(ax1, f"{name}: the biases took $\\log X_i$ (r = {link['bias_r']:.2f})",
+               "$\\log X_i$ (a word's total count)", "bias $b_i$")
     ax2.plot(link["pmi"], link["dot"], ".", ms=1.5, color=COLOURS["orange"], alpha=0.3)
     set_labels(ax2, f"…and the dot products follow PMI (r = {link['dot_r']:.2f})", "PMI(i, j) (natural log)",
-               "w_i · w~_j")
+               "$w_i^\\top \\tilde{w}_j$")
     return fig
 
 
@@ -268,9 +299,11 @@ def plot_tuning(record: dict):
             label = f"{v:g}" + (" (chosen)" if v == st["chosen"] else "") + (": diverged" if run["diverged"] else "")
             chosen = v == st["chosen"]
             epochs = np.arange(1, len(run["valid_wordsim"]) + 1)
-            ax.plot(epochs, run["valid_wordsim"], color=BLACK if chosen else list(COLOURS.values())[i % 5],
-                    ls=LINESTYLES[i % len(LINESTYLES)], lw=2 if chosen else 1.2, label=label)
-        set_labels(ax, f"{k + 1} · {STAGE_TITLES.get(name, name)}", "epoch", "validation WordSim-353 ρ")
+            ax.plot(epochs, run["valid_wordsim"], color=BLACK if chosen else list(COLOURS.values())[i % 6],
+                    ls="-" if chosen else LINESTYLES[1 + i % (len(LINESTYLES) - 1)], lw=2.2 if chosen else 1.3,
+                    label=label)
+        again = " (again, at the chosen x_max)" if any(s["setting"] == name for s in stages[:k]) else ""
+        set_labels(ax, f"{k + 1} · {STAGE_TITLES.get(name, name)}{again}", "epoch", "validation WordSim-353 ρ")
         ax.legend(loc="lower right", fontsize=7)
     for ax in axes[len(stages):]:
         ax.set_visible(False)
