@@ -4,7 +4,7 @@ Lesson 05. Matrices are SciPy sparse; documents are sequences of tokens (lists o
 Rows of a document-term matrix are documents, columns are words; its transpose is the
 word-document matrix whose SVD gives LSA word vectors.
 
-Logarithms are natural by default (as in scikit-learn); the notes' worked example uses
+Logarithms are natural by default (as in scikit-learn); lesson 05's worked example uses
 ``base=2``.
 """
 from __future__ import annotations
@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import svds
 from sklearn.utils.extmath import randomized_svd
 
+from helpers.lib.checks import check_log_base, check_whole
 from helpers.lib.metrics import normalize_rows
 from helpers.lib.text import UnknownWordError, Vocab, check_token_lists, check_tokens
 
@@ -64,7 +65,7 @@ def document_term_matrix(documents: Sequence[Sequence[str]], vocab: Vocab,
 def term_frequency(tf: sp.spmatrix, scheme: str = "raw") -> sp.csr_matrix:
     """Term-frequency schemes applied to raw counts. Taught in lesson 05, section 2.
 
-    Transform raw counts: "raw" tf, "log1p" log(1+tf) (the notes), "sublinear" 1+ln(tf)
+    Transform raw counts: "raw" tf, "log1p" log(1+tf), "sublinear" 1+ln(tf)
     (scikit-learn's ``sublinear_tf``), "binary" 0/1. Zero stays zero. Same shape, float64."""
     if scheme not in TF_SCHEMES:
         raise ValueError(f"unknown tf scheme {scheme!r}; choose one of {TF_SCHEMES}")
@@ -82,7 +83,7 @@ def inverse_document_frequency(df, n_documents: int, smooth: bool = False,
                                base: float = np.e) -> np.ndarray:
     """IDF per word, (V,) float64. Taught in lesson 05, section 2.
 
-    ``smooth=False``: ``log(|D| / df)`` (the notes; a word in no document gets +inf, so it is
+    ``smooth=False``: ``log(|D| / df)`` (lesson 05's worked example; a word in no document gets +inf, so it is
     better removed); ``smooth=True``: ``log((1+|D|)/(1+df)) + 1`` (scikit-learn's default).
     """
     df = np.asarray(df, dtype=np.float64)
@@ -90,7 +91,7 @@ def inverse_document_frequency(df, n_documents: int, smooth: bool = False,
         raise ValueError("n_documents must be >= 1")
     if not np.all(np.isfinite(df)) or np.any(df < 0) or np.any(df > n_documents):
         raise ValueError(f"document frequencies must lie in [0, {n_documents}]")
-    lg = np.log(base)
+    lg = np.log(check_log_base(base, "inverse_document_frequency"))
     if smooth:
         return np.log((1.0 + n_documents) / (1.0 + df)) / lg + 1.0
     with np.errstate(divide="ignore"):
@@ -99,11 +100,13 @@ def inverse_document_frequency(df, n_documents: int, smooth: bool = False,
 
 def tfidf(tf: sp.spmatrix, tf_scheme: str = "raw", smooth: bool = True, norm: str | None = "l2",
           base: float = np.e, n_documents: int | None = None, df=None):
-    """TF-IDF of a (D, V) count matrix; returns ``(weights csr (D, V), idf (V,))``. Taught in lesson 05, section 2.
+    """TF-IDF of a (|D|, |W|) count matrix. Taught in lesson 05, section 2.
+
+    Returns ``(weights csr (|D|, |W|), idf (|W|,))``.
 
     ``norm="l2"`` scales each document row to unit length (scikit-learn's default); None keeps
     raw products. ``df``/``n_documents`` may be given when ``tf`` is only a few rows of a
-    bigger corpus (the notes' example); by default they are measured from ``tf``.
+    bigger corpus (lesson 05's worked example); by default they are measured from ``tf``.
     """
     tf = sp.csr_matrix(tf, dtype=np.float64)
     if n_documents is None:
@@ -142,6 +145,7 @@ def truncated_svd(matrix, k: int, seed: int = 0, solver: str = "randomized", n_i
     Signs are fixed so that the largest-magnitude entry of each column of U is positive, so
     the same input and seed always give the same vectors.
     """
+    k = check_whole(k, "k", "truncated_svd")
     m, n = matrix.shape
     if not 1 <= k <= min(m, n):
         raise ValueError(f"k must be in [1, {min(m, n)}] for a {m}x{n} matrix, got {k}")
@@ -150,6 +154,10 @@ def truncated_svd(matrix, k: int, seed: int = 0, solver: str = "randomized", n_i
         raise ValueError("truncated_svd: the matrix holds nan or inf; its SVD is undefined")
     if solver not in ("arpack", "randomized", "dense"):
         raise ValueError(f"unknown solver {solver!r}; choose 'arpack', 'randomized' or 'dense'")
+    if not np.any(values):
+        # an all-zero matrix: every singular value is 0 and any orthonormal vectors will do; ARPACK
+        # cannot start from A v = 0, so every solver returns what the dense one does (identity columns)
+        return np.eye(m, k), np.zeros(k), np.eye(k, n)
     if solver == "arpack" and k >= min(m, n):  # svds needs k < min(m, n)
         solver = "dense"
     if solver == "dense":
@@ -330,6 +338,7 @@ class DocumentIndex:
 
     def search(self, query: Sequence[str], n: int = 5) -> list[tuple[int, float]]:
         """The ``n`` documents with the highest cosine to ``query``: ``[(doc_id, cosine)]``."""
+        n = check_whole(n, "n", "DocumentIndex.search", minimum=1)
         q = self.query_vector(query)
         sims = self.doc_vectors @ q.T
         sims = np.asarray(sims.todense() if sp.issparse(sims) else sims).ravel()

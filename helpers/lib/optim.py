@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from helpers.lib.checks import all_finite
+
 
 def _count(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
@@ -57,7 +59,8 @@ class Optimizer:
     """What every optimiser shares: checking ``step``'s lists, and the state's arrays. Taught in lesson 01, section 5.
 
     The learning rate must be a positive number and each decay rate (momentum, the running
-    averages) lie in [0, 1). ``step(params, grads)`` checks the two lists with :func:`check_parallel`, then calls the
+    averages) lie in [0, 1). ``step(params, grads)`` checks the two lists with :func:`check_parallel` and refuses
+    a gradient holding nan or inf (a step would spread it), then calls the
     subclass's ``update(params, grads)``. A stateful subclass calls :meth:`first_step` in
     ``update`` to know when to create its state; from then on every step must be given the
     very same arrays (checked by identity, in order). :meth:`reset` forgets the state.
@@ -74,7 +77,13 @@ class Optimizer:
         self.state_params: list[np.ndarray] | None = None   # the arrays the state belongs to
 
     def step(self, params, grads) -> None:
-        params, grads = check_parallel(params, grads, f"{type(self).__name__}.step")
+        where = f"{type(self).__name__}.step"
+        params, grads = check_parallel(params, grads, where)
+        for i, g in enumerate(grads):       # the gradients only: a parameter turns nan through one of them
+            if not all_finite(g):
+                raise ValueError(f"{where}: gradient {i} (shape {g.shape}) holds inf or nan; training has "
+                                 "diverged (try a smaller learning rate, or clip the gradients): a step "
+                                 "would spread the nan to every parameter it updates")
         seen = {}
         for i, p in enumerate(params):
             if id(p) in seen:
@@ -189,8 +198,26 @@ class Adam(Optimizer):
             p -= self.lr * (m / c1) / (np.sqrt(v / c2) + self.eps)
 
 
+def adam_update(p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, t: int, lr: float = 1e-3,
+                beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8):
+    """One Adam step for one parameter array, as a pure function. Taught in lesson 01, section 5.
+
+    ``p``, ``g``, ``m``, ``v``: the parameter, its gradient and the two moment estimates, all of one
+    shape; ``t``: the number of this step, from 1. Returns the new ``(p, m, v)`` (new arrays; the
+    inputs are not changed): m <- b1 m + (1-b1) g, v <- b2 v + (1-b2) g², then
+    p <- p - lr m̂ / (√v̂ + eps) with m̂ = m/(1-b1^t), v̂ = v/(1-b2^t) — the same arithmetic as
+    :class:`Adam` (and ``torch.optim.Adam``).
+    """
+    if int(t) != t or t < 1:
+        raise ValueError(f"adam_update: t is the number of the step, counted from 1; got {t!r}")
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g * g
+    m_hat, v_hat = m / (1 - beta1 ** t), v / (1 - beta2 ** t)
+    return p - lr * m_hat / (np.sqrt(v_hat) + eps), m, v
+
+
 class AdamW(Adam):
-    """Adam with decoupled weight decay (Loshchilov & Hutter 2019). Taught in lesson 01, section 6.
+    """Adam with decoupled weight decay (Loshchilov & Hutter 2019). Taught in lesson 01, section 7.
 
     theta <- theta - lr * weight_decay * theta, then the Adam step on the loss gradient alone —
     the order and the form of ``torch.optim.AdamW``. Unlike an L2 penalty added to the gradient
@@ -215,7 +242,7 @@ OPTIMIZERS = {"SGD": SGD, "Momentum": Momentum, "RMSProp": RMSProp, "Adam": Adam
 
 
 def add_weight_penalty(weights, grads, l1: float = 0.0, l2: float = 0.0) -> float:
-    """Add L1/L2 penalties on ``weights`` to the loss and their gradients to ``grads``. Taught in lesson 01, section 6.
+    """Add L1/L2 penalties on ``weights`` to the loss and their gradients to ``grads``. Taught in lesson 01, section 7.
 
     penalty = l1 * sum|w| + l2 * sum w^2; gradient l1 * sign(w) + 2 * l2 * w, added in
     place to the gradient array paired with each weight. Returns the penalty value.
@@ -248,7 +275,7 @@ def clip_global_norm(grads, max_norm: float) -> float:
         raise ValueError(f"max_norm must be positive, got {max_norm}")
     grads = array_list(grads, "clip_global_norm")
     for i, g in enumerate(grads):
-        if not np.all(np.isfinite(g)):
+        if not all_finite(g):
             raise ValueError(f"clip_global_norm: gradient {i} (shape {g.shape}) holds inf or nan; "
                              "training has diverged (try a smaller learning rate)")
     norm = float(np.sqrt(sum(float((g * g).sum()) for g in grads)))
