@@ -450,17 +450,13 @@ def _case_w2v_dimension_quality():
 
 
 def _case_glove_tuning():
-    from helpers.lessons.lesson08 import plot_tuning
-
-    def run(setting, v, curve):
-        s = {"lr": 0.2, "x_max": 10.0, "window": 10, "dim": 100, setting: v}
-        return {"settings": s, "valid_wordsim": curve, "diverged": not curve}
-    stages = [{"setting": "lr", "chosen": 0.2, "runs": [run("lr", 0.1, [0.1, 0.2]), run("lr", 0.2, [0.15, 0.3]),
-                                                         run("lr", 0.4, [])]},
-              {"setting": "x_max", "chosen": 10.0, "runs": [run("x_max", 10.0, [0.15, 0.3]), run("x_max", 3.0, [0.1])]},
-              {"setting": "window", "chosen": 10, "runs": [run("window", 5, [0.1, 0.2]), run("window", 10, [0.15, 0.3])]},
-              {"setting": "dim", "chosen": 100, "runs": [run("dim", 50, [0.1, 0.2]), run("dim", 100, [0.15, 0.3])]}]
-    return plot_tuning({"stages": stages})
+    from helpers.lessons.lesson08 import plot_glove_search
+    short = {"runs": [{"lr": 0.2, "x_max": 10.0, "epochs": 3, "valid_wordsim": [0.1, 0.2, 0.25], "diverged": False},
+                      {"lr": 0.3, "x_max": 10.0, "epochs": 3, "valid_wordsim": [], "diverged": True}]}
+    long_runs = {"runs": [{"settings": {"lr": lr, "x_max": 100.0}, "valid_wordsim": list(np.linspace(0, s, n))}
+                          for lr, s, n in ((0.05, 0.13, 50), (0.1, 0.16, 50), (0.2, 0.15, 17))]}
+    curve = {"epoch": [1, 2, 3, 4], "valid_wordsim": [0.1, 0.2, 0.3, 0.28], "valid_simlex": [0.1, 0.15, 0.2, 0.2]}
+    return plot_glove_search(short, long_runs, curve, 3)
 
 
 def _case_pmi_link():
@@ -625,7 +621,7 @@ CASES = {
     "helpers.lessons.lesson07:plot_epoch_budget": _case_w2v_epoch_budget,
     "helpers.lessons.lesson07:plot_schedule_choice": _case_w2v_schedule_choice,
     "helpers.lessons.lesson08:render_glove_weight": _case_glove_weight,
-    "helpers.lessons.lesson08:plot_tuning": _case_glove_tuning,
+    "helpers.lessons.lesson08:plot_glove_search": _case_glove_tuning,
     "helpers.lessons.lesson08:plot_weighting": lambda: __import__(
         "helpers.lessons.lesson08", fromlist=["plot_weighting"]).plot_weighting(np.array([0.5, 0.2, 3.0, 40.0])),
     "helpers.lessons.lesson08:plot_pmi_link": _case_pmi_link,

@@ -283,28 +283,34 @@ def plot_pmi_link(link: dict, name: str = "your GloVe"):
     return fig
 
 
-# ---------------------------------------------------------------- the tuning record
-STAGE_TITLES = {"lr": "learning rate", "x_max": "x_max", "window": "window (words each side)", "dim": "dimension"}
-
-
-def plot_tuning(record: dict):
-    """One panel per stage of the GloVe search (:mod:`helpers.course.glove_tuning`): the
-    validation WordSim-353 ρ after every epoch of each run, the chosen value's run in black."""
-    stages = record["stages"]
-    fig, axes = new_figure(ncols=2, nrows=(len(stages) + 1) // 2, sharey=True)
-    for k, (ax, st) in enumerate(zip(axes, stages)):
-        name = st["setting"]
-        for i, run in enumerate(sorted(st["runs"], key=lambda r: r["settings"][name])):
-            v = run["settings"][name]
-            label = f"{v:g}" + (" (chosen)" if v == st["chosen"] else "") + (": diverged" if run["diverged"] else "")
-            chosen = v == st["chosen"]
-            epochs = np.arange(1, len(run["valid_wordsim"]) + 1)
-            ax.plot(epochs, run["valid_wordsim"], color=BLACK if chosen else list(COLOURS.values())[i % 6],
-                    ls="-" if chosen else LINESTYLES[1 + i % (len(LINESTYLES) - 1)], lw=2.2 if chosen else 1.3,
-                    label=label)
-        again = " (again, at the chosen x_max)" if any(s["setting"] == name for s in stages[:k]) else ""
-        set_labels(ax, f"{k + 1} · {STAGE_TITLES.get(name, name)}{again}", "epoch", "validation WordSim-353 ρ")
-        ax.legend(loc="lower right", fontsize=7)
-    for ax in axes[len(stages):]:
-        ax.set_visible(False)
+# ---------------------------------------------------------------- the tuning records
+def plot_glove_search(short: dict, long_runs: dict, curve: dict, best_epoch: int):
+    """Two panels of validation WordSim-353 ρ against epochs. Left: the learning rates given up to
+    50 epochs at glove.c's x_max = 100 (``long_runs``: the record ``logs/wv_glove_long_runs.json``)
+    and the shipped run (``curve``: its ``metadata['curve']``, best epoch marked) in black. Right:
+    the short runs of ``short`` (``logs/wv_glove_tuning.json``: learning rate and x_max, 2-3
+    epochs; diverged runs listed in the legend). Returns the figure."""
+    fig, (ax1, ax2) = new_figure(ncols=2, sharey=True)
+    for i, run in enumerate(sorted(long_runs["runs"], key=lambda r: r["settings"]["lr"])):
+        ys = run["valid_wordsim"]
+        ax1.plot(np.arange(1, len(ys) + 1), ys, color=list(COLOURS.values())[i % 6],
+                 ls=LINESTYLES[1 + i % (len(LINESTYLES) - 1)], lw=1.3,
+                 label=f"lr {run['settings']['lr']:g}, x_max {run['settings']['x_max']:g}")
+    for ax in (ax1, ax2):
+        ax.plot(curve["epoch"], curve["valid_wordsim"], color=BLACK, lw=2.2, label="shipped: lr 0.2, x_max 10")
+    ax1.plot([best_epoch], [curve["valid_wordsim"][best_epoch - 1]], "o", color=BLACK, ms=6,
+             label=f"its best epoch ({best_epoch})")
+    set_labels(ax1, "Up to 50 epochs at glove.c's x_max = 100", "epoch", "validation WordSim-353 ρ")
+    ax1.legend(loc="lower right", fontsize=7)
+    for i, run in enumerate(short["runs"]):
+        label = f"lr {run['lr']:g}, x_max {run['x_max']:g}"
+        if run["diverged"]:
+            ax2.plot([], [], color=GREY, ls=":", label=label + ": diverged")
+            continue
+        ax2.plot(np.arange(1, len(run["valid_wordsim"]) + 1), run["valid_wordsim"],
+                 color=list(COLOURS.values())[i % 6], ls=LINESTYLES[1 + i % (len(LINESTYLES) - 1)],
+                 marker="o", ms=3, lw=1.3, label=label)
+    ax2.set_xlim(0.5, max(r["epochs"] for r in short["runs"]) + 0.5)
+    set_labels(ax2, "Short runs of learning rate and x_max", "epoch", "validation WordSim-353 ρ")
+    ax2.legend(loc="lower right", fontsize=7)
     return fig

@@ -444,9 +444,10 @@ def train_pairwise(counts, dim: int = 100, epochs: int = 10, lr: float = 0.05, x
     the steps (and the squared steps, into G) of a row's pairs are added. With
     ``batch_size=1`` this *is* the reference algorithm (a test checks it against a loop); larger
     batches only delay when a row sees its own updates. The initialisation
-    (:class:`GloVeNumpy`'s) and then each epoch's order of the pairs (``rng.permutation(P)``) come
-    from one ``np.random.default_rng(seed)``, so a NumPy loop that draws the same way visits the
-    pairs in the same order (lesson 08's live trainer does). (:func:`train_torch` and
+    (:class:`GloVeNumpy`'s, from ``np.random.default_rng(seed)``) and each epoch's order of the
+    pairs (``torch.randperm`` from ``torch.Generator().manual_seed(seed)``) are seeded, so a NumPy
+    loop that draws the same way visits the pairs in the same order (lesson 08's live trainer
+    does). (:func:`train_torch` and
     :func:`train_numpy` sum a row's gradients over the batch *before* AdaGrad divides by
     sqrt(G): with thousands of pairs of a frequent word in a batch, its first steps have length
     ≈ lr in every coordinate whatever the gradient, which is why they need lr 0.5 and jump.)
@@ -469,12 +470,13 @@ def train_pairwise(counts, dim: int = 100, epochs: int = 10, lr: float = 0.05, x
     r_all, c_all = torch.from_numpy(rows), torch.from_numpy(cols)
     logx = torch.from_numpy(np.log(x).astype(np.float32))
     f_all = torch.from_numpy(glove_weight(x, x_max, alpha).astype(np.float32))
+    gen = torch.Generator().manual_seed(seed)
     P = len(x)
     bar = progress_bar(total=epochs * P, desc="GloVe pairwise", unit="pair", unit_scale=True, disable=not progress)
     epoch_loss, t0, seen, stop = [], time.perf_counter(), 0, False
     with torch.no_grad():
         for epoch in range(1, epochs + 1):
-            order = torch.from_numpy(rng.permutation(P))       # NumPy's generator: a NumPy loop can follow it
+            order = torch.randperm(P, generator=gen)
             total = 0.0
             for s in range(0, P, batch_size):
                 idx = order[s:s + batch_size]

@@ -23,6 +23,7 @@ from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
+import torch
 
 from helpers.lib.glove import cooccurrence_entries
 
@@ -77,8 +78,9 @@ class PairwiseGloVe:
     counts: (V, V) sparse co-occurrence matrix; dim, lr, x_max, alpha, batch_size, seed: as the
     shipped model's settings. ``cell`` (:func:`glove_cell`'s signature) and ``step``
     (:func:`adagrad_glove_c`'s) are the functions the training uses — lesson 08 passes the
-    student's. The initialisation (uniform in ±0.5/D, biases too, float32) and each epoch's order
-    of the pairs come from ``np.random.default_rng(seed)`` exactly as in
+    student's. The initialisation (uniform in ±0.5/D, biases too, float32, from
+    ``np.random.default_rng(seed)``) and each epoch's order of the pairs (``torch.randperm`` from a
+    generator seeded with ``seed``: only the order is drawn with PyTorch) are exactly those of
     :func:`helpers.lib.glove.train_pairwise`.
 
     ``params`` = [W (V, D), W~ (V, D), b (V,), b~ (V,)], ``G`` their AdaGrad sums;
@@ -102,7 +104,11 @@ class PairwiseGloVe:
             return ((self.rng.random(shape) - 0.5) / dim).astype(np.float32)
         self.params = [uniform(V, dim), uniform(V, dim), uniform(V), uniform(V)]
         self.G = [np.ones_like(p) for p in self.params]                  # AdaGrad's sums start at 1
-        self.order, self.position, self.pairs_seen = self.rng.permutation(self.P), 0, 0
+        self._gen = torch.Generator().manual_seed(seed)                 # the shipped trainer's pair order
+        self.order, self.position, self.pairs_seen = self._permutation(), 0, 0
+
+    def _permutation(self) -> np.ndarray:
+        return torch.randperm(self.P, generator=self._gen).numpy()
 
     @property
     def epochs(self) -> float:
@@ -116,7 +122,7 @@ class PairwiseGloVe:
     def step(self) -> float:
         """Train on the next batch of pairs (a new epoch reshuffles); return the batch's loss per pair."""
         if self.position >= self.P:                                      # a new epoch, a new order
-            self.order, self.position = self.rng.permutation(self.P), 0
+            self.order, self.position = self._permutation(), 0
         batch = self.order[self.position:self.position + self.batch_size]
         self.position += len(batch)
         self.pairs_seen += len(batch)
