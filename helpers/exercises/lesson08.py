@@ -52,7 +52,7 @@ def _if_on_an_array(x, x_max, alpha):
 
 
 check_glove_weight = FunctionExercise(
-    "GloVe weighting f(x)", [_worked_values, _capped, _uses_arguments, _matrix], reference=glove_weight,
+    "GloVe's weighting function", [_worked_values, _capped, _uses_arguments, _matrix], reference=glove_weight,
     step="warm-up", forbidden=(glove_cell, GloVeNumpy.pair_terms),
     mistakes=[
         Mistake("not_capped", "f must be capped at 1 for x >= x_max (very frequent pairs must not dominate "

@@ -213,7 +213,7 @@ class LiveScore(LiveTraining):
         if not self.baselines:
             return text
         above = [k for k, v in self.baselines.items() if value > v]
-        text += "; " + ", ".join(f"{k} {v:.3f}" for k, v in self.baselines.items())
+        text += ";\n  " + ", ".join(f"{k} {v:.3f}" for k, v in self.baselines.items())
         return text + (f" — above {', '.join(above)}" if above else " — below every baseline")
 
     def figure(self, title: str | None = None):
