@@ -60,11 +60,13 @@ def test_ngram_bad_input():
 
 
 def test_char_ngram_checker(capsys):
-    assert check_char_ngrams(lambda w, n: char_ngrams(w, n, n))
+    assert check_char_ngrams.run_checks(lambda w, n: char_ngrams(w, n, n))                       # the guard bypassed
     assert not check_char_ngrams(lambda w, n: [w[i:i + n] for i in range(len(w) - n + 1)])     # no markers
     assert "boundary markers" in capsys.readouterr().out
-    assert not check_char_ngrams(lambda w, n: list(dict.fromkeys(char_ngrams(w, n, n))))       # drops repeats
+    assert not check_char_ngrams.run_checks(lambda w, n: list(dict.fromkeys(char_ngrams(w, n, n))))   # drops repeats
     assert "banana" in capsys.readouterr().out
+    assert not check_char_ngrams(lambda w, n: char_ngrams(w, n, n))                             # the course's own: refused
+    assert "write it yourself" in capsys.readouterr().out
 
 
 def test_sketch_gradients_with_repeats_and_unknown_words():

@@ -75,3 +75,123 @@ def test_paired_rho_difference_is_the_difference_of_the_two_rhos():
     assert d.estimate == pytest.approx(rho(W_a) - rho(W_b)) and d.low <= d.estimate <= d.high
     same = paired_rho_difference(W_a, W_a, vocab, pairs, n_boot=50)
     assert same.estimate == 0 and same.low == 0 and same.high == 0
+
+
+# ----------------------------------------------------------------------------- the NumPy trainer of the live run
+def _small_counts(seed=0, V=12):
+    rng = np.random.default_rng(seed)
+    dense = rng.poisson(3.0, (V, V)) * (rng.random((V, V)) < 0.6)
+    return sp.csr_matrix((dense + dense.T).astype(np.float64))
+
+
+def test_add_rows_sums_repeated_ids_like_np_add_at():
+    from helpers.lib.glove_numpy import add_rows
+    rng = np.random.default_rng(0)
+    ids = np.array([3, 1, 3, 0, 3, 1])
+    for values in (rng.normal(size=6).astype(np.float32), rng.normal(size=(6, 4)).astype(np.float32)):
+        target = rng.normal(size=(5,) + values.shape[1:]).astype(np.float32)
+        expected = target.copy()
+        np.add.at(expected, ids, values)
+        add_rows(target, ids, values)
+        np.testing.assert_allclose(target, expected, rtol=1e-6)
+
+
+def test_the_numpy_trainer_is_the_shipped_model_s_trainer():
+    """PairwiseGloVe (lesson 08's live run) and train_pairwise (make models NAME=wv_glove) visit the
+    pairs in the same order from the same seed and take the same steps: the same vectors, to rounding."""
+    from helpers.lib.glove import train_pairwise
+    from helpers.lib.glove_numpy import PairwiseGloVe
+    counts = _small_counts()
+    for batch in (1, 7):
+        mine = PairwiseGloVe(counts, dim=4, lr=0.1, x_max=5.0, batch_size=batch, seed=2)
+        steps_per_epoch = -(-mine.P // batch)
+        losses = [mine.step() for _ in range(2 * steps_per_epoch)]
+        ref = train_pairwise(counts, dim=4, epochs=2, lr=0.1, x_max=5.0, batch_size=batch, seed=2, progress=False)
+        np.testing.assert_allclose(mine.vectors(), ref.W + ref.W_tilde, rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(mine.params[2], ref.b, rtol=1e-4, atol=1e-6)
+        assert mine.epochs == pytest.approx(2.0)
+        assert np.mean(losses[steps_per_epoch:]) < np.mean(losses[:steps_per_epoch])      # it learns
+
+
+def test_the_numpy_trainer_uses_the_functions_it_is_given():
+    from helpers.lib.glove_numpy import PairwiseGloVe, adagrad_glove_c, glove_cell
+    calls = {"cell": 0, "step": 0}
+
+    def cell(*a):
+        calls["cell"] += 1
+        return glove_cell(*a)
+
+    def step(*a):
+        calls["step"] += 1
+        return adagrad_glove_c(*a)
+    m = PairwiseGloVe(_small_counts(), dim=3, batch_size=5, cell=cell, step=step)
+    m.step()
+    assert calls == {"cell": 1, "step": 4}                  # one cell per batch, one step per parameter
+    with pytest.raises(ValueError, match="lr"):
+        PairwiseGloVe(_small_counts(), lr=0.0)
+
+
+# ----------------------------------------------------------------------------- the PMI link
+def test_pmi_link_is_exact_for_a_model_that_fits_the_decomposition():
+    """A model whose biases are log X_i, log X_j - log X and whose dot products are PMI exactly gets r = 1."""
+    from helpers.lessons.lesson08 import pmi_link
+    counts = _small_counts(1, V=10).toarray()
+    np.fill_diagonal(counts, 0)
+    counts = sp.csr_matrix(counts)
+    rs = np.asarray(counts.sum(axis=1)).ravel()
+    total = rs.sum()
+    dense = counts.toarray()
+    pmi = np.where(dense > 0, np.log(np.where(dense > 0, dense, 1) * total / np.outer(rs, rs)), 0.0)
+    U, S, Vt = np.linalg.svd(pmi)                             # an exact factorisation W W~ᵀ = PMI
+    W, Wt = U * S, Vt.T
+    link = pmi_link([W, Wt, np.log(rs), np.log(rs) - np.log(total)], counts, min_count=1.0)
+    assert link["bias_r"] == pytest.approx(1.0) and link["dot_r"] == pytest.approx(1.0)
+    assert link["n_pairs"] == counts.nnz
+
+
+# ----------------------------------------------------------------------------- checkers
+def test_the_n_gram_length_checker_measures_for_itself_and_names_a_bad_context(capsys):
+    """Before: `check_best_ngram_length(3, fasttext=ft, words=[])` raised a traceback and the checker
+    could not measure without the student's context."""
+    from helpers.exercises.lesson08 import (
+        _example_fasttext,
+        check_best_ngram_length,
+        single_length_hits,
+    )
+    ft, words = _example_fasttext()
+    hits = single_length_hits()
+    assert set(hits) == {3, 4, 5, 6} and max(hits, key=hits.get) == 3
+    assert check_best_ngram_length(3)                                  # no context: the example model
+    r = check_best_ngram_length(3, fasttext=ft, words=[])
+    assert r.status == "failed" and "non-empty list of words" in r.message
+    r = check_best_ngram_length(3, fasttext="ft", words=words)
+    assert r.status == "failed" and "FastTextVectors" in r.message
+    assert not check_best_ngram_length(6, fasttext=ft, words=words)
+    capsys.readouterr()
+
+
+def test_the_adagrad_checker_tells_the_two_orders_apart(capsys):
+    from helpers.exercises.lesson08 import check_adagrad_step
+    torch_order = lambda p, g, G, lr: (p - lr * g / np.sqrt(G + g * g), G + g * g)      # noqa: E731
+    r = check_adagrad_step(torch_order)
+    assert r.status == "failed" and r.mistake == "torch_order"
+    capsys.readouterr()
+
+
+# ----------------------------------------------------------------------------- the records the lesson reads
+def test_the_shipped_fasttext_s_buckets_and_schedule_verdicts():
+    """What lesson 08's fastText note says of data/models/logs/wv_budget.json."""
+    from helpers.course.word2vec_budget import chosen_schedule, load_budget
+    from helpers.course.word_vector_models import SETTINGS
+    budget = load_budget()
+    runs = [r for r in budget["runs"] if r["model"] == "wv_gensim_fasttext"]
+    verdicts = {}
+    for r in runs:
+        if r["vs_20"] is not None:
+            d, lo, hi = r["vs_20"]
+            verdicts[r["change"]["max_epochs"], r["change"].get("buckets", 20_000)] = \
+                "tie" if lo <= 0 <= hi else ("better" if lo > 0 else "worse")
+    assert verdicts[20, 5_000] == "worse" and verdicts[20, 100_000] == "tie"
+    assert all(verdicts[e, 20_000] == "tie" for e in (30, 40, 60))
+    assert all(r["best_epoch"] == r["change"]["max_epochs"] for r in runs)      # best at the last epoch
+    assert SETTINGS["wv_gensim_fasttext"]["max_epochs"] == chosen_schedule(budget["runs"], "wv_gensim_fasttext")

@@ -450,24 +450,36 @@ def _case_w2v_dimension_quality():
     return plot_dimension_quality(grid)[0]
 
 
-def _case_glove_validation():
-    from helpers.lessons.lesson08 import plot_glove_validation
-    runs = [{"lr": 0.2, "x_max": 10.0, "epochs": 3, "valid_wordsim": [0.1, 0.2, 0.25], "diverged": False},
-            {"lr": 0.3, "x_max": 10.0, "epochs": 3, "valid_wordsim": [], "diverged": True}]
+def _case_glove_tuning():
+    from helpers.lessons.lesson08 import plot_glove_search
+    short = {"runs": [{"lr": 0.2, "x_max": 10.0, "epochs": 3, "valid_wordsim": [0.1, 0.2, 0.25], "diverged": False},
+                      {"lr": 0.3, "x_max": 10.0, "epochs": 3, "valid_wordsim": [], "diverged": True}]}
+    long_runs = {"runs": [{"settings": {"lr": lr, "x_max": 100.0}, "valid_wordsim": list(np.linspace(0, s, n))}
+                          for lr, s, n in ((0.05, 0.13, 50), (0.1, 0.16, 50), (0.2, 0.15, 17))]}
     curve = {"epoch": [1, 2, 3, 4], "valid_wordsim": [0.1, 0.2, 0.3, 0.28], "valid_simlex": [0.1, 0.15, 0.2, 0.2]}
-    return plot_glove_validation({"runs": runs}, curve, 3)
+    return plot_glove_search(short, long_runs, curve, 3)
+
+
+def _case_pmi_link():
+    from helpers.lessons.lesson08 import plot_pmi_link
+    rng = np.random.default_rng(0)
+    x = rng.normal(5, 2, 300)
+    p = rng.normal(0, 1, 400)
+    return plot_pmi_link({"log_x_i": x, "b": x + rng.normal(0, 1, 300), "pmi": p, "dot": p + rng.normal(0, 1, 400),
+                          "bias_r": 0.9, "dot_r": 0.7})
 
 
 def _case_live_glove():
-    import scipy.sparse as sp
+    from helpers.lessons.lesson08 import LiveScore
+    state = {"t": 0}
 
-    from helpers.lessons.lesson08 import render_live_glove
-    rng = np.random.default_rng(0)
-    counts = sp.csr_matrix(rng.poisson(1.0, (30, 30)).astype(float))
-    settings = dict(dim=4, lr=0.05, x_max=10.0, alpha=0.75, batch_size=16, seed=0)
-    curve = {"epoch": [1, 2], "valid_wordsim": [0.1, 0.2]}
-    return render_live_glove(0.3, counts=counts, score=lambda v: float(np.abs(v).mean()), settings=settings,
-                             shipped_curve=curve)
+    def step():
+        state["t"] += 1
+        return 1.0 / state["t"]
+    run = LiveScore(step, lambda: 0.3 - 0.3 / (1 + state["t"]), eval_every=5,
+                    baselines={"raw co-occurrence rows": 0.15, "PPMI rows (lesson 06)": 0.35})
+    run.train(20, progress=False)
+    return run.figure()
 
 
 def _case_glove_weight():
@@ -623,8 +635,11 @@ CASES = {
     "helpers.lessons.lesson07:plot_epoch_budget": _case_w2v_epoch_budget,
     "helpers.lessons.lesson07:plot_schedule_choice": _case_w2v_schedule_choice,
     "helpers.lessons.lesson08:render_glove_weight": _case_glove_weight,
-    "helpers.lessons.lesson08:plot_glove_validation": _case_glove_validation,
-    "helpers.lessons.lesson08:render_live_glove": _case_live_glove,
+    "helpers.lessons.lesson08:plot_glove_search": _case_glove_tuning,
+    "helpers.lessons.lesson08:plot_weighting": lambda: __import__(
+        "helpers.lessons.lesson08", fromlist=["plot_weighting"]).plot_weighting(np.array([0.5, 0.2, 3.0, 40.0])),
+    "helpers.lessons.lesson08:plot_pmi_link": _case_pmi_link,
+    "helpers.lessons.lesson08:LiveScore.figure": _case_live_glove,
     "helpers.lessons.lesson09:make_projection_render.render": _case_projection,
     "helpers.lessons.lesson09:plot_norm_vs_count": _case_norm_vs_count,
     "helpers.lessons.lesson09:scaling_render": _case_scaling_by_size,

@@ -29,6 +29,9 @@ EPOCHS = 3
 GRID = [dict(lr=0.05, x_max=100.0), dict(lr=0.2, x_max=100.0), dict(lr=0.2, x_max=25.0, epochs=2),
         dict(lr=0.2, x_max=10.0), dict(lr=0.2, x_max=5.0, epochs=2), dict(lr=0.3, x_max=10.0)]
 FILE = "logs/wv_glove_tuning.json"
+# three learning rates given up to 50 epochs at glove.c's x_max 100 (early stopping, patience 8): the
+# record says how they were run; lesson 08 plots them beside the shipped run
+LONG_FILE = "logs/wv_glove_long_runs.json"
 
 
 def tuning_run(lr: float, x_max: float, epochs: int = EPOCHS, counts=None) -> dict:
@@ -59,6 +62,13 @@ def tuning_run(lr: float, x_max: float, epochs: int = EPOCHS, counts=None) -> di
 def load_tuning() -> dict:
     """The record written by :func:`main` (``data/models/logs/wv_glove_tuning.json``)."""
     return json.loads((model_dir() / FILE).read_text(encoding="utf-8"))
+
+
+def load_long_runs() -> dict:
+    """The record of the 50-epoch learning-rate runs (``data/models/logs/wv_glove_long_runs.json``):
+    {'what', 'command', 'fixed', 'runs': [{'settings', 'valid_wordsim' (per epoch), 'valid_simlex',
+    'train_loss', 'best_epoch', 'best_valid_wordsim', 'epochs_run', 'stopped_by', 'cpu_seconds'}]}."""
+    return json.loads((model_dir() / LONG_FILE).read_text(encoding="utf-8"))
 
 
 def main() -> None:

@@ -374,9 +374,14 @@ def train_glove_vectors(settings: dict, log: RunLog, max_steps: int | None = Non
     curve = {"epoch": [], "valid_wordsim": [], "valid_simlex": [], "train_loss": []}
     epochs = s["max_epochs"] if max_steps is None else min(max_steps, s["max_epochs"])
     t0 = time.perf_counter()
+    diverged = []
 
     def epoch_end(epoch, vectors, loss):
         log.step(float(loss))
+        if not (np.isfinite(loss) and np.isfinite(vectors).all()):      # a learning rate too large
+            diverged.append(epoch)
+            log.event("diverged", epoch=epoch)
+            return True
         v = evaluate_vectors(vectors, corpus.vocab, "validation", analogies=False)
         stop = stopper.update(v["wordsim"], epoch, snapshot=lambda: vectors.copy())
         for k, x in (("epoch", epoch), ("valid_wordsim", v["wordsim"]), ("valid_simlex", v["simlex"]),
@@ -394,13 +399,16 @@ def train_glove_vectors(settings: dict, log: RunLog, max_steps: int | None = Non
                        batch_size=s["batch_size"], seed=s["seed"], progress=False,
                        epoch_end=epoch_end)
     epochs_run = len(g.epoch_loss)
-    reason = (f"max_steps={max_steps}" if max_steps is not None else
+    if diverged and max_steps is None:
+        raise FloatingPointError(f"GloVe diverged in epoch {diverged[0]} (lr {s['lr']}): its vectors are not finite")
+    reason = (f"diverged in epoch {diverged[0]}" if diverged else f"max_steps={max_steps}" if max_steps is not None else
               f"early stopping: {stopper.summary()}" if stopper.stopped else f"the limit of {s['max_epochs']} epochs")
     log.event("stop", reason=reason, steps=epochs_run, best_step=stopper.best_step)
     best = stopper.best_state
     arrays = {"W": best, **vocab_to_arrays(corpus.vocab), **{f"curve/{k}": np.asarray(x) for k, x in curve.items()}}
     meta = {"settings": dict(s), "stopped_by": reason, "best_epoch": stopper.best_step, "epochs_run": epochs_run,
             "vectors": "W + W~ (the paper's choice) of the best epoch", "pairs": int(counts.nnz),
+            "diverged": bool(diverged),
             "data": f"course corpus: {len(corpus.sentences):,} sentences, {corpus.n_raw_tokens:,} tokens, "
                     f"{len(corpus.vocab):,} words (min_count {s['min_count']}); {counts.nnz:,} co-occurring pairs "
                     f"within ±{s['window']} words"}

@@ -1,25 +1,29 @@
-"""Lesson 08 (GloVe and fastText): neighbours of unseen and misspelled words, and the
+"""Lesson 08 (GloVe and fastText): the live run's display, its baselines and the PMI link
+measured on it, the tuning record's figure, neighbours of unseen and misspelled words, and the
 explorers' render functions."""
 from __future__ import annotations
 
 from typing import Sequence
 
 import numpy as np
-import torch
-from scipy.stats import spearmanr
+import scipy.sparse as sp
+from scipy.stats import pearsonr, spearmanr
 
-from helpers.course.benchmarks import evaluate_vectors
+from helpers.course.benchmarks import benchmark_halves, evaluate_vectors
+from helpers.infra.live_training import LiveTraining
 from helpers.infra.plotting import (
+    BLACK,
     COLOURS,
     GREY,
     GREY_DARK,
-    MARKERS,
+    LINESTYLES,
     log_axis,
     new_figure,
     set_labels,
 )
+from helpers.lib.counting import ppmi
 from helpers.lib.fasttext import FastTextVectors
-from helpers.lib.glove import glove_weight, train_pairwise
+from helpers.lib.glove import glove_weight
 from helpers.lib.metrics import bootstrap_interval, nearest_neighbours, vocab_maps
 
 
@@ -39,6 +43,21 @@ def oov_neighbours(words: Sequence[str], fasttext: FastTextVectors, vectors: np.
                     "fasttext": fasttext.neighbours(w, k),
                     "other": nearest_neighbours(vectors, vocab, w, k=k) if w in stoi else None})
     return out
+
+
+# ---------------------------------------------------------------- GloVe's weighting
+def plot_weighting(counts: np.ndarray):
+    """GloVe's f(x) for x_max = 100 and 10 (α = 0.75) against the count x on a log axis, with the
+    share of ``counts`` (the non-zero X_ij) below 1 marked. Returns the figure."""
+    x = np.logspace(-2, 3, 400)
+    fig, ax = new_figure()
+    for x_max, ls in ((100, "-"), (10, "--")):
+        ax.plot(x, glove_weight(x, x_max, 0.75), ls, label=f"x_max = {x_max}, α = 0.75")
+    ax.axvline(1, color=GREY, ls=":", lw=1, label=f"x = 1: {np.mean(np.asarray(counts) < 1):.0%} of the counts are below")
+    log_axis(ax, "x")
+    set_labels(ax, "GloVe's weighting f(x)", "co-occurrence count x (log scale)", "weight f(x)")
+    ax.legend(loc="upper left")
+    return fig
 
 
 # ---------------------------------------------------------------- explorer: GloVe's weighting
@@ -116,7 +135,9 @@ def coverage_correlations(fasttext: FastTextVectors, pairs: Sequence[tuple[str, 
     word-level model can score), each with a 95 % bootstrap interval over the pairs.
 
     Returns {'all': Interval, 'in_vocab': Interval, 'oov_only': Interval over the pairs with an
-    unseen word (None when fewer than 3), 'n_all', 'n_in_vocab', 'n_oov'}."""
+    unseen word (None when fewer than 3), 'all_minus_in_vocab': the paired difference ρ(all) −
+    ρ(in-vocabulary pairs), both computed on each resample of the pairs, 'n_all', 'n_in_vocab',
+    'n_oov'}."""
     a = fasttext.vectors_for([p[0] for p in pairs])
     b = fasttext.vectors_for([p[1] for p in pairs])
     cos = np.einsum("nd,nd->n", a, b) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
@@ -126,8 +147,13 @@ def coverage_correlations(fasttext: FastTextVectors, pairs: Sequence[tuple[str, 
     def rho(x, y):
         return float(spearmanr(x, y).statistic) if np.ptp(x) > 0 and np.ptp(y) > 0 else float("nan")
 
+    def rho_gap(x, y, k):
+        k = k.astype(bool)
+        return rho(x, y) - rho(x[k], y[k])
+
     out = {"all": bootstrap_interval(rho, cos, gold, n_boot=n_boot, seed=seed),
            "in_vocab": bootstrap_interval(rho, cos[known], gold[known], n_boot=n_boot, seed=seed),
+           "all_minus_in_vocab": bootstrap_interval(rho_gap, cos, gold, known.astype(float), n_boot=n_boot, seed=seed),
            "n_all": len(pairs), "n_in_vocab": int(known.sum())}
     oov = ~known
     out["oov_only"] = bootstrap_interval(rho, cos[oov], gold[oov], n_boot=n_boot, seed=seed) if oov.sum() >= 3 else None
@@ -135,66 +161,156 @@ def coverage_correlations(fasttext: FastTextVectors, pairs: Sequence[tuple[str, 
     return out
 
 
-# ---------------------------------------------------------------- GloVe's validation curves
-def plot_glove_validation(tuning: dict, curve: dict, best_epoch: int):
-    """Static figure: left, the short tuning runs (validation WordSim-353 per epoch, one line per
-    learning rate and x_max; diverged runs listed in the legend); right, the shipped run's
-    validation WordSim-353 and SimLex-999 per epoch with its best (kept) epoch marked.
-    ``tuning``: the record of :mod:`helpers.course.glove_tuning`; ``curve``: the shipped model's
-    ``metadata['curve']``. Returns the figure."""
-    fig, (ax1, ax2) = new_figure(ncols=2)
-    for i, run in enumerate(tuning["runs"]):
-        label = f"lr {run['lr']:g}, x_max {run['x_max']:g}"
-        if run["diverged"]:
-            ax1.plot([], [], color=GREY, ls=":", label=label + ": diverged")
-            continue
-        epochs = np.arange(1, len(run["valid_wordsim"]) + 1)
-        ax1.plot(epochs, run["valid_wordsim"], marker=MARKERS[i % len(MARKERS)], label=label)
-    ax1.set_xticks(np.arange(1, max(r["epochs"] for r in tuning["runs"]) + 1))
-    set_labels(ax1, "Short tuning runs (validation half)", "epoch", "validation WordSim-353 ρ")
-    ax1.legend(fontsize=7)
-    ax2.plot(curve["epoch"], curve["valid_wordsim"], "-o", ms=3, color=COLOURS["blue"], label="WordSim-353")
-    ax2.plot(curve["epoch"], curve["valid_simlex"], "--s", ms=3, color=COLOURS["orange"], label="SimLex-999")
-    ax2.axvline(best_epoch, color=GREY_DARK, ls=":", lw=1, label=f"kept: epoch {best_epoch}")
-    set_labels(ax2, "The shipped run (validation half)", "epoch", "validation Spearman ρ")
-    ax2.legend()
-    return fig
-
-
+# ---------------------------------------------------------------- the live run
 def validation_wordsim(vocab):
-    """``score(vectors) -> float``: WordSim-353 ρ on the validation half (the shipped run's curve)."""
+    """``score(vectors) -> float``: WordSim-353 ρ on the validation half (what the shipped run's
+    early stopping watches)."""
     return lambda vectors: evaluate_vectors(vectors, vocab, "validation", analogies=False)["wordsim"]
 
 
-def render_live_glove(epochs: float = 0.2, *, counts, score, settings: dict, shipped_curve: dict):
-    """Explorer: train GloVe from scratch with the shipped settings (same seed, so the same pair
-    order as the shipped run) for ``epochs`` epochs (fractions allowed), scoring W + W~ with
-    ``score(vectors) -> float`` (:func:`validation_wordsim`: the shipped curve's evaluation) every
-    tenth of an epoch, drawn over the shipped run's curve. Returns (figure, summary)."""
-    P = counts.nnz
-    target = max(1, int(round(epochs * P)))
-    live = {"epoch": [], "wordsim": []}
+def _sparse_rows_rho(M, vocab, pairs) -> float:
+    """Spearman ρ of the cosines between rows of a sparse (V, V) matrix with the human scores
+    of ``pairs`` whose two words are in ``vocab``."""
+    stoi, _ = vocab_maps(vocab)
+    M = sp.csr_matrix(M)
+    norms = np.sqrt(np.asarray(M.multiply(M).sum(axis=1)).ravel())
+    cos, gold = [], []
+    for a, b, score in pairs:
+        if a in stoi and b in stoi:
+            i, j = stoi[a], stoi[b]
+            cos.append(float(M[i].multiply(M[j]).sum()) / max(norms[i] * norms[j], 1e-12))
+            gold.append(score)
+    return float(spearmanr(cos, gold).statistic)
 
-    def checkpoint(seen, vectors):
-        live["epoch"].append(seen / P)
-        live["wordsim"].append(score(vectors))
-        return seen >= target
 
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        train_pairwise(counts, dim=settings["dim"], epochs=int(np.ceil(epochs)) or 1, lr=settings["lr"],
-                       x_max=settings["x_max"], alpha=settings["alpha"], batch_size=settings["batch_size"],
-                       seed=settings["seed"], progress=False, checkpoint=checkpoint,
-                       checkpoint_every=max(1, P // 10))
-    finally:
-        torch.set_num_threads(before)
-    fig, ax = new_figure()
-    ax.plot(shipped_curve["epoch"], shipped_curve["valid_wordsim"], "o-", ms=3, color=GREY_DARK,
-            label="shipped run (make models NAME=wv_glove)")
-    ax.plot(live["epoch"], live["wordsim"], "s--", color=COLOURS["vermillion"], label=f"live run, {epochs:g} epochs")
-    set_labels(ax, "GloVe from scratch: validation WordSim-353 (validation half)", "epoch", "Spearman ρ")
-    ax.legend()
-    return fig, (f"live run: validation WordSim-353 ρ {live['wordsim'][-1]:.3f} after {live['epoch'][-1]:.2f} "
-                 f"epochs (the shipped run: {shipped_curve['valid_wordsim'][0]:.3f} after 1 epoch, "
-                 f"{max(shipped_curve['valid_wordsim']):.3f} at its best)")
+def count_baselines(counts, vocab, half: str = "validation") -> dict[str, float]:
+    """WordSim-353 ρ on one half of the benchmarks of two vectors that need no training: the rows
+    of the co-occurrence matrix itself ('raw counts', 15,824 numbers per word) and its PPMI
+    (lesson 06: context distribution smoothed with α = 0.75)."""
+    pairs = benchmark_halves()[half].wordsim
+    return {"raw co-occurrence rows": _sparse_rows_rho(counts, vocab, pairs),
+            "PPMI rows (lesson 06)": _sparse_rows_rho(ppmi(counts), vocab, pairs)}
+
+
+class LiveScore(LiveTraining):
+    """:class:`helpers.infra.live_training.LiveTraining` for a score that *rises* (a validation ρ):
+    ``evaluate()`` returns the score, recorded where LiveTraining records its held-out loss; the
+    figure shows the training loss per pair (left) and the score with the baselines (right)."""
+
+    def __init__(self, step, evaluate, eval_every: int, baselines: dict[str, float] | None = None,
+                 name: str = "your GloVe", score: str = "validation WordSim-353 ρ",
+                 reference: tuple[str, list, list] | None = None):
+        super().__init__(step, evaluate, eval_every, baselines, name, unit="")
+        self.score = score
+        self.reference = reference        # (label, steps, scores): another run's points, drawn as markers
+
+    def summary(self) -> str:
+        """One line: steps, epochs, CPU time, the score, and the baselines it is above."""
+        if not self.curve.step:
+            return f"{self.name}: not trained yet"
+        value = self.curve.heldout_loss[-1]
+        text = f"{self.name} after {self.steps:,} steps ({self.cpu_seconds:.0f} CPU-s): {self.score} {value:.3f}"
+        if not self.baselines:
+            return text
+        above = [k for k, v in self.baselines.items() if value > v]
+        text += ";\n  " + ", ".join(f"{k} {v:.3f}" for k, v in self.baselines.items())
+        return text + (f" — above {', '.join(above)}" if above else " — below every baseline")
+
+    def figure(self, title: str | None = None):
+        """Training loss per pair against steps (left); the score against steps, baselines as grey lines (right)."""
+        fig, (ax1, ax2) = new_figure(ncols=2)
+        c = self.curve
+        if len(c.step) > 1:
+            ax1.plot(c.step[1:], c.train_loss[1:], color=COLOURS["blue"], marker="o", ms=3)
+        set_labels(ax1, "Training loss", "training step (1,024 pairs)", "loss per pair, Σ f e² / pairs")
+        ax2.plot(c.step, c.heldout_loss, color=COLOURS["blue"], marker="o", ms=3, label=self.name)
+        if self.reference is not None and c.step:
+            label, xs, ys = self.reference
+            shown = [(x, y) for x, y in zip(xs, ys, strict=True) if x <= max(c.step) * 1.02]
+            if shown:
+                ax2.plot(*zip(*shown), ls="none", marker="D", ms=7, mfc="none", mec=COLOURS["vermillion"], mew=1.5,
+                         label=label)
+        for i, (name, v) in enumerate(self.baselines.items()):
+            ax2.axhline(v, color=GREY_DARK if i % 2 else BLACK, ls=LINESTYLES[1 + i % 3], lw=1.2, label=name)
+        set_labels(ax2, title or f"What {self.name} learns", "training step (1,024 pairs)", self.score)
+        ax2.legend(loc="lower right", fontsize=8)
+        return fig
+
+
+# ---------------------------------------------------------------- the PMI link
+def pmi_link(params, counts, min_count: float = 20.0, n_pairs: int = 20_000, frequent: float = 1000.0,
+             seed: int = 0) -> dict:
+    """How far a GloVe model's parts follow the PMI decomposition
+    log X_ij = PMI(i, j) + log X_i + log X_j − log X.
+
+    ``params`` = [W, W~, b, b~] of a model trained on ``counts`` (V, V, symmetric). Returns
+    {'bias_r': Pearson r of b_i with log X_i (over the words that occur), 'bias_tilde_r': the same
+    for b~_j, 'bias_r_frequent' and 'n_frequent': b_i's r over the words with X_i > ``frequent``,
+    'dot_r': Pearson r of w_i·w~_j with PMI(i, j) (natural log) over a random sample of ``n_pairs``
+    co-occurring pairs with X_ij >= ``min_count``, 'log_x_i', 'b', 'dot', 'pmi' (the sampled
+    values, for the figure)}."""
+    W, Wt, b, bt = params
+    X = sp.coo_matrix(counts)
+    row_sums = np.asarray(sp.csr_matrix(counts).sum(axis=1)).ravel()
+    total = row_sums.sum()
+    seen = row_sums > 0
+    log_xi = np.log(row_sums[seen])
+    keep = X.data >= min_count
+    rows, cols, x = X.row[keep], X.col[keep], X.data[keep]
+    pick = np.random.default_rng(seed).choice(len(x), size=min(n_pairs, len(x)), replace=False)
+    rows, cols, x = rows[pick], cols[pick], x[pick]
+    pmi = np.log(x) + np.log(total) - np.log(row_sums[rows]) - np.log(row_sums[cols])
+    dot = np.einsum("pd,pd->p", W[rows].astype(np.float64), Wt[cols].astype(np.float64))
+    often = row_sums > frequent
+    return {"bias_r": float(pearsonr(b[seen], log_xi).statistic),
+            "bias_slope": float(np.polyfit(log_xi, np.asarray(b[seen], dtype=np.float64), 1)[0]),
+            "bias_r_frequent": float(pearsonr(b[often], np.log(row_sums[often])).statistic) if often.sum() > 2
+            else float("nan"), "n_frequent": int(often.sum()),
+            "bias_tilde_r": float(pearsonr(bt[seen], log_xi).statistic),
+            "dot_r": float(pearsonr(dot, pmi).statistic), "n_pairs": int(len(x)), "min_count": min_count,
+            "log_x_i": log_xi, "b": np.asarray(b[seen], dtype=np.float64), "dot": dot, "pmi": pmi}
+
+
+def plot_pmi_link(link: dict, name: str = "your GloVe"):
+    """Two scatter panels from :func:`pmi_link`: b_i against log X_i, and w_i·w~_j against PMI(i, j)."""
+    fig, (ax1, ax2) = new_figure(ncols=2)
+    ax1.plot(link["log_x_i"], link["b"], ".", ms=1.5, color=COLOURS["blue"], alpha=0.4)
+    set_labels(ax1, f"{name}: the biases took $\\log X_i$ (r = {link['bias_r']:.2f})",
+               "$\\log X_i$ (a word's total count)", "bias $b_i$")
+    ax2.plot(link["pmi"], link["dot"], ".", ms=1.5, color=COLOURS["orange"], alpha=0.3)
+    set_labels(ax2, f"…and the dot products follow PMI (r = {link['dot_r']:.2f})", "PMI(i, j) (natural log)",
+               "$w_i^\\top \\tilde{w}_j$")
+    return fig
+
+
+# ---------------------------------------------------------------- the tuning records
+def plot_glove_search(short: dict, long_runs: dict, curve: dict, best_epoch: int):
+    """Two panels of validation WordSim-353 ρ against epochs. Left: the learning rates given up to
+    50 epochs at glove.c's x_max = 100 (``long_runs``: the record ``logs/wv_glove_long_runs.json``)
+    and the shipped run (``curve``: its ``metadata['curve']``, best epoch marked) in black. Right:
+    the short runs of ``short`` (``logs/wv_glove_tuning.json``: learning rate and x_max, 2-3
+    epochs; diverged runs listed in the legend). Returns the figure."""
+    fig, (ax1, ax2) = new_figure(ncols=2, sharey=True)
+    for i, run in enumerate(sorted(long_runs["runs"], key=lambda r: r["settings"]["lr"])):
+        ys = run["valid_wordsim"]
+        ax1.plot(np.arange(1, len(ys) + 1), ys, color=list(COLOURS.values())[i % 6],
+                 ls=LINESTYLES[1 + i % (len(LINESTYLES) - 1)], lw=1.3,
+                 label=f"lr {run['settings']['lr']:g}, x_max {run['settings']['x_max']:g}")
+    for ax in (ax1, ax2):
+        ax.plot(curve["epoch"], curve["valid_wordsim"], color=BLACK, lw=2.2, label="shipped: lr 0.2, x_max 10")
+    ax1.plot([best_epoch], [curve["valid_wordsim"][best_epoch - 1]], "o", color=BLACK, ms=6,
+             label=f"its best epoch ({best_epoch})")
+    set_labels(ax1, "Up to 50 epochs at glove.c's x_max = 100", "epoch", "validation WordSim-353 ρ")
+    ax1.legend(loc="lower right", fontsize=7)
+    for i, run in enumerate(short["runs"]):
+        label = f"lr {run['lr']:g}, x_max {run['x_max']:g}"
+        if run["diverged"]:
+            ax2.plot([], [], color=GREY, ls=":", label=label + ": diverged")
+            continue
+        ax2.plot(np.arange(1, len(run["valid_wordsim"]) + 1), run["valid_wordsim"],
+                 color=list(COLOURS.values())[i % 6], ls=LINESTYLES[1 + i % (len(LINESTYLES) - 1)],
+                 marker="o", ms=3, lw=1.3, label=label)
+    ax2.set_xlim(0.5, max(r["epochs"] for r in short["runs"]) + 0.5)
+    set_labels(ax2, "Short runs of learning rate and x_max", "epoch", "validation WordSim-353 ρ")
+    ax2.legend(loc="lower right", fontsize=7)
+    return fig

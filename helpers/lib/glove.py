@@ -48,7 +48,7 @@ from helpers.lib.layers import Layer
 from helpers.lib.text import Vocab
 
 __all__ = ["glove_weight", "glove_cooccurrence", "cooccurrence_entries", "GloVeNumpy", "GloVeVectors",
-           "train_numpy", "train_torch", "GloVeTorch", "train_pairwise"]
+           "train_numpy", "train_torch", "GloVeTorch", "pairwise_step_torch", "train_pairwise"]
 
 
 # ---------------------------------------------------------------- weighting and data
@@ -413,6 +413,25 @@ def train_torch(counts, dim: int = 100, epochs: int = 10, lr: float = 0.5, x_max
 
 
 # ---------------------------------------------------------------- AdaGrad pair by pair (the reference)
+def pairwise_step_torch(params, G, r, c, log_x, f, lr: float) -> float:
+    """One batch of :func:`train_pairwise`, in place: every pair (r[p], c[p]) takes glove.c's AdaGrad
+    step from the parameters and sums at the batch's start; a row's steps (and squared steps) add.
+    Taught in lesson 08, section 4.
+
+    params = (W, W~, b, b~) and G (their AdaGrad sums) are float32 tensors; r, c (m,) int64 ids;
+    log_x, f (m,) float32 log counts and weights. Returns the batch's Σ f e² (a float)."""
+    W, Wt, b, bt = params
+    wr, wc = W[r], Wt[c]
+    e = (wr * wc).sum(1) + b[r] + bt[c] - log_x
+    fdiff = lr * f * e                                               # (m,): glove.c's lr·f·e
+    for param, acc, ids, step in ((W, G[0], r, fdiff[:, None] * wc), (Wt, G[1], c, fdiff[:, None] * wr),
+                                  (b, G[2], r, fdiff), (bt, G[3], c, fdiff)):
+        scaled = step / torch.sqrt(acc[ids])                         # each pair: its own AdaGrad step
+        param.index_add_(0, ids, -scaled)
+        acc.index_add_(0, ids, step * step)
+    return float((f * e * e).sum())
+
+
 def train_pairwise(counts, dim: int = 100, epochs: int = 10, lr: float = 0.05, x_max: float = 100.0,
                    alpha: float = 0.75, batch_size: int = 4096, seed: int = 0, vocab=None, progress: bool = True,
                    epoch_end=None, checkpoint=None, checkpoint_every: int = 0) -> GloVeVectors:
@@ -424,7 +443,11 @@ def train_pairwise(counts, dim: int = 100, epochs: int = 10, lr: float = 0.05, x
     exactly that step, computed from the parameters and accumulators at the start of the batch;
     the steps (and the squared steps, into G) of a row's pairs are added. With
     ``batch_size=1`` this *is* the reference algorithm (a test checks it against a loop); larger
-    batches only delay when a row sees its own updates. (:func:`train_torch` and
+    batches only delay when a row sees its own updates. The initialisation
+    (:class:`GloVeNumpy`'s, from ``np.random.default_rng(seed)``) and each epoch's order of the
+    pairs (``torch.randperm`` from ``torch.Generator().manual_seed(seed)``) are seeded, so a NumPy
+    loop that draws the same way visits the pairs in the same order (lesson 08's live trainer
+    does). (:func:`train_torch` and
     :func:`train_numpy` sum a row's gradients over the batch *before* AdaGrad divides by
     sqrt(G): with thousands of pairs of a frequent word in a batch, its first steps have length
     ≈ lr in every coordinate whatever the gradient, which is why they need lr 0.5 and jump.)
@@ -457,17 +480,7 @@ def train_pairwise(counts, dim: int = 100, epochs: int = 10, lr: float = 0.05, x
             total = 0.0
             for s in range(0, P, batch_size):
                 idx = order[s:s + batch_size]
-                r, c = r_all[idx], c_all[idx]
-                wr, wc = W[r], Wt[c]
-                e = (wr * wc).sum(1) + b[r] + bt[c] - logx[idx]
-                f = f_all[idx]
-                total += float((f * e * e).sum())
-                fdiff = lr * f * e                                       # (m,)
-                for param, acc, ids, step in ((W, G[0], r, fdiff[:, None] * wc), (Wt, G[1], c, fdiff[:, None] * wr),
-                                              (b, G[2], r, fdiff), (bt, G[3], c, fdiff)):
-                    scaled = step / torch.sqrt(acc[ids])                 # each pair: its own AdaGrad step
-                    param.index_add_(0, ids, -scaled)
-                    acc.index_add_(0, ids, step * step)
+                total += pairwise_step_torch((W, Wt, b, bt), G, r_all[idx], c_all[idx], logx[idx], f_all[idx], lr)
                 bar.update(len(idx))
                 seen += len(idx)
                 if checkpoint is not None and seen // checkpoint_every > (seen - len(idx)) // checkpoint_every:
