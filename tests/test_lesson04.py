@@ -115,3 +115,36 @@ def test_the_stored_char_ngram_reproduces_its_test_losses():
     head = kneser_ney_nlls(split.train, split.test[:2001], n, split.V, D)     # scores test[n - 1 .. 2000]
     np.testing.assert_allclose(stored["test_nll"][n - 2:2000], head, rtol=1e-6)
     assert np.isnan(stored["test_nll"][:n - 2]).all()
+
+
+def test_the_char_ngram_grid_reaches_past_its_best_model_on_both_axes():
+    """The stored n-gram baseline is not at the edge of its search grid: a longer order and a larger
+    discount were tried and were worse on validation (the grid widened until the loss turned)."""
+    from helpers.course.char_lms import NGRAM_DISCOUNTS, NGRAM_ORDERS, load_char_ngram
+
+    stored = load_char_ngram()
+    rows = {r["n"]: r for r in stored["rows"]}
+    chosen = stored["chosen"]
+    assert sorted(rows) == list(NGRAM_ORDERS)
+    longer = [n for n in rows if n > chosen["n"]]
+    assert longer and all(rows[n]["valid_loss"] > chosen["valid_loss"] for n in longer)
+    by_discount = {float(D): v for D, v in chosen["valid_by_discount"].items()}
+    assert sorted(by_discount) == sorted(NGRAM_DISCOUNTS)
+    larger = [D for D in by_discount if D > chosen["discount"]]
+    assert larger and all(by_discount[D] > chosen["valid_loss"] for D in larger)
+
+
+@pytest.mark.parametrize("order", [9, 10])
+def test_kneser_ney_codes_for_long_orders_of_84_characters(order):
+    """84**10 > 2**63: order 10 needs the unsigned codes; both long orders equal the dictionary model."""
+    from helpers.lib.ngram import KneserNeyLM, kneser_ney_nlls
+
+    rng = np.random.default_rng(order)
+    base = rng.integers(0, 84, 300)
+    train = np.concatenate([base[s:s + 12] for s in rng.integers(0, 288, 300)] + [rng.integers(0, 84, 1000)])
+    ev = np.concatenate([train[:400], rng.integers(0, 84, 100)])
+    kn = KneserNeyLM(order, 84, 0.9).fit(train)
+    want = [-np.log(kn.prob(tuple(ev[i - order + 1:i]), ev[i])) for i in range(order - 1, len(ev))]
+    np.testing.assert_allclose(kneser_ney_nlls(train, ev, order, 84, 0.9), want, rtol=1e-12)
+    with pytest.raises(ValueError, match="int64"):
+        kneser_ney_nlls(train, ev, 11, 84)
