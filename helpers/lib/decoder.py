@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import torch
 from scipy.special import erf
 
 from helpers.lib.attention import (
@@ -29,6 +30,7 @@ from helpers.lib.attention import (
 )
 from helpers.lib.layers import Embedding, Layer, LayerNorm, Linear, SoftmaxCrossEntropy, softmax
 from helpers.lib.positions import LearnedPositions, apply_rope, sinusoidal_encoding
+from helpers.lib.transformer import DecoderLM, TransformerConfig
 
 
 # ---------------------------------------------------------------- the pieces this module adds
@@ -298,9 +300,6 @@ class NumpyDecoderLM(Layer):
     def to_torch(self):
         """The same model as a :class:`helpers.lib.transformer.DecoderLM`, these weights copied in
         (float64 for a float64 NumPy model, float32 otherwise)."""
-        import torch  # noqa: PLC0415  (torch only for the copy; the model itself is NumPy)
-
-        from helpers.lib.transformer import DecoderLM, TransformerConfig
         model = DecoderLM(TransformerConfig(**self.config))
         if self.dtype == np.float64:
             model = model.double()
