@@ -60,7 +60,7 @@ class ModelEntry:
                     gensim with several workers: then metrics are compared, not bytes)
     threads       : torch/BLAS threads it trains with (recorded in the log)
     float16       : names of arrays stored as float16 (checked to leave the printed numbers unchanged)
-    replay_steps  : how many first steps the tests replay from scratch (50; fewer where a step
+    replay_steps  : how many first steps the tests replay from scratch (12; fewer where a step
                     is a whole epoch, as for the word vectors)
     any_processor : its bytes do not depend on the kind of processor (measured for gensim: the same
                     sha256 from an AMD EPYC and an Intel Xeon), so a replay must be exact on any
@@ -77,7 +77,7 @@ class ModelEntry:
     deterministic: bool = True
     threads: int = 1
     float16: tuple = field(default_factory=tuple)
-    replay_steps: int = 50
+    replay_steps: int = 12
     any_processor: bool = False
 
     @property
@@ -121,7 +121,7 @@ MODELS: dict[str, ModelEntry] = {e.name: e for e in [
                bert_finetune.SETTINGS, lambda settings, log, **kw: bert_finetune.train_finetune_results(
                    settings, log, load=load_model, **kw),     # it reads mlm_bert and the skip-gram vectors
                bert_finetune.load_finetune_results,
-               lambda results: bert_finetune.finetune_subset_metric(results, load_model("mlm_bert")), replay_steps=20),
+               lambda results: bert_finetune.finetune_subset_metric(results, load_model("mlm_bert")), replay_steps=10),
 ]}
 
 
