@@ -65,8 +65,9 @@ class GELU(Layer):
 
 
 class FeedForward(Layer):
-    """The position-wise feed-forward network: Linear(d, d_ff) -> GELU -> Linear(d_ff, d), the same
-    at every position. (B, T, d) -> (B, T, d). Taught in lesson 04, section 7."""
+    """The position-wise feed-forward network, (B, T, d) -> (B, T, d). Taught in lesson 04, section 8.
+
+    Linear(d, d_ff) -> GELU -> Linear(d_ff, d), the same at every position."""
 
     def __init__(self, d: int, d_ff: int, rng: np.random.Generator, dtype=np.float32):
         super().__init__()
@@ -86,8 +87,7 @@ class FeedForward(Layer):
 
 
 class RotaryAttention(Attention):
-    """Softmax attention whose queries and keys are first rotated by RoPE (``rope=True``), or not.
-    Taught in lesson 04, section 8.
+    """Softmax attention, queries and keys first rotated by RoPE if ``rope``. Taught in lesson 04, section 8.
 
     forward(Q, K, V, mask) on (B, h, T, d_k) heads, as :class:`helpers.lib.attention.Attention`.
     A rotation is orthogonal, so the backward pass rotates dQ and dK back by the opposite angles:
@@ -117,9 +117,10 @@ class RotaryAttention(Attention):
 
 
 class DecoderAttention(MultiHeadAttention):
-    """Causal multi-head self-attention of a decoder block: :class:`MultiHeadAttention` whose
-    attention is :class:`RotaryAttention` (RoPE on every head's queries and keys when ``rope``).
-    forward(X (B, T, d)) -> (B, T, d), always with the causal mask. Taught in lesson 04, section 8."""
+    """Causal multi-head self-attention of a decoder block. Taught in lesson 04, section 8.
+
+    :class:`MultiHeadAttention` whose attention is :class:`RotaryAttention` (RoPE on every head's
+    queries and keys when ``rope``). forward(X (B, T, d)) -> (B, T, d), always with the causal mask."""
 
     def __init__(self, d_model: int, num_heads: int, rng: np.random.Generator, dtype=np.float32,
                  rope: bool = False):
