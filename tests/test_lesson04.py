@@ -115,3 +115,320 @@ def test_the_stored_char_ngram_reproduces_its_test_losses():
     head = kneser_ney_nlls(split.train, split.test[:2001], n, split.V, D)     # scores test[n - 1 .. 2000]
     np.testing.assert_allclose(stored["test_nll"][n - 2:2000], head, rtol=1e-6)
     assert np.isnan(stored["test_nll"][:n - 2]).all()
+
+
+def test_the_char_ngram_grid_reaches_past_its_best_model_on_both_axes():
+    """The stored n-gram baseline is not at the edge of its search grid: a longer order and a larger
+    discount were tried and were worse on validation (the grid widened until the loss turned)."""
+    from helpers.course.char_lms import NGRAM_DISCOUNTS, NGRAM_ORDERS, load_char_ngram
+
+    stored = load_char_ngram()
+    rows = {r["n"]: r for r in stored["rows"]}
+    chosen = stored["chosen"]
+    assert sorted(rows) == list(NGRAM_ORDERS)
+    longer = [n for n in rows if n > chosen["n"]]
+    assert longer and all(rows[n]["valid_loss"] > chosen["valid_loss"] for n in longer)
+    by_discount = {float(D): v for D, v in chosen["valid_by_discount"].items()}
+    assert sorted(by_discount) == sorted(NGRAM_DISCOUNTS)
+    larger = [D for D in by_discount if D > chosen["discount"]]
+    assert larger and all(by_discount[D] > chosen["valid_loss"] for D in larger)
+
+
+@pytest.mark.parametrize("order", [9, 10])
+def test_kneser_ney_codes_for_long_orders_of_84_characters(order):
+    """84**10 > 2**63: order 10 needs the unsigned codes; both long orders equal the dictionary model."""
+    from helpers.lib.ngram import KneserNeyLM, kneser_ney_nlls
+
+    rng = np.random.default_rng(order)
+    base = rng.integers(0, 84, 300)
+    train = np.concatenate([base[s:s + 12] for s in rng.integers(0, 288, 300)] + [rng.integers(0, 84, 1000)])
+    ev = np.concatenate([train[:400], rng.integers(0, 84, 100)])
+    kn = KneserNeyLM(order, 84, 0.9).fit(train)
+    want = [-np.log(kn.prob(tuple(ev[i - order + 1:i]), ev[i])) for i in range(order - 1, len(ev))]
+    np.testing.assert_allclose(kneser_ney_nlls(train, ev, order, 84, 0.9), want, rtol=1e-12)
+    with pytest.raises(ValueError, match="int64"):
+        kneser_ney_nlls(train, ev, 11, 84)
+
+
+# ---------------------------------------------------------------- the NumPy decoder of section 8
+@pytest.mark.parametrize("norm,positions", [("pre", "learned"), ("pre", "rope"), ("post", "learned"),
+                                            ("post", "sinusoidal")])
+def test_numpy_decoder_equals_decoder_lm_loss_and_gradients(norm, positions):
+    import torch.nn.functional as F
+
+    from helpers.lib.decoder import NumpyDecoderLM
+
+    cfg = TransformerConfig(11, d_model=8, n_heads=2, n_layers=2, max_len=6, norm=norm, positions=positions)
+    tm = DecoderLM(cfg, seed=1).double()
+    with torch.no_grad():
+        for p in tm.parameters():
+            p.add_(0.1 * torch.randn(p.shape, generator=torch.Generator().manual_seed(p.numel()), dtype=p.dtype))
+    nm = NumpyDecoderLM.from_torch(tm)
+    rng = np.random.default_rng(0)
+    x, y = rng.integers(0, 11, (3, 6)), rng.integers(0, 11, (3, 6))
+    loss = nm.loss(x, y)
+    nm.backward()
+    t_loss = F.cross_entropy(tm(torch.as_tensor(x)).flatten(0, 1), torch.as_tensor(y).flatten())
+    t_loss.backward()
+    tol = 1e-12 if positions != "sinusoidal" else 1e-7          # torch keeps the sinusoids in float32
+    assert loss == pytest.approx(t_loss.item(), abs=tol)
+    back = NumpyDecoderLM.from_torch(tm)                            # torch's gradients, in NumPy's layout
+    d = cfg.d_model
+    torch_grads = [tm.tok.weight.grad] + ([tm.pos.weight.grad] if tm.pos is not None else [])
+    for b in tm.blocks:
+        torch_grads += [b.ln1.weight.grad, b.ln1.bias.grad]
+        for k in range(3):
+            torch_grads += [b.attn.qkv.weight.grad[k * d:(k + 1) * d].T, b.attn.qkv.bias.grad[k * d:(k + 1) * d]]
+        torch_grads += [b.attn.proj.weight.grad.T, b.attn.proj.bias.grad, b.ln2.weight.grad, b.ln2.bias.grad,
+                        b.ff[0].weight.grad.T, b.ff[0].bias.grad, b.ff[2].weight.grad.T, b.ff[2].bias.grad]
+    if norm == "pre":
+        torch_grads += [tm.ln_f.weight.grad, tm.ln_f.bias.grad]
+    torch_grads += [tm.head.weight.grad.T, tm.head.bias.grad]
+    assert len(torch_grads) == len(nm.grads) == len(back.params)
+    for g, tg in zip(nm.grads, torch_grads, strict=True):
+        np.testing.assert_allclose(g, tg.numpy(), atol=1e-8 if positions == "sinusoidal" else 1e-13)
+
+
+def test_numpy_decoder_gradients_match_finite_differences_with_rope():
+    from helpers.lib.decoder import NumpyDecoderLM
+    from helpers.lib.gradcheck import check_function
+
+    nm = NumpyDecoderLM(9, d_model=8, n_heads=2, n_layers=1, max_len=5, positions="rope", dtype=np.float64, seed=3)
+    rng = np.random.default_rng(5)
+    for p in nm.params:
+        p += 0.1 * rng.standard_normal(p.shape)
+    x, y = rng.integers(0, 9, (2, 5)), rng.integers(0, 9, (2, 5))
+    nm.loss(x, y)
+    nm.backward()
+    report = check_function(lambda: nm.loss(x, y), nm.params, [g.copy() for g in nm.grads], nm.names)
+    # with RoPE the key bias is rotated differently at every position, so it does change the scores
+    # (without RoPE it adds the same number to a row of scores, and its gradient is 0: section 5)
+    assert report.ok, report
+    assert all(np.abs(g).max() > 1e-6 for n, g in zip(nm.names, nm.grads, strict=True) if n.endswith("b_K"))
+
+
+def test_numpy_decoder_round_trip_through_torch_and_its_errors():
+    from helpers.lib.decoder import NumpyDecoderLM
+
+    nm = NumpyDecoderLM(13, d_model=8, n_heads=2, n_layers=2, max_len=7, seed=0)
+    assert all(p.dtype == np.float32 for p in nm.params)
+    tm = nm.to_torch()
+    back = NumpyDecoderLM.from_torch(tm, dtype=np.float32)
+    for a, b in zip(nm.params, back.params, strict=True):
+        np.testing.assert_array_equal(a, b)
+    ids = np.random.default_rng(0).integers(0, 13, (2, 7))
+    np.testing.assert_allclose(nm.forward(ids), tm(torch.as_tensor(ids)).detach().numpy(), atol=1e-5)
+    with pytest.raises(ValueError, match="exceeds max_len"):
+        nm.forward(np.zeros((1, 8), dtype=np.int64))
+    with pytest.raises(ValueError, match=r"\(B, T\)"):
+        nm.forward(np.zeros(5, dtype=np.int64))
+    with pytest.raises(ValueError, match="targets"):
+        nm.loss(ids, ids[:, :3])
+    with pytest.raises(ValueError, match="positions"):
+        NumpyDecoderLM(13, positions="alibi")
+    sample = nm.generate([1, 2], 5, temperature=0.7, seed=0)
+    assert sample.shape == (7,) and list(sample[:2]) == [1, 2] and sample.max() < 13
+    np.testing.assert_array_equal(sample, nm.generate([1, 2], 5, temperature=0.7, seed=0))
+
+
+def test_gelu_and_the_rotary_attention_backward():
+    from helpers.lib.decoder import GELU, RotaryAttention
+    from helpers.lib.gradcheck import check_function
+
+    x = np.linspace(-4, 4, 17)
+    gelu = GELU()
+    tx = torch.tensor(x, requires_grad=True)
+    ty = torch.nn.GELU()(tx)
+    np.testing.assert_allclose(gelu.forward(x), ty.detach().numpy(), atol=1e-12)
+    ty.backward(torch.ones_like(ty))
+    np.testing.assert_allclose(gelu.backward(np.ones_like(x)), tx.grad.numpy(), atol=1e-12)
+    rng = np.random.default_rng(2)
+    Q, K, V = (rng.standard_normal((2, 2, 5, 4)) for _ in range(3))
+    att = RotaryAttention(rope=True)
+    out = att.forward(Q, K, V, np.tril(np.ones((5, 5), bool)))
+    dout = rng.standard_normal(out.shape)
+    grads = att.backward(dout)
+    report = check_function(lambda: float(np.sum(att.forward(Q, K, V, np.tril(np.ones((5, 5), bool))) * dout)),
+                            [Q, K, V], list(grads), ["dQ", "dK", "dV"])
+    assert report.ok, report
+    assert RotaryAttention().forward(Q.astype(np.float32), K.astype(np.float32), V.astype(np.float32)).dtype == np.float32
+
+
+def test_layer_norm_backward_and_clip_adam_step_are_the_course_s_layers():
+    from helpers.lib.decoder import layer_norm_backward
+    from helpers.lib.optim import clip_adam_step
+
+    rng = np.random.default_rng(3)
+    x, dy, gamma = rng.standard_normal((2, 3, 6)), rng.standard_normal((2, 3, 6)), rng.standard_normal(6)
+    ln = LayerNorm(6)
+    ln.params[0][...] = gamma
+    ln.forward(x)
+    dx = ln.backward(dy)
+    got = layer_norm_backward(dy, x, gamma)
+    np.testing.assert_allclose(got[0], dx)
+    np.testing.assert_allclose(got[1], ln.grads[0])
+    np.testing.assert_allclose(got[2], ln.grads[1])
+    params = [rng.standard_normal((3, 2)), rng.standard_normal(4)]
+    ts = [torch.tensor(p.copy(), requires_grad=True) for p in params]
+    opt = torch.optim.Adam(ts, lr=0.05, betas=(0.9, 0.99))
+    m, v = [np.zeros_like(p) for p in params], [np.zeros_like(p) for p in params]
+    for t in range(1, 5):
+        grads = [3 * rng.standard_normal(p.shape) for p in params]
+        before = [p.copy() for p in params]
+        params, m, v = clip_adam_step(params, grads, m, v, t, 0.05, max_norm=1.0, beta2=0.99)
+        for tt, g in zip(ts, grads, strict=True):
+            tt.grad = torch.tensor(g)
+        torch.nn.utils.clip_grad_norm_(ts, 1.0)
+        opt.step()
+        assert not np.allclose(before[0], params[0])
+    for p, tt in zip(params, ts, strict=True):
+        np.testing.assert_allclose(p, tt.detach().numpy(), rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="counts the steps from 1"):
+        clip_adam_step(params, grads, m, v, 0, 0.1)
+
+
+# ---------------------------------------------------------------- the comparisons of sections 10-11
+def test_the_matched_lstm_has_the_transformer_s_parameter_count():
+    from helpers.course.char_lms import SETTINGS, build_char_lm
+
+    sizes = {name: sum(p.numel() for p in build_char_lm(SETTINGS[name], 84).parameters())
+             for name in ("char_transformer", "char_lstm", "char_lstm_matched")}
+    assert abs(sizes["char_lstm_matched"] / sizes["char_transformer"] - 1) < 0.005
+    assert sizes["char_lstm"] > 1.4 * sizes["char_transformer"]
+    assert SETTINGS["char_lstm_matched"]["max_steps"] > SETTINGS["char_transformer"]["max_steps"]
+
+
+def test_copy_batches_and_a_tiny_copy_experiment():
+    from helpers.lessons.lesson04 import copy_batch, copy_experiment
+
+    x, y = copy_batch(3, 5, 7, torch.Generator().manual_seed(0))
+    assert x.shape == y.shape == (3, 10)
+    assert (y[:, :5] == -100).all() and (x[:, 5] == 0).all()
+    assert torch.equal(y[:, 5:], x[:, :5]) and int(x[:, :5].min()) >= 1 and int(x.max()) <= 7
+    r = copy_experiment(lengths=(2, 3), steps={"Transformer": 2, "LSTM": 2}, n_test=10)
+    assert set(r["accuracy"]) == {"Transformer", "LSTM"} and all(len(a) == 2 for a in r["accuracy"].values())
+    assert all(0 <= a <= 1 for acc in r["accuracy"].values() for a in acc) and r["chance"] == pytest.approx(1 / 16)
+    assert abs(r["params"]["LSTM"] / r["params"]["Transformer"] - 1) < 0.1
+
+
+def test_head_statistics_on_known_maps():
+    from helpers.lessons.lesson04 import head_statistics
+
+    text = "ab cd"
+    T = len(text)
+    previous = np.zeros((T, T))
+    previous[0, 0] = 1
+    previous[np.arange(1, T), np.arange(T - 1)] = 1           # every row attends to the character before
+    maps = np.stack([np.stack([previous, np.eye(T)])])         # (1 layer, 2 heads, T, T)
+    rows = head_statistics(maps, text)
+    assert rows[0]["previous"] == pytest.approx(1) and rows[0]["self"] == pytest.approx(0.2)
+    assert rows[1]["self"] == pytest.approx(1) and rows[1]["mean_distance"] == 0
+    # the last space before the previous character: positions 3 and 4 (after "ab ") see the space at 2
+    assert rows[0]["word_start"] == pytest.approx(0.5)
+
+
+def test_score_challenge_ranks_a_model_among_the_yardsticks(capsys):
+    from helpers.lessons.lesson04 import challenge_standings, score_challenge
+
+    rows = challenge_standings()
+    assert set(rows) >= {"Kneser-Ney trigram", "Kneser-Ney 4-gram", "shipped Transformer (PyTorch)"}
+    assert rows["Kneser-Ney 4-gram"] < rows["Kneser-Ney trigram"]
+    uniform = lambda x, y: float(np.log(84))                     # noqa: E731  (a model that knows nothing)
+    r = score_challenge(uniform, 64, cpu_seconds=10)
+    out = capsys.readouterr().out
+    assert r["loss"] == pytest.approx(np.log(84)) and r["beaten"] == [] and r["within_budget"]
+    assert "above every yardstick" in out and r["table"][-1][0] == "your model"
+    assert not score_challenge(uniform, 64, cpu_seconds=1e6)["within_budget"]
+    with pytest.raises(ValueError, match="cpu_seconds"):
+        score_challenge(uniform, 64, cpu_seconds=float("nan"))
+
+
+# ---------------------------------------------------------------- the lesson itself (issue 30)
+def _lesson_cells():
+    import json
+    from pathlib import Path
+
+    nb = json.loads((Path(__file__).resolve().parents[1] / "notebooks" / "04_self_attention.ipynb").read_text())
+    return [("".join(c["source"]), c["cell_type"], c.get("metadata", {}).get("tags", [])) for c in nb["cells"]]
+
+
+def test_no_course_version_is_shown_before_the_exercise_that_asks_for_it():
+    """The derivation comes first, the student writes the code, the course's version after: no cell
+    before an exercise prints the source of what that exercise asks for."""
+    import re
+
+    cells = _lesson_cells()
+    asks = {"check_causal_mask": ("causal_mask",), "check_split_heads": ("split_heads", "MultiHeadAttention"),
+            "check_layer_norm_backward": ("LayerNorm", "layer_norm_backward"),
+            "check_clip_adam_step": ("Adam", "clip_global_norm", "clip_adam_step")}
+    for checker, names in asks.items():
+        at = next(i for i, (src, kind, tags) in enumerate(cells) if "exercise" in tags and f"{checker}(" in src)
+        for src, kind, _ in cells[:at]:
+            if kind != "code":
+                continue
+            for name in names:
+                assert not re.search(rf"(show_source|getsource)\(\s*{name}\b", src), \
+                    f"the source of {name} is shown before the exercise {checker} asks for it"
+
+
+def test_the_live_model_is_the_lesson_s_code_with_the_student_s_functions_inside():
+    text = "\n".join(src for src, kind, _ in _lesson_cells() if kind == "code")
+    for shown in ("show_source(DecoderBlock)", "show_source(NumpyDecoderLM.forward)",
+                  "show_source(NumpyDecoderLM.backward)", "show_source(CausalSelfAttention.forward)",
+                  "show_source(DecoderLM.forward)"):
+        assert shown in text, f"the lesson shows {shown[12:-1]}"
+    assert "your_or_reference(layer_norm_result, my_layer_norm_backward" in text
+    assert "your_or_reference(clip_adam_result, my_clip_adam" in text
+    assert "layer_norm=YourLayerNorm" in text and "update(model.params, model.grads" in text
+    assert "LiveTraining(train_step" in text and "NumpyDecoderLM.from_torch(big.model" in text
+    assert "score_challenge(" in text
+
+
+def test_the_pre_post_ln_figure_is_drawn_once_by_its_explorer_and_the_positional_figure_by_a_checked_helper():
+    code = [src for src, kind, _ in _lesson_cells() if kind == "code"]
+    assert sum("plot_norm_comparison(" in src for src in code) == 0          # not a static copy above it
+    assert sum("render_norm_comparison" in src and "Explorer(" in src for src in code) == 1
+    assert any("plot_positional_encoding(" in src for src in code)            # figure_problems-checked (test_plot_style)
+    assert not any("imshow(" in src or "colorbar(" in src for src in code)     # no figure drawn by hand in a cell
+
+
+# ---------------------------------------------------------------- the committed outputs (issues 30, 31)
+MAX_LINE = 105
+
+
+def _stdout_by_cell():
+    import json
+    from pathlib import Path
+
+    nb = json.loads((Path(__file__).resolve().parents[1] / "notebooks" / "04_self_attention.ipynb")
+                    .read_text(encoding="utf-8"))
+    for i, c in enumerate(nb["cells"]):
+        if c["cell_type"] != "code":
+            continue
+        text = "".join("".join(o["text"]) for o in c.get("outputs", [])
+                       if o.get("output_type") == "stream" and o.get("name") == "stdout")
+        yield i, c.get("metadata", {}).get("tags", []), text
+
+
+def test_no_printed_line_is_longer_than_an_export_shows():
+    """An HTML export wraps a printed line of more than about 100 characters mid-word (issue 31). The
+    exercise cells are left out: their line is the checker framework's "not attempted yet", which names
+    the student's function."""
+    long = [(i, len(line), line[:60]) for i, tags, text in _stdout_by_cell() if "exercise" not in tags
+            for line in text.splitlines() if len(line) > MAX_LINE]
+    assert not long, f"printed lines over {MAX_LINE} characters (cell, length, start): {long}"
+
+
+def test_the_committed_outputs_show_the_live_model_working_and_the_shipped_weights_agreeing():
+    import re
+
+    text = "\n".join(t for _, _, t in _stdout_by_cell())
+    live = re.search(r"your Transformer ([\d.]+) nats/char, Kneser-Ney trigram ([\d.]+), 4-gram ([\d.]+)", text)
+    assert live, "the lesson prints the live model's test loss beside the n-grams"
+    ours, trigram, fourgram = map(float, live.groups())
+    assert ours < trigram and fourgram < trigram
+    steps = re.search(r"([\d,]+) steps in (\d+) CPU-seconds", text)
+    assert steps and int(steps.group(1).replace(",", "")) == 1500
+    shipped = re.search(r"PyTorch ([\d.]+), your NumPy decoder ([\d.]+) nats/char", text)
+    assert shipped and shipped.group(1) == shipped.group(2), "the shipped weights give the same loss in NumPy"
+    assert "the lesson goes on with the course's LayerNorm backward" in text      # your_or_reference, untouched stubs

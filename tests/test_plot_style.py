@@ -340,10 +340,27 @@ def _case_reversal():
                           "example": list(range(10)), "weights": rng.random((10, 10))})
 
 
-def _case_live_char_training():
-    from helpers.lessons.lesson04 import plot_live_training
+def _case_positional_encoding():
+    from helpers.lessons.lesson04 import plot_positional_encoding
 
-    return plot_live_training("char_transformer", [4.4, 4.3, 4.1], [4.4, 4.3, 4.1, 3.9, 3.6])
+    return plot_positional_encoding(T=32, d=16, dims=(0, 4))
+
+
+def _case_attention_grid():
+    from helpers.lessons.lesson04 import plot_attention_grid
+
+    rng = np.random.default_rng(0)
+    text = "To be, or not to be"
+    w = np.tril(rng.random((2, 4, len(text), len(text))))
+    return plot_attention_grid(w / w.sum(-1, keepdims=True), text)
+
+
+def _case_copy_experiment():
+    from helpers.lessons.lesson04 import plot_copy_experiment
+
+    return plot_copy_experiment({"lengths": [4, 8, 16], "accuracy": {"Transformer": [1.0, 1.0, 0.99],
+                                 "LSTM": [0.9, 0.4, 0.07]}, "params": {"Transformer": 27000, "LSTM": 28000},
+                                 "steps": {"Transformer": 150, "LSTM": 300}, "chance": 1 / 16})
 
 
 def _case_lsa():
@@ -619,7 +636,9 @@ CASES = {
     "helpers.lessons.lesson04:render_temperature": _case_temperature_chars,
     "helpers.lessons.lesson04:plot_norm_comparison": _case_norm_comparison,
     "helpers.lessons.lesson04:plot_shipped_curves": _case_shipped_char_curves,
-    "helpers.lessons.lesson04:plot_live_training": _case_live_char_training,
+    "helpers.lessons.lesson04:plot_positional_encoding": _case_positional_encoding,
+    "helpers.lessons.lesson04:plot_attention_grid": _case_attention_grid,
+    "helpers.lessons.lesson04:plot_copy_experiment": _case_copy_experiment,
     "helpers.lessons.lesson04:plot_reversal": _case_reversal,
     "helpers.lessons.lesson05:render_lsa": _case_lsa,
     "helpers.lessons.lesson05:render_retrieval": _case_retrieval,

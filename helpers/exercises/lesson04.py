@@ -18,10 +18,13 @@ from helpers.exercises import (
 from helpers.lib.attention import (
     causal_mask,
     dot_product_statistics,
+    merge_heads,
     scaled_dot_product_attention,
     split_heads,
 )
+from helpers.lib.decoder import layer_norm_backward
 from helpers.lib.layers import LayerNorm
+from helpers.lib.optim import Adam, AdamW, clip_adam_step, clip_global_norm
 
 
 # ----------------------------------------------------------------------------- the causal mask
@@ -50,6 +53,7 @@ def _no_peeking(f):
 
 check_causal_mask = FunctionExercise(
     "causal mask", [_dtype_and_shape, _mask_values, _no_peeking], reference=causal_mask, step="warm-up",
+    forbidden=(causal_mask,),
     mistakes=[
         Mistake("upper_triangle", "row i is the query and column j the key: query i may see keys j <= i, "
                 "the lower triangle (np.tril), not the upper one.",
@@ -84,6 +88,7 @@ def _one_head(f):
 
 check_split_heads = FunctionExercise(
     "split heads", [_split_shape, _split_values, _one_head], reference=split_heads, step="warm-up",
+    forbidden=(split_heads, merge_heads),
     mistakes=[
         Mistake("plain_reshape", "a plain reshape to (B, h, T, d/h) has the right shape but cuts the flat "
                 "memory in the wrong place, mixing tokens into heads: reshape to (B, T, h, d/h), then move the "
@@ -103,12 +108,7 @@ EPS = 1e-5
 NAMES = ("dx", "dgamma", "dbeta")
 
 
-def _layer_norm_backward_reference(dy, x, gamma, eps=EPS):
-    ln = LayerNorm(x.shape[-1], eps)
-    ln.params[0][...] = gamma
-    ln.forward(x)
-    dx = ln.backward(dy)
-    return dx, ln.grads[0].copy(), ln.grads[1].copy()
+_layer_norm_backward_reference = layer_norm_backward
 
 
 def _ln_forward(x, gamma, beta, eps=EPS):
@@ -170,7 +170,7 @@ def _ln_not_summed(dy, x, gamma, eps=EPS):
 
 check_layer_norm_backward = FunctionExercise(
     "LayerNorm backward", [_ln_shapes, _ln_numerical, _ln_torch], reference=_layer_norm_backward_reference,
-    step="core",
+    step="core", forbidden=(LayerNorm, LayerNorm.backward, LayerNorm.forward),
     mistakes=[
         Mistake("stats_constant", "μ and σ depend on x too: treating them as constants gives dx = dy·γ/σ. "
                 "Subtract the mean of g = dy·γ over the features and the part along x̂: "
@@ -218,4 +218,116 @@ check_saturation = ExperimentExercise(
     example_context={"n_keys": 16},
 )
 
-EXERCISES = [check_causal_mask, check_split_heads, check_layer_norm_backward, check_saturation]
+# ----------------------------------------------------------------------------- the training step: clip, then Adam
+def _global_norm(grads) -> float:
+    return float(np.sqrt(sum(float(np.sum(np.square(g))) for g in grads)))
+
+
+def _problem(seed: int = 0, scale=(1.0, 3.0, 1e-4, 0.5), steps: int = 6):
+    """Four parameters of different shapes (one with tiny gradients, where ε matters) and the
+    gradients of ``steps`` steps."""
+    rng = np.random.default_rng(seed)
+    shapes = [(3, 4), (4,), (2, 3, 2), (5,)]
+    params = [rng.standard_normal(s) for s in shapes]
+    grads = [[k * rng.standard_normal(s) for s, k in zip(shapes, scale, strict=True)] for _ in range(steps)]
+    return params, grads
+
+
+def _run(f, params, grad_steps, lr, max_norm, **kw):
+    """Call ``f`` for every step of ``grad_steps``, as a training loop does; returns the last params."""
+    params = [p.copy() for p in params]
+    m, v = [np.zeros_like(p) for p in params], [np.zeros_like(p) for p in params]
+    for t, gs in enumerate(grad_steps, 1):
+        out = f(params, [g.copy() for g in gs], m, v, t, lr, max_norm, **kw)
+        expect_tuple(out, ("params", "m", "v"))
+        params, m, v = (list(x) for x in out)
+    return params
+
+
+def _torch_run(params, grad_steps, lr, max_norm, beta1=0.9, beta2=0.999, eps=1e-8):
+    ts = [torch.tensor(p.copy(), requires_grad=True) for p in params]
+    opt = torch.optim.Adam(ts, lr=lr, betas=(beta1, beta2), eps=eps)
+    for gs in grad_steps:
+        for t, g in zip(ts, gs, strict=True):
+            t.grad = torch.tensor(g.copy())
+        torch.nn.utils.clip_grad_norm_(ts, max_norm)
+        opt.step()
+    return [t.detach().numpy() for t in ts]
+
+
+def _step_one(f):
+    params, grads = _problem(0)
+    zeros = [np.zeros_like(p) for p in params]
+    out = f([p.copy() for p in params], [g.copy() for g in grads[0]], [z.copy() for z in zeros],
+            [z.copy() for z in zeros], 1, 1e-2, 1.0)
+    expect_tuple(out, ("params", "m", "v"))
+    for name, got in zip(("params", "m", "v"), out, strict=True):
+        if len(got) != len(params):
+            raise ExerciseFailed(f"{name}: expected a list of {len(params)} arrays (one per parameter), got {len(got)}")
+        for i, (a, p) in enumerate(zip(got, params, strict=True)):
+            expect_equal(np.shape(a), p.shape, f"shape of {name}[{i}]")
+    want = _torch_run(params, grads[:1], 1e-2, 1.0)
+    for i, (g, w) in enumerate(zip(out[0], want, strict=True)):
+        expect_close(g, w, f"parameter {i} after one step (t=1, lr=0.01, max_norm=1)", rtol=1e-5, atol=1e-9)
+
+
+def _step_against_torch(f):
+    # six steps; the gradients' joint norm (about 7) is clipped with max_norm=1 and left alone with 50
+    params, grads = _problem(1)
+    for max_norm in (1.0, 50.0):
+        got, want = _run(f, params, grads, 3e-2, max_norm), _torch_run(params, grads, 3e-2, max_norm)
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            expect_close(g, w, f"parameter {i} after 6 steps (lr=0.03, max_norm={max_norm:g}), against "
+                               "torch.nn.utils.clip_grad_norm_ + torch.optim.Adam", rtol=1e-5, atol=1e-9)
+
+
+def _step_other_betas(f):
+    params, grads = _problem(2, scale=(0.1, 0.2, 1e-5, 0.05), steps=3)
+    got = _run(f, params, grads, 1e-3, 1.0, beta1=0.8, beta2=0.99, eps=1e-6)
+    want = _torch_run(params, grads, 1e-3, 1.0, beta1=0.8, beta2=0.99, eps=1e-6)
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        expect_close(g, w, f"parameter {i} after 3 steps with beta1=0.8, beta2=0.99, eps=1e-6", rtol=1e-5, atol=1e-10)
+
+
+def _adam_variant(clip: str = "global", bias_correction: bool = True, eps_inside: bool = False):
+    """A wrong (or right) training step, for the mistakes: how it clips, and how Adam divides."""
+    def step(params, grads, m, v, t, lr, max_norm=1.0, beta1=0.9, beta2=0.999, eps=1e-8):
+        norm = _global_norm(grads)
+        if clip == "global":
+            grads = [g * (max_norm / (norm + 1e-6) if norm > max_norm else 1.0) for g in grads]
+        elif clip == "each":
+            grads = [g * (max_norm / (np.linalg.norm(g) + 1e-6) if np.linalg.norm(g) > max_norm else 1.0) for g in grads]
+        elif clip == "always":
+            grads = [g * (max_norm / (norm + 1e-6)) for g in grads]
+        c1, c2 = (1 - beta1 ** t, 1 - beta2 ** t) if bias_correction else (1.0, 1.0)
+        out = ([], [], [])
+        for p, g, m_, v_ in zip(params, grads, m, v, strict=True):
+            m_, v_ = beta1 * m_ + (1 - beta1) * g, beta2 * v_ + (1 - beta2) * g * g
+            denom = np.sqrt(v_ / c2 + eps) if eps_inside else np.sqrt(v_ / c2) + eps
+            for lst, x in zip(out, (p - lr * (m_ / c1) / denom, m_, v_), strict=True):
+                lst.append(x)
+        return out
+    return step
+
+
+check_clip_adam_step = FunctionExercise(
+    "clip, then Adam", [_step_one, _step_against_torch, _step_other_betas], reference=clip_adam_step,
+    step="core", forbidden=(Adam, AdamW, Adam.update, AdamW.update, clip_global_norm),
+    mistakes=[
+        Mistake("no_bias_correction", "m and v start at zero, so their first values are too small by the factors "
+                "1 − β₁ᵗ and 1 − β₂ᵗ: divide by those factors (t counts the steps from 1) before the update.",
+                like=_adam_variant(bias_correction=False)),
+        Mistake("clip_each_array", "clipping rescales all gradients together, by one factor: max_norm over the "
+                "norm of *all* gradients at once (the square root of the sum of every squared entry), not each "
+                "array by its own norm.", like=_adam_variant(clip="each")),
+        Mistake("clip_always", "clip only when the joint norm is larger than max_norm: a smaller gradient stays "
+                "as it is (rescaling it to length max_norm every step throws its size away).",
+                like=_adam_variant(clip="always")),
+        Mistake("no_clipping", "clip before Adam sees the gradients: when their joint norm exceeds max_norm, "
+                "multiply every gradient by max_norm / norm.", like=_adam_variant(clip="none")),
+        Mistake("eps_inside_sqrt", "ε goes outside the square root: m̂ / (√v̂ + ε). Inside, it changes the step "
+                "of every parameter whose gradients are small.", like=_adam_variant(eps_inside=True)),
+    ])
+
+EXERCISES = [check_saturation, check_causal_mask, check_split_heads, check_layer_norm_backward,
+             check_clip_adam_step]

@@ -1,6 +1,8 @@
 """Lesson 04 (self-attention and the Transformer): the shipped character models' comparison
-(per-character losses, block-bootstrap intervals, curves), the live replay of their training, the
-Pre-LN / Post-LN experiment, the parallel-vs-sequential timing and the explorers' render functions.
+(per-character losses, block-bootstrap intervals, curves), the Pre-LN / Post-LN experiment, the
+copy task, the parallel-vs-sequential timing, the figures the lesson draws, the challenge's scoring
+and the explorers' render functions. (The model the student trains, and its training step, are
+not here: they are in the lesson and in :mod:`helpers.lib.decoder`.)
 
 Every ``render_*`` function returns ``(Figure, summary str)``; the notebook wraps them in
 :class:`helpers.infra.widgets.Explorer` and the tests call them directly.
@@ -15,15 +17,26 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from helpers.course.char_lms import EVAL_TOKENS, SETTINGS, ShippedCharLM, train_char_lm
-from helpers.course.models import model_dir, model_info, replays_exactly_here
+from helpers.course.char_live import TEST_PREDICTIONS, heldout_loss, kn_baselines, live_split
+from helpers.course.char_lms import EVAL_TOKENS, ShippedCharLM, load_char_ngram
+from helpers.course.models import model_info
 from helpers.course.shakespeare import CharSplit
-from helpers.infra.plotting import GREY_DARK, heatmap, new_figure, set_labels
-from helpers.infra.runlog import RunLog, read_log, replay_agrees, step_losses
+from helpers.infra.plotting import (
+    COLOURS,
+    GREY_DARK,
+    LINESTYLES,
+    MARKERS,
+    colour_bar,
+    heatmap,
+    new_figure,
+    set_labels,
+)
 from helpers.infra.seeding import torch_generator
 from helpers.lib.attention import dot_product_statistics
 from helpers.lib.layers import softmax
+from helpers.lib.positions import sinusoidal_encoding
 from helpers.lib.transformer import (
+    LSTMLM,
     CharCorpus,
     DecoderLM,
     TransformerConfig,
@@ -84,43 +97,6 @@ def plot_shipped_curves(shipped: dict[str, ShippedCharLM], ngram_valid: float, n
                "training CPU time, one thread", "cross-entropy", x_unit="s", y_unit="nats/char")
     ax.legend()
     return fig
-
-
-def shipped_log_losses(name: str, steps: int) -> list[float]:
-    """The first ``steps`` training losses of the shipped model ``name`` (from its training log)."""
-    return step_losses(read_log(model_dir() / model_info(name)["log"]))[:steps]
-
-
-def live_training(name: str, split: CharSplit, steps: int = 10, progress: bool = True) -> list[float]:
-    """Re-run the first ``steps`` steps of the shipped model ``name``'s training, from scratch, with
-    its settings (same seed, same batches); returns the training loss of every step. The trainer is
-    deterministic, so these equal the shipped log's first losses (bit for bit on the
-    training's library versions and kind of processor, to rounding elsewhere)."""
-    log = RunLog()
-    train_char_lm(dict(SETTINGS[name]), log, max_steps=steps, progress=progress, split=split)
-    return log.step_losses()
-
-
-def plot_live_training(name: str, live: list[float], shipped: list[float]):
-    """The live losses as dots over the shipped log's first losses (a line). Returns the figure."""
-    fig, ax = new_figure(width=7, height=3.4)
-    ax.plot(range(1, len(shipped) + 1), shipped, color="0.6", label=f"shipped training log (first {len(shipped)} steps)")
-    ax.plot(range(1, len(live) + 1), live, "o", ms=4, label=f"this run, {len(live)} steps from scratch")
-    set_labels(ax, f"{name}: training loss, live vs shipped", "step", "training loss", y_unit="nats/char")
-    ax.legend()
-    return fig
-
-
-def render_live_training(name: str, split: CharSplit, steps: int = 10):
-    """Explorer view: the live re-run of the first ``steps`` steps beside the shipped log. Returns (figure, summary)."""
-    live = live_training(name, split, steps, progress=False)
-    shipped = shipped_log_losses(name, max(steps, 300))
-    exact = replays_exactly_here(name)     # same library versions and kind of processor as the training
-    same = replay_agrees(live, shipped[:len(live)], exact)
-    how = "identical to" if exact else "equal to rounding (another processor or library version than the training's) to"
-    return plot_live_training(name, live, shipped), (
-        f"{len(live)} live steps of {name}: last loss {live[-1]:.4f}; {how} the shipped log's first "
-        f"{len(live)} losses: {same}")
 
 
 # ---------------------------------------------------------------- Pre-LN vs Post-LN, several seeds
@@ -398,3 +374,178 @@ def plot_reversal(result: dict):
             y="output position (symbol)", colour_label="attention weight", xticklabels=ex,
             yticklabels=ex[::-1], vmin=0, vmax=1)
     return fig
+
+
+# ---------------------------------------------------------------- figures drawn in the lesson
+def plot_positional_encoding(T: int = 128, d: int = 64, dims=(0, 8, 20, 40)):
+    """The sinusoidal encoding as a heat map (position across, dimension down; a labelled colour
+    bar) and a few of its dimensions as curves against position. Returns the figure."""
+    pe = sinusoidal_encoding(T, d)
+    fig, (ax1, ax2) = new_figure(ncols=2, width=5.2, height=3.6)
+    heatmap(ax1, pe.T, title=f"sinusoidal encoding, d = {d}", x="position", y="dimension",
+            colour_label="PE value", signed=True, vmin=-1, vmax=1)
+    for k, i in enumerate(dims):
+        ax2.plot(pe[:, i], color=list(COLOURS.values())[k], ls=LINESTYLES[k], label=f"dimension {i}")
+    set_labels(ax2, "a few dimensions", "position", "PE value")
+    ax2.set_ylim(-1.1, 1.9)
+    ax2.legend(loc="upper center", ncols=2, fontsize=8, frameon=False)
+    return fig
+
+
+def plot_attention_grid(maps: np.ndarray, text: str):
+    """Every layer's and head's attention weights on ``text``: a grid of heat maps (rows = layers,
+    columns = heads), each with the characters as ticks (row = the query, the character predicting
+    the next one; column = the key, the character attended to) and one shared, labelled colour bar.
+    Returns the figure."""
+    L, H = maps.shape[:2]
+    labels = [_char_label(c) for c in text]
+    fig, axes = new_figure(ncols=H, nrows=L, width=2.5, height=2.6)
+    axes = np.asarray(axes).reshape(L, H)
+    im = None
+    for layer in range(L):
+        for head in range(H):
+            ax = axes[layer, head]
+            im = heatmap(ax, maps[layer, head], title=f"layer {layer}, head {head}", x="key (attended to)",
+                         y="query", xticklabels=labels, yticklabels=labels, vmin=0, vmax=1, with_bar=False)
+            ax.tick_params(labelsize=5.5, length=1.5, pad=1)
+    colour_bar(im, axes.ravel().tolist(), "attention weight")
+    return fig
+
+
+def head_statistics(maps: np.ndarray, text: str) -> list[dict]:
+    """Per layer and head of ``maps`` (L, H, T, T) on ``text``: the mean distance attended over,
+    the mean weight on the character itself, on the previous one, and on the nearest space at or
+    before the previous character (the start of the word being read)."""
+    T = len(text)
+    dist = np.abs(np.arange(T)[:, None] - np.arange(T)[None, :])
+    last_space = np.full(T, -1)
+    for t in range(T):
+        before = [j for j in range(t) if text[j] == " "]
+        last_space[t] = before[-1] if before else -1
+    rows = []
+    for layer in range(maps.shape[0]):
+        for head in range(maps.shape[1]):
+            W = maps[layer, head]
+            has = last_space >= 0
+            rows.append({"layer": layer, "head": head, "mean_distance": float((W * dist).sum(1).mean()),
+                         "self": float(np.diag(W).mean()), "previous": float(np.diag(W, -1).mean()),
+                         "word_start": float(W[np.flatnonzero(has), last_space[has]].mean())})
+    return rows
+
+
+# ---------------------------------------------------------------- where attention wins: copying
+def copy_batch(n: int, length: int, n_symbols: int, generator: torch.Generator):
+    """``n`` copy problems: ``length`` random symbols (1 .. n_symbols), the separator 0, then the same
+    symbols again. Returns (x, y) of shape (n, 2·length): x the sequence without its last symbol, y
+    the next symbol at every position, −100 (ignored) where the next symbol is not part of the copy."""
+    s = torch.randint(1, n_symbols + 1, (n, length), generator=generator)
+    seq = torch.cat([s, torch.zeros(n, 1, dtype=torch.long), s], 1)
+    x, y = seq[:, :-1], seq[:, 1:].clone()
+    y[:, :length] = -100
+    return x, y
+
+
+def copy_model(name: str, n_symbols: int, max_length: int, d: int = 32, hidden: int = 66, seed: int = 0):
+    """The model ``name`` of the copy task: "Transformer", 2 blocks of width d with 2 heads and learned
+    positions, or "LSTM", ``hidden`` units on embeddings of width d — about the same number of
+    parameters (28,625 and 28,083 for 16 symbols and copies of up to 32)."""
+    if name == "Transformer":
+        return DecoderLM(TransformerConfig(n_symbols + 1, d_model=d, n_heads=2, n_layers=2, max_len=2 * max_length),
+                         seed=seed)
+    if name == "LSTM":
+        return LSTMLM(n_symbols + 1, emb_dim=d, hidden=hidden, seed=seed)
+    raise ValueError(f"name must be 'Transformer' or 'LSTM', got {name!r}")
+
+
+def copy_experiment(lengths=(4, 8, 16, 32), steps=None, n_symbols: int = 16, batch: int = 32,
+                    lr: float = 3e-3, n_test: int = 200, seed: int = 0) -> dict:
+    """Train each model of :func:`copy_model` from scratch for every copy length (its own steps,
+    ``steps = {"Transformer": 150, "LSTM": 300}``: an LSTM step is about half as costly, so both get
+    about the same CPU time), with the same batches; then the per-symbol accuracy of the copy on
+    ``n_test`` fresh problems (teacher forcing, the argmax at every copy position). Returns
+    {'lengths', 'accuracy': {model: [per length]}, 'params': {model: n}, 'steps', 'cpu_seconds':
+    {model: total}, 'chance': 1 / n_symbols}."""
+    steps = dict(steps or {"Transformer": 150, "LSTM": 300})
+    out = {"lengths": list(lengths), "accuracy": {}, "params": {}, "steps": steps, "cpu_seconds": {},
+           "chance": 1 / n_symbols}
+    for name in ("Transformer", "LSTM"):
+        acc, cpu = [], 0.0
+        for length in lengths:
+            model = copy_model(name, n_symbols, max(lengths), seed=seed).train()
+            out["params"][name] = sum(p.numel() for p in model.parameters())
+            opt = torch.optim.Adam(model.parameters(), lr=lr)
+            g = torch_generator(seed + length)
+            t0 = time.process_time()
+            for _ in range(steps[name]):
+                x, y = copy_batch(batch, length, n_symbols, g)
+                loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten(), ignore_index=-100)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                opt.step()
+            cpu += time.process_time() - t0
+            with torch.no_grad():
+                x, y = copy_batch(n_test, length, n_symbols, torch_generator(10_000 + length))
+                acc.append(float((model.eval()(x).argmax(-1)[:, length:] == y[:, length:]).float().mean()))
+        out["accuracy"][name], out["cpu_seconds"][name] = acc, cpu
+    return out
+
+
+def plot_copy_experiment(result: dict):
+    """Copy accuracy against the length of the sequence, one line per model, chance as a grey line."""
+    fig, ax = new_figure(width=6.4, height=3.4)
+    for k, (name, acc) in enumerate(result["accuracy"].items()):
+        ax.plot(result["lengths"], acc, color=list(COLOURS.values())[k], ls=LINESTYLES[k], marker=MARKERS[k],
+                label=f"{name} ({result['params'][name]:,} parameters, {result['steps'][name]} steps)")
+    ax.axhline(result["chance"], color=GREY_DARK, ls=":", label="chance (a random symbol)")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(result["lengths"], [str(n) for n in result["lengths"]])
+    ax.minorticks_off()
+    ax.set_ylim(0, 1.05)
+    set_labels(ax, "Copying a sequence of random symbols", "symbols to copy", "accuracy per symbol")
+    ax.legend(loc="center left", fontsize=8)
+    return fig
+
+
+# ---------------------------------------------------------------- the challenge
+CHALLENGE_CPU_SECONDS = 300          # five CPU-minutes of training
+
+
+def challenge_standings() -> dict[str, float]:
+    """The yardsticks of the challenge, in nats per character on Hamlet's first 32,768 predictions:
+    the Kneser-Ney 3-, 4- and (the best on validation) 8-gram, and the shipped PyTorch models."""
+    kn = kn_baselines((3, 4))
+    stored = load_char_ngram()
+    rows = {"Kneser-Ney trigram": kn[3]["test_loss"], "Kneser-Ney 4-gram": kn[4]["test_loss"],
+            f"Kneser-Ney {stored['chosen']['n']}-gram (the best order)": float(np.nanmean(stored["test_nll"]))}
+    for name, label in (("char_transformer", "shipped Transformer (PyTorch)"), ("char_lstm", "shipped LSTM (PyTorch)")):
+        rows[label] = float(model_info(name)["subset_metric"]["value"])
+    return rows
+
+
+def score_challenge(loss_fn, seq_len: int, cpu_seconds: float, budget: float = CHALLENGE_CPU_SECONDS) -> dict:
+    """Score a model for the challenge: its loss on Hamlet's first 32,768 predictions (windows of
+    ``seq_len``, as :func:`helpers.course.char_live.heldout_loss`; ``loss_fn(x, y)`` is the model's
+    mean loss on a batch), ranked among :func:`challenge_standings`. ``cpu_seconds``: the training's
+    CPU time (a LiveTraining's ``cpu_seconds``), at most ``budget``. Prints the table and returns
+    {'loss', 'within_budget', 'beaten': [the yardsticks it is below], 'table': [(name, loss)] sorted}."""
+    if not callable(loss_fn):
+        raise TypeError("loss_fn must be the model's loss function, loss_fn(x, y) -> mean nats per character")
+    if not (np.isfinite(cpu_seconds) and cpu_seconds >= 0):
+        raise ValueError(f"cpu_seconds must be the training's CPU time (a number >= 0), got {cpu_seconds!r}")
+    loss = heldout_loss(loss_fn, live_split().test, int(seq_len), TEST_PREDICTIONS)
+    rows = challenge_standings()
+    table = sorted([*rows.items(), ("your model", loss)], key=lambda r: r[1])
+    beaten = [name for name, v in rows.items() if loss < v]
+    within = cpu_seconds <= budget
+    print(f"your model: {loss:.3f} nats/char on Hamlet (test), trained for {cpu_seconds:.0f} CPU-s "
+          f"({'within' if within else 'over'} the {budget / 60:.0f} CPU-minute budget)")
+    for name, v in table:
+        print(f"  {'→' if name == 'your model' else ' '} {v:.3f}  {name}")
+    if within and beaten:
+        print(f"✓ below {', '.join(beaten)}.")
+    elif within:
+        print("… above every yardstick so far: train longer, or change the model (see the ideas above).")
+    else:
+        print("… over the budget: this run does not count for the challenge.")
+    return {"loss": loss, "within_budget": within, "beaten": beaten, "table": table}

@@ -120,12 +120,24 @@ class KneserNeyLM:
         return sum(g not in self.counts[self.n - 1] for g in grams) / max(len(grams), 1)
 
 
-def _gram_codes(ids: np.ndarray, k: int, V: int) -> np.ndarray:
-    """Each window ids[i:i+k] as one integer sum_j ids[i+j] * V**(k-1-j): (len(ids) - k + 1,) int64."""
-    codes = np.zeros(len(ids) - k + 1, dtype=np.int64)
+def _gram_codes(ids: np.ndarray, k: int, V: int, dtype=np.int64) -> np.ndarray:
+    """Each window ids[i:i+k] as one integer sum_j ids[i+j] * V**(k-1-j): (len(ids) - k + 1,) of
+    ``dtype`` (int64, or uint64 for the orders whose codes need the 64th bit)."""
+    ids = np.asarray(ids).astype(dtype, copy=False)       # uint64 + int64 would promote to float64
+    codes = np.zeros(len(ids) - k + 1, dtype=dtype)
     for j in range(k):
-        codes = codes * V + ids[j:len(ids) - k + 1 + j]
+        codes = codes * dtype(V) + ids[j:len(ids) - k + 1 + j]
     return codes
+
+
+def _code_dtype(V: int, n: int):
+    """The integer type that holds every code of an n-gram over V symbols: int64 while V**n < 2**63,
+    uint64 while V**n < 2**64 (84 characters: orders up to 9, and 10); beyond that, an error."""
+    if V ** n < 2 ** 63:
+        return np.int64
+    if V ** n < 2 ** 64:
+        return np.uint64
+    raise ValueError(f"vocab_size**order = {V}**{n} does not fit in int64 (or uint64) codes")
 
 
 def _lookup(keys: np.ndarray, values: np.ndarray, queries: np.ndarray) -> np.ndarray:
@@ -150,15 +162,14 @@ def kneser_ney_nlls(train: np.ndarray, eval_ids: np.ndarray, order: int, vocab_s
     n, D = check_whole(order, "order", "kneser_ney_nlls", minimum=1), float(discount)
     if not 0 < D < 1:
         raise ValueError(f"discount must be in (0, 1), got {discount}")
-    if V ** n >= 2 ** 63:
-        raise ValueError(f"vocab_size**order = {V}**{n} does not fit in int64 codes")
+    code = _code_dtype(V, n)
     # the dtype is checked before the conversion to int64, which would truncate float ids
     train = check_class_ids(np.asarray(train).ravel(), V, "kneser_ney_nlls", "train").astype(np.int64)
     ev = check_class_ids(np.asarray(eval_ids).ravel(), V, "kneser_ney_nlls", "eval_ids").astype(np.int64)
     if len(train) < n or len(ev) < n:
         raise ValueError(f"need at least {n} tokens in train and eval_ids, got {len(train)} and {len(ev)}")
     # counts[k]: sorted codes of the k-grams and their counts (raw at the top order, continuation below)
-    keys, cnt = np.unique(_gram_codes(train, n, V), return_counts=True)
+    keys, cnt = np.unique(_gram_codes(train, n, V, code), return_counts=True)
     levels = {n: (keys, cnt.astype(np.float64))}
     for k in range(n - 1, 0, -1):
         keys, cnt = np.unique(levels[k + 1][0] % V ** k, return_counts=True)   # drop the oldest word
@@ -170,7 +181,7 @@ def kneser_ney_nlls(train: np.ndarray, eval_ids: np.ndarray, order: int, vocab_s
         ctx, first = np.unique(keys // V, return_index=True)                   # contexts: keys sorted by them
         total = np.add.reduceat(cnt, first)
         types = np.diff(np.append(first, len(keys))).astype(np.float64)
-        grams = _gram_codes(ev, k, V)[n - k:]                                   # the k-gram ending at each position
+        grams = _gram_codes(ev, k, V, code)[n - k:]                                 # the k-gram ending at each position
         t = _lookup(ctx, total, grams // V)
         c = _lookup(keys, cnt, grams)
         seen = t > 0

@@ -283,3 +283,30 @@ def clip_global_norm(grads, max_norm: float) -> float:
         for g in grads:
             g *= max_norm / (norm + 1e-12)
     return norm
+
+
+def clip_adam_step(params, grads, m, v, t: int, lr: float, max_norm: float = 1.0, beta1: float = 0.9,
+                   beta2: float = 0.999, eps: float = 1e-8):
+    """One training update as a function: clip the gradients' global norm, then an Adam step. Taught in lesson 04, section 8.
+
+    ``params``, ``grads``, ``m``, ``v``: parallel lists of arrays (the first and second moments start
+    at zero); ``t``: the step number, counted from 1. If the joint L2 norm of all gradients exceeds
+    ``max_norm`` every gradient is scaled by max_norm / norm (as ``torch.nn.utils.clip_grad_norm_``,
+    with its 1e-6 in the denominator); then m ← β₁m + (1 − β₁)g, v ← β₂v + (1 − β₂)g²,
+    p ← p − lr · m̂ / (√v̂ + ε) with m̂ = m/(1 − β₁ᵗ), v̂ = v/(1 − β₂ᵗ) — :class:`Adam`'s update.
+    Returns new lists (params, m, v); the arrays passed in are left unchanged.
+    """
+    params, grads = check_parallel(params, grads, "clip_adam_step")
+    if not (isinstance(t, (int, np.integer)) and t >= 1):
+        raise ValueError(f"clip_adam_step: t counts the steps from 1, got {t!r}")
+    norm = float(np.sqrt(sum(float(np.sum(np.square(g))) for g in grads)))
+    scale = max_norm / (norm + 1e-6) if norm > max_norm else 1.0
+    new_p, new_m, new_v = [], [], []
+    for p, g, m_, v_ in zip(params, grads, m, v, strict=True):
+        g = g * scale
+        m_ = beta1 * m_ + (1 - beta1) * g
+        v_ = beta2 * v_ + (1 - beta2) * g * g
+        new_p.append(p - lr * (m_ / (1 - beta1 ** t)) / (np.sqrt(v_ / (1 - beta2 ** t)) + eps))
+        new_m.append(m_)
+        new_v.append(v_)
+    return new_p, new_m, new_v

@@ -368,7 +368,7 @@ def _model_ids(ids, model: nn.Module, name: str, where: str) -> np.ndarray:
 
 @torch.no_grad()
 def next_token_probs(model: nn.Module, ids, temperature: float = 1.0, device=None) -> np.ndarray:
-    """P(next token | ids) at ``temperature``: softmax(logits / temperature), (V,) float64. Taught in lesson 04, section 10.3.
+    """P(next token | ids) at ``temperature``: softmax(logits / temperature), (V,) float64. Taught in lesson 04, section 12.2.
     temperature → 0 approaches greedy (argmax); large temperatures approach uniform."""
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
@@ -386,7 +386,7 @@ def next_token_probs(model: nn.Module, ids, temperature: float = 1.0, device=Non
 
 def sample_from_logits(logits: torch.Tensor, temperature: float, generator: torch.Generator,
                        num_samples: int = 1) -> torch.Tensor:
-    """Draw token ids from softmax(logits / temperature); logits (V,) -> (num_samples,) int64. Taught in lesson 04, section 10.3.
+    """Draw token ids from softmax(logits / temperature); logits (V,) -> (num_samples,) int64. Taught in lesson 04, section 12.2.
     ``temperature=0`` returns the argmax (greedy decoding)."""
     if temperature < 0:
         raise ValueError(f"temperature must be >= 0, got {temperature}")
@@ -399,7 +399,7 @@ def sample_from_logits(logits: torch.Tensor, temperature: float, generator: torc
 @torch.no_grad()
 def generate(model: nn.Module, prompt_ids, n_new: int, temperature: float = 1.0, seed: int = 0,
              max_context: int | None = None) -> np.ndarray:
-    """Sample ``n_new`` tokens one at a time after ``prompt_ids`` (1-D ints) and return all ids. Taught in lesson 04, section 9.
+    """Sample ``n_new`` tokens one at a time after ``prompt_ids`` (1-D ints) and return all ids. Taught in lesson 04, section 12.2.
 
     Each step runs the model on the context so far (cropped to the last ``max_context``
     tokens; a DecoderLM's max_len by default), divides the last logits by ``temperature``
