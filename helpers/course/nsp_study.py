@@ -176,7 +176,7 @@ def train_nsp_study(settings: dict, log: RunLog, max_steps: int | None = None, p
                     load=None) -> tuple[dict, dict, dict]:
     """Pre-train both arms and measure them (module docstring). ``load``: the registry's ``load_model``
     (the tokenizer is the shipped masked LM's). A step of the log is a step of the ``mlm`` arm, then
-    of the ``mlm+nsp`` arm; ``max_steps`` trains that many steps of each and stops (the replay)."""
+    of the ``mlm+nsp`` arm; ``max_steps`` trains that many steps of the first arm and stops (the replay)."""
     if load is None:
         raise TypeError("train_nsp_study needs load=helpers.course.models.load_model (the registry passes it)")
     s = settings
@@ -237,8 +237,10 @@ def train_nsp_study(settings: dict, log: RunLog, max_steps: int | None = None, p
         bar.close()
         cpu[arm] = time.process_time() - c0
         models[arm], heads[arm], curves[arm] = model.eval(), head.eval(), curve
+        if max_steps is not None:
+            break                               # the replay: the log's first steps are the first arm's
     log.event("stop", reason=f"the step cap max_steps={steps} for each arm (the learning rate reaches 0 there)"
-              if max_steps is None else f"max_steps={max_steps}", steps=2 * steps)
+              if max_steps is None else f"max_steps={max_steps}", steps=2 * steps if max_steps is None else steps)
     if max_steps is not None:
         return {}, {"settings": dict(s)}, {}
     # ---------------------------------------------------------------- the measurements

@@ -307,8 +307,8 @@ check_tied_mlm_backward = FunctionExercise(
     reference=_tied_reference, step="core",
     forbidden=(NumpyMaskedLM, NumpyMaskedLM.forward, NumpyMaskedLM.backward, numpy_mlm_torch_reference,
                mlm_loss_numpy, torch.autograd.grad, torch.autograd.backward),
-    explanation=("E is used twice — to look up the inputs and, transposed, to score the outputs — so its "
-                 "gradient is the sum of both paths: the lookup's rows (added up for every position that "
+    explanation=("E is used twice — to look up the inputs and, transposed, to score the outputs — so its\n"
+                 "gradient is the sum of both paths: the lookup's rows (added up for every position that\n"
                  "reads the same id) plus dlogits^T H from the output projection."),
     mistakes=[
         Mistake("output_only", "dE misses the lookup path: X = E[inputs] also depends on E, so add dX to the "
@@ -422,10 +422,10 @@ check_adamw_step = FunctionExercise(
     reference=_adamw_reference, step="core",
     forbidden=(course_adamw_step, _adamw_variant, AdamW, Adam, clip_global_norm, torch.optim.AdamW, torch.optim.Adam,
                torch.nn.utils.clip_grad_norm_),
-    explanation=("This is the update that trained the shipped encoder (torch's clip_grad_norm_ then AdamW): the "
-                 "clipping bounds a step when one batch gives a huge gradient, the bias correction makes the first "
-                 "steps full-sized although m and v start at zero, and the decoupled decay shrinks every weight by "
-                 "the same factor (1 - lr * weight_decay) whatever its gradient."),
+    explanation=("This is the update that trained the shipped encoder (torch's clip_grad_norm_ then AdamW):\n"
+                 "the clipping bounds a step when one batch gives a huge gradient, the bias correction makes\n"
+                 "the first steps full-sized although m and v start at zero, and the decoupled decay shrinks\n"
+                 "every weight by the same factor (1 - lr * weight_decay) whatever its gradient."),
     mistakes=[
         Mistake("l2_in_the_gradient", "the weight decay is decoupled: shrink the parameter, p * (1 - lr * "
                 "weight_decay), instead of adding weight_decay * p to the gradient (that is Adam with L2, which "
@@ -499,11 +499,11 @@ def _best_layer(word: str = "light") -> int:
 
 check_best_layer = ExperimentExercise(
     "the layer that separates the senses of 'light' best", lambda: _best_layer("light"),
-    explanation=("Layer 0 is the embedding table plus the position: every occurrence of 'light' gets nearly the "
-                 "same vector, so only its position can tell the senses apart. Each attention layer mixes in the "
-                 "neighbours (*turn on the*, *a ... jacket*), which carry the sense. Which layer is best differs "
-                 "from word to word, and with 24 sentences per word neighbouring layers are often close: look at "
-                 "the table of section 4 before reading much into one word."),
+    explanation=("Layer 0 is the embedding table plus the position: every occurrence of 'light' gets nearly\n"
+                 "the same vector, so only its position can tell the senses apart. Each attention layer mixes\n"
+                 "in the neighbours (*turn on the*, *a ... jacket*), which carry the sense. Which layer is best\n"
+                 "differs from word to word, and with 24 sentences per word neighbouring layers are often\n"
+                 "close: look at the table of section 4 before reading much into one word."),
     mistakes=[
         Mistake("worst_layer", "that is the layer with the LOWEST accuracy for 'light': pick the highest.",
                 like=lambda: int(np.argmin(layer_accuracies("light")))),

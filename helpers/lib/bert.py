@@ -265,7 +265,7 @@ class TinyBert(nn.Module):
 
 
 class TinyGPT(TinyBert):
-    """The same blocks with a causal mask: a decoder-only (GPT-style) language model. Taught in lesson 10, section 3.4.
+    """The same blocks with a causal mask: a decoder-only (GPT-style) language model. Taught in lesson 10, section 3.5.
 
     Position i attends to positions ≤ i only (lesson 04's causal mask), so its vector can predict
     the *next* piece: trained with :func:`causal_lm_loss` at every position, not at 15 % of them.
@@ -277,7 +277,7 @@ class TinyGPT(TinyBert):
 
 
 def causal_lm_loss(model: TinyGPT, ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-    """Mean NLL of every next piece: position t predicts ``ids[:, t + 1]``. Taught in lesson 10, section 3.4.
+    """Mean NLL of every next piece: position t predicts ``ids[:, t + 1]``. Taught in lesson 10, section 3.5.
 
     ids, attention_mask (B, L); padding is never a target. Returns a scalar tensor."""
     h = model(ids, attention_mask)[:, :-1]
