@@ -23,7 +23,8 @@ test notebooks execute: export MKL_NUM_THREADS = 1
 # not one per core: the cores are already taken by the two notebooks.
 test notebooks: export NLP_COURSE_WORKERS = 1
 
-.PHONY: setup lab test unit notebooks browser-check bench lint doctor constraints execute student clean models
+.PHONY: setup lab test unit notebooks browser-check bench lint doctor constraints execute student clean models \
+	site html site-check
 
 setup: $(STAMP)
 
@@ -56,6 +57,20 @@ notebooks: setup
 ## browser-check: open every notebook in JupyterLab in headless Chromium, run it, move sliders
 browser-check: setup
 	$(BIN)/python tests/browser_check.py $(NB)
+
+## site: the whole course as a static website in build/site/ (open build/site/index.html): built
+# offline from the committed notebooks, nothing executed; solutions in its instructors' section
+site: setup
+	$(BIN)/python tools/build_site.py
+
+## html: one lesson as a web page, the same way: make html NB=notebooks/05_tfidf_svd.ipynb
+html: setup
+	@test -n "$(NB)" || { echo "make html needs the lesson: make html NB=notebooks/05_tfidf_svd.ipynb"; exit 1; }
+	$(BIN)/python tools/build_site.py --lesson $(NB)
+
+## site-check: open build/site in headless Chromium with the network blocked; formulas, images, links, no solution
+site-check: setup
+	$(BIN)/python tests/site_check.py
 
 bench: setup
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done

@@ -4,16 +4,23 @@ Run it from the repository root with the course's Python::
 
     make doctor                      # or: .venv/bin/python -m helpers.check_env
 
-It checks, in order: the Python version (``requires-python`` of pyproject.toml); every
+It checks, in order: that it runs with the course's Python (the ``.venv`` of ``make setup``; run
+with another Python it says so, names the right command and stops, rather than advise installing
+into a system Python); the Python version (``requires-python`` of pyproject.toml); every
 requirement of requirements.txt installed at a version inside its range; the ``helpers``
 package installed from this checkout (so notebooks import it from any folder); the data files
-against the course's checksums; the cache folder (``$NLP_COURSE_CACHE`` or the default) can be
-created and written; PyTorch, CPU or CUDA build, and whether an NVIDIA GPU is present but
-unused; JupyterLab's widget extension. Each line says ``ok``, ``note``, ``WARN`` or ``FAIL``;
-every warning and failure comes with the command that fixes it. The exit status is 1 when a
-check failed (warnings alone leave it 0). When you report a problem, paste the whole output.
+against the course's checksums; the shipped models against ``data/models/manifest.json``; the
+cache folder (``$NLP_COURSE_CACHE`` or this system's cache folder) can be created and written,
+and if not, why; PyTorch, CPU or CUDA build, and whether an NVIDIA GPU is present but unused;
+JupyterLab's widget extension; the Python that the notebooks' Jupyter kernel runs (the usual
+cause of ``ModuleNotFoundError: helpers``), with the command that registers the course's. Each
+line says ``ok``, ``note``, ``WARN`` or ``FAIL``; every warning and failure comes with the command
+that fixes it. The exit status is 1 when a check failed (warnings alone leave it 0). When you
+report a problem, paste the whole output.
 
-This is a command, not part of the library: it may import every layer of the package.
+This is a command, not part of the library: it may import every layer of the package. Up to the
+interpreter check it uses only the standard library, so that it also runs, and says what is
+wrong, with a bare system Python.
 """
 from __future__ import annotations
 
@@ -24,6 +31,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +49,9 @@ PYPROJECT = ROOT / "pyproject.toml"
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 CUDA_INDEX = "https://download.pytorch.org/whl/cu126"
 WIDGET_EXTENSION = "@jupyter-widgets/jupyterlab-manager"
+VENV = ROOT / ".venv"
+KERNEL_NAME = "nlp-from-scratch"                   # the course's Jupyter kernel, once registered
+LESSON_KERNEL = "python3"                          # the kernel the lessons are saved with
 
 
 def _course_modules():
@@ -146,6 +157,109 @@ def _quoted(spec: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+# which Python: the one running these checks, and the one the notebooks' kernel runs
+
+def venv_python(venv: Path | None = None) -> Path:
+    """The Python of the virtual environment ``venv`` (default: the course's ``.venv``):
+    ``bin/python``, or ``Scripts\\python.exe`` on Windows."""
+    return (venv or VENV) / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(Path(path).relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def externally_managed() -> bool:
+    """True for a Python that its operating system manages (PEP 668: pip refuses to install into it)."""
+    return (Path(sysconfig.get_path("stdlib")) / "EXTERNALLY-MANAGED").exists()
+
+
+def check_interpreter(prefix: str | None = None, base_prefix: str | None = None) -> list[Result]:
+    """This check runs with the course's ``.venv``; if not, which Python it is and the right command.
+
+    A FAIL here stops the doctor: the later checks would describe another Python, and their
+    fixes would install into it."""
+    prefix = Path(prefix or sys.prefix).resolve()
+    base = Path(base_prefix or sys.base_prefix).resolve()
+    course = _shown(venv_python())
+    if VENV.is_dir() and prefix == VENV.resolve():
+        return [ok(f"running with the course's Python, {course} (made by `make setup`)")]
+    if venv_python().exists():
+        return [fail(f"this is not the course's Python: {sys.executable} runs these checks, but the course "
+                     f"is installed in {_shown(VENV)} (made by `make setup`). The other checks would describe "
+                     "this other Python, so they are skipped; nothing needs installing into it",
+                     f"make doctor   (without make: {course} -m helpers.check_env)")]
+    own_environment = prefix != base or (prefix / "conda-meta").is_dir()
+    if own_environment:
+        return [note(f"running in the environment {prefix}; the course's {_shown(VENV)} does not exist, so "
+                     "the checks below describe this environment (conda, or a virtual environment of your own)")]
+    why = ("your operating system manages it (PEP 668), so pip refuses to install into it"
+           if externally_managed() else
+           "installing the course into it would change every program that uses this Python")
+    return [fail(f"{sys.executable} is not a virtual environment, and the course's {_shown(VENV)} does not "
+                 f"exist yet: {why}. The course installs into its own .venv",
+                 "make setup   (without make: the README's \"Plain pip\" steps, which create .venv first)")]
+
+
+def kernel_python(name: str = LESSON_KERNEL) -> str | None:
+    """The Python that Jupyter's kernel ``name`` starts, as this environment's Jupyter sees it
+    (None if there is no such kernel). "python" in a kernel's command means Jupyter's own Python."""
+    from jupyter_client import kernelspec  # late: a broken set-up still gets a report
+    try:
+        argv = kernelspec.KernelSpecManager().get_kernel_spec(name).argv
+    except kernelspec.NoSuchKernel:
+        return None
+    if not argv:
+        return None
+    return sys.executable if re.fullmatch(r"python(\d(\.\d+)?)?", argv[0]) else argv[0]
+
+
+def register_kernel_command() -> str:
+    """The command that registers the course's Python as the Jupyter kernel ``nlp-from-scratch``."""
+    return (f'{_shown(venv_python()) if venv_python().exists() else python_command()} -m ipykernel install '
+            f'--user --name {KERNEL_NAME} --display-name "Python ({KERNEL_NAME})"')
+
+
+def _imports_helpers_from_here(python: str) -> tuple[bool, str]:
+    """(True, "") if ``python`` imports this checkout's helpers from another folder, else (False, why)."""
+    with tempfile.TemporaryDirectory() as elsewhere:
+        status, out = run([python, "-c", "import helpers; print(helpers.__file__)"], cwd=Path(elsewhere), timeout=60)
+    last = out.strip().splitlines()[-1] if out.strip() else "no output"
+    if status != 0:
+        return False, last
+    found = Path(last).resolve().parent
+    return (True, "") if found == ROOT / "helpers" else (False, f"it imports helpers from {found}")
+
+
+def check_kernel() -> list[Result]:
+    """The notebooks' kernel (``python3``, and ``nlp-from-scratch`` once registered) runs a Python
+    that imports this checkout's helpers; the ``jupyter`` on PATH is the course's."""
+    results, fix = [], f"{register_kernel_command()}   (then choose \"Python ({KERNEL_NAME})\" in JupyterLab: Kernel → Change Kernel)"
+    for name in (LESSON_KERNEL, KERNEL_NAME):
+        python = kernel_python(name)
+        if python is None:
+            if name == LESSON_KERNEL:
+                results.append(fail(f"Jupyter has no kernel named {name!r}, the one the lessons are saved with", fix))
+            continue
+        good, why = _imports_helpers_from_here(python)
+        if good:
+            results.append(ok(f"the Jupyter kernel {name!r} runs {python}, which imports this checkout's helpers"))
+        else:
+            results.append(fail(f"the Jupyter kernel {name!r} runs {python}, which cannot import this checkout's "
+                                f"helpers ({why}): a lesson would stop with `ModuleNotFoundError: helpers`", fix))
+    jupyter = shutil.which("jupyter")
+    here = Path(sys.executable).parent
+    if jupyter and Path(jupyter).resolve().parent != here.resolve() and kernel_python(KERNEL_NAME) is None:
+        results.append(warn(f"the `jupyter` on your PATH is {jupyter}, not the course's ({_shown(here / 'jupyter')}): "
+                            "`jupyter lab` typed in a new terminal starts another Jupyter, whose kernel runs "
+                            "another Python", f"make lab   (or register the course's Python as a kernel: {register_kernel_command()})"))
+    return results
+
+
+# ---------------------------------------------------------------------------------------------
 # the checks: each returns a list of Results
 
 def check_python(version: str | None = None) -> list[Result]:
@@ -240,30 +354,42 @@ def check_data() -> list[Result]:
     return results
 
 
+def check_models() -> list[Result]:
+    """Every shipped model of ``data/models/manifest.json``: its file's sha256 as recorded."""
+    from helpers.course import models  # late: it imports numpy and the course's trainers
+    results, n_ok = [], 0
+    for name, record in sorted(models.read_manifest()["models"].items()):
+        try:
+            models.verify_model_file(name)
+        except models.ModelFileError as e:
+            results.append(fail(str(e).split(". Rebuild it", 1)[0],
+                                f"git checkout -- data/models/{record['file']}   (or retrain: make models NAME={name})"))
+        else:
+            n_ok += 1
+    if n_ok:
+        results.insert(0, ok(f"{n_ok} shipped models match their sha256 (data/models/manifest.json)"))
+    return results
+
+
 def _spec_of(name: str) -> str:
     """The requirements.txt line of ``name`` (without comment), e.g. ``gensim>=4.4,<5``."""
     return next((line for line in requirement_lines() if re.match(rf"{re.escape(name)}\b", line)), name)
 
 
 def check_cache() -> list[Result]:
-    """The cache folder exists or can be created, and a file can be written in it."""
+    """The cache folder exists or can be created, and a file can be written in it; if not, why."""
     _, cache = _course_modules()
-    shell_set = ("$env:NLP_COURSE_CACHE = " if os.name == "nt" else "export NLP_COURSE_CACHE=")
-    variable = os.environ.get("NLP_COURSE_CACHE")
-    if variable is not None and not variable.strip():
-        unset = "Remove-Item Env:NLP_COURSE_CACHE" if os.name == "nt" else "unset NLP_COURSE_CACHE"
-        return [fail("NLP_COURSE_CACHE is set but empty: the course's cache refuses it (an empty "
-                     "folder name would mean whatever folder a notebook runs in)", f"{unset}   (or {shell_set}<a folder you can write>)")]
-    where = f"NLP_COURSE_CACHE={variable}" if variable else "the default cache folder"
+    variable = os.environ.get(cache.ENV)
+    where = f"{cache.ENV}={variable}" if variable else f"this system's cache folder; {cache.ENV} is not set"
     try:
         folder = cache.cache_dir()
-    except OSError as e:
-        return [fail(f"{where} cannot be created: {e}", f"{shell_set}<a folder you can write>")]
+    except cache.CacheLocationError as e:
+        return [fail(str(e), e.fix or cache.set_variable("<a folder you can write>"))]
     try:
         probe_write(folder)
     except OSError as e:
         return [fail(f"the cache folder {folder} ({where}) is not writable: {e}",
-                     f"chmod u+rwx {folder}   (or {shell_set}<a folder you can write>)")]
+                     f"chmod u+rwx {folder}   (or {cache.set_variable('<a folder you can write>')})")]
     return [ok(f"the cache folder {folder} is writable ({where})")]
 
 
@@ -332,8 +458,8 @@ def check_widgets() -> list[Result]:
     return [ok(f"JupyterLab widget extension: {line}")]
 
 
-CHECKS = [check_python, check_requirements, check_helpers_installed, check_data, check_cache,
-          check_torch, check_widgets]
+CHECKS = [check_interpreter, check_python, check_requirements, check_helpers_installed, check_data,
+          check_models, check_cache, check_torch, check_widgets, check_kernel]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -350,6 +476,8 @@ def main(argv: list[str] | None = None) -> int:
         for result in found:
             print(result, flush=True)
         results += found
+        if check is check_interpreter and any(r.status == "FAIL" for r in found):
+            break   # the other checks would describe the wrong Python
     counts = {s: sum(r.status == s for r in results) for s in ("ok", "note", "WARN", "FAIL")}
     if counts["FAIL"]:
         print(f"doctor: {counts['FAIL']} problem(s), {counts['WARN']} warning(s): run the fix commands "

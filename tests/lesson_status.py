@@ -6,8 +6,14 @@ empty (``test_no_lesson_is_pending_at_the_end`` says so, and fails while any les
 """
 from __future__ import annotations
 
+_TODO = "not yet rewritten as the student edition (issues 29, 30, 31)"
+
 PENDING: dict[str, str] = {
-    f"{n:02d}": "not yet rewritten as the student edition (issues 29, 30, 31)" for n in range(1, 11)
+    "04": _TODO,
+    "07": _TODO,
+    "08": _TODO,
+    "09": _TODO,
+    "10": _TODO,
 }
 del PENDING["10"]       # lesson 10 meets the standards
 

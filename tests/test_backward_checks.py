@@ -37,6 +37,7 @@ def _cases():
     from helpers.lib.attention import Attention, MultiHeadAttention
     from helpers.lib.bert import NumpyMaskedLM
     from helpers.lib.fasttext import SubwordEmbedding
+    from helpers.lib.feedforward_lm import NumpyFeedForwardLM
     from helpers.lib.glove import GloVeNumpy
     from helpers.lib.hsoftmax import HierarchicalSoftmax, huffman_tree
     from helpers.lib.layers import (
@@ -102,6 +103,7 @@ def _cases():
                                1.0, np.ones(2)),
         "CBOWNS": lambda: (CBOWNS(6, 3, sampler, k=2), (ids, np.array([4, 5])), 1.0, np.ones((2, 1))),
         "NumpyMaskedLM": mlm,
+        "NumpyFeedForwardLM": lambda: (NumpyFeedForwardLM(7, 2, 3, 4, rng), (ids,), np.ones((2, 7)), np.ones((2, 1))),
         "LayerNorm": lambda: (LayerNorm(3), (xs,), np.ones((2, 5, 3)), np.ones((2, 5, 4))),
         "HierarchicalSoftmax": lambda: (HierarchicalSoftmax(huffman_tree(np.array([5, 3, 2, 1, 1])), 3, rng),
                                         (np.array([0, 1]), np.array([2, 3])), 1.0, np.ones(2)),

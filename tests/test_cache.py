@@ -7,11 +7,15 @@ corruption and location tests use only ``cached(name, version, build, verbose=Fa
 unchanged, against the previous pickle-based cache, where those tests fail (a flipped byte
 either crashes it or loads silently with other values; an empty variable writes into the
 current folder; an unusable folder raises a bare OSError that does not name the variable)."""
+import errno
 import os
+import sys
 import tempfile
 import threading
+from pathlib import Path
 
 import numpy as np
+import platformdirs
 import pytest
 
 from helpers.infra import cache
@@ -149,11 +153,31 @@ def test_a_class_with_to_arrays_and_from_arrays_is_a_codec(tmp_path, monkeypatch
 
 
 # ---------------------------------------------------------------- where the cache lives
-def test_default_folder_when_the_variable_is_unset(tmp_path, monkeypatch):
+def test_default_folder_is_the_systems_cache_folder(tmp_path, monkeypatch):
     monkeypatch.delenv("NLP_COURSE_CACHE", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("USERPROFILE", str(tmp_path))
-    assert cache_dir() == tmp_path / ".cache" / "nlp-from-scratch" and cache_dir().is_dir()
+    expected = Path(platformdirs.user_cache_dir("nlp-from-scratch", appauthor=False))
+    assert cache_dir() == expected and expected.is_dir()
+    if sys.platform.startswith("linux"):
+        assert expected == tmp_path / ".cache" / "nlp-from-scratch"
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))   # the XDG convention is followed
+        assert cache_dir() == tmp_path / "xdg" / "nlp-from-scratch"
+
+
+def test_default_folder_asks_platformdirs(monkeypatch):
+    """On macOS and Windows the folder is that system's, not Linux's ~/.cache."""
+    monkeypatch.delenv("NLP_COURSE_CACHE", raising=False)
+    calls = []
+    monkeypatch.setattr(platformdirs, "user_cache_dir",
+                        lambda *a, **k: calls.append((a, k)) or "/Users/ada/Library/Caches/nlp-from-scratch")
+    assert cache.default_folder() == Path("/Users/ada/Library/Caches/nlp-from-scratch")
+    assert calls == [(("nlp-from-scratch",), {"appauthor": False})]
+    from platformdirs.macos import MacOS
+
+    mac = MacOS("nlp-from-scratch", appauthor=False).user_cache_dir
+    assert mac.endswith("/Library/Caches/nlp-from-scratch"), mac
 
 
 @pytest.mark.parametrize("setting", ["", "   "])
@@ -182,9 +206,43 @@ def test_a_file_in_the_way(tmp_path, monkeypatch, inside):
     with pytest.raises(OSError) as e:
         cache_dir()
     msg = str(e.value)
-    assert f"the cache folder {folder} (NLP_COURSE_CACHE={folder}) cannot be created: a file is in the way" in msg
+    assert (f"the cache folder {folder} (NLP_COURSE_CACHE={folder}) cannot be created: {a_file} is a file, "
+            "in the way of the folder. Move that file") in msg
     assert "set NLP_COURSE_CACHE to a folder you can write" in msg
     assert isinstance(e.value, cache.CacheLocationError)   # an OSError: make doctor reports those
+
+
+@pytest.mark.parametrize("depth", [1, 3], ids=["its parent exists", "only a grandparent exists"])
+def test_no_permission_names_the_nearest_folder_that_exists(tmp_path, monkeypatch, depth):
+    """The folder that refuses is the nearest one that exists, which need not be the parent."""
+    existing = tmp_path / "locked"
+    existing.mkdir()
+    folder = existing.joinpath(*[f"level{i}" for i in range(depth)])
+    monkeypatch.setenv("NLP_COURSE_CACHE", str(folder))
+
+    def refuse(self, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(self))
+    monkeypatch.setattr(Path, "mkdir", refuse)     # root may write anywhere: simulate
+    with pytest.raises(cache.CacheLocationError) as e:
+        cache_dir()
+    which = "its parent" if depth == 1 else "the nearest folder of that path that exists"
+    assert f"cannot be created: you may not create folders in {existing} ({which})" in str(e.value)
+    assert "parent's permissions" not in str(e.value)
+    assert e.value.fix.startswith("export NLP_COURSE_CACHE=") or os.name == "nt"
+
+
+@pytest.mark.parametrize("code, cause", [(errno.EROFS, "is on a read-only file system"),
+                                         (errno.ENOSPC, "is full. Free some space")])
+def test_a_read_only_or_full_disk_is_named(tmp_path, monkeypatch, code, cause):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("NLP_COURSE_CACHE", str(folder))
+
+    def refuse(self, *args, **kwargs):
+        raise OSError(code, os.strerror(code), str(self))
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    with pytest.raises(cache.CacheLocationError, match=cause) as e:
+        cache_dir()
+    assert str(tmp_path) in str(e.value)
 
 
 def test_a_folder_that_cannot_be_written(tmp_path, monkeypatch):

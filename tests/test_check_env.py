@@ -1,6 +1,8 @@
 """`make doctor` (helpers.check_env): it passes on a good set-up, and each check, driven into
 failure (a version outside its range, a modified data file, an unwritable cache, the wrong torch
 build, a missing widget extension ...), names the problem and the command that fixes it."""
+import errno
+import json
 import os
 import shutil
 import subprocess
@@ -215,8 +217,34 @@ def test_cache_folder_that_cannot_be_created_fails(tmp_path, monkeypatch):
     a_file.write_text("not a folder", encoding="utf-8")
     monkeypatch.setenv("NLP_COURSE_CACHE", str(a_file / "cache"))
     result = only(check_env.check_cache(), "FAIL")
-    assert f"NLP_COURSE_CACHE={a_file / 'cache'} cannot be created" in result.message
+    assert f"(NLP_COURSE_CACHE={a_file / 'cache'}) cannot be created: {a_file} is a file" in result.message
     assert result.fix == "export NLP_COURSE_CACHE=<a folder you can write>"
+
+
+def test_cache_folder_without_permission_names_the_folder_that_refuses(tmp_path, monkeypatch):
+    """Not "its parent's permissions": the nearest folder that exists is the one that refuses."""
+    folder = tmp_path / "a" / "b" / "cache"
+    monkeypatch.setenv("NLP_COURSE_CACHE", str(folder))
+
+    def refuse(self, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(self))
+    monkeypatch.setattr(Path, "mkdir", refuse)          # root may write anywhere: simulate
+    result = only(check_env.check_cache(), "FAIL")
+    assert (f"cannot be created: you may not create folders in {tmp_path} "
+            "(the nearest folder of that path that exists)") in result.message
+    assert "parent" not in result.message
+    assert result.fix == f"export NLP_COURSE_CACHE={Path.home() / '.cache' / 'nlp-from-scratch'}"
+
+
+def test_cache_folder_on_a_read_only_disk_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLP_COURSE_CACHE", str(tmp_path / "cache"))
+
+    def refuse(self, *args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system", str(self))
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    result = only(check_env.check_cache(), "FAIL")
+    assert f"{tmp_path} is on a read-only file system" in result.message
+    assert result.fix == "export NLP_COURSE_CACHE=<a folder on a writable disk>"
 
 
 def test_unwritable_cache_folder_fails(tmp_path, monkeypatch):
@@ -353,3 +381,141 @@ def test_jupyterlab_widgets_not_installed_fails(monkeypatch):
     result = only(check_env.check_widgets(), "FAIL")
     assert "jupyterlab_widgets is not installed" in result.message
     assert "--force-reinstall" in result.fix
+
+
+# --- the interpreter: the course's .venv, or say so --------------------------------------------
+
+BASE_PYTHON = getattr(sys, "_base_executable", None)
+
+
+@pytest.mark.skipif(not check_env.venv_python().exists() or not BASE_PYTHON or BASE_PYTHON == sys.executable,
+                    reason="needs this checkout's .venv and the Python it was made from")
+def test_the_wrong_python_is_named_and_the_venv_pointed_at():
+    """Run with the Python that made .venv (no course packages): one failure, the right command,
+    and no advice to pip-install into that Python."""
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    done = subprocess.run([BASE_PYTHON, "-m", "helpers.check_env"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, env=env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.count("FAIL") == 1, done.stdout
+    assert "this is not the course's Python" in done.stdout
+    assert "fix: make doctor   (without make: .venv/bin/python -m helpers.check_env)" in done.stdout
+    assert "pip install" not in done.stdout
+
+
+def test_the_course_venv_is_ok():
+    result = only(check_env.check_interpreter(prefix=str(check_env.VENV), base_prefix="/usr"), "ok")
+    assert "running with the course's Python" in result.message
+
+
+@pytest.mark.parametrize("managed", [True, False], ids=["PEP 668", "pyenv or python.org"])
+def test_a_system_python_without_venv_gets_make_setup_not_pip(tmp_path, monkeypatch, managed):
+    monkeypatch.setattr(check_env, "VENV", tmp_path / ".venv")             # no .venv yet
+    monkeypatch.setattr(check_env, "externally_managed", lambda: managed)
+    result = only(check_env.check_interpreter(prefix="/usr", base_prefix="/usr"), "FAIL")
+    assert "is not a virtual environment" in result.message and "does not exist yet" in result.message
+    assert ("PEP 668" in result.message) == managed
+    assert result.fix.startswith("make setup")
+    assert "pip install" not in result.message + result.fix
+
+
+def test_a_conda_environment_of_ones_own_is_checked(tmp_path, monkeypatch):
+    monkeypatch.setattr(check_env, "VENV", tmp_path / ".venv")
+    env = tmp_path / "conda-env"
+    (env / "conda-meta").mkdir(parents=True)
+    result = only(check_env.check_interpreter(prefix=str(env), base_prefix=str(env)), "note")
+    assert "the checks below describe this environment" in result.message
+
+
+def test_a_failed_interpreter_check_stops_the_doctor(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(check_env, "VENV", tmp_path / ".venv")
+    monkeypatch.setattr(check_env.sys, "prefix", "/usr")
+    monkeypatch.setattr(check_env.sys, "base_prefix", "/usr")
+    ran = []
+    monkeypatch.setattr(check_env, "CHECKS", [check_env.check_interpreter, lambda: ran.append(1) or [ok("x")]])
+    assert check_env.main() == 1
+    assert ran == [] and "make setup" in capsys.readouterr().out
+
+
+# --- the shipped models --------------------------------------------------------------------------
+
+@pytest.fixture
+def models_copy(tmp_path, monkeypatch):
+    """data/models as the checks see it: the real files linked, so one can be replaced cheaply."""
+    from helpers.course import models
+    copy = tmp_path / "models"
+    copy.mkdir()
+    for f in models.model_dir().iterdir():
+        if f.is_file():
+            (copy / f.name).symlink_to(f)
+    monkeypatch.setattr(models, "model_dir", lambda: copy)
+    return copy
+
+
+def test_every_shipped_model_is_checked():
+    manifest = json.loads((ROOT / "data" / "models" / "manifest.json").read_text(encoding="utf-8"))
+    result = only(check_env.check_models(), "ok")
+    assert result.message.startswith(f"{len(manifest['models'])} shipped models match their sha256")
+
+
+def test_a_modified_model_fails_with_its_restore_command(models_copy):
+    target = models_copy / "ffnn_lm.npz"
+    data_bytes = bytearray(target.read_bytes())
+    target.unlink()
+    data_bytes[200] ^= 0xFF
+    target.write_bytes(bytes(data_bytes))
+    result = only(check_env.check_models(), "FAIL")
+    assert "ffnn_lm.npz is corrupt or has been modified" in result.message
+    assert result.fix == "git checkout -- data/models/ffnn_lm.npz   (or retrain: make models NAME=ffnn_lm)"
+
+
+def test_a_missing_model_fails(models_copy):
+    (models_copy / "rnn_lm.npz").unlink()
+    result = only(check_env.check_models(), "FAIL")
+    assert "rnn_lm.npz is missing" in result.message
+    assert result.fix.startswith("git checkout -- data/models/rnn_lm.npz")
+
+
+# --- the Jupyter kernel ---------------------------------------------------------------------------
+
+def test_the_lessons_kernel_runs_this_python_here():
+    assert check_env.kernel_python("python3") is not None
+    results = check_env.check_kernel()
+    assert "FAIL" not in [r.status for r in results], results
+    assert "the Jupyter kernel 'python3' runs" in results[0].message
+
+
+@pytest.mark.skipif(not BASE_PYTHON, reason="needs the Python this environment was made from")
+def test_a_kernel_that_runs_another_python_fails_with_the_register_command(tmp_path, monkeypatch):
+    """A user-level 'python3' kernel that starts another Python (the usual cause of
+    ModuleNotFoundError: helpers), found by Jupyter through JUPYTER_PATH."""
+    spec = tmp_path / "kernels" / "python3"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [BASE_PYTHON, "-I", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3", "language": "python"}), encoding="utf-8")
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path))
+    monkeypatch.setenv("PYTHONNOUSERSITE", "1")
+    assert check_env.kernel_python("python3") == BASE_PYTHON
+    monkeypatch.setattr(check_env, "run", lambda cmd, cwd=None, timeout=0: (1, "ModuleNotFoundError: No module named 'helpers'")
+                        if cmd[0] == BASE_PYTHON else (0, str(ROOT / "helpers" / "__init__.py")))
+    result = [r for r in check_env.check_kernel() if r.status == "FAIL"][0]
+    assert f"the Jupyter kernel 'python3' runs {BASE_PYTHON}, which cannot import this checkout's helpers" in result.message
+    assert "ModuleNotFoundError" in result.message
+    assert "-m ipykernel install --user --name nlp-from-scratch" in result.fix
+    assert "Kernel → Change Kernel" in result.fix
+
+
+def test_no_python3_kernel_fails(monkeypatch):
+    monkeypatch.setattr(check_env, "kernel_python", lambda name="python3": None)
+    result = only(check_env.check_kernel(), "FAIL")
+    assert "Jupyter has no kernel named 'python3'" in result.message
+    assert "ipykernel install --user --name nlp-from-scratch" in result.fix
+
+
+def test_another_jupyter_on_the_path_warns_with_make_lab(monkeypatch):
+    monkeypatch.setattr(check_env.shutil, "which", lambda name: "/usr/bin/jupyter")
+    monkeypatch.setattr(check_env, "kernel_python", lambda name="python3": sys.executable if name == "python3" else None)
+    result = only(check_env.check_kernel(), "WARN")
+    assert "the `jupyter` on your PATH is /usr/bin/jupyter" in result.message
+    assert result.fix.startswith("make lab")

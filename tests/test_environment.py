@@ -82,17 +82,22 @@ def test_constraints_header_says_when_how_and_how_to_use():
 
 
 def test_readme_names_the_make_commands_and_they_exist():
+    """The learner's commands in the README, the maintainers' in CONTRIBUTING.md."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    contributing = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    for target in ["lab", "test", "browser-check", "bench", "doctor", "lint", "constraints"]:
-        assert f"make {target}" in readme, f"README does not mention `make {target}`"
-        assert re.search(rf"^{re.escape(target)}:", makefile, re.M), f"Makefile has no target {target}"
+    for doc, name, targets in [(readme, "README", ["lab", "test", "doctor", "lint", "student", "site", "html"]),
+                               (contributing, "CONTRIBUTING.md", ["browser-check", "site-check", "bench", "constraints",
+                                                                  "models", "figures", "execute"])]:
+        for target in targets:
+            assert f"make {target}" in doc, f"{name} does not mention `make {target}`"
+            assert re.search(rf"^{re.escape(target)}:", makefile, re.M), f"Makefile has no target {target}"
     assert "make test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
 
 def test_readme_reporting_a_problem_points_to_make_doctor():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Reporting a problem"):]
+    section = readme[readme.index("## When something does not work"):]
     section = section[:section.find("\n## ", 1)]
     assert "make doctor" in section and "python -m helpers.check_env" in section
     for heading in ["### Windows", "### macOS", "## Using a GPU"]:

@@ -259,24 +259,29 @@ def test_fmt_uses_a_minus_sign_and_refuses_rounding_ties():
 
 def test_text_widths_follow_dejavu_sans():
     assert font_metrics.text_width("m", 1000) == 974         # DejaVu Sans 'm' is 974/1000 em
+    assert font_metrics.text_width("m", 1000, bold=True) == 1042
+    assert font_metrics.text_width("il", 15) == pytest.approx(2 * 278 * 15 / 1000)
     assert markup_width("W_x", 15) == pytest.approx(
         font_metrics.text_width("W", 15) + font_metrics.text_width("x", 11))
-    assert font_metrics.char_width("☃") == 1000              # unknown: one em, on the wide side
+    assert font_metrics.char_width("\u0303") == 0            # a combining tilde takes no room
+    assert font_metrics.char_width("中") == 1000              # not in the font: one em, on the wide side
     with pytest.raises(ValueError):
         font_metrics.char_width("ab")
 
 
-def test_width_table_matches_the_installed_font():
+def test_widths_are_read_from_matplotlibs_own_dejavu_files():
+    """The font files matplotlib ships (not the system's), measured again with fontTools."""
     ttlib = pytest.importorskip("fontTools.ttLib")
-    for bold, name in ((False, "DejaVuSans.ttf"), (True, "DejaVuSans-Bold.ttf")):
-        path = Path("/usr/share/fonts/truetype/dejavu") / name
-        if not path.exists():
-            pytest.skip(f"{path} is not installed")
+    import matplotlib
+
+    for bold in (False, True):
+        path = font_metrics.font_file(bold)
+        assert path.is_file() and Path(matplotlib.get_data_path()) in path.parents
         font = ttlib.TTFont(path)
         cmap, hmtx, upm = font.getBestCmap(), font["hmtx"], font["head"].unitsPerEm
-        table = font_metrics._WIDTHS[bold]
-        for char, width in table.items():
-            assert width == round(hmtx[cmap[ord(char)]][0] * 1000 / upm), (name, char)
+        for char in "AWmil ,.−→⊙∂ΣαβθσℝĈ‖":
+            expected = round(hmtx[cmap[ord(char)]][0] * 1000 / upm) if ord(char) in cmap else 1000
+            assert font_metrics.char_width(char, bold) == expected, (path.name, char)
 
 
 # ---------------------------------------------------------------- the figures' numbers
@@ -341,12 +346,14 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_layers():
-    """svg and font_metrics use only the standard library; the diagrams only helpers.infra."""
-    for name in ("svg.py", "font_metrics.py"):
-        for module in _imports(ROOT / "helpers" / "infra" / name):
+    """The SVG builder uses only the standard library, its font metrics matplotlib's font
+    machinery; the diagrams use only helpers.infra."""
+    svg_modules = [p for p in (ROOT / "helpers" / "infra").glob("svg*.py")] + [ROOT / "helpers" / "infra" / "font_metrics.py"]
+    for path in svg_modules:
+        for module in _imports(path):
             top = module.split(".")[0]
-            assert top in sys.stdlib_module_names or module.startswith("helpers.infra"), (
-                f"helpers/infra/{name} imports {module}")
+            assert top in sys.stdlib_module_names or module.startswith("helpers.infra") or (
+                path.name == "font_metrics.py" and top == "matplotlib"), f"helpers/infra/{path.name} imports {module}"
     for path in (ROOT / "helpers" / "diagrams").glob("*.py"):
         for module in _imports(path):
             if module.startswith("helpers"):

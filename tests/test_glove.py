@@ -40,11 +40,13 @@ def test_weight_bad_input():
 
 
 def test_weight_checker_accepts_reference_and_rejects_uncapped(capsys):
-    assert check_glove_weight(lambda x, xm, a: glove_weight(x, xm, a))
+    assert check_glove_weight.run_checks(lambda x, xm, a: glove_weight(x, xm, a))  # the guard bypassed
     assert not check_glove_weight(lambda x, xm, a: (np.asarray(x) / xm) ** a)      # no cap at 1
     assert "capped at 1" in capsys.readouterr().out
-    assert not check_glove_weight(lambda x, xm, a: glove_weight(x))                  # ignores x_max, alpha
+    assert not check_glove_weight.run_checks(lambda x, xm, a: glove_weight(x))     # ignores x_max, alpha
     assert "do not hard-code" in capsys.readouterr().out
+    assert not check_glove_weight(lambda x, xm, a: glove_weight(x, xm, a))         # the course's own: refused
+    assert "write it yourself" in capsys.readouterr().out
 
 
 def _layer(V=6, D=3, seed=0):

@@ -145,8 +145,8 @@ def test_adamw_matches_torch_and_differs_from_adam_with_l2():
         AdamW(weight_decay=-1.0)
 
 
-def test_init_statistics_and_tie_rule():
-    from helpers.lessons.lesson01 import init_statistics, is_tie
+def test_init_statistics():
+    from helpers.lessons.lesson01 import init_statistics
     he = init_statistics("He", "relu", depth=8, width=64, n=128)
     small = init_statistics("N(0, 0.01²)", "tanh", depth=8, width=64, n=128)
     assert he["act_std"].shape == he["grad_std"].shape == he["saturated"].shape == (8,)
@@ -154,7 +154,22 @@ def test_init_statistics_and_tie_rule():
     assert small["act_std"][-1] < 1e-6 * small["act_std"][0]
     with pytest.raises(ValueError, match="unknown scheme"):
         init_statistics("LeCun", "tanh")
-    assert is_tie((0.30, 0.10), (0.32, 0.05)) and not is_tie((0.16, 0.02), (0.31, 0.10))
+    gained = init_statistics("Xavier/Glorot", "tanh", depth=8, width=64, n=128, gain=5 / 3)
+    plain = init_statistics("Xavier/Glorot", "tanh", depth=8, width=64, n=128)
+    assert gained["act_std"][-1] > plain["act_std"][-1]          # the tanh gain keeps more of the signal
+
+
+def test_regularisation_runs_keep_each_article_s_loss(bbc):
+    from helpers.lessons.lesson01 import article_losses, regularisation_runs
+    data, (X_train, X_valid, _) = bbc
+    y_train, y_valid = data.labels[data.train], data.labels[data.valid]
+    items = {}
+    runs = regularisation_runs(X_train, y_train, X_valid, y_valid, {"none": {}}, seeds=(0, 1), n_train=30,
+                               item_losses=items, hidden=8, epochs=2)
+    assert len(runs["none"]) == 2 and items["none"].shape == (2, len(y_valid))
+    for k, hist in enumerate(runs["none"]):        # each seed's per-article losses average to its validation loss
+        assert items["none"][k].mean() == pytest.approx(hist.epochs[-1]["valid_loss"], rel=1e-4)
+    assert article_losses is not None
 
 
 def test_paired_block_bootstrap():

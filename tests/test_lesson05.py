@@ -140,6 +140,10 @@ def test_lsa_document_vectors_and_render_retrieval():
                                     doc_vectors_at=lambda k: lsa_document_vectors(x, vt, k), query_doc=0,
                                     titles=[" ".join(d) for d in docs], topics=topics)
     assert summary.startswith("k = 2: topic precision@10 0.600 (validation), 0.700 (test)")
+    _, without_test = render_retrieval(2, ks=[1, 2], valid_curve=[0.5, 0.6], tfidf_valid=0.55,
+                                       doc_vectors_at=lambda k: lsa_document_vectors(x, vt, k), query_doc=0,
+                                       titles=[" ".join(d) for d in docs], topics=topics)
+    assert without_test.startswith("k = 2: topic precision@10 0.600 (validation); ") and "test" not in without_test
     assert "'the cat sat'" in summary and len(fig.axes) == 1
     with pytest.raises(ValueError, match="one of the measured values"):
         render_retrieval(3, ks=[1, 2], valid_curve=[0.5, 0.6], test_curve=[0.4, 0.7], tfidf_valid=0.5,

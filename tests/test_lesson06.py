@@ -135,7 +135,7 @@ def test_shifted_pmi_fit_on_a_small_gensim_skipgram():
     sentences = [s for s in modern_english_sentences()[:6000] if len(s) > 1]
     window, k = 2, 5
     model = gensim.models.Word2Vec(sentences, vector_size=30, window=window, negative=k, sg=1, min_count=5,
-                                   sample=0, epochs=3, workers=1, seed=1, ns_exponent=0.75)
+                                   sample=0, shrink_windows=False, epochs=3, workers=1, seed=1, ns_exponent=0.75)
     index = model.wv.key_to_index
     V = len(index)
     counts = np.array([model.wv.get_vecattr(w, "count") for w in model.wv.index_to_key])
@@ -149,6 +149,35 @@ def test_shifted_pmi_fit_on_a_small_gensim_skipgram():
         r, lo, hi = fit["fits"][alpha]["pearson"]
         rho = fit["fits"][alpha]["spearman"][0]
         assert lo <= r <= hi and r > 0.2 and rho > 0.2   # w·c tracks the shifted PMI of frequent pairs
+    d, lo, hi = fit["difference"]["pearson"]              # the paired comparison: the smoothed PMI fits better
+    assert lo > 0 and d == pytest.approx(fit["fits"][0.75]["pearson"][0] - fit["fits"][1.0]["pearson"][0])
+
+
+def _notebook_cell(marker: str) -> str:
+    import json
+    from pathlib import Path
+    nb = json.loads((Path(__file__).resolve().parents[1] / "notebooks" / "06_pmi.ipynb").read_text(encoding="utf-8"))
+    cells = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code" and marker in "".join(c["source"])]
+    assert len(cells) == 1, f"expected one code cell with {marker!r}, found {len(cells)}"
+    return cells[0]
+
+
+def test_the_bridge_model_trains_on_exactly_the_counted_pairs():
+    """Issue 31: gensim's defaults (subsampling, and shrink_windows=True, which draws each centre's
+    window from 1..window so that a pair at distance 2 of a ±2 window is trained half as often as it is
+    counted) make its pairs differ from the uniform counts the lesson compares with; the lesson's
+    small skip-gram turns both off."""
+    cell = _notebook_cell("gensim.models.Word2Vec(")
+    assert "sample=0" in cell and "shrink_windows=False" in cell
+    assert "cooccurrence_matrix(" in cell and 'weighting="harmonic"' not in cell   # uniform counts
+
+
+def test_the_shipped_model_is_compared_on_its_trainer_s_own_pairs_and_by_a_paired_difference():
+    """Issue 31: the shipped skip-gram's dynamic window is counted as its trainer draws the pairs, and
+    alpha 1 vs 0.75 is decided by the paired difference, not by overlapping intervals."""
+    cell = _notebook_cell('load_word_vectors("torch-skipgram")')
+    assert "skipgram_pairs(" in cell and "keep_probabilities(" in cell
+    assert 'fit_sg["difference"]' in cell and "overlap" not in cell
 
 
 def test_the_corpus_level_sgns_gradient_vanishes_at_the_shifted_pmi_and_rejects_bad_input():
@@ -170,3 +199,26 @@ def test_the_corpus_level_sgns_gradient_vanishes_at_the_shifted_pmi_and_rejects_
         sgns_pair_gradients(w, c, n_pos[:2], n_neg)
     with pytest.raises(ValueError, match="cannot be negative"):
         sgns_pair_gradients(w, c, -n_pos, n_neg)
+
+
+def test_the_worked_example_and_the_source_table_it_comes_from():
+    """The lesson computes the heaven/hell table from the listed counts (PMI(heaven, hell) = 6.6052,
+    fun / hell -inf). The source table it comes from prints 1.22, 1.78, 0.63, 3.79 and 2.80 for
+    five cells that the listed counts do not give (1.2253, 1.7013, 0.6703, 3.7156, 2.7294): the
+    three *country* cells fit a *country* total of about 3,625 instead of the listed 3,817, and
+    *state* / *hell* fits neither total. The lesson keeps its own exact values."""
+    from helpers.lib.counting import pmi_table
+    counts = np.array([[1973, 10, 1], [54, 2, 0], [55, 1, 3]], dtype=float)
+    rows, cols = ["state", "fun", "heaven"], ["the", "country", "hell"]
+    row_totals, col_totals, n = [12786, 633, 627], [1047519, 3817, 780], 15871304
+    table = pmi_table(counts, rows, cols, row_totals, col_totals, n)
+    assert round(table["heaven", "hell"], 4) == 6.6052 and round(table["heaven", "hell"], 2) == 6.61
+    assert np.isneginf(table["fun", "hell"])
+    printed = {("state", "the"): 1.22, ("state", "country"): 1.78, ("state", "hell"): 0.63,
+               ("fun", "the"): 0.37, ("fun", "country"): 3.79, ("heaven", "the"): 0.41,
+               ("heaven", "country"): 2.80, ("heaven", "hell"): 6.61}
+    differs = {cell for cell, value in printed.items() if round(table[cell], 2) != value}
+    assert differs == {("state", "the"), ("state", "country"), ("state", "hell"), ("fun", "country"),
+                       ("heaven", "country")}
+    implied = [counts[rows.index(r), 1] * n / (row_totals[rows.index(r)] * 2 ** printed[r, "country"]) for r in rows]
+    assert 3600 < min(implied) and max(implied) < 3650

@@ -3,7 +3,7 @@
 - every registered model is in the manifest, and every manifest entry is a registered model;
 - each file's sha256 matches the manifest, it loads, and it reproduces the held-out metric
   recorded at training time on its fixed subset;
-- each deterministic trainer's first 50 steps from scratch reproduce the logged losses;
+- each deterministic trainer's first steps (12, or its replay_steps) from scratch reproduce the logged losses;
 - a modified or missing file gives an error naming both checksums and the rebuild command;
 - the README is generated from the manifest; all files together stay under 40 MB;
 - the pipeline (artefact, log, manifest record) works end to end on a toy model.
@@ -107,7 +107,7 @@ DETERMINISTIC = [n for n in SHIPPED if MODELS[n].deterministic]
 
 @pytest.mark.parametrize("name", DETERMINISTIC)
 def test_the_first_steps_from_scratch_reproduce_the_logged_losses(name):
-    """The first 50 steps (or ``replay_steps``: whole epochs for the word vectors)."""
+    """The first ``replay_steps`` steps (12 by default; whole epochs for the word vectors)."""
     e, record = MODELS[name], MANIFEST["models"][name]
     logged = step_losses(read_log(model_dir() / record["log"]))[:e.replay_steps]
     log = RunLog()

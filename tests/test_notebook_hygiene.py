@@ -32,12 +32,33 @@ def test_notebook_hygiene(path):
     assert "widgets" not in nb["metadata"], f"{path.name}: saved widget state (run tests/clean_notebooks.py)"
     assert path.stat().st_size < 3_000_000, f"{path.name} is {path.stat().st_size / 1e6:.1f} MB"
     first = "".join(cells[0]["source"])
-    assert cells[0]["cell_type"] == "markdown" and re.search(r"run time", first, re.I), \
+    assert cells[0]["cell_type"] == "markdown" and re.search(r"run time|running it takes", first, re.I), \
         f"{path.name}: the first cell must say what the reader builds and the run time"
     sources = ["".join(c["source"]) for c in code]
     assert any("Explorer(" in s for s in sources), f"{path.name}: no widget explorer"
     assert any("raise NotImplementedError" in s for s in sources), f"{path.name}: no exercise stub"
-    hidden = [s for c, s in zip(code, sources) if c["metadata"].get("jupyter", {}).get("source_hidden")]
-    assert any("assert check_" in s for s in hidden), f"{path.name}: no collapsed reference solution with its checker"
+    solutions = path.parents[1] / "solutions" / f"{path.stem}_solutions.ipynb"
+    if solutions.exists():   # the student edition: the reference solutions live apart
+        sol = json.loads(solutions.read_text(encoding="utf-8"))
+        assert any("assert check_" in "".join(c["source"]) for c in sol["cells"] if c["cell_type"] == "code"), \
+            f"{solutions.name}: no reference solution with its checker"
+    else:
+        hidden = [s for c, s in zip(code, sources) if c["metadata"].get("jupyter", {}).get("source_hidden")]
+        assert any("assert check_" in s for s in hidden), f"{path.name}: no collapsed reference solution with its checker"
     for s in sources:
         assert "sys.path" not in s, f"{path.name}: imports helpers through sys.path instead of the installed package"
+
+
+SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", SOLUTIONS, ids=[p.stem for p in SOLUTIONS])
+def test_solutions_notebook_hygiene(path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    counts = [c["execution_count"] for c in code]
+    assert counts == list(range(1, len(code) + 1)), f"{path.name}: execution counts {counts} are not 1, 2, 3, ..."
+    assert not any(o["output_type"] == "error" for c in code for o in c.get("outputs", [])), \
+        f"{path.name}: a stored output is an error"
+    assert "widgets" not in nb["metadata"], f"{path.name}: saved widget state (run tests/clean_notebooks.py)"
+    assert (ROOT / "notebooks" / path.name.replace("_solutions", "")).exists(), f"{path.name}: no lesson of that name"

@@ -209,20 +209,6 @@ def _case_init_study():
     return plot_init_study(depth=3, width=8)[0]
 
 
-def _case_live_lm():
-    from types import SimpleNamespace
-
-    from helpers.lessons.lesson01 import make_live_lm_render
-
-    rng = np.random.default_rng(0)
-    X, y = rng.integers(0, 10, (40, 2)), rng.integers(0, 10, 40)
-    data = SimpleNamespace(vocab=[f"w{i}" for i in range(10)], X_train=X, y_train=y, X_valid=X[:10], y_valid=y[:10])
-    shipped = SimpleNamespace(settings=dict(context=2, emb_dim=4, hidden=4, dropout=0.0, lr=0.01, batch_size=8),
-                              curve={"step": [1, 2], "valid_ppl": [30.0, 20.0]},
-                              kn_baseline={2: {"valid_ppl": 25.0, "D": 0.75}}, metrics={"best_step": 2})
-    return make_live_lm_render(shipped, data)(steps=3, lr=0.01)
-
-
 def _case_live_training():
     import numpy as np
 
@@ -233,6 +219,42 @@ def _case_live_training():
     ids = np.random.default_rng(0).integers(0, len(vocab), 64 * 35 + 200)
     data = LMData(vocab, ids, ids[:300], ids[:300])
     return render_live_training(2, data=data, shipped_curve={"step": [1, 2], "valid_ppl": [30.0, 20.0]}, eval_every=1)
+
+
+def _case_exposure_gaps():
+    from helpers.lessons.lesson02 import plot_exposure_gaps
+
+    rng = np.random.default_rng(0)
+    runs = {s: {"gap": rng.normal(0, 0.01, 30), "data_kl": 0.2 + rng.normal(0, 0.01, 30)} for s in range(3)}
+    return plot_exposure_gaps(runs)
+
+
+def _case_trained_gradient_flow():
+    from helpers.course.trained_word_lms import plot_gradient_flow
+
+    rng = np.random.default_rng(0)
+    flows = {name: 10 ** np.cumsum(-rng.random((8, 12)) * d, axis=1) for name, d in (("RNN", 0.5), ("LSTM", 0.1))}
+    return plot_gradient_flow(flows, "Gradient reaching k words back")
+
+
+def _live_run(scale: float):
+    from helpers.infra.live_training import LiveTraining
+
+    losses = iter(np.linspace(4.0, 2.0, 50) * scale)
+    run = LiveTraining(lambda: next(losses), lambda: 2.5 * scale, eval_every=2, name="model", unit="nats/char",
+                       baselines={"trigram": 2.0})
+    return run.train(6, progress=False)
+
+
+def _case_live_training_figure():
+    return _live_run(1.0).figure("Training a model")
+
+
+def _case_live_runs():
+    from helpers.lessons.lesson03 import plot_live_runs
+
+    return plot_live_runs({"LSTM": _live_run(0.9), "RNN": _live_run(1.0)}, {"trigram": 2.0, "4-gram": 1.8},
+                          "Held-out loss against updates")
 
 
 def _case_long_range():
@@ -560,10 +582,13 @@ CASES = {
     "helpers.lessons.lesson01:render_activation": _case_activation,
     "helpers.lessons.lesson01:render_regularisation": _case_regularisation,
     "helpers.lessons.lesson01:plot_init_study": _case_init_study,
-    "helpers.lessons.lesson01:make_live_lm_render.render": _case_live_lm,
     "helpers.lessons.lesson02:render_gradient_flow": _case_gradient_flow,
     "helpers.lessons.lesson02:render_temperature": _case_temperature_words,
     "helpers.course.trained_word_lms:render_live_training": _case_live_training,
+    "helpers.lessons.lesson02:plot_exposure_gaps": _case_exposure_gaps,
+    "helpers.course.trained_word_lms:plot_gradient_flow": _case_trained_gradient_flow,
+    "helpers.infra.live_training:LiveTraining.figure": _case_live_training_figure,
+    "helpers.lessons.lesson03:plot_live_runs": _case_live_runs,
     "helpers.lessons.lesson03:render_long_range": _case_long_range,
     "helpers.lessons.lesson03:gate_heatmap": _case_gate_heatmap,
     "helpers.lessons.lesson03:render_forget_bias_flow": _case_forget_bias_flow,

@@ -1,30 +1,21 @@
 """Lessons 02-03: the torch language model (helpers.lib.rnn_lm), gradient flow (helpers.lib.gradient_flow),
-the course's trained models (helpers.course.recurrent_lms), the lessons' experiments and explorers
-(helpers.lessons.lesson02, lesson03), the exercise checkers."""
+the synthetic tasks (helpers.lib.recurrent_tasks), the lessons' explorers (helpers.lessons.lesson02,
+lesson03), the exercise checkers."""
 import numpy as np
 import pytest
 import torch
 
-from helpers.exercises.lesson02 import check_rnn_step_backward
+from helpers.exercises.lesson02 import check_rnn_bptt
 from helpers.exercises.lesson03 import check_lstm_step
 from helpers.infra.widgets import Explorer, slider
-from helpers.lessons.lesson02 import (
-    cow_losses,
-    render_gradient_flow,
-    render_temperature,
-    train_recall,
-)
-from helpers.lessons.lesson03 import (
-    long_range_batch,
-    render_forget_bias_flow,
-    render_long_range,
-    train_long_range,
-)
+from helpers.lessons.lesson02 import cow_losses, render_gradient_flow, render_temperature
+from helpers.lessons.lesson03 import render_forget_bias_flow, render_long_range
 from helpers.lib.gradient_flow import (
     gradient_norms_through_time,
     lm_gradient_flow,
     random_recurrent_layer,
 )
+from helpers.lib.recurrent_tasks import long_range_batch, train_long_range, train_recall
 from helpers.lib.rnn_lm import (
     EOS,
     LMData,
@@ -167,7 +158,7 @@ def test_forget_bias_explorer_and_long_range_render():
     ex.controls["forget_bias"].value = 4.0
     assert ex.renders == 2 and ex.summary != first
     fig, summary = render_long_range(steps=60, hidden=8, max_distance=5)
-    assert summary.startswith("RNN: d=5:") and "LSTM" in summary
+    assert summary.startswith("RNN: d=5:") and "LSTM" in summary and "W_h = I" in summary
 
 
 def test_long_range_explorer_train_button():
@@ -190,20 +181,28 @@ def test_temperature_explorer(tiny):
 
 
 def test_exercise_checkers_accept_solutions_and_explain_mistakes(capsys):
-    def good(dh, x, h_prev, h, Wx, Wh):
-        da = dh * (1 - h ** 2)
-        return da @ Wx.T, da @ Wh.T, x.T @ da, h_prev.T @ da, da.sum(axis=0)
+    def good(dhs, xs, hs, Wx, Wh):
+        dWx, dWh, db = np.zeros_like(Wx), np.zeros_like(Wh), np.zeros(Wh.shape[0])
+        dxs, dh = np.zeros_like(xs), np.zeros_like(hs[:, 0])
+        for t in reversed(range(xs.shape[1])):
+            da = (dhs[:, t] + dh) * (1 - hs[:, t + 1] ** 2)
+            dWx, dWh, db = dWx + xs[:, t].T @ da, dWh + hs[:, t].T @ da, db + da.sum(axis=0)
+            dxs[:, t], dh = da @ Wx.T, da @ Wh.T
+        return dxs, dh, dWx, dWh, db
 
-    def forgot_tanh(dh, x, h_prev, h, Wx, Wh):
-        return dh @ Wx.T, dh @ Wh.T, x.T @ dh, h_prev.T @ dh, dh.sum(axis=0)
+    def no_carry(dhs, xs, hs, Wx, Wh):
+        out = good(dhs, xs, hs, Wx, Wh)
+        da = dhs * (1 - hs[:, 1:] ** 2)
+        return (da @ Wx.T, da[:, 0] @ Wh.T, np.einsum("btd,bth->dh", xs, da),
+                np.einsum("btk,bth->kh", hs[:, :-1], da), da.sum(axis=(0, 1))) if out else out
 
     def todo(*args):
         raise NotImplementedError
 
-    assert check_rnn_step_backward(good)
-    assert not check_rnn_step_backward(forgot_tanh)
-    assert "1 - h**2" in capsys.readouterr().out
-    assert not check_rnn_step_backward(todo)
+    assert check_rnn_bptt(good)
+    assert not check_rnn_bptt(no_carry)
+    assert "handed back from step t+1" in capsys.readouterr().out
+    assert not check_rnn_bptt(todo)
     assert "not attempted yet" in capsys.readouterr().out
 
     def lstm_ok(x, h_prev, c_prev, Wx, Wh, b, order="ifgo"):
@@ -211,8 +210,9 @@ def test_exercise_checkers_accept_solutions_and_explain_mistakes(capsys):
         a = x @ Wx + h_prev @ Wh + b
         blk = {n: a[:, k * H:(k + 1) * H] for k, n in enumerate(order)}
         sig = lambda z: 1 / (1 + np.exp(-z))  # noqa: E731
-        c = sig(blk["f"]) * c_prev + sig(blk["i"]) * np.tanh(blk["g"])
-        return sig(blk["o"]) * np.tanh(c), c
+        i, f, g, o = sig(blk["i"]), sig(blk["f"]), np.tanh(blk["g"]), sig(blk["o"])
+        c = f * c_prev + i * g
+        return o * np.tanh(c), c, (x, h_prev, c_prev, i, f, g, o, c)
 
     assert check_lstm_step(lstm_ok)
     assert not check_lstm_step(lambda *a: lstm_ok(*a, order="figo"))

@@ -71,7 +71,8 @@ def test_british_spelling_is_the_course_s(checker):
     assert checker.problems("normalize") == [("normalize", "American spelling: the course writes 'normalise'")]
     assert checker.problems("optimizers")[0][1] == "American spelling: the course writes 'optimisers'"
     assert checker.problems("prize") == [] and checker.problems("size") == []   # not -ise words
-    assert checker.problems("color")[0][1].startswith("unknown word")
+    assert checker.problems("color") == [("color", "American spelling: the course writes 'colour'")]   # codespell
+    assert checker.problems("colr")[0][1].startswith("unknown word")                                   # Hunspell
 
 
 def test_hyphenated_compounds_are_checked_whole_then_by_part(checker):
@@ -95,13 +96,14 @@ def test_word_list_is_sorted_unique_and_holds_only_unknown_words(checker):
 
 def test_main_exit_status_and_how_to_add_a_word(tmp_path, capsys, checker):
     bad = tmp_path / "bad.md"
-    bad.write_text("A mispelled word.\n", encoding="utf-8")
+    bad.write_text("A mispelled word, and a zorblax.\n", encoding="utf-8")
     assert spellcheck.main([str(bad)]) == 1
     out = capsys.readouterr().out
-    assert f"{bad}, line 1: 'mispelled': unknown word" in out
+    assert f"{bad}, line 1: 'mispelled': misspelling (codespell): did you mean misspelled?" in out
+    assert f"{bad}, line 1: 'zorblax': unknown word" in out          # Hunspell's pass
     assert "add it on its own line to tools/spelling_words.txt" in out
     assert spellcheck.main([str(bad), "--unknown"]) == 1
-    assert capsys.readouterr().out.strip() == "mispelled"
+    assert capsys.readouterr().out.split() == ["mispelled", "zorblax"]
 
 
 def test_the_course_prose_is_clean(capsys, checker):
@@ -111,3 +113,36 @@ def test_the_course_prose_is_clean(capsys, checker):
     files = spellcheck.course_files()
     assert ROOT / "README.md" in files and ROOT / "data" / "README.md" in files
     assert any(p.suffix == ".ipynb" for p in files)
+
+
+# ---------------------------------------------------------------- the first pass: codespell alone
+@pytest.fixture
+def no_dictionary(monkeypatch):
+    """As on a computer without Hunspell's dictionary (plain macOS or Windows)."""
+    monkeypatch.setattr(spellcheck, "DICTIONARY_DIRS", [])
+    monkeypatch.setenv("DICPATH", "")
+
+
+def test_codespell_finds_misspellings_and_american_spellings_without_a_dictionary(no_dictionary):
+    c = spellcheck.Checker(spellcheck.read_word_list())
+    assert c.hunspell is None and "en_GB is not installed" in c.skipped
+    assert c.problem("recieve") == "misspelling (codespell): did you mean receive?"
+    assert c.problem("Recieve").startswith("misspelling")
+    assert c.problem("color") == "American spelling: the course writes 'colour'"
+    assert c.problem("normalize") == "American spelling: the course writes 'normalise'"
+    for word in ("colour", "normalise", "license", "practice", "program", "story", "softmax"):
+        assert c.problem(word) is None, word
+    assert c.problems("well-modeled") == [("modeled", "American spelling: the course writes 'modelled'")]
+
+
+def test_main_without_the_dictionary_runs_the_first_pass_and_says_so(tmp_path, capsys, no_dictionary):
+    bad = tmp_path / "bad.md"
+    bad.write_text("We recieve the color of the text.\n", encoding="utf-8")
+    assert spellcheck.main([str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "'recieve': misspelling (codespell)" in out and "'color': American spelling" in out
+    assert "the second pass (Hunspell) was skipped" in out
+    good = tmp_path / "good.md"
+    good.write_text("We receive the colour of the text.\n", encoding="utf-8")
+    assert spellcheck.main([str(good)]) == 0
+    assert "codespell only" in capsys.readouterr().out

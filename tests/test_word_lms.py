@@ -9,8 +9,9 @@ import torch
 from helpers.course.recurrent_lms import lm_data
 from helpers.course.trained_word_lms import block_bootstrap_diff, trained_gradient_flow
 from helpers.course.word_lms import load_kn_baselines, token_nlls
-from helpers.lessons.lesson02 import MarkovSource, exposure_gap
 from helpers.lib.ngram import KneserNeyLM, kneser_ney_nlls
+from helpers.lib.recurrent_lm import NumpyLM
+from helpers.lib.recurrent_tasks import MarkovSource, exposure_gap
 from helpers.lib.rnn_lm import RecurrentLM, evaluate_nll
 
 
@@ -80,7 +81,7 @@ def test_exposure_gap_is_zero_for_the_perfect_model_and_positive_error_otherwise
     source = MarkovSource(V=5, seed=1)
     perfect = exposure_gap(source, None, n=50, horizon=6)
     assert np.all(perfect["gap"] == 0) and np.all(perfect["own_kl"] == 0)
-    untrained = exposure_gap(source, RecurrentLM(5, "rnn", 4, 8, seed=0).eval(), n=50, horizon=6)
+    untrained = exposure_gap(source, NumpyLM(5, 4, 8, "rnn"), n=50, horizon=6)
     assert np.all(untrained["data_kl"] > 0) and untrained["gap"].shape == (6,)
 
 
@@ -95,5 +96,7 @@ def test_markov_source_samples_follow_its_table():
 def test_trained_gradient_flow_shape():
     model = RecurrentLM(30, "rnn", 8, 16, seed=0)
     ids = np.random.default_rng(0).integers(0, 30, 500)
-    g = trained_gradient_flow(model, ids, T=20, batch=4)
-    assert g.shape == (20,) and np.all(g > 0)
+    g = trained_gradient_flow(model, ids, T=20, windows=4, warm_up=10)
+    assert g.shape == (4, 20) and np.all(g > 0) and np.all(g[:, 0] == 1)
+    with pytest.raises(ValueError, match="too few"):
+        trained_gradient_flow(model, ids[:25], T=20, windows=4, warm_up=10)

@@ -53,8 +53,8 @@ def header_cell(name: str) -> dict:
             "and run them to see the checker's verdict.\n"
             ">\n"
             "> `make student` refreshes this copy when the lesson changes, but never overwrites it once you "
-            "have written in it (`make student FORCE=1` does). The solutions are in the lesson itself, "
-            f"`notebooks/{name}`.")
+            "have written in it (`make student FORCE=1` does). Instructors find the solutions in "
+            "the `solutions/` folder.")
     return {"cell_type": "markdown", "id": "student-copy-header", "metadata": {"tags": ["student-copy"]}, "source": text}
 
 

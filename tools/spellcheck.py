@@ -1,10 +1,17 @@
 """Spell-check the course's prose: notebook markdown cells and the repository's Markdown files.
 
-Words are looked up in Hunspell's British English dictionary (``en_GB``, read by the
-``chunspell`` package) and in the project word list ``tools/spelling_words.txt`` (technical
-terms, names, symbols). The course writes British spelling, so a word the dictionary accepts in
-its American ``-ize`` form (``normalize``) is reported too when the ``-ise`` form exists
-(``normalise``).
+Two passes over every word, after the project word list ``tools/spelling_words.txt`` (technical
+terms, names, symbols), which both accept:
+
+1. **codespell** (from PyPI alone, so it runs on Linux, macOS and Windows): its list of common
+   misspellings (``recieve``), and its list of British spellings with their American forms read
+   backwards, since the course writes British (``color`` is reported: the course writes
+   ``colour``);
+2. **Hunspell**'s British English dictionary (``en_GB``, read by the ``chunspell`` package),
+   where it is installed (Debian's ``hunspell-en-gb``; CI installs it): every word the
+   dictionary does not know, and the American ``-ize`` form (``normalize``) of a word whose
+   ``-ise`` form exists (``normalise``). Without the dictionary this pass is skipped, with a
+   note saying how to install it.
 
 Before checking, what is not prose is blanked out (line numbers stay right): fenced code blocks,
 ``inline code``, LaTeX (``$...$``, ``$$...$$``, ``\\(...\\)``, ``\\[...\\]``,
@@ -20,11 +27,12 @@ Usage::
     python tools/spellcheck.py README.md    # only these files
     python tools/spellcheck.py --unknown    # just the unknown words, one a line (for the word list)
 
-Exit status: 0 when every word is known, 1 when some are not, 2 when the dictionary is missing.
+Exit status: 0 when every word is known, 1 when some are not, 2 when codespell is missing.
 """
 from __future__ import annotations
 
 import argparse
+import importlib.resources
 import json
 import os
 import re
@@ -46,6 +54,13 @@ HOW_TO_INSTALL_DICTIONARY = (
     "LibreOffice's dictionaries (github.com/LibreOffice/dictionaries, folder en) into a folder "
     "and set DICPATH to that folder."
 )
+
+# American forms that are also British words (the verb "license", the noun "practice", a computer
+# "program", a "dialog" box, a "story" told): codespell's British list read backwards must not report them
+_ALSO_BRITISH = {"license", "licensed", "licenses", "licensing", "practice", "practices", "program",
+                 "programs", "programmed", "programming", "dialog", "dialogs", "judgment", "judgments",
+                 "check", "checks", "tire", "tires", "draft", "drafts", "meter", "meters", "disk", "disks",
+                 "story", "stories"}
 
 # --- what is not prose: each pattern is blanked out, newlines kept --------------------------
 _NOT_PROSE = [re.compile(p, flags) for p, flags in [
@@ -158,33 +173,79 @@ def read_word_list(path: Path = WORD_LIST) -> list[str]:
     return entries
 
 
-def find_dictionary(language: str = LANGUAGE) -> Path:
-    """The folder holding ``<language>.dic`` and ``.aff``; SystemExit(2) naming the fix if none."""
+def find_dictionary(language: str = LANGUAGE, required: bool = True) -> Path | None:
+    """The folder holding ``<language>.dic`` and ``.aff``. None when there is none and not
+    ``required``; otherwise SystemExit(2) naming the fix."""
     dirs = [d for d in os.environ.get("DICPATH", "").split(os.pathsep) if d] + DICTIONARY_DIRS
     for d in dirs:
         folder = Path(d).expanduser()
         if (folder / f"{language}.dic").is_file() and (folder / f"{language}.aff").is_file():
             return folder
+    if not required:
+        return None
     print(f"spellcheck: the Hunspell dictionary {language} ({language}.dic, {language}.aff) is "
           f"not in any of {dirs}. {HOW_TO_INSTALL_DICTIONARY}", file=sys.stderr)
     raise SystemExit(2)
 
 
+def _codespell_list(name: str) -> dict[str, list[str]]:
+    """codespell's dictionary file ``name`` (``dictionary.txt`` ...): wrong -> its corrections."""
+    try:
+        text = (importlib.resources.files("codespell_lib") / "data" / name).read_text(encoding="utf-8")
+    except (ModuleNotFoundError, FileNotFoundError):
+        print("spellcheck: the package codespell is missing: `python -m pip install -r requirements.txt`",
+              file=sys.stderr)
+        raise SystemExit(2) from None
+    table = {}
+    for line in text.splitlines():
+        wrong, sep, right = line.partition("->")
+        if sep:
+            table[wrong.strip().lower()] = [r.strip() for r in right.split(",") if r.strip()]
+    return table
+
+
+class Codespell:
+    """The first pass: codespell's common misspellings, and American spellings of British words."""
+
+    def __init__(self):
+        self.misspelt = _codespell_list("dictionary.txt")
+        self.american = {}
+        for british, americans in _codespell_list("dictionary_en-GB_to_en-US.txt").items():
+            for us in americans:
+                if us.lower() not in _ALSO_BRITISH:
+                    self.american.setdefault(us.lower(), british)
+
+    def problem(self, word: str) -> str | None:
+        """None, or what is wrong with ``word`` by codespell's lists."""
+        low = word.lower()
+        if low in self.misspelt:
+            return f"misspelling (codespell): did you mean {' or '.join(self.misspelt[low]) or '?'}?"
+        if low in self.american:
+            return f"American spelling: the course writes '{self.american[low]}'"
+        return None
+
+
 class Checker:
-    """Hunspell's dictionary plus the project word list, with the course's British -ise rule."""
+    """The project word list, codespell's lists, then Hunspell's en_GB dictionary with the
+    course's British -ise rule. ``dictionary_dir=None`` looks for the dictionary; when there is
+    none, or chunspell is missing, the Hunspell pass is off and ``skipped`` says why."""
 
     def __init__(self, project_words: list[str], dictionary_dir: Path | None = None):
-        try:
-            import hunspell  # the chunspell package
-        except ImportError:
-            print("spellcheck: the package chunspell is missing: "
-                  "`python -m pip install -r requirements.txt`", file=sys.stderr)
-            raise SystemExit(2) from None
-        folder = dictionary_dir or find_dictionary()
-        self.hunspell = hunspell.Hunspell(LANGUAGE, hunspell_data_dir=str(folder))
+        self.codespell = Codespell()
         self.project_words = set(project_words)
         self.used: set[str] = set()
         self._suggested: dict[str, str] = {}
+        self.hunspell, self.skipped = None, ""
+        folder = dictionary_dir or find_dictionary(required=False)
+        try:
+            import hunspell  # the chunspell package
+        except ImportError:
+            self.skipped = "the package chunspell is missing (`python -m pip install -r requirements.txt`)"
+            return
+        if folder is None:
+            self.skipped = f"the Hunspell dictionary {LANGUAGE} is not installed. {HOW_TO_INSTALL_DICTIONARY}"
+            return
+        self.hunspell = hunspell.Hunspell(LANGUAGE, hunspell_data_dir=str(folder))
 
     def suggestions(self, word: str) -> str:
         """`` (did you mean: a, b?)``, for the first 15 distinct unknown words (Hunspell takes
@@ -203,10 +264,14 @@ class Checker:
                 return True
         return False
 
+    def known(self, word: str) -> bool:
+        """True when the word list or (where it runs) Hunspell knows ``word`` as it is."""
+        return self.in_word_list(word) or (self.hunspell is not None and self.hunspell.spell(word))
+
     def problems(self, word: str) -> list[tuple[str, str]]:
         """(word, what is wrong) for ``word``, or for each wrong part of a hyphenated compound."""
         if "-" in word:
-            if self.in_word_list(word) or self.hunspell.spell(word):
+            if self.known(word) and not self.codespell.problem(word):
                 return []
             return [p for part in word.split("-") if _worth_checking(part)
                     for p in self.problems(part)]
@@ -217,6 +282,9 @@ class Checker:
         """None if ``word`` is correct, else what is wrong with it."""
         if self.in_word_list(word):
             return None
+        why = self.codespell.problem(word)
+        if why or self.hunspell is None:
+            return why
         if not self.hunspell.spell(word):
             return "unknown word" + self.suggestions(word)
         american = _AMERICAN_IZE.match(word)
@@ -268,7 +336,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if findings else 0
     for f in findings:
         print(f)
-    if not args.files:
+    if checker.skipped:
+        print(f"note: the second pass (Hunspell) was skipped: {checker.skipped} The first pass "
+              "(codespell) ran.")
+    if not args.files and checker.hunspell is not None:
         unused = sorted(set(project_words) - checker.used, key=str.lower)
         if unused:
             print(f"note: {len(unused)} entries of {WORD_LIST.relative_to(ROOT)} are not used by any "
@@ -279,8 +350,9 @@ def main(argv: list[str] | None = None) -> int:
               f"own line to {WORD_LIST.relative_to(ROOT)} (alphabetical order), lower-case unless "
               f"it is always capitalised.")
         return 1
+    passes = "codespell" + (f" + the {LANGUAGE} dictionary" if checker.hunspell is not None else " only")
     print(f"spellcheck: {n_words} words in {len(paths)} files, all known "
-          f"({LANGUAGE} dictionary + {len(project_words)} project words)")
+          f"({passes} + {len(project_words)} project words)")
     return 0
 
 

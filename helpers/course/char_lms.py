@@ -119,7 +119,7 @@ def train_char_lm(settings: dict, log: RunLog, max_steps: int | None = None, pro
                   split: CharSplit | None = None) -> tuple[dict, dict, dict]:
     """Train the character LM of ``settings`` with early stopping on the validation play; return
     (arrays, meta, metrics) for :func:`helpers.infra.artifacts.save_artifact`. Every step's loss
-    and every evaluation go to ``log``; ``max_steps`` stops early (the tests replay the first 50,
+    and every evaluation go to ``log``; ``max_steps`` stops early (the tests replay the first steps,
     the lesson a few live); the whole validation and test plays are scored only for a whole run
     (``max_steps`` None): with ``max_steps`` the metrics hold only the steps."""
     s = settings

@@ -136,7 +136,7 @@ def train_ffnn_lm(settings: dict, log: RunLog, max_steps: int | None = None,
                   progress: bool = True) -> tuple[dict, dict, dict]:
     """Train the feed-forward LM with early stopping; return (arrays, meta, metrics) for
     :func:`helpers.infra.artifacts.save_artifact`. Every step's loss and every evaluation go
-    to ``log``. ``max_steps`` stops after that many steps (the tests replay the first 50)."""
+    to ``log``. ``max_steps`` stops after that many steps (the tests replay the first steps)."""
     s = settings
     data = ffnn_lm_data(s["vocab_size"], s["context"])
     model = seeded_init(FeedForwardLM(len(data.vocab), s["context"], s["emb_dim"], s["hidden"],

@@ -187,7 +187,7 @@ def train_mlm_bert(settings: dict, log: RunLog, max_steps: int | None = None, pr
     """Pre-train the small BERT of ``settings`` with early stopping on validation masked-token
     accuracy; return (arrays, meta, metrics) for :func:`helpers.infra.artifacts.save_artifact`.
     Every step's loss and every evaluation go to ``log``; ``max_steps`` stops after that many
-    steps, keeping the last weights (the tests replay the first 50). ``tok``: a tokenizer
+    steps, keeping the last weights (the tests replay the first steps). ``tok``: a tokenizer
     already learned with these settings (saves the minute of BPE training)."""
     s = settings
     sents = mlm_sentences()

@@ -63,7 +63,7 @@ class ModelEntry:
                     gensim with several workers: then metrics are compared, not bytes)
     threads       : torch/BLAS threads it trains with (recorded in the log)
     float16       : names of arrays stored as float16 (checked to leave the printed numbers unchanged)
-    replay_steps  : how many first steps the tests replay from scratch (50; fewer where a step
+    replay_steps  : how many first steps the tests replay from scratch (12; fewer where a step
                     is a whole epoch, as for the word vectors)
     any_processor : its bytes do not depend on the kind of processor (measured for gensim: the same
                     sha256 from an AMD EPYC and an Intel Xeon), so a replay must be exact on any
@@ -80,7 +80,7 @@ class ModelEntry:
     deterministic: bool = True
     threads: int = 1
     float16: tuple = field(default_factory=tuple)
-    replay_steps: int = 50
+    replay_steps: int = 12
     any_processor: bool = False
 
     @property
@@ -122,7 +122,7 @@ MODELS: dict[str, ModelEntry] = {e.name: e for e in [
                bert_finetune.SETTINGS, lambda settings, log, **kw: bert_finetune.train_finetune_results(
                    settings, log, load=load_model, **kw),     # it reads mlm_bert and the skip-gram vectors
                bert_finetune.load_finetune_results,
-               lambda results: bert_finetune.finetune_subset_metric(results, load_model("mlm_bert")), replay_steps=20),
+               lambda results: bert_finetune.finetune_subset_metric(results, load_model("mlm_bert")), replay_steps=10),
     ModelEntry("wv_pretrain_skipgram", "gensim skip-gram trained on the masked-LM pre-training documents only (lesson "
                "07's settings), shipped as what lesson 10 reads: the vectors of the labelled sentences' words and "
                "the BBC articles' static features", "10", static_pretrain.SETTINGS, static_pretrain.train_pretrain_static,
@@ -132,12 +132,12 @@ MODELS: dict[str, ModelEntry] = {e.name: e for e in [
                "tokenizer at the same CPU time: next-piece NLL, blanks filled from the left, word senses, "
                "samples, lesson 10", "10", causal_lm.SETTINGS,
                lambda settings, log, **kw: causal_lm.train_gpt_contrast(settings, log, load=load_model, **kw),
-               causal_lm.load_gpt_contrast, causal_lm.gpt_subset_metric, replay_steps=20),
+               causal_lm.load_gpt_contrast, causal_lm.gpt_subset_metric, replay_steps=10),
     ModelEntry("bert_nsp", "scores (no weights) of two small BERTs pre-trained on the same sentence pairs, with and "
                "without the next-sentence-prediction loss: masked-token accuracy, word senses, topics, NSP, lesson 10",
                "10", nsp_study.SETTINGS,
                lambda settings, log, **kw: nsp_study.train_nsp_study(settings, log, load=load_model, **kw),
-               nsp_study.load_nsp_study, nsp_study.nsp_subset_metric, replay_steps=20),
+               nsp_study.load_nsp_study, nsp_study.nsp_subset_metric, replay_steps=10),
 ]}
 
 

@@ -94,7 +94,7 @@ def train_word_lm(settings: dict, log: RunLog, max_steps: int | None = None, pro
     """Train the word-level LM of ``settings['kind']`` with early stopping on the validation
     perplexity; return (arrays, meta, metrics) for :func:`helpers.infra.artifacts.save_artifact`.
     Every step's loss and every evaluation go to ``log``. ``max_steps`` stops after that many
-    steps, keeping the last weights (the tests replay the first 50)."""
+    steps, keeping the last weights (the tests replay the first steps)."""
     s = settings
     if s["kind"] not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {s['kind']!r}")

@@ -1,7 +1,7 @@
 """Diagrams of lesson 05 (TF-IDF and SVD).
 
-The lesson's notation: the document–term matrix X ∈ ℝ^{|D|×|V|} (rows = documents, columns =
-words); its transpose, the word–document matrix A ∈ ℝ^{|V|×|D|}, factorised A = U Σ V^⊤ and
+The lesson's notation: the document–term matrix X ∈ ℝ^{|D|×|W|} (rows = documents, columns =
+words); its transpose, the word–document matrix A ∈ ℝ^{|W|×|D|}, factorised A = U Σ V^⊤ and
 truncated to A_k = U_k Σ_k V_k^⊤; rows of U_k Σ_k are word vectors, rows of V_k Σ_k document
 vectors.
 """
@@ -15,11 +15,11 @@ _WORD, _DOC = "orange", "blue"
 
 
 def svd_blocks() -> Drawing:
-    """The document–term matrix X (|D| × |V|), its transpose the word–document matrix A, and
+    """The document–term matrix X (|D| × |W|), its transpose the word–document matrix A, and
     the truncated SVD A ≈ U_k Σ_k V_k^⊤ drawn to scale with shapes: which factor holds the word
     vectors and which the document vectors."""
     u = 16
-    D, V, k, m = 8, 12, 3, 8                          # documents, words, kept rank, full rank
+    D, W, k, m = 8, 12, 3, 8                          # documents, words, kept rank, full rank
     d = Drawing(
         1000, 670,
         title="The document-term matrix and the truncated SVD of the word-document matrix, "
@@ -36,18 +36,18 @@ def svd_blocks() -> Drawing:
     x0, y0 = 140, 70
     doc_row, word_col = 2, 4
     for i in range(D):
-        for j in range(V):
+        for j in range(W):
             fill = ("blue_light" if i == doc_row else "orange_light" if j == word_col
                     else "white")
             d.rect(x0 + j * u, y0 + i * u, u, u, fill=fill, stroke="grey", stroke_width=0.6)
-    d.rect(x0, y0, V * u, D * u, fill="none", stroke="black")
-    d.text(x0 + V * u / 2, y0 - 14, "words →", size=SMALL_SIZE, plain=True)
+    d.rect(x0, y0, W * u, D * u, fill="none", stroke="black")
+    d.text(x0 + W * u / 2, y0 - 14, "words →", size=SMALL_SIZE, plain=True)
     d.text(x0 - 10, y0 + D * u / 2 - 10, "documents ↓", anchor="end", size=SMALL_SIZE,
            plain=True)
-    d.text(x0 - 10, y0 + D * u / 2 + 12, "X: (|D|, |V|)", anchor="end", size=SMALL_SIZE,
+    d.text(x0 - 10, y0 + D * u / 2 + 12, "X: (|D|, |W|)", anchor="end", size=SMALL_SIZE,
            color="grey_dark")
-    nx = x0 + V * u + 40
-    d.arrow((nx, y0 + (doc_row + 0.5) * u), (x0 + V * u + 4, y0 + (doc_row + 0.5) * u),
+    nx = x0 + W * u + 40
+    d.arrow((nx, y0 + (doc_row + 0.5) * u), (x0 + W * u + 4, y0 + (doc_row + 0.5) * u),
             color=_DOC, head=8)
     d.text(nx + 6, y0 + (doc_row + 0.5) * u, "a row: one document as the counts of its words "
            "(the vector space model)", anchor="start", size=SMALL_SIZE)
@@ -63,15 +63,15 @@ def svd_blocks() -> Drawing:
                     "A ≈ A_k = U_k Σ_k V_k^⊤  (here k = 3)", anchor="start", bold=True)
     y1 = 320
     ax = 140
-    A = d.matrix(ax, y1, V, D, u, "A", shape="(|V|, |D|)", fill="white", grid=True)
-    d.text(ax - 10, y1 + V * u / 2, "words ↓", anchor="end", size=SMALL_SIZE, plain=True)
+    A = d.matrix(ax, y1, W, D, u, "A", shape="(|W|, |D|)", fill="white", grid=True)
+    d.text(ax - 10, y1 + W * u / 2, "words ↓", anchor="end", size=SMALL_SIZE, plain=True)
     d.text(ax + D * u / 2, y1 - 14, "documents →", size=SMALL_SIZE, plain=True)
     d.text(A.x + A.w + 26, A.cy, "≈", size=22, bold=True)
     # U: k kept columns (coloured) and the dropped ones (grey)
     ux = A.x + A.w + 52
-    d.matrix(ux, y1, V, k, u, "U_k", shape="(|V|, k)", fill=PARAM, grid=False)
-    d.matrix(ux + k * u, y1, V, m - k, u, "", fill=NEUTRAL)
-    d.text(ux + k * u + (m - k) * u / 2, y1 + V * u / 2, "dropped", size=11, plain=True,
+    d.matrix(ux, y1, W, k, u, "U_k", shape="(|W|, k)", fill=PARAM, grid=False)
+    d.matrix(ux + k * u, y1, W, m - k, u, "", fill=NEUTRAL)
+    d.text(ux + k * u + (m - k) * u / 2, y1 + W * u / 2, "dropped", size=11, plain=True,
            color="grey_dark")
     # Σ: k × k diagonal
     sx = ux + m * u + 26
@@ -87,9 +87,9 @@ def svd_blocks() -> Drawing:
            color="grey_dark")
 
     # which factor gives what
-    d.arrow((ux + k * u / 2, y1 + V * u + 44), (ux + k * u / 2, y1 + V * u + 26), color=_WORD,
+    d.arrow((ux + k * u / 2, y1 + W * u + 44), (ux + k * u / 2, y1 + W * u + 26), color=_WORD,
             head=8)
-    d.text(ux + k * u / 2 - 8, y1 + V * u + 56, "word vectors: the rows of U_k Σ_k "
+    d.text(ux + k * u / 2 - 8, y1 + W * u + 56, "word vectors: the rows of U_k Σ_k "
            "(or of U_k), k numbers per word", anchor="start", size=SMALL_SIZE, bold=True)
     tx = vx + D * u + 16
     d.arrow((tx, y1 + k * u / 2), (vx + D * u + 3, y1 + k * u / 2), color=_DOC, head=8)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 import torch
@@ -16,9 +17,13 @@ from helpers.exercises import (
     expect_gradients_match_torch,
     expect_tuple,
 )
+from helpers.lib import gradcheck as _gradcheck
+from helpers.lib.layers import Activation, Linear, Sequential, SoftmaxCrossEntropy, log_softmax, mlp
 from helpers.lib.layers import softmax as _softmax_reference
+from helpers.lib.ngram import KneserNeyLM, kneser_ney_nlls
+from helpers.lib.optim import Adam, AdamW, Momentum, RMSProp, adam_update
 
-NOTES_PROBS = [[0.09003057, 0.24472847, 0.66524096]]     # softmax([1, 2, 3])
+NOTES_PROBS = [[0.09003057, 0.24472847, 0.66524096]]     # softmax([1, 2, 3]), the lesson's worked example
 
 
 # ----------------------------------------------------------------------------- softmax
@@ -47,6 +52,14 @@ def _rows_at_different_scales(f):
                  "(each row is shifted by its own maximum)")
 
 
+def _rows_spanning_800(f):
+    z = np.array([[0.0, 800.0, 5.0], [-400.0, 400.0, 0.0], [800.0, 0.0, 799.0]])
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        p = f(z)
+    expect_close(p, _softmax_reference(z), "softmax of rows whose scores span 800 ([0, 800, 5], "
+                 "[-400, 400, 0], [800, 0, 799]): every exp must stay finite")
+
+
 def _shift_invariance(f):
     z = np.array([[0.5, -1.0, 2.0], [3.0, 3.0, 3.0]])
     expect_close(f(z + 7.0), f(z), "softmax(z + 7) vs softmax(z) (adding a constant must not matter)")
@@ -54,6 +67,11 @@ def _shift_invariance(f):
 
 def _naive_softmax(z):
     e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _min_shift_softmax(z):
+    e = np.exp(z - z.min(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
 
 
@@ -79,8 +97,9 @@ def _no_keepdims_softmax(z):
 
 check_softmax = FunctionExercise(
     "stable softmax",
-    [_worked_example, _rows_sum_to_one, _no_overflow, _rows_at_different_scales, _shift_invariance],
-    reference=_softmax_reference, step="warm-up",
+    [_worked_example, _rows_sum_to_one, _no_overflow, _rows_at_different_scales, _rows_spanning_800,
+     _shift_invariance],
+    reference=_softmax_reference, step="warm-up", forbidden=(log_softmax, SoftmaxCrossEntropy),
     mistakes=[
         Mistake("no_max_shift", "np.exp(1000) overflows to inf, and inf / inf is nan: subtract each row's "
                 "maximum before np.exp (softmax(z - c) = softmax(z) for any constant c).", like=_naive_softmax),
@@ -89,6 +108,10 @@ check_softmax = FunctionExercise(
                 "its own maximum: z.max(axis=1, keepdims=True).", like=_global_max_softmax),
         Mistake("normalised_over_the_batch", "you divide by the sum over the whole batch: each row must sum "
                 "to 1 on its own — e.sum(axis=1, keepdims=True).", like=_batch_normalised_softmax),
+        Mistake("shift_by_minimum", "you subtract each row's minimum: in the row [0, 800, 5] the largest "
+                "score is still 800 after the shift and np.exp(800) overflows to inf. Subtract the row's "
+                "maximum, so that every shifted score is <= 0 and every exp lies in (0, 1].",
+                like=_min_shift_softmax),
         Mistake("over_columns", "axis=0 works down the columns, across the examples of the batch; softmax "
                 "runs along each row (the K classes of one example): use axis=1.", like=_column_softmax),
         Mistake("no_keepdims", "e.sum(axis=1) has shape (N,), which NumPy lines up with the K columns, "
@@ -105,7 +128,7 @@ def _cross_entropy_reference(probs, targets):
 def _notes_example(f):
     got = f(np.array([[0.1, 0.6, 0.3]]), np.array([0]))
     expect_close(got, -math.log(0.1), "cross-entropy of [0.1, 0.6, 0.3] with true class C1 "
-                 "(the notes' worked example, -log 0.1)")
+                 "(the lesson's worked example, -log 0.1)")
 
 
 def _batch_mean(f):
@@ -126,7 +149,7 @@ def _random_batch(f):
 
 check_cross_entropy = FunctionExercise(
     "cross-entropy", [_notes_example, _batch_mean, _random_batch],
-    reference=_cross_entropy_reference, step="warm-up",
+    reference=_cross_entropy_reference, step="warm-up", forbidden=(SoftmaxCrossEntropy, log_softmax),
     mistakes=[
         Mistake("sum_not_mean", "you return the sum over the batch; the loss is the mean, so that it does not "
                 "grow with the batch size: divide by N (or use .mean()).",
@@ -231,6 +254,11 @@ def _bias_kept_batch_axis(X, y, W1, b1, W2, b2):
     return dW1, (dz2 @ W2.T) * (1 - h ** 2), dW2, dz2
 
 
+def _transposed_dW2(X, y, W1, b1, W2, b2):
+    dW1, db1, dW2, db2 = _mlp_backward_reference(X, y, W1, b1, W2, b2)
+    return dW1, db1, dW2.T, db2
+
+
 def _no_softmax(X, y, W1, b1, W2, b2):
     N = X.shape[0]
     h = np.tanh(X @ W1 + b1)
@@ -242,6 +270,8 @@ def _no_softmax(X, y, W1, b1, W2, b2):
 check_mlp_backward = FunctionExercise(
     "two-layer MLP backward", [_mlp_shapes, _mlp_against_torch, _mlp_against_finite_differences],
     reference=_mlp_backward_reference, step="core",
+    forbidden=(Linear, Activation, SoftmaxCrossEntropy, Sequential, mlp, _gradcheck.check_layer,
+               _gradcheck.numerical_gradient),
     mistakes=[
         Mistake("bias_kept_batch_axis", "a bias is added to every row, so its gradient is the sum over the "
                 "batch of the gradients of those rows: db = dz.sum(axis=0), shape (H,) or (K,), not (N, H).",
@@ -253,25 +283,259 @@ check_mlp_backward = FunctionExercise(
                 "pre-activation z.", like=_tanh_derivative_of_z),
         Mistake("summed_not_averaged", "the loss is the mean over the N examples, so every gradient carries a "
                 "1/N: divide dz2 = p - onehot(y) by N.", like=_summed_not_averaged),
+        Mistake("transposed_weight_gradient", "dW2 must have W2's shape (H, K): it is h.T @ dz2 (H×N times "
+                "N×K), not dz2.T @ h.", like=_transposed_dW2),
         Mistake("no_softmax", "the gradient of softmax + cross-entropy with respect to the scores is "
                 "p - onehot(y), with p = softmax(h @ W2 + b2); you left out p.", like=_no_softmax),
     ])
 
 
+# ----------------------------------------------------------------------------- core: the Adam step
+def _adam_first_step(f):
+    p, g = np.array([1.0, 1.0, 1.0, 1.0]), np.array([0.5, -2.0, 1e-3, 40.0])
+    got = f(p.copy(), g.copy(), np.zeros(4), np.zeros(4), 1, 0.1)
+    expect_tuple(got, ("p", "m", "v"))
+    expect_close(got[1], 0.1 * g, "m after the first step from m = 0 (0.1·g)")
+    expect_close(got[2], 0.001 * g * g, "v after the first step from v = 0 (0.001·g²)")
+    expect_close(got[0], adam_update(p, g, np.zeros(4), np.zeros(4), 1, 0.1)[0],
+                 "p after the first step, lr = 0.1 (bias-corrected, every weight moves by about lr: "
+                 "p - 0.1·sign(g))", rtol=1e-7)
+
+
+def _adam_shapes(f):
+    rng = np.random.default_rng(0)
+    p, g, m = rng.standard_normal((3, 4)), rng.standard_normal((3, 4)), rng.standard_normal((3, 4)) * 0.1
+    got = f(p, g, m, np.abs(m), 5, 1e-2)
+    expect_tuple(got, ("p", "m", "v"))
+    for name, x in zip(("p", "m", "v"), got, strict=True):
+        if np.shape(x) != p.shape:
+            raise ExerciseFailed(f"{name}: expected shape {p.shape} (the parameter's), got {np.shape(x)}")
+
+
+def _run_against_torch(f, lr, beta1, beta2, eps, steps=20, seed=0):
+    rng = np.random.default_rng(seed)
+    theta = rng.standard_normal(5)
+    theta_t = torch.tensor(theta.copy(), requires_grad=True)
+    opt = torch.optim.Adam([theta_t], lr=lr, betas=(beta1, beta2), eps=eps)
+    m, v = np.zeros(5), np.zeros(5)
+    for t in range(1, steps + 1):           # minimise sum(theta^4): gradient 4 theta^3
+        theta, m, v = f(theta, 4 * theta ** 3, m, v, t, lr, beta1, beta2, eps)
+        theta, m, v = np.asarray(theta, float), np.asarray(m, float), np.asarray(v, float)
+        opt.zero_grad()
+        (theta_t ** 4).sum().backward()
+        opt.step()
+    return theta, theta_t.detach().numpy()
+
+
+def _adam_against_torch(f):
+    ours, theirs = _run_against_torch(f, 0.1, 0.9, 0.999, 1e-8)
+    expect_close(ours, theirs, "theta after 20 steps on sum(theta^4), lr 0.1, vs torch.optim.Adam", rtol=1e-7)
+
+
+def _adam_other_settings(f):
+    ours, theirs = _run_against_torch(f, 0.05, 0.5, 0.9, 1e-1, steps=10, seed=1)
+    expect_close(ours, theirs, "theta after 10 steps with beta1 = 0.5, beta2 = 0.9, eps = 0.1 vs "
+                 "torch.optim.Adam (use the arguments, not the default values)", rtol=1e-7)
+
+
+def _adam_no_bias_correction(p, g, m, v, t, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8):
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g * g
+    return p - lr * m / (np.sqrt(v) + eps), m, v
+
+
+def _adam_eps_inside(p, g, m, v, t, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8):
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g * g
+    return p - lr * (m / (1 - beta1 ** t)) / np.sqrt(v / (1 - beta2 ** t) + eps), m, v
+
+
+def _adam_v_of_g(p, g, m, v, t, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8):
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * np.abs(g)
+    return p - lr * (m / (1 - beta1 ** t)) / (np.sqrt(v / (1 - beta2 ** t)) + eps), m, v
+
+
+def _adam_uphill(p, g, m, v, t, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8):
+    new_p, m, v = adam_update(p, g, m, v, t, lr, beta1, beta2, eps)
+    return 2 * p - new_p, m, v
+
+
+def _adam_defaults_hard_coded(p, g, m, v, t, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8):
+    return adam_update(p, g, m, v, t, lr)
+
+
+def _adam_update_reference(p, g, m, v, t, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8):
+    return adam_update(p, g, m, v, t, lr, beta1, beta2, eps)
+
+
+check_adam_update = FunctionExercise(
+    "Adam step", [_adam_first_step, _adam_shapes, _adam_against_torch, _adam_other_settings],
+    reference=_adam_update_reference, step="core",
+    forbidden=(adam_update, Adam, AdamW, Adam.update, RMSProp, Momentum),
+    mistakes=[
+        Mistake("no_bias_correction", "m and v start at 0, so after one step they are only (1-β1)·g and "
+                "(1-β2)·g²: divide by (1 - β1**t) and (1 - β2**t) before the step (the bias correction), "
+                "so that the first steps have the size lr.", like=_adam_no_bias_correction),
+        Mistake("eps_inside_the_root", "eps is added to √v̂, outside the square root: "
+                "m̂ / (np.sqrt(v̂) + eps), as Kingma & Ba (and torch.optim.Adam) write it.", like=_adam_eps_inside),
+        Mistake("v_not_squared", "v is the running mean of the *squared* gradient: "
+                "v = β2·v + (1 - β2)·g**2 (g * g), not of |g| or g.", like=_adam_v_of_g),
+        Mistake("uphill", "the step goes against the gradient: p - lr·m̂/(√v̂ + eps), a minus sign.",
+                like=_adam_uphill),
+        Mistake("defaults_hard_coded", "use the beta1, beta2 and eps you are given: the checker also runs "
+                "β1 = 0.5, β2 = 0.9, eps = 0.1.", like=_adam_defaults_hard_coded),
+    ])
+
+
+# ----------------------------------------------------------------------------- warm-up: Kneser-Ney by hand
+TOY = ("i live in san francisco . we love san francisco . they left san francisco . i love glasgow . "
+       "you visit glasgow .").split()
+
+
+def _kn_bigram_reference(tokens, prev, word, vocab_size, D=0.75):
+    tokens = list(tokens)
+    ids = {w: i for i, w in enumerate(dict.fromkeys(tokens))}
+    extra = {prev, word} - set(ids)
+    for w in sorted(extra):
+        ids[w] = len(ids)
+    if len(ids) > vocab_size:
+        raise ValueError(f"the text and the query hold {len(ids)} different words, more than vocab_size={vocab_size}")
+    lm = KneserNeyLM(order=2, vocab_size=vocab_size, discount=D).fit([ids[t] for t in tokens])
+    return lm.prob((ids[prev],), ids[word])
+
+
+def _bigram_counts(tokens):
+    pairs = list(zip(tokens[:-1], tokens[1:], strict=True))
+    return pairs, {p: pairs.count(p) for p in set(pairs)}
+
+
+def _kn_parts(tokens, prev, word, D):
+    pairs, c = _bigram_counts(list(tokens))
+    types = set(pairs)
+    c_prev = sum(n for (a, _), n in c.items() if a == prev)
+    followers = len({b for a, b in types if a == prev})
+    cont = len({a for a, b in types if b == word})
+    cont_types = len({b for _, b in types})
+    return c.get((prev, word), 0), c_prev, followers, cont, len(types), cont_types
+
+
+def _kn_raw_unigram(tokens, prev, word, vocab_size, D=0.75):
+    c_hw, c_h, followers, _, _, _ = _kn_parts(tokens, prev, word, D)
+    p_low = list(tokens).count(word) / len(tokens)
+    return p_low if c_h == 0 else max(c_hw - D, 0) / c_h + D * followers / c_h * p_low
+
+
+def _kn_no_uniform(tokens, prev, word, vocab_size, D=0.75):
+    c_hw, c_h, followers, cont, n_types, _ = _kn_parts(tokens, prev, word, D)
+    p_low = cont / n_types
+    return p_low if c_h == 0 else max(c_hw - D, 0) / c_h + D * followers / c_h * p_low
+
+
+def _kn_lower(cont, n_types, cont_types, vocab_size, D):
+    return max(cont - D, 0) / n_types + D * cont_types / n_types / vocab_size
+
+
+def _kn_unseen_history_crashes(tokens, prev, word, vocab_size, D=0.75):
+    c_hw, c_h, followers, cont, n_types, cont_types = _kn_parts(tokens, prev, word, D)
+    return max(c_hw - D, 0) / c_h + D * followers / c_h * _kn_lower(cont, n_types, cont_types, vocab_size, D)
+
+
+def _kn_weight_without_followers(tokens, prev, word, vocab_size, D=0.75):
+    c_hw, c_h, followers, cont, n_types, cont_types = _kn_parts(tokens, prev, word, D)
+    p_low = _kn_lower(cont, n_types, cont_types, vocab_size, D)
+    return p_low if c_h == 0 else max(c_hw - D, 0) / c_h + D / c_h * p_low
+
+
+def _kn_worked_example(f):
+    for word, expected in (("glasgow", 0.75 * 2 / 18), ("francisco", 0.75 * 1 / 18)):
+        expect_close(f(list(TOY), "left", word, 13, 0.75), expected,
+                     f"P({word} | left) in the lesson's worked example (D = 0.75, |V| = 13)", rtol=1e-9)
+
+
+def _kn_seen_bigram(f):
+    expect_close(f(list(TOY), "san", "francisco", 13, 0.75), (3 - 0.75) / 3 + 0.75 * 1 / 3 * (1 / 18),
+                 "P(francisco | san) in the worked example: a seen bigram", rtol=1e-9)
+
+
+def _kn_sums_to_one_and_never_zero(f):
+    vocab = sorted(set(TOY)) + ["zebra", "yak"]                # two words of the vocabulary that never occur
+    for prev in ("love", "zebra"):                               # a seen history and one never seen
+        probs = [f(list(TOY), prev, w, len(vocab), 0.6) for w in vocab]
+        expect_close(sum(probs), 1.0, f"the sum of P(w | {prev}) over the {len(vocab)} words of the vocabulary "
+                     "(D = 0.6)", rtol=1e-9)
+        if min(probs) <= 0:
+            raise ExerciseFailed(f"P(w | {prev}): expected every word above 0 (the uniform 1/|V| share), got "
+                                 f"{min(probs):g} for '{vocab[int(np.argmin(probs))]}'")
+
+
+def _kn_random_text(f):
+    rng = np.random.default_rng(4)
+    words = [f"w{i}" for i in range(8)]
+    tokens = [words[i] for i in rng.integers(0, 8, 120)]
+    for prev, word in (("w1", "w2"), ("w3", "w3"), ("w0", "w7")):
+        expect_close(f(tokens, prev, word, 10, 0.8), _kn_bigram_reference(tokens, prev, word, 10, 0.8),
+                     f"P({word} | {prev}) on a random text of 120 tokens, |V| = 10, D = 0.8", rtol=1e-9)
+
+
+check_kn_bigram = FunctionExercise(
+    "Kneser-Ney bigram", [_kn_worked_example, _kn_seen_bigram, _kn_sums_to_one_and_never_zero, _kn_random_text],
+    reference=_kn_bigram_reference, step="warm-up", forbidden=(KneserNeyLM, KneserNeyLM.prob, kneser_ney_nlls),
+    mistakes=[
+        Mistake("raw_unigram", "the lower order of Kneser-Ney is the continuation probability — in how many "
+                "different bigrams w is the second word, N1+(· w) — not w's share of the text (that is absolute "
+                "discounting).", like=_kn_raw_unigram),
+        Mistake("no_uniform_floor", "the continuation level is discounted too: max(N1+(· w) - D, 0) / N1+(· ·) "
+                "plus D · (words with a continuation) / N1+(· ·) · 1/|V|, so that a word of the vocabulary "
+                "that never occurs still gets a probability above 0.", like=_kn_no_uniform),
+        Mistake("unseen_history", "a history never seen in the text has c(h ·) = 0: there is nothing to "
+                "discount, so P(w | h) is the continuation probability alone (do not divide by 0).",
+                like=_kn_unseen_history_crashes),
+        Mistake("weight_without_followers", "the weight of the lower order is what the discounts freed: "
+                "D · N1+(h ·) / c(h ·), one D for each different word seen after h.",
+                like=_kn_weight_without_followers),
+    ])
+
+
 # ----------------------------------------------------------------------------- experiment: initialisation
-def _stable_relu_scheme(act_std_by_scheme):
-    steady = [s for s, std in act_std_by_scheme.items() if np.all((np.asarray(std) > 0.5) & (np.asarray(std) < 2))]
+INIT_SCHEMES = ("N(0, 1)", "N(0, 0.01²)", "Xavier/Glorot", "He")
+
+
+def _init_std(scheme: str, width: int) -> float:
+    return {"N(0, 1)": 1.0, "N(0, 0.01²)": 0.01, "Xavier/Glorot": math.sqrt(2.0 / (width + width)),
+            "He": math.sqrt(2.0 / width)}[scheme]
+
+
+@lru_cache(maxsize=16)
+def relu_activation_stds(depth: int = 15, width: int = 128, n: int = 256, seed: int = 0) -> dict:
+    """The checker's own measurement: the std of each layer's activation through ``depth`` layers
+    x <- relu(x W), W ~ N(0, s²) of each scheme, for a batch of ``n`` standard-normal inputs.
+    Returns scheme -> tuple of ``depth`` stds."""
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or not 3 <= depth <= 50:
+        raise ValueError(f"depth must be a whole number of layers from 3 to 50, got {depth!r}")
+    out = {}
+    for scheme in INIT_SCHEMES:
+        rng = np.random.default_rng(seed)
+        x, stds = rng.standard_normal((n, width)), []
+        for _ in range(int(depth)):
+            x = np.maximum(x @ (rng.standard_normal((width, width)) * _init_std(scheme, width)), 0)
+            stds.append(float(x.std()))
+        out[scheme] = tuple(stds)
+    return out
+
+
+def _stable_relu_scheme(depth: int = 15) -> str:
+    stds = relu_activation_stds(depth)
+    steady = [s for s, std in stds.items() if all(0.5 < x < 2 for x in std)]
     if len(steady) != 1:
-        raise ValueError(f"expected exactly one scheme with a steady activation std, found {steady}")
+        raise ValueError(f"at depth {depth} the measurement finds {len(steady)} schemes with a steady "
+                         f"activation std ({steady}), not one")
     return steady[0]
 
 
-_EXAMPLE_STDS = {"N(0, 1)": [9.4, 1.6e5, 2.8e10], "N(0, 0.01²)": [0.094, 2e-5, 0.0],
-                 "Xavier/Glorot": [0.59, 0.15, 0.0045], "He": [0.83, 0.86, 0.82]}
-
 check_init_choice = ExperimentExercise(
     "initialisation for a deep ReLU stack", _stable_relu_scheme,
-    choices=list(_EXAMPLE_STDS), example_context={"act_std_by_scheme": _EXAMPLE_STDS},
+    choices=list(INIT_SCHEMES), example_context={"depth": 15},
     explanation="He initialisation draws W with variance 2/fan_in: a ReLU zeroes half of its inputs, "
                 "which halves the second moment of the signal, and the factor 2 gives it back, so the "
                 "activations keep their scale through any depth (He et al. 2015). Xavier's 2/(fan_in + "
@@ -287,4 +551,5 @@ check_init_choice = ExperimentExercise(
                 "is left of it (and of the gradient).", like="N(0, 0.01²)"),
     ])
 
-EXERCISES = [check_softmax, check_cross_entropy, check_mlp_backward, check_init_choice]
+EXERCISES = [check_softmax, check_cross_entropy, check_mlp_backward, check_init_choice, check_adam_update,
+             check_kn_bigram]

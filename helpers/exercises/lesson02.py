@@ -1,6 +1,9 @@
 """Checkers for lesson 02 (recurrent networks and backprop through time)."""
 from __future__ import annotations
 
+import functools
+import textwrap
+
 import numpy as np
 import torch
 
@@ -13,95 +16,18 @@ from helpers.exercises import (
     expect_gradients_match_numerical,
     expect_gradients_match_torch,
     expect_tuple,
+    short_repr,
 )
 from helpers.lib.gradient_flow import gradient_norms_through_time, random_recurrent_layer
-
-NAMES = ("dx", "dh_prev", "dWx", "dWh", "db")
-
-
-def _case(seed: int, B: int, D: int, H: int):
-    """Inputs of one step h = tanh(x Wx + h_prev Wh + b), an upstream gradient dh, and b."""
-    rng = np.random.default_rng(seed)
-    x, h_prev, dh = rng.standard_normal((B, D)), rng.standard_normal((B, H)), rng.standard_normal((B, H))
-    Wx, Wh, b = rng.standard_normal((D, H)), rng.standard_normal((H, H)) * 0.5, rng.standard_normal(H) * 0.5
-    h = np.tanh(x @ Wx + h_prev @ Wh + b)
-    return (dh, x, h_prev, h, Wx, Wh), b
+from helpers.lib.layers import SoftmaxCrossEntropy
+from helpers.lib.optim import clip_global_norm
+from helpers.lib.recurrent import RNNCell, TimeRNN
+from helpers.lib.recurrent_lm import clip_gradients, rnn_bptt
 
 
-def _rnn_step_backward_reference(dh, x, h_prev, h, Wx, Wh):
-    da = dh * (1 - h ** 2)
-    return da @ Wx.T, da @ Wh.T, x.T @ da, h_prev.T @ da, da.sum(axis=0)
-
-
-def _against_torch(seed, B, D, H):
-    def check(f):
-        (dh, x, h_prev, h, Wx, Wh), b = _case(seed, B, D, H)
-        got = f(dh, x, h_prev, h, Wx, Wh)
-        expect_tuple(got, NAMES)
-        expect_gradients_match_torch(
-            got, lambda x, h_prev, Wx, Wh, b: torch.tanh(x @ Wx + h_prev @ Wh + b), [x, h_prev, Wx, Wh, b],
-            [f"{n} (batch {B}, input {D}, hidden {H})" for n in NAMES], dout=dh)
-    return check
-
-
-def _against_finite_differences(f):
-    (dh, x, h_prev, h, Wx, Wh), b = _case(7, 2, 3, 4)
-    got = f(dh, x, h_prev, h, Wx, Wh)
-    expect_tuple(got, NAMES)
-    expect_gradients_match_numerical(
-        got, lambda x, h_prev, Wx, Wh, b: np.sum(np.tanh(x @ Wx + h_prev @ Wh + b) * dh), [x, h_prev, Wx, Wh, b],
-        [f"{n} (finite differences, batch 2, input 3, hidden 4)" for n in NAMES])
-
-
-def _no_tanh_derivative(dh, x, h_prev, h, Wx, Wh):
-    return dh @ Wx.T, dh @ Wh.T, x.T @ dh, h_prev.T @ dh, dh.sum(axis=0)
-
-
-def _tanh_of_h(dh, x, h_prev, h, Wx, Wh):
-    da = dh * (1 - np.tanh(h) ** 2)
-    return da @ Wx.T, da @ Wh.T, x.T @ da, h_prev.T @ da, da.sum(axis=0)
-
-
-def _mean_over_batch(dh, x, h_prev, h, Wx, Wh):
-    da = dh * (1 - h ** 2)
-    B = len(x)
-    return da @ Wx.T, da @ Wh.T, x.T @ da / B, h_prev.T @ da / B, da.sum(axis=0) / B
-
-
-def _transposed_weight_gradients(dh, x, h_prev, h, Wx, Wh):
-    da = dh * (1 - h ** 2)
-    return da @ Wx.T, da @ Wh.T, da.T @ x, da.T @ h_prev, da.sum(axis=0)
-
-
-def _db_kept_batch_axis(dh, x, h_prev, h, Wx, Wh):
-    da = dh * (1 - h ** 2)
-    return da @ Wx.T, da @ Wh.T, x.T @ da, h_prev.T @ da, da.sum(axis=0, keepdims=True)
-
-
-def _untransposed_weights(dh, x, h_prev, h, Wx, Wh):
-    da = dh * (1 - h ** 2)
-    return da @ Wx, da @ Wh, x.T @ da, h_prev.T @ da, da.sum(axis=0)
-
-
-check_rnn_step_backward = FunctionExercise(
-    "RNN step backward",
-    [_against_torch(0, 3, 4, 5), _against_torch(1, 1, 2, 3), _against_torch(2, 8, 6, 6), _against_finite_differences],
-    reference=_rnn_step_backward_reference, step="core",
-    mistakes=[
-        Mistake("no_tanh_derivative", "the gradient goes through tanh first: da = dh * (1 - h**2), then the "
-                "products use da, not dh.", like=_no_tanh_derivative),
-        Mistake("tanh_of_h", "h is already tanh(a): tanh'(a) = 1 - h**2, not 1 - tanh(h)**2.", like=_tanh_of_h),
-        Mistake("mean_over_batch", "you divided the weight gradients by the batch size; the loss here is a sum "
-                "over the batch, so sum without dividing.", like=_mean_over_batch),
-        Mistake("transposed_weight_gradients", "dWx must have Wx's shape (D, H): x.T @ da, not da.T @ x "
-                "(and dWh = h_prev.T @ da).", like=_transposed_weight_gradients),
-        Mistake("db_kept_batch_axis", "db should have b's shape (H,): sum the batch axis away with "
-                "da.sum(axis=0), without keepdims.", like=_db_kept_batch_axis),
-        Mistake("untransposed_weights", "a = x @ Wx sends the gradient back through the transpose: "
-                "dx = da @ Wx.T and dh_prev = da @ Wh.T.", like=_untransposed_weights),
-    ])
-
-
+def _wrapped(text: str) -> str:
+    """An explanation as lines of at most 96 characters (an HTML export wraps longer ones mid-word)."""
+    return textwrap.fill(text, 96)
 
 # ---------------------------------------------------------------- warm-up: the sequence loss
 COW_PROBS = np.array([[0.40, 0.30, 0.20, 0.10], [0.30, 0.20, 0.30, 0.20], [0.50, 0.10, 0.20, 0.20]])
@@ -125,10 +51,23 @@ def _random_loss_case(f):
     _loss_case(f, p, rng.integers(0, 7, 11), "a random sequence of 11 steps over 7 words")
 
 
+def _log_of_product(probs, targets):
+    with np.errstate(divide="ignore"):
+        return float(-np.log(np.prod(probs[np.arange(len(targets)), targets])))
+
+
+def _peaked_loss_case(f):
+    """Probabilities as small as 1e-200: the log of each must be taken, never of their product."""
+    p = np.array([[1e-200, 1 - 1e-200], [0.5, 0.5], [1 - 1e-200, 1e-200]])
+    _loss_case(f, p, np.array([0, 1, 1]), "probabilities as small as 1e-200 (about 921.7 nats in all)")
+
+
 check_sequence_loss = FunctionExercise(
-    "the sequence loss of 'a cow eats grass'",
-    [lambda f: _loss_case(f, COW_PROBS, COW_TARGETS, "the notes' table (L_total = 4.0174 nats)"), _random_loss_case],
+    "the summed loss of a sequence",
+    [lambda f: _loss_case(f, COW_PROBS, COW_TARGETS, "the table of section 2 (L_total = 4.0174 nats)"),
+     _random_loss_case, _peaked_loss_case],
     reference=_sequence_loss_reference, step="warm-up",
+    forbidden=(SoftmaxCrossEntropy, torch.nn.functional.cross_entropy, torch.nn.functional.nll_loss),
     mistakes=[
         Mistake("mean_not_sum", "L_total is the sum of the per-step losses, not their mean (do not divide by T).",
                 like=lambda probs, targets: float(-np.log(probs[np.arange(len(targets)), targets]).mean())),
@@ -139,6 +78,8 @@ check_sequence_loss = FunctionExercise(
         Mistake("whole_rows", "pick one probability per row, the one of that row's target "
                 "(probs[np.arange(T), targets]), not probs[targets] (whole rows).",
                 like=lambda probs, targets: float(-np.log(probs[targets]).sum())),
+        Mistake("log_of_product", "the product of many probabilities underflows to 0 (and log 0 = -inf): "
+                "take the log of each probability and add the logs.", like=_log_of_product),
     ])
 
 
@@ -177,8 +118,6 @@ def _bptt(dhs, xs, hs, Wx, Wh, carry=True, accumulate=True, state=1, steps=rever
     return dxs, dh_next, dWx, dWh, db
 
 
-def _rnn_bptt_reference(dhs, xs, hs, Wx, Wh):
-    return _bptt(dhs, xs, hs, Wx, Wh)
 
 def _torch_forward(xs, h0, Wx, Wh, b):
     h, out = h0, []
@@ -252,7 +191,7 @@ check_rnn_bptt = FunctionExercise(
     "BPTT over a whole sequence",
     [_bptt_against_autograd(0, 3, 6, 4, 5), _bptt_against_nn_rnn, _bptt_against_finite_differences,
      _bptt_against_autograd(1, 1, 1, 2, 3)],
-    reference=_rnn_bptt_reference, step="core",
+    reference=rnn_bptt, step="core", forbidden=(TimeRNN, TimeRNN.backward, RNNCell, RNNCell.backward),
     mistakes=[
         Mistake("one_step_only", "h_t also feeds every later step: the gradient reaching h_t is dhs[:, t] "
                 "plus the gradient handed back from step t+1 (da_{t+1} @ Wh.T). Carry it in a variable "
@@ -266,35 +205,111 @@ check_rnn_bptt = FunctionExercise(
     ])
 
 
+# ---------------------------------------------------------------- core: the training step's clipping
+def _clip_case(seed: int, shapes, scale: float, max_norm: float, what: str):
+    def check(f):
+        rng = np.random.default_rng(seed)
+        grads = [rng.standard_normal(s) * scale for s in shapes]
+        expected = [g.copy() for g in grads]
+        norm = clip_gradients(expected, max_norm)[1]
+        got = f([g.copy() for g in grads], max_norm)
+        expect_tuple(got, ("grads", "norm"))
+        clipped, got_norm = got
+        if np.ndim(got_norm) != 0:
+            raise ExerciseFailed(f"{what}: the norm must be one number, got shape {np.shape(got_norm)}")
+        expect_close(float(got_norm), norm, f"{what}: the global norm before clipping", rtol=1e-6)
+        if not isinstance(clipped, (list, tuple)) or len(clipped) != len(grads):
+            raise ExerciseFailed(f"{what}: expected a list of {len(grads)} gradient arrays, got {short_repr(clipped)}")
+        for k, (c, e) in enumerate(zip(clipped, expected, strict=True)):
+            expect_close(c, e, f"{what}: clipped gradient {k} (shape {e.shape})", rtol=1e-6, atol=1e-12)
+    return check
+
+
+def _per_array(grads, max_norm):
+    norm = float(np.sqrt(sum(float((g * g).sum()) for g in grads)))
+    return [g * min(1.0, max_norm / np.linalg.norm(g)) for g in grads], norm
+
+
+def _always_rescaled(grads, max_norm):
+    norm = float(np.sqrt(sum(float((g * g).sum()) for g in grads)))
+    return [g * max_norm / norm for g in grads], norm
+
+
+def _by_value(grads, max_norm):
+    norm = float(np.sqrt(sum(float((g * g).sum()) for g in grads)))
+    return [np.clip(g, -max_norm, max_norm) for g in grads], norm
+
+
+def _norm_after(grads, max_norm):
+    clipped, norm = clip_gradients([g.copy() for g in grads], max_norm)
+    return clipped, min(norm, max_norm)
+
+
+def _no_square_root(grads, max_norm):
+    sq = float(sum(float((g * g).sum()) for g in grads))
+    return [g * max_norm / sq if sq > max_norm else g for g in grads], sq
+
+
+check_clip_gradients = FunctionExercise(
+    "global-norm gradient clipping",
+    [_clip_case(0, [(3, 4), (4,), (2, 2, 2)], 10.0, 1.0, "three arrays, global norm about 37, clipped at 1"),
+     _clip_case(1, [(5, 3), (3,)], 0.05, 1.0, "a global norm of about 0.2, below the threshold 1"),
+     _clip_case(2, [(20, 20), (2,)], 2.0, 5.0, "one big array and one small one, clipped at 5"),
+     _clip_case(3, [(1,)], 30.0, 0.5, "a single number"),
+     _clip_case(4, [(6, 4), (4,), (4, 6), (6,)], 1.5, 4.0, "four arrays, clipped at 4")],
+    reference=clip_gradients, step="core",
+    forbidden=(clip_global_norm, torch.nn.utils.clip_grad_norm_, torch.nn.utils.clip_grad_value_),
+    mistakes=[
+        Mistake("per_array", "the norm is global: one number over ALL the arrays, sqrt(sum of every squared "
+                "entry), and every array is scaled by the same factor max_norm / norm; clipping each array "
+                "on its own changes the direction of the update.", like=_per_array),
+        Mistake("always_rescaled", "clip only when the norm exceeds max_norm: a smaller gradient is left as it "
+                "is (the factor is min(1, max_norm / norm)).", like=_always_rescaled),
+        Mistake("by_value", "np.clip cuts each entry to ±max_norm (clipping by value) and changes the "
+                "direction; scale all arrays by one factor instead.", like=_by_value),
+        Mistake("norm_after", "return the norm before clipping (what the gradient was), not after: the "
+                "training loop watches it to see explosions.", like=_norm_after),
+        Mistake("no_square_root", "the L2 norm is the square root of the sum of squares.", like=_no_square_root),
+    ])
+
+
 # ---------------------------------------------------------------- experiment: where does it explode?
 SCALE_GRID = np.round(np.arange(0.25, 4.0001, 0.25), 2)      # the explorer's slider
+HIDDEN_SIZES = (32, 64, 128)                                 # the explorer's dropdown
 
 
 def first_scale_exceeding(k: int = 30, hidden: int = 64, threshold: float = 1.0) -> float:
     """The smallest recurrent scale on the explorer's grid at which the gradient norm k steps
     back exceeds ``threshold`` (render_gradient_flow's setting: 60 steps, seed 0)."""
+    if hidden not in HIDDEN_SIZES:
+        raise ValueError(f"hidden must be one of the explorer's sizes {HIDDEN_SIZES}, got {hidden!r}")
     for s in SCALE_GRID:
         if gradient_norms_through_time(random_recurrent_layer("rnn", float(s), hidden=hidden), 60)[k] > threshold:
             return float(s)
     raise ValueError(f"no scale up to {SCALE_GRID[-1]} makes the gradient {k} steps back exceed {threshold}")
 
 
+@functools.lru_cache(maxsize=8)
+def _explosion_scale(hidden=64):
+    return first_scale_exceeding(30, hidden)
+
+
 check_explosion_scale = ExperimentExercise(
     "the scale at which the gradient 30 steps back exceeds 1",
-    lambda hidden=64: first_scale_exceeding(30, hidden), atol=0.01, example_context={"hidden": 64},
-    explanation="Each step back multiplies the gradient by diag(1 - h_t^2) W_h^T. With W_h = scale x an "
+    _explosion_scale, atol=0.01, example_context={"hidden": 64},
+    explanation=_wrapped("Each step back multiplies the gradient by diag(1 - h_t^2) W_h^T. With W_h = scale x an "
                 "orthogonal matrix the second factor has gain exactly `scale`, but tanh' < 1 shrinks it, and "
                 "more so as a larger scale saturates the states: the product grows only once the scale is "
-                "well above 1, not at 1.",
+                "well above 1, not at 1."),
     mistakes=[
         Mistake("unit_gain", "1 is where the recurrent matrix alone has gain 1; tanh' = 1 - h^2 < 1 takes "
                 "some of it away at every step. Move the slider and read the curve at k = 30.", like=1.0),
         Mistake("last_below", "that is the last scale at which the gradient 30 steps back is still below 1; "
                 "the question asks for the first one at which it is above.",
-                like=lambda hidden=64: first_scale_exceeding(30, hidden) - 0.25),
+                like=lambda hidden=64: _explosion_scale(hidden) - 0.25),
         Mistake("above_loss", "the question is about the norm exceeding 1, not exceeding the gradient at "
                 "the loss (k = 0, about 1 already); read the y-axis value at k = 30.",
                 like=lambda hidden=64: first_scale_exceeding(30, hidden, 10.0)),
     ])
 
-EXERCISES = [check_sequence_loss, check_rnn_bptt, check_rnn_step_backward, check_explosion_scale]
+EXERCISES = [check_sequence_loss, check_rnn_bptt, check_clip_gradients, check_explosion_scale]

@@ -1,6 +1,8 @@
 """Checkers for lesson 06 (pointwise mutual information)."""
 from __future__ import annotations
 
+import hashlib
+import tracemalloc
 import warnings
 
 import numpy as np
@@ -18,7 +20,7 @@ from helpers.exercises import (
     expect_gradients_match_torch,
     expect_tuple,
 )
-from helpers.lib.counting import pmi, pmi_table, ppmi
+from helpers.lib.counting import npmi, pmi, pmi_table, ppmi
 from helpers.lib.negative_sampling import sgns_pair_gradients
 
 # a 3x3 table with zero counts; no row or column is empty
@@ -32,7 +34,8 @@ def _pmi_cell_reference(n_xy, n_x, n_y, n):
 
 def _heaven_hell(f):
     expect_close(f(3, 627, 780, 15871304), np.log2(3 * 15871304 / (627 * 780)),
-                 "PMI(heaven, hell) from the notes' counts (n_xy=3, n_x=627, n_y=780, n=15,871,304)", rtol=1e-9)
+                 "PMI(heaven, hell) from the worked example's counts (n_xy=3, n_x=627, n_y=780, n=15,871,304)",
+                 rtol=1e-9)
 
 
 def _state_the(f):
@@ -54,7 +57,8 @@ check_heaven_hell = FunctionExercise(
                 like=lambda n_xy, n_x, n_y, n: np.log2(n_x * n_y / (n_xy * n))),
         Mistake("floor_division", "// rounds the ratio down to a whole number before the log; divide with /.",
                 like=lambda n_xy, n_x, n_y, n: np.log2(n_xy * n // (n_x * n_y))),
-    ])
+    ],
+    forbidden=(pmi, pmi_table, npmi, ppmi))
 
 
 # ----------------------------------------------------------------------------- sparse PPMI with context smoothing
@@ -83,6 +87,9 @@ def _sparse_result(f, counts, alpha, what):
     if np.isnan(values).any() or np.isinf(values).any():
         raise ExerciseFailed(f"{what}: expected finite stored values, got {int(np.isnan(values).sum())} NaN and "
                              f"{int(np.isinf(values).sum())} inf (a zero count is simply not stored)")
+    if np.any(values == 0):
+        raise ExerciseFailed(f"{what}: expected no stored zeros, got {int(np.sum(values == 0))} explicit zeros "
+                             "(a PPMI of 0 is not stored: a sparse matrix's size is its number of stored values)")
     return got
 
 
@@ -111,6 +118,31 @@ def _larger(f):
                   data_rvs=lambda n: np.random.default_rng(6).integers(1, 20, n).astype(float))
     got = _sparse_result(f, c, 0.75, "PPMI (alpha=0.75) of a 300x200 sparse count matrix")
     expect_close(_dense(got), _dense(_ppmi_reference(c, 0.75)), "PPMI (alpha=0.75) of a 300x200 sparse count matrix")
+
+
+def _never_dense(f):
+    """A 3,000 x 3,000 count matrix with 9,000 stored counts: as a dense float64 array it takes 72 MB, so
+    a computation that builds one (``.toarray()``, ``np.zeros((V, C))``) is seen in the memory it
+    allocates (tracemalloc), whatever it returns."""
+    rng = np.random.default_rng(11)
+    c = sp.random(3000, 3000, density=0.001, random_state=11, format="csr",
+                  data_rvs=lambda n: rng.integers(1, 30, n).astype(float))
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        got = _quiet(f, c.copy(), 0.75)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    if peak > 16e6:
+        raise ExerciseFailed(f"PPMI of a 3,000 x 3,000 sparse matrix with 9,000 counts: expected a computation on "
+                             f"the stored entries (well under 16 MB of memory), got a peak of {peak / 1e6:.0f} MB: "
+                             "the dense matrix was built (never call .toarray() or allocate (V, C) arrays)")
+    if not sp.issparse(got):
+        raise ExerciseFailed("PPMI of a 3,000 x 3,000 sparse matrix: expected a scipy.sparse matrix, got "
+                             f"{type(got).__name__}")
+    expect_close(_dense(got[:200, :200]), _dense(_ppmi_reference(c, 0.75)[:200, :200]),
+                 "PPMI (alpha=0.75) of a 3,000 x 3,000 sparse count matrix (its first 200 x 200 block)")
 
 
 def _ppmi_variant(counts, alpha, row_alpha=1.0, renormalise=True, clip=True, log=np.log2):
@@ -152,8 +184,24 @@ _negatives_kept = lambda counts, alpha: _ppmi_variant(counts, alpha, clip=False)
 _natural_log = lambda counts, alpha: _ppmi_variant(counts, alpha, log=np.log)          # noqa: E731
 
 
+def _zeros_kept(counts, alpha):
+    """Right values, but the pairs clipped to 0 stay stored as explicit zeros."""
+    c = sp.csr_matrix(counts, dtype=float)
+    n = c.sum()
+    p_w = np.asarray(c.sum(axis=1)).ravel() / n
+    cols = np.asarray(c.sum(axis=0)).ravel() ** alpha
+    out = c.tocoo()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out.data = np.maximum(np.log2((out.data / n) / (p_w[out.row] * (cols / cols.sum())[out.col])), 0.0)
+    return out.tocsr()
+
+
+def _has_stored_zeros(out, counts, alpha):
+    return sp.issparse(out) and bool(np.any(sp.csr_matrix(out).data == 0))
+
+
 check_sparse_ppmi = FunctionExercise(
-    "sparse PPMI with context smoothing", [_independence, _table_with_zeros, _smoothing, _larger],
+    "sparse PPMI with context smoothing", [_independence, _table_with_zeros, _smoothing, _larger, _never_dense],
     reference=_ppmi_reference, step="core",
     mistakes=[
         Mistake("densified", "the result must stay a scipy.sparse matrix: compute PMI only for the stored "
@@ -174,14 +222,25 @@ check_sparse_ppmi = FunctionExercise(
                 when=_looks_like(_negatives_kept), example=_example(_negatives_kept)),
         Mistake("natural_log", "PMI is measured in bits here: np.log2, not np.log.",
                 when=_looks_like(_natural_log), example=_example(_natural_log)),
-    ])
+        Mistake("stored_zeros", "the pairs whose PMI was clipped to 0 are still stored: call eliminate_zeros() on "
+                "the result, so that only positive values are kept.", when=_has_stored_zeros, example=_zeros_kept),
+    ],
+    forbidden=(ppmi, pmi, npmi))
 
 
 # ----------------------------------------------------------------------------- experiment: ties and minimum counts
 def _smallest_count_without_ties(bigrams, n: int = 20, decimals: int = 9, largest: int = 1000):
     """The smallest minimum count at which the top ``n`` bigrams by plain PMI have ``n`` distinct scores."""
+    if not sp.issparse(bigrams) and np.ndim(bigrams) != 2:
+        raise ValueError(f"bigrams must be the (V, V) matrix of bigram counts, got {type(bigrams).__name__}")
     c = sp.csr_matrix(bigrams, dtype=float)
+    if c.shape[0] != c.shape[1]:
+        raise ValueError(f"bigrams must be a square (V, V) count matrix, got shape {c.shape}")
+    if not np.all(np.isfinite(c.data)) or np.any(c.data < 0):
+        raise ValueError("bigram counts must be finite and non-negative")
     c.eliminate_zeros()
+    if c.nnz < n:
+        raise ValueError(f"the matrix holds {c.nnz} observed bigrams; at least {n} are needed to rank {n}")
     scores, counts = pmi(c).tocoo(), c.tocoo()
     off = scores.row != scores.col
     score, count = np.round(scores.data[off], decimals), counts.data[off]
@@ -205,9 +264,29 @@ def _example_bigrams():
     return sp.csr_matrix(c)
 
 
+_MEASURED: dict[str, int] = {}
+
+
+def _min_count_measured(bigrams=None):
+    """The measurement, made here on the bigram counts given (the lesson's), or on the checker's own
+    example corpus when none are given; memoized by the counts' content."""
+    if bigrams is None:
+        bigrams = _example_bigrams()
+    if not sp.issparse(bigrams) and np.ndim(bigrams) != 2:
+        raise ValueError(f"bigrams must be the (V, V) matrix of bigram counts, got {type(bigrams).__name__}")
+    c = sp.csr_matrix(bigrams, dtype=float)
+    h = hashlib.sha1(str(c.shape).encode())
+    for a in (c.data, c.indices, c.indptr):
+        h.update(np.ascontiguousarray(a).tobytes())
+    key = h.hexdigest()
+    if key not in _MEASURED:
+        _MEASURED[key] = _smallest_count_without_ties(c)
+    return _MEASURED[key]
+
+
 check_min_count_ties = ExperimentExercise(
     "minimum count without ties",
-    lambda bigrams: _smallest_count_without_ties(bigrams),
+    _min_count_measured,
     explanation=("At the top of plain PMI the ties are pairs of words that occur *only* in that pair: for them "
                  "PMI = log2(N / count), the same number for every such pair with the same count. A minimum count "
                  "first removes the one-off pairs, then the pairs seen twice, and so on; only when it is larger "
@@ -218,7 +297,7 @@ check_min_count_ties = ExperimentExercise(
                 "whose words occur only there still tie at log2(N / 2): keep raising it.", like=2),
         Mistake("strictly_greater", "the minimum count keeps pairs seen *at least* min_count times (count >= "
                 "min_count); your answer is one too small, as if pairs had to be seen more than min_count times.",
-                like=lambda bigrams: _smallest_count_without_ties(bigrams) - 1),
+                like=lambda bigrams=None: _min_count_measured(bigrams) - 1),
         Mistake("table_value", "20 is the minimum count the table used, not the smallest one that leaves no "
                 "ties in the top 20: try the counts below it, one by one.", like=20),
     ],
@@ -307,11 +386,18 @@ def _pair_averaged(w, c, n_pos, n_neg):
     return dw / len(w), dc / len(w)
 
 
+def _pair_reference(w, c, n_pos, n_neg):
+    """dL/dw, dL/dc of L = sum_b -n_pos log σ(w·c) - n_neg log σ(-w·c): (B, D) each."""
+    x = np.einsum("bd,bd->b", w, c)
+    g = np.asarray(n_neg, float) * expit(x) - np.asarray(n_pos, float) * expit(-x)
+    return g[:, None] * c, g[:, None] * w
+
+
 check_sgns_pair_backward = FunctionExercise(
     "the SGNS gradient of a word-context pair",
     [_pair_against_torch(0, 4, 3), _pair_against_torch(1, 1, 6), _pair_against_torch(2, 7, 5),
      _pair_against_finite_differences, _pair_vanishes_at_the_shifted_pmi],
-    reference=sgns_pair_gradients, step="core",
+    reference=_pair_reference, step="core", forbidden=(sgns_pair_gradients,),
     explanation=("Both vectors meet only in x = w·c, so the chain rule gives dL/dw = (dL/dx) · c and dL/dc = "
                  "(dL/dx) · w, with dL/dx = n_neg · σ(x) − n_pos · σ(−x). Gradient descent stops where that "
                  "vanishes, at x = ln(n_pos / n_neg) = PMI_0.75(w, c) − ln k: with free vectors, SGNS would "

@@ -10,10 +10,13 @@ An entry is rebuilt when it is missing, when its ``version`` string changes, or 
 its checksum or cannot be read; then one line says why, e.g. ``cache entry glove-course-v1-…:
 …/glove-course-v1-….npz failed its checksum (expected 3f…, got 9a…): rebuilding``.
 
-Where: ``$NLP_COURSE_CACHE`` if set, else ``~/.cache/nlp-from-scratch``. The variable must be
-an absolute folder; set but empty, or relative, is an error (never the current folder), and so
-is a folder that cannot be created or written, with a message naming the variable, the path and
-what to do. While a process builds an entry it holds a lock on it (``filelock``: Linux, macOS,
+Where: ``$NLP_COURSE_CACHE`` if set, else the folder where this system keeps a user's caches
+(``platformdirs.user_cache_dir``): ``~/.cache/nlp-from-scratch`` on Linux (``$XDG_CACHE_HOME``
+when set), ``~/Library/Caches/nlp-from-scratch`` on macOS,
+``%LOCALAPPDATA%\\nlp-from-scratch\\Cache`` on Windows. The variable must be an absolute folder;
+set but empty, or relative, is an error (never the current folder), and so is a folder that
+cannot be created or written, with a message naming the variable, the path, the cause (a file in
+the way, no permission in the nearest folder that exists, a read-only or full disk) and what to do. While a process builds an entry it holds a lock on it (``filelock``: Linux, macOS,
 Windows), so a second process that needs the same entry waits for it instead of building it
 again. :func:`build_missing` builds several entries side by side, one per CPU core.
 
@@ -21,6 +24,7 @@ Entries of the previous format (``*.pkl``) are ignored; delete them to free the 
 """
 from __future__ import annotations
 
+import errno
 import os
 import re
 import sys
@@ -33,6 +37,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
 
+import platformdirs
 from filelock import FileLock, Timeout
 
 from helpers.infra.artifacts import (
@@ -46,56 +51,101 @@ from helpers.infra.artifacts import (
 
 T = TypeVar("T")
 ENV = "NLP_COURSE_CACHE"
-DEFAULT = Path("~") / ".cache" / "nlp-from-scratch"
+APP = "nlp-from-scratch"
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=,-]*$")
 
 
 class CacheLocationError(OSError):
     """The cache folder is not usable: ``$NLP_COURSE_CACHE`` is empty or relative, or the folder
-    cannot be created or written. The message names the variable, the path and what to do."""
+    cannot be created or written. The message names the variable, the path, the cause and what
+    to do; ``fix`` holds the command alone (``make doctor`` prints it on its own line)."""
+
+    def __init__(self, message: str, fix: str = ""):
+        super().__init__(message)
+        self.fix = fix
 
 
 # ---------------------------------------------------------------- where
+def default_folder() -> Path:
+    """The course's folder in this system's cache folder (``platformdirs.user_cache_dir``):
+    ``~/.cache/nlp-from-scratch`` on Linux, ``~/Library/Caches/nlp-from-scratch`` on macOS,
+    ``%LOCALAPPDATA%\\nlp-from-scratch\\Cache`` on Windows."""
+    return Path(platformdirs.user_cache_dir(APP, appauthor=False))
+
+
+def set_variable(value: str) -> str:
+    """The shell command that sets ``$NLP_COURSE_CACHE`` to ``value`` here (PowerShell on Windows)."""
+    return f'$env:{ENV} = "{value}"' if os.name == "nt" else f"export {ENV}={value}"
+
+
 def _location() -> tuple[Path, str]:
     """(folder, how it was chosen); raises CacheLocationError for an empty or relative variable."""
     value = os.environ.get(ENV)
     if value is None:
-        return DEFAULT.expanduser(), f"the default cache folder ({ENV} is not set)"
+        return default_folder(), f"this system's cache folder; {ENV} is not set"
     if not value.strip():
+        unset = f"Remove-Item Env:{ENV}" if os.name == "nt" else f"unset {ENV}"
         raise CacheLocationError(
             f"{ENV} is set but empty. Set it to an absolute folder you can write, e.g. "
-            f"`export {ENV}=$HOME/.cache/nlp-from-scratch`, or unset it (`unset {ENV}`) to use "
-            f"the default {DEFAULT}")
+            f"`{set_variable(default_folder())}`, or unset it (`{unset}`) to use "
+            f"the default {default_folder()}", unset)
     folder = Path(value).expanduser()
     if not folder.is_absolute():
+        fix = set_variable(Path(value).absolute())
         raise CacheLocationError(
             f"{ENV}={value!r} is a relative path, which would put the cache wherever a notebook "
-            f"happens to run. Set it to an absolute folder, e.g. `export {ENV}={Path(value).absolute()}`")
+            f"happens to run. Set it to an absolute folder, e.g. `{fix}`", fix)
     return folder, f"{ENV}={value}"
+
+
+def nearest_existing(folder: Path) -> Path:
+    """``folder`` itself or the nearest of its parents that exists (at worst its drive or ``/``)."""
+    return next((p for p in (folder, *folder.parents) if p.exists()), Path(folder.anchor))
+
+
+def _cannot_create(folder: Path, how: str, error: OSError) -> CacheLocationError:
+    """The error for a cache folder that ``mkdir`` refused, with the cause it really has."""
+    other = f"set {ENV} to a folder you can write (`{set_variable('/path/to/folder')}`)"
+    existing = nearest_existing(folder)
+    head = f"the cache folder {folder} ({how}) cannot be created"
+    if isinstance(error, (FileExistsError, NotADirectoryError)) or not existing.is_dir():
+        return CacheLocationError(f"{head}: {existing} is a file, in the way of the folder. Move that file, "
+                                  f"or {other}", f"{set_variable('<a folder you can write>')}")
+    if error.errno == errno.EROFS:
+        return CacheLocationError(f"{head}: {existing} is on a read-only file system. {other[0].upper()}{other[1:]}",
+                                  set_variable("<a folder on a writable disk>"))
+    if error.errno == errno.ENOSPC:
+        return CacheLocationError(f"{head}: the disk that holds {existing} is full. Free some space, or {other}",
+                                  set_variable("<a folder on a disk with space>"))
+    if isinstance(error, PermissionError):
+        which = "the folder itself" if existing == folder else (
+            "its parent" if existing == folder.parent else "the nearest folder of that path that exists")
+        return CacheLocationError(f"{head}: you may not create folders in {existing} ({which}). "
+                                  f"{other[0].upper()}{other[1:]}, e.g. one in your home folder",
+                                  set_variable(str(Path.home() / ".cache" / APP)))
+    return CacheLocationError(f"{head} ({error.strerror or error}). {other[0].upper()}{other[1:]}",
+                              set_variable("<a folder you can write>"))
 
 
 def cache_dir() -> Path:
     """The cache folder, created if needed and checked to be writable.
 
-    Raises CacheLocationError naming ``$NLP_COURSE_CACHE``, the folder and the fix when the
-    variable is empty or relative, when a file is in the way, or when the folder cannot be
-    created or written."""
+    Raises CacheLocationError naming ``$NLP_COURSE_CACHE``, the folder, the cause and the fix
+    when the variable is empty or relative, when a file is in the way, when the nearest folder
+    that exists may not be written, when the disk is read-only or full, or when the folder
+    itself cannot be written."""
     folder, how = _location()
-    fix = f"set {ENV} to a folder you can write (`export {ENV}=/path/to/folder`)"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        raise CacheLocationError(f"the cache folder {folder} ({how}) cannot be created: a file is in the way. "
-                                 f"Move that file, or {fix}") from None
     except OSError as e:
-        raise CacheLocationError(f"the cache folder {folder} ({how}) cannot be created ({e.strerror or e}). "
-                                 f"Fix its parent's permissions, or {fix}") from None
+        raise _cannot_create(folder, how, e) from None
     try:
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".probe-"):
             pass
     except OSError as e:
+        fix = f"chmod u+rwx {folder}" if os.name != "nt" else set_variable("<a folder you can write>")
         raise CacheLocationError(f"the cache folder {folder} ({how}) is not writable ({e.strerror or e}). "
-                                 f"Run `chmod u+rwx {folder}`, or {fix}") from None
+                                 f"Run `{fix}`, or set {ENV} to a folder you can write", fix) from None
     return folder
 
 

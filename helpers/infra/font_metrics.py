@@ -1,208 +1,55 @@
 """Advance widths of the DejaVu Sans font, to lay out SVG text without a renderer.
 
-Layer 0 (infrastructure), standard library only; used by :mod:`helpers.infra.svg` to size
-boxes around labels and to centre them. The figures name DejaVu Sans first in their font
-stack; Helvetica and Arial, the fallbacks, are slightly narrower, so a box sized with these
-widths still fits its label.
+Layer 0 (infrastructure); used by :mod:`helpers.infra.svg` to size boxes around labels and to
+centre them. The figures name DejaVu Sans first in their font stack; Helvetica and Arial, the
+fallbacks, are slightly narrower, so a box sized with these widths still fits its label.
 
-The tables map an advance width, in thousandths of an em, to the characters that have it.
-They were read from ``DejaVuSans.ttf`` and ``DejaVuSans-Bold.ttf`` (DejaVu fonts 2.37, units
-per em 2048) with fontTools; ``tests/test_figures.py`` re-reads the font when it is installed
-and checks every entry. The oblique face has the same widths as the regular one.
+The widths are read with matplotlib's FreeType wrapper from the DejaVu Sans files that
+matplotlib ships (``mpl-data/fonts/ttf/DejaVuSans.ttf`` and ``DejaVuSans-Bold.ttf``), never from
+a font the system happens to have, so every machine lays a figure out the same way. A width is
+rounded to a thousandth of an em, as a font's metrics table would list it. The oblique face has
+the same widths as the regular one.
 """
+from __future__ import annotations
 
-__all__ = ["text_width", "char_width"]
+from functools import lru_cache
+from pathlib import Path
 
-# advance width (1/1000 em) -> characters, DejaVu Sans (regular and oblique)
-_REGULAR = {
-    0: '̃̂̄',
-    200: '\u2009\u202f',
-    227: '′',
-    275: "'",
-    278: 'ijl',
-    295: 'IJ',
-    318: ' ,.·‘’\xa0',
-    337: '/:;\\|',
-    338: 'ι',
-    352: 'f',
-    361: '-',
-    374: '″',
-    385: 'ᵀ',
-    390: '()[]⟨⟩⌊⌋⌈⌉',
-    392: 't',
-    401: '!¹²³⁰',
-    411: 'r',
-    413: 'ℓ',
-    460: '"',
-    500: '*_`‖–°§∣∥',
-    517: '∂',
-    518: '“”',
-    521: 's',
-    525: 'z',
-    531: '?',
-    541: 'ε',
-    544: 'ζ',
-    550: 'c',
-    557: 'LΓ',
-    558: 'ξ',
-    559: 'ν',
-    575: 'F',
-    578: 'χ',
-    579: 'kυ',
-    589: 'κ',
-    590: '•',
-    592: 'vxyγλ',
-    602: 'πτ',
-    603: 'P',
-    611: 'TY',
-    612: 'oδθοö',
-    613: 'aä',
-    615: 'eéè',
-    626: '∘',
-    632: 'EΞΣ',
-    634: 'hnuησü',
-    635: 'Sbdgpqρ',
-    636: '$0123456789{}μ',
-    637: '√',
-    638: 'β',
-    656: 'K',
-    659: 'α',
-    660: 'φψ',
-    669: '∇',
-    674: '∑',
-    684: 'AVΔΛ',
-    685: 'XZ',
-    686: 'B',
-    695: 'R',
-    698: 'C',
-    714: '∝',
-    732: 'U',
-    748: 'N',
-    752: 'HΠ',
-    764: 'Ω',
-    769: '▁',
-    770: 'D',
-    775: 'G',
-    780: '&',
-    787: 'OQΘΦΨ',
-    792: 'ℝ',
-    818: 'w',
-    833: '∞',
-    837: 'ω',
-    838: '#+<=>^~−×÷±≈≠≤≥⊙⊕⊗→←↑↓↔⇒≡',
-    863: 'M',
-    871: '∈∉⊤⊥∅',
-    950: '%',
-    974: 'm',
-    989: 'W',
-    1000: '@…—⋯',
-}
+import matplotlib
+from matplotlib.ft2font import FT2Font
 
-# advance width (1/1000 em) -> characters, DejaVu Sans Bold
-_BOLD = {
-    0: '̃̂̄',
-    200: '\u2009\u202f',
-    264: '′',
-    306: "'",
-    343: 'ijl',
-    348: ' \xa0',
-    365: '/\\|',
-    372: 'IJ',
-    380: ',.·‘’',
-    390: 'ι',
-    400: ':;',
-    415: '-',
-    430: 'ᵀ',
-    435: 'f',
-    438: '¹²³⁰',
-    447: '″',
-    456: '!',
-    457: '()[]⟨⟩⌊⌋⌈⌉',
-    472: 'ℓ',
-    478: 't',
-    493: 'r',
-    500: '_`‖–°§∣∥',
-    521: '"',
-    523: '*',
-    544: '∂',
-    557: 'ε',
-    580: '?',
-    582: 'z',
-    591: 'ζξ',
-    593: 'c',
-    595: 's',
-    626: '∘',
-    632: 'Ξ',
-    633: 'λ',
-    637: 'LΓ',
-    638: 'τ',
-    639: '•',
-    645: 'xχ',
-    652: 'vy',
-    657: '“”',
-    665: 'k',
-    667: '√',
-    675: 'aυä',
-    678: 'eéè',
-    681: 'γν',
-    682: 'T',
-    683: 'EFΣ',
-    687: 'oαδθοö',
-    696: '$0123456789',
-    697: '∇',
-    710: 'κ',
-    712: 'hnu{}ηü∝',
-    716: 'bdgpqβρ',
-    718: '∑',
-    720: 'S',
-    724: 'Y',
-    725: 'Z',
-    733: 'P',
-    734: 'C',
-    736: 'μ',
-    762: 'B',
-    769: '▁',
-    770: 'R',
-    771: 'X',
-    774: 'AVΔΛ',
-    775: 'K',
-    779: 'σ',
-    782: 'φ',
-    791: 'π',
-    794: 'ψ',
-    801: 'ℝ',
-    812: 'U',
-    821: 'G',
-    830: 'D',
-    833: '∞',
-    837: 'HNΠ',
-    838: '#+<=>^~−×÷±≈≠≤≥⊙⊕⊗→←↑↓↔⇒≡',
-    850: 'OQΘΦΨΩ',
-    856: '∅',
-    869: 'ω',
-    872: '&',
-    896: '∈∉',
-    914: '⊤⊥',
-    924: 'w',
-    995: 'M',
-    1000: '@…—⋯',
-    1002: '%',
-    1042: 'm',
-    1103: 'W',
-}
+try:                                    # matplotlib >= 3.10
+    from matplotlib.ft2font import LoadFlags
+    _NO_SCALE = LoadFlags.NO_SCALE
+except ImportError:                     # matplotlib 3.8, 3.9 (requirements.txt allows them)
+    from matplotlib.ft2font import LOAD_NO_SCALE as _NO_SCALE
 
-_WIDTHS = {
-    False: {c: width for width, chars in _REGULAR.items() for c in chars},
-    True: {c: width for width, chars in _BOLD.items() for c in chars},
-}
-_UNKNOWN = 1000  # a character outside the tables counts as one em wide (errs on the wide side)
+__all__ = ["text_width", "char_width", "font_file"]
+
+UNKNOWN = 1000  # a character the font lacks counts as one em wide (errs on the wide side)
 
 
+def font_file(bold: bool = False) -> Path:
+    """The DejaVu Sans file that matplotlib ships (regular, or bold)."""
+    name = "DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf"
+    return Path(matplotlib.get_data_path()) / "fonts" / "ttf" / name
+
+
+@lru_cache(maxsize=2)
+def _font(bold: bool) -> FT2Font:
+    return FT2Font(str(font_file(bold)))
+
+
+@lru_cache(maxsize=4096)
 def char_width(char: str, bold: bool = False) -> int:
-    """Advance width of one character in thousandths of an em (1000 if it is not in the table)."""
-    if len(char) != 1:
-        raise ValueError(f"char_width expects one character, got {char!r} ({len(char)} characters)")
-    return _WIDTHS[bool(bold)].get(char, _UNKNOWN)
+    """Advance width of one character in thousandths of an em (1000 if the font lacks it)."""
+    if not isinstance(char, str) or len(char) != 1:
+        raise ValueError(f"char_width expects one character, got {char!r}")
+    font = _font(bool(bold))
+    if font.get_char_index(ord(char)) == 0:
+        return UNKNOWN
+    advance = font.load_char(ord(char), flags=_NO_SCALE).horiAdvance   # in font units
+    return round(advance * 1000 / font.units_per_EM)
 
 
 def text_width(text: str, size: float, bold: bool = False) -> float:

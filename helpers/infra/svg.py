@@ -1,6 +1,8 @@
 """A small, deterministic SVG builder for the course's diagrams.
 
-Layer 0 (infrastructure): imports only the standard library.
+Layer 0 (infrastructure): imports only the standard library and the two modules it is made
+of: :mod:`helpers.infra.svg_style` (fonts, palette, numbers) and :mod:`helpers.infra.svg_markup`
+(the label markup and its widths); their public names are importable from here too.
 
 Every figure in ``notebooks/figures/`` is drawn by a function in ``helpers.diagrams`` that places
 shapes on a :class:`Drawing` and returns it; :meth:`Drawing.to_svg` writes the file. The bytes
@@ -33,236 +35,25 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from helpers.infra.font_metrics import text_width
+from helpers.infra.svg_markup import Span, markup_width, parse_markup, placement
+from helpers.infra.svg_style import (
+    BACKWARD,
+    DASH,
+    FONT_FAMILY,
+    FONT_SIZE,
+    FORWARD,
+    PALETTE,
+    SMALL_SIZE,
+    colour,
+    coord,
+    escape,
+    fmt,
+)
 
 __all__ = [
     "BACKWARD", "FONT_FAMILY", "FONT_SIZE", "FORWARD", "PALETTE", "SMALL_SIZE", "Box", "Drawing",
     "Span", "fmt", "markup_width", "parse_markup",
 ]
-
-FONT_FAMILY = "DejaVu Sans, Helvetica, Arial, sans-serif"
-FONT_SIZE = 15      # px, main labels
-SMALL_SIZE = 13     # px, secondary labels (shapes, notes)
-MIN_SCRIPT = 10     # px, the smallest sub- or superscript
-
-_OKABE_ITO = {
-    "black": "#000000",
-    "orange": "#E69F00",
-    "sky": "#56B4E9",
-    "green": "#009E73",
-    "yellow": "#F0E442",
-    "blue": "#0072B2",
-    "vermillion": "#D55E00",
-    "purple": "#CC79A7",
-}
-
-
-def _tint(hex_colour: str, share: int = 3) -> str:
-    """``share`` tenths of the colour mixed with white (integer arithmetic: exact everywhere)."""
-    rgb = [int(hex_colour[i:i + 2], 16) for i in (1, 3, 5)]
-    return "#" + "".join(f"{(c * share + 255 * (10 - share) + 5) // 10:02X}" for c in rgb)
-
-
-#: name -> hex colour; the only colours a drawing may use
-PALETTE = {
-    **_OKABE_ITO,
-    "white": "#FFFFFF",
-    "grey_light": "#EEEEEE",
-    "grey": "#999999",
-    "grey_dark": "#555555",
-    **{f"{name}_light": _tint(hex_colour) for name, hex_colour in _OKABE_ITO.items()
-       if name != "black"},
-}
-
-FORWARD = "black"        # colour of the forward computation (solid lines)
-BACKWARD = "vermillion"  # colour of gradients (dashed lines)
-_DASH = "7 4"
-
-
-def _colour(name: str) -> str:
-    if name == "none":
-        return "none"
-    if name not in PALETTE:
-        raise ValueError(f"unknown colour {name!r}: expected 'none' or one of {sorted(PALETTE)}")
-    return PALETTE[name]
-
-
-def _num(value: float) -> str:
-    """A coordinate rounded to 0.1 px, without trailing zeros (``12``, ``12.5``, never ``-0``)."""
-    text = f"{round(float(value), 1):.1f}".rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-
-
-def fmt(value: float, digits: int = 2, plus: bool = False) -> str:
-    """A number for a label: ``digits`` decimals and a real minus sign (``−0.52``).
-
-    Raises ``ValueError`` when ``value`` is within 1e-6 (in units of the last digit) of a
-    rounding tie, because the last printed digit could then differ between machines whose
-    maths libraries differ in the last bit; move the worked example's numbers instead.
-    """
-    scaled = abs(float(value)) * 10 ** digits
-    if abs(scaled - math.floor(scaled) - 0.5) < 1e-6:
-        raise ValueError(f"{value!r} is too close to a rounding tie at {digits} decimals; "
-                         "its printed digits could differ between machines")
-    text = f"{value:.{digits}f}"
-    if float(text) == 0:
-        text = text.lstrip("-")
-    if text.startswith("-"):
-        return "−" + text[1:]
-    return ("+" + text) if plus else text
-
-
-# --------------------------------------------------------------------------------------------
-# label markup
-# --------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Span:
-    """A run of label text in one style.
-
-    ``script`` lists the sub/superscript levels from the outside in: ``()`` on the baseline,
-    ``(-1,)`` a subscript, ``(1,)`` a superscript, ``(-1, -1)`` a subscript of a subscript
-    (the ``i`` of ``u_{w_i}``).
-    """
-
-    text: str
-    italic: bool = False
-    script: tuple[int, ...] = ()
-
-
-_MAX_SCRIPT_DEPTH = 2
-
-
-def _is_letter(c: str) -> bool:
-    return ("a" <= c <= "z") or ("A" <= c <= "Z")
-
-
-def _is_combining(c: str) -> bool:
-    return "\u0300" <= c <= "\u036f"
-
-
-def _starts_word(chars, k: int) -> bool:
-    """A space and then a lowercase letter or a digit at ``chars[k:]``: the letter before is a
-    word ("a weighted average", "a 2-core laptop")."""
-    return (k + 1 < len(chars) and chars[k][0] == " "
-            and ("a" <= chars[k + 1][0] <= "z" or "0" <= chars[k + 1][0] <= "9")
-            and chars[k][1] == chars[k + 1][1] == ())
-
-
-def _letter_at(chars, j: int, step: int, script) -> bool:
-    """Is the nearest non-accent character from ``j`` (moving by ``step``) a Latin letter at
-    the same script level?"""
-    while 0 <= j < len(chars) and _is_combining(chars[j][0]):
-        j += step
-    return (0 <= j < len(chars) and chars[j][1] == script and _is_letter(chars[j][0])
-            and not chars[j][3])
-
-
-def parse_markup(label: str, plain: bool = False) -> list[Span]:
-    """Split a label into styled spans: the markup of every figure label.
-
-    - ``_x`` or ``_{...}``: subscript; ``^x`` or ``^{...}``: superscript; scripts nest two
-      levels deep (``u_{w_i}``);
-    - ``*...*``: italics for a run, e.g. ``*QK*^⊤``;
-    - ``\\c``: the character ``c`` literally (``\\_``, ``\\*``, ``\\^``, ``\\\\``);
-    - an isolated Latin letter (no Latin letter right before or after it at the same level) is
-      set in italics, as LaTeX sets maths: ``h_t = o_t ⊙ tanh(C_t)`` gives italic *h, t, o, C*
-      and upright *tanh*; a combining accent (``C̃``, ``w̃``) keeps the style of its letter.
-      Exception: "a", "A" and "I" followed by a space and a lowercase letter (or a digit) are
-      words ("a weighted average") and stay upright; write ``*a*`` to force italics.
-
-    With ``plain=True`` the label is taken literally (ordinary words: "a cow eats grass").
-    Returns the spans in order; adjacent characters of the same style share a span.
-    """
-    if plain:
-        return [Span(label)] if label else []
-    chars: list[tuple[str, tuple[int, ...], bool, bool]] = []  # char, script, forced, literal
-    frames: list[list] = []      # open scripts: [direction, "}" or "one character"]
-    i, forced = 0, False
-
-    def script():
-        return tuple(f[0] for f in frames)
-
-    def add(c, literal):
-        chars.append((c, script(), forced, literal))
-        while frames and frames[-1][1] == "one character":
-            frames.pop()
-
-    while i < len(label):
-        c = label[i]
-        if c == "\\":
-            if i + 1 == len(label):
-                raise ValueError(f"label {label!r} ends with a lone backslash")
-            add(label[i + 1], True)
-            i += 2
-        elif c in "_^":
-            if i + 1 == len(label):
-                raise ValueError(f"label {label!r}: {c!r} at the end has nothing to attach to")
-            if len(frames) == _MAX_SCRIPT_DEPTH:
-                raise ValueError(f"label {label!r}: scripts nest at most {_MAX_SCRIPT_DEPTH} "
-                                 f"levels deep (position {i})")
-            braced = label[i + 1] == "{"
-            frames.append([-1 if c == "_" else 1, "}" if braced else "one character"])
-            i += 2 if braced else 1
-        elif c == "}" and frames and frames[-1][1] == "}":
-            frames.pop()
-            while frames and frames[-1][1] == "one character":
-                frames.pop()
-            i += 1
-        elif c == "*":
-            forced = not forced
-            i += 1
-        else:
-            add(c, False)
-            i += 1
-    if frames:
-        raise ValueError(f"label {label!r}: a '{{' after _ or ^ is never closed")
-    if forced:
-        raise ValueError(f"label {label!r}: an italic run '*' is never closed")
-
-    styled = []
-    for k, (c, sc, force, literal) in enumerate(chars):
-        if _is_combining(c) and styled:        # an accent (C̃) keeps its letter's style
-            styled.append((c, styled[-1][1], styled[-1][2]))
-            continue
-
-        isolated = (_is_letter(c) and not literal and not _letter_at(chars, k - 1, -1, sc)
-                    and not _letter_at(chars, k + 1, 1, sc))
-        if isolated and c in "aAI" and _starts_word(chars, k + 1):
-            isolated = False                   # the English words "a", "A", "I"
-        styled.append((c, force or isolated, sc))
-    spans: list[Span] = []
-    for c, italic, sc in styled:
-        if spans and spans[-1].italic == italic and spans[-1].script == sc:
-            spans[-1] = Span(spans[-1].text + c, italic, sc)
-        else:
-            spans.append(Span(c, italic, sc))
-    return spans
-
-
-def _script_size(size: float) -> float:
-    return max(MIN_SCRIPT, round(size * 0.72))
-
-
-def _placement(script: tuple[int, ...], size: float) -> tuple[float, float]:
-    """(baseline offset in px, downward positive; font size) of a span at ``script`` levels."""
-    offset = 0.0
-    for direction in script:
-        offset += 0.25 * size if direction < 0 else -0.4 * size
-        size = _script_size(size)
-    return offset, size
-
-
-def markup_width(label: str, size: float = FONT_SIZE, bold: bool = False,
-                 plain: bool = False) -> float:
-    """Estimated width in px of a label after markup (DejaVu Sans metrics; float)."""
-    return sum(text_width(s.text, _placement(s.script, size)[1], bold)
-               for s in parse_markup(label, plain))
-
 
 # --------------------------------------------------------------------------------------------
 # geometry
@@ -341,7 +132,6 @@ def _unit(p, q):
         raise ValueError(f"an arrow needs two different points, got {p} twice")
     return dx / n, dy / n
 
-
 # --------------------------------------------------------------------------------------------
 # the drawing
 # --------------------------------------------------------------------------------------------
@@ -368,13 +158,13 @@ class Drawing:
     # ---- output ---------------------------------------------------------------------------
     def to_svg(self) -> str:
         """The SVG document as text (UTF-8 when written; ends with a newline)."""
-        w, h = _num(self.width), _num(self.height)
+        w, h = coord(self.width), coord(self.height)
         head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
                 f'viewBox="0 0 {w} {h}" role="img" aria-labelledby="title desc" '
                 f'font-family="{FONT_FAMILY}" font-size="{FONT_SIZE}">')
         lines = [head,
-                 f'  <title id="title">{_escape(self.title)}</title>',
-                 f'  <desc id="desc">{_escape(self.desc or self.title)}</desc>',
+                 f'  <title id="title">{escape(self.title)}</title>',
+                 f'  <desc id="desc">{escape(self.desc or self.title)}</desc>',
                  f'  <rect x="0" y="0" width="{w}" height="{h}" fill="{PALETTE["white"]}"/>']
         lines += ["  " + item for item in self._items]
         lines.append("</svg>")
@@ -405,7 +195,7 @@ class Drawing:
         return found
 
     def _add(self, tag: str, attrs: list[tuple[str, object]], content: str | None = None):
-        parts = [tag] + [f'{k}="{v if isinstance(v, str) else _num(v)}"'
+        parts = [tag] + [f'{k}="{v if isinstance(v, str) else coord(v)}"'
                          for k, v in attrs if v is not None]
         if content is None:
             self._items.append("<" + " ".join(parts) + "/>")
@@ -414,8 +204,8 @@ class Drawing:
 
     @staticmethod
     def _stroke_attrs(color: str, width: float, dashed: bool):
-        return [("stroke", _colour(color)), ("stroke-width", width),
-                ("stroke-dasharray", _DASH if dashed else None)]
+        return [("stroke", colour(color)), ("stroke-width", width),
+                ("stroke-dasharray", DASH if dashed else None)]
 
     # ---- text -------------------------------------------------------------------------------
     def text(self, x: float, y: float, label: str, *, size: float = FONT_SIZE,
@@ -437,24 +227,24 @@ class Drawing:
         baseline = y + 0.35 * size
         content, current = [], 0.0
         for s in spans:
-            offset, span_size = _placement(s.script, size)
+            offset, span_size = placement(s.script, size)
             attrs = []
             if offset != current:
-                attrs.append(f'dy="{_num(offset - current)}"')
+                attrs.append(f'dy="{coord(offset - current)}"')
                 current = offset
             if span_size != size:
-                attrs.append(f'font-size="{_num(span_size)}"')
+                attrs.append(f'font-size="{coord(span_size)}"')
             if s.italic:
                 attrs.append('font-style="italic"')
-            body = _escape(s.text)
+            body = escape(s.text)
             content.append(f"<tspan {' '.join(attrs)}>{body}</tspan>" if attrs else body)
         # xml:space="preserve": renderers otherwise drop spaces at the edges of a <tspan>
         self._add("text", [("x", x), ("y", baseline), ("xml:space", "preserve"),
                            ("text-anchor", anchor),
                            ("font-size", size if size != FONT_SIZE else None),
                            ("font-weight", "bold" if bold else None),
-                           ("fill", _colour(color))], "".join(content))
-        offsets = [_placement(s.script, size)[0] for s in spans] or [0.0]
+                           ("fill", colour(color))], "".join(content))
+        offsets = [placement(s.script, size)[0] for s in spans] or [0.0]
         top = baseline - 0.78 * size + min(0.0, min(offsets))
         bottom = baseline + 0.22 * size + max(0.0, max(offsets))
         self._texts.append((label, (x0, top, x0 + width, bottom)))
@@ -481,7 +271,7 @@ class Drawing:
         if fill_opacity is not None and not 0 <= fill_opacity <= 1:
             raise ValueError(f"fill_opacity must be in [0, 1], got {fill_opacity}")
         self._add("rect", [("x", x), ("y", y), ("width", w), ("height", h),
-                           ("rx", rx or None), ("fill", _colour(fill)),
+                           ("rx", rx or None), ("fill", colour(fill)),
                            ("fill-opacity", None if fill_opacity is None
                             else f"{round(fill_opacity, 2):.2f}"),
                            *self._stroke_attrs(stroke, stroke_width, dashed)])
@@ -508,7 +298,7 @@ class Drawing:
                stroke: str = "black", stroke_width: float = 1.5, size: float = FONT_SIZE,
                dashed: bool = False) -> Box:
         """A circle (an operation node such as ⊙ or +) with a centred label."""
-        self._add("circle", [("cx", cx), ("cy", cy), ("r", r), ("fill", _colour(fill)),
+        self._add("circle", [("cx", cx), ("cy", cy), ("r", r), ("fill", colour(fill)),
                              *self._stroke_attrs(stroke, stroke_width, dashed)])
         if label:
             self.text(cx, cy, label, size=size)
@@ -524,16 +314,16 @@ class Drawing:
         """Straight segments through ``points`` (closed and filled when ``fill`` is a colour)."""
         if len(points) < 2:
             raise ValueError(f"a polyline needs at least two points, got {len(points)}")
-        pts = " ".join(f"{_num(x)},{_num(y)}" for x, y in points)
+        pts = " ".join(f"{coord(x)},{coord(y)}" for x, y in points)
         tag = "polyline" if fill == "none" else "polygon"
-        self._add(tag, [("points", pts), ("fill", _colour(fill)),
+        self._add(tag, [("points", pts), ("fill", colour(fill)),
                         *self._stroke_attrs(color, width, dashed),
                         ("stroke-linejoin", "round"), ("stroke-linecap", "round")])
 
     def path(self, d: str, *, color: str = FORWARD, width: float = 1.5, dashed: bool = False,
              fill: str = "none") -> None:
         """A raw SVG path (``d`` must already be rounded; prefer the other methods)."""
-        self._add("path", [("d", d), ("fill", _colour(fill)),
+        self._add("path", [("d", d), ("fill", colour(fill)),
                            *self._stroke_attrs(color, width, dashed),
                            ("stroke-linejoin", "round"), ("stroke-linecap", "round")])
 
@@ -543,8 +333,8 @@ class Drawing:
         bx, by = tip[0] - ux * size, tip[1] - uy * size
         hw = size * 0.45
         pts = [tip, (bx - uy * hw, by + ux * hw), (bx + uy * hw, by - ux * hw)]
-        self._add("polygon", [("points", " ".join(f"{_num(x)},{_num(y)}" for x, y in pts)),
-                              ("fill", _colour(color)), ("stroke", "none")])
+        self._add("polygon", [("points", " ".join(f"{coord(x)},{coord(y)}" for x, y in pts)),
+                              ("fill", colour(color)), ("stroke", "none")])
 
     def arrow_path(self, points, *, color: str = FORWARD, width: float = 1.5,
                    dashed: bool = False, head: float = 10, both: bool = False,
@@ -601,7 +391,7 @@ class Drawing:
         c = (mx + uy * bend * 2, my - ux * bend * 2)   # the curve reaches half-way to c
         u_end = _unit(c, q)
         end = (q[0] - u_end[0] * head * 0.8, q[1] - u_end[1] * head * 0.8)
-        d = f"M{_num(p[0])},{_num(p[1])} Q{_num(c[0])},{_num(c[1])} {_num(end[0])},{_num(end[1])}"
+        d = f"M{coord(p[0])},{coord(p[1])} Q{coord(c[0])},{coord(c[1])} {coord(end[0])},{coord(end[1])}"
         self.path(d, color=color, width=width, dashed=dashed)
         self._head(q, u_end, color, head)
         if label:
@@ -657,7 +447,7 @@ class Drawing:
         r = min(depth, length / 4)
 
         def pt(s, t):                          # s along the brace, t toward the tip
-            return f"{_num(p[0] + ux * s + nx * t)},{_num(p[1] + uy * s + ny * t)}"
+            return f"{coord(p[0] + ux * s + nx * t)},{coord(p[1] + uy * s + ny * t)}"
         half, mid = depth / 2, length / 2
         d = (f"M{pt(0, 0)} Q{pt(0, half)} {pt(r, half)} L{pt(mid - r, half)} "
              f"Q{pt(mid, half)} {pt(mid, depth)} Q{pt(mid, half)} {pt(mid + r, half)} "

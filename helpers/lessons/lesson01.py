@@ -8,8 +8,6 @@ features from scikit-learn's vectorisers (fitted on the training split only). Mo
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import scipy.sparse as sp
 import torch
@@ -18,10 +16,8 @@ from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
 from helpers.course.bbc_topics import TopicData, bbc_topic_data
 from helpers.infra.plotting import GREY, new_figure, plot_curves, set_labels
-from helpers.infra.seeding import seeded_init
 from helpers.infra.training import History, train_loop
 from helpers.lib.batching import minibatch_indices
-from helpers.lib.language_models import FeedForwardLM, mean_nll, perplexity
 from helpers.lib.layers import ACTIVATIONS, Activation, Linear, Sequential, SoftmaxCrossEntropy, mlp
 from helpers.lib.optim import OPTIMIZERS, add_weight_penalty
 
@@ -163,31 +159,31 @@ def render_regularisation(l2: float = 0.0, dropout: float = 0.0, n_train: int = 
 
 # ---------------------------------------------------------------- regularisation, with seeds
 def regularisation_runs(X_train, y_train, X_valid, y_valid, settings: dict[str, dict], seeds=(0, 1, 2),
-                        n_train: int = 100, **common) -> dict[str, list[History]]:
-    """Train the small-data classifier of section 6 once per seed for every setting.
+                        n_train: int = 100, item_losses: dict | None = None, **common) -> dict[str, list[History]]:
+    """Train the small-data classifier of section 7 once per seed for every setting.
 
     ``settings`` maps a label to keyword arguments of :func:`train_classifier` (e.g.
     ``{"L2 λ=1e-3": {"l2": 1e-3}}``); ``common`` holds the ones all runs share. The training subset
     (``n_train`` articles, drawn with seed 0) is the same for every run; the seed changes the
     initial weights, the mini-batch order and the dropout masks. Returns label -> one History per seed.
+    ``item_losses``: a dict to fill with label -> (len(seeds), n_valid) array, the cross-entropy of
+    every validation article under each seed's final network (for paired comparisons).
     """
     sub = small_subset(X_train.shape[0], n_train)
-    return {label: [train_classifier(X_train[sub], y_train[sub], X_valid, y_valid, seed=seed, progress=False,
-                                     **{**common, **kw})[1] for seed in seeds]
-            for label, kw in settings.items()}
+    out = {}
+    for label, kw in settings.items():
+        runs = [train_classifier(X_train[sub], y_train[sub], X_valid, y_valid, seed=seed, progress=False,
+                                 **{**common, **kw}) for seed in seeds]
+        out[label] = [hist for _, hist in runs]
+        if item_losses is not None:
+            item_losses[label] = np.array([article_losses(net, X_valid, y_valid) for net, _ in runs])
+    return out
 
 
-def seed_summary(runs: list[History], metric: str = "valid_loss", at: str = "final") -> tuple[float, float]:
-    """(mean, standard deviation over seeds) of a metric's final (``at="final"``) or lowest
-    (``at="min"``) value per run."""
-    values = [h.metric(metric)[-1] if at == "final" else min(h.metric(metric)) for h in runs]
-    return float(np.mean(values)), float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
-
-
-def is_tie(a: tuple[float, float], b: tuple[float, float]) -> bool:
-    """True when two (mean, sd) summaries differ by less than the larger of the two standard
-    deviations — inside the seed-to-seed noise, so no ranking is claimed."""
-    return abs(a[0] - b[0]) < max(a[1], b[1])
+def article_losses(net: Sequential, X, y) -> np.ndarray:
+    """Cross-entropy (nats) of each example under ``net`` in inference mode, shape (n,)."""
+    p = predict_proba(net, X)
+    return -np.log(p[np.arange(len(y)), y] + 1e-12)
 
 
 # ---------------------------------------------------------------- initialisation through a deep stack
@@ -200,11 +196,12 @@ INIT_SCHEMES = {
 
 
 def init_statistics(scheme: str, activation: str, depth: int = 15, width: int = 128, n: int = 256,
-                    seed: int = 0) -> dict[str, np.ndarray]:
+                    seed: int = 0, gain: float = 1.0) -> dict[str, np.ndarray]:
     """Push a batch through ``depth`` Linear + activation layers initialised by ``scheme``, then a
     gradient back; return per-layer statistics (each an array of length ``depth``).
 
-    Weights W_l ~ N(0, s²) with s = INIT_SCHEMES[scheme](width, width), biases 0. The input x is
+    Weights W_l ~ N(0, s²) with s = gain · INIT_SCHEMES[scheme](width, width), biases 0 (``gain``: the
+    factor ``torch.nn.init.calculate_gain`` gives an activation, 5/3 for tanh). The input x is
     (n, width) N(0, 1); the gradient arriving at the top is N(0, 1) of the output's shape (as if a
     loss sat there). Returns ``act_std`` (std of each layer's activation), ``saturated`` (fraction
     with |h| > 0.99 for tanh/sigmoid, fraction exactly 0 for ReLU) and ``grad_std`` (std of the
@@ -216,7 +213,7 @@ def init_statistics(scheme: str, activation: str, depth: int = 15, width: int = 
     layers = []
     for _ in range(depth):
         lin = Linear(width, width, rng)
-        lin.params[0][...] = rng.standard_normal((width, width)) * INIT_SCHEMES[scheme](width, width)
+        lin.params[0][...] = rng.standard_normal((width, width)) * gain * INIT_SCHEMES[scheme](width, width)
         layers += [lin, Activation(activation)]
     net = Sequential(*layers)
     dout = rng.standard_normal(net.forward(rng.standard_normal((n, width))).shape)
@@ -309,35 +306,6 @@ def paired_block_bootstrap(a: np.ndarray, b: np.ndarray, block: int = 100, n_boo
     return float(d.mean()), float(np.percentile(boots, 2.5)), float(np.percentile(boots, 97.5))
 
 
-def train_lm_live(settings: dict, data, steps: int = 300, n_evals: int = 5, seed: int = 0, lr: float | None = None):
-    """A short live training of the shipped model's architecture from scratch (same settings,
-    same data, Adam), evaluated on the whole validation split ``n_evals`` times. Returns
-    (model, {'step': [...], 'valid_ppl': [...]}, seconds)."""
-    torch.manual_seed(seed)
-    model = seeded_init(FeedForwardLM(len(data.vocab), settings["context"], settings["emb_dim"], settings["hidden"],
-                                      settings.get("dropout", 0.0)), seed)
-    opt = torch.optim.Adam(model.parameters(), lr=lr or settings["lr"])
-    rng = np.random.default_rng(seed)
-    X, y = torch.from_numpy(data.X_train), torch.from_numpy(data.y_train)
-    every = max(steps // n_evals, 1)
-    curve = {"step": [], "valid_ppl": []}
-    t0, step = time.perf_counter(), 0
-    while step < steps:
-        for idx in minibatch_indices(len(y), settings["batch_size"], rng):
-            model.train()
-            loss = torch.nn.functional.cross_entropy(model(X[idx]), y[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            step += 1
-            if step % every == 0 or step == steps:
-                curve["step"].append(step)
-                curve["valid_ppl"].append(perplexity(mean_nll(model, data.X_valid, data.y_valid)))
-            if step >= steps:
-                break
-    return model.eval(), curve, time.perf_counter() - t0
-
-
 def plot_lm_curves(ax, shipped_curve: dict, kn: dict, best_step: int | None = None, live: dict | None = None):
     """Validation perplexity per step of the shipped training (and of a live one), with the
     Kneser-Ney models' validation perplexities as horizontal lines and the early-stopping point."""
@@ -353,20 +321,6 @@ def plot_lm_curves(ax, shipped_curve: dict, kn: dict, best_step: int | None = No
     ax.set_ylim(top=min(max(shipped_curve["valid_ppl"][0], 120), 200))
     set_labels(ax, "Validation perplexity", "training step (mini-batches of 256 windows)", "perplexity")
     ax.legend(fontsize=8, ncols=2)
-
-
-def make_live_lm_render(shipped, data):
-    """The render function of the live-training explorer: trains for ``steps`` steps and plots the
-    run beside the shipped model's curve."""
-    def render(steps: int = 100, lr: float = 3e-3):
-        _, curve, seconds = train_lm_live(shipped.settings, data, steps=int(steps), lr=lr)
-        fig, ax = new_figure(width=7, height=3.8)
-        plot_lm_curves(ax, shipped.curve, shipped.kn_baseline, live=curve)
-        ax.set_xlim(0, max(shipped.curve["step"][-1], steps) * 1.02)
-        return fig, (f"{int(steps)} steps at lr {lr:g} in {seconds:.1f} s: validation perplexity "
-                     f"{curve['valid_ppl'][-1]:.1f} (the shipped run reached {min(shipped.curve['valid_ppl']):.1f} "
-                     f"after {shipped.metrics['best_step']} steps)")
-    return render
 
 
 # ---------------------------------------------------------------- do learned embeddings mean anything?

@@ -1,29 +1,33 @@
-"""Lesson 02 (recurrent networks and BPTT): the notes' worked example, the exploding-gradient
-training demo, and the explorers' render functions.
+"""Lesson 02 (recurrent networks and BPTT): the worked example "a cow eats grass", the figures of
+the exposure-bias measurement, the explorers' render functions, and the challenge's scorer.
+
+The models and their training loops are the lesson's own code in :mod:`helpers.lib.recurrent_lm`
+and :mod:`helpers.lib.recurrent_tasks`; this module only draws and keeps score.
 
 Every ``render_*`` function is pure: ``render_*(**control values) -> (Figure, summary str)``;
 the notebook wraps them in :class:`helpers.infra.widgets.Explorer` and the tests call them directly.
 """
 from __future__ import annotations
 
-import numpy as np
-import torch
+import time
+from typing import Callable
 
-from helpers.infra.plotting import COLOURS, GREY, GREY_DARK, log_axis, new_figure, set_labels
-from helpers.infra.threads import single_thread_blas
-from helpers.lib.batching import bptt_batches
-from helpers.lib.gradient_flow import gradient_norms_through_time, random_recurrent_layer
-from helpers.lib.layers import Linear
-from helpers.lib.optim import SGD, clip_global_norm
-from helpers.lib.rnn_lm import (
-    RecurrentLM,
-    generate,
-    next_word_logits,
-    temperature_probs,
+import numpy as np
+
+from helpers.course.char_live import (
+    TEST_PREDICTIONS,
+    VALID_PREDICTIONS,
+    heldout_loss,
+    kn_baselines,
+    live_split,
 )
+from helpers.course.models import model_info
+from helpers.infra.plotting import BLACK, COLOURS, GREY, GREY_DARK, log_axis, new_figure, set_labels
+from helpers.lib.gradient_flow import gradient_norms_through_time, random_recurrent_layer
+from helpers.lib.rnn_lm import RecurrentLM, generate, next_word_logits, temperature_probs
 from helpers.lib.text import Vocab
 
-# ---------------------------------------------------------------- the notes' toy example
+# ---------------------------------------------------------------- the worked example
 COW_TABLE = {  # position: (input word, output distribution over [a, cow, eats, grass], target)
     1: ("a", [0.40, 0.30, 0.20, 0.10], "cow"),
     2: ("cow", [0.30, 0.20, 0.30, 0.20], "eats"),
@@ -33,7 +37,7 @@ COW_VOCAB = ["a", "cow", "eats", "grass"]
 
 
 def cow_losses(table: dict = COW_TABLE, vocab: list[str] = COW_VOCAB) -> list[float]:
-    """-log y_t[target_t] for each row of the notes' "a cow eats grass" table (nats)."""
+    """-log y_t[target_t] for each row of the "a cow eats grass" table (nats)."""
     return [float(-np.log(dist[vocab.index(target)])) for _, dist, target in table.values()]
 
 
@@ -43,7 +47,7 @@ SCALES = (0.5, 1.0, 2.0, 3.0)
 
 def render_gradient_flow(scale: float = 1.0, steps: int = 60, hidden: int = 64):
     """Explorer: how the gradient reaching k steps back grows or shrinks with the recurrent
-    weight scale (largest singular value of W_s)."""
+    weight scale (largest singular value of W_h)."""
     fig, ax = new_figure()
     ks = np.arange(steps)
     for s in SCALES:
@@ -60,44 +64,6 @@ def render_gradient_flow(scale: float = 1.0, steps: int = 60, hidden: int = 64):
     verdict = "explodes" if ratio > 10 else ("vanishes" if ratio < 0.1 else "roughly survives")
     return fig, (f"scale {scale:g}, hidden {hidden}: the gradient {steps - 1} steps back is "
                  f"{ratio:.1e} times the gradient at the loss ({verdict})")
-
-
-# ---------------------------------------------------------------- exploding gradients in training
-def recall_task(n: int, T: int, lag: int, rng: np.random.Generator, dim: int = 4):
-    """Inputs (n, T, dim) ~ N(0, 1); target (n, T) = first input feature ``lag`` steps earlier
-    (0 for the first ``lag`` steps). A tiny memory task for training demos."""
-    x = rng.standard_normal((n, T, dim))
-    y = np.zeros((n, T))
-    y[:, lag:] = x[:, :T - lag, 0]
-    return x, y
-
-
-@single_thread_blas
-def train_recall(scale: float, clip: float | None, steps: int = 80, lr: float = 0.05, T: int = 30,
-                 lag: int = 3, hidden: int = 32, seed: int = 0) -> dict[str, np.ndarray]:
-    """Plain SGD on :func:`recall_task` with a NumPy TimeRNN + Linear readout (mean squared
-    error), from a recurrent matrix of the given ``scale``, with or without global-norm
-    clipping at ``clip``. Returns per-step ``loss`` and ``grad_norm`` (before clipping);
-    a diverged run has inf/nan from the step it blew up."""
-    rng = np.random.default_rng(seed)
-    rnn = random_recurrent_layer("rnn", scale, input_size=4, hidden=hidden, seed=seed)
-    head = Linear(hidden, 1, rng)
-    params, grads = rnn.params + head.params, rnn.grads + head.grads
-    opt = SGD(lr)
-    losses, norms = np.full(steps, np.nan), np.full(steps, np.nan)
-    with np.errstate(all="ignore"):
-        for s in range(steps):
-            x, y = recall_task(32, T, lag, rng)
-            hs = rnn.forward(x)
-            pred = head.forward(hs.reshape(-1, hidden)).reshape(y.shape)
-            losses[s] = float(np.mean((pred - y) ** 2))
-            if not np.isfinite(losses[s]):
-                break
-            dpred = 2 * (pred - y) / y.size
-            rnn.backward(head.backward(dpred.reshape(-1, 1)).reshape(hs.shape))
-            norms[s] = clip_global_norm(grads, clip) if clip else float(np.sqrt(sum((g * g).sum() for g in grads)))
-            opt.step(params, grads)
-    return {"loss": losses, "grad_norm": norms}
 
 
 # ---------------------------------------------------------------- the trained language model
@@ -121,86 +87,107 @@ def render_temperature(temperature: float = 1.0, seed: int = 0, *, model: Recurr
     return fig, f"T={temperature:g}, entropy {entropy:.2f} nats: {' '.join(prompt)} | {' '.join(words)}"
 
 
-# ---------------------------------------------------------------- exposure bias, isolated
-class MarkovSource:
-    """A known language: an order-2 Markov chain over ``V`` symbols, P(w | a, b) drawn from a
-    Dirichlet(``alpha``) per context (seeded). ``probs(a, b)`` (N, V); ``sample(n, length, rng)``
-    (n, length) int64 sequences (the first two symbols uniform)."""
-
-    def __init__(self, V: int = 8, alpha: float = 0.3, seed: int = 0):
-        rng = np.random.default_rng(seed)
-        self.V, self.table = V, rng.dirichlet(np.full(V, alpha), size=(V, V))    # (V, V, V)
-
-    def probs(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return self.table[a, b]
-
-    def sample(self, n: int, length: int, rng: np.random.Generator) -> np.ndarray:
-        out = np.zeros((n, length), dtype=np.int64)
-        out[:, :2] = rng.integers(0, self.V, (n, 2))
-        for t in range(2, length):
-            out[:, t] = _draw(self.probs(out[:, t - 2], out[:, t - 1]), rng)
-        return out
-
-
-def _draw(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One sample per row of the row-stochastic (N, V) matrix ``p``."""
-    u = rng.random((len(p), 1))
-    return np.minimum((np.cumsum(p, axis=1) < u).sum(axis=1), p.shape[1] - 1)
-
-
-@single_thread_blas
-def train_on_source(source: MarkovSource, steps: int = 150, seed: int = 0, hidden: int = 32,
-                    tokens: int = 20_000) -> RecurrentLM:
-    """A small tanh-RNN LM trained by teacher forcing (truncated BPTT, Adam) on ``tokens`` symbols
-    sampled from ``source``: deliberately short training, so the model is imperfect."""
-    rng = np.random.default_rng(seed)
-    stream = source.sample(1, tokens, rng)[0]
-    model = RecurrentLM(source.V, "rnn", 16, hidden, seed=seed)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
-    batches, k = list(bptt_batches(stream, 32, 20)), 0
-    for _ in range(steps):
-        x, y = batches[k % len(batches)]
-        k += 1
-        logits, _ = model(torch.as_tensor(x))
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, source.V), torch.as_tensor(y).reshape(-1))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    return model.eval()
+# ---------------------------------------------------------------- exposure bias, as per-seed gaps
+def plot_exposure_gaps(runs: dict[int, dict[str, np.ndarray]], later: slice = slice(5, 30)):
+    """The exposure-bias gap own - data of each training seed, step by step (``runs``: seed ->
+    :func:`helpers.lib.recurrent_tasks.exposure_gap` result), around the zero line a model without
+    exposure bias would follow; the model's error on the source's own prefixes for scale."""
+    fig, axes = new_figure(ncols=2)
+    t = np.arange(1, len(next(iter(runs.values()))["gap"]) + 1)
+    colours = list(COLOURS.values())
+    for i, (seed, r) in enumerate(runs.items()):
+        axes[0].plot(t, r["gap"], color=colours[i % len(colours)], lw=1.2, label=f"run {seed}")
+    axes[0].axhline(0, color=BLACK, lw=1, ls="--", label="no exposure bias")
+    set_labels(axes[0], "Gap own - data, per training run", "steps after the 2-symbol start",
+               "KL gap (nats)")
+    axes[0].legend(fontsize=7, ncols=2)
+    seeds = list(runs)
+    gaps = [float(runs[s]["gap"][later].mean()) for s in seeds]
+    errors = [float(runs[s]["data_kl"][later].mean()) for s in seeds]
+    xs = np.arange(len(seeds))
+    axes[1].bar(xs - 0.2, errors, 0.4, color=GREY, label="error on the source's prefixes")
+    axes[1].bar(xs + 0.2, gaps, 0.4, color=COLOURS["vermillion"], label="gap own - data")
+    axes[1].axhline(0, color=BLACK, lw=1)
+    axes[1].set_xticks(xs, [f"run {s}" for s in seeds])
+    set_labels(axes[1], f"Mean over steps {later.start + 1}-{later.stop}", "training run", "KL (nats)")
+    axes[1].legend(fontsize=7)
+    return fig
 
 
-def exposure_gap(source: MarkovSource, model: RecurrentLM | None, n: int = 400, horizon: int = 30,
-                 seed: int = 0) -> dict[str, np.ndarray]:
-    """How far the model's next-symbol distribution is from the truth, on prefixes the *source*
-    wrote ("data") vs prefixes the *model* wrote ("own"), at each step t = 1..horizon after a
-    2-symbol start from the source. Returns ``data_kl``, ``own_kl`` (horizon,): mean over ``n``
-    sequences of KL(P_true(. | prefix) || P_model(. | prefix)) in nats, and ``gap = own_kl - data_kl``.
-    ``model=None`` is the perfect model (P_model = P_true): both KLs, and the gap, are exactly 0.
-    A model that is as good on its own prefixes as on real ones has gap 0: a positive gap is
-    exposure bias, isolated from how surprising the real continuation is."""
-    out = {}
-    for mode in ("data", "own"):
-        rng = np.random.default_rng(seed)
-        seqs = source.sample(n, 2, rng)
-        state, kls = None, []
-        logits = None
-        if model is not None:
-            with torch.no_grad():
-                lg, state = model(torch.as_tensor(seqs))
-            logits = lg[:, -1].double().numpy()
-        for _ in range(horizon):
-            p_true = source.probs(seqs[:, -2], seqs[:, -1])
-            if model is None:
-                p_model = p_true
-            else:
-                p_model = temperature_probs(logits, 1.0)
-            kls.append(float(np.mean(np.sum(p_true * (np.log(p_true + 1e-300) - np.log(p_model + 1e-300)), axis=1))))
-            nxt = _draw(p_true if mode == "data" else p_model, rng)
-            seqs = np.concatenate([seqs, nxt[:, None]], axis=1)
-            if model is not None:
-                with torch.no_grad():
-                    lg, state = model(torch.as_tensor(nxt[:, None]), state)
-                logits = lg[:, -1].double().numpy()
-        out[f"{mode}_kl"] = np.array(kls)
-    out["gap"] = out["own_kl"] - out["data_kl"]
-    return out
+# ---------------------------------------------------------------- the challenge
+CHALLENGE_CPU_MINUTES = 5.0
+SCORING_WINDOWS = (64, 128, 256, 512)          # window lengths that divide Hamlet's 32,768 predictions
+
+
+def challenge_standings(model_loss: float | None = None, extra: dict[str, float] | None = None) -> dict[str, float]:
+    """Hamlet test losses (nats/char, the first 32,768 predictions) to compare with: the Kneser-Ney
+    trigram and 4-gram, the shipped character LSTM of lessons 03-04, ``extra`` rows (e.g. the
+    lesson's live RNN) and ``model_loss`` (yours), best first."""
+    kn, info = kn_baselines((3, 4)), model_info("char_lstm")
+    rows = {"Kneser-Ney 3-gram": kn[3]["test_loss"], "Kneser-Ney 4-gram": kn[4]["test_loss"],
+            f"shipped character LSTM (lessons 03-04, {info['settings']['hidden']} units, "
+            f"{info['cpu_seconds'] / 60:.0f} CPU-minutes)": float(info["subset_metric"]["value"])}
+    rows.update(extra or {})
+    if model_loss is not None:
+        rows["your model"] = float(model_loss)
+    return dict(sorted(rows.items(), key=lambda kv: kv[1]))
+
+
+def _scorer(model) -> Callable:
+    """The held-out loss function the challenge uses: it takes only the model's logits (the model
+    never sees the targets) and computes the cross-entropy itself."""
+    logits_fn = getattr(model, "forward", None) if not _is_plain_function(model) else model
+    if not callable(logits_fn):
+        raise TypeError("build_and_train() must return the trained model (with a forward(ids) method giving "
+                        f"logits (b, T, V)) or such a function, got {type(model).__name__}")
+
+    def loss(x, y):
+        logits = np.asarray(logits_fn(x), dtype=np.float64)
+        if logits.shape[:2] != x.shape or logits.ndim != 3:
+            raise ValueError(f"the model's logits must have shape {x.shape + ('V',)}, got {logits.shape}")
+        logp = logits - logits.max(axis=2, keepdims=True)
+        logp -= np.log(np.exp(logp).sum(axis=2, keepdims=True))
+        return float(-np.take_along_axis(logp, y[..., None], axis=2).mean())
+    return loss
+
+
+def _is_plain_function(obj) -> bool:
+    return callable(obj) and not hasattr(obj, "forward")
+
+
+def run_challenge(build_and_train: Callable | None, seq_len: int = 64, extra: dict[str, float] | None = None,
+                  cpu_minutes: float = CHALLENGE_CPU_MINUTES) -> dict | None:
+    """Score the challenge: call ``build_and_train()`` — your code: it builds a character model,
+    trains it on ``live_split().train`` and returns the model (anything with ``forward(ids)`` giving
+    logits (b, T, V) for ids (b, T)) or that function — timing its CPU; then score it on Othello
+    (validation: make your choices on this number) and on Hamlet (test: the challenge's number), in
+    windows of ``seq_len`` characters, computing the cross-entropy from the logits itself, and print
+    where it stands. A run over ``cpu_minutes`` of CPU is scored but does not count. Returns the
+    scores (None when not attempted)."""
+    title = f"the challenge: beat the Kneser-Ney 4-gram on Hamlet within {cpu_minutes:g} CPU-minutes"
+    if build_and_train is None:
+        print(f"… {title}: not attempted yet — write build_and_train() and pass it to run_challenge.")
+        return None
+    if seq_len not in SCORING_WINDOWS:
+        raise ValueError(f"seq_len must be one of {SCORING_WINDOWS} (it must divide {TEST_PREDICTIONS:,}), got {seq_len}")
+    t0 = time.process_time()
+    try:
+        model = build_and_train()
+    except NotImplementedError:
+        print(f"… {title}: not attempted yet — replace the `raise NotImplementedError` in build_and_train.")
+        return None
+    cpu = time.process_time() - t0
+    loss_fn = _scorer(model)
+    split = live_split()
+    valid = heldout_loss(loss_fn, split.valid, seq_len, VALID_PREDICTIONS * 4)
+    test = heldout_loss(loss_fn, split.test, seq_len, TEST_PREDICTIONS)
+    counts = cpu <= 60 * cpu_minutes
+    rows = challenge_standings(test, extra)
+    width = max(map(len, rows))
+    print(f"{'✓' if counts and test < rows['Kneser-Ney 4-gram'] else '·'} {title}")
+    print(f"  your run: {cpu / 60:.1f} CPU-minutes"
+          + ("" if counts else f" — over the {cpu_minutes:g}-minute budget, so it does not count")
+          + f"; Othello (validation) {valid:.3f}, Hamlet (test) {test:.3f} nats/char, windows of {seq_len}")
+    for name, loss in rows.items():
+        print(f"  {name:<{width}}  {loss:.3f}" + ("   <- you" if name == "your model" else ""))
+    return {"cpu_seconds": cpu, "valid_loss": valid, "test_loss": test, "counts": counts, "standings": rows}

@@ -13,8 +13,10 @@ from functools import lru_cache
 import numpy as np
 import torch
 
+from helpers.course.char_live import windows
 from helpers.infra.plotting import (
     GREY,
+    GREY_DARK,
     MARKERS,
     colour_bar,
     heatmap,
@@ -23,95 +25,89 @@ from helpers.infra.plotting import (
     set_labels,
 )
 from helpers.infra.threads import single_thread_blas
-from helpers.lib.gradient_flow import (
-    TIME_LAYERS,
-    gradient_norms_through_time,
-    random_recurrent_layer,
-)
-from helpers.lib.layers import Embedding, Linear, SoftmaxCrossEntropy
+from helpers.lib.gradient_flow import gradient_norms_through_time, random_recurrent_layer
+from helpers.lib.layers import log_softmax
 from helpers.lib.metrics import Interval, bootstrap_interval
-from helpers.lib.optim import Adam, clip_global_norm
+from helpers.lib.recurrent_lm import NumpyLM
+from helpers.lib.recurrent_tasks import train_long_range
 from helpers.lib.rnn_lm import EOS, RecurrentLM
 from helpers.lib.text import Vocab
 
 
+# ---------------------------------------------------------------- the live LSTM beside the live RNN
+def plot_live_runs(runs: dict, baselines: dict[str, float], title: str):
+    """Held-out loss of several live runs (name -> :class:`helpers.infra.live_training.LiveTraining`)
+    against training steps (left) and against the CPU seconds they took (right), the baselines as
+    grey lines: the same comparison at the same number of updates and at the same compute. The
+    y-axis shows the trained part of the curves (the untrained start, log V, is above it)."""
+    fig, axes = new_figure(ncols=2, sharey=True)
+    for (name, run), marker in zip(runs.items(), MARKERS, strict=False):
+        c = run.curve
+        axes[0].plot(c.step, c.heldout_loss, marker=marker, ms=3, label=name)
+        axes[1].plot(c.cpu_seconds, c.heldout_loss, marker=marker, ms=3, label=name)
+    trained = [v for run in runs.values() for v in run.curve.heldout_loss[1:]]    # the untrained start is off the top
+    low, high = min(trained + list(baselines.values())), max(trained + list(baselines.values()))
+    for ax in axes:
+        for (name, v), ls in zip(baselines.items(), (":", "--", "-."), strict=False):
+            ax.axhline(v, color=GREY_DARK, ls=ls, lw=1.2, label=name)
+        ax.set_ylim(low - 0.05, high + 0.1)
+    set_labels(axes[0], title, "training step", "held-out loss (nats/char)")
+    set_labels(axes[1], "The same runs against their compute", "CPU seconds of training", "held-out loss (nats/char)")
+    axes[0].legend(fontsize=8)
+    return fig
+
+
+def window_losses(model: NumpyLM, ids: np.ndarray, seq_len: int, predictions: int, batch: int = 64) -> np.ndarray:
+    """The mean NLL of each non-overlapping window of the first ``predictions`` predictions of
+    ``ids``, every window from a zero state, as :func:`helpers.course.char_live.heldout_loss` scores
+    them: (predictions // seq_len,) float64, whose mean is the held-out loss. Two models scored this
+    way are compared window by window (a paired comparison)."""
+    x, y = windows(ids, seq_len, predictions)
+    out = []
+    for i in range(0, len(x), batch):
+        logp = log_softmax(model.forward(x[i:i + batch]).astype(np.float64))
+        out.append(-np.take_along_axis(logp, y[i:i + batch, :, None], axis=2)[..., 0].mean(axis=1))
+    return np.concatenate(out)
+
+
 # ---------------------------------------------------------------- the long-range dependency task
-def long_range_batch(n: int, distance: int, rng: np.random.Generator, n_symbols: int = 10):
-    """A toy agreement task. Token 0 or 1 (say: a singular or a plural subject) comes first,
-    then ``distance`` distractor tokens drawn from 2..n_symbols-1; the label (n,) is the first
-    token, to be predicted after the last distractor. Returns ids (n, distance + 1), labels (n,)."""
-    if distance < 1:
-        raise ValueError(f"distance must be at least 1, got {distance}")
-    ids = rng.integers(2, n_symbols, (n, distance + 1))
-    labels = rng.integers(0, 2, n)
-    ids[:, 0] = labels
-    return ids, labels
-
-
-@lru_cache(maxsize=64)
-@single_thread_blas
-def train_long_range(kind: str, distance: int, hidden: int = 32, steps: int = 300, batch: int = 32,
-                     lr: float = 3e-3, seed: int = 0, n_test: int = 500, n_symbols: int = 10,
-                     forget_bias: float = 2.0) -> float:
-    """Train a NumPy Embedding -> Time{RNN,LSTM,GRU} -> Linear classifier (last hidden state)
-    on :func:`long_range_batch` with Adam and clipping at 1; return held-out accuracy.
-    The LSTM's forget-gate bias starts at ``forget_bias`` (a positive value starts with the
-    memory open: f = sigmoid(2) = 0.88). Memoised: the same arguments give the same number."""
-    rng = np.random.default_rng(seed)
-    emb = Embedding(n_symbols, 8, rng, scale=1.0, dtype=np.float32)
-    rnn = TIME_LAYERS[kind](8, hidden, rng, dtype=np.float32)
-    if kind == "lstm":
-        rnn.params[2][hidden:2 * hidden] = forget_bias
-    head = Linear(hidden, 2, rng, dtype=np.float32)
-    loss_fn = SoftmaxCrossEntropy()
-    params = emb.params + rnn.params + head.params
-    grads = emb.grads + rnn.grads + head.grads
-    opt = Adam(lr)
-
-    def logits(ids):
-        hs = rnn.forward(emb.forward(ids))
-        return head.forward(hs[:, -1]), hs
-
-    for _ in range(steps):
-        ids, y = long_range_batch(batch, distance, rng, n_symbols)
-        out, hs = logits(ids)
-        loss_fn.forward(out, y)
-        dhs = np.zeros_like(hs)
-        dhs[:, -1] = head.backward(loss_fn.backward())
-        emb.backward(rnn.backward(dhs))
-        clip_global_norm(grads, 1.0)
-        opt.step(params, grads)
-    ids, y = long_range_batch(n_test, distance, np.random.default_rng(seed + 10_000), n_symbols)
-    return float(np.mean(logits(ids)[0].argmax(1) == y))
-
-
 DISTANCES = (5, 15, 30, 60)
 
 
+MODELS = {"rnn": ("rnn", "default"), "rnn, identity start": ("rnn", "identity"), "lstm": ("lstm", "default")}
+LABELS = {"rnn": "RNN", "rnn, identity start": "RNN, W_h = I at the start", "lstm": "LSTM"}
+
+
 @lru_cache(maxsize=32)
-def long_range_accuracy(kinds: tuple[str, ...] = ("rnn", "lstm"), distances: tuple[int, ...] = DISTANCES,
+def long_range_accuracy(kinds: tuple[str, ...] = tuple(MODELS), distances: tuple[int, ...] = DISTANCES,
                         hidden: int = 32, steps: int = 300, forget_bias: float = 2.0,
                         seed: int = 0) -> dict[str, list[float]]:
-    """{kind: [held-out accuracy at each distance]} (memoised: same arguments, same numbers)."""
-    return {k: [train_long_range(k, d, hidden, steps, seed=seed, forget_bias=forget_bias) for d in distances]
-            for k in kinds}
+    """{model: [held-out accuracy at each distance]} for the models of :data:`MODELS` (the RNN
+    from PyTorch's initialisation, the RNN started with W_h = identity, and the LSTM with its
+    forget-gate bias at ``forget_bias``). Memoised: same arguments, same numbers."""
+    out = {}
+    for name in kinds:
+        kind, init = MODELS[name]
+        out[name] = [train_long_range(kind, d, hidden, steps, seed=seed, forget_bias=forget_bias, rnn_init=init)
+                     for d in distances]
+    return out
 
 
 def render_long_range(steps: int = 300, forget_bias: float = 2.0, hidden: int = 32, max_distance: int = 60):
-    """Explorer: accuracy against distance for an RNN and an LSTM trained on the toy agreement task."""
+    """Explorer: accuracy against distance for the RNN (two starts) and the LSTM on the toy agreement task."""
     distances = tuple(d for d in DISTANCES if d <= max_distance) or (max_distance,)
-    acc = long_range_accuracy(("rnn", "lstm"), distances, hidden, steps, forget_bias)
+    acc = long_range_accuracy(tuple(MODELS), distances, hidden, steps, forget_bias)
     fig, ax = new_figure()
-    for k, marker in (("rnn", MARKERS[0]), ("lstm", MARKERS[1])):
-        ax.plot(distances, acc[k], marker=marker, label=k.upper())
+    for k, marker in zip(MODELS, MARKERS, strict=False):
+        ax.plot(distances, acc[k], marker=marker, label=LABELS[k])
     ax.axhline(0.5, color=GREY, ls=":", label="chance")
     log_axis(ax, "x", ticks=distances)
     ax.set_ylim(0.4, 1.02)
     set_labels(ax, f"Remembering the first token ({steps} steps, hidden {hidden}, forget bias {forget_bias:g})",
                "distance (distractor tokens between the cue and the prediction)", "held-out accuracy")
     ax.legend()
-    return fig, "  ".join(f"{k.upper()}: " + ", ".join(f"d={d}: {a:.2f}" for d, a in zip(distances, acc[k], strict=True))
-                          for k in acc)
+    return fig, "\n".join(f"{LABELS[k]}: " + ", ".join(f"d={d}: {a:.2f}" for d, a in zip(distances, acc[k], strict=True))
+                           for k in acc)
 
 
 # ---------------------------------------------------------------- inside the trained LSTM

@@ -1,12 +1,20 @@
 """Lesson 05 (TF-IDF and SVD): the explorer of LSA's number of dimensions."""
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 from scipy.stats import rankdata, spearmanr
 
 from helpers.infra.plotting import BLACK, COLOURS, GREY, new_figure, set_labels
 from helpers.lib.lsa import energy_kept
 from helpers.lib.metrics import nearest_neighbours, normalize_rows
+from helpers.lib.retrieval import (  # noqa: F401  (re-exported: the lesson and its tests use them from here)
+    known_item_scores,
+    lsa_document_vectors,
+    target_ranks,
+    topic_precision,
+)
 from helpers.lib.text import Vocab
 
 
@@ -39,69 +47,10 @@ def render_lsa(k: int, word: str, *, singular_values: np.ndarray, frobenius_sq: 
     summary = (f"k = {k}: energy kept {100 * energy[k - 1]:.1f} %, relative reconstruction error "
                f"{err[k - 1]:.3f}; neighbours of '{word}': "
                + ", ".join(f"{w} ({c:.2f})" for w, c in neighbours))
-    return fig, summary
+    return fig, textwrap.fill(summary, 100, break_long_words=False)
 
 
 # ----------------------------------------------------------------------------- retrieval, measured per query
-def target_ranks(scores: np.ndarray, targets: np.ndarray, groups: np.ndarray | None = None) -> np.ndarray:
-    """Rank (1 = first) of each query's target document: (Q,) int64.
-
-    ``scores`` (Q, D) cosines, ``targets`` (Q,) document ids. A document with a higher score
-    comes first; among equal scores the lower document id does (an exact tie is rare but
-    happens for duplicated documents). ``groups`` (D,): the near-duplicate group of every
-    document (:func:`helpers.lib.near_duplicates.near_duplicate_groups`); with it, every copy of
-    the target is a right answer too: the rank is that of the first document of the target's
-    group, counting only documents outside it."""
-    scores = np.asarray(scores, np.float64)
-    targets = np.asarray(targets, np.int64)
-    if scores.ndim != 2 or targets.shape != (scores.shape[0],):
-        raise ValueError(f"target_ranks: expected scores (Q, D) and targets (Q,), got {scores.shape} and {targets.shape}")
-    ids = np.arange(scores.shape[1])[None, :]
-    if groups is None:
-        same = ids == targets[:, None]
-    else:
-        groups = np.asarray(groups)
-        if groups.shape != (scores.shape[1],):
-            raise ValueError(f"target_ranks: expected one group per document ({scores.shape[1]},), got {groups.shape}")
-        same = groups[None, :] == groups[targets][:, None]
-    masked = np.where(same, -np.inf, scores)
-    # the best-scored member of the target's group (the lowest id among equal scores)
-    first = np.argmax(np.where(same, scores, -np.inf), axis=1)
-    own = scores[np.arange(len(targets)), first][:, None]
-    ahead = (masked > own) | ((masked == own) & (ids < first[:, None]))
-    return ahead.sum(axis=1) + 1
-
-
-def known_item_scores(ranks: np.ndarray, cutoff: int = 10) -> tuple[np.ndarray, np.ndarray]:
-    """Per-query hit@1 and reciprocal rank within the top ``cutoff`` (0 beyond it): two (Q,) float arrays."""
-    ranks = np.asarray(ranks)
-    return (ranks == 1).astype(np.float64), np.where(ranks <= cutoff, 1.0 / ranks, 0.0)
-
-
-def topic_precision(doc_vectors, topics: np.ndarray, queries: np.ndarray | None = None, n: int = 10,
-                    groups: np.ndarray | None = None) -> np.ndarray:
-    """Per-query topic precision@n: the share of a document's ``n`` nearest other documents (cosine)
-    that have its topic. ``doc_vectors`` (D, d) unit rows (ndarray or sparse), ``topics`` (D,),
-    ``queries`` the document ids used as queries (default: all). ``groups`` (D,): near-duplicate
-    groups; a copy of the query shares its topic trivially, so with ``groups`` the query's own group
-    is left out of its neighbours. Returns (Q,) float64."""
-    topics = np.asarray(topics)
-    queries = np.arange(doc_vectors.shape[0]) if queries is None else np.asarray(queries)
-    if hasattr(doc_vectors, "toarray"):
-        sims = (doc_vectors[queries] @ doc_vectors.T).toarray()
-    else:
-        docs = np.asarray(doc_vectors, np.float32)  # float32 halves the time; the top 10 are far apart
-        sims = docs[queries] @ docs.T
-    sims[np.arange(len(queries)), queries] = -np.inf        # a document is not its own neighbour
-    if groups is not None:
-        groups = np.asarray(groups)
-        if groups.shape != (doc_vectors.shape[0],):
-            raise ValueError(f"topic_precision: expected one group per document ({doc_vectors.shape[0]},), got {groups.shape}")
-        sims[groups[None, :] == groups[queries][:, None]] = -np.inf
-    nearest = np.argpartition(-sims, n - 1, axis=1)[:, :n]
-    return (topics[nearest] == topics[queries][:, None]).mean(axis=1)
-
-
 def bootstrap_mean(values: np.ndarray, n_boot: int = 2000, seed: int = 0, level: float = 0.95):
     """Mean of per-item ``values`` and its percentile bootstrap interval over the items:
     ``(mean, low, high)``. For a paired comparison pass the per-item differences."""
@@ -124,28 +73,21 @@ def verdict(low: float, high: float, better: str, worse: str) -> str:
     return "tie (the interval contains 0)"
 
 
-def lsa_document_vectors(x, vt: np.ndarray, k: int) -> np.ndarray:
-    """Unit-length LSA document vectors from TF-IDF rows ``x`` (D, V) and the right singular
-    vectors ``vt`` (K, V), K >= k: ``normalize_rows(x @ vt[:k].T)``, (D, k) float64 — the
-    construction of ``DocumentIndex.build(..., k=k)``, for any k up to K from one SVD."""
-    if not 1 <= k <= vt.shape[0]:
-        raise ValueError(f"k must be in [1, {vt.shape[0]}], got {k}")
-    return normalize_rows(np.asarray(x @ vt[:k].T))
+def render_retrieval(k: int, *, ks, valid_curve, tfidf_valid: float, doc_vectors_at,
+                     query_doc: int, titles, topics, test_curve=None):
+    """Explorer view for lesson 05 section 6: topic precision@10 vs k on the validation queries
+    (TF-IDF as a line) and the 5 nearest articles of ``query_doc`` at the chosen k.
 
-
-def render_retrieval(k: int, *, ks, valid_curve, test_curve, tfidf_valid: float, doc_vectors_at,
-                     query_doc: int, titles, topics):
-    """Explorer view for lesson 05 section 6: topic precision@10 vs k (validation and test
-    queries, TF-IDF as a line) and the 5 nearest articles of ``query_doc`` at the chosen k.
-
-    ``ks`` the k values measured, ``valid_curve``/``test_curve`` their precision; ``doc_vectors_at(k)``
-    returns unit (D, k) LSA document vectors. Returns ``(figure, summary)``."""
+    ``ks`` the k values measured, ``valid_curve`` their validation precision; ``test_curve`` (optional)
+    the test queries' precision, drawn only when given (the lesson draws it only after k is chosen);
+    ``doc_vectors_at(k)`` returns unit (|D|, k) LSA document vectors. Returns ``(figure, summary)``."""
     ks = list(ks)
     if k not in ks:
         raise ValueError(f"k must be one of the measured values {ks[0]}…{ks[-1]}, got {k}")
     fig, ax = new_figure()
     ax.plot(ks, valid_curve, marker="o", label="LSA, validation queries")
-    ax.plot(ks, test_curve, label="LSA, test queries")
+    if test_curve is not None:
+        ax.plot(ks, test_curve, label="LSA, test queries")
     ax.axhline(tfidf_valid, color=GREY, ls=":", label="TF-IDF, validation queries")
     ax.axvline(k, color=BLACK, ls="--", lw=1)
     set_labels(ax, f"Topic precision@10 vs k (k = {k})", "k (dimensions kept)", "topic precision@10")
@@ -155,10 +97,11 @@ def render_retrieval(k: int, *, ks, valid_curve, test_curve, tfidf_valid: float,
     sims[query_doc] = -np.inf
     top = np.argsort(-sims, kind="stable")[:5]
     i = ks.index(k)
-    summary = (f"k = {k}: topic precision@10 {valid_curve[i]:.3f} (validation), {test_curve[i]:.3f} (test); "
+    test = "" if test_curve is None else f", {test_curve[i]:.3f} (test)"
+    summary = (f"k = {k}: topic precision@10 {valid_curve[i]:.3f} (validation){test}; "
                f"nearest to [{topics[query_doc]}] '{titles[query_doc]}': "
                + "; ".join(f"[{topics[j]}] {titles[j]} ({sims[j]:.2f})" for j in top))
-    return fig, summary
+    return fig, textwrap.fill(summary, 100, break_long_words=False)
 
 
 # ----------------------------------------------------------------------------- what LSA neighbours are

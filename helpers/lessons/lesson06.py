@@ -4,6 +4,7 @@ visible), the benchmark protocol (validation / report halves, bootstrap interval
 bridge to lesson 07 (skip-gram's w·c against shifted PMI)."""
 from __future__ import annotations
 
+import textwrap
 from typing import Sequence
 
 import numpy as np
@@ -34,7 +35,7 @@ def render_collocations(min_count: int, measure: str = "PMI", *, bigrams: sp.spm
     if not rows:
         return fig, f"min count {min_count}: no bigram is that frequent"
     summary = (f"min count {min_count}: " + ", ".join(f"{a} {b} ({s:.2f})" for a, b, s, _ in rows))
-    return fig, summary
+    return fig, textwrap.fill(summary, 100, break_long_words=False)
 
 
 def render_contexts(window: int, weighting: str, cross_sentences: bool, word: str, *,
@@ -57,7 +58,7 @@ def render_contexts(window: int, weighting: str, cross_sentences: bool, word: st
     summary = (f"window ±{window}, {weighting}, {'across' if cross_sentences else 'within'} sentences: "
                f"{counts.nnz:,} distinct pairs, total weight {counts.sum():,.0f}; neighbours of "
                f"'{word}': " + ", ".join(f"{w} ({c:.2f})" for w, c in neighbours))
-    return fig, summary
+    return fig, textwrap.fill(summary, 100, break_long_words=False)
 
 
 # ----------------------------------------------------------------------------- section 6: ties
@@ -228,23 +229,25 @@ def _bootstrap_indices(n: int, n_boot: int, seed: int) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- section 9: bridge to lesson 07
-def shifted_pmi_fit(W: np.ndarray, C: np.ndarray, word_counts, cooc: sp.spmatrix, window: int, k: int, *,
-                    min_word_count: int = 100, min_pair_count: int = 20, alphas=(1.0, 0.75),
-                    n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> dict:
-    """How well skip-gram's dot products w·c match the shifted PMI, PMI(w, c) − ln k (Levy & Goldberg 2014),
-    for lesson 06, section 9.
+def shifted_pmi_fit(W: np.ndarray, C: np.ndarray, word_counts, cooc: sp.spmatrix, window: int,
+                    k: int, *, min_word_count: int = 100, min_pair_count: int = 20,
+                    alphas=(1.0, 0.75), n_boot: int = 1000, seed: int = 0,
+                    level: float = 0.95) -> dict:
+    """How well skip-gram's dot products w·c match the shifted PMI, PMI(w, c) − ln k, for lesson 06,
+    section 9 (Levy & Goldberg 2014).
 
     Parameters
     ----------
-    W, C : (V, d) float arrays — the word and the context vectors of a skip-gram trained with negative
-        sampling (gensim: ``model.wv.vectors`` and ``model.syn1neg``), rows in vocabulary order
+    W, C : (V, d) float arrays — the word and the context vectors of a skip-gram trained with
+        negative sampling (gensim: ``model.wv.vectors`` and ``model.syn1neg``), in vocabulary order
     word_counts : (V,) corpus counts of the vocabulary's words (the frequency threshold uses them)
-    cooc : (V, V) sparse co-occurrence counts of the same corpus and vocabulary, counted with the
-        same ``window`` the skip-gram used (the optimum of SGNS is stated for these counts)
+    cooc : (V, V) sparse co-occurrence counts of the same corpus and vocabulary, counted as the
+        skip-gram drew its pairs (the optimum of SGNS is stated for these counts)
     window, k : the skip-gram's window and number of negative samples
-    min_word_count, min_pair_count : only pairs whose two words occur at least ``min_word_count``
-        times and which co-occur at least ``min_pair_count`` times are compared (their PMI is
-        well estimated; rare pairs are where SGNS, which never sees them, and PMI disagree)
+    min_word_count, min_pair_count : only pairs whose two words occur at least
+        ``min_word_count`` times and which co-occur at least ``min_pair_count`` times are
+        compared (their PMI is well estimated; rare pairs are where SGNS, which rarely sees
+        them, and PMI disagree)
     alphas : the context-distribution exponents of the PMI to compare with (SGNS draws its
         negatives from the unigram distribution raised to 0.75, so alpha = 0.75 is its own)
 
@@ -252,8 +255,11 @@ def shifted_pmi_fit(W: np.ndarray, C: np.ndarray, word_counts, cooc: sp.spmatrix
     -------
     {"window", "k", "pairs": number of pairs compared, "dot": (n,) w·c,
      "fits": {alpha: {"target": (n,) PMI_alpha − ln k (nats), "pearson": (r, low, high),
-                      "spearman": (rho, low, high), "mean_gap": mean of w·c − target}}}
-    with percentile bootstrap intervals over the pairs (the same resamples for every alpha).
+                      "spearman": (rho, low, high), "mean_gap": mean of w·c − target}},
+     "difference": {"pearson": (d, low, high), "spearman": (d, low, high)}}
+    with percentile bootstrap intervals over the pairs (the same resamples for every alpha);
+    "difference" is the fit of the second alpha minus the first's, with the paired interval of
+    those resamples (the two fits share their pairs, so that is the comparison that decides).
     """
     W, C = np.asarray(W, np.float64), np.asarray(C, np.float64)
     counts = np.asarray(word_counts, np.float64).ravel()
@@ -261,9 +267,10 @@ def shifted_pmi_fit(W: np.ndarray, C: np.ndarray, word_counts, cooc: sp.spmatrix
         raise ValueError(f"W and C must be (V, d) arrays of one shape, got {W.shape} and {C.shape}")
     V = W.shape[0]
     if counts.shape != (V,) or cooc.shape != (V, V):
-        raise ValueError(f"word_counts must be ({V},) and cooc ({V}, {V}) to match W; got {counts.shape} "
-                         f"and {cooc.shape}")
-    if not (isinstance(window, (int, np.integer)) and window >= 1 and isinstance(k, (int, np.integer)) and k >= 1):
+        raise ValueError(f"word_counts must be ({V},) and cooc ({V}, {V}) to match W; "
+                         f"got {counts.shape} and {cooc.shape}")
+    integers = all(isinstance(x, (int, np.integer)) and x >= 1 for x in (window, k))
+    if not integers:
         raise ValueError(f"window and k must be integers >= 1, got window={window!r}, k={k!r}")
     c = sp.csr_matrix(cooc, dtype=np.float64)
     c.eliminate_zeros()
@@ -276,17 +283,27 @@ def shifted_pmi_fit(W: np.ndarray, C: np.ndarray, word_counts, cooc: sp.spmatrix
                          f"min_pair_count={min_pair_count}; lower the thresholds")
     dot = np.einsum("ij,ij->i", W[rows], C[cols])
     idx = _bootstrap_indices(rows.size, n_boot, seed)
-    fits = {}
+    fits, boots = {}, {}
+    q = [50 * (1 - level), 50 * (1 + level)]
     for alpha in alphas:
         shifted = pmi(c, base=np.e, alpha=alpha).tocoo().data[keep] - np.log(k)
-        r_boot = _pearson_rows(dot[idx], shifted[idx])
-        s_boot = _spearman_rows(dot[idx], shifted[idx])
-        q = [50 * (1 - level), 50 * (1 + level)]
+        boots[alpha] = {"pearson": _pearson_rows(dot[idx], shifted[idx]),
+                        "spearman": _spearman_rows(dot[idx], shifted[idx])}
+        r_low, r_high = np.nanpercentile(boots[alpha]["pearson"], q)
+        s_low, s_high = np.nanpercentile(boots[alpha]["spearman"], q)
+        r, rho = np.corrcoef(dot, shifted)[0, 1], spearmanr(dot, shifted).statistic
         fits[alpha] = {"target": shifted,
-                       "pearson": (float(np.corrcoef(dot, shifted)[0, 1]), *map(float, np.nanpercentile(r_boot, q))),
-                       "spearman": (float(spearmanr(dot, shifted).statistic), *map(float, np.nanpercentile(s_boot, q))),
+                       "pearson": (float(r), float(r_low), float(r_high)),
+                       "spearman": (float(rho), float(s_low), float(s_high)),
                        "mean_gap": float(np.mean(dot - shifted))}
-    return {"window": int(window), "k": int(k), "pairs": int(rows.size), "dot": dot, "fits": fits}
+    out = {"window": int(window), "k": int(k), "pairs": int(rows.size), "dot": dot,
+           "fits": fits}
+    if len(alphas) >= 2:
+        a, b = alphas[0], alphas[1]
+        out["difference"] = {m: (fits[b][m][0] - fits[a][m][0],
+                                 *map(float, np.nanpercentile(boots[b][m] - boots[a][m], q)))
+                             for m in ("pearson", "spearman")}
+    return out
 
 
 def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -24,7 +24,7 @@ def minibatch_indices(n: int, batch_size: int, rng: np.random.Generator | None =
 
 
 def ngram_windows(ids: np.ndarray, context: int) -> tuple[np.ndarray, np.ndarray]:
-    """All (context, next-token) pairs of a token-id stream. Taught in lesson 01, section 9.
+    """All (context, next-token) pairs of a token-id stream. Taught in lesson 01, section 10.
 
     Returns X (N, context) int64 — the ``context`` ids before each target — and
     y (N,) int64, with N = len(ids) - context.
@@ -82,7 +82,7 @@ def pad_sequences(seqs: Sequence[Sequence[int]], pad_id: int, max_len: int | Non
 
 
 def train_valid_test_split(n: int, fractions=(0.8, 0.1, 0.1), rng: np.random.Generator | None = None):
-    """Split ``range(n)`` into three index arrays with the given fractions. Taught in lesson 01, section 7.
+    """Split ``range(n)`` into three index arrays with the given fractions. Taught in lesson 01, section 5.
 
     With ``rng`` the indices are shuffled first; without, the split is contiguous
     (right for running text, where shuffling would leak context across the split).

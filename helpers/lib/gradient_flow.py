@@ -18,7 +18,7 @@ TIME_LAYERS = {"rnn": TimeRNN, "lstm": TimeLSTM, "gru": TimeGRU}
 
 def random_recurrent_layer(kind: str, scale: float, input_size: int = 16, hidden: int = 64,
                            seed: int = 0, forget_bias: float = 0.0):
-    """A random NumPy recurrent layer whose recurrent matrix has a chosen scale. Taught in lesson 02, section 5.
+    """A random NumPy recurrent layer whose recurrent matrix has a chosen scale. Taught in lesson 02, section 6.
 
     A NumPy recurrent layer whose recurrent matrix (each gate block) is ``scale`` times a
     random orthogonal matrix, so ``scale`` is exactly its largest singular value.
@@ -37,7 +37,7 @@ def random_recurrent_layer(kind: str, scale: float, input_size: int = 16, hidden
 
 @single_thread_blas
 def gradient_norms_through_time(layer, T: int = 60, batch: int = 8, seed: int = 0) -> np.ndarray:
-    """The norm of the gradient reaching each step back from the loss. Taught in lesson 02, section 5.
+    """The norm of the gradient reaching each step back from the loss. Taught in lesson 02, section 6.
 
     ||dL/dh_{T-k}|| for k = 0..T-1 (mean over the batch), for a loss read at the last
     step only: L = <v, h_T> with v a random vector of norm about 1. Shape (T,)."""
@@ -51,7 +51,7 @@ def gradient_norms_through_time(layer, T: int = 60, batch: int = 8, seed: int = 
 
 
 def clipped_profile(layer, max_norm: float, T: int = 60) -> tuple[np.ndarray, np.ndarray, float]:
-    """Gradient norms through time before and after global-norm clipping. Taught in lesson 02, section 5.
+    """Gradient norms through time before and after global-norm clipping. Taught in lesson 02, section 6.
 
     Per-step gradient norms before and after global-norm clipping of dL/dh_t (all steps
     together, as :func:`helpers.lib.optim.clip_global_norm` does). Returns (before, after, norm)."""
@@ -64,7 +64,7 @@ def clipped_profile(layer, max_norm: float, T: int = 60) -> tuple[np.ndarray, np
 
 @single_thread_blas
 def lm_gradient_flow(E: np.ndarray, layer, W_out: np.ndarray, b_out: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """The gradient reaching each step back in a trained language model. Taught in lesson 03, section 5.
+    """The gradient reaching each step back in a trained language model. Taught in lesson 03, section 6.
 
     ||dL/dh_{T-k}|| (mean over rows) for k = 0..T-1, where L is the language-model loss of
     the *last* position only: the words ids[:, :T] are read and ids[:, T] is predicted.

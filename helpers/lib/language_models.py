@@ -10,7 +10,7 @@ from torch import nn
 
 
 def perplexity(mean_nll: float) -> float:
-    """Perplexity, exp(mean negative log-likelihood in nats). Taught in lesson 01, section 9.
+    """Perplexity, exp(mean negative log-likelihood in nats). Taught in lesson 01, section 10.
 
     exp(mean negative log-likelihood in nats): the effective number of equally likely
     next words the model hesitates between."""
@@ -21,12 +21,12 @@ def perplexity(mean_nll: float) -> float:
 
 
 def parameter_table(module: nn.Module) -> list[tuple[str, tuple[int, ...], int]]:
-    """(name, shape, count) for every parameter of ``module``, in definition order. Taught in lesson 01, section 9."""
+    """(name, shape, count) for every parameter of ``module``, in definition order. Taught in lesson 01, section 10."""
     return [(name, tuple(p.shape), p.numel()) for name, p in module.named_parameters()]
 
 
 class FeedForwardLM(nn.Module):
-    """P(w_i | w_{i-n}, ..., w_{i-1}) with a fixed window of n previous words. Taught in lesson 01, section 9.
+    """P(w_i | w_{i-n}, ..., w_{i-1}) with a fixed window of n previous words. Taught in lesson 01, section 10.
 
     ids (B, n) -> embeddings (B, n, d) -> concatenated (B, n*d) -> tanh hidden (B, h)
     -> logits over the vocabulary (B, V). ``dropout`` (default 0: none) zeroes units of the
@@ -55,7 +55,7 @@ class FeedForwardLM(nn.Module):
 @torch.no_grad()
 def mean_nll(model: nn.Module, X: np.ndarray, y: np.ndarray, batch_size: int = 2048,
              device: str | torch.device = "cpu") -> float:
-    """Mean cross-entropy (nats) of ``model(X[i]) -> y[i]`` over a whole split. Taught in lesson 01, section 9."""
+    """Mean cross-entropy (nats) of ``model(X[i]) -> y[i]`` over a whole split. Taught in lesson 01, section 10."""
     if len(X) != len(y):
         raise ValueError(f"mean_nll: {len(X)} contexts but {len(y)} targets")
     if len(y) == 0:

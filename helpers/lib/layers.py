@@ -246,7 +246,7 @@ class Activation(Layer):
 
 
 class Dropout(Layer):
-    """Inverted dropout, as a layer. Taught in lesson 01, section 6.
+    """Inverted dropout, as a layer. Taught in lesson 01, section 7.
 
     Inverted dropout: in training each unit is zeroed with probability ``rate`` and the
     survivors are scaled by 1/(1-rate), so inference needs no change at all."""

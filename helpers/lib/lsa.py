@@ -4,7 +4,7 @@ Lesson 05. Matrices are SciPy sparse; documents are sequences of tokens (lists o
 Rows of a document-term matrix are documents, columns are words; its transpose is the
 word-document matrix whose SVD gives LSA word vectors.
 
-Logarithms are natural by default (as in scikit-learn); the notes' worked example uses
+Logarithms are natural by default (as in scikit-learn); lesson 05's worked example uses
 ``base=2``.
 """
 from __future__ import annotations
@@ -64,7 +64,7 @@ def document_term_matrix(documents: Sequence[Sequence[str]], vocab: Vocab,
 def term_frequency(tf: sp.spmatrix, scheme: str = "raw") -> sp.csr_matrix:
     """Term-frequency schemes applied to raw counts. Taught in lesson 05, section 2.
 
-    Transform raw counts: "raw" tf, "log1p" log(1+tf) (the notes), "sublinear" 1+ln(tf)
+    Transform raw counts: "raw" tf, "log1p" log(1+tf), "sublinear" 1+ln(tf)
     (scikit-learn's ``sublinear_tf``), "binary" 0/1. Zero stays zero. Same shape, float64."""
     if scheme not in TF_SCHEMES:
         raise ValueError(f"unknown tf scheme {scheme!r}; choose one of {TF_SCHEMES}")
@@ -82,7 +82,7 @@ def inverse_document_frequency(df, n_documents: int, smooth: bool = False,
                                base: float = np.e) -> np.ndarray:
     """IDF per word, (V,) float64. Taught in lesson 05, section 2.
 
-    ``smooth=False``: ``log(|D| / df)`` (the notes; a word in no document gets +inf, so it is
+    ``smooth=False``: ``log(|D| / df)`` (lesson 05's worked example; a word in no document gets +inf, so it is
     better removed); ``smooth=True``: ``log((1+|D|)/(1+df)) + 1`` (scikit-learn's default).
     """
     df = np.asarray(df, dtype=np.float64)
@@ -99,11 +99,13 @@ def inverse_document_frequency(df, n_documents: int, smooth: bool = False,
 
 def tfidf(tf: sp.spmatrix, tf_scheme: str = "raw", smooth: bool = True, norm: str | None = "l2",
           base: float = np.e, n_documents: int | None = None, df=None):
-    """TF-IDF of a (D, V) count matrix; returns ``(weights csr (D, V), idf (V,))``. Taught in lesson 05, section 2.
+    """TF-IDF of a (|D|, |W|) count matrix. Taught in lesson 05, section 2.
+
+    Returns ``(weights csr (|D|, |W|), idf (|W|,))``.
 
     ``norm="l2"`` scales each document row to unit length (scikit-learn's default); None keeps
     raw products. ``df``/``n_documents`` may be given when ``tf`` is only a few rows of a
-    bigger corpus (the notes' example); by default they are measured from ``tf``.
+    bigger corpus (lesson 05's worked example); by default they are measured from ``tf``.
     """
     tf = sp.csr_matrix(tf, dtype=np.float64)
     if n_documents is None:

@@ -189,8 +189,26 @@ class Adam(Optimizer):
             p -= self.lr * (m / c1) / (np.sqrt(v / c2) + self.eps)
 
 
+def adam_update(p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, t: int, lr: float = 1e-3,
+                beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8):
+    """One Adam step for one parameter array, as a pure function. Taught in lesson 01, section 5.
+
+    ``p``, ``g``, ``m``, ``v``: the parameter, its gradient and the two moment estimates, all of one
+    shape; ``t``: the number of this step, from 1. Returns the new ``(p, m, v)`` (new arrays; the
+    inputs are not changed): m <- b1 m + (1-b1) g, v <- b2 v + (1-b2) g², then
+    p <- p - lr m̂ / (√v̂ + eps) with m̂ = m/(1-b1^t), v̂ = v/(1-b2^t) — the same arithmetic as
+    :class:`Adam` (and ``torch.optim.Adam``).
+    """
+    if int(t) != t or t < 1:
+        raise ValueError(f"adam_update: t is the number of the step, counted from 1; got {t!r}")
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g * g
+    m_hat, v_hat = m / (1 - beta1 ** t), v / (1 - beta2 ** t)
+    return p - lr * m_hat / (np.sqrt(v_hat) + eps), m, v
+
+
 class AdamW(Adam):
-    """Adam with decoupled weight decay (Loshchilov & Hutter 2019). Taught in lesson 01, section 6.
+    """Adam with decoupled weight decay (Loshchilov & Hutter 2019). Taught in lesson 01, section 7.
 
     theta <- theta - lr * weight_decay * theta, then the Adam step on the loss gradient alone —
     the order and the form of ``torch.optim.AdamW``. Unlike an L2 penalty added to the gradient
@@ -215,7 +233,7 @@ OPTIMIZERS = {"SGD": SGD, "Momentum": Momentum, "RMSProp": RMSProp, "Adam": Adam
 
 
 def add_weight_penalty(weights, grads, l1: float = 0.0, l2: float = 0.0) -> float:
-    """Add L1/L2 penalties on ``weights`` to the loss and their gradients to ``grads``. Taught in lesson 01, section 6.
+    """Add L1/L2 penalties on ``weights`` to the loss and their gradients to ``grads``. Taught in lesson 01, section 7.
 
     penalty = l1 * sum|w| + l2 * sum w^2; gradient l1 * sign(w) + 2 * l2 * w, added in
     place to the gradient array paired with each weight. Returns the penalty value.
