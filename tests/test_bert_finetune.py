@@ -24,6 +24,7 @@ from helpers.lessons.lesson10 import (
     live_finetune,
     plot_finetune,
     render_live_finetune,
+    static_whole_articles,
 )
 
 S = bf.SETTINGS
@@ -180,35 +181,18 @@ def test_the_table_and_the_figure(results):
     assert ax.get_xscale() == "log" and len(ax.get_legend().get_texts()) == 4
 
 
-def test_the_static_row_is_recomputed_from_the_pre_training_vectors(results):
-    """The static method reads the features of lesson 10's skip-gram of the pre-training documents
-    (wv_pretrain_skipgram); the same features with the recorded C give the shipped per-article answers."""
+def test_whole_articles_use_the_recorded_choice_and_the_same_subsets(results):
+    """The lesson's check of lesson 09's number: the static method on whole articles, one value
+    per seed, with the C recorded for the cell; the same code on cut articles gives the shipped row."""
+    whole = static_whole_articles(results, 1500)
+    assert whole.shape == (len(S["seeds"]),) and np.all((whole > 0.2) & (whole <= 1))
     data = bf.bbc_finetune_data(S["max_sents"], S["n_valid_per_topic"], S["valid_seed"])
-    static = load_model(S["static"])
-    X, y, i = static.features_of(data.doc_index), data.labels, results.sizes.index(1500)
+    W, stoi = bf.static_vectors_of(load_model(S["static"]))
+    X, y, i = bf.static_features(W, stoi, data.docs), data.labels, results.sizes.index(1500)
     for j, seed in enumerate(S["seeds"]):
         idx = data.pool[bf.training_subset(y[data.pool], 1500, seed)]
-        pred = bf.logreg_test_predictions(X[idx], y[idx], X[data.test], results.static_C[i, j])
-        np.testing.assert_array_equal(pred == y[data.test], results.test_right["static"][i, j].astype(bool))
-        assert results.test_acc["static"][i, j] == pytest.approx(np.mean(pred == y[data.test]), abs=1e-12)
-
-
-def test_comparisons_are_paired_over_the_test_articles(results):
-    for m in bf.METHODS:
-        assert results.test_right[m].shape == (len(S["sizes"]), len(S["seeds"]), 188)
-        np.testing.assert_allclose(results.test_right[m].mean(-1), results.test_acc[m], atol=1e-12)
-    d, lo, hi = results.paired_difference("fine-tuned", "frozen", 0)
-    assert lo <= d <= hi
-    assert d == pytest.approx(results.test_acc["fine-tuned"][0].mean() - results.test_acc["frozen"][0].mean())
-    assert results.paired_difference("static", "static", 2) == (0.0, 0.0, 0.0)
-    assert results.compare("static", "static", 2) == "tie"
-    # resampling the articles together: two methods whose answers differ on few articles
-    right = {k: v.copy() for k, v in results.test_right.items()}
-    right["frozen"] = right["fine-tuned"].copy()
-    right["frozen"][0, :, :3] = 0
-    changed = bf.FinetuneResults(**{**vars(results), "test_right": right})
-    d, lo, hi = changed.paired_difference("fine-tuned", "frozen", 0)
-    assert 0 < lo <= d <= hi and changed.compare("fine-tuned", "frozen", 0) == "win"
+        assert bf.logreg_test_accuracy(X[idx], y[idx], X[data.test], y[data.test], results.static_C[i, j]) == \
+            results.test_acc["static"][i, j]
 
 
 # ---------------------------------------------------------------- the live run

@@ -28,12 +28,8 @@ Methods, for every size x seed (:func:`train_finetune_results`):
   n = ``epoch_size``, seed ``epoch_seed`` (the size where a fixed budget is shortest in epochs);
 - ``frozen``: the encoder's vectors of one layer, pooled over the article, fixed; logistic
   regression on them (layer, pooling and C chosen on validation);
-- ``static``: skip-gram vectors trained on the pre-training documents only (lesson 07's settings,
-  :mod:`helpers.course.static_pretrain`: no static vector has read a test article), unit length, averaged
-  over the article's words; logistic regression (C chosen on validation).
-
-Every method's prediction for every test article is kept (``test_right``), so two methods are compared
-by a paired bootstrap over the test articles (:meth:`FinetuneResults.paired_difference`).
+- ``static``: the course's shipped skip-gram vectors (lesson 07), unit length, averaged over the
+  article's words; logistic regression (C chosen on validation).
 
 Pooling: ``mean`` averages the vectors of every ordinary piece of the article (no [CLS], [SEP],
 padding); ``cls`` averages the [CLS] vectors of its sentences.
@@ -67,7 +63,7 @@ SETTINGS = dict(sizes=[25, 100, 400, 1500], seeds=[0, 1, 2], max_sents=5, max_le
                 valid_seed=0, batch_size=16, min_steps=200,
                 epoch_grid=[3, 6], epoch_size=1500, epoch_seed=0, n_evals=8, warmup=0.1, head_lr=3e-3, weight_decay=0.01,
                 head_dropout=0.1, grid_lrs=[1e-4, 3e-4, 1e-3], grid_poolings=["mean", "cls"], grid_size=100,
-                grid_seed=0, Cs=[0.01, 0.1, 1.0, 10.0], frozen_layers=[0, 1, 2], static="wv_pretrain_skipgram")
+                grid_seed=0, Cs=[0.01, 0.1, 1.0, 10.0], frozen_layers=[0, 1, 2], static="wv_gensim_skipgram")
 SUBSET = dict(n=100, seed=0)        # the frozen-feature cell the subset metric recomputes
 
 
@@ -197,9 +193,9 @@ class ArticleClassifier(nn.Module):
 
 
 @torch.no_grad()
-def classifier_predictions(model: ArticleClassifier, tok: BPETokenizer, docs_ids, chunk: int = 16) -> np.ndarray:
-    """The topic ``model`` predicts for each of the articles ``docs_ids``, (N,) int64 (eval mode,
-    ``chunk`` articles at a time)."""
+def classifier_accuracy(model: ArticleClassifier, tok: BPETokenizer, docs_ids, labels: np.ndarray,
+                        chunk: int = 16) -> float:
+    """Accuracy of ``model`` on the articles ``docs_ids`` (eval mode, ``chunk`` articles at a time)."""
     was = model.training
     model.eval()
     pred = []
@@ -207,13 +203,7 @@ def classifier_predictions(model: ArticleClassifier, tok: BPETokenizer, docs_ids
         ids, att, owner = doc_batch(tok, docs_ids[k:k + chunk])
         pred.append(model(ids, att, owner, len(docs_ids[k:k + chunk])).argmax(-1))
     model.train(was)
-    return torch.cat(pred).numpy().astype(np.int64)
-
-
-def classifier_accuracy(model: ArticleClassifier, tok: BPETokenizer, docs_ids, labels: np.ndarray,
-                        chunk: int = 16) -> float:
-    """Accuracy of ``model`` on the articles ``docs_ids`` (eval mode, ``chunk`` articles at a time)."""
-    return float((classifier_predictions(model, tok, docs_ids, chunk) == np.asarray(labels)).mean())
+    return float((torch.cat(pred).numpy() == np.asarray(labels)).mean())
 
 
 def copy_encoder(shipped: ShippedMLM) -> TinyBert:
@@ -339,14 +329,15 @@ def choose_logreg(candidates: dict, y_train: np.ndarray, y_valid: np.ndarray, Cs
     return best
 
 
+def logreg_test_accuracy(X_train, y_train, X_test, y_test, C: float) -> float:
+    sc, clf = fit_logreg(X_train, y_train, C)
+    return float(clf.score(sc.transform(X_test), y_test))
+
+
 def logreg_test_predictions(X_train, y_train, X_test, C: float) -> np.ndarray:
-    """The topics a logistic regression with ``C`` fitted on (X_train, y_train) predicts for X_test."""
+    """The labels a logistic regression with ``C`` fitted on (X_train, y_train) predicts for X_test."""
     sc, clf = fit_logreg(X_train, y_train, C)
     return clf.predict(sc.transform(X_test)).astype(np.int64)
-
-
-def logreg_test_accuracy(X_train, y_train, X_test, y_test, C: float) -> float:
-    return float((logreg_test_predictions(X_train, y_train, X_test, C) == np.asarray(y_test)).mean())
 
 
 def static_vectors_of(vectors) -> tuple[np.ndarray, dict]:
@@ -444,16 +435,12 @@ def train_finetune_results(settings: dict, log, max_steps: int | None = None, pr
     feats = {k: v for k, v in feats.items() if not (k[0] == 0 and k[1] == "cls")}  # layer-0 [CLS]: a constant
     frozen_feature_cpu = time.process_time() - c0
     c0 = time.process_time()
-    static = load(s["static"])                  # lesson 10's skip-gram of the pre-training documents
-    if static.meta["settings"]["max_sents"] != s["max_sents"]:
-        raise ValueError(f"the static features read {static.meta['settings']['max_sents']} sentences per article, "
-                         f"this experiment {s['max_sents']}")
-    X_static = static.features_of(data.doc_index)
+    W, stoi = static_vectors_of(load(s["static"]))
+    X_static = static_features(W, stoi, data.docs)
     static_feature_cpu = time.process_time() - c0
 
     S, N = len(s["sizes"]), len(s["seeds"])
     test_acc = {m: np.full((S, N), np.nan) for m in METHODS}
-    test_right = {m: np.zeros((S, N, len(data.test)), dtype=np.uint8) for m in METHODS}   # per test article
     valid_acc = {m: np.full((S, N), np.nan) for m in METHODS}
     cpu = {m: np.full((S, N), np.nan) for m in METHODS}
     best_step = np.zeros((S, N), dtype=np.int64)
@@ -466,7 +453,7 @@ def train_finetune_results(settings: dict, log, max_steps: int | None = None, pr
     for i, j in cells:
         n, seed = s["sizes"][i], s["seeds"][j]
         r = run(n, seed, lr, pooling, epochs, desc=f"fine-tuning n={n} seed={seed} ({budget[i, j]} steps)")
-        test_right["fine-tuned"][i, j] = classifier_predictions(r["model"], tok, test_ids) == y_test
+        test_acc["fine-tuned"][i, j] = classifier_accuracy(r["model"], tok, test_ids, y_test)
         valid_acc["fine-tuned"][i, j], best_step[i, j] = r["valid_acc"], r["best_step"]
         curves[i, j, :len(r["curve"]["valid_acc"])] = r["curve"]["valid_acc"]
         cpu["fine-tuned"][i, j] = r["cpu_seconds"]
@@ -474,17 +461,15 @@ def train_finetune_results(settings: dict, log, max_steps: int | None = None, pr
         c0 = time.process_time()
         key, C, va = choose_logreg({k: (v[data.pool][idx], v[data.valid]) for k, v in feats.items()},
                                    y_pool[idx], y_valid, s["Cs"])
-        test_right["frozen"][i, j] = logreg_test_predictions(feats[key][data.pool][idx], y_pool[idx],
-                                                             feats[key][data.test], C) == y_test
+        test_acc["frozen"][i, j] = logreg_test_accuracy(feats[key][data.pool][idx], y_pool[idx], feats[key][data.test],
+                                                        y_test, C)
         valid_acc["frozen"][i, j], frozen_layer[i, j], frozen_pool[i, j], frozen_C[i, j] = va, key[0], key[1], C
         cpu["frozen"][i, j] = time.process_time() - c0
         c0 = time.process_time()
         _, C, va = choose_logreg({"static": (X_static[data.pool][idx], X_static[data.valid])}, y_pool[idx], y_valid,
                                  s["Cs"])
-        test_right["static"][i, j] = logreg_test_predictions(X_static[data.pool][idx], y_pool[idx],
-                                                             X_static[data.test], C) == y_test
-        for m in METHODS:
-            test_acc[m][i, j] = float(test_right[m][i, j].mean())
+        test_acc["static"][i, j] = logreg_test_accuracy(X_static[data.pool][idx], y_pool[idx], X_static[data.test],
+                                                        y_test, C)
         valid_acc["static"][i, j], static_C[i, j] = va, C
         cpu["static"][i, j] = time.process_time() - c0
         log.event("eval", part="cell", n=n, seed=seed, **{f"{m}_test_acc": test_acc[m][i, j] for m in METHODS},
@@ -499,7 +484,6 @@ def train_finetune_results(settings: dict, log, max_steps: int | None = None, pr
               f"(a budget of max({s['min_steps']}, ceil({epochs} * n / {s['batch_size']})) steps, the epochs "
               "chosen on validation)", steps=log.steps)
     arrays = {**{f"test_acc/{m}": test_acc[m] for m in METHODS}, **{f"valid_acc/{m}": valid_acc[m] for m in METHODS},
-              **{f"test_right/{m}": test_right[m] for m in METHODS},
               "best_step": best_step, "steps": budget, "valid_curves": curves,
               "frozen/layer": frozen_layer, "frozen/pooling": frozen_pool, "frozen/C": frozen_C, "static/C": static_C,
               "grid/valid_acc": grid_valid,
@@ -550,7 +534,6 @@ class FinetuneResults:
     meta: dict
     train_seconds: float
     total_cpu_seconds: float
-    test_right: dict = None
 
     def summary(self) -> list[dict]:
         """[{'method', 'n', 'mean', 'min', 'max', 'sd'}] of the test accuracy over the seeds."""
@@ -562,21 +545,11 @@ class FinetuneResults:
                             "max": float(a.max()), "sd": float(a.std(ddof=1))})
         return out
 
-    def paired_difference(self, a: str, b: str, i: int, n_boot: int = 10_000, seed: int = 0) -> tuple:
-        """(difference, low, high): method ``a``'s test accuracy minus ``b``'s at size index ``i``
-        (each the mean over the seeds), with the 95 % interval of a paired bootstrap over the test
-        articles — both methods are scored on the same articles after training on the same subsets,
-        so the articles are resampled together (lesson 01's rule for comparisons that share items)."""
-        d = self.test_right[a][i].mean(0) - self.test_right[b][i].mean(0)       # (n_test,) per article
-        rng = np.random.default_rng(seed)
-        boot = d[rng.integers(0, len(d), (n_boot, len(d)))].mean(1)
-        return float(d.mean()), float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))
-
     def compare(self, a: str, b: str, i: int) -> str:
-        """'win', 'loss' or 'tie' of method ``a`` against ``b`` at size index ``i``: a win or a loss
-        only when the paired interval of :meth:`paired_difference` excludes 0."""
-        _, lo, hi = self.paired_difference(a, b, i)
-        return "win" if lo > 0 else "loss" if hi < 0 else "tie"
+        """'win', 'loss' or 'tie' of method ``a`` against ``b`` at size index ``i``: a win only when
+        every seed of ``a`` beats every seed of ``b`` (the min-max ranges do not overlap)."""
+        A, B = self.test_acc[a][i], self.test_acc[b][i]
+        return "win" if A.min() > B.max() else "loss" if A.max() < B.min() else "tie"
 
 
 def load_finetune_results(artifact: Artifact) -> FinetuneResults:
@@ -593,8 +566,7 @@ def load_finetune_results(artifact: Artifact) -> FinetuneResults:
                             "C": np.asarray(a["frozen/C"])}, np.asarray(a["static/C"]),
                            np.asarray(a["grid/valid_acc"]), np.asarray(a["epochs/valid_acc"]),
                            np.asarray(a["epochs/best_step"]), dict(meta["chosen"]), s, meta,
-                           float(meta.get("train_seconds", math.nan)), float(meta.get("cpu_seconds", math.nan)),
-                           {m: np.asarray(a[f"test_right/{m}"], dtype=np.float64) for m in METHODS})
+                           float(meta.get("train_seconds", math.nan)), float(meta.get("cpu_seconds", math.nan)))
 
 
 def frozen_cell_accuracy(results: FinetuneResults, n: int, seed: int, shipped: ShippedMLM) -> float:

@@ -96,7 +96,7 @@ def head_start(tok, train_all, steps: int) -> dict:
 def main(argv=None) -> Path:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=20, help="timed steps per size")
-    ap.add_argument("--head-start-steps", type=int, default=1000)
+    ap.add_argument("--head-start-steps", type=int, default=300)
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     shipped = load_model("mlm_bert")

@@ -15,11 +15,17 @@ from helpers.course.bert_finetune import (
     METHODS,
     FinetuneResults,
     bbc_finetune_data,
+    choose_logreg,
     classifier_accuracy,
     encode_docs,
     finetune_run,
+    logreg_test_predictions,
+    static_features,
+    static_vectors_of,
     training_subset,
 )
+from helpers.course.corpus import document_sentences
+from helpers.course.models import load_model
 from helpers.course.data import SenseExample
 from helpers.course.mlm_model import (
     TEST_SEED,
@@ -405,6 +411,48 @@ def plot_finetune(results: FinetuneResults, live: dict | None = None, ax=None):
                "training articles (log scale)", "test accuracy (%)")
     ax.legend(fontsize=8, loc="lower right")
     return ax
+
+
+def static_whole_articles(results: FinetuneResults, n: int = 1500) -> np.ndarray:
+    """Test accuracy (one per seed) of the static method at ``n`` training articles when every
+    article is read whole instead of its first ``max_sents`` sentences, with the C the shipped run
+    chose on validation for that cell: how much of the gap to lesson 09's number is the cut articles."""
+    s = results.settings
+    data = bbc_finetune_data(s["max_sents"], s["n_valid_per_topic"], s["valid_seed"])
+    full = document_sentences()
+    W, stoi = static_vectors_of(load_model(s["static"]))
+    X = static_features(W, stoi, [full[k] for k in data.doc_index])
+    y, i = data.labels, results.sizes.index(n)
+    out = []
+    for j, seed in enumerate(results.seeds):
+        idx = data.pool[training_subset(y[data.pool], int(n), int(seed))]
+        out.append(float(np.mean(logreg_test_predictions(X[idx], y[idx], X[data.test], float(results.static_C[i, j]))
+                                 == y[data.test])))
+    return np.array(out)
+
+
+def static_answers(results: FinetuneResults, pretrain) -> dict:
+    """The static method's answer on every test article, for every size and seed of the shipped
+    experiment (the same training subsets, validation set and grid of C), two ways:
+    ``'lesson 07'`` with the vectors the shipped run used (lesson 07's skip-gram, whose training text
+    includes the test articles' text) and the C it recorded; ``'pre-training only'`` with ``pretrain``
+    (``load_model("wv_pretrain_skipgram")``: trained on the pre-training documents only), C chosen on
+    validation as the shipped run chose it. Returns {way: (sizes, seeds, n_test) bool right/wrong}."""
+    s = results.settings
+    data = bbc_finetune_data(s["max_sents"], s["n_valid_per_topic"], s["valid_seed"])
+    y = data.labels
+    X07 = static_features(*static_vectors_of(load_model(s["static"])), data.docs)
+    Xp = pretrain.features_of(data.doc_index)
+    out = {k: np.zeros((len(results.sizes), len(results.seeds), len(data.test)), dtype=bool)
+           for k in ("lesson 07", "pre-training only")}
+    for i, n in enumerate(results.sizes):
+        for j, seed in enumerate(results.seeds):
+            idx = data.pool[training_subset(y[data.pool], int(n), int(seed))]
+            out["lesson 07"][i, j] = logreg_test_predictions(X07[idx], y[idx], X07[data.test],
+                                                             float(results.static_C[i, j])) == y[data.test]
+            _, C, _ = choose_logreg({"static": (Xp[idx], Xp[data.valid])}, y[idx], y[data.valid], s["Cs"])
+            out["pre-training only"][i, j] = logreg_test_predictions(Xp[idx], y[idx], Xp[data.test], C) == y[data.test]
+    return out
 
 
 def live_finetune(shipped: ShippedMLM, results: FinetuneResults, steps: int = 20, n: int = 100, seed: int = 0,
