@@ -1,15 +1,16 @@
-"""Lesson 07's measurements (helpers.lessons.lesson07): the pair statistics agree with the
-trainers' pair generator, the subsampling formulas, the corpus share, the timing and the live
-training's determinism, the shipped scores' reproduction."""
+"""Lesson 07: its measurements (helpers.lessons.lesson07: the pair statistics agree with the
+trainers' pair generator, the subsampling formulas, the timing, the shipped scores' reproduction),
+the functions its live training runs (helpers.lib.sgns: the gradients against PyTorch and finite
+differences, the sparse scatter against np.add.at, the SGD step against the course's layers), the
+live run's bookkeeping and the challenge's scoreboard, the student edition's order (no exercise's
+answer printed above it) and the shipped skip-grams' schedule (the last epoch kept)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from helpers.lessons.lesson07 import (
-    corpus_share,
     keep_probability_paper,
-    live_training,
     pair_statistics,
     shipped_scores,
     time_output_layers,
@@ -66,30 +67,11 @@ def test_keep_probabilities_paper_and_code():
     assert np.all(code >= paper)
 
 
-def test_corpus_share_keeps_the_vocabulary_and_cuts_at_a_sentence_boundary():
-    corpus = _toy_corpus()
-    part = corpus_share(corpus, 0.3)
-    assert part.vocab is corpus.vocab
-    n = len(part.ids)
-    assert 0 < n < len(corpus.ids) and corpus.sentence[n] != corpus.sentence[n - 1]
-    assert corpus_share(corpus, 1.0) is corpus
-    with pytest.raises(ValueError, match="share"):
-        corpus_share(corpus, 0.0)
-
-
 def test_timing_rows_have_every_layer():
     rows = time_output_layers([50, 200], dim=8, batch=16, repeats=1)
     assert [r["vocab_size"] for r in rows] == [50, 200]
     for r in rows:
         assert all(r[k] > 0 for k in ("softmax", "ns_rows", "ns_dense", "hs")) and r["hs_mean_depth"] >= 1
-
-
-def test_live_training_is_deterministic():
-    corpus = _toy_corpus(600)
-    a = live_training(corpus, 0.5, 2, dim=8)
-    b = live_training(corpus, 0.5, 2, dim=8)
-    assert a["epoch"] == [1, 2]
-    assert a["train_loss"] == b["train_loss"] and np.array_equal(a["W"], b["W"])
 
 
 def test_shipped_scores_reproduce_the_recorded_wordsim():
@@ -136,34 +118,224 @@ def test_paired_differences_equal_one_paired_difference_per_pair():
         paired_differences({"A": vectors["A"]}, corpus.vocab, pairs)
 
 
-def test_call_difference_names_ties_wins_and_intervals_on_the_edge():
-    from helpers.lessons.lesson07 import EDGE, call_difference  # noqa: PLC0415
+
+
+# ----------------------------------------------------------------------------- the one tie rule
+def test_call_difference_is_the_course_s_one_tie_rule():
+    from helpers.lessons.lesson07 import call_difference  # noqa: PLC0415
     from helpers.lib.metrics import Interval  # noqa: PLC0415
 
     def iv(low, high):
         return Interval((low + high) / 2, low, high, 0.95, 100, 1000)
 
-    assert call_difference(iv(0.02, 0.2)) == "differ" and call_difference(iv(-0.2, -0.02)) == "differ"
-    assert call_difference(iv(-0.05, 0.08)) == "tie"
-    # an end within EDGE of 0, on either side of it: another bootstrap draw could flip the call
-    for low in (-EDGE / 2, 0.0, EDGE / 2):
-        assert call_difference(iv(low, 0.18)) == "borderline"
-        assert call_difference(iv(-0.18, -low)) == "borderline"
-    assert call_difference(iv(0.003, 0.18), edge=0.0) == "differ"
-    with pytest.raises(ValueError, match="edge"):
-        call_difference(iv(0.0, 0.1), edge=-1)
+    assert call_difference(iv(0.001, 0.2)) == "ahead" and call_difference(iv(-0.2, -0.001)) == "behind"
+    for low, high in ((-0.05, 0.08), (0.0, 0.1), (-0.1, 0.0)):       # an interval that contains 0 is a tie
+        assert call_difference(iv(low, high)) == "tie"
 
 
-def test_the_live_training_on_the_whole_corpus_retraces_the_shipped_first_epoch():
-    # the notebook's claim: same code, settings, seed and data as `make models NAME=wv_torch_skipgram`
-    from helpers.course.corpus import course_corpus  # noqa: PLC0415 (loads the corpus)
-    from helpers.course.models import replays_exactly_here  # noqa: PLC0415
+# ----------------------------------------------------------------------------- helpers.lib.sgns: what the live run trains
+def _batch(seed=0, B=6, d=4, k=3, V=9, scale=0.8):
+    rng = np.random.default_rng(seed)
+    W, C = rng.standard_normal((V, d)) * scale, rng.standard_normal((V, d)) * scale
+    return W, C, rng.integers(0, V, B), rng.integers(0, V, B), rng.integers(0, V, (B, k))
+
+
+def test_the_batch_gradients_match_pytorch_and_finite_differences():
+    import torch  # noqa: PLC0415
+
+    from helpers.lib.gradcheck import numerical_gradient, relative_error  # noqa: PLC0415
+    from helpers.lib.sgns import ns_loss_and_gradients  # noqa: PLC0415
+
+    W, C, c, o, neg = _batch()
+    v, u, U = W[c], C[o], C[neg]
+    loss, dv, du, dU = ns_loss_and_gradients(v, u, U)
+    vt, ut, Ut = (torch.tensor(x, requires_grad=True) for x in (v, u, U))
+    s_o, s_n = (ut * vt).sum(1), (Ut * vt[:, None]).sum(2)
+    lt = torch.nn.functional.softplus(-s_o) + torch.nn.functional.softplus(s_n).sum(1)
+    lt.sum().backward()
+    np.testing.assert_allclose(loss, lt.detach().numpy(), rtol=1e-12)
+    for mine, ref in ((dv, vt.grad), (du, ut.grad), (dU, Ut.grad)):
+        np.testing.assert_allclose(mine, ref.numpy(), rtol=1e-10, atol=1e-12)
+    num = numerical_gradient(lambda: float(ns_loss_and_gradients(v, u, U)[0].sum()), v)
+    assert relative_error(dv, num) < 1e-7
+    # stable for scores of ±800, and float32 in, float32 out
+    big = ns_loss_and_gradients(np.array([[40.0, 0.0]]), np.array([[-20.0, 0.0]]), np.array([[[20.0, 0.0]]]))
+    assert np.all(np.isfinite(big[0])) and big[0][0] == pytest.approx(1600.0)
+    assert ns_loss_and_gradients(v.astype(np.float32), u.astype(np.float32), U.astype(np.float32))[1].dtype == np.float32
+    with pytest.raises(ValueError, match="U_neg"):
+        ns_loss_and_gradients(v, u, U[:, :, :2])
+
+
+def test_scatter_rows_sums_what_np_add_at_adds():
+    from helpers.lib.sgns import scatter_rows  # noqa: PLC0415
+
+    rng = np.random.default_rng(2)
+    ids, g = rng.integers(0, 12, 50), rng.standard_normal((50, 3))
+    rows, summed = scatter_rows(ids, g, 15)
+    dense = np.zeros((15, 3))
+    np.add.at(dense, ids, g)
+    assert np.array_equal(rows, np.unique(ids))
+    np.testing.assert_allclose(summed, dense[rows], rtol=1e-12)
+    assert not dense[np.setdiff1d(np.arange(15), rows)].any()
+    with pytest.raises(IndexError, match="ids"):
+        scatter_rows(np.array([0, 15]), np.ones((2, 3)), 15)
+
+
+def test_the_sgd_step_is_the_course_layers_update():
+    """One step of helpers.lib.sgns.sgd_step = SkipGramNS's forward and backward (summed over the
+    batch) and an SGD update of the same rows, with repeated ids."""
+    from helpers.lib.negative_sampling import NoiseSampler, SkipGramNS  # noqa: PLC0415
+    from helpers.lib.sgns import ns_loss_and_gradients, sgd_step  # noqa: PLC0415
+
+    W, C, c, o, neg = _batch(seed=4, B=8)
+    c[:3] = 2                                                   # a centre used three times
+    neg[0, :] = o[1]                                            # a context word also drawn as noise
+    layer = SkipGramNS(9, 4, NoiseSampler(np.ones(9)), k=3, rng=np.random.default_rng(0))
+    layer.params[0][...], layer.params[1][...] = W, C
+    loss = layer.forward(c, o, neg)
+    layer.backward()
+    lr = 0.05
+    W_ref, C_ref = W - lr * len(c) * layer.grads[0], C - lr * len(c) * layer.grads[1]   # the mean's gradient x B = the sum
+    got_loss, W_new, C_new = sgd_step(W.copy(), C.copy(), c, o, neg, lr, ns_loss_and_gradients)
+    assert got_loss == pytest.approx(loss, rel=1e-12)
+    np.testing.assert_allclose(W_new, W_ref, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(C_new, C_ref, rtol=1e-10, atol=1e-12)
+
+
+def test_the_step_checker_refuses_the_course_s_step_and_accepts_a_student_s():
+    from helpers.exercises import PASSED  # noqa: PLC0415
+    from helpers.exercises.lesson07 import _step_reference, check_sgd_step  # noqa: PLC0415
+    from helpers.lib.sgns import sgd_step  # noqa: PLC0415
+
+    def through_the_course(W, C, centers, contexts, negatives, lr, gradients):
+        return sgd_step(W, C, centers, contexts, negatives, lr, gradients)
+
+    assert check_sgd_step.run_checks(sgd_step).status == PASSED                                # it would pass ...
+    assert not check_sgd_step(through_the_course)                                              # ... and is refused
+    assert not check_sgd_step(_step_reference)                                                 # the checker's own answer too
+
+
+def test_the_gradient_checker_refuses_a_composition_of_sgns_pair_gradients():
+    """sgns_pair_gradients (lesson 06) computes the same gradients with counts 1 and 0: an answer
+    built from it passes every check, so the checker must refuse it by name."""
+    from helpers.exercises.lesson07 import check_ns_gradients  # noqa: PLC0415
+    from helpers.lib.negative_sampling import sgns_pair_gradients  # noqa: PLC0415
+
+    def composed(v, u_o, U_neg):
+        B, k, d = U_neg.shape
+        dv_o, du_o = sgns_pair_gradients(v, u_o, np.ones(B), np.zeros(B))
+        dv_n, dU = sgns_pair_gradients(np.repeat(v, k, 0), U_neg.reshape(B * k, d), np.zeros(B * k), np.ones(B * k))
+        s_o, s_n = np.einsum("bd,bd->b", u_o, v), np.einsum("bkd,bd->bk", U_neg, v)
+        loss = np.logaddexp(0, -s_o) + np.logaddexp(0, s_n).sum(1)
+        return loss, dv_o + dv_n.reshape(B, k, d).sum(1), du_o, dU.reshape(B, k, d)
+
+    assert check_ns_gradients.run_checks(composed)
+    result = check_ns_gradients(composed)
+    assert not result and "course's own" in result.message
+
+
+# ----------------------------------------------------------------------------- the live run's bookkeeping
+def test_similarity_training_plans_its_steps_and_reads_higher_as_better():
+    import matplotlib  # noqa: PLC0415
+    matplotlib.use("Agg")
+    from helpers.infra.figure_checks import figure_problems  # noqa: PLC0415
+    from helpers.lessons.lesson07 import SimilarityTraining  # noqa: PLC0415
+
+    planned, state = [], {"rho": 0.0}
+
+    def step():
+        state["rho"] += 0.01
+        return 3.0 - state["rho"]
+
+    run = SimilarityTraining(step, lambda: state["rho"], eval_every=10, baselines={"count-based": 0.25},
+                             plan=planned.append)
+    run.train(20, progress=False)
+    assert planned == [20] and run.steps == 20 and run.rho == pytest.approx(0.2)
+    assert "below every baseline" in run.summary()
+    run.train(10, progress=False)
+    assert planned == [20, 10] and "above count-based" in run.summary()
+    assert run.curve.step == [0, 10, 20, 30]
+    assert figure_problems(run.figure()) == []
+
+
+def test_frequent_neighbours_leave_out_the_rare_words():
+    from helpers.lessons.lesson07 import frequent_neighbours  # noqa: PLC0415
+
+    corpus = _toy_corpus()
+    vocab = corpus.vocab
+    rng = np.random.default_rng(0)
+    W = rng.standard_normal((len(vocab), 4))
+    floor = int(np.median(vocab.counts))
+    got = frequent_neighbours(W, vocab, vocab.itos[0], k=5, min_count=floor)
+    assert got and all(vocab.counts[vocab.index(w)] >= floor for w, _ in got)
+    assert len(frequent_neighbours(W, vocab, vocab.itos[0], k=5, min_count=1)) == 5
+
+
+def test_rare_neighbour_share_counts_rare_words_among_the_neighbours():
+    from helpers.course.word_vector_models import rare_neighbour_share  # noqa: PLC0415
+
+    counts = np.array([100] * 6 + [1] * 6)
+    # frequent words 0-5 point one way, rare words 6-11 the other: no rare neighbour, then only rare ones
+    W = np.r_[np.tile([1.0, 0.0], (6, 1)), np.tile([0.0, 1.0], (6, 1))] + 1e-3 * np.arange(24).reshape(12, 2)
+    assert rare_neighbour_share(W, counts, k=3, rare_below=20, probe=(0, 6)) == 0.0
+    W[:6] = W[6:][::-1] + 1e-4
+    assert rare_neighbour_share(W, counts, k=3, rare_below=20, probe=(0, 6)) > 0.5
+
+
+# ----------------------------------------------------------------------------- the shipped skip-grams' schedule
+def test_keep_last_runs_the_whole_schedule():
+    from helpers.course.word_vector_models import SETTINGS, train_course_word2vec  # noqa: PLC0415
+    from helpers.infra.runlog import RunLog  # noqa: PLC0415
+
+    for name in ("wv_torch_skipgram", "wv_numpy_skipgram"):
+        s = SETTINGS[name]
+        assert s["keep"] == "last" and s["patience"] == s["max_epochs"]
+    with pytest.raises(ValueError, match="patience"):
+        train_course_word2vec(dict(SETTINGS["wv_torch_skipgram"], patience=5), RunLog(), max_steps=1)
+    with pytest.raises(ValueError, match="keep"):
+        train_course_word2vec(dict(SETTINGS["wv_torch_skipgram"], keep="middle"), RunLog(), max_steps=1)
+
+
+@pytest.mark.parametrize("name", ["torch-skipgram", "numpy-skipgram"])
+def test_the_shipped_course_skip_grams_are_their_schedules_last_epoch(name):
+    """The shipped vectors are the last epoch of the whole schedule, and by then their neighbour
+    lists hold fewer rare words than at the schedule's midpoint (the lesson's claim)."""
     from helpers.course.word_vectors import load_word_vectors  # noqa: PLC0415
 
-    shipped = load_word_vectors("torch-skipgram").metadata["curve"]
-    live = live_training(course_corpus(), 1.0, 1)
-    if replays_exactly_here("wv_torch_skipgram"):          # the training's library versions and processor
-        assert live["train_loss"][0] == shipped["train_loss"][0]
-    else:                                                   # elsewhere: the same run, to rounding
-        assert live["train_loss"][0] == pytest.approx(shipped["train_loss"][0], rel=1e-6)
-    assert live["valid_wordsim"][0] == pytest.approx(shipped["valid_wordsim"][0], abs=1e-12)
+    m = load_word_vectors(name).metadata
+    assert m["best_epoch"] == m["epochs_run"] == m["settings"]["max_epochs"]
+    rare = m["curve"]["rare_neighbours"]
+    assert len(rare) == m["epochs_run"] and rare[-1] < rare[len(rare) // 2] < max(rare)
+
+
+# ----------------------------------------------------------------------------- the student edition's order
+def _lesson_cells():
+    import json  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+    nb = json.loads((Path(__file__).resolve().parents[1] / "notebooks" / "07_word2vec.ipynb").read_text(encoding="utf-8"))
+    return [(c["cell_type"], "".join(c["source"]), c.get("metadata", {}).get("tags", [])) for c in nb["cells"]]
+
+
+@pytest.mark.parametrize("checker, answers", [
+    ("check_embedding_backward", ["np.add.at(", "Embedding.backward", "show_source(Embedding"]),
+    ("check_ns_gradients", ["logaddexp", "ns_loss_and_gradients(", "show_source(sgns"]),
+    ("check_sgd_step", ["sgns.sgd_step(", "show_source(sgns", "np.add.at(W"]),
+    ("check_noise_distribution", ["unigram_noise("]),
+])
+def test_no_exercise_s_answer_is_printed_above_it(checker, answers):
+    """The course's version of what an exercise asks for appears only after the exercise (lesson
+    07's embedding backward used to be printed, with np.add.at, in the cell above Exercise 1)."""
+    cells = _lesson_cells()
+    at = next(i for i, (kind, src, tags) in enumerate(cells) if "exercise" in tags and f"{checker}(" in src)
+    above = "\n".join(src for kind, src, _ in cells[:at] if kind == "code")
+    for answer in answers:
+        assert answer not in above, f"{answer!r} is in a code cell above the exercise of {checker}"
+
+
+def test_the_live_training_runs_the_student_s_pieces():
+    cells = _lesson_cells()
+    setup = next(src for kind, src, _ in cells if kind == "code" and "def train_step" in src)
+    for result, mine in (("noise_result", "noise_distribution"), ("gradients_result", "ns_gradients"),
+                         ("step_result", "sgd_step")):
+        assert f"your_or_reference({result}, {mine}," in setup
+    assert "step_fn(W, C," in setup and "gradients)" in setup and "noise(vocab.counts" in setup

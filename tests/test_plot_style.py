@@ -397,14 +397,6 @@ def _case_contexts():
     return render_contexts(2, "harmonic", False, "new", sentences_ids=ids, vocab=vocab, n=3)
 
 
-def _toy_w2v_corpus():
-    from helpers.lib.word2vec import prepare_corpus
-
-    rng = np.random.default_rng(0)
-    words = [f"w{i}" for i in range(30)]
-    return prepare_corpus([list(rng.choice(words, size=8)) for _ in range(200)], min_count=1)
-
-
 def _toy_shipped_meta():
     curve = {"epoch": [1, 2, 3], "valid_wordsim": [0.1, 0.3, 0.35], "train_loss": [2.8, 2.4, 2.3],
              "valid_simlex": [0.05, 0.1, 0.12]}
@@ -412,9 +404,18 @@ def _toy_shipped_meta():
 
 
 def _case_w2v_live_training():
-    from helpers.lessons.lesson07 import render_live_training
+    from helpers.lessons.lesson07 import SimilarityTraining
 
-    return render_live_training(0.5, 2, 8, corpus=_toy_w2v_corpus(), shipped=_toy_shipped_meta())
+    state = {"rho": 0.0}
+
+    def step():
+        state["rho"] += 0.02
+        return 3.0 - state["rho"]
+
+    run = SimilarityTraining(step, lambda: state["rho"], eval_every=5,
+                             baselines={"PPMI-SVD (lesson 06)": 0.45, "LSA (lesson 05)": 0.47, "shipped": 0.5})
+    run.train(20, progress=False)
+    return run.figure()
 
 
 def _case_w2v_validation_curves():
@@ -603,8 +604,12 @@ CASES = {
     "helpers.lessons.lesson05:render_retrieval": _case_retrieval,
     "helpers.lessons.lesson06:render_collocations": _case_collocations,
     "helpers.lessons.lesson06:render_contexts": _case_contexts,
-    "helpers.lessons.lesson07:render_live_training": _case_w2v_live_training,
+    "helpers.lessons.lesson07:SimilarityTraining.figure": _case_w2v_live_training,
     "helpers.lessons.lesson07:plot_validation_curves": _case_w2v_validation_curves,
+    "helpers.lessons.lesson07:plot_output_layer_timings": lambda: __import__(
+        "helpers.lessons.lesson07", fromlist=["plot_output_layer_timings"]).plot_output_layer_timings(
+        [{"vocab_size": v, "softmax": 1e-3 * v / 1000, "ns_rows": 6e-4, "ns_dense": 2e-3 + 1e-7 * v, "hs": 1e-3,
+          "hs_mean_depth": 8.0} for v in (1_000, 4_000, 16_000, 32_000)]),
     "helpers.lessons.lesson07:plot_dimension_quality": _case_w2v_dimension_quality,
     "helpers.lessons.lesson07:plot_epoch_budget": _case_w2v_epoch_budget,
     "helpers.lessons.lesson07:plot_schedule_choice": _case_w2v_schedule_choice,

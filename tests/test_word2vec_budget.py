@@ -36,9 +36,12 @@ def test_a_run_outside_the_study_is_refused(name, change, message):
         budget.budget_run(name, change)
 
 
-def test_gensim_runs_its_whole_schedule_the_course_trainers_keep_their_early_stopping():
+def test_every_run_runs_its_whole_schedule():
     assert budget.budget_settings("wv_gensim_skipgram", dict(max_epochs=30))["patience"] == 30
-    assert budget.budget_settings("wv_torch_skipgram", dict(max_epochs=40))["patience"] == SETTINGS["wv_torch_skipgram"]["patience"]
+    # the course's trainers keep their schedule's last epoch (keep="last"): no early stop either
+    for name in ("wv_torch_skipgram", "wv_numpy_skipgram"):
+        s = budget.budget_settings(name, dict(max_epochs=40))
+        assert s["keep"] == "last" and s["patience"] == 40
 
 
 def _toy(model, scores):
@@ -60,11 +63,11 @@ def test_the_record_holds_every_run_with_its_best_epoch():
     assert [(r["model"], r["change"]) for r in runs] == [(m, c) for m, c in budget.RUNS]
     for r in runs:
         assert r["settings"] == budget.budget_settings(r["model"], r["change"])
-        if r["settings"]["impl"] == "gensim":
-            assert len(r["epoch"]) == r["settings"]["max_epochs"], r["change"]
-        else:                                   # early stopping: patience epochs after the best, or the end
-            assert len(r["epoch"]) in (r["settings"]["max_epochs"], r["best_epoch"] + r["settings"]["patience"])
-        assert r["best_valid_wordsim"] == max(r["valid_wordsim"])
+        assert len(r["epoch"]) == r["settings"]["max_epochs"], r["change"]      # the whole schedule
+        if r["settings"].get("keep") == "last":   # the course's trainers: the last epoch is the one kept
+            assert r["best_epoch"] == r["settings"]["max_epochs"]
+        else:                                     # gensim: the best epoch
+            assert r["best_valid_wordsim"] == max(r["valid_wordsim"])
         assert r["valid_wordsim"][r["best_epoch"] - 1] == r["best_valid_wordsim"]
         if budget.is_reference(r):
             assert r["vs_20"] is None
@@ -80,8 +83,7 @@ def test_the_shipped_schedules_are_the_chosen_ones():
         chosen = budget.chosen_schedule(runs, model)
         assert RECORD["chosen"][model] == chosen
         assert SETTINGS[model]["max_epochs"] == chosen, model
-        if SETTINGS[model]["impl"] == "gensim":
-            assert SETTINGS[model]["patience"] == chosen
+        assert SETTINGS[model]["patience"] == chosen          # every shipped run runs its whole schedule
 
 
 def test_the_shipped_models_are_the_records_runs_at_their_chosen_schedule():

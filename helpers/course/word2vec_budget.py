@@ -10,13 +10,15 @@ would be better: only a run on a longer schedule can. The schedule's length is t
 hyperparameter, chosen here on validation data:
 
 - each run trains a model's shipped settings with ``max_epochs`` (or fastText's ``buckets``)
-  changed, scores the vectors on the **validation half** after every epoch and keeps the best
-  epoch (gensim: the whole schedule; the course's PyTorch and NumPy trainers: with their own early
-  stopping, patience 5). One worker, seed 0: deterministic. The report half is never read;
+  changed and scores the vectors on the **validation half** after every epoch. gensim's models
+  run the whole schedule and keep the best epoch; the course's PyTorch and NumPy trainers run the
+  whole schedule and keep its **last** epoch (``keep="last"``, see
+  :data:`helpers.course.word_vector_models.COURSE_SKIPGRAM`), so a run's score is that of its
+  last epoch. One worker, seed 0: deterministic. The report half is never read;
 - each run's best vectors are compared with those of the same model's 20-epoch run (the schedule
   every model shipped with before this study; float16, as shipped) by a paired bootstrap over the
   validation WordSim-353 pairs (:func:`paired_wordsim_difference`);
-- :func:`chosen_schedule`: the shortest schedule whose best validation ρ is within ``TOLERANCE``
+- :func:`chosen_schedule`: the shortest schedule whose kept epoch's validation ρ is within ``TOLERANCE``
   (0.005, half a point of ρ) of the best schedule measured. Longer schedules add less than that:
   the validation score has stopped rising. The shipped models use this number of epochs
   (``tests/test_word2vec_budget.py`` checks it).
@@ -69,21 +71,22 @@ def budget_settings(name: str, change: dict) -> dict:
     if "buckets" in change and name != "wv_gensim_fasttext":
         raise ValueError(f"only fastText has buckets, not {name!r}")
     s = dict(SETTINGS[name], **change)
-    if s["impl"] == "gensim":
-        s["patience"] = s["max_epochs"]      # the whole schedule, best epoch kept (as the shipped gensim runs)
+    if s["impl"] == "gensim" or s.get("keep") == "last":
+        s["patience"] = s["max_epochs"]      # the whole schedule (as the shipped runs)
     return s
 
 
 def budget_run(name: str, change: dict) -> tuple[dict, np.ndarray]:
     """One run. Returns ({'model', 'change', 'settings', 'epoch', 'valid_wordsim', 'valid_simlex'
-    (per epoch), 'best_epoch', 'best_valid_wordsim', 'cpu_seconds'}, the best epoch's W (V, D) float32)."""
+    (per epoch), 'best_epoch', 'best_valid_wordsim' (the epoch kept: the best one, or the last with
+    ``keep="last"``), 'cpu_seconds'}, the kept epoch's W (V, D) float32)."""
     s = budget_settings(name, change)
     t0 = time.process_time()
     # max_steps: stop at the schedule's end without the final report-half records of a shipped run
     arrays, _meta, _metrics = TRAIN[s["impl"]](s, RunLog(), max_steps=s["max_epochs"], progress=False)
     cpu = time.process_time() - t0
     curve = {k: [float(x) for x in arrays[f"curve/{k}"]] for k in ("epoch", "valid_wordsim", "valid_simlex")}
-    best = int(np.argmax(curve["valid_wordsim"]))
+    best = len(curve["epoch"]) - 1 if s.get("keep") == "last" else int(np.argmax(curve["valid_wordsim"]))
     return ({"model": name, "change": change, "settings": s, **curve, "best_epoch": int(curve["epoch"][best]),
              "best_valid_wordsim": curve["valid_wordsim"][best], "cpu_seconds": cpu}, arrays["W"])
 

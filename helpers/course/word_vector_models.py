@@ -50,8 +50,8 @@ from helpers.lib.metrics import analogy_rank, similarity_correlation
 from helpers.lib.text import Vocab
 from helpers.lib.word2vec import train_numpy, train_torch
 
-# Settings found on the validation half (research round 3, /work/research/r3/REPORT.md, one change
-# at a time from gensim's defaults): sample 1e-4 and alpha 0.05 gave the best validation WordSim.
+# sample and alpha: gensim's defaults (1e-3, 0.025) changed one at a time, measured on the validation
+# half; the record is data/models/logs/wv_settings.json (`python -m helpers.course.word2vec_settings`).
 WORD2VEC = dict(dim=100, window=5, negative=5, sample=1e-4, alpha=0.05, min_alpha=1e-4, min_count=5,
                 max_epochs=20, patience=5, min_delta=0.0, seed=0)
 # The schedules chosen by helpers.course.word2vec_budget (validation WordSim-353, record in
@@ -59,6 +59,11 @@ WORD2VEC = dict(dim=100, window=5, negative=5, sample=1e-4, alpha=0.05, min_alph
 # 0.001); the course's PyTorch and NumPy skip-gram 20, ended earlier by their early stopping;
 # gensim's CBOW 20 (best epoch 14; 10 epochs give 0.005 less, 30-60 epochs 0.015-0.020 less).
 # gensim runs its whole schedule (patience = max_epochs, see above).
+# The course's own trainers run their whole schedule too and keep its LAST epoch (keep="last"): on a
+# decaying learning rate the schedule is meant to end there, while the best epoch of the validation
+# curve is mostly noise (176 pairs; the PyTorch run's best, epoch 11 of 20, was a snapshot with the rate
+# still at half its start, whose neighbours were mostly rare words: lesson 07 shows both).
+COURSE_SKIPGRAM = dict(WORD2VEC, patience=WORD2VEC["max_epochs"], keep="last")
 GENSIM_SKIPGRAM = dict(WORD2VEC, max_epochs=60, patience=60)
 GENSIM_CBOW = dict(WORD2VEC, max_epochs=20, patience=20)
 # fastText's validation curve dips during the first, high-lr epochs (measured: WordSim .300 after
@@ -81,10 +86,10 @@ SETTINGS = {
     "wv_gensim_skipgram": dict(GENSIM_SKIPGRAM, impl="gensim", model="skipgram"),
     "wv_gensim_cbow": dict(GENSIM_CBOW, impl="gensim", model="cbow"),
     "wv_gensim_fasttext": dict(FASTTEXT, impl="gensim", model="fasttext"),
-    "wv_torch_skipgram": dict(WORD2VEC, impl="torch", model="skipgram"),
+    "wv_torch_skipgram": dict(COURSE_SKIPGRAM, impl="torch", model="skipgram"),
     # C (the context vectors) is shipped once, with the PyTorch model (lesson 06's SGNS-PMI bridge,
     # lesson 07's W + C): the NumPy model's C would cost 3.3 MB of the 40 MB for no lesson
-    "wv_numpy_skipgram": dict(WORD2VEC, impl="numpy", model="skipgram", ship_context=False),
+    "wv_numpy_skipgram": dict(COURSE_SKIPGRAM, impl="numpy", model="skipgram", ship_context=False),
     "wv_glove": dict(GLOVE, impl="glove", model="glove"),
 }
 NAMES = {"gensim-skipgram": "wv_gensim_skipgram", "gensim-cbow": "wv_gensim_cbow", "fasttext": "wv_gensim_fasttext",
@@ -108,6 +113,26 @@ def vocab_from_arrays(arrays: dict) -> Vocab:
 
 
 # ---------------------------------------------------------------- records for the lessons
+RARE_BELOW, PROBE = 20, (50, 550)      # "rare": seen fewer than 20 times; probed: the frequency ranks 51-550
+
+
+def rare_neighbour_share(W: np.ndarray, counts: np.ndarray, k: int = 10, rare_below: int = RARE_BELOW,
+                         probe: tuple[int, int] = PROBE) -> float:
+    """Of the ``k`` cosine nearest neighbours of each frequent word (frequency ranks ``probe``,
+    the 50 most frequent words skipped), the share that occur fewer than ``rare_below`` times in
+    the corpus. W (V, D); counts (V,). A word seen a handful of times has a vector estimated from
+    a handful of pairs; neighbour lists made mostly of such words are what "junk neighbours" look
+    like (lesson 07 shows them); most of the course vocabulary is that rare."""
+    counts = np.asarray(counts)
+    ranks = np.argsort(-counts, kind="stable")[probe[0]:probe[1]]
+    E = np.asarray(W, dtype=np.float64)
+    E = E / np.maximum(np.linalg.norm(E, axis=1, keepdims=True), 1e-12)
+    sims = E[ranks] @ E.T
+    sims[np.arange(len(ranks)), ranks] = -np.inf              # a word is not its own neighbour
+    top = np.argpartition(-sims, k, axis=1)[:, :k]
+    return float(np.mean(counts[top] < rare_below))
+
+
 def queen_rank(vectors, vocab) -> int:
     """Rank (1 = first) of *queen* for king − man + woman (3CosAdd, the query words excluded)."""
     return analogy_rank(vectors, vocab, "man", "king", "woman", "queen")
@@ -263,13 +288,23 @@ def train_course_word2vec(settings: dict, log: RunLog, max_steps: int | None = N
                           progress: bool = True) -> tuple[dict, dict, dict]:
     """The course's NumPy or PyTorch word2vec (:func:`helpers.lib.word2vec.train_numpy` /
     :func:`~helpers.lib.word2vec.train_torch`, one thread) on the ``max_epochs`` schedule, validated
-    after every epoch through their ``epoch_end`` hook and early-stopped like the gensim models.
-    A step is an epoch; its value is the trainer's mean loss of that epoch. Ships W, and C when
+    after every epoch through their ``epoch_end`` hook. With ``settings["keep"] == "last"`` (the
+    shipped runs: see COURSE_SKIPGRAM) the whole schedule runs and the last epoch's vectors are kept;
+    otherwise training is early-stopped and the best epoch kept, as for the gensim models. Either
+    way ``best_epoch`` in the metadata is the epoch whose vectors are kept. A step is an epoch;
+    its value is the trainer's mean loss of that epoch. Ships W, and C when
     ``settings.get("ship_context", True)``."""
     s = settings
     corpus = course_corpus()
+    keep = s.get("keep", "best")
+    if keep not in ("best", "last"):
+        raise ValueError(f"keep must be 'best' (early stopping) or 'last' (the whole schedule), got {keep!r}")
+    if keep == "last" and s["patience"] < s["max_epochs"]:
+        raise ValueError(f"keep='last' runs the whole schedule: patience ({s['patience']}) must be max_epochs "
+                         f"({s['max_epochs']})")
     stopper = EarlyStopping(patience=s["patience"], min_delta=s["min_delta"], mode="max")
-    curve = {"epoch": [], "valid_wordsim": [], "valid_simlex": [], "train_loss": []}
+    curve = {"epoch": [], "valid_wordsim": [], "valid_simlex": [], "train_loss": [], "rare_neighbours": []}
+    last = {}
     t0 = time.perf_counter()
 
     def epoch_end(epoch, W, C, loss):
@@ -277,15 +312,18 @@ def train_course_word2vec(settings: dict, log: RunLog, max_steps: int | None = N
         W = np.array(W, dtype=np.float32)
         v = evaluate_vectors(W, corpus.vocab, "validation", analogies=False)
         stop = stopper.update(v["wordsim"], epoch, snapshot=lambda: (W, np.array(C, dtype=np.float32)))
+        if keep == "last":
+            last.update(epoch=epoch, state=(W, np.array(C, dtype=np.float32)), valid=v["wordsim"])
+        rare = rare_neighbour_share(W, corpus.vocab.counts)
         for k, x in (("epoch", epoch), ("valid_wordsim", v["wordsim"]), ("valid_simlex", v["simlex"]),
-                     ("train_loss", float(loss))):
+                     ("train_loss", float(loss)), ("rare_neighbours", rare)):
             curve[k].append(x)
         log.event("eval", epoch=epoch, valid_wordsim=v["wordsim"], valid_simlex=v["simlex"], train_loss=float(loss),
-                  seconds=time.perf_counter() - t0,
+                  rare_neighbours=rare, seconds=time.perf_counter() - t0,
                   **{k: x for k, x in stopper.decisions[-1].items() if k != "value"})
         if progress:
-            print(f"epoch {epoch}: loss {loss:.4f}, validation WordSim {v['wordsim']:.3f}, SimLex {v['simlex']:.3f} "
-                  f"({time.perf_counter() - t0:.0f} s)", flush=True)
+            print(f"epoch {epoch}: loss {loss:.4f}, validation WordSim {v['wordsim']:.3f}, SimLex {v['simlex']:.3f}, "
+                  f"rare neighbours {rare:.2f} ({time.perf_counter() - t0:.0f} s)", flush=True)
         return stop or (max_steps is not None and epoch >= max_steps)
 
     trainer = {"numpy": train_numpy, "torch": train_torch}[s["impl"]]
@@ -296,15 +334,19 @@ def train_course_word2vec(settings: dict, log: RunLog, max_steps: int | None = N
     epochs_run = len(curve["epoch"])
     reason = (f"max_steps={max_steps}" if max_steps is not None else
               f"early stopping: {stopper.summary()}" if stopper.stopped else f"the limit of {s['max_epochs']} epochs")
-    log.event("stop", reason=reason, steps=epochs_run, best_step=stopper.best_step)
-    W, C = stopper.best_state
+    if keep == "last":
+        reason += "; the last epoch kept (keep='last')"
+        (W, C), kept, kept_valid = last["state"], last["epoch"], last["valid"]
+    else:
+        (W, C), kept, kept_valid = stopper.best_state, stopper.best_step, stopper.best
+    log.event("stop", reason=reason, steps=epochs_run, best_step=kept)
     arrays = {"W": W, **({"C": C} if s.get("ship_context", True) else {}), **vocab_to_arrays(corpus.vocab),
               **{f"curve/{k}": np.asarray(x) for k, x in curve.items()}}
-    meta = {"settings": dict(s), "stopped_by": reason, "best_epoch": stopper.best_step, "epochs_run": epochs_run,
+    meta = {"settings": dict(s), "stopped_by": reason, "best_epoch": kept, "epochs_run": epochs_run,
             "words_per_second": tv.words_per_second,
             "data": f"course corpus: {len(corpus.sentences):,} sentences, {corpus.n_raw_tokens:,} tokens, "
                     f"{len(corpus.vocab):,} words (min_count {s['min_count']})"}
-    metrics = {"best_epoch": stopper.best_step, "valid_wordsim": stopper.best}
+    metrics = {"best_epoch": kept, "valid_wordsim": kept_valid}
     if max_steps is None:
         _final_records(W, corpus.vocab, meta, metrics)
     return arrays, meta, metrics

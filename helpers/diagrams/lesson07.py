@@ -237,7 +237,7 @@ def softmax_vs_negative_sampling() -> Drawing:
     d.text(680, y2 + 60, "• only k + 1 rows of C get", anchor="start", size=SMALL_SIZE)
     d.text(680, y2 + 80, "  a gradient: ∂L/∂s = y − t", anchor="start", size=SMALL_SIZE)
     d.text(30, 500, "drawn: |V| = 30, d = 5, k = 3; lesson 07 times both as |V| grows "
-                    "(section 1) and trains with k = 5", anchor="start", size=12,
+                    "(section 6) and trains with k = 5", anchor="start", size=12,
            color="grey_dark")
     return d
 
@@ -248,5 +248,5 @@ FIGURES = (skipgram_ns, cbow_ns, softmax_vs_negative_sampling)
 PLACES = {
     skipgram_ns: "section “Negative sampling” or “Skip-gram and CBOW in NumPy”",
     cbow_ns: "section “Skip-gram and CBOW in NumPy”",
-    softmax_vs_negative_sampling: "section “Idea: predict the neighbours” (why the full softmax is slow)",
+    softmax_vs_negative_sampling: "section “From a softmax over |V| words to yes/no questions”",
 }

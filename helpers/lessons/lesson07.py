@@ -1,26 +1,39 @@
 """Lesson 07 (the embedding layer and word2vec): timing the output layers as the vocabulary
-grows (full softmax, negative sampling, hierarchical softmax), the shipped vectors' scores and
-curves, the subsampling and dynamic-window statistics and their measured effect on the vectors
-(the shipped ``wv_tricks``), and the explorers (a live training beside
-the shipped curve, the vector dimension)."""
+grows (full softmax, negative sampling, hierarchical softmax), the subsampling and dynamic-window
+statistics, the live training's bookkeeping (:class:`SimilarityTraining`: its curve, summary and
+"Train on" button around the lesson's own step function), the shipped vectors' scores, curves and
+neighbours, the measured effect of the two tricks (the shipped ``wv_tricks``), and the challenge's
+scoreboard (:func:`challenge_standing`)."""
 from __future__ import annotations
 
 import time
-from typing import Sequence
+from functools import lru_cache
+from typing import Callable, Sequence
 
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 from scipy.stats import rankdata
 
-from helpers.course.benchmarks import evaluate_vectors
+from helpers.course.benchmarks import benchmark_halves, evaluate_vectors
+from helpers.course.count_records import validated_count_vectors
+from helpers.course.models import load_model
 from helpers.course.word2vec_tricks import TricksResult, paired_setting_difference
 from helpers.course.word_vector_models import SETTINGS, queen_rank
-from helpers.infra.plotting import COLOURS, GREY_DARK, new_figure, set_labels
+from helpers.infra.live_training import LiveTraining
+from helpers.infra.plotting import (
+    BLACK,
+    COLOURS,
+    GREY_DARK,
+    LINESTYLES,
+    log_axis,
+    new_figure,
+    set_labels,
+)
 from helpers.infra.threads import single_thread_blas
 from helpers.lib.hsoftmax import hs_loss_and_grads, huffman_tree
-from helpers.lib.metrics import Interval, normalize_rows
+from helpers.lib.metrics import Interval, nearest_neighbours, normalize_rows
 from helpers.lib.negative_sampling import NoiseSampler, SkipGramNS, full_softmax_step
-from helpers.lib.word2vec import Corpus, keep_probabilities, train_torch
+from helpers.lib.word2vec import Corpus, keep_probabilities
 
 # the shipped word2vec models of this lesson, in the order of its table
 SHIPPED = {"PyTorch skip-gram": "torch-skipgram", "NumPy skip-gram": "numpy-skipgram",
@@ -83,6 +96,27 @@ def time_output_layers(vocab_sizes: Sequence[int], dim: int = 100, batch: int = 
         row["hs"] = _median_seconds(repeats, _hs_step, W_in, U, tree, c, o)
         out.append(row)
     return out
+
+
+TIMING_NAMES = {"softmax": "full softmax", "ns_rows": "neg. sampling (rows)", "ns_dense": "neg. sampling (dense)",
+                "hs": "hierarchical softmax"}
+
+
+def plot_output_layer_timings(timings: list[dict]):
+    """Milliseconds per batch of each output layer against the vocabulary size (log-log), from
+    :func:`time_output_layers`. Returns the figure."""
+    fig, ax = new_figure(width=7)
+    sizes = [r["vocab_size"] for r in timings]
+    for (key, label), style, colour in zip(TIMING_NAMES.items(), ["o-", "s--", "^-.", "D:"],
+                                           [GREY_DARK, COLOURS["blue"], COLOURS["orange"], COLOURS["green"]],
+                                           strict=True):
+        ax.plot(sizes, [r[key] * 1e3 for r in timings], style, color=colour, label=label)
+    ax.set_xscale("log")
+    log_axis(ax, "y")
+    set_labels(ax, "Forward + backward of one batch as the vocabulary grows (median of repeats)",
+               "vocabulary size |V|", "time per batch (ms, log scale)")
+    ax.legend(fontsize=8, loc="upper left")
+    return fig
 
 
 # ---------------------------------------------------------------- section 6: the shipped vectors
@@ -159,22 +193,14 @@ def paired_differences(vectors: dict, vocab, pairs: Sequence, n_boot: int = 1000
     return out
 
 
-EDGE = 0.005   # how far an interval end must be from 0 for a call that a new bootstrap draw will not flip
-
-
-def call_difference(d: Interval, edge: float = EDGE) -> str:
-    """Read a paired-difference interval: 'differ' when it clears 0 by more than ``edge``, 'tie' when
-    it reaches past 0 on both sides by more than ``edge``, 'borderline' when an end lies within
-    ``edge`` of 0. Ends that close to 0 move to the other side with another random draw of the
-    bootstrap (with 10,000 resamples they move by about 0.001-0.004 here), so such a difference is
-    called neither a tie nor a win."""
-    if not edge >= 0:
-        raise ValueError(f"edge must be >= 0, got {edge}")
-    if d.low > edge or d.high < -edge:
-        return "differ"
-    if d.low < -edge and d.high > edge:
-        return "tie"
-    return "borderline"
+def call_difference(d: Interval) -> str:
+    """The course's one rule for a paired difference (lesson 01, "how the course compares models"):
+    'ahead' when its 95 % interval lies above 0, 'behind' when it lies below, 'tie' when it contains 0."""
+    if d.low > 0:
+        return "ahead"
+    if d.high < 0:
+        return "behind"
+    return "tie"
 
 
 def plot_validation_curves(vectors: dict):
@@ -190,8 +216,8 @@ def plot_validation_curves(vectors: dict):
         ax.plot([best], [curve["valid_wordsim"][curve["epoch"].index(best)]], "o", mfc="none", mec=colour,
                 markersize=12, markeredgewidth=1.5)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    set_labels(ax, "Shipped runs: validation-half WordSim-353 after each epoch (circle: the epoch kept)",
-               "epoch", "Spearman ρ (validation half)")
+    set_labels(ax, "Shipped runs: WordSim-353 after each epoch (circle: the epoch kept)",
+               "epoch", "Spearman ρ (validation pairs)")
     ax.legend(fontsize=8, loc="lower right")
     return fig
 
@@ -249,8 +275,8 @@ def plot_dimension_quality(grid) -> tuple:
     fig, axes = new_figure(ncols=2, width=4.5)
     dims, stats = list(grid.dims), {}
     for ax, (metric, title, ylabel, scale) in zip(axes, [
-            ("wordsim353", "WordSim-353 (report half)", "Spearman ρ", 1),
-            ("analogy", "Analogies (report half, 3CosAdd)", "accuracy (%)", 100)], strict=True):
+            ("wordsim353", "WordSim-353 (test pairs)", "Spearman ρ", 1),
+            ("analogy", "Analogies (test questions, 3CosAdd)", "accuracy (%)", 100)], strict=True):
         whole = np.asarray(grid.scores[metric])[:, -1, :]          # (seeds, D): the whole corpus
         lo, mean, hi = whole.min(0), whole.mean(0), whole.max(0)
         stats[metric] = (lo, mean, hi)
@@ -340,12 +366,12 @@ def plot_tricks(result: TricksResult):
                          label=label, markersize=7, mfc="none" if k else colour)
     epochs = result.metadata["settings"]["epochs"]
     set_labels(axes[0], f"WordSim-353 after each of {epochs} epochs", "training time (CPU seconds)",
-               "Spearman ρ (report half)")
+               "Spearman ρ (test pairs)")
     set_labels(axes[1], f"SimLex-999 after each of {epochs} epochs", "training time (CPU seconds)",
-               "Spearman ρ (report half)")
+               "Spearman ρ (test pairs)")
     set_labels(axes[2], f"Analogies after {epochs} epochs", "training time (CPU seconds)",
-               "accuracy (%, report half)")
-    axes[2].legend(fontsize=7, loc="lower right")
+               "accuracy (%, test questions)")
+    axes[2].legend(fontsize=7, loc="upper left")          # the corner the runs leave empty
     return fig
 
 
@@ -374,63 +400,125 @@ def tricks_comparisons(result: TricksResult, n_boot: int = 2000, seed: int = 0) 
             for other in result.variants if other != "shipped" for metric in ("wordsim", "simlex", "analogy")}
 
 
-# ---------------------------------------------------------------- section 6: the live training
-def corpus_share(corpus: Corpus, share: float) -> Corpus:
-    """The first ``share`` (0 < share <= 1) of ``corpus``'s tokens, cut at a sentence boundary,
-    with the same vocabulary (so its vectors are scored like the shipped ones)."""
-    if not 0 < share <= 1:
-        raise ValueError(f"share must be in (0, 1], got {share}")
-    if share == 1:
-        return corpus
-    cut = int(len(corpus.ids) * share)
-    cut = int(np.searchsorted(corpus.sentence, corpus.sentence[cut]))
-    raw = int(round(corpus.n_raw_tokens * cut / len(corpus.ids)))
-    return Corpus(corpus.vocab, corpus.ids[:cut], corpus.sentence[:cut], raw)
+# ---------------------------------------------------------------- section 7: neighbours above a frequency floor
+@lru_cache(maxsize=8)
+def _rare_words(vocab_id: int, counts: tuple, itos: tuple, min_count: int) -> tuple:
+    return tuple(w for w, c in zip(itos, counts, strict=True) if c < min_count)
 
 
-def live_training(corpus: Corpus, share: float = 0.25, epochs: int = 1, **overrides) -> dict:
-    """Train the PyTorch skip-gram with the shipped run's settings (learning-rate schedule of
-    its ``max_epochs``, seed, sample, alpha; ``overrides`` change them) on the first ``share`` of
-    the corpus for ``epochs`` epochs, scoring the validation half's WordSim-353 after each epoch
-    as the shipped run did. With share=1 the live run retraces the shipped curve's first epochs
-    (same seed, same data). Returns {'epoch', 'valid_wordsim', 'train_loss', 'seconds', 'W'}."""
-    s = {**TORCH_SETTINGS, **overrides}
-    part = corpus_share(corpus, share)
-    curve = {"epoch": [], "valid_wordsim": [], "train_loss": []}
-
-    def epoch_end(epoch, W, C, loss):
-        curve["epoch"].append(epoch)
-        curve["valid_wordsim"].append(evaluate_vectors(W, part.vocab, "validation", analogies=False)["wordsim"])
-        curve["train_loss"].append(float(loss))
-        curve["W"] = W.copy()
-        return epoch >= epochs
-
-    kw = {k: s[k] for k in ("dim", "window", "negative", "sample", "alpha", "min_alpha", "seed")}
-    tv = train_torch(part, s["model"], epochs=s["max_epochs"], progress=False, epoch_end=epoch_end,
-                     dynamic_window=s.get("dynamic_window", True), **kw)
-    curve["seconds"] = tv.seconds
-    return curve
+def frequent_neighbours(vectors, vocab, word: str, k: int = 5, min_count: int = 50) -> list[tuple[str, float]]:
+    """The ``k`` cosine nearest neighbours of ``word`` among the words seen at least ``min_count``
+    times (:func:`helpers.lib.metrics.nearest_neighbours` with the rarer words excluded): a word
+    seen five times has a vector estimated from a handful of pairs, and such words crowd the
+    neighbour lists of a skip-gram. Returns [(word, cosine)]."""
+    rare = _rare_words(id(vocab), tuple(int(c) for c in vocab.counts), tuple(vocab.itos), int(min_count))
+    return nearest_neighbours(vectors, vocab, word, k=k, exclude=rare)
 
 
-def _rho(x) -> str:
-    return "undefined (no benchmark pair in the vocabulary)" if x is None else f"{x:.3f}"
+# ---------------------------------------------------------------- section 7: the live training's bookkeeping
+class SimilarityTraining(LiveTraining):
+    """The live word2vec run of lesson 07: :class:`helpers.infra.live_training.LiveTraining` whose
+    held-out number is a similarity score (Spearman ρ on held-out word pairs: higher is better).
+
+    ``step() -> training loss`` and ``evaluate() -> ρ`` are the lesson's own functions;
+    ``baselines`` {name: ρ} are drawn as reference lines; ``plan(steps)``, if given, is called
+    before every :meth:`train` with the number of steps about to run (the lesson's learning-rate
+    schedule uses it to fall to zero at the end of the steps planned so far, so "Train on" plans
+    more). The curve's ``heldout_loss`` list holds the ρ values."""
+
+    def __init__(self, step: Callable[[], float], evaluate: Callable[[], float], eval_every: int,
+                 baselines: dict[str, float] | None = None, name: str = "your skip-gram",
+                 plan: Callable[[int], None] | None = None):
+        super().__init__(step, evaluate, eval_every, baselines, name, unit="Spearman ρ")
+        self.plan = plan
+
+    def train(self, steps: int, progress: bool = True, desc: str | None = None) -> "SimilarityTraining":
+        if self.plan is not None:
+            self.plan(int(steps))
+        return super().train(steps, progress, desc)
+
+    @property
+    def rho(self) -> float:
+        """The last held-out ρ."""
+        return self.heldout_loss
+
+    def summary(self) -> str:
+        if not self.curve.step:
+            return f"{self.name}: not trained yet"
+        rho = self.curve.heldout_loss[-1]
+        above = [k for k, v in self.baselines.items() if rho > v]
+        text = (f"{self.name} after {self.steps:,} steps ({self.cpu_seconds:.0f} CPU-s of training): "
+                f"ρ {rho:.3f} on the validation pairs")
+        if self.baselines:
+            text += "\n  " + ", ".join(f"{k} {v:.3f}" for k, v in self.baselines.items())
+            text += f"\n  — above {', '.join(above)}" if above else "\n  — below every baseline so far"
+        return text
+
+    def figure(self, title: str | None = None):
+        """Training loss per pair (left) and held-out ρ (right) against steps; baselines as lines."""
+        fig, (ax_loss, ax_rho) = new_figure(ncols=2, width=4.6)
+        c = self.curve
+        if c.step:
+            ax_loss.plot(c.step[1:], c.train_loss[1:], color=COLOURS["blue"], marker="o", ms=3)
+            ax_rho.plot(c.step, c.heldout_loss, color=COLOURS["vermillion"], marker="o", ms=3, label=self.name)
+        for i, (name, v) in enumerate(self.baselines.items()):
+            ax_rho.axhline(v, color=GREY_DARK if i % 2 else BLACK, ls=LINESTYLES[1 + i % 3], lw=1.2, label=name)
+        ax_rho.set_ylim(-0.1, 1.0)
+        set_labels(ax_loss, "Training loss (mean of the batches between points)", "training step",
+                   "loss per pair", y_unit="nats")
+        set_labels(ax_rho, title or "Similarity on held-out word pairs", "training step",
+                   "Spearman ρ (WordSim-353, validation pairs)")
+        ax_rho.legend(loc="upper left", fontsize=7, ncol=2)
+        return fig
 
 
-def render_live_training(share: float = 0.25, epochs: int = 1, dim: int = 100, *, corpus: Corpus, shipped: dict):
-    """Explorer: :func:`live_training` with ``dim`` dimensions, its validation curve drawn over the
-    shipped PyTorch run's (same validation half, same settings; ``shipped`` is that run's metadata)."""
-    live = live_training(corpus, share, epochs, dim=int(dim))
-    sl = evaluate_vectors(live["W"], corpus.vocab, "validation", analogies=False)["simlex"]
-    rho = live["valid_wordsim"][-1]
-    fig, ax = new_figure()
-    sc = shipped["curve"]
-    ax.plot(sc["epoch"], sc["valid_wordsim"], "o-", color=GREY_DARK, label=f"shipped run (whole corpus, d = {shipped['settings']['dim']})")
-    ax.plot(live["epoch"], live["valid_wordsim"], "s--", color=COLOURS["vermillion"], markersize=8,
-            label=f"live run ({share:.0%} of the corpus, d = {dim})")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    set_labels(ax, "PyTorch skip-gram: validation-half WordSim-353 per epoch", "epoch", "Spearman ρ (validation half)")
-    ax.legend(loc="lower right")
-    return fig, (f"live run, {share:.0%} of the corpus, d = {dim}: validation WordSim ρ {_rho(rho)}, "
-                 f"SimLex ρ {_rho(sl)} after {live['epoch'][-1]} epoch(s), {live['seconds']:.1f} s of training "
-                 f"(the shipped run: WordSim {sc['valid_wordsim'][0]:.3f} after epoch 1, {max(sc['valid_wordsim']):.3f} "
-                 "at its best)")
+# ---------------------------------------------------------------- section 9: the challenge
+CHALLENGE_CPU_MINUTES = 5
+
+
+@lru_cache(maxsize=1)
+def _count_baselines() -> dict:
+    """{name: (V, k) vectors} of the count-based baselines at their validated settings (built once, cached)."""
+    built = validated_count_vectors()
+    return {"PPMI-SVD (lesson 06)": built["PPMI-SVD"][0], "LSA (lesson 05)": built["LSA"][0]}
+
+
+def baseline_scores(half: str = "validation") -> dict[str, float]:
+    """WordSim-353 ρ of the count-based baselines on one half of the benchmark, from their shipped
+    records (``wv_count_records``): {'PPMI-SVD (lesson 06)': ρ, 'LSA (lesson 05)': ρ}."""
+    rec = load_model("wv_count_records")
+    return {"PPMI-SVD (lesson 06)": rec["PPMI-SVD"][half]["wordsim"], "LSA (lesson 05)": rec["LSA"][half]["wordsim"]}
+
+
+def challenge_standing(W: np.ndarray, vocab, cpu_seconds: float, shipped: dict, n_boot: int = 10_000) -> dict:
+    """Score the student's vectors ``W`` (V, D; the course vocabulary ``vocab``) on the **test**
+    pairs of WordSim-353 (the report half, never used for tuning) beside the count-based baselines
+    and the shipped models ``shipped`` {label: (V, D) vectors}, with the paired difference from
+    each (95 % interval, 10,000 resamples of the same pairs; the course's tie rule), and whether
+    the training stayed within :data:`CHALLENGE_CPU_MINUTES`. Prints the scoreboard; returns
+    {'rho': {name: ρ}, 'vs': {name: Interval of yours minus it}, 'calls': {name: call},
+    'within_budget': bool, 'beats': [names yours is ahead of]}."""
+    W = np.asarray(W, dtype=np.float32)
+    if W.ndim != 2 or W.shape[0] != len(vocab):
+        raise ValueError(f"W must be (V, D) with V = {len(vocab)} (the course vocabulary), got shape {W.shape}")
+    if not np.all(np.isfinite(W)):
+        raise ValueError("W has NaN or infinite entries: the training diverged (a smaller learning rate?)")
+    others = {**shipped, **_count_baselines()}
+    vectors = {"yours": W, **others}
+    pairs = benchmark_halves()["report"].wordsim
+    diffs = paired_differences(vectors, vocab, pairs, n_boot=n_boot, seed=0)
+    rho = {name: evaluate_vectors(V_, vocab, "report", analogies=False)["wordsim"] for name, V_ in vectors.items()}
+    vs = {name: diffs["yours", name] for name in others}
+    calls = {name: call_difference(d) for name, d in vs.items()}
+    within = cpu_seconds <= 60 * CHALLENGE_CPU_MINUTES
+    n = len(similarity_items(W, vocab, pairs)[1])
+    print(f"test pairs of WordSim-353 ({n} scored), Spearman ρ; yours minus each, paired 95 % interval:")
+    for name in sorted(vectors, key=lambda k: -rho[k]):
+        tail = "" if name == "yours" else f"{str(vs[name]):>28}  {calls[name]}"
+        print(f"  {name:<26}{rho[name]:>7.3f}{tail}")
+    print(f"your training: {cpu_seconds / 60:.1f} CPU-minutes of {CHALLENGE_CPU_MINUTES} "
+          f"({'within' if within else 'OVER'} the budget)")
+    beats = [name for name, c in calls.items() if c == "ahead"]
+    if within and beats:
+        print("you beat: " + ", ".join(beats))
+    return {"rho": rho, "vs": vs, "calls": calls, "within_budget": within, "beats": beats}

@@ -1,0 +1,60 @@
+"""The record behind the word2vec models' ``sample`` and ``alpha`` (``helpers.course.word2vec_settings``,
+``data/models/logs/wv_settings.json``): it holds every run of the study, the shipped settings are its
+best setting, and the code cites it by its repository path."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from helpers.course import word2vec_settings as study
+from helpers.course.word_vector_models import WORD2VEC
+
+RECORD = study.load_settings_record()
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_record_holds_every_run_of_the_study():
+    assert [(r["setting"], r["seed"]) for r in RECORD["runs"]] == study.RUNS
+    for r in RECORD["runs"]:
+        assert r["settings"] == study.run_settings(r["setting"])
+        assert -1 <= r["valid_wordsim"] <= 1 and r["cpu_seconds"] > 0
+    assert set(RECORD["settings"]) == set(study.CHANGES)
+    for name, row in RECORD["settings"].items():
+        mine = [r["valid_wordsim"] for r in RECORD["runs"] if r["setting"] == name]
+        assert row["mean_valid_wordsim"] == pytest.approx(sum(mine) / len(mine))
+        for d in row["vs_defaults"]:
+            assert (d is None) == (name == "gensim defaults")
+            if d is not None:
+                assert d[1] <= d[0] <= d[2]
+
+
+def test_the_shipped_settings_are_the_record_s_best():
+    best = study.best_setting(RECORD)
+    assert RECORD["best"] == best
+    chosen = study.run_settings(best)
+    assert (WORD2VEC["sample"], WORD2VEC["alpha"]) == (chosen["sample"], chosen["alpha"])
+
+
+def test_best_setting_picks_the_highest_mean():
+    toy = {"settings": {"a": {"mean_valid_wordsim": 0.3}, "b": {"mean_valid_wordsim": 0.41},
+                        "c": {"mean_valid_wordsim": 0.4}}}
+    assert study.best_setting(toy) == "b"
+    with pytest.raises(ValueError, match="unknown setting"):
+        study.run_settings("sample 1e-9")
+
+
+WORD2VEC_MODULES = ("helpers/course/word_vector_models.py", "helpers/course/word2vec_budget.py",
+                    "helpers/course/word2vec_settings.py", "helpers/course/word2vec_tricks.py")
+
+
+def test_no_absolute_machine_path_justifies_a_setting():
+    """The evidence for the word2vec settings is cited by repository path, never a developer
+    machine's (word_vector_models.py cited /work/research/r3/REPORT.md, which is not in the repository)."""
+    for rel in WORD2VEC_MODULES:
+        path = ROOT / rel
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"/work/|/home/|/Users/|[A-Z]:\\\\", text), f"{rel} cites a machine path"
+        for cited in re.findall(r"data/models/logs/[\w.]+\.json", text):
+            assert (ROOT / cited).is_file(), f"{rel} cites {cited}, which is not in the repository"
