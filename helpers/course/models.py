@@ -129,7 +129,7 @@ MODELS: dict[str, ModelEntry] = {e.name: e for e in [
                static_pretrain.load_pretrain_static, static_pretrain.static_subset_metric,
                float16=static_pretrain.FLOAT16, replay_steps=1, any_processor=True),
     ModelEntry("gpt_contrast", "scores (no weights) of a causal (GPT-style) LM with the small BERT's blocks, data and "
-               "tokenizer at the same CPU time: next-piece NLL, blanks filled from the left, word senses, "
+               "tokeniser at the same CPU time: next-piece NLL, blanks filled from the left, word senses, "
                "samples, lesson 10", "10", causal_lm.SETTINGS,
                lambda settings, log, **kw: causal_lm.train_gpt_contrast(settings, log, load=load_model, **kw),
                causal_lm.load_gpt_contrast, causal_lm.gpt_subset_metric, replay_steps=10),

@@ -25,7 +25,6 @@ from helpers.course.bert_finetune import (
     training_subset,
 )
 from helpers.course.corpus import document_sentences
-from helpers.course.models import load_model
 from helpers.course.data import SenseExample
 from helpers.course.mlm_model import (
     TEST_SEED,
@@ -34,6 +33,7 @@ from helpers.course.mlm_model import (
     mlm_sentences,
     model_config,
 )
+from helpers.course.models import load_model
 from helpers.course.word_vectors import load_word_vectors
 from helpers.infra.plotting import (
     BLACK,
@@ -59,7 +59,6 @@ from helpers.lib.pretraining import (
     mlm_update,
     next_masked_batch,
 )
-
 
 WIDTH = 96          # explorers' summaries are wrapped to this width (an HTML export wraps longer lines mid-word)
 
