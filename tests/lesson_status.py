@@ -10,7 +10,6 @@ _TODO = "not yet rewritten as the student edition (issues 29, 30, 31)"
 
 PENDING: dict[str, str] = {
     "07": _TODO,
-    "10": _TODO,
 }
 
 

@@ -72,6 +72,55 @@ def test_numpy_mlm_matches_torch(B, L):
         np.testing.assert_allclose(g, tp.grad.numpy(), rtol=1e-8, atol=1e-12, err_msg=name)
 
 
+@pytest.mark.parametrize("window", [1, 2])
+@pytest.mark.parametrize("B,L", [(1, 1), (2, 5), (3, 7)])
+def test_numpy_window_mlm_gradients_match_finite_differences_and_torch(window, B, L):
+    rng = np.random.default_rng(window + B)
+    model = NumpyMaskedLM(11, 4, rng, window=window)
+    _, ids, labels, att = _numpy_case(B, L, seed=window)
+    labels[0, min(1, L - 1)] = 5                   # the neighbours of this one reach beyond the sentence
+    loss = model.forward(ids, labels, att)
+    model.backward()
+    report = check_function(lambda: model.forward(ids, labels, att), model.params,
+                            [g.copy() for g in model.grads], names=["E (tied)", "W", "b", "b_out"])
+    assert report.ok, report
+    t_loss, t_params = numpy_mlm_torch_reference(model.params, ids, labels, att, window=window)
+    assert np.isclose(loss, t_loss.item(), rtol=1e-10)
+    for name, g, tp in zip(["E", "W", "b", "b_out"], model.grads, t_params, strict=True):
+        np.testing.assert_allclose(g, tp.grad.numpy(), rtol=1e-8, atol=1e-12, err_msg=name)
+
+
+def test_the_window_reads_the_neighbours_and_nothing_beyond_the_sentence():
+    rng = np.random.default_rng(0)
+    model = NumpyMaskedLM(9, 3, rng, window=1)
+    ids = np.array([[2, 5, 6, 3, 0, 0]])
+    att = ids != 0
+    labels = np.full(ids.shape, IGNORE)
+    labels[0, 3] = 3                               # the last real token: its right neighbour is padding
+    base = model.forward(ids, labels, att)
+    other = ids.copy()
+    other[0, 4] = 7                                # a different id at the padded position changes nothing
+    assert model.forward(other, labels, att) == base
+    other = ids.copy()
+    other[0, 2] = 7                                # the left neighbour does
+    assert model.forward(other, labels, att) != base
+    with pytest.raises(ValueError, match="window must be a non-negative integer"):
+        NumpyMaskedLM(9, 3, rng, window=-1)
+
+
+def test_window_zero_is_the_token_and_the_sentence_mean():
+    """window=0: h_i = tanh([x_i, c] W + b) at the masked positions, written out here."""
+    model, ids, labels, att = _numpy_case(3, 7, seed=4)
+    E, W, b, b_out = model.params
+    x = E[ids] * att[..., None]
+    c = x.sum(1) / att.sum(1, keepdims=True)
+    r, k = np.nonzero(labels != IGNORE)
+    h = np.tanh(np.concatenate([x[r, k], c[r]], axis=1) @ W + b)
+    logits = h @ E.T + b_out
+    logp = logits - np.log(np.exp(logits).sum(1, keepdims=True))
+    assert np.isclose(model.forward(ids, labels, att), -logp[np.arange(len(r)), labels[r, k]].mean(), rtol=1e-12)
+
+
 def test_tied_gradient_is_the_sum_of_both_uses():
     model, ids, labels, att = _numpy_case(2, 5)
     model.forward(ids, labels, att)
@@ -297,6 +346,8 @@ def test_sense_explorer_render_and_widget(trained):
     torch.manual_seed(0)
     model = TinyBert(BertConfig(len(tok), dim=16, n_layers=2, n_heads=2, ff_dim=32, max_len=32)).eval()
     fig, summary = render_sense_explorer(model, tok, ex, sentence=0, word="bank", layer=1)
+    assert max(map(len, summary.splitlines())) <= 96            # wrapped: an HTML export never breaks a word
+    summary = " ".join(summary.split())
     assert "labelled: finance" in summary and "nearest sense at layer 1" in summary
     assert len(fig.axes) == 2
     labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
@@ -308,7 +359,7 @@ def test_sense_explorer_render_and_widget(trained):
     before, renders = explorer.summary, explorer.renders
     explorer.controls["sentence"].value = 15
     assert explorer.renders == renders + 1 and explorer.summary != before
-    assert "labelled: river" in explorer.summary
+    assert "labelled: river" in " ".join(explorer.summary.split())
     assert example_vectors(model, tok, ex[:3]).shape == (3, 16)
 
 

@@ -143,7 +143,9 @@ def test_length_buckets_cover_every_sequence_once():
 
 
 def test_checker_80_10_10_accepts_reference_and_rejects_mistakes(capsys):
-    assert check_80_10_10(apply_80_10_10)
+    assert check_80_10_10.run_checks(apply_80_10_10)          # the library's rule passes the checks ...
+    assert not check_80_10_10(apply_80_10_10)                 # ... but a student may not hand it in
+    assert "course's own" in capsys.readouterr().out
 
     def swapped(ids, chosen, u, random_ids, mask_id):  # random for u < 0.1, [MASK] for the rest
         out = ids.copy()
@@ -168,7 +170,9 @@ def test_checker_80_10_10_accepts_reference_and_rejects_mistakes(capsys):
 
 def test_checker_nearest_sense(capsys):
     from helpers.lib.contextual import nearest_sense
-    assert check_nearest_sense(lambda q, S, s: nearest_sense(q, S, s)[0])
+    assert check_nearest_sense.run_checks(lambda q, S, s: nearest_sense(q, S, s)[0])
+    assert not check_nearest_sense(lambda q, S, s: nearest_sense(q, S, s)[0])
+    assert "course's own" in capsys.readouterr().out
 
     def by_dot_product(q, S, s):
         s = np.asarray(s)

@@ -334,6 +334,12 @@ def logreg_test_accuracy(X_train, y_train, X_test, y_test, C: float) -> float:
     return float(clf.score(sc.transform(X_test), y_test))
 
 
+def logreg_test_predictions(X_train, y_train, X_test, C: float) -> np.ndarray:
+    """The labels a logistic regression with ``C`` fitted on (X_train, y_train) predicts for X_test."""
+    sc, clf = fit_logreg(X_train, y_train, C)
+    return clf.predict(sc.transform(X_test)).astype(np.int64)
+
+
 def static_vectors_of(vectors) -> tuple[np.ndarray, dict]:
     """(W float32, stoi) of shipped word vectors as ``load_model`` returns them ((W, C, vocab, meta))."""
     W, _, vocab, _ = vectors

@@ -14,13 +14,13 @@ no dropout, input and output embeddings tied), the embedding table started from 
 vectors of the pieces (:func:`helpers.lib.pretraining.piece_word2vec`). AdamW (betas 0.9/0.98,
 weight decay 0.01), 50 warm-up steps then linear decay to 0 at ``max_steps``, clipping at 1,
 batches of 64 length-bucketed sentences masked afresh every time (15 %, 80/10/10).
-The settings are those of the course's research runs (``/work/research/r2``: a 12,000-step run of
-the same model reached 0.284 validation accuracy; d128-L4 and d256-L2 cost 2-3 times more per step
-and do not fit the CPU budget), with the step count set by the flattening criterion within the CPU
-budget: 5,000 steps added 1.4 points of validation accuracy in their last 20 % once the validation
-split held no copies of training documents, so the run is 8,000 steps (about 17 CPU-minutes; the
-12,000-step research run gained another few points, so a longer run is the first thing to try with
-more CPU).
+The evidence for these settings is recorded in ``data/models/records/mlm_bert_settings.md`` (written
+by ``python -m helpers.course.mlm_settings``): the CPU cost of a step of this size and of two larger
+ones (which do not fit the CPU budget of ``make models``), the validation accuracy after a few hundred
+steps from random and from word2vec embeddings (the head start), and the shipped run's own validation
+curve, whose last fifth added less than a point (the flattening criterion) while the training loss was
+still falling — a longer run is the first thing to try with more CPU. The learning rate, warm-up and
+batch size were not searched there, and the record claims nothing more for them.
 
 Every ``eval_every`` steps the whole validation split, masked once (seed 123, every chosen
 position shown as ``[MASK]``), gives the masked-token accuracy; early stopping (patience
@@ -31,6 +31,7 @@ sentences.
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from collections import Counter
@@ -49,6 +50,7 @@ from helpers.infra.artifacts import (
     curves_to_arrays,
     state_dict_to_arrays,
 )
+from helpers.infra.cache import cached, settings_version
 from helpers.infra.early_stopping import EarlyStopping
 from helpers.infra.progress import progress_bar
 from helpers.infra.runlog import RunLog
@@ -116,6 +118,18 @@ def model_config(settings: dict, vocab_size: int) -> BertConfig:
                       ff_dim=s["ff_dim"], max_len=s["max_len"], dropout=s["dropout"])
 
 
+def piece_vectors(tok: BPETokenizer, train: list, settings: dict) -> np.ndarray:
+    """The word2vec head start of the embedding table: :func:`helpers.lib.pretraining.piece_word2vec`
+    of ``train`` (scale 0.1), built once per corpus and settings and then read from the cache
+    (:func:`helpers.infra.cache.cached`; about a minute to build). Every trainer of lesson 10 that
+    starts from word2vec starts from these vectors."""
+    h = hashlib.sha256(np.concatenate(train).astype(np.int64).tobytes()).hexdigest()[:16]
+    version = settings_version({"dim": settings["dim"], "seed": settings["seed"], "corpus": h}, "v1")
+    return cached("mlm-piece-word2vec", version, lambda: {"E": piece_word2vec(tok, train, dim=settings["dim"],
+                                                                              scale=0.1, seed=settings["seed"])},
+                  verbose=False)["E"]
+
+
 def float16_names() -> tuple:
     """Names of the stored arrays kept as float16: every floating parameter of the model."""
     # built on the CPU with a tiny vocabulary (the names do not depend on its size), the global
@@ -181,7 +195,7 @@ def train_mlm_bert(settings: dict, log: RunLog, max_steps: int | None = None, pr
     train = encode_corpus(tok, sents["train"], s["max_len"])
     valid_batches = fixed_eval_batches(tok, encode_corpus(tok, sents["valid"], s["max_len"]), seed=VALID_SEED)
     cfg = model_config(s, len(tok))
-    E0 = piece_word2vec(tok, train, dim=s["dim"], scale=0.1, seed=s["seed"]) if s["w2v_init"] else None
+    E0 = piece_vectors(tok, train, s) if s["w2v_init"] else None
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(s["seed"])
         model = TinyBert(cfg, tok.pad_id)

@@ -27,11 +27,14 @@ from typing import Callable
 
 from helpers.course import (
     bert_finetune,
+    causal_lm,
     char_lms,
     count_records,
     ffnn_lm,
     mlm_model,
+    nsp_study,
     scaling_grid,
+    static_pretrain,
     word2vec_tricks,
     word_lms,
     word_vector_models,
@@ -122,6 +125,21 @@ MODELS: dict[str, ModelEntry] = {e.name: e for e in [
                    settings, log, load=load_model, **kw),     # it reads mlm_bert and the skip-gram vectors
                bert_finetune.load_finetune_results,
                lambda results: bert_finetune.finetune_subset_metric(results, load_model("mlm_bert")), replay_steps=10),
+    ModelEntry("wv_pretrain_skipgram", "gensim skip-gram trained on the masked-LM pre-training documents only (lesson "
+               "07's settings), shipped as what lesson 10 reads: the vectors of the labelled sentences' words and "
+               "the BBC articles' static features", "10", static_pretrain.SETTINGS, static_pretrain.train_pretrain_static,
+               static_pretrain.load_pretrain_static, static_pretrain.static_subset_metric,
+               float16=static_pretrain.FLOAT16, replay_steps=1, any_processor=True),
+    ModelEntry("gpt_contrast", "scores (no weights) of a causal (GPT-style) LM with the small BERT's blocks, data and "
+               "tokeniser at the same CPU time: next-piece NLL, blanks filled from the left, word senses, "
+               "samples, lesson 10", "10", causal_lm.SETTINGS,
+               lambda settings, log, **kw: causal_lm.train_gpt_contrast(settings, log, load=load_model, **kw),
+               causal_lm.load_gpt_contrast, causal_lm.gpt_subset_metric, replay_steps=10),
+    ModelEntry("bert_nsp", "scores (no weights) of two small BERTs pre-trained on the same sentence pairs, with and "
+               "without the next-sentence-prediction loss: masked-token accuracy, word senses, topics, NSP, lesson 10",
+               "10", nsp_study.SETTINGS,
+               lambda settings, log, **kw: nsp_study.train_nsp_study(settings, log, load=load_model, **kw),
+               nsp_study.load_nsp_study, nsp_study.nsp_subset_metric, replay_steps=10),
 ]}
 
 

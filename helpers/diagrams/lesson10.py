@@ -3,8 +3,8 @@
 The lesson's notation: each sentence becomes ``[CLS] pieces [SEP]``; 15 % of the ordinary
 positions are chosen (the set M); a chosen token becomes [MASK] 80 % of the time, a random
 token 10 %, and stays 10 %; token + position (+ segment) embeddings, normalised, go through
-Pre-LN encoder blocks to h_i^L; the head (dense, GELU, LayerNorm) and the tied output
-logits_i = h_i E^⊤ + b_out score the vocabulary; L_MLM = −(1/|M|) Σ_{i∈M} log P(x_i | h_i^L).
+Pre-LN encoder blocks to h_i^L; the head g (dense, GELU, LayerNorm) and the tied output
+logits_i = g(h_i^L) E^⊤ + b_out score the vocabulary; L_MLM = −(1/|M|) Σ_{i∈M} log P(x_i | h_i^L).
 """
 
 from helpers.diagrams._style import DATA, LOSS, NEUTRAL, OP, PARAM, STATE
@@ -20,7 +20,7 @@ CHOSEN = {2: ("[MASK]", "80 %: [MASK]"), 4: ("apple", "10 %: random"),
 
 def mlm_pretraining() -> Drawing:
     """Masked-LM pre-training: 15 % of positions chosen and replaced 80/10/10, token and
-    position embeddings E, encoder blocks, h_i, the tied output logits = h_i E^⊤, softmax, and
+    position embeddings E, encoder blocks, h_i, the head g and the tied output logits = g(h_i) E^⊤, softmax, and
     the loss over the masked positions only."""
     d = Drawing(
         1000, 760,
@@ -29,7 +29,7 @@ def mlm_pretraining() -> Drawing:
               "chosen: 'cat' becomes [MASK] (the 80 % case), 'on' becomes a random token (10 %), "
               "'bank' stays (10 %). The corrupted tokens are embedded with rows of the table E "
               "plus position embeddings, normalised, and passed through bidirectional encoder "
-              "blocks to vectors h_i. Only at the chosen positions, a head and the output "
+              "blocks to vectors h_i. Only at the chosen positions, a head g and the output "
               "projection by the same matrix E transposed give logits over the vocabulary; the "
               "softmax probability of the original token enters the loss, averaged over the "
               "chosen positions."))
@@ -88,15 +88,15 @@ def mlm_pretraining() -> Drawing:
         if k not in CHOSEN:
             d.text(x, 450, "no loss", size=11, plain=True, color="grey")
             continue
-        head = d.box(x, 455, 84, 32, "head", fill=OP, plain=True, size=SMALL_SIZE)
+        head = d.box(x, 455, 84, 32, "head g", fill=OP, plain=True, size=SMALL_SIZE)
         d.arrow((x, 412), head.top)
-        logit = d.box(x, 520, 100, 32, "h_i E^⊤ + b_{out}", fill=PARAM, size=SMALL_SIZE)
+        logit = d.box(x, 520, 112, 32, "g(h_i) E^⊤ + b_{out}", fill=PARAM, size=SMALL_SIZE)
         d.arrow(head.bottom, logit.top)
         soft = d.box(x, 585, 84, 32, "softmax", fill=OP, plain=True, size=SMALL_SIZE)
         d.arrow(logit.bottom, soft.top)
         d.text(x, 622, f"P({TOKENS[k]} | h_i)", size=12)
         d.arrow((x, 632), (x, 676), width=1.2)
-    d.text(50, 455, "head: dense,", anchor="start", size=12, plain=True, color="grey_dark")
+    d.text(50, 455, "head g: dense,", anchor="start", size=12, plain=True, color="grey_dark")
     d.text(50, 471, "GELU, LayerNorm", anchor="start", size=12, plain=True, color="grey_dark")
     Et = d.matrix(40, 506, 4, 6, 10, "", fill=PARAM)
     d.text(Et.x + Et.w + 8, Et.cy - 9, "E^⊤", anchor="start", bold=True)

@@ -1,5 +1,16 @@
-"""Checkers for lesson 10 (contextual representations)."""
+"""Checkers for lesson 10 (contextual representations).
+
+The experiment (the best layer for *light*) measures its answer itself, on the shipped encoder
+``data/models/mlm_bert`` and the word-sense sentences ``data/wsd_sentences.tsv``, read here through
+:mod:`helpers.infra` (checksums verified) and rebuilt with :mod:`helpers.lib` alone: a checker never
+imports the course layer (``tests/test_layering.py``); ``tests/test_lesson10_checkers.py`` checks that
+it reads the very files and model the lesson loads.
+"""
 from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -15,8 +26,21 @@ from helpers.exercises import (
     expect_gradients_match_torch,
     expect_tuple,
 )
-from helpers.lib.contextual import nearest_sense
-from helpers.lib.mlm import IGNORE, apply_80_10_10
+from helpers.infra.artifacts import arrays_to_state_dict, load_artifact
+from helpers.infra.checksums import verify_file
+from helpers.infra.seeding import make_rng
+from helpers.lib.bert import (
+    BertConfig,
+    NumpyMaskedLM,
+    TinyBert,
+    mlm_loss_numpy,
+    numpy_mlm_torch_reference,
+)
+from helpers.lib.bpe import BPETokenizer
+from helpers.lib.contextual import nearest_sense, nearest_sense_accuracy, word_vectors
+from helpers.lib.mlm import IGNORE, apply_80_10_10, mask_tokens
+from helpers.lib.optim import Adam, AdamW, clip_global_norm
+from helpers.lib.text import tokenize
 
 MASK_ID = 4
 
@@ -90,7 +114,7 @@ def _random_from_0_8_on(ids, chosen, u, random_ids, mask_id):
 check_80_10_10 = FunctionExercise(
     "80/10/10 replacement rule", [_rule_worked_example, _rule_unchosen_untouched, _rule_matches_reference],
     reference=lambda ids, chosen, u, random_ids, mask_id: apply_80_10_10(ids, chosen, u, random_ids, mask_id),
-    step="warm-up",
+    step="warm-up", forbidden=(apply_80_10_10, mask_tokens),
     mistakes=[
         Mistake("in_place", "you changed `ids` itself: the original tokens are the labels the model must "
                 "predict, so start from a copy, out = ids.copy().", like=_in_place),
@@ -138,12 +162,25 @@ def _sense_unit_vectors_first(fn):
                  "sense of [0.7, 1.0] with 'a' = {[10, 0], [0, 1]}: average the unit-length support vectors")
 
 
-def _sense_variant(query, support, senses, unit=True, centroid=True, cosine=True, label=True):
+def _sense_cosine_not_distance(fn):
+    # unit vectors: 'a' at +60° and -60°, 'b' at 20°; the query at 0°. The 'a' centroid [0.5, 0] points
+    # exactly at the query (cosine 1; 'b': cos 20° = 0.94), but it is short, so the query lies nearer to
+    # the tip of the 'b' vector (distance 0.35) than to it (0.5): only the cosine picks 'a'
+    deg = np.radians([60.0, -60.0, 20.0])
+    support = np.stack([np.cos(deg), np.sin(deg)], axis=1)
+    expect_equal(fn(np.array([1.0, 0.0]), support, ["a", "a", "b"]), "a",
+                 "sense of [1, 0] with 'a' = {±60°} and 'b' = {20°} (the 'a' centroid points at the query but is "
+                 "short: compare cosines, not distances)")
+
+
+def _sense_variant(query, support, senses, unit=True, centroid=True, cosine=True, label=True, distance=False):
     senses = np.asarray(senses)
     S = support / np.linalg.norm(support, axis=1, keepdims=True) if unit else np.asarray(support, float)
     q = query / np.linalg.norm(query) if cosine else query
     labels = sorted(set(senses.tolist()))
-    if not centroid:
+    if distance:                                 # Euclidean distance to the unit-vector centroids
+        best = int(np.argmin([np.linalg.norm(q - S[senses == s].mean(0)) for s in labels]))
+    elif not centroid:
         best = labels.index(str(senses[int(np.argmax((S if cosine else support) @ q))]))
     else:
         scores = []
@@ -160,8 +197,9 @@ def _nearest_sense_reference(query, support, senses):
 
 check_nearest_sense = FunctionExercise(
     "nearest sense centroid",
-    [_sense_returns_label, _sense_by_cosine, _sense_uses_centroids, _sense_unit_vectors_first],
-    reference=_nearest_sense_reference, step="warm-up",
+    [_sense_returns_label, _sense_by_cosine, _sense_uses_centroids, _sense_unit_vectors_first,
+     _sense_cosine_not_distance],
+    reference=_nearest_sense_reference, step="warm-up", forbidden=(nearest_sense, nearest_sense_accuracy),
     mistakes=[
         Mistake("dot_product", "compare directions with the cosine: a plain dot product favours the sense "
                 "whose vectors are long.", like=lambda q, S, s: _sense_variant(q, S, s, unit=False, cosine=False)),
@@ -172,6 +210,10 @@ check_nearest_sense = FunctionExercise(
                 "pulled towards the longest one.", like=lambda q, S, s: _sense_variant(q, S, s, unit=False)),
         Mistake("index_not_label", "return the sense label (a str such as 'river'), not its position.",
                 like=lambda q, S, s: _sense_variant(q, S, s, label=False)),
+        Mistake("distance_to_centroid", "the nearest centroid by cosine, not by distance: the mean of unit "
+                "vectors is shorter than 1 (the more its vectors disagree, the shorter), so the distance to it "
+                "mixes length into the comparison; divide by its norm, or compare c·q / |c|.",
+                like=lambda q, S, s: _sense_variant(q, S, s, distance=True)),
     ])
 
 
@@ -263,8 +305,10 @@ check_tied_mlm_backward = FunctionExercise(
     "tied masked-LM loss and backward",
     [_tied_check(0, 9, 4, 6, "torch"), _tied_check(1, 12, 5, 10, "numerical"), _tied_check(2, 30, 8, 25, "torch")],
     reference=_tied_reference, step="core",
-    explanation=("E is used twice — to look up the inputs and, transposed, to score the outputs — so its "
-                 "gradient is the sum of both paths: the lookup's rows (added up for every position that "
+    forbidden=(NumpyMaskedLM, NumpyMaskedLM.forward, NumpyMaskedLM.backward, numpy_mlm_torch_reference,
+               mlm_loss_numpy, torch.autograd.grad, torch.autograd.backward),
+    explanation=("E is used twice — to look up the inputs and, transposed, to score the outputs — so its\n"
+                 "gradient is the sum of both paths: the lookup's rows (added up for every position that\n"
                  "reads the same id) plus dlogits^T H from the output projection."),
     mistakes=[
         Mistake("output_only", "dE misses the lookup path: X = E[inputs] also depends on E, so add dX to the "
@@ -282,33 +326,192 @@ check_tied_mlm_backward = FunctionExercise(
     ])
 
 
+# ----------------------------------------------------------------------------- core: the optimiser step
+STEP_NAMES = ("params", "m", "v", "grad_norm")
+
+
+def _adamw_variant(params, grads, m, v, t, lr, betas=(0.9, 0.98), eps=1e-8, weight_decay=0.01, max_norm=1.0,
+                   decoupled=True, bias_correction=True, clip="global", eps_inside=False):
+    """The reference step (every switch at its default) and its typical mistakes (one switch changed)."""
+    b1, b2 = betas
+    grads = [np.asarray(g, dtype=np.float64) for g in grads]
+    norm = float(np.sqrt(sum(float((g * g).sum()) for g in grads)))
+    if clip == "global" and norm > max_norm:
+        grads = [g * (max_norm / (norm + 1e-6)) for g in grads]          # torch's clip_grad_norm_
+    elif clip == "each":
+        grads = [g * min(1.0, max_norm / (float(np.sqrt((g * g).sum())) + 1e-6)) for g in grads]
+    elif clip == "always":
+        grads = [g * (max_norm / (norm + 1e-6)) for g in grads]
+    new_p, new_m, new_v = [], [], []
+    for p, g, m_, v_ in zip(params, grads, m, v, strict=True):
+        p = np.asarray(p, dtype=np.float64)
+        if not decoupled:
+            g = g + weight_decay * p                                      # Adam with an L2 term
+        m_ = b1 * np.asarray(m_) + (1 - b1) * g
+        v_ = b2 * np.asarray(v_) + (1 - b2) * g * g
+        m_hat, v_hat = (m_ / (1 - b1 ** t), v_ / (1 - b2 ** t)) if bias_correction else (m_, v_)
+        denom = np.sqrt(v_hat + eps) if eps_inside else np.sqrt(v_hat) + eps
+        p = p * (1 - lr * weight_decay) if decoupled else p
+        new_p.append(p - lr * m_hat / denom)
+        new_m.append(m_)
+        new_v.append(v_)
+    return new_p, new_m, new_v, norm
+
+
+def _adamw_reference(params, grads, m, v, t, lr, betas=(0.9, 0.98), eps=1e-8, weight_decay=0.01, max_norm=1.0):
+    return _adamw_variant(params, grads, m, v, t, lr, betas, eps, weight_decay, max_norm)
+
+
+def course_adamw_step(params, grads, m, v, t, lr, betas=(0.9, 0.98), eps=1e-8, weight_decay=0.01, max_norm=1.0):
+    """The course's step (Exercise 3's reference): clip the global norm as torch's clip_grad_norm_ does,
+    then AdamW. Returns (new params, new m, new v, the norm before clipping); lesson 10's live training
+    goes on with it until the student's passes the checker."""
+    return _adamw_variant(params, grads, m, v, t, lr, betas, eps, weight_decay, max_norm)
+
+
+def _torch_steps(params, grad_list, lrs, betas, eps, weight_decay, max_norm):
+    """torch.nn.utils.clip_grad_norm_ then torch.optim.AdamW, one step per gradient list: the
+    parameters, exp_avg and exp_avg_sq after each step."""
+    ps = [torch.tensor(p, dtype=torch.float64, requires_grad=True) for p in params]
+    opt = torch.optim.AdamW(ps, lr=lrs[0], betas=betas, eps=eps, weight_decay=weight_decay)
+    out = []
+    for grads, lr in zip(grad_list, lrs, strict=True):
+        for p, g in zip(ps, grads, strict=True):
+            p.grad = torch.tensor(g, dtype=torch.float64)
+        norm = float(torch.nn.utils.clip_grad_norm_(ps, max_norm))
+        opt.param_groups[0]["lr"] = lr
+        opt.step()
+        out.append(([p.detach().numpy().copy() for p in ps],
+                    [opt.state[p]["exp_avg"].numpy().copy() for p in ps],
+                    [opt.state[p]["exp_avg_sq"].numpy().copy() for p in ps], norm))
+    return out
+
+
+def _step_case(seed, shapes, scale, steps, lrs, max_norm=1.0, betas=(0.9, 0.98), eps=1e-8, weight_decay=0.01):
+    def check(f):
+        rng = np.random.default_rng(seed)
+        params = [rng.normal(0, 1, s) for s in shapes]
+        grad_list = [[rng.normal(0, scale, s) * (1 + k) for s in shapes] for k in range(steps)]
+        expected = _torch_steps(params, grad_list, lrs, betas, eps, weight_decay, max_norm)
+        p, m, v = [x.copy() for x in params], [np.zeros(s) for s in shapes], [np.zeros(s) for s in shapes]
+        where = (f"{len(shapes)} arrays {', '.join(str(s) for s in shapes)}, gradients of norm about "
+                 f"{np.sqrt(sum(np.prod(s) for s in shapes)) * scale:.2g}, max_norm={max_norm}")
+        for t, (grads, lr, (tp, tm, tv, tn)) in enumerate(zip(grad_list, lrs, expected, strict=True), 1):
+            got = f([x.copy() for x in p], [g.copy() for g in grads], [x.copy() for x in m], [x.copy() for x in v],
+                    t, lr, betas=betas, eps=eps, weight_decay=weight_decay, max_norm=max_norm)
+            expect_tuple(got, STEP_NAMES)
+            new_p, m, v, norm = got
+            expect_close(norm, tn, f"returned gradient norm (before clipping) at step {t} ({where})", rtol=1e-6)
+            for k, (a, b) in enumerate(zip(list(new_p), tp, strict=True)):
+                expect_close(a, b, f"parameter array {k} after step {t} (lr={lr:g}; {where}), "
+                             "against torch's clip_grad_norm_ + AdamW", rtol=1e-6, atol=1e-10)
+            for k, (a, b) in enumerate(zip(list(m), tm, strict=True)):
+                expect_close(a, b, f"m (the first moment) of array {k} after step {t} ({where})", rtol=1e-6, atol=1e-12)
+            for k, (a, b) in enumerate(zip(list(v), tv, strict=True)):
+                expect_close(a, b, f"v (the second moment) of array {k} after step {t} ({where})", rtol=1e-6,
+                             atol=1e-16)
+            p = [np.asarray(x, dtype=np.float64) for x in new_p]
+    return check
+
+
+check_adamw_step = FunctionExercise(
+    "one AdamW step with gradient clipping",
+    [_step_case(0, [(3,), (2, 2)], 1.0, 3, [1e-3, 2e-3, 2e-3]),            # norm > 1: clipped
+     _step_case(1, [(4,), (3, 2), (5,)], 1e-6, 3, [5e-3, 5e-3, 4e-3]),      # tiny gradients: never scaled up
+     _step_case(2, [(6, 4), (4,)], 0.5, 4, [1e-2, 8e-3, 6e-3, 4e-3], max_norm=2.0, betas=(0.8, 0.9))],
+    reference=_adamw_reference, step="core",
+    forbidden=(course_adamw_step, _adamw_variant, AdamW, Adam, clip_global_norm, torch.optim.AdamW, torch.optim.Adam,
+               torch.nn.utils.clip_grad_norm_),
+    explanation=("This is the update that trained the shipped encoder (torch's clip_grad_norm_ then AdamW):\n"
+                 "the clipping bounds a step when one batch gives a huge gradient, the bias correction makes\n"
+                 "the first steps full-sized although m and v start at zero, and the decoupled decay shrinks\n"
+                 "every weight by the same factor (1 - lr * weight_decay) whatever its gradient."),
+    mistakes=[
+        Mistake("l2_in_the_gradient", "the weight decay is decoupled: shrink the parameter, p * (1 - lr * "
+                "weight_decay), instead of adding weight_decay * p to the gradient (that is Adam with L2, which "
+                "divides the decay by sqrt(v_hat)).", like=lambda *a, **k: _adamw_variant(*a, **k, decoupled=False)),
+        Mistake("no_bias_correction", "m and v start at zero, so early on they are too small: divide by "
+                "(1 - beta1**t) and (1 - beta2**t) before the update (t counts from 1).",
+                like=lambda *a, **k: _adamw_variant(*a, **k, bias_correction=False)),
+        Mistake("clipped_each_array", "clip the GLOBAL norm: one norm over all the gradient arrays together, "
+                "sqrt(sum of every squared entry), and one factor for all of them.",
+                like=lambda *a, **k: _adamw_variant(*a, **k, clip="each")),
+        Mistake("scaled_up_small_gradients", "clipping only ever shrinks: when the norm is already at most "
+                "max_norm, leave the gradients as they are.", like=lambda *a, **k: _adamw_variant(*a, **k, clip="always")),
+        Mistake("eps_inside_the_root", "eps goes outside the square root, sqrt(v_hat) + eps (as torch does): "
+                "inside it dominates when the gradients are tiny.",
+                like=lambda *a, **k: _adamw_variant(*a, **k, eps_inside=True)),
+    ])
+
+
 # ----------------------------------------------------------------------------- experiment: the best layer for a word
-def _best_layer(layer_table, word):
-    """The layer with the highest nearest-sense accuracy for ``word`` (layer_table[word] = accuracies by layer)."""
-    return int(np.argmax(layer_table[word]))
+DATA_DIR = Path(os.environ.get("NLP_COURSE_DATA", Path(__file__).resolve().parents[2] / "data"))
+WSD_FILE, WSD_SHA256 = "wsd_sentences.tsv", "ba3c4173666b9b1e86948a38fcb64a51f97261002862e6687f61868df15749d1"
+N_SUPPORT, REPEATS, SEED = 3, 200, 0           # the lesson's protocol: 3 labelled per sense, 200 draws
+
+
+@lru_cache(maxsize=1)
+def _sense_sentences() -> tuple:
+    """(word, sense, tokens, position) of the lesson's 144 labelled sentences, checksum verified."""
+    path = verify_file(DATA_DIR / WSD_FILE, WSD_SHA256, f"Restore it with `git checkout -- data/{WSD_FILE}`.")
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines()[1:]:
+        if line.strip():
+            word, sense, sentence = line.split("\t")
+            tokens = tuple(tokenize(sentence))
+            out.append((word, sense, tokens, tokens.index(word)))
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def _shipped_encoder() -> tuple:
+    """The shipped encoder (eval mode) and its tokenizer, rebuilt from data/models/mlm_bert."""
+    art = load_artifact(DATA_DIR / "models" / "mlm_bert")
+    tok = BPETokenizer([str(a) for a in art.arrays["tok/alphabet"]],
+                       [(str(a), str(b)) for a, b in art.arrays["tok/merges"]])
+    with torch.random.fork_rng(devices=[]):
+        model = TinyBert(BertConfig(**art.meta["config"]), tok.pad_id)
+    model.load_state_dict({k: v.float() for k, v in arrays_to_state_dict(art.arrays, "model/").items()})
+    return model.eval(), tok
+
+
+@lru_cache(maxsize=8)
+def layer_accuracies(word: str = "light") -> tuple:
+    """Mean nearest-sense accuracy of ``word`` at every layer of the shipped encoder (layer 0 = the
+    embeddings), measured as the lesson does: 3 labelled sentences per sense, the same 200 draws."""
+    examples = [e for e in _sense_sentences() if e[0] == word]
+    if not examples:
+        words = sorted({e[0] for e in _sense_sentences()})
+        raise ValueError(f"{word!r} is not one of the lesson's words ({', '.join(words)})")
+    model, tok = _shipped_encoder()
+    senses = [e[1] for e in examples]
+    out = []
+    for layer in range(model.cfg.n_layers + 1):
+        X = word_vectors(model, tok, [e[2] for e in examples], [e[3] for e in examples], layer)
+        out.append(nearest_sense_accuracy(X, senses, N_SUPPORT, make_rng(SEED), REPEATS)["accuracy"])
+    return tuple(out)
+
+
+def _best_layer(word: str = "light") -> int:
+    """The layer with the highest nearest-sense accuracy for ``word``, measured here."""
+    return int(np.argmax(layer_accuracies(word)))
 
 
 check_best_layer = ExperimentExercise(
-    "the layer that separates the senses of 'light' best",
-    lambda layer_table, word="light": _best_layer(layer_table, word),
-    explanation=("Layer 0 is the embedding table plus the position: every occurrence of 'light' gets nearly the "
-                 "same vector, so only its position can tell the senses apart. Each attention layer mixes in the "
-                 "neighbours (*turn on the*, *a ... jacket*), which carry the sense. Which layer is best differs "
-                 "from word to word, and with 24 sentences per word neighbouring layers are often within the "
-                 "spread of the draws: look at the table of section 4 before reading much into one word."),
+    "the layer that separates the senses of 'light' best", lambda: _best_layer("light"),
+    explanation=("Layer 0 is the embedding table plus the position: every occurrence of 'light' gets nearly\n"
+                 "the same vector, so only its position can tell the senses apart. Each attention layer mixes\n"
+                 "in the neighbours (*turn on the*, *a ... jacket*), which carry the sense. Which layer is best\n"
+                 "differs from word to word, and with 24 sentences per word neighbouring layers are often\n"
+                 "close: look at the table of section 4 before reading much into one word."),
     mistakes=[
-        Mistake("worst_layer", "that is the layer with the LOWEST accuracy for this word: pick the highest.",
-                like=lambda layer_table, word="light": int(np.argmin(layer_table[word]))),
-        Mistake("mean_over_words", "that is the best layer on average over the six words; the question is "
-                "about 'light' alone (its own row or the explorer's accuracy line).",
-                like=lambda layer_table, word="light": int(np.argmax(np.mean(list(layer_table.values()), 0)))
-                if int(np.argmax(np.mean(list(layer_table.values()), 0))) != _best_layer(layer_table, word)
-                else -99),
+        Mistake("worst_layer", "that is the layer with the LOWEST accuracy for 'light': pick the highest.",
+                like=lambda: int(np.argmin(layer_accuracies("light")))),
+        Mistake("read_bank", "that is the best layer for 'bank', the explorer's first word: choose 'light' in "
+                "the word menu and read its accuracy line.", like=lambda: _best_layer("bank")),
         Mistake("counted_from_one", "layers are numbered from 0 (the embeddings) to the last block: your answer "
-                "is one too high.", like=lambda layer_table, word="light": _best_layer(layer_table, word) + 1),
+                "is one too high.", like=lambda: _best_layer("light") + 1),
     ],
-    example_context={"layer_table": {"light": [0.52, 0.66, 0.74], "bank": [0.6, 0.80, 0.62],
-                                     "star": [0.5, 0.85, 0.70]}},
 )
 
-EXERCISES = [check_80_10_10, check_nearest_sense, check_tied_mlm_backward, check_best_layer]
+EXERCISES = [check_80_10_10, check_tied_mlm_backward, check_adamw_step, check_nearest_sense, check_best_layer]

@@ -4,6 +4,7 @@ numbers with a bootstrap interval, the live pre-training beside the shipped curv
 fine-tuning results (shipped, and a short live run), and the explorers' render functions."""
 from __future__ import annotations
 
+import textwrap
 from functools import lru_cache
 from typing import Sequence
 
@@ -14,10 +15,11 @@ from helpers.course.bert_finetune import (
     METHODS,
     FinetuneResults,
     bbc_finetune_data,
+    choose_logreg,
     classifier_accuracy,
     encode_docs,
     finetune_run,
-    logreg_test_accuracy,
+    logreg_test_predictions,
     static_features,
     static_vectors_of,
     training_subset,
@@ -44,11 +46,11 @@ from helpers.infra.plotting import (
     set_labels,
 )
 from helpers.infra.seeding import make_rng
-from helpers.lib.bert import TinyBert
+from helpers.lib.bert import NumpyMaskedLM, TinyBert
 from helpers.lib.bpe import SPECIALS, BPETokenizer
 from helpers.lib.contextual import nearest_sense, word_vectors
 from helpers.lib.metrics import Interval, bootstrap_interval
-from helpers.lib.mlm import IGNORE, encode_sentence
+from helpers.lib.mlm import IGNORE, MaskedBatch, encode_sentence
 from helpers.lib.pretraining import (
     batch_to_torch,
     encode_corpus,
@@ -57,6 +59,8 @@ from helpers.lib.pretraining import (
     mlm_update,
     next_masked_batch,
 )
+
+WIDTH = 96          # explorers' summaries are wrapped to this width (an HTML export wraps longer lines mid-word)
 
 
 # ---------------------------------------------------------------- static baselines
@@ -147,7 +151,7 @@ def render_sense_explorer(model: TinyBert, tok: BPETokenizer, examples: Sequence
     _, attn = model.layers_and_attention(torch.as_tensor(seq[None]))
     a = attn[layer - 1, 0].mean(0)[q].numpy()            # (L,) over keys
     # word-initial pieces without their marker, continuation pieces as '-ing', specials as they are
-    pieces = [p if p in SPECIALS else p[1:] if p.startswith("▁") else "-" + p for p in tok.pieces(seq)]
+    pieces = [piece_text(p) for p in tok.pieces(seq)]
 
     fig, (ax1, ax2) = new_figure(2, height=3.8)
     colors = [COLOURS["vermillion"] if k == q else COLOURS["blue"] for k in range(len(seq))]
@@ -169,7 +173,7 @@ def render_sense_explorer(model: TinyBert, tok: BPETokenizer, examples: Sequence
                f"(cosine to centroids: {cos}); '{word}' attends most to '{pieces[top]}' ({a[top]:.2f}). "
                f"Nearest-sense accuracy of '{word}' (3 labelled per sense, 200 draws) at layer {layer}: "
                f"{acc[layer]:.1%}; at every layer 0..{L}: " + ", ".join(f"{v:.1%}" for v in acc))
-    return fig, summary
+    return fig, textwrap.fill(summary, WIDTH)
 
 
 # ---------------------------------------------------------------- the shipped masked LM: test numbers
@@ -408,6 +412,48 @@ def plot_finetune(results: FinetuneResults, live: dict | None = None, ax=None):
     return ax
 
 
+def static_whole_articles(results: FinetuneResults, n: int = 1500) -> np.ndarray:
+    """Test accuracy (one per seed) of the static method at ``n`` training articles when every
+    article is read whole instead of its first ``max_sents`` sentences, with the C the shipped run
+    chose on validation for that cell: how much of the gap to lesson 09's number is the cut articles."""
+    s = results.settings
+    data = bbc_finetune_data(s["max_sents"], s["n_valid_per_topic"], s["valid_seed"])
+    full = document_sentences()
+    W, stoi = static_vectors_of(load_model(s["static"]))
+    X = static_features(W, stoi, [full[k] for k in data.doc_index])
+    y, i = data.labels, results.sizes.index(n)
+    out = []
+    for j, seed in enumerate(results.seeds):
+        idx = data.pool[training_subset(y[data.pool], int(n), int(seed))]
+        out.append(float(np.mean(logreg_test_predictions(X[idx], y[idx], X[data.test], float(results.static_C[i, j]))
+                                 == y[data.test])))
+    return np.array(out)
+
+
+def static_answers(results: FinetuneResults, pretrain) -> dict:
+    """The static method's answer on every test article, for every size and seed of the shipped
+    experiment (the same training subsets, validation set and grid of C), two ways:
+    ``'lesson 07'`` with the vectors the shipped run used (lesson 07's skip-gram, whose training text
+    includes the test articles' text) and the C it recorded; ``'pre-training only'`` with ``pretrain``
+    (``load_model("wv_pretrain_skipgram")``: trained on the pre-training documents only), C chosen on
+    validation as the shipped run chose it. Returns {way: (sizes, seeds, n_test) bool right/wrong}."""
+    s = results.settings
+    data = bbc_finetune_data(s["max_sents"], s["n_valid_per_topic"], s["valid_seed"])
+    y = data.labels
+    X07 = static_features(*static_vectors_of(load_model(s["static"])), data.docs)
+    Xp = pretrain.features_of(data.doc_index)
+    out = {k: np.zeros((len(results.sizes), len(results.seeds), len(data.test)), dtype=bool)
+           for k in ("lesson 07", "pre-training only")}
+    for i, n in enumerate(results.sizes):
+        for j, seed in enumerate(results.seeds):
+            idx = data.pool[training_subset(y[data.pool], int(n), int(seed))]
+            out["lesson 07"][i, j] = logreg_test_predictions(X07[idx], y[idx], X07[data.test],
+                                                             float(results.static_C[i, j])) == y[data.test]
+            _, C, _ = choose_logreg({"static": (Xp[idx], Xp[data.valid])}, y[idx], y[data.valid], s["Cs"])
+            out["pre-training only"][i, j] = logreg_test_predictions(Xp[idx], y[idx], Xp[data.test], C) == y[data.test]
+    return out
+
+
 def live_finetune(shipped: ShippedMLM, results: FinetuneResults, steps: int = 20, n: int = 100, seed: int = 0,
                   progress: bool = True) -> dict:
     """Fine-tune the shipped encoder live on ``n`` training articles (seed ``seed``: the shipped
@@ -445,24 +491,93 @@ def render_live_finetune(steps: int = 20, *, shipped: ShippedMLM, results: Finet
     plot_finetune(results, live, ax)
     i = results.sizes.index(live["n"])
     shipped_acc = results.test_acc["fine-tuned"][i]
-    return fig, (f"live run: {live['steps']} steps on {live['n']} articles, test accuracy {live['test_acc']:.1%}, "
-                 f"last training loss {live['losses'][-1]:.2f} nats; the shipped "
-                 f"runs at {live['n']} articles: {shipped_acc.mean():.1%} (seeds {shipped_acc.min():.1%}-"
-                 f"{shipped_acc.max():.1%}) after {results.steps[i].max()} steps, the best step chosen on validation")
+    return fig, textwrap.fill(
+        f"live run: {live['steps']} steps on {live['n']} articles, test accuracy {live['test_acc']:.1%}, "
+        f"last training loss {live['losses'][-1]:.2f} nats; the shipped runs at {live['n']} articles: "
+        f"{shipped_acc.mean():.1%} ({shipped_acc.min():.1%}-{shipped_acc.max():.1%} over three subsets) after "
+        f"{results.steps[i].max()} steps, the best step chosen on validation", WIDTH)
 
 
-def static_whole_articles(results: FinetuneResults, n: int = 1500) -> np.ndarray:
-    """Test accuracy (one per seed) of the static method at ``n`` training articles when every
-    article is read whole instead of its first ``max_sents`` sentences, with the C the shipped run
-    chose on validation for that cell: how much of the gap to lesson 09's number is the cut articles."""
-    s = results.settings
-    data = bbc_finetune_data(s["max_sents"], s["n_valid_per_topic"], s["valid_seed"])
-    full = document_sentences()
-    W, stoi = static_vectors_of(load_model(s["static"]))
-    X = static_features(W, stoi, [full[k] for k in data.doc_index])
-    y, i = data.labels, results.sizes.index(n)
+# ---------------------------------------------------------------- section 3: the live NumPy model and the baselines
+def numpy_mlm_scores(model: NumpyMaskedLM, batches: list) -> dict:
+    """The NumPy masked LM on masked-once batches: {'accuracy', 'nll' (nats), 'right', 'count'}, the
+    last two per sentence ((n,) int64, sentences without a masked piece left out)."""
+    right, count, nll, n = [], [], 0.0, 0
+    for b in batches:
+        P, t, rows = model.predict(b.inputs, b.labels, b.attention_mask)
+        hits = np.zeros(len(b.labels), dtype=np.int64)
+        np.add.at(hits, rows, P.argmax(1) == t)
+        nll -= float(np.log(np.maximum(P[np.arange(len(t)), t], 1e-30)).sum())
+        n += len(t)
+        per = (b.labels != IGNORE).sum(1)
+        right.append(hits[per > 0])
+        count.append(per[per > 0])
+    right, count = np.concatenate(right), np.concatenate(count)
+    return {"accuracy": float(right.sum() / count.sum()), "nll": nll / n, "right": right, "count": count}
+
+
+def paired_accuracy_difference(right_a: np.ndarray, right_b: np.ndarray, count: np.ndarray,
+                               n_boot: int = 10_000, seed: int = 0) -> tuple[float, float, float]:
+    """(difference, low, high): accuracy of a minus accuracy of b on the same masked pieces
+    (``right_*`` and ``count`` per sentence), with the 95 % interval of a bootstrap that resamples
+    the sentences once for both (a paired comparison)."""
+    right_a, right_b, count = (np.asarray(x, dtype=np.float64) for x in (right_a, right_b, count))
+    if not (right_a.shape == right_b.shape == count.shape) or right_a.ndim != 1:
+        raise ValueError(f"right_a, right_b and count must be (n,) alike, got {right_a.shape}, {right_b.shape}, "
+                         f"{count.shape}")
+    idx = make_rng(seed).integers(0, len(count), (n_boot, len(count)))
+    c = count[idx].sum(1)
+    boot = (right_a[idx].sum(1) - right_b[idx].sum(1)) / c
+    return float((right_a.sum() - right_b.sum()) / count.sum()), float(np.percentile(boot, 2.5)), \
+        float(np.percentile(boot, 97.5))
+
+
+def blank_examples(tok: BPETokenizer, sentences, n: int = 4, seed: int = 0, min_words: int = 8,
+                   max_words: int = 14) -> list[tuple[tuple, int]]:
+    """``n`` (words, position) pairs from ``sentences``: sentences of ``min_words``-``max_words`` words,
+    drawn with a seeded generator, each with one word that is a single piece (not its first word)."""
+    rng = make_rng(seed)
+    pool = [tuple(x) for x in sentences if min_words <= len(x) <= max_words]
     out = []
-    for j, seed in enumerate(results.seeds):
-        idx = data.pool[training_subset(y[data.pool], int(n), int(seed))]
-        out.append(logreg_test_accuracy(X[idx], y[idx], X[data.test], y[data.test], float(results.static_C[i, j])))
-    return np.array(out)
+    for k in rng.permutation(len(pool)):
+        words = pool[int(k)]
+        single = [i for i in range(1, len(words)) if len(tok.tokenize_word(words[i])) == 1]
+        if single:
+            out.append((words, int(rng.choice(single))))
+        if len(out) == n:
+            break
+    return out
+
+
+def blank_batch(tok: BPETokenizer, words, position: int, max_len: int = 64):
+    """One sentence with word ``position`` hidden: all its pieces replaced by one [MASK], whose label is
+    the word's first piece. A MaskedBatch of (1, L) arrays."""
+    seq = encode_sentence(tok, words, max_len)
+    _, owner = tok.encode_words(list(words))
+    pieces = 1 + np.flatnonzero(owner == position)
+    if len(pieces) == 0:
+        raise ValueError(f"word {position} of the sentence is not among its first {max_len - 2} pieces")
+    slot = int(pieces[0])
+    inputs = np.concatenate([seq[:slot], [tok.mask_id], seq[slot + len(pieces):]])
+    labels = np.full(len(inputs), IGNORE, dtype=np.int64)
+    labels[slot] = seq[slot]
+    return MaskedBatch(inputs[None], labels[None], np.ones((1, len(inputs)), dtype=bool))
+
+
+def piece_text(piece: str) -> str:
+    """A piece as a reader sees it: a word-initial piece without its marker, a continuation as '-ing'."""
+    return piece if piece in SPECIALS else piece[1:] if piece.startswith("▁") else "-" + piece
+
+
+def top_pieces(tok: BPETokenizer, p: np.ndarray, k: int = 3) -> str:
+    """The ``k`` most probable pieces of the distribution ``p`` (V,), as 'piece p' text."""
+    best = np.argsort(-p, kind="stable")[:k]
+    return ", ".join(f"{piece_text(tok.itos[i])} {p[i]:.2f}" for i in best)
+
+
+@torch.no_grad()
+def tinybert_blank(model: TinyBert, batch) -> np.ndarray:
+    """The shipped encoder's distribution (V,) at the one masked position of ``batch``."""
+    x, y, att = batch_to_torch(batch, "cpu")
+    sel = y != IGNORE
+    return torch.softmax(model.mlm_logits(model(x, att)[sel]), -1)[0].numpy()

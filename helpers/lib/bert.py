@@ -5,6 +5,8 @@
 - :class:`TinyBert` — token + position + segment embeddings, a stack of Pre-LN
   ``torch.nn.TransformerEncoderLayer`` blocks, and an MLM head whose output matrix is the
   transposed input embedding (``W = Eᵀ``) when ``tie_weights`` is true;
+- :class:`TinyGPT` and :func:`causal_lm_loss` — the same blocks with a causal mask, trained to
+  predict the next piece at every position (a GPT-style decoder, for comparison);
 - :func:`mlm_loss` / :func:`masked_lm_loss` — the loss over the masked positions only;
   :func:`tying_saving` — what tying saves.
 
@@ -49,20 +51,30 @@ class NumpyMaskedLM(Layer):
 
     For ids (B, L) with a boolean attention mask (B, L):
 
-    - ``x_j = E[id_j]``                                  (B, L, d)
-    - ``c = Σ_j m_j x_j / Σ_j m_j``  (padding excluded)   (B, d)  — the sentence context
-    - ``h_i = tanh([x_i, c] W + b)``                     (B, L, d)
-    - at masked positions only: ``logits_i = h_i Eᵀ + b_out``, softmax cross-entropy.
+    - ``x_j = E[id_j]`` at real tokens, 0 at padding          (B, L, d)
+    - ``c = Σ_j m_j x_j / Σ_j m_j``  (padding excluded)       (B, d)  — the sentence context
+    - at each masked position i only (``labels != -100``):
+      ``z_i = [x_{i−w}, …, x_{i+w}, c]``  ((2w + 2)·d,) — the ``window`` w neighbours on each side
+      (0 beyond the sentence) and the context; ``w = 0`` gives ``[x_i, c]``
+    - ``h_i = tanh(z_i W + b)``  (d,);  ``logits_i = h_i Eᵀ + b_out``, softmax cross-entropy.
 
     ``E`` is used twice (lookup and output), so its gradient is the sum of both uses.
-    Parameters (float64): E (V, d), W (2d, d), b (d,), b_out (V,); ``grads`` alike.
-    A layer of the course protocol whose output is the loss: ``backward(dout=1.0)``.
+    Parameters: E (V, d) drawn N(0, embed_scale²), W ((2w + 2)·d, d), b (d,), b_out (V,), all of
+    ``dtype``; ``grads`` alike. A layer of the course protocol whose output is the loss:
+    ``backward(dout=1.0)``.
     """
 
-    def __init__(self, vocab_size: int, dim: int, rng: np.random.Generator, dtype=np.float64):
+    def __init__(self, vocab_size: int, dim: int, rng: np.random.Generator, dtype=np.float64,
+                 window: int = 0, embed_scale: float = 0.5):
         super().__init__()
-        E = rng.standard_normal((vocab_size, dim)) * 0.5
-        W = rng.standard_normal((2 * dim, dim)) / math.sqrt(2 * dim)
+        if int(window) != window or window < 0:
+            raise ValueError(f"window must be a non-negative integer, got {window!r}")
+        if not embed_scale > 0:
+            raise ValueError(f"embed_scale must be positive, got {embed_scale}")
+        self.window = int(window)
+        k = 2 * self.window + 2                                # pieces of z: 2w + 1 positions and c
+        E = rng.standard_normal((vocab_size, dim)) * embed_scale
+        W = rng.standard_normal((k * dim, dim)) / math.sqrt(k * dim)
         self.params = [E.astype(dtype), W.astype(dtype), np.zeros(dim, dtype), np.zeros(vocab_size, dtype)]
         self.grads = [np.zeros_like(p) for p in self.params]
 
@@ -82,60 +94,75 @@ class NumpyMaskedLM(Layer):
         if padded.any():
             raise ValueError("NumpyMaskedLM: labels must be -100 at padded positions (attention_mask False: "
                              "padding is never predicted), got " + describe_offending(labels, padded, "labels"))
-        d = E.shape[1]
-        x = E[ids]                                             # (B, L, d)
+        w = self.window
         m = attention_mask[..., None].astype(E.dtype)          # (B, L, 1)
         n = m.sum(1)                                           # (B, 1)
         if np.any(n == 0):
             raise ValueError("a sequence has no real token (attention_mask all False)")
-        c = (x * m).sum(1) / n                                 # (B, d)
-        zin = np.concatenate([x, np.broadcast_to(c[:, None, :], x.shape)], axis=-1)  # (B, L, 2d)
-        h = np.tanh(zin @ W + b)                               # (B, L, d)
-        sel = labels != IGNORE
-        t = labels[sel]
-        hm = h[sel]                                            # (M, d)
-        logits = hm @ E.T + b_out                              # (M, V): the tied output
-        loss = mlm_loss_numpy(logits, t)
-        self.cache = (ids, m, n, zin, h, sel, t, hm, logits, d)
+        x = E[ids] * m                                         # (B, L, d), padding -> 0
+        c = x.sum(1) / n                                       # (B, d)
+        rows, cols = np.nonzero(labels != IGNORE)              # the masked positions, (M,) each
+        t = labels[rows, cols]
+        xp = np.pad(x, ((0, 0), (w, w), (0, 0)))               # (B, L + 2w, d): 0 beyond the sentence
+        z = np.concatenate([xp[rows, cols + w + o] for o in range(-w, w + 1)] + [c[rows]], axis=1)
+        h = np.tanh(z @ W + b)                                 # (M, d)
+        logits = h @ E.T + b_out                               # (M, V): the tied output
+        if len(t) == 0:
+            raise ValueError("no masked positions: the MLM loss is an average over an empty set")
+        P = softmax(logits)                                    # kept for the backward pass
+        loss = float(-np.mean(np.log(np.maximum(P[np.arange(len(t)), t], np.finfo(P.dtype).tiny))))
+        self.cache = (ids, m, n, rows, cols, t, z, h, P, xp.shape)
         return loss
+
+    def predict(self, ids: np.ndarray, labels: np.ndarray, attention_mask: np.ndarray) -> tuple:
+        """The model's distribution at the masked positions: (P (M, V), targets (M,), rows (M,)),
+        ``rows`` the sentence of each position (the forward pass, without keeping a backward cache)."""
+        self.forward(ids, labels, attention_mask)
+        _, _, _, rows, _, t, _, _, P, _ = self.cache
+        self.cache = None
+        return P, t, rows
 
     def backward(self, dout: float = 1.0) -> None:
         """Fill ``grads`` with d(dout * L)/dparams (E gets lookup + output contributions summed)."""
         E, W, b, b_out = self.params
-        ids, m, n, zin, h, sel, t, hm, logits, d = self.cache
-        M = len(t)
-        dlogits = softmax(logits)
+        ids, m, n, rows, cols, t, z, h, P, padded = self.cache
+        w, d, M = self.window, E.shape[1], len(t)
+        dlogits = P.copy()
         dlogits[np.arange(M), t] -= 1
         dlogits *= dout / M                                    # (M, V)
-        dE_out = dlogits.T @ hm                                # (V, d) from logits = h Eᵀ
-        dh = np.zeros_like(h)
-        dh[sel] = dlogits @ E
-        dz = dh * (1 - h ** 2)                                 # tanh'
-        dW = zin.reshape(-1, 2 * d).T @ dz.reshape(-1, d)
-        dzin = dz @ W.T
-        dc = dzin[..., d:].sum(1)                              # (B, d)
-        dx = dzin[..., :d] + m * (dc / n)[:, None, :]          # padding gets nothing from c
+        dE_out = dlogits.T @ h                                 # (V, d) from logits = h Eᵀ
+        dz = (dlogits @ E) * (1 - h ** 2)                      # (M, d), through tanh
+        dW = z.T @ dz
+        dzin = dz @ W.T                                        # (M, (2w + 2) d)
+        dxp = np.zeros(padded, E.dtype)                        # the window's gradient, back to positions
+        for k, o in enumerate(range(-w, w + 1)):               # (one offset never repeats a position)
+            dxp[rows, cols + w + o] += dzin[:, k * d:(k + 1) * d]
+        dc = np.zeros((padded[0], d), E.dtype)
+        np.add.at(dc, rows, dzin[:, -d:])                      # (B, d)
+        dx = (dxp[:, w:padded[1] - w] + (dc / n)[:, None, :]) * m   # padding gets nothing
         dE_in = np.zeros_like(E)
         np.add.at(dE_in, ids.reshape(-1), dx.reshape(-1, d))
         self.grads[0][...] = dE_in + dE_out                    # tied: sum, never overwrite
         self.grads[1][...] = dW
-        self.grads[2][...] = dz.reshape(-1, d).sum(0)
+        self.grads[2][...] = dz.sum(0)
         self.grads[3][...] = dlogits.sum(0)
 
 
-def numpy_mlm_torch_reference(params: Sequence[np.ndarray], ids, labels, attention_mask):
+def numpy_mlm_torch_reference(params: Sequence[np.ndarray], ids, labels, attention_mask, window: int = 0):
     """The same computation as :class:`NumpyMaskedLM` with autograd. Taught in lesson 10, section 2.4.
 
     Returns (loss tensor, list of parameter tensors with ``.grad`` filled)."""
     E, W, b, b_out = [torch.tensor(p, requires_grad=True) for p in params]
     ids_t = torch.as_tensor(ids)
     m = torch.as_tensor(attention_mask)[..., None].to(E.dtype)
-    x = E[ids_t]
-    c = (x * m).sum(1) / m.sum(1)
-    h = torch.tanh(torch.cat([x, c[:, None, :].expand_as(x)], -1) @ W + b)
-    sel = torch.as_tensor(labels) != IGNORE
-    logits = F.linear(h[sel], E, b_out)  # weight tying: the output projection IS E
-    loss = F.cross_entropy(logits, torch.as_tensor(labels)[sel])
+    x = E[ids_t] * m
+    c = x.sum(1) / m.sum(1)
+    rows, cols = torch.nonzero(torch.as_tensor(labels) != IGNORE, as_tuple=True)
+    xp = F.pad(x, (0, 0, window, window))
+    z = torch.cat([xp[rows, cols + window + o] for o in range(-window, window + 1)] + [c[rows]], dim=1)
+    h = torch.tanh(z @ W + b)
+    logits = F.linear(h, E, b_out)  # weight tying: the output projection IS E
+    loss = F.cross_entropy(logits, torch.as_tensor(labels)[rows, cols])
     loss.backward()
     return loss, [E, W, b, b_out]
 
@@ -213,9 +240,16 @@ class TinyBert(nn.Module):
         x = self.tok_emb(ids) + self.pos_emb(pos)[None] + self.seg_emb(segments)
         return self.drop(self.emb_norm(x))
 
+    def position_mask(self, length: int, device=None):
+        """The (L, L) bool mask of the positions a query may not look at (True = blocked), or None:
+        an encoder sees the whole sentence (:class:`TinyGPT` blocks the future)."""
+        return None
+
     def forward(self, ids, attention_mask=None, segments=None):
         ids, attention_mask, segments = self._check(ids, attention_mask, segments)
-        return self.encoder(self.embed(ids, segments), src_key_padding_mask=~attention_mask)
+        mask = self.position_mask(ids.shape[1], ids.device)
+        return self.encoder(self.embed(ids, segments), mask=mask, src_key_padding_mask=~attention_mask,
+                            is_causal=mask is not None)
 
     def output_matrix(self) -> torch.Tensor:
         """The (V, d) matrix of the output projection: E itself when weights are tied."""
@@ -235,16 +269,40 @@ class TinyBert(nn.Module):
         """
         ids, attention_mask, segments = self._check(ids, attention_mask, segments)
         pad = ~attention_mask
+        mask = self.position_mask(ids.shape[1], ids.device)
         x = self.embed(ids, segments)
         hidden, attn = [x], []
         for layer in self.encoder.layers:
             h = layer.norm1(x)
-            _, w = layer.self_attn(h, h, h, key_padding_mask=pad, need_weights=True, average_attn_weights=False)
+            _, w = layer.self_attn(h, h, h, key_padding_mask=pad, attn_mask=mask, need_weights=True,
+                                   average_attn_weights=False)
             attn.append(w)
-            x = layer(x, src_key_padding_mask=pad)
+            x = layer(x, src_mask=mask, src_key_padding_mask=pad, is_causal=mask is not None)
             hidden.append(x)
         hidden[-1] = self.encoder.norm(x)
         return torch.stack(hidden), torch.stack(attn)
+
+
+class TinyGPT(TinyBert):
+    """The same blocks with a causal mask: a decoder-only (GPT-style) language model. Taught in lesson 10, section 3.5.
+
+    Position i attends to positions ≤ i only (lesson 04's causal mask), so its vector can predict
+    the *next* piece: trained with :func:`causal_lm_loss` at every position, not at 15 % of them.
+    Everything else — embeddings, Pre-LN blocks, the head and the tied output layer — is TinyBert's.
+    """
+
+    def position_mask(self, length: int, device=None):
+        return torch.triu(torch.ones(length, length, dtype=torch.bool, device=device), diagonal=1)
+
+
+def causal_lm_loss(model: TinyGPT, ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Mean NLL of every next piece: position t predicts ``ids[:, t + 1]``. Taught in lesson 10, section 3.5.
+
+    ids, attention_mask (B, L); padding is never a target. Returns a scalar tensor."""
+    h = model(ids, attention_mask)[:, :-1]
+    target = ids[:, 1:]
+    real = attention_mask[:, 1:].bool()
+    return F.cross_entropy(model.mlm_logits(h[real]).float(), target[real])
 
 
 def tying_saving(cfg: BertConfig) -> dict:

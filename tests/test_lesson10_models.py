@@ -1,0 +1,194 @@
+"""Lesson 10's baselines and contrasts: the blank-filling bigram (helpers.lib.blank_bigram), the causal
+TinyGPT and its loss, the helpers of the GPT and NSP studies, the static vectors of the pre-training
+documents, and the lesson's scoring of the live NumPy model."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from helpers.course import causal_lm, nsp_study, static_pretrain
+from helpers.course.bert_finetune import bbc_finetune_data
+from helpers.course.data import load_wsd_sentences
+from helpers.course.models import load_model
+from helpers.lessons.lesson10 import (
+    blank_batch,
+    blank_examples,
+    numpy_mlm_scores,
+    paired_accuracy_difference,
+    static_vectors,
+)
+from helpers.lib.bert import BertConfig, NumpyMaskedLM, TinyBert, TinyGPT, causal_lm_loss
+from helpers.lib.blank_bigram import BlankBigram
+from helpers.lib.mlm import IGNORE, MaskedBatch, SentencePair
+
+V, SPECIAL, MASK = 10, 5, 4
+SEQS = [np.array([2, 5, 6, 3]), np.array([2, 5, 7, 3]), np.array([2, 8, 6, 3])]
+
+
+# ---------------------------------------------------------------- the blank-filling bigram
+def _blank(inputs, col):
+    return BlankBigram(V, SPECIAL, MASK, lam=1.0).fit(SEQS).probabilities(np.array([inputs]), np.array([0]),
+                                                                          np.array([col]))[0]
+
+
+def test_the_bigram_fills_a_blank_from_both_neighbours_by_hand():
+    # [CLS] 5 _ [SEP]: P(w | 5) = 1/2 for 6 and 7; P([SEP] | 6) = 2/2, P([SEP] | 7) = 1/1
+    p = _blank([2, 5, MASK, 3], 2)
+    np.testing.assert_allclose(p[[6, 7]], [0.5, 0.5])
+    # [CLS] _ 6 [SEP]: P(5 | CLS) = 2/3, P(8 | CLS) = 1/3; P(6 | 5) = 1/2, P(6 | 8) = 1: 1/3 each -> 1/2
+    p = _blank([2, MASK, 6, 3], 1)
+    np.testing.assert_allclose(p[[5, 8]], [0.5, 0.5])
+    assert p[:SPECIAL].sum() == 0 and np.isclose(p.sum(), 1)
+
+
+def test_the_left_bigram_ignores_the_right_neighbour_and_a_masked_neighbour_carries_nothing():
+    left = BlankBigram(V, SPECIAL, MASK, lam=1.0, left_only=True).fit(SEQS)
+    a = left.probabilities(np.array([[2, MASK, 6, 3]]), np.array([0]), np.array([1]))[0]
+    b = left.probabilities(np.array([[2, MASK, 9, 3]]), np.array([0]), np.array([1]))[0]
+    np.testing.assert_allclose(a, b)
+    np.testing.assert_allclose(a[[5, 8]], [2 / 3, 1 / 3])
+    both = BlankBigram(V, SPECIAL, MASK, lam=0.5).fit(SEQS)
+    masked = both.probabilities(np.array([[2, 5, MASK, MASK, 3]]), np.array([0]), np.array([2]))[0]
+    only_left = BlankBigram(V, SPECIAL, MASK, lam=0.5, left_only=True).fit(SEQS).probabilities(
+        np.array([[2, 5, MASK, MASK, 3]]), np.array([0]), np.array([2]))[0]
+    np.testing.assert_allclose(masked, only_left)
+
+
+def test_smoothing_gives_every_piece_a_probability_and_score_counts_per_sentence():
+    bg = BlankBigram(V, SPECIAL, MASK, lam=0.8).fit(SEQS)
+    p = bg.probabilities(np.array([[2, 9, MASK, 3]]), np.array([0]), np.array([2]))[0]   # 9 never seen
+    assert np.all(p[SPECIAL:] > 0) and np.isclose(p.sum(), 1)
+    labels = np.array([[IGNORE, IGNORE, 6, IGNORE], [IGNORE, IGNORE, IGNORE, IGNORE], [IGNORE, 5, 6, IGNORE]])
+    inputs = np.where(labels != IGNORE, MASK, np.array([[2, 5, 6, 3]] * 3))
+    out = bg.score([MaskedBatch(inputs, labels, np.ones_like(labels, bool))])
+    np.testing.assert_array_equal(out["count"], [1, 2])
+    direct = [bg.probabilities(inputs, np.array([r]), np.array([c]))[0] for r, c in ((0, 2), (2, 1), (2, 2))]
+    right = [int(np.argmax(direct[0]) == 6), int(np.argmax(direct[1]) == 5) + int(np.argmax(direct[2]) == 6)]
+    np.testing.assert_array_equal(out["right"], right)
+    nll = -np.mean([np.log(d[t]) for d, t in zip(direct, (6, 5, 6))])
+    assert out["nll"] == pytest.approx(nll) and out["n_masked"] == 3
+
+
+def test_the_bigram_refuses_bad_input():
+    with pytest.raises(ValueError, match="lam must lie in"):
+        BlankBigram(V, SPECIAL, MASK, lam=0)
+    with pytest.raises(ValueError, match="no sequence"):
+        BlankBigram(V, SPECIAL, MASK).fit([])
+    with pytest.raises(RuntimeError, match="fit"):
+        BlankBigram(V, SPECIAL, MASK).probabilities(np.array([[2, 4, 3]]), np.array([0]), np.array([1]))
+    with pytest.raises(ValueError, match="left and a right neighbour"):
+        BlankBigram(V, SPECIAL, MASK).fit(SEQS).probabilities(np.array([[2, 4, 3]]), np.array([0]), np.array([2]))
+
+
+# ---------------------------------------------------------------- the causal model
+def _tiny(cls):
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        return cls(BertConfig(vocab_size=20, dim=16, n_layers=2, n_heads=2, ff_dim=32, max_len=12, dropout=0.0)).eval()
+
+
+def test_the_gpt_never_looks_ahead_and_the_encoder_does():
+    ids = torch.tensor([[2, 7, 8, 9, 10, 3]])
+    changed = ids.clone()
+    changed[0, 4] = 11
+    gpt, bert = _tiny(TinyGPT), _tiny(TinyBert)
+    with torch.no_grad():
+        a, b = gpt(ids), gpt(changed)
+        torch.testing.assert_close(a[0, :4], b[0, :4])                 # positions before the change
+        assert not torch.allclose(a[0, 4:], b[0, 4:])
+        assert not torch.allclose(bert(ids)[0, :4], bert(changed)[0, :4])
+        hidden, attn = gpt.layers_and_attention(ids)
+    assert float(attn.triu(1).abs().max()) == 0                        # no weight on a later position
+    torch.testing.assert_close(hidden[-1], a)
+
+
+def test_the_causal_loss_predicts_every_next_real_piece():
+    gpt = _tiny(TinyGPT)
+    ids = torch.tensor([[2, 7, 8, 3, 0], [2, 9, 10, 11, 3]])
+    att = ids != 0
+    with torch.no_grad():
+        loss = causal_lm_loss(gpt, ids, att)
+        logp = torch.log_softmax(gpt.mlm_logits(gpt(ids, att)), -1)
+    terms = [-logp[b, t, ids[b, t + 1]] for b in range(2) for t in range(4) if att[b, t + 1]]
+    assert len(terms) == 7 and loss.item() == pytest.approx(torch.stack(terms).mean().item(), rel=1e-6)
+
+
+def test_fill_from_the_left_scores_each_blank_with_the_pieces_before_it():
+    gpt = _tiny(TinyGPT)
+    seq = np.array([[2, 7, 8, 9, 3], [2, 10, 11, 3, 0]])
+    labels = np.full(seq.shape, IGNORE)
+    labels[0, 2], labels[1, 1] = 8, 10
+    inputs = np.where(labels != IGNORE, MASK, seq)
+    out = causal_lm.fill_from_the_left(gpt, [MaskedBatch(inputs, labels, seq != 0)])
+    with torch.no_grad():
+        logits = gpt.mlm_logits(gpt(torch.as_tensor(seq), torch.as_tensor(seq != 0)))
+    right = [int(logits[0, 1].argmax() == 8), int(logits[1, 0].argmax() == 10)]
+    np.testing.assert_array_equal(out["right"], right)
+    np.testing.assert_array_equal(out["count"], [1, 1])
+
+
+# ---------------------------------------------------------------- the NSP study's helpers
+def test_the_overlap_baseline_reads_shared_pieces_and_picks_its_threshold_on_training_pairs():
+    def pair(a, b, is_next):
+        ids = np.array([2, *a, 3, *b, 3])
+        return SentencePair(ids, np.array([0] * (len(a) + 2) + [1] * (len(b) + 1)), is_next)
+    p = pair([5, 6, 7], [6, 7, 8], True)
+    assert nsp_study.overlap(p, SPECIAL) == pytest.approx(2 / 4)
+    train = [pair([5, 6], [6, 7], True), pair([5, 6], [8, 9], False), pair([7, 8], [8, 9], True),
+             pair([5, 7], [6, 9], False)]
+    right, thr = nsp_study.overlap_baseline(train, [pair([5, 6], [5, 9], True), pair([5, 6], [7, 8], False)], SPECIAL)
+    assert thr == 0.0 and list(right) == [1, 1]
+
+
+def test_pair_batches_keep_the_segments():
+    p = SentencePair(np.array([2, 5, 3, 6, 7, 3]), np.array([0, 0, 0, 1, 1, 1]), True)
+    q = SentencePair(np.array([2, 5, 3, 6, 3]), np.array([0, 0, 0, 1, 1]), False)
+    ids, seg, att, y = nsp_study.pair_batch(type("T", (), {"pad_id": 0})(), [p, q])
+    assert ids.shape == seg.shape == (2, 6) and list(y) == [1, 0] and list(seg[1]) == [0, 0, 0, 1, 1, 0]
+    assert nsp_study.NSPHead(16)(torch.zeros(2, 6, 16)).shape == (2, 2)
+
+
+# ---------------------------------------------------------------- the static vectors of the pre-training documents
+def test_the_static_baseline_read_only_the_pre_training_documents_and_feeds_both_sections():
+    static = load_model("wv_pretrain_skipgram")
+    assert "pre-training" in static.meta["settings"]["corpus"] and static.meta["settings"]["max_sents"] == 5
+    examples = load_wsd_sentences()
+    assert all(w in static for e in examples for w in (e.word,))
+    np.testing.assert_allclose(static_pretrain.context_mean_vectors(static, examples[:24]),
+                               static_vectors(static, examples[:24], context=True))
+    data = bbc_finetune_data(5, 30, 0)
+    X = static.features_of(data.doc_index)
+    assert X.shape == (len(data.docs), 100) and np.all(np.linalg.norm(X, axis=1) <= 1 + 1e-3)
+    with pytest.raises(KeyError, match="no shipped static vector"):
+        static["xylophonist"]
+
+
+# ---------------------------------------------------------------- the lesson's scoring of the live model
+def test_numpy_scores_and_the_paired_difference():
+    rng = np.random.default_rng(0)
+    model = NumpyMaskedLM(V, 4, rng, window=1)
+    ids = np.array([[2, 5, 6, 7, 3], [2, 8, 9, 3, 0]])
+    labels = np.full(ids.shape, IGNORE)
+    labels[0, [1, 3]], labels[1, 2] = ids[0, [1, 3]], ids[1, 2]
+    batch = MaskedBatch(np.where(labels != IGNORE, MASK, ids), labels, ids != 0)
+    out = numpy_mlm_scores(model, [batch])
+    assert out["nll"] == pytest.approx(model.forward(batch.inputs, batch.labels, batch.attention_mask))
+    np.testing.assert_array_equal(out["count"], [2, 1])
+    right = np.array([3, 1, 0, 2])
+    count = np.array([4, 2, 1, 3])
+    assert paired_accuracy_difference(right, right, count) == (0.0, 0.0, 0.0)
+    d, lo, hi = paired_accuracy_difference(right, right - np.array([1, 0, 0, 0]), count, n_boot=500)
+    assert d == pytest.approx(0.1) and 0 <= lo <= d <= hi
+    with pytest.raises(ValueError, match="alike"):
+        paired_accuracy_difference(right, right[:2], count)
+
+
+def test_blank_examples_hide_one_single_piece_word():
+    tok = load_model("mlm_bert").tok
+    sents = [("the", "bank", "raised", "its", "interest", "rates", "again", "today", "in", "london")] * 3
+    ex = blank_examples(tok, sents, n=2, seed=0)
+    assert len(ex) == 2 and all(len(tok.tokenize_word(w[p])) == 1 and p > 0 for w, p in ex)
+    b = blank_batch(tok, *ex[0])
+    (col,) = np.flatnonzero(b.labels[0] != IGNORE)
+    assert b.inputs[0, col] == tok.mask_id and tok.itos[b.labels[0, col]] == "▁" + ex[0][0][ex[0][1]]
