@@ -23,7 +23,7 @@ test notebooks execute: export MKL_NUM_THREADS = 1
 # not one per core: the cores are already taken by the two notebooks.
 test notebooks: export NLP_COURSE_WORKERS = 1
 
-.PHONY: setup lab test unit notebooks browser-check bench lint doctor constraints execute student clean models \
+.PHONY: setup lab test unit fuzz notebooks browser-check bench lint doctor constraints execute student clean models \
 	site html site-check
 
 setup: $(STAMP)
@@ -49,6 +49,11 @@ test: setup
 
 unit: setup
 	$(BIN)/python -m pytest -n $(WORKERS) tests -p no:cacheprovider
+
+## fuzz: maintainers: the property-based tests of helpers/lib with the long hypothesis profile
+# (tests/conftest.py: 50 times the examples of `make test`, fresh random ones each run; tens of minutes)
+fuzz: setup
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -n $(WORKERS) tests/test_prop_*.py -p no:cacheprovider
 
 notebooks: setup
 	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile notebooks solutions \

@@ -54,6 +54,12 @@ KERNEL_NAME = "nlp-from-scratch"                   # the course's Jupyter kernel
 LESSON_KERNEL = "python3"                          # the kernel the lessons are saved with
 
 
+def has_converted_line_endings(path: Path, sha256: str) -> bool:
+    """Whether ``path`` is the recorded file with Windows line endings (helpers.infra.checksums)."""
+    from helpers.infra import checksums  # late, as in _course_modules
+    return checksums.has_converted_line_endings(path, sha256)
+
+
 def _course_modules():
     """The course modules whose data and cache this command checks.
 
@@ -343,8 +349,13 @@ def check_data() -> list[Result]:
                 fix = f"{py} -m pip install --force-reinstall --no-deps {_quoted(_spec_of('gensim'))}"
                 data.gensim_test_file(name)
             else:   # committed in data/
+                path = data.DATA_DIR / name
                 fix = f"git checkout -- data/{name}"
-                data.verify_file(data.DATA_DIR / name, sha256, "")
+                if path.is_file() and has_converted_line_endings(path, sha256):   # a Windows checkout
+                    fix = (f"git rm --cached -- data/{name} && git checkout HEAD -- data/{name}   (after `git pull`, "
+                           f"so that .gitattributes keeps data/ byte for byte: `git check-attr text -- data/{name}` "
+                           "must say 'unset')")
+                data.verify_file(path, sha256, "", git_path=f"data/{name}")
         except data.DataError as e:
             results.append(fail(str(e).strip(), fix))
         else:

@@ -97,7 +97,7 @@ def test_bad_input():
         cooccurrence_matrix([np.array([0, 1])], 5, window=0)
     with pytest.raises(ValueError, match="weighting"):
         cooccurrence_matrix([np.array([0, 1])], 5, weighting="gaussian")
-    with pytest.raises(ValueError, match="integers"):
+    with pytest.raises(TypeError, match="integers"):
         cooccurrence_matrix([np.array([0.5, 1.0])], 5)
     with pytest.raises(ValueError, match="non-negative"):
         pmi(np.array([[1.0, -2.0]]))

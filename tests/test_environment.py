@@ -88,11 +88,22 @@ def test_readme_names_the_make_commands_and_they_exist():
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     for doc, name, targets in [(readme, "README", ["lab", "test", "doctor", "lint", "student", "site", "html"]),
                                (contributing, "CONTRIBUTING.md", ["browser-check", "site-check", "bench", "constraints",
-                                                                  "models", "figures", "execute"])]:
+                                                                  "models", "figures", "execute", "fuzz"])]:
         for target in targets:
             assert f"make {target}" in doc, f"{name} does not mention `make {target}`"
             assert re.search(rf"^{re.escape(target)}:", makefile, re.M), f"Makefile has no target {target}"
     assert "make test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_contributing_names_the_hypothesis_profiles_that_conftest_registers():
+    contributing = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    conftest = (ROOT / "tests" / "conftest.py").read_text(encoding="utf-8")
+    row = next(line for line in contributing.splitlines() if line.startswith("| `make fuzz` |"))
+    for profile in ("ci", "fuzz"):
+        assert f"`{profile}` profile" in row and f'register_profile("{profile}"' in conftest
+    assert "HYPOTHESIS_PROFILE=ci" in row and 'os.environ.get("HYPOTHESIS_PROFILE", "ci")' in conftest
+    examples = re.search(r'register_profile\("ci", max_examples=(\d+)', conftest).group(1)
+    assert f"{examples} examples per property, the same ones on every run" in row and "derandomize=True" in conftest
 
 
 def test_readme_reporting_a_problem_points_to_make_doctor():

@@ -87,5 +87,5 @@ def test_clear_errors():
     tree = huffman_tree([1, 2, 3])
     with pytest.raises(ValueError, match="inner nodes"):
         hs_loss_and_grads(np.zeros((1, 2)), np.zeros((5, 2)), tree, np.array([0]))
-    with pytest.raises(ValueError, match="targets"):
+    with pytest.raises(TypeError, match="targets"):
         hs_loss_and_grads(np.zeros((1, 2)), np.zeros((2, 2)), tree, np.array([0.5]))

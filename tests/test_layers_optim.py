@@ -116,7 +116,7 @@ def test_embedding_accumulates_repeated_ids_and_respects_padding(rng):
     fast.forward(ids)
     fast.backward(dout)
     assert np.allclose(fast.grads[0], emb.grads[0])
-    with pytest.raises(IndexError, match=r"token ids must lie in \[0, 6\)"):
+    with pytest.raises(IndexError, match=r"ids must be token ids in \[0, 6\)"):
         emb.forward(np.array([6]))
 
 

@@ -173,6 +173,9 @@ def test_a_missing_file_names_the_rebuild_command(model_copy, name):
 def test_unknown_and_untrained_models(tmp_path):
     with pytest.raises(KeyError, match="no shipped model named 'gpt'; the course has"):
         load_model("gpt")
+    with pytest.raises(ModelFileError, match="manifest.json is missing.*git checkout.*make models NAME=ffnn_lm"):
+        load_model("ffnn_lm", root=tmp_path)
+    (tmp_path / "manifest.json").write_text('{"format": "nlp-course-models/1", "models": {}}', encoding="utf-8")
     with pytest.raises(ModelFileError, match="not in .*manifest.json .*make models NAME=ffnn_lm"):
         load_model("ffnn_lm", root=tmp_path)
 

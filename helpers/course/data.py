@@ -39,12 +39,14 @@ SHA256 = {
     "simlex999.txt": "d5e0501971478a511430ee880bd0121e94ac701ba86d90544d83e6d2ba3db05d",
 }
 
+GENSIM_FILES = ("questions-words.txt", "wordsim353.tsv", "simlex999.txt")
+
 BBC_TOPICS = ("business", "entertainment", "politics", "sports", "tech")
 
 
 def _shipped(name: str) -> Path:
     fix = f"Restore it with `git checkout -- data/{name}` (see data/README.md)."
-    return verify_file(DATA_DIR / name, SHA256[name], fix)
+    return verify_file(DATA_DIR / name, SHA256[name], fix, git_path=f"data/{name}")
 
 
 def _read_gz_text(path: Path) -> str:
@@ -133,7 +135,12 @@ def load_bbc_news() -> list[NewsArticle]:
 
 
 def gensim_test_file(name: str) -> Path:
-    """Path of an evaluation file shipped in gensim's test data, checksum verified."""
+    """Path of an evaluation file shipped in gensim's test data, checksum verified.
+
+    ``name``: one of :data:`GENSIM_FILES` (the files whose checksums the course records)."""
+    if name not in GENSIM_FILES:
+        raise ValueError(f"gensim_test_file: the course reads only {sorted(GENSIM_FILES)} from gensim's test data "
+                         f"(their sha256 are recorded), got {name!r}")
     root = _package_dir("gensim", "run `pip install -r requirements.txt`")
     fix = "Reinstall gensim (`pip install --force-reinstall 'gensim>=4.4,<5'`)."
     return verify_file(root / "test" / "test_data" / name, SHA256[name], fix)

@@ -38,7 +38,7 @@ from helpers.course import (
 )
 from helpers.course.data import DATA_DIR
 from helpers.infra.artifacts import ArtifactError, load_artifact
-from helpers.infra.checksums import DataError, sha256_of
+from helpers.infra.checksums import DataError, line_endings_fix, sha256_of
 from helpers.infra.runlog import replays_exactly
 
 MANIFEST_FORMAT = "nlp-course-models/1"
@@ -139,6 +139,10 @@ def entry(name: str) -> ModelEntry:
     return MODELS[name]
 
 
+MANIFEST_FIX = ("Restore the committed one with `git checkout -- data/models/manifest.json` (and "
+                "`git checkout -- data/models/` for the model files it describes)")
+
+
 def rebuild_hint(name: str) -> str:
     return (f"Rebuild it with `make models NAME={name}` (or `python -m helpers.course.train {name}`), "
             f"or restore the committed file with `git checkout -- data/models/{name}.npz data/models/{name}.json`")
@@ -150,7 +154,12 @@ def read_manifest(root: Path | None = None) -> dict:
     path = Path(root or model_dir()) / "manifest.json"
     if not path.exists():
         return {"format": MANIFEST_FORMAT, "models": {}}
-    manifest = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ModelFileError(f"{path} is not valid JSON ({e}): it has been damaged or edited by hand. {MANIFEST_FIX}") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("models"), dict):
+        raise ModelFileError(f"{path} is not a models manifest (a JSON object with 'format' and 'models'). {MANIFEST_FIX}")
     if manifest.get("format") != MANIFEST_FORMAT:
         raise ModelFileError(f"{path} has format {manifest.get('format')!r}, expected {MANIFEST_FORMAT!r}")
     return manifest
@@ -230,6 +239,10 @@ def verify_model_file(name: str, root: Path | None = None) -> Path:
     that rebuilds it, when the model is not in the manifest or its file is missing or modified."""
     entry(name)
     root = Path(root or model_dir())
+    if not (root / "manifest.json").is_file():
+        raise ModelFileError(f"{root / 'manifest.json'} is missing: it lists the shipped models and their checksums, "
+                             f"so {name!r} cannot be checked. {MANIFEST_FIX}; or train the model with "
+                             f"`make models NAME={name}`")
     record = read_manifest(root)["models"].get(name)
     if record is None:
         raise ModelFileError(f"model {name!r} is not in {root / 'manifest.json'} (it has not been trained yet). "
@@ -251,6 +264,10 @@ def load_model(name: str, root: Path | None = None):
     try:
         artifact = load_artifact(path)
     except ArtifactError as e:
+        meta = path.with_suffix(".json")
+        if meta.is_file() and b"\r\n" in meta.read_bytes():          # a Windows checkout converted it
+            raise ModelFileError(f"model {name!r}: {e}: {meta.name} has Windows line endings (CRLF). "
+                                 f"{line_endings_fix(f'data/models/{meta.name}')}") from None
         raise ModelFileError(f"model {name!r}: {e}. {rebuild_hint(name)}") from None
     return entry(name).load(artifact)
 

@@ -4,9 +4,17 @@ Conventions (the same as ``torch.nn.functional.scaled_dot_product_attention``):
 
 - Tokens are rows. ``Q`` has shape (..., T_q, d_k), ``K`` (..., T_k, d_k), ``V`` (..., T_k, d_v);
   the leading ``...`` are batch (and head) axes.
-- A mask is a boolean array that broadcasts to the score shape (..., T_q, T_k);
-  ``True`` means "this query may look at this key", ``False`` sets the score to −∞ before
-  the softmax, so that key gets weight exactly 0.
+- A mask is boolean (0/1 integers are accepted and converted; floats are refused, see
+  :mod:`helpers.lib.checks`): ``True`` means "this query may look at this key", ``False`` sets
+  the score to −∞ before the softmax, so that key gets weight exactly 0.
+- ``mask`` is read **from the right** against the scores (..., T_q, T_k), as NumPy broadcasts and
+  ``torch.nn.functional.scaled_dot_product_attention`` reads ``attn_mask``: its last two axes are
+  always (T_q, T_k), so a 2-D mask is one (T_q, T_k) pattern shared by every sequence (a causal
+  mask). A key-padding mask (B, T_k), one row per sequence, has its own argument
+  ``key_padding`` (or is given as :func:`padding_mask`'s (B, 1, T_k)), so it is never mistaken
+  for a (T_q, T_k) mask when B happens to equal T_q.
+- :class:`MultiHeadAttention` knows its score shape (B, h, T, T), so there a 3-D mask is
+  (B, T, T), one pattern per sequence (shared by the heads); a per-head mask is 4-D (B, h, T, T).
 
 Layers follow the course protocol of :mod:`helpers.lib.layers` (``params``/``grads`` filled in
 place by ``backward``). Arrays are float64 unless you pass float32 yourself.
@@ -15,24 +23,28 @@ from __future__ import annotations
 
 import numpy as np
 
+from helpers.lib.checks import check_finite, check_integers, check_mask, check_whole
 from helpers.lib.layers import Layer, softmax
 
 
 # ---------------------------------------------------------------- masks
 def causal_mask(T: int, T_k: int | None = None) -> np.ndarray:
     """(T, T_k) bool, True on and below the diagonal: query i may see keys 0..i only. Taught in lesson 04, section 4."""
-    if T < 1:
-        raise ValueError(f"sequence length must be >= 1, got {T}")
-    return np.tril(np.ones((T, T if T_k is None else T_k), dtype=bool))
+    T = check_whole(T, "T", "causal_mask", minimum=1)
+    T_k = T if T_k is None else check_whole(T_k, "T_k", "causal_mask", minimum=1)
+    return np.tril(np.ones((T, T_k), dtype=bool))
 
 
 def padding_mask(lengths, T: int) -> np.ndarray:
     """Key mask for a padded batch: (B, 1, T) bool, True at the first ``lengths[b]`` positions. Taught in lesson 04, section 4.
 
-    The middle axis of size 1 broadcasts over the queries (every query ignores the same
-    padded keys). Add a head axis with ``mask[:, None]`` for multi-head scores.
+    ``lengths``: (B,) integers in [1, T]. The middle axis of size 1 broadcasts over the queries
+    (every query ignores the same padded keys); a 3-D mask is (B, T_q, T_k), so it can be passed
+    as ``mask`` as it is, to :func:`scaled_dot_product_attention` of (B, T_q, d) queries and to
+    :class:`MultiHeadAttention`. ``padding_mask(lengths, T)[:, 0]`` is the (B, T) ``key_padding``.
     """
-    lengths = np.asarray(lengths)
+    T = check_whole(T, "T", "padding_mask", minimum=1)
+    lengths = check_integers(lengths, "lengths", "padding_mask", "whole numbers (a length per sequence)")
     if lengths.ndim != 1:
         raise ValueError(f"lengths must be 1-D (one length per sequence), got shape {lengths.shape}")
     if np.any(lengths < 1) or np.any(lengths > T):
@@ -40,22 +52,43 @@ def padding_mask(lengths, T: int) -> np.ndarray:
     return (np.arange(T)[None, :] < lengths[:, None])[:, None, :]
 
 
-def _check_mask(mask, score_shape: tuple) -> np.ndarray:
-    """Validate a mask against the score shape (..., T_q, T_k); return it as a bool array."""
-    mask = np.asarray(mask)
-    if mask.dtype != bool:
-        raise TypeError(f"attention mask must be boolean (True = may attend), got dtype {mask.dtype}")
+def _check_mask(mask, score_shape: tuple, name: str = "mask", where: str = "attention") -> np.ndarray:
+    """Validate a mask against the score shape (..., T_q, T_k), read from the right; return it as bool."""
+    mask = check_mask(mask, name, where, "this query may attend to this key")
     if mask.ndim < 2 or mask.ndim > len(score_shape):
-        raise ValueError(f"attention mask of shape {mask.shape} does not fit scores of shape "
-                         f"{score_shape} (..., T_q, T_k): it needs 2 to {len(score_shape)} dimensions")
+        raise ValueError(f"attention {name} of shape {mask.shape} does not fit scores of shape "
+                         f"{score_shape} (..., T_q, T_k): it needs 2 to {len(score_shape)} dimensions"
+                         + _padding_hint(mask.shape, score_shape))
     for m, s in zip(mask.shape[::-1], score_shape[::-1], strict=False):  # trailing axes; the mask may have fewer
         if m not in (1, s):
-            raise ValueError(f"attention mask of shape {mask.shape} does not broadcast to the "
-                             f"scores' shape {score_shape} (..., T_q, T_k)")
+            raise ValueError(f"attention {name} of shape {mask.shape} does not broadcast to the "
+                             f"scores' shape {score_shape} (..., T_q, T_k)" + _padding_hint(mask.shape, score_shape))
+    return mask
+
+
+def _padding_hint(mask_shape: tuple, score_shape: tuple) -> str:
+    if len(mask_shape) == 2 and len(score_shape) >= 3 and mask_shape == (score_shape[0], score_shape[-1]):
+        return ("; a key-padding mask (B, T_k) goes in key_padding= (or as padding_mask(lengths, T) of "
+                "shape (B, 1, T_k)): a 2-D mask is always (T_q, T_k)")
+    return ""
+
+
+def _key_padding(key_padding, score_shape: tuple, where: str) -> np.ndarray:
+    """A key-padding mask (B, T_k) (or (T_k,) for unbatched scores) as a mask of the scores' rank."""
+    key_padding = check_mask(key_padding, "key_padding", where, "a real key, not padding")
+    expected = (score_shape[0], score_shape[-1]) if len(score_shape) >= 3 else (score_shape[-1],)
+    if key_padding.shape != expected:
+        raise ValueError(f"{where}: key_padding must have shape (B, T_k) = {expected} for scores of shape "
+                         f"{score_shape}, got {key_padding.shape}")
+    if len(score_shape) < 3:
+        return key_padding[None, :]
+    return key_padding.reshape((score_shape[0],) + (1,) * (len(score_shape) - 2) + (score_shape[-1],))
+
+
+def _check_some_key_visible(mask, score_shape: tuple) -> None:
     if not np.all(np.broadcast_to(mask, score_shape).any(axis=-1)):
         raise ValueError("the attention mask hides every key from some query; its softmax would "
                          "be 0/0. Every query needs at least one visible key")
-    return mask
 
 
 # ---------------------------------------------------------------- attention
@@ -65,7 +98,7 @@ def attention_single_query(q: np.ndarray, K: np.ndarray, V: np.ndarray, scale: b
     q: (d_k,), K: (T, d_k), V: (T, d_v). Returns (z (d_v,), weights (T,)).
     ``scale=False`` drops the 1/√d_k (the unscaled form of the notes).
     """
-    q, K, V = np.asarray(q), np.asarray(K), np.asarray(V)
+    q, K, V = (check_finite(np.asarray(a), n, "attention_single_query") for a, n in ((q, "q"), (K, "K"), (V, "V")))
     if q.ndim != 1 or K.ndim != 2 or V.ndim != 2:
         raise ValueError(f"expected q (d_k,), K (T, d_k), V (T, d_v); got {q.shape}, {K.shape}, {V.shape}")
     if K.shape[1] != q.shape[0] or K.shape[0] != V.shape[0]:
@@ -78,14 +111,16 @@ def attention_single_query(q: np.ndarray, K: np.ndarray, V: np.ndarray, scale: b
 
 
 def scaled_dot_product_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask=None,
-                                 scale: float | None = None):
+                                 scale: float | None = None, key_padding=None):
     """Matrix form: softmax(Q Kᵀ / √d_k + mask) V for every query at once. Taught in lesson 04, section 1.
 
-    Q: (..., T_q, d_k), K: (..., T_k, d_k), V: (..., T_k, d_v), mask: bool broadcastable to
-    (..., T_q, T_k) or None. ``scale`` defaults to 1/√d_k.
+    Q: (..., T_q, d_k), K: (..., T_k, d_k), V: (..., T_k, d_v) float. ``mask``: bool (or 0/1)
+    read from the right against the scores (..., T_q, T_k) — a 2-D mask is (T_q, T_k) — or None.
+    ``key_padding``: (B, T_k) bool, True at the real keys of each sequence (B = the first axis of
+    the scores; (T_k,) for unbatched Q), or None. ``scale`` defaults to 1/√d_k.
     Returns (out (..., T_q, d_v), weights (..., T_q, T_k)); each row of weights sums to 1.
     """
-    Q, K, V = np.asarray(Q), np.asarray(K), np.asarray(V)
+    Q, K, V = (check_finite(np.asarray(a), n, "scaled_dot_product_attention") for a, n in ((Q, "Q"), (K, "K"), (V, "V")))
     if Q.ndim < 2 or K.ndim < 2 or V.ndim < 2:
         raise ValueError(f"Q, K, V need at least 2 dimensions (tokens, features); got {Q.shape}, {K.shape}, {V.shape}")
     if Q.shape[-1] != K.shape[-1]:
@@ -96,9 +131,15 @@ def scaled_dot_product_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, ma
         raise ValueError(f"there are no keys (T_k = 0 in K {K.shape}): a softmax over no scores is undefined")
     s = 1.0 / np.sqrt(Q.shape[-1]) if scale is None else scale
     scores = (Q @ np.swapaxes(K, -1, -2)) * s
+    full = None
     if mask is not None:
-        mask = _check_mask(mask, scores.shape)
-        scores = np.where(mask, scores, -np.inf)
+        full = _check_mask(mask, scores.shape, "mask", "scaled_dot_product_attention")
+    if key_padding is not None:
+        kp = _key_padding(key_padding, scores.shape, "scaled_dot_product_attention")
+        full = kp if full is None else full & kp
+    if full is not None:
+        _check_some_key_visible(full, scores.shape)
+        scores = np.where(full, scores, -np.inf)
     weights = softmax(scores)
     return weights @ V, weights
 
@@ -130,15 +171,17 @@ def _unbroadcast(g: np.ndarray, shape: tuple) -> np.ndarray:
 
 
 class Attention(Layer):
-    """Parameter-free softmax attention as a layer: forward(Q, K, V, mask) -> out. Taught in lesson 04, section 4.
+    """Parameter-free softmax attention as a layer: forward(Q, K, V, mask, key_padding) -> out. Taught in lesson 04, section 4.
+
+    ``mask`` and ``key_padding`` as in :func:`scaled_dot_product_attention`.
 
     ``backward(dout)`` returns the tuple (dQ, dK, dV) (three inputs, three gradients).
     ``weights`` keeps the last attention matrix (..., T_q, T_k) for plotting.
     """
 
-    def forward(self, Q, K, V, mask=None):
+    def forward(self, Q, K, V, mask=None, key_padding=None):
         self.scale = 1.0 / np.sqrt(np.shape(Q)[-1])
-        out, self.weights = scaled_dot_product_attention(Q, K, V, mask, self.scale)
+        out, self.weights = scaled_dot_product_attention(Q, K, V, mask, self.scale, key_padding)
         self.Q, self.K, self.V = Q, K, V
         return out
 
@@ -149,6 +192,10 @@ class Attention(Layer):
 # ---------------------------------------------------------------- heads
 def split_heads(X: np.ndarray, num_heads: int) -> np.ndarray:
     """(B, T, d) -> (B, h, T, d/h): head i gets feature columns i·d/h ... (i+1)·d/h − 1. Taught in lesson 04, section 5."""
+    X = np.asarray(X)
+    num_heads = check_whole(num_heads, "num_heads", "split_heads", minimum=1)
+    if X.ndim != 3:
+        raise ValueError(f"split_heads expects X of shape (B, T, d), got {X.shape}")
     B, T, d = X.shape
     if d % num_heads:
         raise ValueError(f"model dimension d={d} is not divisible by num_heads={num_heads}")
@@ -157,6 +204,9 @@ def split_heads(X: np.ndarray, num_heads: int) -> np.ndarray:
 
 def merge_heads(X: np.ndarray) -> np.ndarray:
     """(B, h, T, d_h) -> (B, T, h·d_h): the inverse of :func:`split_heads` (Concat(head_1..h)). Taught in lesson 04, section 5."""
+    X = np.asarray(X)
+    if X.ndim != 4:
+        raise ValueError(f"merge_heads expects X of shape (B, h, T, d_h), got {X.shape}")
     B, h, T, dh = X.shape
     return X.transpose(0, 2, 1, 3).reshape(B, T, h * dh)
 
@@ -171,9 +221,10 @@ class MultiHeadAttention(Layer):
     (head i owns columns i·d_h ... (i+1)·d_h − 1), as PyTorch does.
     params = [W_Q, b_Q, W_K, b_K, W_V, b_V, W_O, b_O]; W_* are (d, d), b_* are (d,).
 
-    forward(X (B, T, d), mask=None, causal=False, key_padding=None) -> (B, T, d) where
-    ``mask`` broadcasts to (B, h, T, T), ``causal`` adds the causal mask and
-    ``key_padding`` (B, T) bool marks the *real* tokens (True) as opposed to padding.
+    forward(X (B, T, d), mask=None, causal=False, key_padding=None) -> (B, T, d) where ``mask``
+    (bool, or 0/1) is (T, T) for every sequence, (B, T, T) one per sequence or (B, h, T, T) one per
+    head (an axis of size 1 broadcasts), ``causal`` adds the causal mask and ``key_padding``
+    (B, T) marks the *real* tokens (True) as opposed to padding.
     ``weights`` keeps the last attention weights (B, h, T, T).
     """
 
@@ -197,15 +248,22 @@ class MultiHeadAttention(Layer):
         B, T, _ = X.shape
         full = np.ones((1, 1, T, T), dtype=bool)
         if mask is not None:
-            full = full & _check_mask(mask, (B, self.h, T, T))
+            m = check_mask(mask, "mask", "MultiHeadAttention.forward", "this query may attend to this key")
+            if m.ndim == 3:                    # (B, T, T): one pattern per sequence, shared by the heads
+                m = m[:, None]
+            elif m.ndim not in (2, 4):
+                raise ValueError(f"MultiHeadAttention.forward: mask must be (T, T), (B, T, T) or (B, h, T, T) "
+                                 f"= {(B, self.h, T, T)}, got shape {m.shape}")
+            full = full & _check_mask(m, (B, self.h, T, T), "mask", "MultiHeadAttention.forward")
         if causal:
             full = full & causal_mask(T)
         if key_padding is not None:
-            key_padding = np.asarray(key_padding)
-            if key_padding.shape != (B, T) or key_padding.dtype != bool:
+            key_padding = check_mask(key_padding, "key_padding", "MultiHeadAttention.forward", "a real token")
+            if key_padding.shape != (B, T):
                 raise ValueError(f"key_padding must be a bool array of shape (B, T) = {(B, T)}, "
                                  f"got {key_padding.dtype} {key_padding.shape}")
             full = full & key_padding[:, None, None, :]
+        _check_some_key_visible(full, (B, self.h, T, T))
         W_Q, b_Q, W_K, b_K, W_V, b_V, W_O, b_O = self.params
         self.X = X
         Q, K, V = (split_heads(X @ W + b, self.h) for W, b in ((W_Q, b_Q), (W_K, b_K), (W_V, b_V)))
@@ -232,19 +290,26 @@ class MultiHeadAttention(Layer):
         """Copy the weights of a ``torch.nn.MultiheadAttention(d, h, batch_first=True)``.
 
         PyTorch stores y = x Wᵀ + b with in_proj_weight = [W_Q; W_K; W_V] of shape (3d, d),
-        so our (d, d) matrices are the transposed blocks.
+        so our (d, d) matrices are the transposed blocks. A module made with ``bias=False`` has no
+        biases; ours are then set to 0 (the same function).
         """
         if mha.embed_dim != self.d or mha.num_heads != self.h:
             raise ValueError(f"torch module has d={mha.embed_dim}, h={mha.num_heads}; "
                              f"this layer has d={self.d}, h={self.h}")
-        W = mha.in_proj_weight.detach().cpu().numpy().astype(self.params[0].dtype)
-        b = mha.in_proj_bias.detach().cpu().numpy().astype(self.params[0].dtype)
+        if getattr(mha, "in_proj_weight", None) is None:
+            raise ValueError("load_torch: this nn.MultiheadAttention has separate q/k/v weights (kdim or vdim "
+                             "differ from embed_dim); the NumPy layer is self-attention with one width d")
+
+        def numpy(t, shape):                 # a module built with bias=False has no biases: they are 0
+            return np.zeros(shape) if t is None else t.detach().cpu().double().numpy()
         d = self.d
+        W = numpy(mha.in_proj_weight, (3 * d, d))
+        b = numpy(mha.in_proj_bias, (3 * d,))
         for k in range(3):
             self.params[2 * k][...] = W[k * d:(k + 1) * d].T
             self.params[2 * k + 1][...] = b[k * d:(k + 1) * d]
-        self.params[6][...] = mha.out_proj.weight.detach().cpu().numpy().T
-        self.params[7][...] = mha.out_proj.bias.detach().cpu().numpy()
+        self.params[6][...] = numpy(mha.out_proj.weight, (d, d)).T
+        self.params[7][...] = numpy(mha.out_proj.bias, (d,))
         return self
 
 

@@ -6,6 +6,8 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from helpers.lib.checks import check_integers, check_whole
+
 
 def minibatch_indices(n: int, batch_size: int, rng: np.random.Generator | None = None,
                       drop_last: bool = False) -> Iterator[np.ndarray]:
@@ -13,6 +15,8 @@ def minibatch_indices(n: int, batch_size: int, rng: np.random.Generator | None =
 
     Shuffled when ``rng`` is given, in order otherwise.
     """
+    n = check_whole(n, "n", "minibatch_indices", minimum=0)
+    batch_size = check_whole(batch_size, "batch_size", "minibatch_indices")
     if batch_size <= 0:
         raise ValueError(f"batch_size must be positive, got {batch_size}")
     order = rng.permutation(n) if rng is not None else np.arange(n)
@@ -29,7 +33,8 @@ def ngram_windows(ids: np.ndarray, context: int) -> tuple[np.ndarray, np.ndarray
     Returns X (N, context) int64 — the ``context`` ids before each target — and
     y (N,) int64, with N = len(ids) - context.
     """
-    ids = np.asarray(ids, dtype=np.int64)
+    ids = check_integers(ids, "ids", "ngram_windows", "integer token ids").astype(np.int64, copy=False)
+    context = check_whole(context, "context", "ngram_windows", minimum=1)
     if ids.ndim != 1:
         raise ValueError(f"ids must be 1-D, got shape {ids.shape}")
     if len(ids) <= context:
@@ -46,7 +51,9 @@ def bptt_batches(ids: np.ndarray, batch_size: int, seq_len: int) -> Iterator[tup
     Row b of one batch continues row b of the previous batch, so a stateful model can
     carry its hidden state across batches (detached).
     """
-    ids = np.asarray(ids, dtype=np.int64)
+    ids = check_integers(ids, "ids", "bptt_batches", "integer token ids").astype(np.int64, copy=False)
+    batch_size = check_whole(batch_size, "batch_size", "bptt_batches", minimum=1)
+    seq_len = check_whole(seq_len, "seq_len", "bptt_batches")
     if ids.ndim != 1:
         raise ValueError(f"ids must be 1-D, got shape {ids.shape}")
     n_cols = (len(ids) - 1) // batch_size
@@ -69,13 +76,18 @@ def pad_sequences(seqs: Sequence[Sequence[int]], pad_id: int, max_len: int | Non
     """
     if len(seqs) == 0:
         raise ValueError("cannot pad an empty list of sequences")
-    L = max(len(s) for s in seqs) if max_len is None else max_len
+    pad_id = check_whole(pad_id, "pad_id", "pad_sequences")
+    seqs = [check_integers(s, f"sequence {i}", "pad_sequences", "integer token ids") for i, s in enumerate(seqs)]
+    for i, s in enumerate(seqs):
+        if s.ndim != 1:
+            raise ValueError(f"pad_sequences: sequence {i} must be 1-D (a list of ids), got shape {s.shape}")
+    L = max(len(s) for s in seqs) if max_len is None else check_whole(max_len, "max_len", "pad_sequences")
     if L < 1:
         raise ValueError("pad_sequences: every sequence is empty (or max_len < 1): a batch needs at least one position")
     ids = np.full((len(seqs), L), pad_id, dtype=np.int64)
     mask = np.zeros((len(seqs), L), dtype=bool)
     for i, s in enumerate(seqs):
-        s = list(s)[:L]
+        s = s[:L]
         ids[i, :len(s)] = s
         mask[i, :len(s)] = True
     return ids, mask
@@ -88,6 +100,7 @@ def train_valid_test_split(n: int, fractions=(0.8, 0.1, 0.1), rng: np.random.Gen
     (right for running text, where shuffling would leak context across the split).
     Returns (train_idx, valid_idx, test_idx), int64 arrays.
     """
+    n = check_whole(n, "n", "train_valid_test_split")
     if n <= 0:
         raise ValueError("cannot split an empty collection (n = 0)")
     if len(fractions) != 3 or abs(sum(fractions) - 1) > 1e-9 or min(fractions) < 0:

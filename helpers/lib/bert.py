@@ -22,8 +22,9 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from helpers.lib.checks import check_finite, check_ids, check_mask, describe_offending
 from helpers.lib.language_models import count_parameters
-from helpers.lib.layers import Layer, check_class_ids, describe_offending, log_softmax, softmax
+from helpers.lib.layers import Layer, check_class_ids, log_softmax, softmax
 from helpers.lib.mlm import IGNORE
 
 
@@ -33,6 +34,8 @@ def mlm_loss_numpy(logits: np.ndarray, targets: np.ndarray) -> float:
 
     ``L = −(1/|M|) Σ_{i∈M} log P(x_i | h_i)`` for logits (|M|, V) at the masked
     positions and their original ids ``targets`` (|M|,) int."""
+    logits = check_finite(np.asarray(logits), "logits", "mlm_loss_numpy")
+    targets = np.asarray(targets)
     if logits.ndim != 2 or targets.shape != (logits.shape[0],):
         raise ValueError(f"expected logits (M, V) and targets (M,), got {logits.shape} and {targets.shape}")
     if len(targets) == 0:
@@ -64,13 +67,21 @@ class NumpyMaskedLM(Layer):
         self.grads = [np.zeros_like(p) for p in self.params]
 
     def forward(self, ids: np.ndarray, labels: np.ndarray, attention_mask: np.ndarray) -> float:
-        """Mean NLL over the positions where ``labels != -100``. ids, labels (B, L) int."""
+        """Mean NLL over the positions where ``labels != -100``. ids, labels (B, L) int;
+        attention_mask (B, L) bool or 0/1. A label at a padded position is an error (padding is
+        never predicted: its label must be -100)."""
         E, W, b, b_out = self.params
+        ids, labels = np.asarray(ids), np.asarray(labels)
+        attention_mask = check_mask(attention_mask, "attention_mask", "NumpyMaskedLM", "a real token")
         if ids.shape != labels.shape or ids.shape != attention_mask.shape or ids.ndim != 2:
             raise ValueError(f"ids, labels and attention_mask must share one (B, L) shape; got "
                              f"{ids.shape}, {labels.shape}, {attention_mask.shape}")
         check_class_ids(ids, E.shape[0], "NumpyMaskedLM", "ids")
         check_class_ids(labels, E.shape[0], "NumpyMaskedLM", "labels", ignore=IGNORE)
+        padded = (labels != IGNORE) & ~attention_mask
+        if padded.any():
+            raise ValueError("NumpyMaskedLM: labels must be -100 at padded positions (attention_mask False: "
+                             "padding is never predicted), got " + describe_offending(labels, padded, "labels"))
         d = E.shape[1]
         x = E[ids]                                             # (B, L, d)
         m = attention_mask[..., None].astype(E.dtype)          # (B, L, 1)
@@ -177,17 +188,25 @@ class TinyBert(nn.Module):
             nn.init.normal_(emb.weight, std=0.02)
 
     def _check(self, ids, attention_mask, segments):
+        ids = torch.as_tensor(ids)
         if ids.ndim != 2:
             raise ValueError(f"ids must have shape (B, L), got {tuple(ids.shape)}")
+        check_ids(ids, self.cfg.vocab_size, "ids", "TinyBert", noun="token ids")
         if ids.shape[1] > self.cfg.max_len:
             raise ValueError(f"sequence length {ids.shape[1]} exceeds max_len={self.cfg.max_len}")
         if attention_mask is None:
             attention_mask = ids != self.pad_id
+        attention_mask = check_mask(torch.as_tensor(attention_mask, device=ids.device), "attention_mask",
+                                    "TinyBert", "a real token")
         if attention_mask.shape != ids.shape:
             raise ValueError(f"attention_mask has shape {tuple(attention_mask.shape)}, ids {tuple(ids.shape)}")
         if segments is None:
             segments = torch.zeros_like(ids)
-        return attention_mask.bool(), segments
+        segments = torch.as_tensor(segments, device=ids.device)
+        if segments.shape != ids.shape:
+            raise ValueError(f"segments has shape {tuple(segments.shape)}, ids {tuple(ids.shape)}")
+        check_ids(segments, self.cfg.n_segments, "segments", "TinyBert", noun="segment ids")
+        return ids, attention_mask, segments
 
     def embed(self, ids, segments):
         pos = torch.arange(ids.shape[1], device=ids.device)
@@ -195,7 +214,7 @@ class TinyBert(nn.Module):
         return self.drop(self.emb_norm(x))
 
     def forward(self, ids, attention_mask=None, segments=None):
-        attention_mask, segments = self._check(ids, attention_mask, segments)
+        ids, attention_mask, segments = self._check(ids, attention_mask, segments)
         return self.encoder(self.embed(ids, segments), src_key_padding_mask=~attention_mask)
 
     def output_matrix(self) -> torch.Tensor:
@@ -214,7 +233,7 @@ class TinyBert(nn.Module):
         (normalised) output, equal to ``forward`` — and attention (n_layers, B, heads, L, L)
         whose rows sum to 1 over the real (non-padding) keys.
         """
-        attention_mask, segments = self._check(ids, attention_mask, segments)
+        ids, attention_mask, segments = self._check(ids, attention_mask, segments)
         pad = ~attention_mask
         x = self.embed(ids, segments)
         hidden, attn = [x], []
@@ -241,6 +260,12 @@ def mlm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """``−(1/|M|) Σ_{i∈M} log P(x_i | h_i)`` where M = positions with ``labels != -100``. Taught in lesson 10, section 2.3.
 
     logits (..., V) float, labels (...) int64 -> scalar. Raises if nothing is masked."""
+    labels = torch.as_tensor(labels)
+    if labels.dtype.is_floating_point or labels.dtype == torch.bool:
+        raise TypeError(f"mlm_loss: labels must be integer token ids (or {IGNORE}), got dtype {labels.dtype}")
+    if labels.shape != logits.shape[:-1]:
+        raise ValueError(f"mlm_loss: labels must have the shape of logits without its last axis, "
+                         f"{tuple(logits.shape[:-1])}, got {tuple(labels.shape)}")
     sel = labels != IGNORE
     n = int(sel.sum())
     if n == 0:

@@ -23,7 +23,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from helpers.infra.progress import progress_bar
-from helpers.lib.text import check_tokens, tokenize
+from helpers.lib.text import check_tokens, decode_ids, tokenize
 
 PAD, UNK, CLS, SEP, MASK = "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"
 SPECIALS = (PAD, UNK, CLS, SEP, MASK)
@@ -224,14 +224,9 @@ class BPETokenizer:
         return self.encode_words(tokenize(text))[0]
 
     def pieces(self, ids: Iterable[int]) -> list[str]:
-        """The piece strings of ``ids``; raises IndexError naming an id out of range."""
-        out = []
-        for i in ids:
-            i = int(i)
-            if not 0 <= i < len(self.itos):
-                raise IndexError(f"token id {i} is outside the vocabulary [0, {len(self.itos)})")
-            out.append(self.itos[i])
-        return out
+        """The piece strings of ``ids`` (integers); raises TypeError for float or bool ids and
+        IdOutOfRangeError (a ValueError and an IndexError) naming an id out of range."""
+        return [self.itos[i] for i in decode_ids(ids, len(self.itos), "BPETokenizer.pieces")]
 
     def decode(self, ids: Iterable[int], skip_special: bool = False) -> str:
         """Text of ``ids``: pieces joined, ``▁`` turned back into spaces.

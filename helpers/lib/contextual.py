@@ -15,6 +15,7 @@ import torch
 from helpers.infra.seeding import choose_device
 from helpers.lib.bert import TinyBert
 from helpers.lib.bpe import BPETokenizer
+from helpers.lib.checks import check_whole
 from helpers.lib.mlm import encode_sentence, pad_batch
 from helpers.lib.text import check_token_lists, check_tokens, tokenize
 
@@ -32,11 +33,13 @@ def word_vectors(model: TinyBert, tok: BPETokenizer, sentences: Sequence[Sequenc
     if len(sentences) != len(positions):
         raise ValueError(f"{len(sentences)} sentences but {len(positions)} positions")
     n_layers = model.cfg.n_layers
+    layer = check_whole(layer, "layer", "word_vectors")
     if not -(n_layers + 1) <= layer <= n_layers:
         raise ValueError(f"layer must be in [-{n_layers + 1}, {n_layers}], got {layer}")
     dev = choose_device(device)
     seqs, spans = [], []
     for words, pos in zip(sentences, positions, strict=True):
+        pos = check_whole(pos, "a position", "word_vectors")
         if not 0 <= pos < len(words):
             raise ValueError(f"position {pos} is outside a sentence of {len(words)} words")
         ids, owner = tok.encode_words(list(words))
@@ -56,6 +59,7 @@ def word_vectors(model: TinyBert, tok: BPETokenizer, sentences: Sequence[Sequenc
 def find_word(words: Sequence[str], word: str, occurrence: int = 0) -> int:
     """Position of the ``occurrence``-th (0-based) ``word`` in ``words``; a clear error if absent. Taught in lesson 10, section 4."""
     check_tokens(words, "words", "find_word")
+    occurrence = check_whole(occurrence, "occurrence", "find_word", minimum=0)
     hits = [i for i, w in enumerate(words) if w == word]
     if len(hits) <= occurrence:
         raise ValueError(f"the word {word!r} occurs {len(hits)} time(s) in the sentence "

@@ -27,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer
 
+from helpers.lib.checks import check_log_base, check_whole
 from helpers.lib.text import check_tokens
 
 __all__ = [
@@ -47,8 +48,7 @@ def flatten_sentences(sentences_ids, vocab_size: int) -> tuple[np.ndarray, np.nd
     Raises ValueError for an empty corpus or ids outside ``[0, vocab_size)``
     (negative ids are allowed: they are holes).
     """
-    if vocab_size < 1:
-        raise ValueError(f"vocab_size must be >= 1, got {vocab_size}")
+    vocab_size = check_whole(vocab_size, "vocab_size", "flatten_sentences", minimum=1)
     if isinstance(sentences_ids, np.ndarray) and sentences_ids.ndim == 1 and sentences_ids.dtype != object:
         parts = [sentences_ids]
     else:
@@ -59,8 +59,8 @@ def flatten_sentences(sentences_ids, vocab_size: int) -> tuple[np.ndarray, np.nd
         if p.ndim != 1:
             raise ValueError(f"sentence {i} has shape {p.shape}; each sentence must be a 1-D array of ids")
         if p.size and not np.issubdtype(p.dtype, np.integer):
-            raise ValueError(f"sentence {i} has dtype {p.dtype}; token ids must be integers "
-                             "(encode words with Vocab.encode first)")
+            raise TypeError(f"flatten_sentences: sentence {i} has dtype {p.dtype}; token ids must be integers "
+                            "(encode words with Vocab.encode first; a float id would be truncated)")
     ids = np.concatenate(parts).astype(np.int64, copy=False)
     if ids.size and ids.max() >= vocab_size:
         bad = int(ids.max())
@@ -233,7 +233,7 @@ def pmi(counts, base: float = 2.0, alpha: float = 1.0, k: float = 1.0,
     if alpha <= 0 or k <= 0:
         raise ValueError(f"alpha and k must be > 0, got alpha={alpha}, k={k}")
     log_pw, log_pc, log_n = _marginals(c, row_sums, col_sums, total, alpha)
-    scale = 1.0 / np.log(base)
+    scale = 1.0 / np.log(check_log_base(base, "pmi"))
     if sp.issparse(c):
         c = c.copy()
         c.eliminate_zeros()
@@ -282,6 +282,7 @@ def npmi(counts, base: float = 2.0, row_sums=None, col_sums=None, total=None):
     sparse input -> csr_matrix over observed pairs (absent = -1). The value does not depend
     on the log base; ``base`` is accepted for symmetry with :func:`pmi`.
     """
+    check_log_base(base, "npmi")
     c = _check_counts(counts)
     n = float(c.sum()) if total is None else float(total)
     p = pmi(c, base=np.e, row_sums=row_sums, col_sums=col_sums, total=total)
@@ -377,8 +378,11 @@ def cooccurrence_countvectorizer(sentences_ids, vocab_size: int, window: int = 5
 def ppmi_python(table: dict, base: float = 2.0) -> dict:
     """Plain-Python PPMI (alpha = 1) of a {(w, c): count} dict -> {(w, c): ppmi > 0}. Taught in lesson 06, section 8.
     The readable reference of the benchmark's loop route."""
+    check_log_base(base, "ppmi_python")
     row, col, n = defaultdict(float), defaultdict(float), 0.0
     for (w, c), x in table.items():
+        if not (isinstance(x, (int, float, np.integer, np.floating)) and math.isfinite(x) and x > 0):
+            raise ValueError(f"ppmi_python: every count must be a finite number > 0, got {x!r} for the pair {(w, c)!r}")
         row[w] += x
         col[c] += x
         n += x

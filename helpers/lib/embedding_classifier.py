@@ -28,6 +28,7 @@ import torch.nn.functional as F
 
 from helpers.infra.seeding import choose_device
 from helpers.infra.training import train_loop
+from helpers.lib.checks import check_ids
 from helpers.lib.text import PAD, UNK, Vocab, check_token_lists, check_tokens
 
 __all__ = ["vocab_with_specials", "encode_documents", "MeanEmbeddingClassifier", "train_classifier", "accuracy"]
@@ -122,11 +123,7 @@ class MeanEmbeddingClassifier(nn.Module):
         """(B, T) ids -> (B, D) masked means; an all-padding row gives the zero vector."""
         if ids.ndim != 2:
             raise ValueError(f"ids must be a (batch, length) matrix, got shape {tuple(ids.shape)}")
-        if ids.dtype not in (torch.int64, torch.int32):
-            raise ValueError(f"ids must be integer token ids, got dtype {ids.dtype}")
-        V = self.embedding.num_embeddings
-        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= V):
-            raise ValueError(f"ids hold a token id outside the vocabulary [0, {V})")
+        check_ids(ids, self.embedding.num_embeddings, "ids", "MeanEmbeddingClassifier", noun="token ids")
         mask = (ids != self.padding_idx).unsqueeze(-1).float()             # (B, T, 1)
         summed = (self.embedding(ids) * mask).sum(1)
         return summed / mask.sum(1).clamp(min=1.0)

@@ -28,6 +28,7 @@ from typing import Sequence
 import numpy as np
 
 from helpers.infra.artifacts import array_to_strings, strings_to_array
+from helpers.lib.checks import check_whole
 from helpers.lib.layers import Layer
 from helpers.lib.metrics import nearest_neighbours
 from helpers.lib.text import check_token_lists, check_tokens
@@ -87,10 +88,15 @@ def ngram_buckets(word: str, buckets: int = 2_000_000, min_n: int = 3, max_n: in
     """The hash buckets of a word's character n-grams. Taught in lesson 08, section 4.
 
     Bucket ids ``fnv1a_32(g) % buckets`` of the character n-grams ``g`` of ``word``
-    (in :func:`char_ngrams` order, repeats kept). Returns (n_grams,) int64."""
+    (in :func:`char_ngrams` order, repeats kept), except the lone boundary markers ``<`` and ``>``
+    that :func:`char_ngrams` lists for ``min_n = 1``: fastText (and gensim's ``ft_ngram_hashes``)
+    never hash those, so a vector built from them would differ from fastText's. Returns
+    (n_grams,) int64."""
+    buckets = check_whole(buckets, "buckets", "ngram_buckets")
     if buckets < 1:
         raise ValueError(f"buckets must be >= 1, got {buckets}")
-    return np.array([fnv1a_32(g) % buckets for g in char_ngrams(word, min_n, max_n)], dtype=np.int64)
+    grams = [g for g in char_ngrams(word, min_n, max_n) if g not in (BOW, EOW)]
+    return np.array([fnv1a_32(g) % buckets for g in grams], dtype=np.int64)
 
 
 # ---------------------------------------------------------------- the NumPy sketch

@@ -42,8 +42,9 @@ from helpers.infra.artifacts import (
 )
 from helpers.infra.progress import progress_bar
 from helpers.infra.seeding import choose_device
+from helpers.lib.checks import check_ids, check_whole, describe_offending
 from helpers.lib.counting import cooccurrence_matrix
-from helpers.lib.layers import Layer, describe_offending
+from helpers.lib.layers import Layer
 from helpers.lib.text import Vocab
 
 __all__ = ["glove_weight", "glove_cooccurrence", "cooccurrence_entries", "GloVeNumpy", "GloVeVectors",
@@ -125,6 +126,8 @@ class GloVeNumpy(Layer):
     dJ/dw~_j = Σ 2 f e w_i, dJ/db_i = Σ 2 f e, dJ/db~_j = Σ 2 f e.
     """
 
+    checks_own_inputs = ("x",)          # a nan count is "not a positive finite count"
+
     def __init__(self, vocab_size: int, dim: int, rng: np.random.Generator, x_max: float = 100.0,
                  alpha: float = 0.75, dtype=np.float64):
         super().__init__()
@@ -143,11 +146,8 @@ class GloVeNumpy(Layer):
         if rows.ndim != 1 or rows.shape != cols.shape or rows.shape != x.shape:
             raise ValueError(f"rows, cols and x must be 1-D of one length, got shapes {rows.shape}, "
                              f"{cols.shape}, {x.shape}")
-        if not (np.issubdtype(rows.dtype, np.integer) and np.issubdtype(cols.dtype, np.integer)):
-            raise ValueError("rows and cols must be integer word ids")
-        for name, ids in (("rows", rows), ("cols", cols)):
-            if ids.size and (ids.min() < 0 or ids.max() >= self.V):
-                raise ValueError(f"{name} holds an id outside the vocabulary [0, {self.V})")
+        rows = check_ids(rows, self.V, "rows", "GloVeNumpy.forward", noun="word ids")
+        cols = check_ids(cols, self.V, "cols", "GloVeNumpy.forward", noun="word ids")
         bad = ~(np.isfinite(x) & (x > 0))
         if bad.any():
             raise ValueError("every count x must be positive and finite (log x is the target; pass only "
@@ -237,14 +237,19 @@ class GloVeVectors:
         return cls(vocab=vocab, **TreeCodec.from_arrays(arrays, meta))
 
 
-def _check_training_args(counts, dim, epochs, lr):
-    if dim < 1:
-        raise ValueError(f"dim must be >= 1, got {dim}")
-    if epochs < 1:
-        raise ValueError(f"epochs must be >= 1, got {epochs}")
-    if lr <= 0:
+def _check_training_args(counts, dim, epochs, lr, vocab, where: str):
+    check_whole(dim, "dim", where, minimum=1)
+    check_whole(epochs, "epochs", where, minimum=1)
+    if not (lr > 0 and np.isfinite(lr)):
         raise ValueError(f"the learning rate must be positive, got {lr}")
-    return cooccurrence_entries(counts)
+    entries = cooccurrence_entries(counts)
+    if vocab is not None:
+        n = len(vocab)
+        if n != counts.shape[0]:
+            raise ValueError(f"{where}: vocab has {n} words but counts is {counts.shape[0]} x {counts.shape[1]}; "
+                             "row i of the co-occurrence matrix is word i of the vocabulary, so they must have "
+                             "the same size (build both from the same Vocab)")
+    return entries
 
 
 # ---------------------------------------------------------------- NumPy training (AdaGrad)
@@ -263,7 +268,7 @@ def train_numpy(counts, dim: int = 50, epochs: int = 10, lr: float = 0.5, x_max:
     batches of 4,096; about 13 CPU-seconds for 1.9M pairs). Returns a :class:`GloVeVectors`;
     epoch_loss is J / P.
     """
-    rows, cols, x = _check_training_args(counts, dim, epochs, lr)
+    rows, cols, x = _check_training_args(counts, dim, epochs, lr, vocab, "glove.train_numpy")
     V = counts.shape[0]
     rng = np.random.default_rng(seed)
     layer = GloVeNumpy(V, dim, rng, x_max, alpha, dtype=np.float32)
@@ -327,6 +332,9 @@ class GloVeTorch(torch.nn.Module):
         return self
 
     def forward(self, rows, cols, log_x, f):
+        V = self.W.num_embeddings
+        rows = check_ids(rows, V, "rows", "GloVeTorch.forward", noun="word ids")
+        cols = check_ids(cols, V, "cols", "GloVeTorch.forward", noun="word ids")
         e = (self.W(rows) * self.W_tilde(cols)).sum(1) + self.b(rows)[:, 0] + self.b_tilde(cols)[:, 0] - log_x
         return (f * e * e).sum()
 
@@ -352,7 +360,7 @@ def train_torch(counts, dim: int = 100, epochs: int = 10, lr: float = 0.5, x_max
     timed training; its results go to ``epoch_metrics``. Returns a :class:`GloVeVectors`
     (float32 NumPy arrays), epoch_loss = J / P per epoch.
     """
-    rows, cols, x = _check_training_args(counts, dim, epochs, lr)
+    rows, cols, x = _check_training_args(counts, dim, epochs, lr, vocab, "glove.train_torch")
     V = counts.shape[0]
     dev = choose_device(device)
     rng = np.random.default_rng(seed)
@@ -427,7 +435,7 @@ def train_pairwise(counts, dim: int = 100, epochs: int = 10, lr: float = 0.05, x
     ``checkpoint_every`` pairs have been visited (at the end of that batch); returning True stops
     training (lesson 08's live training watches a fraction of an epoch this way). Returns a
     :class:`GloVeVectors` (epoch_loss = J / P per finished epoch, J = Σ f e² as in :class:`GloVeNumpy`)."""
-    rows, cols, x = _check_training_args(counts, dim, epochs, lr)
+    rows, cols, x = _check_training_args(counts, dim, epochs, lr, vocab, "glove.train_pairwise")
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     if checkpoint is not None and checkpoint_every < 1:

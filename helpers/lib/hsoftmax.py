@@ -23,6 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
+from helpers.lib.checks import all_finite, check_finite, check_ids
 from helpers.lib.layers import Layer, sigmoid
 
 
@@ -105,10 +106,12 @@ def hs_loss_and_grads(h: np.ndarray, U: np.ndarray, tree: HuffmanTree, targets: 
     gradient with respect to each score is y - t, with y = sigmoid(s_j) and t = 1 - code_j.
     Returns (loss float, dh (N, D), nodes (N, L) int64, dU_rows (N, L, D)): the gradient of
     U is dU_rows added into the rows ``nodes`` (zero on padded entries), never a dense (V-1, D)."""
-    targets = np.asarray(targets)
+    h = check_finite(np.asarray(h), "h", "hs_loss_and_grads")
+    U = np.asarray(U)
     if h.ndim != 2 or U.ndim != 2 or h.shape[1] != U.shape[1]:
         raise ValueError(f"h must be (N, D) and U (V-1, D) with the same D, got {h.shape} and {U.shape}")
-    if targets.shape != (h.shape[0],) or not np.issubdtype(targets.dtype, np.integer):
+    targets = check_ids(targets, len(tree.depth), "targets", "hs_loss_and_grads", noun="word ids")
+    if targets.shape != (h.shape[0],):
         raise ValueError(f"targets must be ({h.shape[0]},) integer ids, got {targets.shape} {targets.dtype}")
     if U.shape[0] != tree.n_inner:
         raise ValueError(f"U has {U.shape[0]} rows; the tree has {tree.n_inner} inner nodes")
@@ -116,6 +119,8 @@ def hs_loss_and_grads(h: np.ndarray, U: np.ndarray, tree: HuffmanTree, targets: 
     nodes, mask = tree.nodes[targets], tree.mask[targets]            # (N, L)
     t = 1.0 - tree.codes[targets]                                    # code 0 -> t = 1 ("left")
     u = U[nodes]                                                     # (N, L, D)
+    if not all_finite(u):    # only the rows used are checked: a check of all of U would cost O(V D) per batch
+        check_finite(U, "U", "hs_loss_and_grads")
     s = np.einsum("nld,nd->nl", u, h)                                # (N, L)
     sign = 2 * t - 1
     loss = float(np.sum(mask * np.logaddexp(0.0, -sign * s)) / n)   # -log sigmoid(x) = log(1 + e^-x)
@@ -126,7 +131,14 @@ def hs_loss_and_grads(h: np.ndarray, U: np.ndarray, tree: HuffmanTree, targets: 
 
 
 def hs_probabilities(h: np.ndarray, U: np.ndarray, tree: HuffmanTree) -> np.ndarray:
-    """P(w | h) for every word w: (N, V), each row summing to 1. Taught in lesson 07, section 6."""
+    """P(w | h) for every word w: (N, V), each row summing to 1. Taught in lesson 07, section 6.
+
+    h (N, D), U (V-1, D) float, finite."""
+    h = check_finite(np.asarray(h), "h", "hs_probabilities")
+    U = check_finite(np.asarray(U), "U", "hs_probabilities")
+    if h.ndim != 2 or U.ndim != 2 or h.shape[1] != U.shape[1] or U.shape[0] != tree.n_inner:
+        raise ValueError(f"hs_probabilities: h must be (N, D) and U ({tree.n_inner}, D) with the same D, got "
+                         f"{h.shape} and {U.shape}")
     s = np.einsum("vld,nd->nvl", U[tree.nodes], h)                   # (N, V, L)
     sign = 1.0 - 2.0 * tree.codes
     logp = np.sum(tree.mask * -np.logaddexp(0.0, -sign * s), axis=2)
@@ -155,6 +167,9 @@ class HierarchicalSoftmax(Layer):
         centers, contexts = np.asarray(centers), np.asarray(contexts)
         if centers.ndim != 1 or centers.shape != contexts.shape:
             raise ValueError(f"centers and contexts must be 1-D of equal length, got {centers.shape} and {contexts.shape}")
+        centers = check_ids(centers, self.params[0].shape[0], "centers", "HierarchicalSoftmax.forward", noun="word ids")
+        contexts = check_ids(contexts, self.params[0].shape[0], "contexts", "HierarchicalSoftmax.forward",
+                             noun="word ids")
         self.centers = centers
         loss, self.dh, self.nodes, self.dU_rows = hs_loss_and_grads(self.params[0][centers], self.params[1],
                                                                     self.tree, contexts)

@@ -3,21 +3,38 @@ tables, and the feed-forward (Bengio-style) language model of lesson 01."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import torch
 from torch import nn
+
+from helpers.lib.checks import check_ids
 
 
 def perplexity(mean_nll: float) -> float:
     """Perplexity, exp(mean negative log-likelihood in nats). Taught in lesson 01, section 10.
 
     exp(mean negative log-likelihood in nats): the effective number of equally likely
-    next words the model hesitates between."""
+    next words the model hesitates between. Above about 709.78 nats it exceeds the largest
+    float64: the result is inf, with a RuntimeWarning saying so (a diverged run)."""
+    try:
+        if isinstance(mean_nll, (bool, str, bytes)):
+            raise TypeError
+        mean_nll = float(mean_nll)
+    except (TypeError, ValueError):
+        raise TypeError(f"perplexity: mean_nll must be one number (nats), got {type(mean_nll).__name__} "
+                        f"{mean_nll!r}") from None
     if math.isnan(mean_nll) or mean_nll < 0:
         raise ValueError(f"perplexity: the mean negative log-likelihood must be a number >= 0, got {mean_nll} "
                          "(nan: did training diverge?)")
-    return float(math.exp(mean_nll))
+    try:
+        return float(math.exp(mean_nll))
+    except OverflowError:
+        warnings.warn(f"perplexity: a mean NLL of {mean_nll} nats gives a perplexity of e^{mean_nll}, beyond the "
+                      "largest float64 (about e^709.78): returning inf. A loss this large means the model "
+                      "diverged (try a smaller learning rate)", RuntimeWarning, stacklevel=2)
+        return math.inf
 
 
 def parameter_table(module: nn.Module) -> list[tuple[str, tuple[int, ...], int]]:
@@ -48,6 +65,7 @@ class FeedForwardLM(nn.Module):
     def forward(self, ctx: torch.Tensor) -> torch.Tensor:
         if ctx.ndim != 2 or ctx.shape[1] != self.context:
             raise ValueError(f"expected context ids of shape (B, {self.context}), got {tuple(ctx.shape)}")
+        check_ids(ctx, self.embed.num_embeddings, "ctx", "FeedForwardLM.forward", noun="token ids")
         x = self.drop(self.embed(ctx).flatten(1))
         return self.out(self.drop(torch.tanh(self.hidden(x))))
 
@@ -60,6 +78,9 @@ def mean_nll(model: nn.Module, X: np.ndarray, y: np.ndarray, batch_size: int = 2
         raise ValueError(f"mean_nll: {len(X)} contexts but {len(y)} targets")
     if len(y) == 0:
         raise ValueError("mean_nll: the split is empty; a mean over no tokens is undefined")
+    out = getattr(model, "out", None)
+    if isinstance(out, nn.Linear):
+        check_ids(y, out.out_features, "y", "mean_nll", noun="token ids")
     was_training = model.training
     model.eval()
     total = 0.0

@@ -18,10 +18,19 @@ import inspect
 import numpy as np
 import scipy.sparse as sp
 
+from helpers.lib.checks import (  # noqa: F401  (check_class_ids, describe_offending: used here and re-exported)
+    all_finite,
+    check_class_ids,
+    check_finite,
+    check_ids,
+    describe_offending,
+)
+
 
 # ---------------------------------------------------------------- functions
 def sigmoid(z: np.ndarray) -> np.ndarray:
     """Logistic sigmoid 1 / (1 + e^-z), computed without overflow for large |z|. Taught in lesson 01, section 2."""
+    z = np.asarray(z)
     out = np.empty_like(z, dtype=np.result_type(z, np.float32))
     pos = z >= 0
     out[pos] = 1.0 / (1.0 + np.exp(-z[pos]))
@@ -30,11 +39,25 @@ def sigmoid(z: np.ndarray) -> np.ndarray:
     return out
 
 
+def _softmax_input(z, axis: int, where: str) -> np.ndarray:
+    """``z`` as an array with a non-empty ``axis`` (a softmax over no scores is 0/0)."""
+    z = np.asarray(z)
+    if z.ndim == 0:
+        raise ValueError(f"{where}: z is a single number; a softmax needs an axis of scores (pass an array)")
+    if not -z.ndim <= axis < z.ndim:
+        raise ValueError(f"{where}: axis {axis} is out of range for z of shape {z.shape}")
+    if z.shape[axis] == 0:
+        raise ValueError(f"{where}: axis {axis} of z (shape {z.shape}) is empty; a softmax over no scores is "
+                         "undefined (0/0)")
+    return z
+
+
 def softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
     """Numerically stable softmax along ``axis``. Taught in lesson 01, section 3.
 
     Numerically stable softmax: subtracting the max changes nothing mathematically
     but keeps exp() from overflowing."""
+    z = _softmax_input(z, axis, "softmax")
     z = z - np.max(z, axis=axis, keepdims=True)
     e = np.exp(z)
     return e / np.sum(e, axis=axis, keepdims=True)
@@ -42,6 +65,7 @@ def softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
 
 def log_softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
     """log softmax(z), stable: z - max - log(sum(exp(z - max))). Taught in lesson 01, section 3."""
+    z = _softmax_input(z, axis, "log_softmax")
     z = z - np.max(z, axis=axis, keepdims=True)
     return z - np.log(np.sum(np.exp(z), axis=axis, keepdims=True))
 
@@ -72,11 +96,27 @@ def _ordinal(k: int) -> str:
     return {1: "first", 2: "second", 3: "third"}.get(k, f"number {k}")
 
 
+def _check_finite_arguments(where: str, names: list[str], args: tuple, kwargs: dict, skip=()) -> None:
+    """Raise naming the first float argument (an array, sparse matrix or number) holding nan or inf."""
+    pairs = zip(names, args, strict=False)    # noqa: B905  # arguments left at their defaults are not in args
+    for name, value in [*pairs, *kwargs.items()]:
+        if name in skip:
+            continue
+        if isinstance(value, (np.ndarray, float, np.floating)) or sp.issparse(value):
+            if not all_finite(value):
+                check_finite(value, name, where)
+
+
 def _remembering_output_shapes(forward):
+    names = list(inspect.signature(forward).parameters)[1:]    # the inputs' names, after self
+
     @functools.wraps(forward)
     def forward_and_remember(self, *args, **kwargs):
+        outermost = type(self).forward is forward_and_remember   # not a super() call
+        if outermost:
+            _check_finite_arguments(f"{type(self).__name__}.forward", names, args, kwargs, self.checks_own_inputs)
         out = forward(self, *args, **kwargs)
-        if type(self).forward is forward_and_remember:   # the outermost forward (not a super() call)
+        if outermost:
             self._forward_shapes = _output_shapes(out)
         return out
     return forward_and_remember
@@ -89,6 +129,7 @@ def _checking_upstream_gradient(backward):
     def check_then_backward(self, *args, **kwargs):
         if type(self).backward is check_then_backward:         # the outermost backward only
             self.check_upstream_gradient(names, args, kwargs)
+            _check_finite_arguments(f"{type(self).__name__}.backward", names, args, kwargs)
         return backward(self, *args, **kwargs)
     return check_then_backward
 
@@ -96,13 +137,15 @@ def _checking_upstream_gradient(backward):
 class Layer:
     """Base class: no parameters, identity ``train``/``eval`` switch, and backward's checks. Taught in lesson 01, section 4.
 
-    Every subclass gets two checks without writing them (``__init_subclass__`` wraps its
+    Every subclass gets three checks without writing them (``__init_subclass__`` wraps its
     ``forward`` and ``backward`` when the class is defined; the methods hold only the maths):
-    ``forward`` remembers the shape of what it returned, and ``backward`` first checks that a
-    forward pass came before it and that each upstream gradient has the shape of the output it
-    belongs to (``dout`` for the output, ``dh, dc`` for an output ``(h, c)``; a loss's output is
-    a number, so its ``dout`` must be one). Without the check a wrong shape would broadcast into
-    wrong gradients without a word, or fail deep inside NumPy.
+    ``forward`` refuses a float input holding nan or inf (ValueError naming the argument: every
+    output would be nan) and remembers the shape of what it returned, and ``backward`` first
+    checks that a forward pass came before it, that each upstream gradient has the shape of the
+    output it belongs to (``dout`` for the output, ``dh, dc`` for an output ``(h, c)``; a loss's
+    output is a number, so its ``dout`` must be one) and that it is finite. Without the checks a
+    wrong shape would broadcast into wrong gradients without a word, or fail deep inside NumPy,
+    and a nan would travel through every later result.
 
     ``dout_may_add_batch_axes = True`` (a position table, added to every sequence of a batch)
     also accepts gradients with extra leading axes, summed over by its backward.
@@ -112,6 +155,7 @@ class Layer:
     grads: list
     training: bool = True
     dout_may_add_batch_axes: bool = False
+    checks_own_inputs: tuple = ()      # inputs whose forward gives a more precise message for nan or inf
 
     def __init__(self):
         self.params, self.grads = [], []
@@ -325,41 +369,6 @@ def mlp(sizes: list[int], rng: np.random.Generator, activation: str = "tanh",
 
 
 # ---------------------------------------------------------------- losses
-def describe_offending(values: np.ndarray, bad: np.ndarray, what: str, shown: int = 3) -> str:
-    """Name the offending entries: "-1 at index (0, 2), 2 at index (1, 0) (2 of 8 labels)". Taught in lesson 01, section 3.
-
-    ``values`` any shape, ``bad`` a bool mask of the same shape; the first ``shown`` offending
-    values are listed with their index, then how many there are in all."""
-    if np.ndim(values) == 0:
-        return repr(np.asarray(values).item())
-    where = np.argwhere(bad)
-    items = []
-    for idx in where[:shown]:
-        idx = tuple(int(i) for i in idx)
-        items.append(f"{values[idx].item()!r} at index {idx[0] if len(idx) == 1 else idx}")
-    more = ", ..." if len(where) > shown else ""
-    return f"{', '.join(items)}{more} ({len(where)} of {values.size} {what})"
-
-
-def check_class_ids(ids, k: int, where: str, what: str = "targets", ignore: int | None = None) -> np.ndarray:
-    """Check that ``ids`` are integer class ids in [0, k) (``ignore`` also allowed). Taught in lesson 01, section 3.
-
-    Returns ``ids`` as an array. Raises TypeError for a non-integer dtype (a float label
-    would index nothing sensible) and ValueError naming the ids outside [0, k): a negative id
-    would silently pick a class from the end, one >= k fails deep inside NumPy."""
-    ids = np.asarray(ids)
-    if not np.issubdtype(ids.dtype, np.integer):
-        raise TypeError(f"{where}: {what} must be integer class ids, got dtype {ids.dtype}")
-    bad = (ids < 0) | (ids >= k)
-    if ignore is not None:
-        bad &= ids != ignore
-    if bad.any():
-        allowed = f"[0, {k})" + ("" if ignore is None else f" (or {ignore}, ignored)")
-        raise ValueError(f"{where}: {what} must be class ids in {allowed}, got "
-                         + describe_offending(ids, bad, what))
-    return ids
-
-
 class SoftmaxCrossEntropy(Layer):
     """Softmax over K classes plus mean negative log-likelihood. Taught in lesson 01, section 3.
 
@@ -395,6 +404,8 @@ class SigmoidCrossEntropy(Layer):
     forward(scores (any shape), labels (same shape, 0/1)) -> scalar mean loss;
     backward(dout=1.0) -> dL/dscores = (sigmoid(scores) - labels) / n  (the famous y - t).
     """
+
+    checks_own_inputs = ("labels",)     # a nan label is "not 0 or 1"
 
     def forward(self, scores, labels):
         scores, labels = np.asarray(scores), np.asarray(labels)
@@ -446,12 +457,7 @@ class Embedding(Layer):
         self.padding_idx, self.scatter = padding_idx, scatter
 
     def forward(self, ids):
-        ids = np.asarray(ids)
-        V = self.params[0].shape[0]
-        if not np.issubdtype(ids.dtype, np.integer):
-            raise TypeError(f"Embedding expects integer ids, got dtype {ids.dtype}")
-        if ids.size and (ids.min() < 0 or ids.max() >= V):
-            raise IndexError(f"token ids must lie in [0, {V}), got range [{ids.min()}, {ids.max()}]")
+        ids = check_ids(ids, self.params[0].shape[0], "ids", "Embedding.forward", noun="token ids")
         self.ids = ids
         return np.take(self.params[0], ids, axis=0)          # = W[ids], about twice as fast for 2-D ids
 

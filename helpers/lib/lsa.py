@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import svds
 from sklearn.utils.extmath import randomized_svd
 
+from helpers.lib.checks import check_log_base, check_whole
 from helpers.lib.metrics import normalize_rows
 from helpers.lib.text import UnknownWordError, Vocab, check_token_lists, check_tokens
 
@@ -90,7 +91,7 @@ def inverse_document_frequency(df, n_documents: int, smooth: bool = False,
         raise ValueError("n_documents must be >= 1")
     if not np.all(np.isfinite(df)) or np.any(df < 0) or np.any(df > n_documents):
         raise ValueError(f"document frequencies must lie in [0, {n_documents}]")
-    lg = np.log(base)
+    lg = np.log(check_log_base(base, "inverse_document_frequency"))
     if smooth:
         return np.log((1.0 + n_documents) / (1.0 + df)) / lg + 1.0
     with np.errstate(divide="ignore"):
@@ -144,6 +145,7 @@ def truncated_svd(matrix, k: int, seed: int = 0, solver: str = "randomized", n_i
     Signs are fixed so that the largest-magnitude entry of each column of U is positive, so
     the same input and seed always give the same vectors.
     """
+    k = check_whole(k, "k", "truncated_svd")
     m, n = matrix.shape
     if not 1 <= k <= min(m, n):
         raise ValueError(f"k must be in [1, {min(m, n)}] for a {m}x{n} matrix, got {k}")
@@ -152,6 +154,10 @@ def truncated_svd(matrix, k: int, seed: int = 0, solver: str = "randomized", n_i
         raise ValueError("truncated_svd: the matrix holds nan or inf; its SVD is undefined")
     if solver not in ("arpack", "randomized", "dense"):
         raise ValueError(f"unknown solver {solver!r}; choose 'arpack', 'randomized' or 'dense'")
+    if not np.any(values):
+        # an all-zero matrix: every singular value is 0 and any orthonormal vectors will do; ARPACK
+        # cannot start from A v = 0, so every solver returns what the dense one does (identity columns)
+        return np.eye(m, k), np.zeros(k), np.eye(k, n)
     if solver == "arpack" and k >= min(m, n):  # svds needs k < min(m, n)
         solver = "dense"
     if solver == "dense":
@@ -332,6 +338,7 @@ class DocumentIndex:
 
     def search(self, query: Sequence[str], n: int = 5) -> list[tuple[int, float]]:
         """The ``n`` documents with the highest cosine to ``query``: ``[(doc_id, cosine)]``."""
+        n = check_whole(n, "n", "DocumentIndex.search", minimum=1)
         q = self.query_vector(query)
         sims = self.doc_vectors @ q.T
         sims = np.asarray(sims.todense() if sp.issparse(sims) else sims).ravel()

@@ -18,6 +18,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.stats import spearmanr
 
+from helpers.lib.bootstrap import Interval, bootstrap_interval  # noqa: F401  (re-exported: lessons import them from here)
+from helpers.lib.checks import check_whole
 from helpers.lib.text import UnknownWordError, check_token_lists, check_tokens
 
 
@@ -111,9 +113,10 @@ def nearest_neighbours(vectors, vocab, query, k: int = 10, exclude: Sequence[str
     ``vocab`` or a (D,) vector. Never returned: the query word itself, the words in ``exclude``,
     the vocabulary's special tokens (``<unk>`` ...) and words whose row is all zero (never seen
     in the counts). Returns [(word, cosine)], best first (ties in row order); fewer than ``k``
-    when fewer words are left. Raises UnknownWordError for a word not in ``vocab``, ValueError
+    when fewer words are left (``k`` a whole number >= 0; 0 gives []). Raises UnknownWordError for a word not in ``vocab``, ValueError
     for a query whose vector is zero or has the wrong length.
     """
+    k = check_whole(k, "k", "nearest_neighbours", minimum=0)
     stoi, itos = vocab_maps(vocab)
     check_tokens(exclude, "exclude", "nearest_neighbours")
     if not sp.issparse(vectors):
@@ -173,6 +176,7 @@ def analogy(vectors, vocab, a: str, b: str, c: str, method: str = "add", k: int 
     The three query words are excluded from the answers. Returns the top ``k``
     [(word, score)]; the score is 3CosAdd's or 3CosMul's, depending on ``method``.
     """
+    k = check_whole(k, "k", "analogy", minimum=0)
     vectors, stoi, itos = _check(vectors, vocab)
     ids = np.array([[word_index(vocab, w)] for w in (a, b, c)])
     scores = _analogy_scores(normalize_rows(vectors), ids[0], ids[1], ids[2], method)[0]
@@ -330,63 +334,6 @@ def document_vectors(vectors, vocab, documents: Sequence[Sequence[str]]) -> tupl
 
 
 # ---------------------------------------------------------------- uncertainty
-@dataclass
-class Interval:
-    """A statistic and its percentile bootstrap interval. Taught in lesson 09, section 2.
-
-    estimate : the statistic on the items as given
-    low, high: the (1 - level) / 2 and (1 + level) / 2 percentiles of the statistic over
-               ``n_boot`` resamples of the items (with replacement), seeded
-    """
-
-    estimate: float
-    low: float
-    high: float
-    level: float = 0.95
-    n_items: int = 0
-    n_boot: int = 0
-
-    def overlaps(self, other: "Interval") -> bool:
-        """True when the two intervals overlap (then a ranking of the two is a tie)."""
-        return self.low <= other.high and other.low <= self.high
-
-    def __str__(self) -> str:
-        return f"{self.estimate:.3f} [{self.low:.3f}, {self.high:.3f}]"
-
-
-def bootstrap_interval(statistic, *columns, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> Interval:
-    """Percentile bootstrap interval of a statistic over items. Taught in lesson 09, section 2.
-
-    ``columns``: one or more arrays of the same length n (e.g. cosines and human scores of
-    n pairs, or the 0/1 correctness of n analogy questions); each resample draws n item
-    indices with replacement (``np.random.default_rng(seed)``) and takes the same rows of
-    every column, so pairs stay pairs. ``statistic(*columns) -> float``. Resamples whose
-    statistic is undefined (nan, e.g. a constant column) are dropped. Returns an Interval.
-    """
-    cols = [np.asarray(c) for c in columns]
-    if not cols:
-        raise ValueError("bootstrap_interval needs at least one column of items")
-    n = len(cols[0])
-    if any(len(c) != n for c in cols):
-        raise ValueError(f"the columns must have the same length, got {[len(c) for c in cols]}")
-    if n < 2:
-        raise ValueError(f"a bootstrap needs at least 2 items, got {n}")
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level}")
-    if n_boot < 1:
-        raise ValueError(f"n_boot must be at least 1, got {n_boot}")
-    rng = np.random.default_rng(seed)
-    stats = np.empty(n_boot)
-    for i in range(n_boot):
-        idx = rng.integers(0, n, n)
-        stats[i] = statistic(*(c[idx] for c in cols))
-    stats = stats[np.isfinite(stats)]
-    if not len(stats):
-        raise ValueError("the statistic was undefined (nan) on every resample")
-    lo, hi = np.percentile(stats, [50 * (1 - level), 50 * (1 + level)])
-    return Interval(float(statistic(*cols)), float(lo), float(hi), level, n, n_boot)
-
-
 def _spearman(x, y) -> float:
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         return float("nan")
@@ -503,7 +450,12 @@ def weat(vectors, vocab, X: Sequence[str], Y: Sequence[str], A: Sequence[str], B
     s = (T @ E[[stoi[w] for w in A]].T).mean(axis=1) - (T @ E[[stoi[w] for w in B]].T).mean(axis=1)
     nx, n = len(X), len(X) + len(Y)
     observed = s[:nx].sum() - s[nx:].sum()
-    d = (s[:nx].mean() - s[nx:].mean()) / s.std(ddof=1)
+    spread = s.std(ddof=1)
+    if not spread > 0:
+        raise ValueError("WEAT: every target word of X and Y has the same association s(w) with A and B (their "
+                         "standard deviation is 0), so the effect size is undefined (0/0); the vectors of X ∪ Y "
+                         "cannot be told apart by A and B")
+    d = (s[:nx].mean() - s[nx:].mean()) / spread
     total = s.sum()
     n_all = math.comb(n, nx)
     if n_all <= max_exact:

@@ -16,6 +16,7 @@ import numpy as np
 
 from helpers.lib.batching import pad_sequences
 from helpers.lib.bpe import BPETokenizer
+from helpers.lib.checks import check_finite, check_ids, check_integers, check_mask, check_whole
 from helpers.lib.text import check_token_lists, check_tokens
 
 IGNORE = -100  # label of positions that are not predicted (PyTorch's ignore_index)
@@ -23,6 +24,7 @@ IGNORE = -100  # label of positions that are not predicted (PyTorch's ignore_ind
 
 def encode_sentence(tok: BPETokenizer, words: Sequence[str], max_len: int) -> np.ndarray:
     """``[CLS] pieces [SEP]`` as (n,) int64, truncated so that n <= max_len. Taught in lesson 10, section 2.2."""
+    max_len = check_whole(max_len, "max_len", "encode_sentence")
     if max_len < 3:
         raise ValueError(f"max_len must be at least 3 ([CLS], one piece, [SEP]), got {max_len}")
     check_tokens(words, "words", "encode_sentence")
@@ -42,13 +44,27 @@ def apply_80_10_10(ids: np.ndarray, chosen: np.ndarray, u: np.ndarray, random_id
                    mask_id: int, p_mask: float = 0.8, p_random: float = 0.1) -> np.ndarray:
     """BERT's replacement rule, given the uniform draws ``u``. Taught in lesson 10, section 2.3.
 
-    ids, chosen (bool), u (floats in [0, 1)) and random_ids all have the same shape.
-    At a chosen position: ``u < p_mask`` -> ``mask_id``; ``p_mask <= u < p_mask + p_random``
-    -> ``random_ids``; otherwise the original token. Returns a new array (ids unchanged).
+    ids (int), chosen (bool, or 0/1 integers), u (floats in [0, 1)) and random_ids (int) all have
+    the same shape. At a chosen position: ``u < p_mask`` -> ``mask_id``;
+    ``p_mask <= u < p_mask + p_random`` -> ``random_ids``; otherwise the original token.
+    Returns a new array (ids unchanged).
     """
+    where = "apply_80_10_10"
+    ids, chosen, u, random_ids = (np.asarray(a) for a in (ids, chosen, u, random_ids))
     if not (ids.shape == chosen.shape == u.shape == random_ids.shape):
         raise ValueError(f"shapes differ: ids {ids.shape}, chosen {chosen.shape}, u {u.shape}, "
                          f"random_ids {random_ids.shape}")
+    ids = check_integers(ids, "ids", where, "integer token ids")
+    chosen = check_mask(chosen, "chosen", where, "this position is chosen")
+    random_ids = check_integers(random_ids, "random_ids", where, "integer token ids")
+    mask_id = check_whole(mask_id, "mask_id", where, minimum=0)
+    u = check_finite(np.asarray(u), "u", where)
+    if not np.issubdtype(u.dtype, np.floating) or (u.size and (u.min() < 0 or u.max() >= 1)):
+        raise ValueError(f"{where}: u must be uniform draws, floats in [0, 1), got dtype {u.dtype}"
+                         + (f" and range [{u.min()}, {u.max()}]" if u.size else ""))
+    if not (0 <= p_mask and 0 <= p_random and p_mask + p_random <= 1):
+        raise ValueError(f"{where}: need p_mask >= 0, p_random >= 0 and p_mask + p_random <= 1, got "
+                         f"p_mask={p_mask}, p_random={p_random}")
     out = ids.copy()
     to_mask = chosen & (u < p_mask)
     to_random = chosen & (u >= p_mask) & (u < p_mask + p_random)
@@ -82,18 +98,21 @@ def mask_tokens(ids: np.ndarray, tok: BPETokenizer, rng: np.random.Generator, p:
 
     Each non-special position is chosen independently with probability ``p``; special
     tokens ([PAD], [CLS], [SEP], ...) are never chosen. Random replacements are drawn
-    uniformly from the ordinary (non-special) ids.
+    uniformly from the ordinary (non-special) ids. ``attention_mask`` (B, L): bool or 0/1
+    integers (Hugging Face's convention), True at real tokens; default ``ids != [PAD]``.
     """
-    ids = np.asarray(ids)
-    if ids.ndim != 2 or not np.issubdtype(ids.dtype, np.integer):
+    ids = check_ids(ids, len(tok), "ids", "mask_tokens", noun="token ids")
+    if ids.ndim != 2:
         raise ValueError(f"ids must be a (B, L) integer array, got shape {ids.shape} and dtype {ids.dtype}")
     if not 0 <= p <= 1 or p_mask < 0 or p_random < 0 or p_mask + p_random > 1:
         raise ValueError(f"need 0 <= p <= 1 and p_mask + p_random <= 1, got p={p}, "
                          f"p_mask={p_mask}, p_random={p_random}")
-    if ids.size and (ids.min() < 0 or ids.max() >= len(tok)):
-        raise ValueError(f"ids must lie in [0, {len(tok)}), got range [{ids.min()}, {ids.max()}]")
     if attention_mask is None:
         attention_mask = ids != tok.pad_id
+    attention_mask = check_mask(attention_mask, "attention_mask", "mask_tokens", "a real token")
+    if attention_mask.shape != ids.shape:
+        raise ValueError(f"mask_tokens: attention_mask must have the shape of ids {ids.shape}, got "
+                         f"{attention_mask.shape}")
     n_special = len(tok.special_ids)  # specials occupy ids 0..4
     candidates = ~np.isin(ids, tok.special_ids) & attention_mask
     chosen = candidates & (rng.random(ids.shape) < p)
@@ -111,9 +130,11 @@ def length_bucketed_batches(lengths: Sequence[int], batch_size: int, rng: np.ran
     Takes ``batch_size * bucket`` shuffled indices at a time, sorts them by length, cuts
     them into batches, and shuffles the order of all batches. Returns index arrays.
     """
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    lengths = np.asarray(lengths)
+    batch_size = check_whole(batch_size, "batch_size", "length_bucketed_batches", minimum=1)
+    bucket = check_whole(bucket, "bucket", "length_bucketed_batches", minimum=1)
+    lengths = check_integers(lengths, "lengths", "length_bucketed_batches", "whole numbers (sequence lengths)")
+    if lengths.ndim != 1:
+        raise ValueError(f"length_bucketed_batches: lengths must be 1-D (one per sequence), got shape {lengths.shape}")
     order = rng.permutation(len(lengths))
     batches = []
     for s in range(0, len(order), batch_size * bucket):
@@ -144,6 +165,10 @@ def sentence_pair(tok: BPETokenizer, a: Sequence[str], b: Sequence[str], is_next
 
     Build ``[CLS] A [SEP] B [SEP]`` with segment ids; the longer sentence is cut first
     until the pair fits ``max_len``."""
+    max_len = check_whole(max_len, "max_len", "sentence_pair")
+    if max_len < 5:
+        raise ValueError(f"sentence_pair: max_len must be at least 5 ([CLS], a piece of A, [SEP], a piece of B, "
+                         f"[SEP]), got {max_len}")
     check_tokens(a, "a", "sentence_pair")
     check_tokens(b, "b", "sentence_pair")
     ia, ib = tok.encode_words(list(a))[0], tok.encode_words(list(b))[0]
@@ -165,6 +190,7 @@ def next_sentence_pairs(tok: BPETokenizer, documents: Sequence[Sequence[Sequence
 
     ``n`` NSP examples: half with the true next sentence of the same document
     (IsNext), half with a sentence from another, random document (NotNext)."""
+    n = check_whole(n, "n", "next_sentence_pairs", minimum=0)
     check_token_lists(documents, "documents", "next_sentence_pairs", "document")
     for i, d in enumerate(documents):
         check_token_lists(d, f"document {i}", "next_sentence_pairs")

@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
+from helpers.lib.checks import check_finite, check_ids, check_integers, check_mask
 from helpers.lib.layers import Embedding, Layer, SigmoidCrossEntropy, SoftmaxCrossEntropy
 
 
@@ -171,7 +172,8 @@ class _NegativeSamplingLoss(Layer):
         n = len(targets)
         if negatives is None:
             negatives = self.sampler.sample((n, self.k))
-        negatives = np.asarray(negatives)
+        negatives = check_integers(negatives, "negatives", f"{type(self).__name__}.forward", "integer word ids")
+        targets = check_integers(targets, "targets", f"{type(self).__name__}.forward", "integer word ids")
         if negatives.ndim != 2 or negatives.shape[0] != n or negatives.shape[1] < 1:
             raise ValueError(f"negatives must be an (N, k') array with N={n} rows and k' >= 1 columns, "
                              f"got shape {negatives.shape}")
@@ -231,7 +233,7 @@ class CBOWNS(Layer):
     """CBOW with negative sampling, NumPy: the mean of the context vectors predicts the centre. Taught in lesson 07, section 5.
 
     params = [W_in (V, D), W_out (V, D)]. forward(contexts (N, C) int, centers (N,) int,
-    mask (N, C) 0/1 or None, negatives (N, k') or None) -> mean loss over examples (``k``
+    mask (N, C) bool or 0/1 integers or None, negatives (N, k') or None) -> mean loss over examples (``k``
     negatives drawn when none are given; given ones are used whatever their number k').
     ``mask`` marks real context words (rows may have fewer than C, e.g. at sentence ends);
     masked-out ids must still be valid (any id, e.g. 0). backward(dout=1.0) fills grads.
@@ -252,7 +254,10 @@ class CBOWNS(Layer):
         contexts = np.asarray(contexts)
         if contexts.ndim != 2 or contexts.shape[0] != len(centers):
             raise ValueError(f"contexts must be (N, C) with N={len(centers)}, got shape {contexts.shape}")
-        mask = np.ones(contexts.shape) if mask is None else np.asarray(mask, dtype=np.float64)
+        if mask is None:
+            mask = np.ones(contexts.shape)
+        else:
+            mask = check_mask(mask, "mask", "CBOWNS.forward", "a real context word").astype(np.float64)
         if mask.shape != contexts.shape:
             raise ValueError(f"mask shape {mask.shape} != contexts shape {contexts.shape}")
         count = mask.sum(axis=1, keepdims=True)
@@ -271,7 +276,12 @@ class CBOWNS(Layer):
 
 def full_softmax_step(W_in: np.ndarray, W_out: np.ndarray, centers: np.ndarray, contexts: np.ndarray) -> float:
     """One forward+backward of the full-softmax skip-gram (no update); returns the loss. Taught in lesson 07, section 6.
-    Cost O(N V D): every word's output vector takes part. Used to time it against NS."""
+    Cost O(N V D): every word's output vector takes part. Used to time it against NS.
+    W_in, W_out (V, D); centers, contexts (N,) int ids in [0, V)."""
+    W_in, W_out = np.asarray(W_in), np.asarray(W_out)
+    if W_in.ndim != 2 or W_in.shape != W_out.shape:
+        raise ValueError(f"full_softmax_step: W_in and W_out must be (V, D) of one shape, got {W_in.shape} and {W_out.shape}")
+    centers = check_ids(centers, W_in.shape[0], "centers", "full_softmax_step", noun="word ids")
     h = W_in[centers]
     logits = h @ W_out.T                               # (N, V): the bottleneck
     loss_layer = SoftmaxCrossEntropy()
@@ -301,6 +311,8 @@ def sgns_pair_gradients(w: np.ndarray, c: np.ndarray, n_pos, n_neg) -> tuple[np.
     if n_pos.shape != (w.shape[0],) or n_neg.shape != (w.shape[0],):
         raise ValueError(f"sgns_pair_gradients: n_pos and n_neg must be ({w.shape[0]},), one count per row; "
                          f"got {n_pos.shape} and {n_neg.shape}")
+    for name, a in (("w", w), ("c", c), ("n_pos", n_pos), ("n_neg", n_neg)):
+        check_finite(a, name, "sgns_pair_gradients")
     if np.any(n_pos < 0) or np.any(n_neg < 0):
         raise ValueError("sgns_pair_gradients: the counts n_pos and n_neg cannot be negative")
     x = np.einsum("bd,bd->b", w, c)                    # (B,) the dot products

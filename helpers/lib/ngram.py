@@ -10,6 +10,7 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
+from helpers.lib.checks import check_ids, check_whole
 from helpers.lib.layers import check_class_ids
 
 
@@ -27,19 +28,18 @@ class KneserNeyLM:
     """
 
     def __init__(self, order: int, vocab_size: int, discount: float = 0.75):
-        if order < 1:
-            raise ValueError(f"order must be >= 1, got {order}")
+        order = check_whole(order, "order", "KneserNeyLM", minimum=1)
+        vocab_size = check_whole(vocab_size, "vocab_size", "KneserNeyLM", minimum=1)
         if not 0 < discount < 1:
             raise ValueError(f"discount must be in (0, 1), got {discount}")
         self.n, self.V, self.D = order, vocab_size, discount
 
     def fit(self, ids: np.ndarray) -> "KneserNeyLM":
-        """Count n-grams of all orders in the id stream ``ids`` (1-D int array)."""
-        ids = [int(i) for i in np.asarray(ids).ravel()]
+        """Count n-grams of all orders in the id stream ``ids`` (1-D int array, ids in [0, vocab_size))."""
+        ids = check_ids(np.asarray(ids).ravel(), self.V, "ids", "KneserNeyLM.fit", noun="token ids")
+        ids = [int(i) for i in ids]
         if len(ids) < self.n:
             raise ValueError(f"need at least {self.n} tokens to fit an order-{self.n} model, got {len(ids)}")
-        if max(ids) >= self.V or min(ids) < 0:
-            raise ValueError(f"token ids must lie in [0, {self.V})")
         n = self.n
         top = Counter(zip(*(ids[i:] for i in range(n)), strict=False))  # n-gram windows: ids[i:] is i shorter
         # counts[k]: n-gram (length k+1) -> count used at that order
@@ -63,8 +63,20 @@ class KneserNeyLM:
         return self
 
     def prob(self, context: tuple[int, ...], w: int) -> float:
-        """P(w | context) with the last n-1 ids of ``context`` used."""
-        context = tuple(int(c) for c in context)[-(self.n - 1):] if self.n > 1 else ()
+        """P(w | context) with the last n-1 ids of ``context`` used (ids in [0, vocab_size))."""
+        self._check_fitted("prob")
+        w = int(check_ids(np.asarray(w), self.V, "w", "KneserNeyLM.prob", noun="token ids"))
+        context = check_ids(np.asarray(context, dtype=np.int64 if len(context) == 0 else None).ravel(), self.V,
+                            "context", "KneserNeyLM.prob", noun="token ids")
+        return self._prob(tuple(int(c) for c in context), w)
+
+    def _check_fitted(self, method: str) -> None:
+        if not hasattr(self, "counts"):
+            raise RuntimeError(f"KneserNeyLM.{method}: the model has not been fitted; call fit(ids) first")
+
+    def _prob(self, context: tuple[int, ...], w: int) -> float:
+        """P(w | context) for ids already checked (a tuple of ints and an int)."""
+        context = context[-(self.n - 1):] if self.n > 1 else ()
         p = 1.0 / self.V  # order 0: uniform
         for k in range(0, len(context) + 1):  # from unigram (k=0) up to the full context
             h = context[len(context) - k:]
@@ -90,17 +102,20 @@ class KneserNeyLM:
         ``start`` defaults to n-1 (every scored token has a full context); a smaller ``start`` scores
         the same targets as a model with a shorter window (its first tokens use the shorter context
         they have), so two models can be compared token by token."""
+        self._check_fitted("token_nll")
         ids = np.asarray(ids).ravel()
-        start = self.n - 1 if start is None else int(start)
+        start = self.n - 1 if start is None else check_whole(start, "start", "KneserNeyLM.token_nll")
         if not 0 <= start < len(ids):
             raise ValueError(f"start must be in [0, {len(ids)}) for {len(ids)} tokens, got {start}")
         ids = [int(i) for i in check_class_ids(ids, self.V, "KneserNeyLM.token_nll", "ids")]
         h = self.n - 1
-        return np.array([-math.log(self.prob(tuple(ids[max(i - h, 0):i]), ids[i])) for i in range(start, len(ids))])
+        return np.array([-math.log(self._prob(tuple(ids[max(i - h, 0):i]), ids[i])) for i in range(start, len(ids))])
 
     def unseen_fraction(self, ids: np.ndarray) -> float:
         """Fraction of the full-order n-grams in ``ids`` never seen in training."""
-        ids = [int(i) for i in np.asarray(ids).ravel()]
+        self._check_fitted("unseen_fraction")
+        ids = [int(i) for i in check_ids(np.asarray(ids).ravel(), self.V, "ids", "KneserNeyLM.unseen_fraction",
+                                         noun="token ids")]
         grams = list(zip(*(ids[i:] for i in range(self.n)), strict=False))  # n-gram windows
         return sum(g not in self.counts[self.n - 1] for g in grams) / max(len(grams), 1)
 
@@ -131,15 +146,15 @@ def kneser_ney_nlls(train: np.ndarray, eval_ids: np.ndarray, order: int, vocab_s
     Returns -log P(eval_ids[i] | the order-1 ids before it) for i = order-1 .. len-1:
     shape (len(eval_ids) - order + 1,), float64, nats.
     """
-    V, n, D = int(vocab_size), int(order), float(discount)
-    if n < 1:
-        raise ValueError(f"order must be >= 1, got {order}")
+    V = check_whole(vocab_size, "vocab_size", "kneser_ney_nlls", minimum=1)
+    n, D = check_whole(order, "order", "kneser_ney_nlls", minimum=1), float(discount)
     if not 0 < D < 1:
         raise ValueError(f"discount must be in (0, 1), got {discount}")
     if V ** n >= 2 ** 63:
         raise ValueError(f"vocab_size**order = {V}**{n} does not fit in int64 codes")
-    train = check_class_ids(np.asarray(train, dtype=np.int64).ravel(), V, "kneser_ney_nlls", "train")
-    ev = check_class_ids(np.asarray(eval_ids, dtype=np.int64).ravel(), V, "kneser_ney_nlls", "eval_ids")
+    # the dtype is checked before the conversion to int64, which would truncate float ids
+    train = check_class_ids(np.asarray(train).ravel(), V, "kneser_ney_nlls", "train").astype(np.int64)
+    ev = check_class_ids(np.asarray(eval_ids).ravel(), V, "kneser_ney_nlls", "eval_ids").astype(np.int64)
     if len(train) < n or len(ev) < n:
         raise ValueError(f"need at least {n} tokens in train and eval_ids, got {len(train)} and {len(ev)}")
     # counts[k]: sorted codes of the k-grams and their counts (raw at the top order, continuation below)

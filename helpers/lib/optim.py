@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from helpers.lib.checks import all_finite
+
 
 def _count(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
@@ -57,7 +59,8 @@ class Optimizer:
     """What every optimiser shares: checking ``step``'s lists, and the state's arrays. Taught in lesson 01, section 5.
 
     The learning rate must be a positive number and each decay rate (momentum, the running
-    averages) lie in [0, 1). ``step(params, grads)`` checks the two lists with :func:`check_parallel`, then calls the
+    averages) lie in [0, 1). ``step(params, grads)`` checks the two lists with :func:`check_parallel` and refuses
+    a gradient holding nan or inf (a step would spread it), then calls the
     subclass's ``update(params, grads)``. A stateful subclass calls :meth:`first_step` in
     ``update`` to know when to create its state; from then on every step must be given the
     very same arrays (checked by identity, in order). :meth:`reset` forgets the state.
@@ -74,7 +77,13 @@ class Optimizer:
         self.state_params: list[np.ndarray] | None = None   # the arrays the state belongs to
 
     def step(self, params, grads) -> None:
-        params, grads = check_parallel(params, grads, f"{type(self).__name__}.step")
+        where = f"{type(self).__name__}.step"
+        params, grads = check_parallel(params, grads, where)
+        for i, g in enumerate(grads):       # the gradients only: a parameter turns nan through one of them
+            if not all_finite(g):
+                raise ValueError(f"{where}: gradient {i} (shape {g.shape}) holds inf or nan; training has "
+                                 "diverged (try a smaller learning rate, or clip the gradients): a step "
+                                 "would spread the nan to every parameter it updates")
         seen = {}
         for i, p in enumerate(params):
             if id(p) in seen:
@@ -266,7 +275,7 @@ def clip_global_norm(grads, max_norm: float) -> float:
         raise ValueError(f"max_norm must be positive, got {max_norm}")
     grads = array_list(grads, "clip_global_norm")
     for i, g in enumerate(grads):
-        if not np.all(np.isfinite(g)):
+        if not all_finite(g):
             raise ValueError(f"clip_global_norm: gradient {i} (shape {g.shape}) holds inf or nan; "
                              "training has diverged (try a smaller learning rate)")
     norm = float(np.sqrt(sum(float((g * g).sum()) for g in grads)))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from helpers.lib.checks import check_finite, check_whole
 from helpers.lib.layers import Embedding, Layer
 
 
@@ -19,6 +20,7 @@ def sinusoidal_encoding(T: int, d: int, base: float = 10000.0) -> np.ndarray:
     PE[pos, 2i] = sin(pos / base^(2i/d)),  PE[pos, 2i+1] = cos(pos / base^(2i/d)).
     Works for any position, nothing is learned. ``d`` must be even.
     """
+    T, d = check_whole(T, "T", "sinusoidal_encoding"), check_whole(d, "d", "sinusoidal_encoding")
     if T < 1 or d < 2 or d % 2:
         raise ValueError(f"need T >= 1 and an even d >= 2, got T={T}, d={d}")
     pos = np.arange(T)[:, None]
@@ -45,6 +47,7 @@ class LearnedPositions(Layer):
         self.max_len = max_len
 
     def forward(self, T: int) -> np.ndarray:
+        T = check_whole(T, "T", "LearnedPositions.forward")
         if not 1 <= T <= self.max_len:
             raise ValueError(f"sequence length {T} is outside the learned table (1 .. max_len={self.max_len}); "
                              "a learned position table cannot extrapolate to unseen positions")
@@ -63,6 +66,8 @@ def rope_angles(T: int, d: int, base: float = 10000.0, offset: int = 0):
 
     cos and sin of the RoPE rotation angles, each (T, d/2): angle[m, i] = (offset + m) · θ_i
     with θ_i = base^(−2i/d)."""
+    T, d = check_whole(T, "T", "rope_angles", minimum=1), check_whole(d, "d", "rope_angles", minimum=2)
+    offset = check_whole(offset, "offset", "rope_angles")
     if d % 2:
         raise ValueError(f"RoPE rotates pairs of features, so d must be even; got d={d}")
     theta = base ** (-np.arange(0, d, 2) / d)
@@ -78,12 +83,18 @@ def apply_rope(x: np.ndarray, positions=None, base: float = 10000.0) -> np.ndarr
     R(m)q · R(n)k = q · R(n − m)k, because rotations compose and are orthogonal.
     """
     x = np.asarray(x)
+    if x.ndim < 2:
+        raise ValueError(f"apply_rope expects x of shape (..., T, d) (tokens, features), got shape {x.shape}; "
+                         "a single token's vector is x[None, :]")
     T, d = x.shape[-2], x.shape[-1]
     if d % 2:
         raise ValueError(f"RoPE rotates pairs of features, so d must be even; got d={d}")
     pos = np.arange(T) if positions is None else np.asarray(positions)
     if pos.shape != (T,):
         raise ValueError(f"positions must have shape ({T},), got {pos.shape}")
+    if pos.dtype == bool or not np.issubdtype(pos.dtype, np.number):
+        raise TypeError(f"apply_rope: positions must be numbers (usually the ints 0 .. T-1), got dtype {pos.dtype}")
+    check_finite(pos, "positions", "apply_rope", "positions must be finite numbers")
     theta = base ** (-np.arange(0, d, 2) / d)
     ang = pos[:, None] * theta[None, :]
     cos, sin = np.cos(ang), np.sin(ang)
@@ -99,5 +110,6 @@ def alibi_bias(T: int, slope: float) -> np.ndarray:
 
     ALiBi (mentioned for completeness): a bias −slope·(i − j) added to the score of query i
     and key j ≤ i, (T, T), so attention decays linearly with distance; −∞ above the diagonal."""
+    T = check_whole(T, "T", "alibi_bias", minimum=1)
     i, j = np.arange(T)[:, None], np.arange(T)[None, :]
     return np.where(j <= i, -slope * (i - j), -np.inf)

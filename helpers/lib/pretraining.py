@@ -165,12 +165,20 @@ def next_masked_batch(train_seqs: Sequence[np.ndarray], lengths: Sequence[int], 
     """The next masked pre-training batch. Taught in lesson 10, section 3.
 
     The next length-bucketed group of ``train_seqs`` (``queue`` is refilled in place when empty),
-    padded and masked 80/10/10. Returns a MaskedBatch of (B, L) arrays."""
+    padded and masked 80/10/10. Returns a MaskedBatch of (B, L) arrays. A batch in which no position
+    happens to be chosen (likely only for a few short sequences) is masked again, so that every step
+    has a loss to follow; a batch with no ordinary token at all is an error."""
     if not queue:
         queue.extend(length_bucketed_batches(lengths, batch_size, rng))
     idx = queue.pop()
     ids, att = pad_batch([train_seqs[i] for i in idx], tok.pad_id)
-    return mask_tokens(ids, tok, rng, attention_mask=att)
+    if not (~np.isin(ids, tok.special_ids) & att).any():
+        raise ValueError(f"next_masked_batch: sequences {idx.tolist()} hold no ordinary token (only [CLS], [SEP] "
+                         "and padding), so no position can be masked; remove empty sentences from train_seqs")
+    while True:
+        batch = mask_tokens(ids, tok, rng, attention_mask=att)
+        if batch.chosen.any():
+            return batch
 
 
 def mlm_update(model, opt, sched, batch, device="cpu") -> float:

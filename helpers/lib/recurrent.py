@@ -40,6 +40,8 @@ def _init(kind: str, d_in: int, hidden: int, rng: np.random.Generator, dtype) ->
 
 
 def _check_input(name: str, x: np.ndarray, d_in: int, ndim: int) -> None:
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"{name} expects a NumPy array as input, got {type(x).__name__}")
     what = "(batch, input)" if ndim == 2 else "(batch, time, input)"
     if x.ndim != ndim:
         raise ValueError(f"{name} expects a {ndim}-D input {what}, got {x.ndim}-D shape {x.shape}")
@@ -51,6 +53,8 @@ def _check_input(name: str, x: np.ndarray, d_in: int, ndim: int) -> None:
 
 
 def _check_state(name: str, s: np.ndarray, batch: int, hidden: int) -> None:
+    if not isinstance(s, np.ndarray):
+        raise TypeError(f"{name} must be a NumPy array (batch, hidden), got {type(s).__name__}")
     if s.ndim != 2:
         raise ValueError(f"{name} must be 2-D (batch, hidden), got shape {s.shape}")
     if s.shape[0] != batch:
@@ -281,7 +285,8 @@ class TimeLSTM(TimeRNN):
     """An LSTM unrolled over T steps (gates i, f, g, o as in :class:`LSTMCell`). Taught in lesson 03, section 2.
 
     forward(xs (B, T, D), h0=None, c0=None) -> hs (B, T, H); the last cell state is ``c_T``.
-    backward(dhs (B, T, H)) -> dxs (B, T, D); fills ``grads``, sets ``dh0`` and ``dc0``.
+    backward(dhs (B, T, H), dc_T=None) -> dxs (B, T, D); ``dc_T`` (B, H) is dL/dc_T from beyond
+    the last step (None: 0); fills ``grads``, sets ``dh0`` and ``dc0``.
     ``gates`` (after forward) holds the activations (B, T, 4H), for plots.
     ``stateful`` as in :class:`TimeRNN` (carries both h and c).
     """
@@ -327,6 +332,9 @@ class TimeLSTM(TimeRNN):
         dhs = np.asarray(dhs).transpose(1, 0, 2)
         da = np.empty_like(acts)
         dh = np.zeros_like(hs[0])
+        if dc_T is not None and np.shape(dc_T) != cs[0].shape:
+            raise ValueError(f"TimeLSTM.backward: dc_T must have shape {cs[0].shape} like the last cell state "
+                             f"c_T (B, H), got {np.shape(dc_T)}")
         dc = np.zeros_like(cs[0]) if dc_T is None else np.array(dc_T, dtype=cs.dtype)
         dh_all = np.empty_like(hs[1:])
         for t in range(T - 1, -1, -1):
@@ -411,7 +419,8 @@ def copy_from_torch(layer: _Recurrent, module) -> _Recurrent:
     ``GRUCell``) into ``layer``'s params, in place. Returns ``layer``.
 
     The two PyTorch biases are summed; for the GRU, ``b_hn`` (inside the reset gate) goes to
-    ``bhn`` and only the r and z parts of ``bias_hh`` are folded into ``b``.
+    ``bhn`` and only the r and z parts of ``bias_hh`` are folded into ``b``. A module made with
+    ``bias=False`` has no biases: the layer's are set to 0.
     """
     sfx = "_l0" if hasattr(module, "num_layers") else ""
     expected = {"rnn": "RNN", "lstm": "LSTM", "gru": "GRU"}[layer.kind]
@@ -424,8 +433,12 @@ def copy_from_torch(layer: _Recurrent, module) -> _Recurrent:
     # .detach(): the copies carry no autograd history (no torch import needed here)
     w_ih = getattr(module, "weight_ih" + sfx).detach().cpu().double().numpy()
     w_hh = getattr(module, "weight_hh" + sfx).detach().cpu().double().numpy()
-    b_ih = getattr(module, "bias_ih" + sfx).detach().cpu().double().numpy()
-    b_hh = getattr(module, "bias_hh" + sfx).detach().cpu().double().numpy()
+    G = GATES[layer.kind] * layer.hidden_size
+    if getattr(module, "bias", True):
+        b_ih = getattr(module, "bias_ih" + sfx).detach().cpu().double().numpy()
+        b_hh = getattr(module, "bias_hh" + sfx).detach().cpu().double().numpy()
+    else:                                  # made with bias=False: no biases, i.e. biases of 0
+        b_ih = b_hh = np.zeros(G)
     if w_ih.shape != (layer.params[0].shape[1], layer.params[0].shape[0]):
         raise ValueError(f"PyTorch weight_ih has shape {w_ih.shape}, the layer needs "
                          f"{layer.params[0].shape[::-1]} (input {layer.input_size}, hidden {layer.hidden_size})")

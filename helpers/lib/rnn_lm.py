@@ -16,6 +16,7 @@ from torch import nn
 
 from helpers.infra.training import History, train_loop
 from helpers.lib.batching import bptt_batches
+from helpers.lib.checks import check_ids
 from helpers.lib.language_models import perplexity
 from helpers.lib.layers import check_class_ids
 from helpers.lib.recurrent import TimeGRU, TimeLSTM, TimeRNN, copy_from_torch
@@ -80,6 +81,7 @@ class RecurrentLM(nn.Module):
     def forward(self, ids: torch.Tensor, state=None):
         if ids.ndim != 2:
             raise ValueError(f"expected token ids of shape (batch, time), got {tuple(ids.shape)}")
+        check_ids(ids, self.embed.num_embeddings, "ids", "RecurrentLM.forward", noun="token ids")
         h, state = self.rnn(self.embed(ids), state)
         return self.out(h), state
 

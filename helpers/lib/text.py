@@ -17,6 +17,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from helpers.infra.artifacts import array_to_strings, strings_to_array
+from helpers.lib.checks import check_ids
 
 PAD, UNK = "<pad>", "<unk>"
 
@@ -156,6 +157,33 @@ def _preview(text: str, n: int = 40) -> str:
     return repr(text if len(text) <= n else text[:n] + "...")
 
 
+def _check_token_type(token, where: str, position: int | None = None) -> None:
+    """Refuse a token that is not a str (an id, a list): it would silently encode as <unk>."""
+    if not isinstance(token, str):
+        at = "" if position is None else f" at position {position}"
+        hint = ("; these look like ids, which are already encoded (Vocab.decode turns ids into tokens)"
+                if isinstance(token, (int, np.integer)) else
+                "; tokenised sentences must be flattened first" if isinstance(token, (list, tuple)) else "")
+        raise TypeError(f"{where}: tokens must be str, got {type(token).__name__} {token!r}{at}{hint}")
+
+
+def decode_ids(ids, n: int, where: str) -> list[int]:
+    """``ids`` (a sequence of integer ids or an integer array) as a list of ints in [0, n), checked. Taught in lesson 01, section 9.
+
+    A float id would be truncated (1.7 -> 1), so it raises TypeError; an id outside [0, n) raises
+    IdOutOfRangeError naming it. Used by every decode of the library."""
+    if isinstance(ids, str):
+        raise TypeError(f"{where}: ids must be a sequence of integer ids, got a str {_preview(ids)}")
+    if not isinstance(ids, np.ndarray) and not hasattr(ids, "detach"):
+        ids = list(ids)
+        if any(isinstance(i, (bool, np.bool_)) for i in ids):   # np.asarray([1, True]) would be int
+            raise TypeError(f"{where}: ids must be integer ids, got a bool among them; True/False are not ids")
+    ids = check_ids(ids, n, "ids", where, noun="token ids")
+    if ids.ndim != 1:
+        raise ValueError(f"{where}: ids must be one sequence (1-D), got shape {tuple(ids.shape)}; decode each row")
+    return [int(i) for i in ids]
+
+
 class UnknownWordError(KeyError):
     """A word is not in the vocabulary (and the vocabulary has no unknown token). Taught in lesson 01, section 9."""
 
@@ -206,6 +234,14 @@ class Vocab:
         except TypeError:      # a list (unhashable) among the tokens: sentences, not tokens
             raise TypeError("Vocab.build: tokens must be one flat sequence of str, but it holds lists; "
                             "flatten the sentences first: (t for s in sentences for t in s)") from None
+        not_str = next((t for t in counter if not isinstance(t, str)), None)
+        if not_str is not None:
+            raise TypeError(f"Vocab.build: every token must be a str, got {type(not_str).__name__} {not_str!r}; "
+                            "a vocabulary maps words to ids (ids are already numbers)")
+        if max_size is not None and (isinstance(max_size, bool) or not isinstance(max_size, (int, np.integer))
+                                     or max_size < 1):
+            raise ValueError(f"Vocab.build: max_size must be a whole number >= 1 (the number of ordinary tokens "
+                             f"to keep) or None for no cap, got {max_size!r}")
         if not counter:
             raise ValueError("cannot build a vocabulary from an empty corpus: it has no tokens (the sequence "
                              "of tokens is empty). tokenize() gives no tokens for a text without letters or "
@@ -246,7 +282,8 @@ class Vocab:
         """The id of ``token``; raises UnknownWordError naming it if absent."""
         try:
             return self.stoi[token]
-        except KeyError:
+        except (KeyError, TypeError):      # TypeError: an unhashable token (a list)
+            _check_token_type(token, "Vocab.index")
             raise UnknownWordError(
                 f"{token!r} is not in the vocabulary ({len(self)} tokens)"
             ) from None
@@ -259,8 +296,15 @@ class Vocab:
         unk = self.unk_id
         if unk is None:
             return np.array([self.index(t) for t in tokens], dtype=np.int64)
+        tokens = tokens if isinstance(tokens, (list, tuple)) else list(tokens)
         get = self.stoi.get
-        return np.array([get(t, unk) for t in tokens], dtype=np.int64)
+        try:
+            ids = np.array([get(t, unk) for t in tokens], dtype=np.int64)
+        except TypeError:                  # an unhashable token (a list): sentences instead of tokens
+            ids = np.full(len(tokens), unk, dtype=np.int64)
+        for i in np.flatnonzero(ids == unk):   # only the unknown ones can be non-str (a str token is known or <unk>)
+            _check_token_type(tokens[i], "Vocab.encode", i)
+        return ids
 
     def to_arrays(self) -> tuple[dict, dict]:
         """The vocabulary as arrays (for :mod:`helpers.infra.artifacts`, no pickle):
@@ -273,13 +317,6 @@ class Vocab:
         return cls(array_to_strings(arrays["itos"]), arrays["counts"], tuple(meta["specials"]))
 
     def decode(self, ids: Iterable[int]) -> list[str]:
-        """Tokens for ``ids``; raises IndexError naming an id outside [0, len)."""
-        if isinstance(ids, str):
-            raise TypeError(f"Vocab.decode: ids must be a sequence of integer ids, got a str {_preview(ids)}")
-        out = []
-        for i in ids:
-            i = int(i)
-            if not 0 <= i < len(self.itos):
-                raise IndexError(f"token id {i} is outside the vocabulary [0, {len(self.itos)})")
-            out.append(self.itos[i])
-        return out
+        """Tokens for ``ids`` (integers); raises TypeError for float or bool ids and IdOutOfRangeError
+        (a ValueError and an IndexError) naming an id outside [0, len)."""
+        return [self.itos[i] for i in decode_ids(ids, len(self.itos), "Vocab.decode")]

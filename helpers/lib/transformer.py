@@ -19,6 +19,8 @@ from torch import nn
 
 from helpers.infra.seeding import choose_device, torch_generator
 from helpers.infra.training import History, train_loop
+from helpers.lib.checks import check_ids, check_integers, check_whole
+from helpers.lib.language_models import perplexity
 from helpers.lib.layers import check_class_ids
 from helpers.lib.positions import sinusoidal_encoding
 from helpers.lib.text import Vocab
@@ -167,6 +169,7 @@ class DecoderLM(nn.Module):
     def forward(self, ids: torch.Tensor, need_weights: bool = False) -> torch.Tensor:
         if ids.ndim != 2:
             raise ValueError(f"DecoderLM expects token ids of shape (B, T), got {tuple(ids.shape)}")
+        check_ids(ids, self.cfg.vocab_size, "ids", "DecoderLM.forward", noun="token ids")
         T = ids.shape[1]
         if T > self.cfg.max_len:
             raise ValueError(f"sequence length {T} exceeds max_len={self.cfg.max_len} of this model")
@@ -205,6 +208,7 @@ class LSTMLM(nn.Module):
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         if ids.ndim != 2:
             raise ValueError(f"LSTMLM expects token ids of shape (B, T), got {tuple(ids.shape)}")
+        check_ids(ids, self.embed.num_embeddings, "ids", "LSTMLM.forward", noun="token ids")
         out, _ = self.lstm(self.embed(ids))
         return self.head(out)
 
@@ -296,7 +300,7 @@ class RunResult:
 
     @property
     def perplexity(self) -> float:
-        return math.exp(self.valid_loss)
+        return perplexity(self.valid_loss)
 
 
 def random_windows(ids: np.ndarray, batch_size: int, seq_len: int, rng: np.random.Generator):
@@ -352,6 +356,16 @@ def train_lm(model: nn.Module, corpus: CharCorpus, max_seconds: float = 15.0, ma
 
 
 # ---------------------------------------------------------------- generation
+def _model_ids(ids, model: nn.Module, name: str, where: str) -> np.ndarray:
+    """``ids`` checked as integers, and against the vocabulary when ``model`` has a token embedding
+    (``tok`` for DecoderLM, ``embed`` for LSTMLM)."""
+    for attr in ("tok", "embed"):
+        emb = getattr(model, attr, None)
+        if isinstance(emb, nn.Embedding):
+            return check_ids(ids, emb.num_embeddings, name, where, noun="token ids")
+    return check_integers(ids, name, where, "integer token ids")
+
+
 @torch.no_grad()
 def next_token_probs(model: nn.Module, ids, temperature: float = 1.0, device=None) -> np.ndarray:
     """P(next token | ids) at ``temperature``: softmax(logits / temperature), (V,) float64. Taught in lesson 04, section 10.3.
@@ -359,6 +373,9 @@ def next_token_probs(model: nn.Module, ids, temperature: float = 1.0, device=Non
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
     device = next(model.parameters()).device if device is None else device
+    ids = _model_ids(ids, model, "ids", "next_token_probs")
+    if ids.ndim != 1 or len(ids) < 1:
+        raise ValueError(f"next_token_probs: ids must be a non-empty 1-D sequence of token ids, got shape {tuple(ids.shape)}")
     x = torch.as_tensor(np.asarray(ids, dtype=np.int64)[None, :], device=device)
     was = model.training
     model.eval()
@@ -394,6 +411,8 @@ def generate(model: nn.Module, prompt_ids, n_new: int, temperature: float = 1.0,
     device = next(model.parameters()).device
     if max_context is None:
         max_context = model.cfg.max_len if isinstance(model, DecoderLM) else 10 ** 9
+    n_new = check_whole(n_new, "n_new", "generate", minimum=0)
+    prompt_ids = _model_ids(prompt_ids, model, "prompt_ids", "generate")
     ids = torch.as_tensor(np.asarray(prompt_ids, dtype=np.int64), device=device).view(1, -1)
     if ids.shape[1] < 1:
         raise ValueError("generation needs a prompt of at least one token")

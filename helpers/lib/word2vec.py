@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from helpers.infra.artifacts import TreeCodec, prefixed, unprefixed
 from helpers.infra.progress import progress_bar
 from helpers.infra.seeding import choose_device
+from helpers.lib.checks import check_integers, check_whole
 from helpers.lib.negative_sampling import (
     CBOWNS,
     NoiseSampler,
@@ -90,6 +91,16 @@ def _subsample(corpus: Corpus, sample: float, rng: np.random.Generator):
     return corpus.ids[keep], corpus.sentence[keep]
 
 
+def _check_stream(ids, sentence, window, where: str):
+    """The id stream and its sentence numbers as 1-D integer arrays of one length; window >= 1."""
+    check_whole(window, "window", where, minimum=1)
+    ids = check_integers(ids, "ids", where, "integer word ids")
+    sentence = check_integers(sentence, "sentence", where, "integer sentence numbers")
+    if ids.ndim != 1 or ids.shape != sentence.shape:
+        raise ValueError(f"{where}: ids and sentence must be 1-D of one length, got {ids.shape} and {sentence.shape}")
+    return ids, sentence
+
+
 def skipgram_pairs(ids: np.ndarray, sentence: np.ndarray, window: int, rng: np.random.Generator,
                    dynamic: bool = True):
     """Skip-gram (centre, context) pairs with the dynamic window. Taught in lesson 07, section 7.
@@ -100,8 +111,7 @@ def skipgram_pairs(ids: np.ndarray, sentence: np.ndarray, window: int, rng: np.r
     fixed window, b = window for every centre (the draw still happens, so the random stream
     that follows is the same). Returns (centers (P,), contexts (P,)) int64, grouped by offset
     (shuffle before SGD)."""
-    if window < 1:
-        raise ValueError(f"window must be at least 1, got {window}")
+    ids, sentence = _check_stream(ids, sentence, window, "skipgram_pairs")
     b = rng.integers(1, window + 1, size=len(ids))
     if not dynamic:
         b[:] = window
@@ -120,8 +130,7 @@ def cbow_examples(ids: np.ndarray, sentence: np.ndarray, window: int, rng: np.ra
 
     CBOW examples with the dynamic window: (contexts (N, 2*window) int64, mask (N, 2*window)
     bool, centers (N,) int64); centres without any context word are dropped."""
-    if window < 1:
-        raise ValueError(f"window must be at least 1, got {window}")
+    ids, sentence = _check_stream(ids, sentence, window, "cbow_examples")
     n = len(ids)
     b = rng.integers(1, window + 1, size=n)
     ctx = np.zeros((n, 2 * window), np.int64)
@@ -179,6 +188,22 @@ class TrainedVectors:
 _TV_FIELDS = ("W", "C", "seconds", "words_per_second", "epoch_loss", "config")
 
 
+def _check_some_examples(n: int, corpus: Corpus, sample: float, window: int, epoch: int, model: str,
+                         where: str) -> None:
+    """Raise a clear error when an epoch has no training example (a tiny corpus): every later
+    quantity (the learning-rate schedule, words per example) would divide by zero."""
+    if n > 0:
+        return
+    what = "(centre, context) pairs" if model == "skipgram" else "CBOW examples (a centre with a context word)"
+    cause = (f"after subsampling frequent words (sample={sample:g}) " if sample > 0 else "") + \
+        f"no two words of one sentence lie within the window ({window})"
+    fix = ("pass sample=0 to keep every occurrence (subsampling drops most of a word that makes up a large share of "
+           "a tiny corpus), or give more text" if sample > 0 else "give more text: sentences of at least two words")
+    raise ValueError(f"{where}: epoch {epoch} has no training {what}: {cause}. The corpus has "
+                     f"{len(corpus.ids)} in-vocabulary tokens in {len(np.unique(corpus.sentence))} sentences and "
+                     f"{len(corpus.vocab)} word types; {fix}")
+
+
 def _lr_schedule(alpha, min_alpha, done, total):
     return alpha - (alpha - min_alpha) * min(done / total, 1.0)
 
@@ -225,6 +250,7 @@ def train_numpy(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
             order = rng.permutation(len(cen))
             data = (ctx[order], cen[order], mask[order])
         n = len(data[0])
+        _check_some_examples(n, corpus, sample, window, epoch + 1, model, "word2vec.train_numpy")
         losses = []
         words_per_example = corpus.n_raw_tokens / n
         for start in range(0, n, batch_size):
@@ -364,6 +390,7 @@ def train_torch(corpus: Corpus, model: str = "skipgram", dim: int = 100, window:
                     inp, tgt = torch.from_numpy(ctx[order]).to(dev), torch.from_numpy(cen[order]).to(dev)
                     msk = torch.from_numpy(mask[order]).to(dev, torch.float32)
                 n = len(tgt)
+                _check_some_examples(n, corpus, sample, window, epoch + 1, model, "word2vec.train_torch")
                 words_per_example = corpus.n_raw_tokens / n
                 losses = []
 
