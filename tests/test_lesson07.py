@@ -339,3 +339,22 @@ def test_the_live_training_runs_the_student_s_pieces():
                          ("step_result", "sgd_step")):
         assert f"your_or_reference({result}, {mine}," in setup
     assert "step_fn(W, C," in setup and "gradients)" in setup and "noise(vocab.counts" in setup
+
+
+def test_the_softmax_figure_is_used_and_its_footer_names_the_timing_section():
+    """figures/07_softmax_vs_negative_sampling.svg was referenced by no notebook, and its footer sent
+    the reader to the wrong section for the timing: the lesson now shows it, and the section the
+    footer names is the one whose header announces the timing."""
+    import re  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    root = Path(__file__).resolve().parents[1]
+    svg = (root / "notebooks" / "figures" / "07_softmax_vs_negative_sampling.svg").read_text(encoding="utf-8")
+    cells = _lesson_cells()
+    assert any("figures/07_softmax_vs_negative_sampling.svg" in src for kind, src, _ in cells if kind == "markdown")
+    footer = re.sub(r"<[^>]+>", "", svg)                  # the text without its italic spans
+    named = re.search(r"times both as \|V\| grows\s*\(section (\d+)\)", footer)
+    assert named, "the footer names the section that times the output layers"
+    header = next(line for kind, src, _ in cells if kind == "markdown" for line in src.splitlines()
+                  if line.startswith(f"## {named.group(1)} ·"))
+    assert "cost of the three output layers" in header

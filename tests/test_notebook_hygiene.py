@@ -35,7 +35,8 @@ def test_notebook_hygiene(path):
     assert cells[0]["cell_type"] == "markdown" and re.search(r"run time|running it takes", first, re.I), \
         f"{path.name}: the first cell must say what the reader builds and the run time"
     sources = ["".join(c["source"]) for c in code]
-    assert any("Explorer(" in s for s in sources), f"{path.name}: no widget explorer"
+    # an Explorer built in the lesson, or a live training's "train on" explorer (LiveTraining.explorer)
+    assert any("Explorer(" in s or ".explorer(" in s for s in sources), f"{path.name}: no widget explorer"
     assert any("raise NotImplementedError" in s for s in sources), f"{path.name}: no exercise stub"
     solutions = path.parents[1] / "solutions" / f"{path.stem}_solutions.ipynb"
     if solutions.exists():   # the student edition: the reference solutions live apart

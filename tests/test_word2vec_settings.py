@@ -30,11 +30,22 @@ def test_the_record_holds_every_run_of_the_study():
                 assert d[1] <= d[0] <= d[2]
 
 
-def test_the_shipped_settings_are_the_record_s_best():
+def test_the_shipped_settings_are_the_record_s_best_rate_and_tie_with_its_best():
+    """What the record shows (and lesson 07 says): the shipped learning rate is the best setting's,
+    while the shipped threshold t = 1e-4 is not better than gensim's 1e-3 in these 5-epoch runs: with
+    alpha 0.05, the mean over the seeds is a little lower than alpha 0.05 alone, a tie on every seed
+    (both minus the defaults overlap: each seed's paired intervals share most of their range)."""
     best = study.best_setting(RECORD)
     assert RECORD["best"] == best
     chosen = study.run_settings(best)
-    assert (WORD2VEC["sample"], WORD2VEC["alpha"]) == (chosen["sample"], chosen["alpha"])
+    assert WORD2VEC["alpha"] == chosen["alpha"]
+    shipped = next(k for k in study.CHANGES if (study.run_settings(k)["sample"], study.run_settings(k)["alpha"])
+                   == (WORD2VEC["sample"], WORD2VEC["alpha"]))
+    gap = RECORD["settings"][best]["mean_valid_wordsim"] - RECORD["settings"][shipped]["mean_valid_wordsim"]
+    assert 0 <= gap < 0.02, (best, shipped, gap)
+    for (e_b, lo_b, hi_b), (e_s, lo_s, hi_s) in zip(RECORD["settings"][best]["vs_defaults"],
+                                                    RECORD["settings"][shipped]["vs_defaults"], strict=True):
+        assert lo_b < e_s < hi_b and lo_s < e_b < hi_s      # each inside the other's interval
 
 
 def test_best_setting_picks_the_highest_mean():
