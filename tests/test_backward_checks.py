@@ -36,6 +36,14 @@ def _cases():
     """{class name: make() -> (layer, forward args, a correct dout, a wrong dout)}."""
     from helpers.lib.attention import Attention, MultiHeadAttention
     from helpers.lib.bert import NumpyMaskedLM
+    from helpers.lib.decoder import (
+        GELU,
+        DecoderAttention,
+        DecoderBlock,
+        FeedForward,
+        NumpyDecoderLM,
+        RotaryAttention,
+    )
     from helpers.lib.fasttext import SubwordEmbedding
     from helpers.lib.feedforward_lm import NumpyFeedForwardLM
     from helpers.lib.glove import GloVeNumpy
@@ -105,6 +113,17 @@ def _cases():
         "NumpyMaskedLM": mlm,
         "NumpyFeedForwardLM": lambda: (NumpyFeedForwardLM(7, 2, 3, 4, rng), (ids,), np.ones((2, 7)), np.ones((2, 1))),
         "LayerNorm": lambda: (LayerNorm(3), (xs,), np.ones((2, 5, 3)), np.ones((2, 5, 4))),
+        "GELU": lambda: (GELU(), (x,), np.ones((2, 3)), np.ones((3, 2))),
+        "FeedForward": lambda: (FeedForward(4, 8, rng, np.float64), (rng.standard_normal((2, 5, 4)),),
+                                np.ones((2, 5, 4)), np.ones((2, 5, 1))),
+        "RotaryAttention": lambda: (RotaryAttention(rope=True), (rng.standard_normal((2, 5, 4)),) * 3,
+                                    np.ones((2, 5, 4)), np.ones((2, 4, 4))),
+        "DecoderAttention": lambda: (DecoderAttention(4, 2, rng, np.float64), (rng.standard_normal((2, 5, 4)),),
+                                     np.ones((2, 5, 4)), np.ones((2, 4, 4))),
+        "DecoderBlock": lambda: (DecoderBlock(4, 2, 8, rng, dtype=np.float64), (rng.standard_normal((2, 5, 4)),),
+                                 np.ones((2, 5, 4)), np.ones((2, 5, 1))),
+        "NumpyDecoderLM": lambda: (NumpyDecoderLM(7, d_model=4, n_heads=2, n_layers=1, max_len=8,
+                                                  dtype=np.float64), (ids,), np.ones((2, 2, 7)), np.ones((2, 2, 1))),
         "HierarchicalSoftmax": lambda: (HierarchicalSoftmax(huffman_tree(np.array([5, 3, 2, 1, 1])), 3, rng),
                                         (np.array([0, 1]), np.array([2, 3])), 1.0, np.ones(2)),
     }

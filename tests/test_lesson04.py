@@ -348,7 +348,7 @@ def _lesson_cells():
     import json
     from pathlib import Path
 
-    nb = json.loads((Path(__file__).resolve().parents[1] / "notebooks" / "04_self_attention.ipynb").read_text())
+    nb = json.loads((Path(__file__).resolve().parents[1] / "notebooks" / "04_self_attention.ipynb").read_text(encoding="utf-8"))
     return [("".join(c["source"]), c["cell_type"], c.get("metadata", {}).get("tags", [])) for c in nb["cells"]]
 
 

@@ -92,6 +92,6 @@ def test_shipped_render_with_seeds():
 
     sg = load_model("wv_scaling_grid")
     fig, summary = scaling_render(sg.grid, "wordsim353", "dimension")
-    assert "mean of 3 seeds" in summary and len(fig.axes[0].containers) == len(sg.grid.tokens)   # error bars
+    assert "mean of 3 trainings" in summary and len(fig.axes[0].containers) == len(sg.grid.tokens)   # error bars
     fig = plot_grid_and_control(sg.grid, sg.control, sg.control_epochs, "analogy")
     assert len(fig.axes) == 2 and "equal updates: 40/20/10/5 epochs" in fig.axes[1].get_title()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 
 from helpers.exercises import (
@@ -249,7 +250,6 @@ def _adagrad_three_steps(f):
 
 def _adagrad_in_training(f):
     """One epoch pair by pair with your step: the reference trainer's vectors."""
-    import scipy.sparse as sp
     rng = np.random.default_rng(3)
     counts = sp.csr_matrix((rng.poisson(3.0, (8, 8)) * (rng.random((8, 8)) < 0.6)).astype(np.float64))
     mine = PairwiseGloVe(counts, dim=3, lr=0.1, x_max=5.0, batch_size=1, seed=3, step=f)

@@ -414,9 +414,10 @@ def train_torch(counts, dim: int = 100, epochs: int = 10, lr: float = 0.5, x_max
 
 # ---------------------------------------------------------------- AdaGrad pair by pair (the reference)
 def pairwise_step_torch(params, G, r, c, log_x, f, lr: float) -> float:
-    """One batch of :func:`train_pairwise`, in place: every pair (r[p], c[p]) takes glove.c's AdaGrad
-    step from the parameters and sums at the batch's start; a row's steps (and squared steps) add.
-    Taught in lesson 08, section 4.
+    """One batch of :func:`train_pairwise` in place, glove.c's AdaGrad. Taught in lesson 08, section 4.
+
+    Every pair (r[p], c[p]) takes glove.c's AdaGrad step from the parameters and sums at the batch's
+    start; a row's steps (and squared steps) add.
 
     params = (W, W~, b, b~) and G (their AdaGrad sums) are float32 tensors; r, c (m,) int64 ids;
     log_x, f (m,) float32 log counts and weights. Returns the batch's Σ f e² (a float)."""

@@ -59,7 +59,9 @@ def adagrad_glove_c(param, grad, G, lr: float):
 
 
 def add_rows(target: np.ndarray, ids: np.ndarray, values: np.ndarray) -> None:
-    """``target[ids] += values`` in place, the values of a repeated id summed (``np.add.at``).
+    """``target[ids] += values`` in place, a repeated id's values summed. Taught in lesson 08, section 4.
+
+    What ``np.add.at`` does.
 
     target: (V,) or (V, D); ids: (P,) ints in [0, V); values: (P,) or (P, D). The sum per id is
     the product of a sparse (U, P) one-hot matrix (U = the distinct ids) with ``values``.
