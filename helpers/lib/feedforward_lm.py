@@ -111,12 +111,18 @@ def sample_text(model: NumpyFeedForwardLM, context_ids, n_tokens: int, rng: np.r
     ids = [int(i) for i in context_ids]
     if len(ids) < model.context:
         raise ValueError(f"need at least {model.context} ids to start from, got {len(ids)}")
+    # here: a top-level import would move the lines lesson 01 shows
+    from helpers.lib.checks import check_ids
+    V = model.out.params[0].shape[1]
+    banned = check_ids(np.asarray(list(banned)).reshape(-1), V, "banned", "sample_text")   # -1: the last id
+    if np.unique(banned).size == V:
+        raise ValueError("sample_text: banned holds every id of the vocabulary: nothing is left to draw")
     was_training = model.training
     model.eval()
     out = []
     for _ in range(int(n_tokens)):
         scores = model.forward(np.array([ids[-model.context:]])).astype(np.float64)[0] / temperature
-        scores[list(banned)] = -np.inf
+        scores[banned] = -np.inf
         nxt = int(rng.choice(len(scores), p=softmax(scores)))
         ids.append(nxt)
         out.append(nxt)

@@ -39,6 +39,9 @@ def fit_lowrank(X: np.ndarray, k: int, loss_grad: Callable = lowrank_loss_grad, 
     student's. Returns {"U", "V", "losses": the loss after each iteration (a list), "loss": the
     final loss, "iterations"}."""
     X = np.asarray(X, np.float64)
+    if X.ndim != 2 or not np.all(np.isfinite(X)):      # nan: L-BFGS would stop at once, silently
+        raise ValueError(f"fit_lowrank: X must be a finite (m, n) matrix, got shape {X.shape}"
+                         + ("" if X.ndim != 2 else " holding nan or inf"))
     m, n = X.shape
     if not 1 <= k <= min(m, n):
         raise ValueError(f"k must be in [1, {min(m, n)}] for a {m}x{n} matrix, got {k}")

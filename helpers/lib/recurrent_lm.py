@@ -269,7 +269,11 @@ class NumpyLM:
         if not temperature > 0:
             raise ValueError(f"temperature must be positive, got {temperature}")
         rng = np.random.default_rng(0) if rng is None else rng
-        banned = np.asarray(banned, dtype=np.int64)
+        # here: a top-level import would move the lines lessons show
+        from helpers.lib.checks import check_ids
+        banned = np.asarray(check_ids(np.asarray(banned).reshape(-1), self.V, "banned", "NumpyLM.sample"), np.int64)
+        if banned.size and np.unique(banned).size == self.V:
+            raise ValueError("NumpyLM.sample: banned holds every id of the vocabulary: nothing is left to draw")
         logits = self.forward(start)[0, -1]
         out = np.empty(n, np.int64)
         for k in range(n):
@@ -313,9 +317,9 @@ def _check_ids(ids, V: int, what: str = "ids", shape: tuple | None = None) -> np
         raise ValueError(f"NumpyLM: {what} must have shape {tuple(shape)}, got {ids.shape}")
     if ids.size == 0:
         raise ValueError(f"NumpyLM: {what} is empty")
-    if ids.min() < 0 or ids.max() >= V:
-        raise IndexError(f"NumpyLM: {what} must lie in [0, {V}), got [{ids.min()}, {ids.max()}]")
-    return ids
+    # here: a top-level import would move the lines lessons show
+    from helpers.lib.checks import check_ids
+    return check_ids(ids, V, what, "NumpyLM")      # IdOutOfRangeError: a ValueError and an IndexError
 
 
 def stream_nll(model: NumpyLM, ids: np.ndarray, batch_size: int = 16, seq_len: int = 64) -> float:

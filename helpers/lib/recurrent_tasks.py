@@ -85,7 +85,7 @@ class MarkovSource:
         self.V, self.table = V, rng.dirichlet(np.full(V, alpha), size=(V, V))    # (V, V, V)
 
     def probs(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return self.table[a, b]
+        return self.table[_symbols(a, self.V, "a"), _symbols(b, self.V, "b")]
 
     def sample(self, n: int, length: int, rng: np.random.Generator) -> np.ndarray:
         out = np.zeros((n, length), dtype=np.int64)
@@ -151,6 +151,13 @@ def exposure_gap(source: MarkovSource, model: NumpyLM | None, n: int = 400, hori
     return out
 
 
+def _symbols(ids, V: int, name: str) -> np.ndarray:
+    """``ids`` checked as symbols in [0, V) for :meth:`MarkovSource.probs` (-1 would silently read
+    the last symbol's row). Defined here, below the code lesson 02 shows, to keep its line numbers."""
+    from helpers.lib.checks import check_ids
+    return check_ids(ids, V, name, "MarkovSource.probs")
+
+
 # ---------------------------------------------------------------- a long-range dependency (lesson 03)
 def long_range_batch(n: int, distance: int, rng: np.random.Generator, n_symbols: int = 10):
     """A toy agreement task. Taught in lesson 03, section 7.
@@ -160,6 +167,8 @@ def long_range_batch(n: int, distance: int, rng: np.random.Generator, n_symbols:
     last distractor. Returns ids (n, distance + 1), labels (n,)."""
     if distance < 1:
         raise ValueError(f"distance must be at least 1, got {distance}")
+    if n_symbols < 3:
+        raise ValueError(f"n_symbols must be at least 3 (0 and 1 are labels, distractors are 2..), got {n_symbols}")
     ids = rng.integers(2, n_symbols, (n, distance + 1))
     labels = rng.integers(0, 2, n)
     ids[:, 0] = labels

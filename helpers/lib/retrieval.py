@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from helpers.lib.checks import check_ids
 from helpers.lib.metrics import normalize_rows
 
 __all__ = [
@@ -90,9 +91,13 @@ def target_ranks(scores: np.ndarray, targets: np.ndarray, groups: np.ndarray | N
     a right answer too: the rank is that of the first document of the target's group, counting only
     documents outside it."""
     scores = np.asarray(scores, np.float64)
-    targets = np.asarray(targets, np.int64)
+    targets = np.asarray(targets)
     if scores.ndim != 2 or targets.shape != (scores.shape[0],):
         raise ValueError(f"target_ranks: expected scores (Q, D) and targets (Q,), got {scores.shape} and {targets.shape}")
+    # a target outside [0, D) would silently get rank 1 (no document is its own), -1 the last group
+    targets = np.asarray(check_ids(targets, scores.shape[1], "targets", "target_ranks"), np.int64)
+    if np.isnan(scores).any():
+        raise ValueError("target_ranks: scores hold nan (a nan compares false with everything: no rank)")
     ids = np.arange(scores.shape[1])[None, :]
     if groups is None:
         same = ids == targets[:, None]
@@ -104,6 +109,9 @@ def target_ranks(scores: np.ndarray, targets: np.ndarray, groups: np.ndarray | N
     masked = np.where(same, -np.inf, scores)
     # the best-scored member of the target's group (the lowest id among equal scores)
     first = np.argmax(np.where(same, scores, -np.inf), axis=1)
+    # a group scored -inf throughout: its lowest id (argmax above would pick document 0, in or
+    # out of the group, and so give rank 1 to a target left out of the ranking)
+    first = np.where(same[np.arange(len(targets)), first], first, np.argmax(same, axis=1))
     own = scores[np.arange(len(targets)), first][:, None]
     ahead = (masked > own) | ((masked == own) & (ids < first[:, None]))
     return ahead.sum(axis=1) + 1
@@ -114,6 +122,10 @@ def known_item_scores(ranks: np.ndarray, cutoff: int = 10) -> tuple[np.ndarray, 
 
     Per-query hit@1 and reciprocal rank within the top ``cutoff`` (0 beyond it): two (Q,) float arrays."""
     ranks = np.asarray(ranks)
+    if ranks.size and not (np.issubdtype(ranks.dtype, np.number) and np.all(ranks >= 1)):
+        raise ValueError("known_item_scores: ranks must be numbers >= 1 (1 = first)")
+    if not cutoff >= 1:
+        raise ValueError(f"known_item_scores: cutoff must be >= 1, got {cutoff!r}")
     return (ranks == 1).astype(np.float64), np.where(ranks <= cutoff, 1.0 / ranks, 0.0)
 
 
@@ -136,6 +148,8 @@ def topic_precision(doc_vectors, topics: np.ndarray, queries: np.ndarray | None 
                          f"got {topics.shape}")
     if queries.size == 0:
         raise ValueError("topic_precision: no queries")
+    # -1 would silently be the last document
+    queries = check_ids(queries, doc_vectors.shape[0], "queries", "topic_precision")
     if groups is not None and np.shape(groups) != (doc_vectors.shape[0],):
         raise ValueError(f"topic_precision: expected one group per document ({doc_vectors.shape[0]},), "
                          f"got {np.shape(groups)}")
@@ -179,6 +193,8 @@ def ranked_relevance(scores: np.ndarray, relevant: np.ndarray) -> np.ndarray:
     if scores.ndim != 2 or scores.shape != relevant.shape:
         raise ValueError(f"scores and relevant must be (Q, D) arrays of one shape, got {scores.shape} "
                          f"and {relevant.shape}")
+    if np.isnan(scores).any():
+        raise ValueError("ranked_relevance: scores hold nan (no place in a ranking)")
     if np.any(relevant & np.isneginf(scores)):
         raise ValueError("a relevant document is left out of the ranking (scored -inf)")
     order = np.argsort(-scores, axis=1, kind="stable")
@@ -231,6 +247,8 @@ def interpolated_precision(scores: np.ndarray, relevant: np.ndarray, levels=None
     recall = hits / n[:, None]
     best_after = np.maximum.accumulate(precision[:, ::-1], axis=1)[:, ::-1]   # max precision at rank >= r
     levels = np.linspace(0.0, 1.0, 11) if levels is None else np.asarray(levels, np.float64)
+    if not np.all((levels >= 0) & (levels <= 1)):       # above 1 would silently give precision@1
+        raise ValueError(f"interpolated_precision: levels must be recall levels in [0, 1], got {levels}")
     out = np.empty((ranked.shape[0], levels.size))
     for j, level in enumerate(levels):
         first = np.argmax(recall >= level - 1e-12, axis=1)   # the first rank reaching the level

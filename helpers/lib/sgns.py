@@ -19,6 +19,8 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
+from helpers.lib.checks import check_ids
+
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     # 1 / (1 + e^-x) without overflow: e^-|x| never exceeds 1
@@ -59,11 +61,11 @@ def scatter_rows(ids: np.ndarray, grads: np.ndarray, vocab_size: int) -> tuple[n
     rows[r] — what ``np.add.at(dW, ids, grads)`` puts into those rows of a zero (V, d) array,
     computed as the product of a sparse (U, n) one-hot matrix with ``grads``, which is many times
     faster than ``np.add.at`` for rows of 100 numbers (the lesson times both)."""
-    ids, grads = np.asarray(ids).reshape(-1), np.asarray(grads)
+    # a bool array would index as a mask, a float one fail inside NumPy: refused by name
+    ids = check_ids(np.asarray(ids).reshape(-1), vocab_size, "ids", "scatter_rows")
+    grads = np.asarray(grads)
     if grads.ndim != 2 or len(grads) != len(ids):
         raise ValueError(f"scatter_rows: grads must be (n, d) with n = {len(ids)} ids, got {grads.shape}")
-    if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
-        raise IndexError(f"scatter_rows: ids must lie in [0, {vocab_size}), got [{ids.min()}, {ids.max()}]")
     used = np.zeros(vocab_size, dtype=bool)
     used[ids] = True
     rows = np.flatnonzero(used)
