@@ -1,0 +1,95 @@
+"""Properties of lesson 10's contrasts: the causal TinyGPT never looks ahead and its loss is the
+mean next-piece cross-entropy over real positions; BlankBigram's blank distribution is the bigram
+formula of its docstring, computed here pair by pair in plain Python; bad arguments are refused
+naming the argument."""
+import numpy as np
+import torch
+import torch.nn.functional as F
+from hypothesis import given
+from hypothesis import strategies as st
+
+from helpers.lib import bert as BE
+from helpers.lib.blank_bigram import BlankBigram
+from tests.props import budget, covers, dims, raises_naming
+
+T = torch.tensor
+V = 12
+CFG = BE.BertConfig(vocab_size=V, dim=8, n_layers=1, n_heads=2, ff_dim=16, max_len=8, dropout=0.0)
+
+
+@covers("bert.TinyGPT", "bert.causal_lm_loss")
+@budget(1)
+@given(st.data())
+def test_the_causal_model_never_sees_the_future_and_its_loss_is_next_piece_cross_entropy(data):
+    torch.manual_seed(0)
+    model = BE.TinyGPT(CFG, 0).eval()
+    B, L = data.draw(dims(1, 3)), data.draw(dims(2, 6))
+    ids = np.array(data.draw(st.lists(st.integers(1, V - 1), min_size=B * L, max_size=B * L))).reshape(B, L)
+    lengths = [L] + [data.draw(st.integers(2, L)) for _ in range(B - 1)]
+    att = np.arange(L)[None, :] < np.array(lengths)[:, None]             # right padding
+    j = data.draw(st.integers(0, L - 1))
+    other = ids.copy()
+    other[:, j:] = (ids[:, j:] + 5) % (V - 1) + 1                         # a different future from j on
+    with torch.no_grad():
+        h, h2 = model(T(ids), T(att)), model(T(other), T(att))
+        np.testing.assert_allclose(h[:, :j].numpy(), h2[:, :j].numpy(), atol=1e-5)   # positions < j never see j
+        logits = model.mlm_logits(h).double()
+        terms = [F.cross_entropy(logits[b, t][None], T([ids[b, t + 1]])).item()
+                 for b in range(B) for t in range(L - 1) if att[b, t + 1]]
+        np.testing.assert_allclose(BE.causal_lm_loss(model, T(ids), T(att)).item(), np.mean(terms), rtol=1e-5)
+        padded = np.where(att, ids, (ids + 3) % (V - 1) + 1)                 # whatever sits in padding
+        np.testing.assert_allclose(BE.causal_lm_loss(model, T(padded), T(att)).item(), np.mean(terms), rtol=1e-5)
+
+
+def _formula(seqs, lam, n_special, mask_id, left, right, left_only):
+    """P(w | l, _, r) by the docstring's formula, in plain Python (one w at a time)."""
+    pairs, uni = {}, [1.0] * V
+    for s in seqs:
+        for a, b in zip(s[:-1], s[1:]):
+            pairs[a, b] = pairs.get((a, b), 0) + 1
+        for a in s:
+            uni[a] += 1
+    total = sum(uni)
+    smooth = [u / total for u in uni]
+    ordinary = sum(uni[n_special:])
+    row = {a: sum(c for (x, _), c in pairs.items() if x == a) for a in range(V)}
+
+    def follow(a, w):
+        return lam * pairs.get((a, w), 0) / max(row[a], 1) + (1 - lam) * smooth[w]
+
+    p = []
+    for w in range(V):
+        if w < n_special:
+            p.append(0.0)
+            continue
+        q = uni[w] / ordinary if left == mask_id else follow(left, w)
+        if not left_only and right != mask_id:
+            q *= follow(w, right)
+        p.append(q)
+    return np.array(p) / sum(p)
+
+
+@covers("blank_bigram.BlankBigram")
+@budget(1)
+@given(st.data())
+def test_blank_bigram_is_its_formula_and_refuses_bad_arguments(data):
+    n_special, mask_id = 3, 2
+    n = data.draw(st.integers(1, 4))
+    seqs = [np.array(data.draw(st.lists(st.integers(0, V - 1), min_size=2, max_size=7))) for _ in range(n)]
+    lam = data.draw(st.sampled_from([0.3, 0.8, 1.0]))
+    left_only = data.draw(st.booleans())
+    model = BlankBigram(V, n_special, mask_id, lam=lam, left_only=left_only).fit(seqs)
+    B, L = data.draw(dims(1, 3)), data.draw(st.integers(3, 6))
+    inputs = np.array(data.draw(st.lists(st.integers(0, V - 1), min_size=B * L, max_size=B * L))).reshape(B, L)
+    rows = np.array(data.draw(st.lists(st.integers(0, B - 1), min_size=1, max_size=4)))
+    cols = np.array([data.draw(st.integers(1, L - 2)) for _ in rows])
+    p = model.probabilities(inputs, rows, cols)
+    assert p.shape == (len(rows), V)
+    for k, (r, c) in enumerate(zip(rows, cols)):
+        expected = _formula([list(s) for s in seqs], lam, n_special, mask_id, inputs[r, c - 1], inputs[r, c + 1],
+                            left_only)
+        np.testing.assert_allclose(p[k], expected, rtol=1e-10, atol=1e-12)
+    raises_naming(lambda: BlankBigram(V, n_special, mask_id, lam=data.draw(st.sampled_from([0.0, -0.5, 1.5]))), "lam")
+    raises_naming(lambda: BlankBigram(V, n_special, V), "mask_id")
+    raises_naming(lambda: BlankBigram(V, n_special, mask_id).fit([np.array([0, V])]), "ids")
+    raises_naming(lambda: model.probabilities(inputs, rows, np.zeros_like(rows)), "neighbour")
