@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from helpers.lib.checks import check_ids
 from helpers.lib.layers import (
     Activation,
     Dropout,
@@ -111,8 +112,6 @@ def sample_text(model: NumpyFeedForwardLM, context_ids, n_tokens: int, rng: np.r
     ids = [int(i) for i in context_ids]
     if len(ids) < model.context:
         raise ValueError(f"need at least {model.context} ids to start from, got {len(ids)}")
-    # here: a top-level import would move the lines lesson 01 shows
-    from helpers.lib.checks import check_ids
     V = model.out.params[0].shape[1]
     banned = check_ids(np.asarray(list(banned)).reshape(-1), V, "banned", "sample_text")   # -1: the last id
     if np.unique(banned).size == V:

@@ -25,6 +25,7 @@ from typing import Callable
 import numpy as np
 
 from helpers.lib.batching import bptt_batches
+from helpers.lib.checks import check_ids
 from helpers.lib.layers import log_softmax
 from helpers.lib.optim import clip_global_norm
 
@@ -269,8 +270,6 @@ class NumpyLM:
         if not temperature > 0:
             raise ValueError(f"temperature must be positive, got {temperature}")
         rng = np.random.default_rng(0) if rng is None else rng
-        # here: a top-level import would move the lines lessons show
-        from helpers.lib.checks import check_ids
         banned = np.asarray(check_ids(np.asarray(banned).reshape(-1), self.V, "banned", "NumpyLM.sample"), np.int64)
         if banned.size and np.unique(banned).size == self.V:
             raise ValueError("NumpyLM.sample: banned holds every id of the vocabulary: nothing is left to draw")
@@ -317,8 +316,6 @@ def _check_ids(ids, V: int, what: str = "ids", shape: tuple | None = None) -> np
         raise ValueError(f"NumpyLM: {what} must have shape {tuple(shape)}, got {ids.shape}")
     if ids.size == 0:
         raise ValueError(f"NumpyLM: {what} is empty")
-    # here: a top-level import would move the lines lessons show
-    from helpers.lib.checks import check_ids
     return check_ids(ids, V, what, "NumpyLM")      # IdOutOfRangeError: a ValueError and an IndexError
 
 

@@ -16,6 +16,7 @@ from typing import Callable
 import numpy as np
 
 from helpers.infra.threads import single_thread_blas
+from helpers.lib.checks import check_ids
 from helpers.lib.gradient_flow import TIME_LAYERS, random_recurrent_layer
 from helpers.lib.layers import Embedding, Linear, SoftmaxCrossEntropy, log_softmax
 from helpers.lib.optim import SGD, Adam, clip_global_norm
@@ -153,8 +154,7 @@ def exposure_gap(source: MarkovSource, model: NumpyLM | None, n: int = 400, hori
 
 def _symbols(ids, V: int, name: str) -> np.ndarray:
     """``ids`` checked as symbols in [0, V) for :meth:`MarkovSource.probs` (-1 would silently read
-    the last symbol's row). Defined here, below the code lesson 02 shows, to keep its line numbers."""
-    from helpers.lib.checks import check_ids
+    the last symbol's row)."""
     return check_ids(ids, V, name, "MarkovSource.probs")
 
 
