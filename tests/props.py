@@ -64,6 +64,15 @@ def raises_naming(call, name: str, types=(ValueError, TypeError)):
     return err.value
 
 
+# ---------------------------------------------------------------- comparisons
+def closeness(default_tol: float):
+    """``close(a, b, tol=default_tol)``: assert two arrays equal in float64 to ``tol``, relative and absolute
+    (each property file picks the default its references reach)."""
+    def close(a, b, tol=default_tol):
+        np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=tol, atol=tol)
+    return close
+
+
 # ---------------------------------------------------------------- strategies
 def small_floats(lo: float = -3.0, hi: float = 3.0):
     """Finite floats in [lo, hi]; a magnitude below 1e-6 becomes 0 (squares of subnormal numbers

@@ -17,6 +17,7 @@ from tests.props import (
     assume,
     budget,
     check_bad_ids,
+    closeness,
     corrupted,
     covers,
     dims,
@@ -30,8 +31,7 @@ from tests.props import (
 T = torch.tensor
 
 
-def close(a, b, tol=1e-10):
-    np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=tol, atol=tol)
+close = closeness(1e-10)
 
 
 @st.composite

@@ -16,6 +16,7 @@ from helpers.lib.mlm import IGNORE, encode_sentence, pad_batch
 from tests.props import (
     budget,
     check_bad_ids,
+    closeness,
     corrupted,
     covers,
     dims,
@@ -30,8 +31,7 @@ TOK = BPETokenizer.train([w for s in SENTS for w in s] * 3, vocab_size=40)
 CFG = BE.BertConfig(vocab_size=len(TOK), dim=8, n_layers=1, n_heads=2, ff_dim=16, max_len=8, dropout=0.0)
 
 
-def close(a, b, tol=1e-9):
-    np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=tol, atol=tol)
+close = closeness(1e-9)
 
 
 @st.composite

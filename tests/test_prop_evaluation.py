@@ -19,6 +19,7 @@ from helpers.lib.text import UnknownWordError, Vocab
 from tests.props import (
     budget,
     check_bad_ids,
+    closeness,
     corrupted,
     covers,
     dims,
@@ -32,8 +33,7 @@ WORDS = ["a", "b", "c", "d", "e"]
 DOCS = st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=6), min_size=2, max_size=6)
 
 
-def close(a, b, tol=1e-9):
-    np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=tol, atol=tol)
+close = closeness(1e-9)
 
 
 def vocab():

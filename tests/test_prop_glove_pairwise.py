@@ -12,6 +12,7 @@ from helpers.lib import glove as G
 from helpers.lib import glove_numpy as GN
 from tests.props import (
     budget,
+    closeness,
     covers,
     dims,
     float_arrays,
@@ -21,8 +22,7 @@ from tests.props import (
 T = torch.tensor
 
 
-def close(a, b, tol=1e-9):
-    np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=tol, atol=tol)
+close = closeness(1e-9)
 
 
 def ids_of(data, V, n):

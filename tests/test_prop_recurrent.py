@@ -16,6 +16,7 @@ from helpers.lib.text import Vocab
 from tests.props import (
     budget,
     check_bad_ids,
+    closeness,
     corrupted,
     covers,
     dims,
@@ -31,8 +32,7 @@ CELL = {"rnn": (R.RNNCell, torch.nn.RNNCell), "lstm": (R.LSTMCell, torch.nn.LSTM
         "gru": (R.GRUCell, torch.nn.GRUCell)}
 
 
-def close(a, b, tol=1e-9):
-    np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=tol, atol=tol)
+close = closeness(1e-9)
 
 
 @covers("recurrent.TimeRNN", "recurrent.TimeLSTM", "recurrent.TimeGRU", "recurrent.copy_from_torch",

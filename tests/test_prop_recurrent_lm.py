@@ -16,6 +16,7 @@ from helpers.lib import recurrent_tasks as RT
 from tests.props import (
     budget,
     check_bad_ids,
+    closeness,
     corrupted,
     covers,
     dims,
@@ -28,8 +29,7 @@ from tests.props import (
 T = torch.tensor
 
 
-def close(a, b, tol=1e-9):
-    np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=tol, atol=tol)
+close = closeness(1e-9)
 
 
 def ids_of(data, V, shape):

@@ -15,6 +15,7 @@ from helpers.lib import lowrank as LR
 from helpers.lib import retrieval as RV
 from tests.props import (
     budget,
+    closeness,
     covers,
     dims,
     float_arrays,
@@ -23,9 +24,7 @@ from tests.props import (
     raises_naming,
 )
 
-
-def close(a, b, tol=1e-12):
-    np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=tol, atol=tol)
+close = closeness(1e-12)
 
 
 def int_matrix(data, shape, hi=3):

@@ -12,6 +12,7 @@ from helpers.lib import sgns as S
 from tests.props import (
     budget,
     check_bad_ids,
+    closeness,
     corrupted,
     covers,
     dims,
@@ -22,8 +23,7 @@ from tests.props import (
 T = torch.tensor
 
 
-def close(a, b, tol=1e-9):
-    np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=tol, atol=tol)
+close = closeness(1e-9)
 
 
 def ids_of(data, V, shape):

@@ -19,6 +19,7 @@ from helpers.lib.bpe import BPETokenizer
 from tests.props import (
     budget,
     check_bad_ids,
+    closeness,
     corrupted,
     covers,
     dims,
@@ -33,8 +34,7 @@ WORDS = st.text(alphabet="abcdé", min_size=1, max_size=5)
 TOK = BPETokenizer.train(["the", "bank", "banks", "river", "money", "the", "bank"] * 4, vocab_size=40)
 
 
-def close(a, b, tol=1e-10):
-    np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=tol, atol=tol)
+close = closeness(1e-10)
 
 
 # ---------------------------------------------------------------- text

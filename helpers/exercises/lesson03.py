@@ -23,6 +23,7 @@ from helpers.exercises import (
     short_repr,
 )
 from helpers.lib.optim import Adam, AdamW
+from helpers.lib.optim import adam_update as optim_adam_update
 from helpers.lib.recurrent import LSTMCell, TimeLSTM, lstm_param_count
 from helpers.lib.recurrent_lm import adam_update, lstm_step, lstm_step_backward
 from helpers.lib.recurrent_tasks import train_long_range
@@ -344,7 +345,7 @@ check_adam_update = FunctionExercise(
      _adam_case(1, [(2, 3), (3,), (1,)], 6, "six steps in a row"),
      _adam_case(2, [(5,)], 4, "a tiny eps and large betas", eps=1e-12, beta1=0.95, beta2=0.9999)],
     reference=adam_update, step="core",
-    forbidden=(Adam, Adam.update, AdamW, torch.optim.Adam, torch.optim.AdamW),
+    forbidden=(Adam, Adam.update, AdamW, optim_adam_update, torch.optim.Adam, torch.optim.AdamW),
     mistakes=[
         Mistake("no_bias_correction", "m and v start at zero, so early on they are too small: divide them by "
                 "(1 - beta1**t) and (1 - beta2**t) before the step (the bias correction).",

@@ -27,6 +27,7 @@ import numpy as np
 from helpers.lib.batching import bptt_batches
 from helpers.lib.checks import check_ids
 from helpers.lib.layers import log_softmax
+from helpers.lib.optim import adam_update as optim_adam_update
 from helpers.lib.optim import clip_global_norm
 
 KINDS = {"rnn": 1, "lstm": 4}     # gate blocks per kind
@@ -151,13 +152,9 @@ def adam_update(params, grads, m, v, t, lr=3e-3, beta1=0.9, beta2=0.999, eps=1e-
     m, v: the running means of g and g² (lists shaped like ``params``); t: this step's number,
     from 1. theta <- theta - lr * m_hat / (sqrt(v_hat) + eps), with the bias corrections
     m_hat = m / (1 - beta1^t) and v_hat = v / (1 - beta2^t). Returns (params, m, v), here the
-    same arrays, updated in place."""
+    same arrays, updated in place: lesson 01's :func:`helpers.lib.optim.adam_update` on each."""
     for p, g, m_i, v_i in zip(params, grads, m, v, strict=True):
-        m_i *= beta1
-        m_i += (1 - beta1) * g
-        v_i *= beta2
-        v_i += (1 - beta2) * g * g
-        p -= lr * (m_i / (1 - beta1 ** t)) / (np.sqrt(v_i / (1 - beta2 ** t)) + eps)
+        p[...], m_i[...], v_i[...] = optim_adam_update(p, g, m_i, v_i, t, lr, beta1, beta2, eps)
     return params, m, v
 
 
