@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
+from helpers.lib.checks import check_ids
 from helpers.lib.glove import cooccurrence_entries
 
 __all__ = ["glove_cell", "adagrad_glove_c", "add_rows", "PairwiseGloVe"]
@@ -41,6 +42,8 @@ def glove_cell(w, w_t, b, b_t, x, x_max: float = 100.0, alpha: float = 0.75):
     """
     w, w_t = np.asarray(w), np.asarray(w_t)
     x = np.asarray(x, dtype=w.dtype)
+    if x.size and not x.min() > 0:                             # log X_ij needs a count above 0 (nan fails too)
+        raise ValueError(f"glove_cell: every count x must be > 0 (GloVe fits log X_ij), got minimum {x.min()}")
     f = np.where(x < x_max, (np.minimum(x, x_max) / x_max) ** alpha, 1.0).astype(w.dtype)
     e = np.sum(w * w_t, axis=-1) + b + b_t - np.log(x)
     g = 2 * f * e                                              # d(f e²)/de, one per pair
@@ -66,6 +69,7 @@ def add_rows(target: np.ndarray, ids: np.ndarray, values: np.ndarray) -> None:
     target: (V,) or (V, D); ids: (P,) ints in [0, V); values: (P,) or (P, D). The sum per id is
     the product of a sparse (U, P) one-hot matrix (U = the distinct ids) with ``values``.
     """
+    ids = check_ids(np.asarray(ids).reshape(-1), len(target), "ids", "add_rows")   # -1 would wrap around
     uniq, inv = np.unique(ids, return_inverse=True)
     order = np.argsort(inv, kind="stable")
     indptr = np.zeros(len(uniq) + 1, dtype=np.int64)

@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 
 from helpers.infra.threads import single_thread_blas
-from helpers.lib.checks import check_ids
+from helpers.lib.checks import check_ids, check_whole
 from helpers.lib.gradient_flow import TIME_LAYERS, random_recurrent_layer
 from helpers.lib.layers import Embedding, Linear, SoftmaxCrossEntropy, log_softmax
 from helpers.lib.optim import SGD, Adam, clip_global_norm
@@ -28,7 +28,10 @@ def recall_task(n: int, T: int, lag: int, rng: np.random.Generator, dim: int = 4
     """A tiny memory task for training demos. Taught in lesson 02, section 6.
 
     Inputs (n, T, dim) ~ N(0, 1); target (n, T) = the first input feature ``lag`` steps earlier
-    (0 for the first ``lag`` steps)."""
+    (0 for the first ``lag`` steps); 0 <= lag < T."""
+    n, dim = check_whole(n, "n", "recall_task", minimum=1), check_whole(dim, "dim", "recall_task", minimum=1)
+    T = check_whole(T, "T", "recall_task", minimum=1)
+    lag = check_whole(lag, "lag", "recall_task", minimum=0, maximum=T - 1)   # else the target is all zeros
     x = rng.standard_normal((n, T, dim))
     y = np.zeros((n, T))
     y[:, lag:] = x[:, :T - lag, 0]

@@ -87,7 +87,9 @@ def sgd_step(W: np.ndarray, C: np.ndarray, centers: np.ndarray, contexts: np.nda
     row used moves by −lr times the SUM of its gradients over the batch (repeated ids add up, as
     word2vec's one-pair-at-a-time SGD would move it with learning rate lr per pair). All gradients
     are computed from the values before the step. Returns (the batch's mean loss per pair, W, C)."""
-    centers, contexts, negatives = np.asarray(centers), np.asarray(contexts), np.asarray(negatives)
+    centers = check_ids(np.asarray(centers), len(W), "centers", "sgd_step")       # ids in [0, V), by name
+    contexts = check_ids(np.asarray(contexts), len(C), "contexts", "sgd_step")
+    negatives = check_ids(np.asarray(negatives), len(C), "negatives", "sgd_step")
     B, k = negatives.shape
     loss, dv, du_o, dU_neg = gradients(W[centers], C[contexts], C[negatives])
     rows_w, g_w = scatter_rows(centers, dv, len(W))
