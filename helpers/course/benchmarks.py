@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.stats import spearmanr
 
 from helpers.course.data import load_analogies, load_word_similarity
 from helpers.lib.metrics import (
@@ -31,6 +33,7 @@ from helpers.lib.metrics import (
     bootstrap_interval,
     similarity_correlation,
     similarity_interval,
+    vocab_maps,
 )
 
 SPLIT_SEED = 14
@@ -109,3 +112,19 @@ def report_intervals(vectors, vocab, n_boot: int = 1000, seed: int = 0) -> dict:
     iv = bootstrap_interval(np.mean, analogy_hits(vectors, vocab, h.analogies), n_boot=n_boot, seed=seed)
     out["analogy"] = [iv.estimate, iv.low, iv.high]
     return out
+
+
+def count_rows_rho(M, vocab, pairs) -> float:
+    """Spearman ρ of the cosines between rows of a sparse (V, V) matrix with the human scores
+    of ``pairs`` [(word, word, score)] whose two words are in ``vocab`` (lessons 07-08: the raw
+    co-occurrence rows and PPMI rows as vectors, V numbers per word)."""
+    stoi, _ = vocab_maps(vocab)
+    M = sp.csr_matrix(M)
+    norms = np.sqrt(np.asarray(M.multiply(M).sum(axis=1)).ravel())
+    cos, gold = [], []
+    for a, b, score in pairs:
+        if a in stoi and b in stoi:
+            i, j = stoi[a], stoi[b]
+            cos.append(float(M[i].multiply(M[j]).sum()) / max(norms[i] * norms[j], 1e-12))
+            gold.append(score)
+    return float(spearmanr(cos, gold).statistic)

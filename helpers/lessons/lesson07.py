@@ -14,7 +14,7 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 from scipy.stats import rankdata
 
-from helpers.course.benchmarks import benchmark_halves, evaluate_vectors
+from helpers.course.benchmarks import benchmark_halves, count_rows_rho, evaluate_vectors
 from helpers.course.count_records import validated_count_vectors
 from helpers.course.models import load_model
 from helpers.course.word2vec_tricks import TricksResult, paired_setting_difference
@@ -30,6 +30,7 @@ from helpers.infra.plotting import (
     set_labels,
 )
 from helpers.infra.threads import single_thread_blas
+from helpers.lib.counting import cooccurrence_matrix
 from helpers.lib.hsoftmax import hs_loss_and_grads, huffman_tree
 from helpers.lib.metrics import Interval, nearest_neighbours, normalize_rows
 from helpers.lib.negative_sampling import NoiseSampler, SkipGramNS, full_softmax_step
@@ -481,6 +482,15 @@ def _count_baselines() -> dict:
     """{name: (V, k) vectors} of the count-based baselines at their validated settings (built once, cached)."""
     built = validated_count_vectors()
     return {"PPMI-SVD (lesson 06)": built["PPMI-SVD"][0], "LSA (lesson 05)": built["LSA"][0]}
+
+
+def raw_count_baseline(corpus: Corpus, window: int = 5, half: str = "validation") -> dict[str, float]:
+    """The simplest vectors of all, which need no training: each word's row of co-occurrence
+    counts within ±``window`` words (lesson 06, before PPMI), V numbers per word. Returns
+    {'raw co-occurrence rows': WordSim-353 ρ on ``half``}."""
+    sents = np.split(corpus.ids, np.flatnonzero(np.diff(corpus.sentence)) + 1)
+    counts = cooccurrence_matrix(sents, len(corpus.vocab), window=window)
+    return {"raw co-occurrence rows": count_rows_rho(counts, corpus.vocab, benchmark_halves()[half].wordsim)}
 
 
 def baseline_scores(half: str = "validation") -> dict[str, float]:

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.stats import pearsonr, spearmanr
 
-from helpers.course.benchmarks import benchmark_halves, evaluate_vectors
+from helpers.course.benchmarks import benchmark_halves, count_rows_rho, evaluate_vectors
 from helpers.infra.live_training import LiveTraining
 from helpers.infra.plotting import (
     BLACK,
@@ -168,28 +168,13 @@ def validation_wordsim(vocab):
     return lambda vectors: evaluate_vectors(vectors, vocab, "validation", analogies=False)["wordsim"]
 
 
-def _sparse_rows_rho(M, vocab, pairs) -> float:
-    """Spearman ρ of the cosines between rows of a sparse (V, V) matrix with the human scores
-    of ``pairs`` whose two words are in ``vocab``."""
-    stoi, _ = vocab_maps(vocab)
-    M = sp.csr_matrix(M)
-    norms = np.sqrt(np.asarray(M.multiply(M).sum(axis=1)).ravel())
-    cos, gold = [], []
-    for a, b, score in pairs:
-        if a in stoi and b in stoi:
-            i, j = stoi[a], stoi[b]
-            cos.append(float(M[i].multiply(M[j]).sum()) / max(norms[i] * norms[j], 1e-12))
-            gold.append(score)
-    return float(spearmanr(cos, gold).statistic)
-
-
 def count_baselines(counts, vocab, half: str = "validation") -> dict[str, float]:
     """WordSim-353 ρ on one half of the benchmarks of two vectors that need no training: the rows
     of the co-occurrence matrix itself ('raw counts', 15,824 numbers per word) and its PPMI
     (lesson 06: context distribution smoothed with α = 0.75)."""
     pairs = benchmark_halves()[half].wordsim
-    return {"raw co-occurrence rows": _sparse_rows_rho(counts, vocab, pairs),
-            "PPMI rows (lesson 06)": _sparse_rows_rho(ppmi(counts), vocab, pairs)}
+    return {"raw co-occurrence rows": count_rows_rho(counts, vocab, pairs),
+            "PPMI rows (lesson 06)": count_rows_rho(ppmi(counts), vocab, pairs)}
 
 
 class LiveScore(LiveTraining):
