@@ -43,8 +43,11 @@ lab: setup
 	$(BIN)/jupyter lab notebooks/$(if $(filter 0,$(shell id -u)), --allow-root,)
 
 ## test: set up, then run the unit tests and execute every notebook with nbval
+# The longest files first (the ten lessons, the model replays, the Try-this runs), the many short
+# ones after: the two workers then finish together instead of one waiting on a lesson at the end.
 test: setup
-	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile tests notebooks solutions \
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile notebooks tests/test_models.py \
+		tests/test_student_edition.py tests solutions \
 		--nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
 unit: setup

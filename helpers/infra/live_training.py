@@ -13,7 +13,8 @@ evaluates, draws and keeps the record::
 
 Steps are counted, not timed, so a run gives the same numbers on every machine (a lesson chooses
 its number of steps so the run takes about a minute); the CPU time (``time.process_time``) is
-recorded beside them. A non-finite training loss stops the run with an error that says so.
+recorded beside them; NumPy's BLAS runs on one thread while it trains (the small matrices of a
+step gain nothing from more, and lose much when other work shares the cores). A non-finite training loss stops the run with an error that says so.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+from threadpoolctl import threadpool_limits  # installed with scikit-learn
 
 from helpers.infra.plotting import BLACK, COLOURS, GREY_DARK, LINESTYLES, new_figure, set_labels
 from helpers.infra.progress import progress_bar
@@ -82,6 +84,7 @@ class LiveTraining:
             self._record()                     # the untrained model: where the curve starts
         bar = progress_bar(total=int(steps), desc=desc or f"training {self.name}", unit="step",
                            disable=not progress)
+        one_core = threadpool_limits(limits=1, user_api="blas")   # one CPU core, as the lessons say
         try:
             for _ in range(int(steps)):
                 t0 = time.process_time()
@@ -97,6 +100,7 @@ class LiveTraining:
                     self._record()
                     bar.set_postfix(heldout=f"{self.curve.heldout_loss[-1]:.3f}")
         finally:
+            one_core.unregister()
             bar.close()
         if self.curve.step[-1] != self.steps:
             self._record()
