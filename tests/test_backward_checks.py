@@ -44,6 +44,7 @@ def _cases():
         NumpyDecoderLM,
         RotaryAttention,
     )
+    from helpers.lib.encoder_numpy import EncoderBlock
     from helpers.lib.fasttext import SubwordEmbedding
     from helpers.lib.feedforward_lm import NumpyFeedForwardLM
     from helpers.lib.glove import GloVeNumpy
@@ -121,6 +122,8 @@ def _cases():
         "DecoderAttention": lambda: (DecoderAttention(4, 2, rng, np.float64), (rng.standard_normal((2, 5, 4)),),
                                      np.ones((2, 5, 4)), np.ones((2, 4, 4))),
         "DecoderBlock": lambda: (DecoderBlock(4, 2, 8, rng, dtype=np.float64), (rng.standard_normal((2, 5, 4)),),
+                                 np.ones((2, 5, 4)), np.ones((2, 5, 1))),
+        "EncoderBlock": lambda: (EncoderBlock(4, 2, 8, rng), (rng.standard_normal((2, 5, 4)),),
                                  np.ones((2, 5, 4)), np.ones((2, 5, 1))),
         "NumpyDecoderLM": lambda: (NumpyDecoderLM(7, d_model=4, n_heads=2, n_layers=1, max_len=8,
                                                   dtype=np.float64), (ids,), np.ones((2, 2, 7)), np.ones((2, 2, 1))),

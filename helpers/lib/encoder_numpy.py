@@ -1,0 +1,138 @@
+"""The shipped BERT-style encoder in NumPy, built from lesson 04's layers. Taught in lesson 10, section 3.4.
+
+Lesson 04 built a decoder block from :class:`helpers.lib.layers.LayerNorm`,
+:class:`helpers.lib.attention.MultiHeadAttention` and :class:`helpers.lib.decoder.FeedForward`.
+An encoder block is the same block **without the causal mask**: every position attends to every
+real token of its sentence (padding is hidden by ``key_padding``). This module stacks those blocks
+into the architecture of :class:`helpers.lib.bert.TinyBert` and copies a trained TinyBert's
+weights in, so that lesson 10 can show that the shipped PyTorch encoder is the course's own NumPy
+layers at a larger scale: the two give the same masked-LM loss on held-out sentences::
+
+    ids (B, L) -> token + position + segment embeddings -> LayerNorm
+               -> n_layers x EncoderBlock (Pre-LN, no causal mask) -> final LayerNorm
+               -> head: Linear -> GELU -> LayerNorm -> h Eᵀ + b_out (tied output) -> logits (B, L, V)
+
+Every layer keeps its hand-written backward pass; the model here is used forward only (the
+shipped weights are trained in PyTorch by ``make models``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from helpers.lib.attention import MultiHeadAttention
+from helpers.lib.bert import TinyBert
+from helpers.lib.checks import check_ids, check_mask
+from helpers.lib.decoder import GELU, FeedForward
+from helpers.lib.layers import Layer, LayerNorm, log_softmax
+from helpers.lib.mlm import IGNORE
+
+__all__ = ["EncoderBlock", "NumpyEncoder"]
+
+
+class EncoderBlock(Layer):
+    """One Pre-LN encoder block, (B, L, d) -> (B, L, d). Taught in lesson 10, section 3.4.
+
+    x = x + Attn(LN1(x), key_padding);  x = x + FFN(LN2(x)), as ``nn.TransformerEncoderLayer(norm_first=True)``.
+    No causal mask: a position sees its whole sentence; ``key_padding`` (B, L) bool marks the real tokens."""
+
+    def __init__(self, d: int, n_heads: int, d_ff: int, rng: np.random.Generator, dtype=np.float64):
+        super().__init__()
+        self.ln1, self.attn = LayerNorm(d, dtype=dtype), MultiHeadAttention(d, n_heads, rng, dtype)
+        self.ln2, self.ff = LayerNorm(d, dtype=dtype), FeedForward(d, d_ff, rng, dtype)
+        self.parts = [self.ln1, self.attn, self.ln2, self.ff]
+        self.params = [p for part in self.parts for p in part.params]
+        self.grads = [g for part in self.parts for g in part.grads]
+
+    def forward(self, x, key_padding=None):
+        x = x + self.attn.forward(self.ln1.forward(x), key_padding=key_padding)
+        return x + self.ff.forward(self.ln2.forward(x))
+
+    def backward(self, dout):
+        dx = dout + self.ln2.backward(self.ff.backward(dout))
+        return dx + self.ln1.backward(self.attn.backward(dx))
+
+
+class NumpyEncoder:
+    """A TinyBert in NumPy (forward), float64 by default. Taught in lesson 10, section 3.4.
+
+    forward(ids (B, L) int, attention_mask (B, L) bool = ids != pad_id, segments (B, L) int = 0)
+    -> contextual vectors (B, L, d); mlm_logits(hidden (..., d)) -> (..., V);
+    masked_lm_loss(ids, labels (B, L), attention_mask) -> the mean cross-entropy (nats) over the
+    positions whose label is not -100 — what :func:`helpers.lib.bert.masked_lm_loss` computes.
+    Build one with :meth:`from_torch` from a trained :class:`helpers.lib.bert.TinyBert`."""
+
+    def __init__(self, vocab_size: int, dim: int, n_layers: int, n_heads: int, ff_dim: int, max_len: int,
+                 n_segments: int = 2, pad_id: int = 0, seed: int = 0, dtype=np.float64):
+        rng = np.random.default_rng(seed)
+        self.vocab_size, self.max_len, self.n_segments, self.pad_id = vocab_size, max_len, n_segments, pad_id
+        self.E = rng.normal(0.0, 0.02, (vocab_size, dim)).astype(dtype)      # token table, also the output
+        self.P = rng.normal(0.0, 0.02, (max_len, dim)).astype(dtype)         # learned positions
+        self.S = rng.normal(0.0, 0.02, (n_segments, dim)).astype(dtype)      # sentence A / B
+        self.emb_norm = LayerNorm(dim, dtype=dtype)
+        self.blocks = [EncoderBlock(dim, n_heads, ff_dim, rng, dtype) for _ in range(n_layers)]
+        self.final_norm = LayerNorm(dim, dtype=dtype)
+        self.head_W, self.head_b = np.zeros((dim, dim), dtype), np.zeros(dim, dtype)
+        self.head_act, self.head_norm = GELU(), LayerNorm(dim, dtype=dtype)
+        self.out_bias = np.zeros(vocab_size, dtype)
+        self.params = ([self.E, self.P, self.S] + self.emb_norm.params + [p for b in self.blocks for p in b.params]
+                       + self.final_norm.params + [self.head_W, self.head_b] + self.head_norm.params
+                       + [self.out_bias])
+
+    def forward(self, ids, attention_mask=None, segments=None):
+        ids = check_ids(np.asarray(ids), self.vocab_size, "ids", "NumpyEncoder", noun="token ids")
+        if ids.ndim != 2 or ids.shape[1] > self.max_len:
+            raise ValueError(f"NumpyEncoder: ids must be (B, L) with L <= {self.max_len}, got shape {ids.shape}")
+        mask = ids != self.pad_id if attention_mask is None else check_mask(
+            attention_mask, "attention_mask", "NumpyEncoder", "a real token")
+        segments = np.zeros_like(ids) if segments is None else check_ids(
+            np.asarray(segments), self.n_segments, "segments", "NumpyEncoder", noun="segment ids")
+        if mask.shape != ids.shape or segments.shape != ids.shape:
+            raise ValueError(f"NumpyEncoder: attention_mask {mask.shape} and segments {segments.shape} "
+                             f"must have the shape of ids {ids.shape}")
+        x = self.E[ids] + self.P[:ids.shape[1]][None] + self.S[segments]     # (B, L, d)
+        x = self.emb_norm.forward(x)
+        for block in self.blocks:
+            x = block.forward(x, key_padding=mask)
+        return self.final_norm.forward(x)
+
+    def mlm_logits(self, hidden):
+        """(..., d) contextual vectors -> (..., V) scores: the head, then the tied output h Eᵀ + b_out."""
+        shape = hidden.shape
+        h = self.head_act.forward(hidden.reshape(-1, shape[-1]) @ self.head_W + self.head_b)
+        h = self.head_norm.forward(h)
+        return (h @ self.E.T + self.out_bias).reshape(*shape[:-1], -1)
+
+    def masked_lm_loss(self, ids, labels, attention_mask=None) -> float:
+        labels = np.asarray(labels)
+        if labels.shape != np.shape(ids):
+            raise ValueError(f"NumpyEncoder: labels {labels.shape} must have the shape of ids {np.shape(ids)}")
+        picked = labels != IGNORE
+        if not picked.any():
+            raise ValueError("NumpyEncoder: labels are all -100 (no masked positions): the loss is undefined")
+        check_ids(labels[picked], self.vocab_size, "labels", "NumpyEncoder.masked_lm_loss", noun="token ids")
+        logp = log_softmax(self.mlm_logits(self.forward(ids, attention_mask)[picked]))
+        return float(-np.mean(logp[np.arange(len(logp)), labels[picked]]))
+
+    @classmethod
+    def from_torch(cls, model: TinyBert, dtype=np.float64) -> "NumpyEncoder":
+        """A NumpyEncoder holding the weights of ``model``, a (tied) :class:`helpers.lib.bert.TinyBert`.
+
+        PyTorch's Linear stores W as (out, in), ours as (in, out): each matrix is transposed."""
+        if not isinstance(model, TinyBert) or model.out is not None:
+            raise ValueError("NumpyEncoder.from_torch needs a TinyBert with tied weights (cfg.tie_weights=True)")
+        c = model.cfg
+        out = cls(c.vocab_size, c.dim, c.n_layers, c.n_heads, c.ff_dim, c.max_len, c.n_segments, model.pad_id,
+                  dtype=dtype)
+        as_np = lambda t: t.detach().cpu().double().numpy()                  # noqa: E731
+        out.E[...], out.P[...], out.S[...] = (as_np(e.weight) for e in (model.tok_emb, model.pos_emb, model.seg_emb))
+        pairs = [(out.emb_norm, model.emb_norm), (out.final_norm, model.encoder.norm), (out.head_norm, model.head[2])]
+        for block, layer in zip(out.blocks, model.encoder.layers, strict=True):
+            block.attn.load_torch(layer.self_attn)
+            pairs += [(block.ln1, layer.norm1), (block.ln2, layer.norm2)]
+            for ours, theirs in ((block.ff.fc1, layer.linear1), (block.ff.fc2, layer.linear2)):
+                ours.params[0][...], ours.params[1][...] = as_np(theirs.weight).T, as_np(theirs.bias)
+        for ours, theirs in pairs:
+            ours.params[0][...], ours.params[1][...] = as_np(theirs.weight), as_np(theirs.bias)
+        out.head_W[...], out.head_b[...] = as_np(model.head[0].weight).T, as_np(model.head[0].bias)
+        out.out_bias[...] = as_np(model.out_bias)
+        return out

@@ -1,0 +1,87 @@
+"""Properties of lesson 10's NumPy encoder (helpers.lib.encoder_numpy): for drawn sizes, padding and
+weights, the NumPy encoder holding a TinyBert's weights gives TinyBert's contextual vectors and its
+masked-LM loss in float64, an encoder block's backward passes finite differences and equals
+PyTorch's Pre-LN encoder layer, and bad input is refused by name."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from helpers.lib.bert import BertConfig, TinyBert, masked_lm_loss
+from helpers.lib.encoder_numpy import EncoderBlock, NumpyEncoder
+from helpers.lib.gradcheck import check_layer
+from tests.props import budget, covers, dims, raises_naming
+
+
+def _tiny_bert(heads: int, n_layers: int, seed: int) -> TinyBert:
+    torch.manual_seed(seed)
+    model = TinyBert(BertConfig(vocab_size=11, dim=4 * heads, n_layers=n_layers, n_heads=heads, ff_dim=6,
+                                max_len=6), pad_id=0).double().eval()
+    with torch.no_grad():
+        for p in model.parameters():                       # away from the identity LayerNorms and zero biases
+            p.normal_(0.0, 0.3)
+    return model
+
+
+@covers("encoder_numpy.NumpyEncoder")
+@budget(0.5)
+@given(st.data())
+def test_the_numpy_encoder_is_tiny_bert_for_every_size_and_padding(data):
+    heads, n_layers, seed = data.draw(st.sampled_from([1, 2])), data.draw(dims(1, 2)), data.draw(st.integers(0, 5))
+    model = _tiny_bert(heads, n_layers, seed)
+    enc = NumpyEncoder.from_torch(model)
+    B, L = data.draw(dims(1, 3)), data.draw(dims(1, 6))
+    ids = np.array(data.draw(st.lists(st.integers(1, 10), min_size=B * L, max_size=B * L))).reshape(B, L)
+    lengths = [data.draw(st.integers(1, L)) for _ in range(B)]
+    mask = np.arange(L)[None] < np.array(lengths)[:, None]
+    ids[~mask] = 0
+    segments = np.array(data.draw(st.lists(st.integers(0, 1), min_size=B * L, max_size=B * L))).reshape(B, L)
+    with torch.no_grad():
+        theirs = model(torch.as_tensor(ids), torch.as_tensor(mask), torch.as_tensor(segments)).numpy()
+    ours = enc.forward(ids, mask, segments)
+    np.testing.assert_allclose(ours[mask], theirs[mask], atol=1e-10)   # padded positions are never read
+    labels = np.where(mask & (np.arange(L)[None] % 2 == 0), ids, -100)
+    with torch.no_grad():
+        loss = masked_lm_loss(model, torch.as_tensor(ids), torch.as_tensor(labels), torch.as_tensor(mask)).item()
+    np.testing.assert_allclose(enc.masked_lm_loss(ids, labels, mask), loss, rtol=1e-6)   # torch's is float32
+    raises_naming(lambda: enc.forward(np.full((1, 7), 1)), "ids", ValueError)           # longer than max_len
+    raises_naming(lambda: enc.forward(ids + 11), "ids", ValueError)
+    raises_naming(lambda: enc.masked_lm_loss(ids, np.full_like(ids, -100), mask), "labels", ValueError)
+    raises_naming(lambda: NumpyEncoder.from_torch(torch.nn.Linear(2, 2)), "TinyBert", ValueError)
+
+
+@covers("encoder_numpy.EncoderBlock")
+@budget(0.2)
+@given(dims(1, 2), dims(2, 4), st.integers(0, 5))
+def test_an_encoder_block_is_torch_s_pre_ln_layer_and_passes_finite_differences(B, T_, seed):
+    rng = np.random.default_rng(seed)
+    torch.manual_seed(seed)
+    layer = torch.nn.TransformerEncoderLayer(8, 2, 12, 0.0, activation="gelu", batch_first=True,
+                                             norm_first=True).double()
+    with torch.no_grad():
+        for p in layer.parameters():
+            p.normal_(0.0, 0.3)
+    block = NumpyEncoder(11, 8, 1, 2, 12, 6).blocks[0]
+    block.attn.load_torch(layer.self_attn)
+    for ours, theirs in ((block.ln1, layer.norm1), (block.ln2, layer.norm2)):
+        ours.params[0][...], ours.params[1][...] = theirs.weight.detach().numpy(), theirs.bias.detach().numpy()
+    for ours, theirs in ((block.ff.fc1, layer.linear1), (block.ff.fc2, layer.linear2)):
+        ours.params[0][...], ours.params[1][...] = theirs.weight.detach().numpy().T, theirs.bias.detach().numpy()
+    x = rng.standard_normal((B, T_, 8))
+    keep = np.ones((B, T_), bool)
+    keep[:, -1] = T_ == 1 or bool(seed % 2)                     # sometimes the last key is padding
+    tx = torch.tensor(x, requires_grad=True)
+    ty = layer(tx, src_key_padding_mask=torch.as_tensor(~keep))
+    dout = rng.standard_normal(x.shape)
+    ty.backward(torch.tensor(dout))
+    np.testing.assert_allclose(block.forward(x, key_padding=keep), ty.detach().numpy(), atol=1e-10)
+    np.testing.assert_allclose(block.backward(dout), tx.grad.numpy(), atol=1e-10)
+    fresh = EncoderBlock(8, 2, 12, rng)
+    for p in fresh.params:
+        p += 0.1 * rng.standard_normal(p.shape)
+    report = check_layer(fresh, x, rng=rng)
+    b_K = "param[5]"          # the key bias shifts a whole row of scores, which the softmax ignores: its gradient is 0
+    assert np.abs(fresh.grads[5]).max() < 1e-10
+    assert max(e for name, e in report.errors.items() if name != b_K) < 1e-6, report
