@@ -193,6 +193,28 @@ def test_whole_articles_use_the_recorded_choice_and_the_same_subsets(results):
         idx = data.pool[bf.training_subset(y[data.pool], 1500, seed)]
         assert bf.logreg_test_accuracy(X[idx], y[idx], X[data.test], y[data.test], results.static_C[i, j]) == \
             results.test_acc["static"][i, j]
+        pred = bf.logreg_test_predictions(X[idx], y[idx], X[data.test], results.static_C[i, j])
+        np.testing.assert_array_equal(pred == y[data.test], results.test_right["static"][i, j].astype(bool))
+
+
+def test_comparisons_are_paired_over_the_test_articles(results):
+    for m in bf.METHODS:
+        assert results.test_right[m].shape == (len(S["sizes"]), len(S["seeds"]), 188)
+        np.testing.assert_allclose(results.test_right[m].mean(-1), results.test_acc[m], atol=1e-12)
+    d, lo, hi = results.paired_difference("fine-tuned", "frozen", 0)
+    assert lo <= d <= hi
+    assert d == pytest.approx(results.test_acc["fine-tuned"][0].mean() - results.test_acc["frozen"][0].mean())
+    assert results.paired_difference("static", "static", 2) == (0.0, 0.0, 0.0)
+    assert results.compare("static", "static", 2) == "tie"
+    # resampling the articles together: two methods whose answers differ on few articles
+    right = {k: v.copy() for k, v in results.test_right.items()}
+    right["frozen"] = right["fine-tuned"].copy()
+    always = np.flatnonzero(right["fine-tuned"][0].min(0) == 1)[:8]   # articles every fine-tuned run gets right
+    assert len(always) == 8
+    right["frozen"][0][:, always] = 0
+    changed = bf.FinetuneResults(**{**vars(results), "test_right": right})
+    d, lo, hi = changed.paired_difference("fine-tuned", "frozen", 0)
+    assert 0 < lo <= d <= hi and changed.compare("fine-tuned", "frozen", 0) == "win"
 
 
 # ---------------------------------------------------------------- the live run

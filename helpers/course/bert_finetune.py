@@ -31,6 +31,9 @@ Methods, for every size x seed (:func:`train_finetune_results`):
 - ``static``: the course's shipped skip-gram vectors (lesson 07), unit length, averaged over the
   article's words; logistic regression (C chosen on validation).
 
+Every method's answer on every test article is kept (``test_right``), so two methods are compared
+by a paired bootstrap over the test articles (:meth:`FinetuneResults.paired_difference`).
+
 Pooling: ``mean`` averages the vectors of every ordinary piece of the article (no [CLS], [SEP],
 padding); ``cls`` averages the [CLS] vectors of its sentences.
 """
@@ -193,9 +196,9 @@ class ArticleClassifier(nn.Module):
 
 
 @torch.no_grad()
-def classifier_accuracy(model: ArticleClassifier, tok: BPETokenizer, docs_ids, labels: np.ndarray,
-                        chunk: int = 16) -> float:
-    """Accuracy of ``model`` on the articles ``docs_ids`` (eval mode, ``chunk`` articles at a time)."""
+def classifier_predictions(model: ArticleClassifier, tok: BPETokenizer, docs_ids, chunk: int = 16) -> np.ndarray:
+    """The topic ``model`` predicts for each of the articles ``docs_ids``, (N,) int64 (eval mode,
+    ``chunk`` articles at a time)."""
     was = model.training
     model.eval()
     pred = []
@@ -203,7 +206,13 @@ def classifier_accuracy(model: ArticleClassifier, tok: BPETokenizer, docs_ids, l
         ids, att, owner = doc_batch(tok, docs_ids[k:k + chunk])
         pred.append(model(ids, att, owner, len(docs_ids[k:k + chunk])).argmax(-1))
     model.train(was)
-    return float((torch.cat(pred).numpy() == np.asarray(labels)).mean())
+    return torch.cat(pred).numpy().astype(np.int64)
+
+
+def classifier_accuracy(model: ArticleClassifier, tok: BPETokenizer, docs_ids, labels: np.ndarray,
+                        chunk: int = 16) -> float:
+    """Accuracy of ``model`` on the articles ``docs_ids`` (eval mode, ``chunk`` articles at a time)."""
+    return float((classifier_predictions(model, tok, docs_ids, chunk) == np.asarray(labels)).mean())
 
 
 def copy_encoder(shipped: ShippedMLM) -> TinyBert:
@@ -441,6 +450,7 @@ def train_finetune_results(settings: dict, log, max_steps: int | None = None, pr
 
     S, N = len(s["sizes"]), len(s["seeds"])
     test_acc = {m: np.full((S, N), np.nan) for m in METHODS}
+    test_right = {m: np.zeros((S, N, len(data.test)), dtype=np.uint8) for m in METHODS}   # per test article
     valid_acc = {m: np.full((S, N), np.nan) for m in METHODS}
     cpu = {m: np.full((S, N), np.nan) for m in METHODS}
     best_step = np.zeros((S, N), dtype=np.int64)
@@ -453,7 +463,7 @@ def train_finetune_results(settings: dict, log, max_steps: int | None = None, pr
     for i, j in cells:
         n, seed = s["sizes"][i], s["seeds"][j]
         r = run(n, seed, lr, pooling, epochs, desc=f"fine-tuning n={n} seed={seed} ({budget[i, j]} steps)")
-        test_acc["fine-tuned"][i, j] = classifier_accuracy(r["model"], tok, test_ids, y_test)
+        test_right["fine-tuned"][i, j] = classifier_predictions(r["model"], tok, test_ids) == y_test
         valid_acc["fine-tuned"][i, j], best_step[i, j] = r["valid_acc"], r["best_step"]
         curves[i, j, :len(r["curve"]["valid_acc"])] = r["curve"]["valid_acc"]
         cpu["fine-tuned"][i, j] = r["cpu_seconds"]
@@ -461,15 +471,17 @@ def train_finetune_results(settings: dict, log, max_steps: int | None = None, pr
         c0 = time.process_time()
         key, C, va = choose_logreg({k: (v[data.pool][idx], v[data.valid]) for k, v in feats.items()},
                                    y_pool[idx], y_valid, s["Cs"])
-        test_acc["frozen"][i, j] = logreg_test_accuracy(feats[key][data.pool][idx], y_pool[idx], feats[key][data.test],
-                                                        y_test, C)
+        test_right["frozen"][i, j] = logreg_test_predictions(feats[key][data.pool][idx], y_pool[idx],
+                                                             feats[key][data.test], C) == y_test
         valid_acc["frozen"][i, j], frozen_layer[i, j], frozen_pool[i, j], frozen_C[i, j] = va, key[0], key[1], C
         cpu["frozen"][i, j] = time.process_time() - c0
         c0 = time.process_time()
         _, C, va = choose_logreg({"static": (X_static[data.pool][idx], X_static[data.valid])}, y_pool[idx], y_valid,
                                  s["Cs"])
-        test_acc["static"][i, j] = logreg_test_accuracy(X_static[data.pool][idx], y_pool[idx], X_static[data.test],
-                                                        y_test, C)
+        test_right["static"][i, j] = logreg_test_predictions(X_static[data.pool][idx], y_pool[idx],
+                                                             X_static[data.test], C) == y_test
+        for m in METHODS:
+            test_acc[m][i, j] = float(test_right[m][i, j].mean())
         valid_acc["static"][i, j], static_C[i, j] = va, C
         cpu["static"][i, j] = time.process_time() - c0
         log.event("eval", part="cell", n=n, seed=seed, **{f"{m}_test_acc": test_acc[m][i, j] for m in METHODS},
@@ -484,6 +496,7 @@ def train_finetune_results(settings: dict, log, max_steps: int | None = None, pr
               f"(a budget of max({s['min_steps']}, ceil({epochs} * n / {s['batch_size']})) steps, the epochs "
               "chosen on validation)", steps=log.steps)
     arrays = {**{f"test_acc/{m}": test_acc[m] for m in METHODS}, **{f"valid_acc/{m}": valid_acc[m] for m in METHODS},
+              **{f"test_right/{m}": test_right[m] for m in METHODS},
               "best_step": best_step, "steps": budget, "valid_curves": curves,
               "frozen/layer": frozen_layer, "frozen/pooling": frozen_pool, "frozen/C": frozen_C, "static/C": static_C,
               "grid/valid_acc": grid_valid,
@@ -534,6 +547,7 @@ class FinetuneResults:
     meta: dict
     train_seconds: float
     total_cpu_seconds: float
+    test_right: dict = None
 
     def summary(self) -> list[dict]:
         """[{'method', 'n', 'mean', 'min', 'max', 'sd'}] of the test accuracy over the seeds."""
@@ -545,11 +559,21 @@ class FinetuneResults:
                             "max": float(a.max()), "sd": float(a.std(ddof=1))})
         return out
 
+    def paired_difference(self, a: str, b: str, i: int, n_boot: int = 10_000, seed: int = 0) -> tuple:
+        """(difference, low, high): method ``a``'s test accuracy minus ``b``'s at size index ``i``
+        (each the mean over the seeds), with the 95 % interval of a paired bootstrap over the test
+        articles — both methods are scored on the same articles after training on the same subsets,
+        so the articles are resampled together (lesson 01's rule for comparisons that share items)."""
+        d = self.test_right[a][i].mean(0) - self.test_right[b][i].mean(0)       # (n_test,) per article
+        rng = np.random.default_rng(seed)
+        boot = d[rng.integers(0, len(d), (n_boot, len(d)))].mean(1)
+        return float(d.mean()), float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))
+
     def compare(self, a: str, b: str, i: int) -> str:
-        """'win', 'loss' or 'tie' of method ``a`` against ``b`` at size index ``i``: a win only when
-        every seed of ``a`` beats every seed of ``b`` (the min-max ranges do not overlap)."""
-        A, B = self.test_acc[a][i], self.test_acc[b][i]
-        return "win" if A.min() > B.max() else "loss" if A.max() < B.min() else "tie"
+        """'win', 'loss' or 'tie' of method ``a`` against ``b`` at size index ``i``: a win or a loss
+        only when the paired interval of :meth:`paired_difference` excludes 0."""
+        _, lo, hi = self.paired_difference(a, b, i)
+        return "win" if lo > 0 else "loss" if hi < 0 else "tie"
 
 
 def load_finetune_results(artifact: Artifact) -> FinetuneResults:
@@ -566,7 +590,8 @@ def load_finetune_results(artifact: Artifact) -> FinetuneResults:
                             "C": np.asarray(a["frozen/C"])}, np.asarray(a["static/C"]),
                            np.asarray(a["grid/valid_acc"]), np.asarray(a["epochs/valid_acc"]),
                            np.asarray(a["epochs/best_step"]), dict(meta["chosen"]), s, meta,
-                           float(meta.get("train_seconds", math.nan)), float(meta.get("cpu_seconds", math.nan)))
+                           float(meta.get("train_seconds", math.nan)), float(meta.get("cpu_seconds", math.nan)),
+                           {m: np.asarray(a[f"test_right/{m}"], dtype=np.float64) for m in METHODS})
 
 
 def frozen_cell_accuracy(results: FinetuneResults, n: int, seed: int, shipped: ShippedMLM) -> float:
