@@ -3,7 +3,7 @@
 - every registered model is in the manifest, and every manifest entry is a registered model;
 - each file's sha256 matches the manifest, it loads, and it reproduces the held-out metric
   recorded at training time on its fixed subset;
-- each deterministic trainer's first steps (12, or its replay_steps) from scratch reproduce the logged losses;
+- each deterministic trainer's first steps (12, or its replay_steps: 10 for the character LMs) from scratch reproduce the logged losses;
 - a modified or missing file gives an error naming both checksums and the rebuild command;
 - the README is generated from the manifest; all files together stay under 40 MB;
 - the pipeline (artefact, log, manifest record) works end to end on a toy model.

@@ -100,8 +100,8 @@ MODELS: dict[str, ModelEntry] = {e.name: e for e in [
     *(ModelEntry(name, f"character-level {what} on Shakespeare (train 40 works, validation Othello, test Hamlet), lesson 04",
                  "04", char_lms.SETTINGS[name], char_lms.train_char_lm, char_lms.load_char_lm,
                  char_lms.char_lm_subset_metric, float16=char_lms.float16_names(name), replay_steps=steps)
-      for name, what, steps in (("char_transformer", "decoder-only Transformer", 50),
-                                ("char_lstm", "LSTM, same budget", 50),
+      for name, what, steps in (("char_transformer", "decoder-only Transformer", 10),
+                                ("char_lstm", "LSTM, same budget", 10),
                                 ("char_lstm_matched", "LSTM with the Transformer's parameter count, same budget", 10))),
     ModelEntry("wv_scaling_grid", "scores (no vectors) of gensim CBOW on 1/8-1 of the corpus x 10-200 dims, "
                "3 seeds, with the equal-updates control, lesson 09", "09", scaling_grid.SHIPPED,
