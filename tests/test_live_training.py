@@ -27,6 +27,20 @@ def test_the_curve_records_every_eval_and_the_end(capsys):
     assert figure_problems(run.figure()) == []
 
 
+def test_the_steps_run_with_one_blas_thread_and_the_limit_is_lifted_after():
+    from threadpoolctl import threadpool_info, threadpool_limits
+    blas = lambda: [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]   # noqa: E731
+    with threadpool_limits(limits=2, user_api="blas"):        # as on a 2-core laptop
+        before, seen = blas(), []
+        if max(before, default=1) < 2:
+            pytest.skip("this BLAS runs one thread only")
+        LiveTraining(lambda: seen.append(blas()) or 1.0, lambda: 1.0, eval_every=1).train(3, progress=False)
+        assert seen == [[1] * len(before)] * 3 and blas() == before
+        with pytest.raises(FloatingPointError):                # a failed run lifts the limit too
+            LiveTraining(lambda: float("nan"), lambda: 1.0, eval_every=1).train(1, progress=False)
+        assert blas() == before
+
+
 def test_a_non_finite_loss_stops_the_run_with_a_clear_error():
     with pytest.raises(FloatingPointError, match="step 2"):
         _run([3.0, float("nan")]).train(2, progress=False)
