@@ -63,12 +63,7 @@ def test_an_encoder_block_is_torch_s_pre_ln_layer_and_passes_finite_differences(
     with torch.no_grad():
         for p in layer.parameters():
             p.normal_(0.0, 0.3)
-    block = NumpyEncoder(11, 8, 1, 2, 12, 6).blocks[0]
-    block.attn.load_torch(layer.self_attn)
-    for ours, theirs in ((block.ln1, layer.norm1), (block.ln2, layer.norm2)):
-        ours.params[0][...], ours.params[1][...] = theirs.weight.detach().numpy(), theirs.bias.detach().numpy()
-    for ours, theirs in ((block.ff.fc1, layer.linear1), (block.ff.fc2, layer.linear2)):
-        ours.params[0][...], ours.params[1][...] = theirs.weight.detach().numpy().T, theirs.bias.detach().numpy()
+    block = EncoderBlock(8, 2, 12, rng).load_torch(layer)
     x = rng.standard_normal((B, T_, 8))
     keep = np.ones((B, T_), bool)
     keep[:, -1] = T_ == 1 or bool(seed % 2)                     # sometimes the last key is padding

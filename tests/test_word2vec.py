@@ -315,6 +315,9 @@ def test_prepare_corpus_errors_and_counts():
         prepare_corpus([])
     c = prepare_corpus([("a", "b", "a"), ("a", "c")], min_count=2)
     assert c.vocab.itos == ["a"] and c.n_raw_tokens == 5 and c.sentence.tolist() == [0, 0, 1]
+    c = prepare_corpus([("a", "b", "a"), ("b",), ("c", "a")], min_count=1)
+    assert [s.tolist() for s in c.sentence_ids()] == [[c.vocab.index(w) for w in s] for s in (("a", "b", "a"), ("b",),
+                                                                                             ("c", "a"))]
 
 
 def test_fixed_window_pairs_every_neighbour():

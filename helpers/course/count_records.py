@@ -51,8 +51,8 @@ def validated_count_vectors() -> dict:
         out = {}
         ps, ls = VALIDATED_COUNT_SETTINGS["PPMI-SVD"], VALIDATED_COUNT_SETTINGS["LSA"]
         t = time.perf_counter()
-        sents = np.split(corpus.ids, np.flatnonzero(np.diff(corpus.sentence)) + 1)
-        counts = cooccurrence_matrix(sents, len(corpus.vocab), window=ps["window"], weighting=ps["weighting"])
+        counts = cooccurrence_matrix(corpus.sentence_ids(), len(corpus.vocab), window=ps["window"],
+                                     weighting=ps["weighting"])
         vec = svd_vectors(ppmi(counts, alpha=ps["alpha"]), ps["k"], weighting=_SVD_WEIGHTING[ps["p"]])
         out["PPMI-SVD"] = (vec.astype(np.float32), corpus.vocab, time.perf_counter() - t)
         t = time.perf_counter()

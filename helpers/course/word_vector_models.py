@@ -360,8 +360,7 @@ def glove_counts(window: int):
     """The GloVe co-occurrence matrix (V, V) of the course corpus: harmonic 1/d counts within
     ±``window`` words of the same sentence (:func:`helpers.lib.glove.glove_cooccurrence`)."""
     corpus = course_corpus()
-    sents = np.split(corpus.ids, np.flatnonzero(np.diff(corpus.sentence)) + 1)
-    return glove_cooccurrence(sents, len(corpus.vocab), window=window)
+    return glove_cooccurrence(corpus.sentence_ids(), len(corpus.vocab), window=window)
 
 
 def train_glove_vectors(settings: dict, log: RunLog, max_steps: int | None = None,

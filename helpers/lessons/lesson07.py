@@ -488,8 +488,7 @@ def raw_count_baseline(corpus: Corpus, window: int = 5, half: str = "validation"
     """The simplest vectors of all, which need no training: each word's row of co-occurrence
     counts within ±``window`` words (lesson 06, before PPMI), V numbers per word. Returns
     {'raw co-occurrence rows': WordSim-353 ρ on ``half``}."""
-    sents = np.split(corpus.ids, np.flatnonzero(np.diff(corpus.sentence)) + 1)
-    counts = cooccurrence_matrix(sents, len(corpus.vocab), window=window)
+    counts = cooccurrence_matrix(corpus.sentence_ids(), len(corpus.vocab), window=window)
     return {"raw co-occurrence rows": count_rows_rho(counts, corpus.vocab, benchmark_halves()[half].wordsim)}
 
 

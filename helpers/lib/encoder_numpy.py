@@ -23,10 +23,20 @@ from helpers.lib.attention import MultiHeadAttention
 from helpers.lib.bert import TinyBert
 from helpers.lib.checks import check_ids, check_mask
 from helpers.lib.decoder import GELU, FeedForward
-from helpers.lib.layers import Layer, LayerNorm, log_softmax
+from helpers.lib.layers import Layer, LayerNorm, Linear, log_softmax
 from helpers.lib.mlm import IGNORE
 
 __all__ = ["EncoderBlock", "NumpyEncoder"]
+
+
+def _numpy(t) -> np.ndarray:
+    return t.detach().cpu().double().numpy()
+
+
+def _copy_affine(ours: Layer, theirs, transpose: bool) -> None:
+    """``ours.params = [W or γ, b or β]`` from a torch Linear (W stored as (out, in): transposed) or LayerNorm."""
+    W = _numpy(theirs.weight)
+    ours.params[0][...], ours.params[1][...] = W.T if transpose else W, _numpy(theirs.bias)
 
 
 class EncoderBlock(Layer):
@@ -51,6 +61,15 @@ class EncoderBlock(Layer):
         dx = dout + self.ln2.backward(self.ff.backward(dout))
         return dx + self.ln1.backward(self.attn.backward(dx))
 
+    def load_torch(self, layer) -> "EncoderBlock":
+        """Copy the weights of a ``torch.nn.TransformerEncoderLayer(norm_first=True, batch_first=True)``
+        (PyTorch's Linear stores W as (out, in), ours as (in, out): its matrices are transposed)."""
+        self.attn.load_torch(layer.self_attn)
+        for ours, theirs, transpose in ((self.ln1, layer.norm1, False), (self.ln2, layer.norm2, False),
+                                        (self.ff.fc1, layer.linear1, True), (self.ff.fc2, layer.linear2, True)):
+            _copy_affine(ours, theirs, transpose)
+        return self
+
 
 class NumpyEncoder:
     """A TinyBert in NumPy (forward), float64 by default. Taught in lesson 10, section 3.4.
@@ -71,11 +90,10 @@ class NumpyEncoder:
         self.emb_norm = LayerNorm(dim, dtype=dtype)
         self.blocks = [EncoderBlock(dim, n_heads, ff_dim, rng, dtype) for _ in range(n_layers)]
         self.final_norm = LayerNorm(dim, dtype=dtype)
-        self.head_W, self.head_b = np.zeros((dim, dim), dtype), np.zeros(dim, dtype)
-        self.head_act, self.head_norm = GELU(), LayerNorm(dim, dtype=dtype)
+        self.head, self.head_act, self.head_norm = Linear(dim, dim, rng, dtype), GELU(), LayerNorm(dim, dtype=dtype)
         self.out_bias = np.zeros(vocab_size, dtype)
         self.params = ([self.E, self.P, self.S] + self.emb_norm.params + [p for b in self.blocks for p in b.params]
-                       + self.final_norm.params + [self.head_W, self.head_b] + self.head_norm.params
+                       + self.final_norm.params + self.head.params + self.head_norm.params
                        + [self.out_bias])
 
     def forward(self, ids, attention_mask=None, segments=None):
@@ -98,7 +116,7 @@ class NumpyEncoder:
     def mlm_logits(self, hidden):
         """(..., d) contextual vectors -> (..., V) scores: the head, then the tied output h Eᵀ + b_out."""
         shape = hidden.shape
-        h = self.head_act.forward(hidden.reshape(-1, shape[-1]) @ self.head_W + self.head_b)
+        h = self.head_act.forward(self.head.forward(hidden.reshape(-1, shape[-1])))
         h = self.head_norm.forward(h)
         return (h @ self.E.T + self.out_bias).reshape(*shape[:-1], -1)
 
@@ -123,16 +141,12 @@ class NumpyEncoder:
         c = model.cfg
         out = cls(c.vocab_size, c.dim, c.n_layers, c.n_heads, c.ff_dim, c.max_len, c.n_segments, model.pad_id,
                   dtype=dtype)
-        as_np = lambda t: t.detach().cpu().double().numpy()                  # noqa: E731
-        out.E[...], out.P[...], out.S[...] = (as_np(e.weight) for e in (model.tok_emb, model.pos_emb, model.seg_emb))
-        pairs = [(out.emb_norm, model.emb_norm), (out.final_norm, model.encoder.norm), (out.head_norm, model.head[2])]
+        out.E[...], out.P[...], out.S[...] = (_numpy(e.weight) for e in (model.tok_emb, model.pos_emb, model.seg_emb))
         for block, layer in zip(out.blocks, model.encoder.layers, strict=True):
-            block.attn.load_torch(layer.self_attn)
-            pairs += [(block.ln1, layer.norm1), (block.ln2, layer.norm2)]
-            for ours, theirs in ((block.ff.fc1, layer.linear1), (block.ff.fc2, layer.linear2)):
-                ours.params[0][...], ours.params[1][...] = as_np(theirs.weight).T, as_np(theirs.bias)
-        for ours, theirs in pairs:
-            ours.params[0][...], ours.params[1][...] = as_np(theirs.weight), as_np(theirs.bias)
-        out.head_W[...], out.head_b[...] = as_np(model.head[0].weight).T, as_np(model.head[0].bias)
-        out.out_bias[...] = as_np(model.out_bias)
+            block.load_torch(layer)
+        for ours, theirs, transpose in ((out.emb_norm, model.emb_norm, False), (out.head, model.head[0], True),
+                                        (out.final_norm, model.encoder.norm, False),
+                                        (out.head_norm, model.head[2], False)):
+            _copy_affine(ours, theirs, transpose)
+        out.out_bias[...] = _numpy(model.out_bias)
         return out

@@ -54,6 +54,10 @@ class Corpus:
     n_raw_tokens: int
     sentences: tuple = field(repr=False, default=())
 
+    def sentence_ids(self) -> list[np.ndarray]:
+        """The ids of each sentence, [(n_i,) int64 arrays]: ``ids`` cut where ``sentence`` changes."""
+        return np.split(self.ids, np.flatnonzero(np.diff(self.sentence)) + 1)
+
 
 def prepare_corpus(sentences: Sequence[Sequence[str]], min_count: int = 5) -> Corpus:
     """Build the vocabulary (count >= ``min_count``, no specials) and the id stream. Taught in lesson 07, section 7."""
