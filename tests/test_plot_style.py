@@ -467,14 +467,23 @@ def _case_w2v_dimension_quality():
     return plot_dimension_quality(grid)[0]
 
 
-def _case_glove_tuning():
+def _case_glove_search():
     from helpers.lessons.lesson08 import plot_glove_search
-    short = {"runs": [{"lr": 0.2, "x_max": 10.0, "epochs": 3, "valid_wordsim": [0.1, 0.2, 0.25], "diverged": False},
-                      {"lr": 0.3, "x_max": 10.0, "epochs": 3, "valid_wordsim": [], "diverged": True}]}
-    long_runs = {"runs": [{"settings": {"lr": lr, "x_max": 100.0}, "valid_wordsim": list(np.linspace(0, s, n))}
-                          for lr, s, n in ((0.05, 0.13, 50), (0.1, 0.16, 50), (0.2, 0.15, 17))]}
-    curve = {"epoch": [1, 2, 3, 4], "valid_wordsim": [0.1, 0.2, 0.3, 0.28], "valid_simlex": [0.1, 0.15, 0.2, 0.2]}
-    return plot_glove_search(short, long_runs, curve, 3)
+
+    def run(name, value, best, vs=None):
+        return {"settings": {name: value}, "best_valid_wordsim": best, "vs_best": vs}
+    record = {"stages": [
+        {"setting": "lr", "chosen": 0.1, "runs": [run("lr", 0.05, 0.13, [-0.03, -0.06, 0.0]), run("lr", 0.1, 0.16),
+                                                  run("lr", 0.2, 0.15, [-0.01, -0.04, 0.02])]},
+        {"setting": "x_max", "chosen": 10.0, "runs": [run("x_max", 10.0, 0.22), run("x_max", 30.0, 0.2, [-0.02, -0.05, 0.01]),
+                                                      run("x_max", 100.0, 0.16, [-0.06, -0.1, -0.02])]},
+        {"setting": "lr", "chosen": 0.1, "runs": [run("lr", 0.05, 0.2, [-0.02, -0.05, 0.01]), run("lr", 0.1, 0.22),
+                                                  run("lr", 0.2, None)]},
+        {"setting": "window", "chosen": 10, "runs": [run("window", 5, 0.2, [-0.02, -0.05, 0.01]), run("window", 10, 0.22),
+                                                     run("window", 15, 0.21, [-0.01, -0.03, 0.01])]},
+        {"setting": "dim", "chosen": 100, "runs": [run("dim", 50, 0.19, [-0.03, -0.06, 0.0]), run("dim", 100, 0.22),
+                                                   run("dim", 200, 0.22, [-0.002, -0.02, 0.02])]}]}
+    return plot_glove_search(record)
 
 
 def _case_pmi_link():
@@ -654,9 +663,9 @@ CASES = {
     "helpers.lessons.lesson07:plot_epoch_budget": _case_w2v_epoch_budget,
     "helpers.lessons.lesson07:plot_schedule_choice": _case_w2v_schedule_choice,
     "helpers.lessons.lesson08:render_glove_weight": _case_glove_weight,
-    "helpers.lessons.lesson08:plot_glove_search": _case_glove_tuning,
+    "helpers.lessons.lesson08:plot_glove_search": _case_glove_search,
     "helpers.lessons.lesson08:plot_weighting": lambda: __import__(
-        "helpers.lessons.lesson08", fromlist=["plot_weighting"]).plot_weighting(np.array([0.5, 0.2, 3.0, 40.0])),
+        "helpers.lessons.lesson08", fromlist=["plot_weighting"]).plot_weighting(np.array([0.5, 0.2, 3.0, 40.0]), 10 / 3),
     "helpers.lessons.lesson08:plot_pmi_link": _case_pmi_link,
     "helpers.lessons.lesson08:LiveScore.figure": _case_live_glove,
     "helpers.lessons.lesson09:make_projection_render.render": _case_projection,

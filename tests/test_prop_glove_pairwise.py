@@ -79,6 +79,24 @@ def test_add_rows_is_np_add_at(data):
     close(target, ref, 1e-12)
 
 
+@covers("glove_numpy.one_hot_sums")
+@budget(0.5)
+@given(st.data())
+def test_one_hot_sums_is_a_one_hot_matrix_over_the_distinct_ids(data):
+    V, n = data.draw(dims(1, 6)), data.draw(dims(1, 8))
+    ids = ids_of(data, V, n)
+    uniq, S = GN.one_hot_sums(ids, V, np.float64)
+    assert np.array_equal(uniq, np.unique(ids))                    # the distinct ids, sorted
+    dense = S.toarray()
+    assert S.shape == (len(uniq), n) and set(np.unique(dense)) <= {0.0, 1.0}
+    assert np.array_equal(dense.sum(axis=0), np.ones(n))           # every pair in exactly one row ...
+    assert np.array_equal(uniq[dense.argmax(axis=0)], ids)         # ... the row of its own id
+    values = data.draw(float_arrays((n, 2)))
+    ref = np.zeros((V, 2))
+    np.add.at(ref, ids, values)
+    close(ref[uniq], S @ values, 1e-12)
+
+
 def brute_pairwise(params, G0, r, c, log_x, f, lr):
     """glove.c's per-pair step, every pair from the batch's start values, the steps of a row added."""
     W, Wt, b, bt = (p.copy() for p in params)

@@ -58,26 +58,28 @@ def test_the_chosen_schedule_is_the_shortest_within_the_tolerance_of_the_best():
         budget.chosen_schedule(runs, "missing")
 
 
-def _recorded_settings(model, change):
-    """The settings a recorded run was trained with: today's budget settings, except that the course's
-    own trainers were measured before they kept their schedule's last epoch (budget.EARLY_STOPPED_RECORD:
-    early stopping with patience 5, the best epoch kept)."""
-    s = budget.budget_settings(model, change)
-    if model in budget.EARLY_STOPPED_RECORD:
-        s = {k: v for k, v in s.items() if k != "keep"} | {"patience": budget.EARLY_STOPPED_RECORD[model]}
-    return s
+def test_a_shared_schedule_is_chosen_on_the_mean_of_the_models_that_share_it():
+    torch_scores, numpy_scores = {10: 0.446, 20: 0.445, 40: 0.432}, {10: 0.463, 20: 0.476, 40: 0.485}
+    torch_runs, numpy_runs = _toy("wv_torch_skipgram", torch_scores), _toy("wv_numpy_skipgram", numpy_scores)
+    # alone (as a model that shares nothing), each would choose another schedule; together, one
+    # (the mean: 0.4545, 0.4605, 0.4585)
+    assert budget.chosen_schedule(_toy("a", torch_scores), "a") == 10
+    assert budget.chosen_schedule(_toy("b", numpy_scores), "b") == 40
+    with pytest.raises(ValueError, match="no schedule"):      # a shared schedule needs every model's run
+        budget.chosen_schedule(torch_runs, "wv_torch_skipgram")
+    both = torch_runs + numpy_runs
+    assert budget.chosen_schedule(both, "wv_torch_skipgram") == budget.chosen_schedule(both, "wv_numpy_skipgram") == 20
+    # a schedule only one of them ran does not count
+    assert budget.chosen_schedule(both + _toy("wv_numpy_skipgram", {80: 0.9}), "wv_torch_skipgram") == 20
 
 
 def test_the_record_holds_every_run_with_its_best_epoch():
     runs = RECORD["runs"]
     assert [(r["model"], r["change"]) for r in runs] == [(m, c) for m, c in budget.RUNS]
     for r in runs:
-        assert r["settings"] == _recorded_settings(r["model"], r["change"])
+        assert r["settings"] == budget.budget_settings(r["model"], r["change"])
         if r["settings"].get("keep") == "last":   # the course's trainers: the last epoch is the one kept
             assert len(r["epoch"]) == r["best_epoch"] == r["settings"]["max_epochs"]
-        elif r["model"] in budget.EARLY_STOPPED_RECORD:   # early-stopped: at most the schedule, the best epoch
-            assert len(r["epoch"]) <= r["settings"]["max_epochs"]
-            assert r["best_valid_wordsim"] == max(r["valid_wordsim"])
         else:                                     # gensim: the whole schedule, the best epoch
             assert len(r["epoch"]) == r["settings"]["max_epochs"], r["change"]
             assert r["best_valid_wordsim"] == max(r["valid_wordsim"])
@@ -104,14 +106,7 @@ def test_the_shipped_models_are_the_records_runs_at_their_chosen_schedule():
     for model in budget.SCHEDULES:
         run = next(r for r in RECORD["runs"] if r["model"] == model and r["change"] == {"max_epochs": RECORD["chosen"][model]})
         shipped = load_word_vectors(budget.SHIPPED_NAME[model]).metadata["curve"]
-        if model in budget.EARLY_STOPPED_RECORD:
-            # the shipped run is the recorded run continued to its schedule's end (the same training:
-            # the recorded one stopped early); its first epochs are the recorded ones
-            n = len(run["valid_wordsim"])
-            assert n < len(shipped["valid_wordsim"]) == RECORD["chosen"][model], model
-            assert run["valid_wordsim"] == pytest.approx(shipped["valid_wordsim"][:n], abs=1e-6), model
-        else:
-            assert run["valid_wordsim"] == pytest.approx(shipped["valid_wordsim"], abs=1e-6), model
+        assert run["valid_wordsim"] == pytest.approx(shipped["valid_wordsim"], abs=1e-6), model
 
 
 def test_the_first_epoch_of_a_recorded_run_is_what_the_script_makes():

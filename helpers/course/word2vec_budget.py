@@ -14,14 +14,16 @@ hyperparameter, chosen here on validation data:
   run the whole schedule and keep the best epoch; the course's PyTorch and NumPy trainers run the
   whole schedule and keep its **last** epoch (``keep="last"``, see
   :data:`helpers.course.word_vector_models.COURSE_SKIPGRAM`), so a run's score is that of its
-  last epoch (their runs in today's record predate that rule: :data:`EARLY_STOPPED_RECORD`). One worker, seed 0: deterministic. The report half is never read;
+  last epoch. One worker, seed 0: deterministic. The report half is never read;
 - each run's best vectors are compared with those of the same model's 20-epoch run (the schedule
   every model shipped with before this study; float16, as shipped) by a paired bootstrap over the
   validation WordSim-353 pairs (:func:`paired_wordsim_difference`);
 - :func:`chosen_schedule`: the shortest schedule whose kept epoch's validation ρ is within ``TOLERANCE``
   (0.005, half a point of ρ) of the best schedule measured. Longer schedules add less than that:
-  the validation score has stopped rising. The shipped models use this number of epochs
-  (``tests/test_word2vec_budget.py`` checks it).
+  the validation score has stopped rising. The course's PyTorch and NumPy skip-grams are one model
+  with one set of settings (:data:`helpers.course.word_vector_models.COURSE_SKIPGRAM`), so their
+  schedule is chosen once, on the mean of the two implementations' scores (:data:`SHARED`). The
+  shipped models use this number of epochs (``tests/test_word2vec_budget.py`` checks it).
 
 Lessons 07 and 08 print the record (:func:`load_budget`).
 """
@@ -51,12 +53,11 @@ SCHEDULES = {"wv_gensim_skipgram": (10, 20, 30, 40, 60, 80), "wv_gensim_fasttext
              "wv_gensim_cbow": (10, 20, 30, 40, 60)}
 RUNS = ([(name, dict(max_epochs=e)) for name, epochs in SCHEDULES.items() for e in epochs]
         + [("wv_gensim_fasttext", dict(max_epochs=REFERENCE_EPOCHS, buckets=b)) for b in (5_000, 100_000)])
-# The course's own trainers were measured here before they kept their schedule's last epoch: their
-# runs in the record are early-stopped (patience 5) and keep the best epoch. The schedule chosen from
-# them (20 epochs) is what the shipped keep="last" runs use; re-measuring those two models' schedules
-# the keep="last" way, `python -m helpers.course.word2vec_budget --only wv_torch_skipgram
-# wv_numpy_skipgram` (about 20 CPU-minutes), is still to do (tests/test_word2vec_budget.py knows).
-EARLY_STOPPED_RECORD = {"wv_torch_skipgram": 5, "wv_numpy_skipgram": 5}     # model: the patience recorded
+# The course's two skip-gram trainers share their settings (COURSE_SKIPGRAM): one schedule for both,
+# chosen on the mean of their validation scores (each alone would pick another from scores whose
+# differences are all within their intervals: lesson 07's folded record says which)
+SHARED = {"wv_torch_skipgram": ("wv_torch_skipgram", "wv_numpy_skipgram"),
+          "wv_numpy_skipgram": ("wv_torch_skipgram", "wv_numpy_skipgram")}
 SHIPPED_NAME = {model: short for short, model in NAMES.items() if model in SCHEDULES}   # e.g. 'fasttext'
 
 
@@ -115,9 +116,15 @@ def add_comparisons(runs: list[dict], vectors: list[np.ndarray]) -> None:
 
 def chosen_schedule(runs: list[dict], model: str, tolerance: float = TOLERANCE) -> int:
     """The shortest schedule (``max_epochs``) of ``model`` whose best validation WordSim-353 ρ is
-    within ``tolerance`` of the best schedule's, over the runs that change only ``max_epochs``."""
-    schedules = {r["change"]["max_epochs"]: r["best_valid_wordsim"] for r in runs
-                 if r["model"] == model and set(r["change"]) == {"max_epochs"}}
+    within ``tolerance`` of the best schedule's, over the runs that change only ``max_epochs``. For a
+    model of :data:`SHARED`, a schedule's score is the mean over the models that share it (a schedule
+    counts only where every one of them has a run)."""
+    group = SHARED.get(model, (model,))
+    scores: dict[int, dict[str, float]] = {}
+    for r in runs:
+        if r["model"] in group and set(r["change"]) == {"max_epochs"}:
+            scores.setdefault(r["change"]["max_epochs"], {})[r["model"]] = r["best_valid_wordsim"]
+    schedules = {e: float(np.mean(list(v.values()))) for e, v in scores.items() if len(v) == len(group)}
     if not schedules:
         raise ValueError(f"no schedule of {model!r} in the record")
     best = max(schedules.values())
@@ -135,7 +142,8 @@ def write_budget(runs: list[dict]) -> None:
                       "one change from the shipped settings at a time: validation-half scores per epoch, one worker, "
                       "seed 0; vs_20 is the validation WordSim-353 rho minus that of the same model's 20-epoch run "
                       "(float16), 95 % paired bootstrap over pairs; chosen = the shortest schedule within "
-                      f"{TOLERANCE} of the best",
+                      f"{TOLERANCE} of the best (for the course's PyTorch and NumPy skip-grams, which share their "
+                      "settings: of the best mean of the two)",
               "command": "python -m helpers.course.word2vec_budget", "tolerance": TOLERANCE,
               "chosen": {m: chosen_schedule(runs, m) for m in SCHEDULES}, "runs": runs}
     (model_dir() / FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")

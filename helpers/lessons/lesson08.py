@@ -7,6 +7,7 @@ from typing import Sequence
 
 import numpy as np
 import scipy.sparse as sp
+from matplotlib.lines import Line2D
 from scipy.stats import pearsonr, spearmanr
 
 from helpers.course.benchmarks import benchmark_halves, count_rows_rho, evaluate_vectors
@@ -46,13 +47,14 @@ def oov_neighbours(words: Sequence[str], fasttext: FastTextVectors, vectors: np.
 
 
 # ---------------------------------------------------------------- GloVe's weighting
-def plot_weighting(counts: np.ndarray):
-    """GloVe's f(x) for x_max = 100 and 10 (α = 0.75) against the count x on a log axis, with the
-    share of ``counts`` (the non-zero X_ij) below 1 marked. Returns the figure."""
+def plot_weighting(counts: np.ndarray, shipped_x_max: float):
+    """GloVe's f(x) for the paper's x_max = 100 and for ``shipped_x_max`` (α = 0.75) against the
+    count x on a log axis, with the share of ``counts`` (the non-zero X_ij) below 1 marked. Returns
+    the figure."""
     x = np.logspace(-2, 3, 400)
     fig, ax = new_figure()
-    for x_max, ls in ((100, "-"), (10, "--")):
-        ax.plot(x, glove_weight(x, x_max, 0.75), ls, label=f"x_max = {x_max}, α = 0.75")
+    for x_max, ls, who in ((100, "-", "the paper"), (shipped_x_max, "--", "the shipped GloVe")):
+        ax.plot(x, glove_weight(x, x_max, 0.75), ls, label=f"x_max = {x_max:.3g}, α = 0.75 ({who})")
     ax.axvline(1, color=GREY, ls=":", lw=1, label=f"x = 1: {np.mean(np.asarray(counts) < 1):.0%} of the counts are below")
     log_axis(ax, "x")
     set_labels(ax, "GloVe's weighting f(x)", "co-occurrence count x (log scale)", "weight f(x)")
@@ -268,34 +270,56 @@ def plot_pmi_link(link: dict, name: str = "your GloVe"):
     return fig
 
 
-# ---------------------------------------------------------------- the tuning records
-def plot_glove_search(short: dict, long_runs: dict, curve: dict, best_epoch: int):
-    """Two panels of validation WordSim-353 ρ against epochs. Left: the learning rates given up to
-    50 epochs at glove.c's x_max = 100 (``long_runs``: the record ``logs/wv_glove_long_runs.json``)
-    and the shipped run (``curve``: its ``metadata['curve']``, best epoch marked) in black. Right:
-    the short runs of ``short`` (``logs/wv_glove_tuning.json``: learning rate and x_max, 2-3
-    epochs; diverged runs listed in the legend). Returns the figure."""
-    fig, (ax1, ax2) = new_figure(ncols=2, sharey=True)
-    for i, run in enumerate(sorted(long_runs["runs"], key=lambda r: r["settings"]["lr"])):
-        ys = run["valid_wordsim"]
-        ax1.plot(np.arange(1, len(ys) + 1), ys, color=list(COLOURS.values())[i % 6],
-                 ls=LINESTYLES[1 + i % (len(LINESTYLES) - 1)], lw=1.3,
-                 label=f"lr {run['settings']['lr']:g}, x_max {run['settings']['x_max']:g}")
-    for ax in (ax1, ax2):
-        ax.plot(curve["epoch"], curve["valid_wordsim"], color=BLACK, lw=2.2, label="shipped: lr 0.2, x_max 10")
-    ax1.plot([best_epoch], [curve["valid_wordsim"][best_epoch - 1]], "o", color=BLACK, ms=6,
-             label=f"its best epoch ({best_epoch})")
-    set_labels(ax1, "Up to 50 epochs at glove.c's x_max = 100", "epoch", "validation WordSim-353 ρ")
-    ax1.legend(loc="lower right", fontsize=7)
-    for i, run in enumerate(short["runs"]):
-        label = f"lr {run['lr']:g}, x_max {run['x_max']:g}"
-        if run["diverged"]:
-            ax2.plot([], [], color=GREY, ls=":", label=label + ": diverged")
-            continue
-        ax2.plot(np.arange(1, len(run["valid_wordsim"]) + 1), run["valid_wordsim"],
-                 color=list(COLOURS.values())[i % 6], ls=LINESTYLES[1 + i % (len(LINESTYLES) - 1)],
-                 marker="o", ms=3, lw=1.3, label=label)
-    ax2.set_xlim(0.5, max(r["epochs"] for r in short["runs"]) + 0.5)
-    set_labels(ax2, "Short runs of learning rate and x_max", "epoch", "validation WordSim-353 ρ")
-    ax2.legend(loc="lower right", fontsize=7)
+# ---------------------------------------------------------------- the search of GloVe's settings
+STAGE_TITLES = {"lr": "learning rate", "x_max": "x_max", "window": "window (words each side)", "dim": "dimensions"}
+
+
+def plot_glove_search(record: dict):
+    """The staged search of GloVe's settings (``record``: :func:`helpers.course.glove_search.load_search`),
+    one panel per stage: every value's best validation WordSim-353 ρ (up to 50 epochs, early
+    stopping), with its 95 % paired interval against the stage's best run (``vs_best``) as a bar,
+    the stage's best as a dashed line and the chosen value in black; a diverged run is a cross at
+    the bottom. Panels share the y axis. Returns the figure."""
+    stages = record["stages"]
+    fig, axes = new_figure(ncols=len(stages), width=2.3, height=3.0, sharey=True)
+    fine = [r for st in stages for r in st["runs"] if r["best_valid_wordsim"] is not None]
+    lows = [r["best_valid_wordsim"] + (r["vs_best"][1] - r["vs_best"][0] if r.get("vs_best") else 0.0) for r in fine]
+    highs = [r["best_valid_wordsim"] + (r["vs_best"][2] - r["vs_best"][0] if r.get("vs_best") else 0.0) for r in fine]
+    bottom, top = min(lows) - 0.03, max(highs) + 0.02
+    for k, (ax, st) in enumerate(zip(axes, stages, strict=True)):
+        name = st["setting"]
+        runs = sorted(st["runs"], key=lambda r: r["settings"][name])
+        xs = [r["settings"][name] for r in runs]
+        best = max(r["best_valid_wordsim"] for r in runs if r["best_valid_wordsim"] is not None)
+        ax.axhline(best, color=GREY, ls="--", lw=1)
+        for x, r in zip(xs, runs, strict=True):
+            colour = BLACK if x == st["chosen"] else COLOURS["blue"]
+            if r["best_valid_wordsim"] is None:
+                ax.plot([x], [bottom + 0.01], "x", color=GREY_DARK, ms=7)
+                continue
+            y = r["best_valid_wordsim"]
+            if r.get("vs_best"):
+                est, lo, hi = r["vs_best"]
+                ax.errorbar([x], [y], yerr=[[est - lo], [hi - est]], fmt="none", ecolor=colour, elinewidth=1,
+                            capsize=3)
+            ax.plot([x], [y], "o", color=colour, ms=7 if x == st["chosen"] else 5, zorder=3)
+        if name in ("lr", "x_max"):
+            log_axis(ax, "x", ticks=xs)
+            ax.set_xticks(xs, [f"{x:.3g}" for x in xs])
+            pad = (max(xs) / min(xs)) ** 0.15 if len(xs) > 1 else 1.5
+            ax.set_xlim(min(xs) / pad, max(xs) * pad)
+        else:
+            ax.set_xticks(xs, [f"{x:g}" for x in xs])
+            pad = 0.15 * (max(xs) - min(xs)) if len(xs) > 1 else 1.0
+            ax.set_xlim(min(xs) - pad, max(xs) + pad)
+        again = ", again" if any(other["setting"] == name for other in stages[:k]) else ""
+        set_labels(ax, f"{k + 1} · {STAGE_TITLES[name].split(' (')[0]}{again}", STAGE_TITLES[name],
+                   "best validation WordSim-353 ρ" if k == 0 else "")
+    axes[0].set_ylim(bottom, top)
+    handles = [Line2D([], [], color=GREY, ls="--", lw=1, label="the stage's best run"),
+               Line2D([], [], color=BLACK, marker="o", ms=7, ls="", label="the value chosen"),
+               Line2D([], [], color=COLOURS["blue"], marker="o", ms=5, ls="",
+                      label="another value, with its 95 % paired interval against the best"),
+               Line2D([], [], color=GREY_DARK, marker="x", ms=7, ls="", label="diverged")]
+    fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=8)
     return fig

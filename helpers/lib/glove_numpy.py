@@ -10,7 +10,7 @@ one here; only η·g enters the step, so that is the same as halving η.)
 - :func:`glove_cell`: the loss Σ f e² of a batch of cells and every pair's gradients;
 - :func:`adagrad_glove_c`: one AdaGrad step in glove.c's order, element-wise;
 - :func:`add_rows`: ``target[ids] += values`` with repeated ids summed (what ``np.add.at`` does),
-  as a product with a sparse one-hot matrix, which is many times faster;
+  as a product with a sparse one-hot matrix (:func:`one_hot_sums`), which is many times faster;
 - :class:`PairwiseGloVe`: the training loop of lesson 08's live run. Each step takes a batch of
   pairs; every pair takes its own step from the parameters and sums at the batch's start, and the
   steps of a word that occurs in several pairs are added. That is what
@@ -28,7 +28,7 @@ import torch
 from helpers.lib.checks import check_ids
 from helpers.lib.glove import cooccurrence_entries
 
-__all__ = ["glove_cell", "adagrad_glove_c", "add_rows", "PairwiseGloVe"]
+__all__ = ["glove_cell", "adagrad_glove_c", "one_hot_sums", "add_rows", "PairwiseGloVe"]
 
 
 def glove_cell(w, w_t, b, b_t, x, x_max: float = 100.0, alpha: float = 0.75):
@@ -61,21 +61,32 @@ def adagrad_glove_c(param, grad, G, lr: float):
     return param - step / np.sqrt(G), G + step * step
 
 
+def one_hot_sums(ids: np.ndarray, n_rows: int, dtype=np.float32) -> tuple[np.ndarray, sp.csr_matrix]:
+    """What ``target[ids] += values`` needs, built once for several targets. Taught in lesson 08, section 4.
+
+    ids: (P,) ints in [0, n_rows). Returns (uniq, S): uniq (U,) the distinct ids, sorted, and S the
+    sparse (U, P) one-hot matrix with S[u, p] = 1 where ids[p] == uniq[u], so that
+    ``target[uniq] += S @ values`` adds every row of ``values`` (P, ...) to its id's row, a repeated
+    id's rows summed.
+    """
+    ids = check_ids(np.asarray(ids).reshape(-1), n_rows, "ids", "add_rows")   # -1 would wrap around
+    uniq, inv = np.unique(ids, return_inverse=True)
+    order = np.argsort(inv, kind="stable")
+    indptr = np.zeros(len(uniq) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(inv, minlength=len(uniq)), out=indptr[1:])
+    return uniq, sp.csr_matrix((np.ones(len(ids), dtype), order, indptr), shape=(len(uniq), len(ids)))
+
+
 def add_rows(target: np.ndarray, ids: np.ndarray, values: np.ndarray) -> None:
     """``target[ids] += values`` in place, a repeated id's values summed. Taught in lesson 08, section 4.
 
     What ``np.add.at`` does.
 
     target: (V,) or (V, D); ids: (P,) ints in [0, V); values: (P,) or (P, D). The sum per id is
-    the product of a sparse (U, P) one-hot matrix (U = the distinct ids) with ``values``.
+    the product of a sparse (U, P) one-hot matrix (U = the distinct ids, :func:`one_hot_sums`) with ``values``.
     """
-    ids = check_ids(np.asarray(ids).reshape(-1), len(target), "ids", "add_rows")   # -1 would wrap around
-    uniq, inv = np.unique(ids, return_inverse=True)
-    order = np.argsort(inv, kind="stable")
-    indptr = np.zeros(len(uniq) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(inv, minlength=len(uniq)), out=indptr[1:])
-    one_hot = sp.csr_matrix((np.ones(len(ids), target.dtype), order, indptr), shape=(len(uniq), len(ids)))
-    target[uniq] += one_hot @ values
+    uniq, S = one_hot_sums(ids, len(target), target.dtype)
+    target[uniq] += S @ values
 
 
 class PairwiseGloVe:
@@ -135,10 +146,12 @@ class PairwiseGloVe:
         i, j = self.rows[batch], self.cols[batch]
         W, W_t, b, b_t = self.params
         loss, dw, dw_t, db, db_t = self.cell(W[i], W_t[j], b[i], b_t[j], self.x[batch], self.x_max, self.alpha)
-        for param, G, ids, grad in ((W, self.G[0], i, dw), (W_t, self.G[1], j, dw_t),
-                                    (b, self.G[2], i, db), (b_t, self.G[3], j, db_t)):
-            old, old_G = param[ids], G[ids]
-            new, new_G = self.adagrad(old, grad / 2, old_G, self.lr)    # glove.c's gradient: that of ½ f e²
-            add_rows(param, ids, (new - old).astype(param.dtype))        # each pair's step; a word's steps add up
-            add_rows(G, ids, (new_G - old_G).astype(G.dtype))
+        for ids, updates in ((i, ((W, self.G[0], dw), (b, self.G[2], db))),
+                             (j, ((W_t, self.G[1], dw_t), (b_t, self.G[3], db_t)))):
+            uniq, S = one_hot_sums(ids, len(W))                              # add_rows's one-hot, built once per side
+            for param, G, grad in updates:
+                old, old_G = param[ids], G[ids]
+                new, new_G = self.adagrad(old, grad / 2, old_G, self.lr)    # glove.c's gradient: that of ½ f e²
+                param[uniq] += S @ (new - old).astype(param.dtype)       # each pair's step; a word's steps add up
+                G[uniq] += S @ (new_G - old_G).astype(G.dtype)
         return loss / len(batch)
