@@ -58,7 +58,7 @@ def plot_weighting(counts: np.ndarray, shipped_x_max: float):
     ax.axvline(1, color=GREY, ls=":", lw=1, label=f"x = 1: {np.mean(np.asarray(counts) < 1):.0%} of the counts are below")
     log_axis(ax, "x")
     set_labels(ax, "GloVe's weighting f(x)", "co-occurrence count x (log scale)", "weight f(x)")
-    ax.legend(loc="upper left")
+    fig.legend(loc="outside lower center", ncols=2, fontsize=8)
     return fig
 
 
@@ -87,12 +87,12 @@ def render_glove_weight(x_max: float = 100.0, alpha: float = 0.75, *, counts: np
     fig, (ax1, ax2) = new_figure(ncols=2)
     xs = np.logspace(np.log10(x.min()), np.log10(x.max()), 400)
     ax1.plot(xs, glove_weight(xs, 100.0, 0.75), "--", color=GREY, label="x_max = 100, α = 0.75 (GloVe)")
-    ax1.plot(xs, glove_weight(xs, x_max, alpha), "-", color=COLOURS["blue"], label=f"x_max = {x_max:g}, α = {alpha:g}")
+    ax1.plot(xs, glove_weight(xs, x_max, alpha), "-", color=COLOURS["blue"], label=f"x_max = {x_max:.3g}, α = {alpha:g}")
     ax1.axvline(x_max, color=COLOURS["blue"], ls=":", lw=1)
     log_axis(ax1, "x")
     set_labels(ax1, "weighting f(x)", "co-occurrence count x (log scale)", "weight f(x)")
     ax1.set_ylim(0, 1.05)
-    ax1.legend(loc="upper left")
+    ax1.legend(loc="lower right")
     pos = np.arange(len(ranges))
     ax2.bar(pos - 0.2, pair_share, 0.4, color=GREY, label="share of the pairs")
     ax2.bar(pos + 0.2, weight_share, 0.4, color=COLOURS["blue"], label="share of the total weight Σ f")
@@ -101,7 +101,7 @@ def render_glove_weight(x_max: float = 100.0, alpha: float = 0.75, *, counts: np
     ax2.set_ylim(0, 1)
     ax2.legend()
     rare = x < 10
-    summary = (f"x_max = {x_max:g}, α = {alpha:g}: f(1) = {float(glove_weight(1.0, x_max, alpha)):.3f}; "
+    summary = (f"x_max = {x_max:.3g}, α = {alpha:g}: f(1) = {float(glove_weight(1.0, x_max, alpha)):.3f}; "
                f"{np.mean(x >= x_max):.1%} of the {x.size:,} pairs reach the cap f = 1; the pairs seen "
                f"fewer than 10 times are {np.mean(rare):.0%} of the pairs and carry {f[rare].sum() / f.sum():.0%} "
                f"of the total weight")
