@@ -299,7 +299,7 @@ def test_the_matched_lstm_has_the_transformer_s_parameter_count():
 
 
 def test_copy_batches_and_a_tiny_copy_experiment():
-    from helpers.lessons.lesson04 import copy_batch, copy_experiment
+    from helpers.course.copy_task import copy_batch, copy_experiment
 
     x, y = copy_batch(3, 5, 7, torch.Generator().manual_seed(0))
     assert x.shape == y.shape == (3, 10)

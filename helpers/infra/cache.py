@@ -242,13 +242,13 @@ def cached(name: str, version: str, build: Callable[[], T], codec=TreeCodec, ver
     status, value = _check(path, codec)
     if status == "ok":
         if verbose:
-            print(f"loaded {name} from the cache ({path})")
+            print(f"loaded {name} from the cache ({path.parent})")
         return value
     with _build_lock(path, name, verbose):
         status, value = _check(path, codec)        # built by another process meanwhile?
         if status == "ok":
             if verbose:
-                print(f"loaded {name} from the cache ({path}), built by another process")
+                print(f"loaded {name} from the cache ({path.parent}), built by another process")
             return value
         if status == "damaged":
             print(f"cache entry {label}: {value}: rebuilding", flush=True)
