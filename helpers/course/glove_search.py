@@ -43,6 +43,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
+from filelock import FileLock
 
 from helpers.course.corpus import course_corpus
 from helpers.course.models import model_dir
@@ -85,33 +86,30 @@ def search_run(settings: dict) -> tuple[dict, np.ndarray | None]:
     or None when it diverged in its first epoch). Finished runs are read back from the cache."""
     folder = cache_dir() / "glove_search"
     folder.mkdir(parents=True, exist_ok=True)
-    path, running = folder / f"{_key(settings)}.json", folder / f"{_key(settings)}.running"
-    while running.exists() and not path.exists():       # another process is training this run: wait for it
-        time.sleep(30)
-    if path.exists():
-        record = json.loads(path.read_text(encoding="utf-8"))
-        W = np.load(folder / f"{_key(settings)}.npy") if record["best_epoch"] is not None else None
-        return record, W
-    running.write_text(str(os.getpid()), encoding="utf-8")
-    t0 = time.process_time()
-    arrays, meta, _ = train_glove_vectors(settings, RunLog(), max_steps=settings["max_epochs"], progress=True)
-    cpu = time.process_time() - t0
-    curve = {k: [round(float(x), 5) for x in arrays[f"curve/{k}"]] for k in ("valid_wordsim", "valid_simlex",
-                                                                             "train_loss")}
-    scores = curve["valid_wordsim"]
-    best = int(np.argmax(scores)) if scores else None
-    record = {"settings": {k: settings[k] for k in TUNED}, **curve,
-              "best_epoch": None if best is None else best + 1,
-              "best_valid_wordsim": None if best is None else scores[best],
-              "epochs_run": meta["epochs_run"], "diverged": meta["diverged"],
-              "stopped_by": ("diverged" if meta["diverged"] else "early stopping" if len(scores) < settings["max_epochs"]
-                             else f"the limit of {settings['max_epochs']} epochs"),
-              "cpu_seconds": round(cpu, 1)}
-    W = arrays["W"]
-    if W is not None:
-        np.save(folder / f"{_key(settings)}.npy", W)
-    path.write_text(json.dumps(record), encoding="utf-8")
-    running.unlink(missing_ok=True)
+    path = folder / f"{_key(settings)}.json"
+    with FileLock(str(path.with_suffix(".lock"))):      # another process training this run: wait for it
+        if path.exists():
+            record = json.loads(path.read_text(encoding="utf-8"))
+            W = np.load(folder / f"{_key(settings)}.npy") if record["best_epoch"] is not None else None
+            return record, W
+        t0 = time.process_time()
+        arrays, meta, _ = train_glove_vectors(settings, RunLog(), max_steps=settings["max_epochs"], progress=True)
+        cpu = time.process_time() - t0
+        curve = {k: [round(float(x), 5) for x in arrays[f"curve/{k}"]] for k in ("valid_wordsim", "valid_simlex",
+                                                                                 "train_loss")}
+        scores = curve["valid_wordsim"]
+        best = int(np.argmax(scores)) if scores else None
+        record = {"settings": {k: settings[k] for k in TUNED}, **curve,
+                  "best_epoch": None if best is None else best + 1,
+                  "best_valid_wordsim": None if best is None else scores[best],
+                  "epochs_run": meta["epochs_run"], "diverged": meta["diverged"],
+                  "stopped_by": ("diverged" if meta["diverged"] else "early stopping"
+                                 if len(scores) < settings["max_epochs"] else f"the limit of {settings['max_epochs']} epochs"),
+                  "cpu_seconds": round(cpu, 1)}
+        W = arrays["W"]
+        if W is not None:
+            np.save(folder / f"{_key(settings)}.npy", W)
+        path.write_text(json.dumps(record), encoding="utf-8")
     return record, W
 
 
