@@ -118,9 +118,9 @@ student: setup
 
 ## models: train the course's shipped models into data/models/ (all, or NAME=<name>; JOBS=n at a time)
 # Each training runs in its own process with OMP/MKL/OpenBLAS threads fixed before NumPy loads
-# (helpers/course/train.py); by default one training per CPU core.
+# (training/__main__.py); by default one training per CPU core.
 models: setup
-	$(BIN)/python -m helpers.course.train $(or $(NAME),--all) $(if $(JOBS),--jobs $(JOBS))
+	$(BIN)/python -m training $(or $(NAME),--all) $(if $(JOBS),--jobs $(JOBS))
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -1,4 +1,4 @@
-"""The shipped models (data/models/) and the pipeline that makes them (helpers.course.train).
+"""The shipped models (data/models/) and the pipeline that makes them (training).
 
 - every registered model is in the manifest, and every manifest entry is a registered model;
 - each file's sha256 matches the manifest, it loads, and it reproduces the held-out metric
@@ -15,15 +15,13 @@ import numpy as np
 import pytest
 import torch
 
-from helpers.course import models, train
-from helpers.course.models import (
+import training.__main__ as train
+from helpers.course import models
+from helpers.course.models import ModelFileError, load_model, model_dir, read_manifest
+from training.registry import (
     MODELS,
     SIZE_LIMIT_BYTES,
     ModelEntry,
-    ModelFileError,
-    load_model,
-    model_dir,
-    read_manifest,
     render_readme,
     replays_exactly_here,
     write_manifest,
@@ -160,7 +158,7 @@ def test_a_modified_file_names_both_checksums_and_the_rebuild_command(model_copy
     msg = str(e.value)
     assert f"model file {path} is corrupt or has been modified: expected sha256 {MANIFEST['models'][name]['sha256']}" in msg
     assert f"got {models.sha256_of(path)}" in msg
-    assert f"make models NAME={name}" in msg and f"python -m helpers.course.train {name}" in msg
+    assert f"make models NAME={name}" in msg and f"python -m training {name}" in msg
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -206,12 +204,17 @@ def toy_train(settings, log, max_steps=None, progress=True):
     return {"w": stopper.best_state.numpy()}, {"settings": settings}, {"valid_mse": stopper.best}
 
 
+def toy_load(artifact):
+    return artifact.arrays["w"]
+
+
 TOY = ModelEntry("toy", "a toy linear model for the pipeline test", "01", {"lr": 0.1, "seed": 0}, toy_train,
-                 lambda art: art.arrays["w"], lambda w: ("w_norm", float(np.linalg.norm(w))))
+                 lambda w: ("w_norm", float(np.linalg.norm(w))))
 
 
 def test_train_one_writes_artefact_log_and_manifest_record(tmp_path, monkeypatch):
     monkeypatch.setitem(MODELS, "toy", TOY)
+    monkeypatch.setitem(models.LOADERS, "toy", "tests.test_models:toy_load")
     for v in train.THREAD_VARIABLES:
         monkeypatch.setenv(v, "1")
     record = train.train_one("toy", root=tmp_path, progress=False)

@@ -6,7 +6,8 @@ import pytest
 
 from helpers.course.benchmarks import evaluate_vectors
 from helpers.course.corpus import course_corpus
-from helpers.course.models import MODELS, read_manifest
+from helpers.course.models import read_manifest
+from training.registry import MODELS
 from helpers.course.word_vector_models import (
     FLOAT16,
     NAMES,

@@ -24,7 +24,7 @@ Protocol (issue 14), the same for every method:
 
 Shipped: gensim skip-gram, CBOW and fastText, the course's PyTorch and NumPy skip-gram (W; C for
 PyTorch and NumPy; fastText's n-gram buckets) and GloVe (W + W~ stored as W, :func:`train_glove_vectors`).
-Each model is an entry of :data:`helpers.course.models.MODELS` (``wv_<impl>_<model>``); the
+Each model is an entry of :data:`training.registry.MODELS` (``wv_<impl>_<model>``); the
 vectors are stored as float16, which moves no report-half score by half a unit of the third decimal
 or more (the training records the scores from both, the tests read them; see FLOAT16). The vocabulary is stored with each model as UTF-8 text.
 """
@@ -482,7 +482,7 @@ REPLAY = {"gensim": REPLAY_EPOCHS, "torch": 1, "numpy": 1, "glove": 1}   # epoch
 def model_entries(entry_class) -> list:
     """The registry entries (:class:`helpers.course.models.ModelEntry`) of the shipped vectors."""
     return [entry_class(name, WHAT[name], LESSON[name], SETTINGS[name], TRAIN[SETTINGS[name]["impl"]],
-                        load_vectors_artifact, report_wordsim_subset, float16=FLOAT16[name],
+                        report_wordsim_subset, float16=FLOAT16[name],
                         replay_steps=REPLAY[SETTINGS[name]["impl"]],
                         # gensim's C loops: the same bytes on an AMD EPYC and an Intel Xeon (measured)
                         any_processor=SETTINGS[name]["impl"] == "gensim")

@@ -1,9 +1,9 @@
-"""Train the course's shipped models: ``make models`` / ``python -m helpers.course.train``.
+"""Train the course's shipped models: ``make models`` / ``python -m training``.
 
-    python -m helpers.course.train --all              # every model of helpers.course.models.MODELS
-    python -m helpers.course.train ffnn_lm            # one (or several) by name
-    python -m helpers.course.train --all --jobs 1     # one at a time
-    python -m helpers.course.train --list             # what there is, and what is shipped now
+    python -m training --all              # every model of training.registry.MODELS
+    python -m training ffnn_lm            # one (or several) by name
+    python -m training --all --jobs 1     # one at a time
+    python -m training --list             # what there is, and what is shipped now
 
 Each model trains in its own process, started with ``OMP_NUM_THREADS``, ``MKL_NUM_THREADS`` and
 ``OPENBLAS_NUM_THREADS`` set to the model's thread count (normally 1) in its environment — so
@@ -28,7 +28,8 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
-from helpers.course.models import MODELS, entry, model_dir, read_manifest, write_manifest
+from helpers.course.models import loader, model_dir, read_manifest
+from training.registry import MODELS, entry, write_manifest
 from helpers.infra.artifacts import load_artifact, save_artifact
 from helpers.infra.runlog import RunLog, run_environment
 
@@ -46,7 +47,7 @@ def train_one(name: str, root: Path | None = None, progress: bool = True) -> dic
     wrong = {v: os.environ.get(v) for v in THREAD_VARIABLES if os.environ.get(v) != str(e.threads)}
     if wrong:
         raise RuntimeError(f"{name} trains with {e.threads} thread(s), but this process has {wrong}: start it "
-                           f"with `python -m helpers.course.train {name}`, which sets them before NumPy is imported")
+                           f"with `python -m training {name}`, which sets them before NumPy is imported")
     root = Path(root or model_dir())
     before = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
     torch.set_num_threads(e.threads)
@@ -67,7 +68,7 @@ def _train_and_store(e, root: Path, progress: bool) -> dict:
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     info = save_artifact(root / name, arrays, {**meta, "model": name, "train_seconds": wall, "cpu_seconds": cpu,
                                                "environment": environment}, float16=e.float16)
-    sub_name, sub_value = e.subset_metric(e.load(load_artifact(root / name)))   # from the stored file
+    sub_name, sub_value = e.subset_metric(loader(name)(load_artifact(root / name)))   # from the stored file
     log.event("end", wall_seconds=wall, cpu_seconds=cpu, metrics=metrics, subset_metric={sub_name: sub_value},
               sha256=info["npz"]["sha256"], size=info["npz"]["size"])
     log.write(root / "logs" / f"{name}.jsonl.gz")
@@ -82,7 +83,7 @@ def _train_and_store(e, root: Path, progress: bool) -> dict:
 # ---------------------------------------------------------------- several, side by side
 def worker_command(name: str, result: Path, root: Path) -> list[str]:
     """The command line of the worker process that trains ``name``."""
-    return [sys.executable, "-m", "helpers.course.train", "--worker", name, "--result", str(result),
+    return [sys.executable, "-m", "training", "--worker", name, "--result", str(result),
             "--root", str(root)]
 
 
@@ -135,7 +136,7 @@ def run(names: list[str], jobs: int, root: Path | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m helpers.course.train", description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog="python -m training", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("names", nargs="*", help=f"models to train: {', '.join(sorted(MODELS))}")
     parser.add_argument("--all", action="store_true", help="train every model")
