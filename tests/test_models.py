@@ -18,14 +18,6 @@ import torch
 import training.__main__ as train
 from helpers.course import models
 from helpers.course.models import ModelFileError, load_model, model_dir, read_manifest
-from training.registry import (
-    MODELS,
-    SIZE_LIMIT_BYTES,
-    ModelEntry,
-    render_readme,
-    replays_exactly_here,
-    write_manifest,
-)
 from helpers.infra.artifacts import load_artifact
 from helpers.infra.runlog import (
     REPLAY_RTOL,
@@ -34,6 +26,14 @@ from helpers.infra.runlog import (
     library_versions,
     read_log,
     step_losses,
+)
+from training.registry import (
+    MODELS,
+    SIZE_LIMIT_BYTES,
+    ModelEntry,
+    render_readme,
+    replays_exactly_here,
+    write_manifest,
 )
 
 MANIFEST = read_manifest()

@@ -7,7 +7,6 @@ import pytest
 from helpers.course.benchmarks import evaluate_vectors
 from helpers.course.corpus import course_corpus
 from helpers.course.models import read_manifest
-from training.registry import MODELS
 from helpers.course.word_vector_models import (
     FLOAT16,
     NAMES,
@@ -17,6 +16,7 @@ from helpers.course.word_vector_models import (
 )
 from helpers.course.word_vectors import SHIPPED_VECTORS, load_word_vectors
 from helpers.lib.text import Vocab
+from training.registry import MODELS
 
 SHIPPED = [n for n, m in NAMES.items() if m in read_manifest()["models"]]
 
