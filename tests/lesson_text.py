@@ -106,12 +106,14 @@ def solutions_path(lesson: Path) -> Path:
 
 # ----------------------------------------------------------------------------- the time a lesson takes
 TIME = re.compile(r"(\d+(?:[.,]\d+)?|½|\d+½)\s*(hours?|h\b|minutes?|min\b)", re.I)
-STEP_MINUTES = {"warm-up": 10, "core": 25, "experiment": 15}
+EXERCISE_MINUTES = 20          # per graded exercise (issue 40's rule)
 EXERCISE = re.compile(r"(?m)^#{2,4} Exercise \d+ · (warm-up|core|experiment)\b")
 CHALLENGE = re.compile(r"(?m)^#{2,4} [^\n]*Challenge\b")
 CHALLENGE_MINUTES = 30
 TRY_THIS_MINUTES = 5
-READING_WPM = 200
+READING_WPM = 100              # technical prose read with its code and outputs
+MAX_OPEN_WORDS = 4000          # open prose per lesson
+MAX_VISIBLE_CLAIMS = 12        # "✓" lines a lesson's outputs show
 
 
 def _minutes(number: str, unit: str) -> float:
@@ -136,16 +138,25 @@ def stated_times(first_cell: str) -> dict[str, float]:
     return found
 
 
+def open_prose_words(nb: dict) -> int:
+    """Words of prose outside folded blocks (the story a student reads)."""
+    return len(words(prose("\n".join(source(c) for c in markdown_cells(nb)))))
+
+
+def visible_claims(nb: dict) -> list[str]:
+    """The "✓" lines in the lesson's committed outputs (claims a student sees)."""
+    return [line for c in code_cells(nb) for line in output_text(c).splitlines()
+            if line.startswith("✓ ")]
+
+
 def estimated_working_minutes(nb: dict) -> float:
-    """Reading the prose at 200 words a minute (folded evidence included: a student opens some of
-    it, and the code cells are read too, counted as prose here at one word per token), plus
-    10 / 25 / 15 minutes per warm-up / core / experiment exercise, 30 for a challenge and 5 for each
-    "Try this" prompt (change, run, look)."""
+    """Reading the open prose and the code at 100 words a minute (code at one word per three
+    tokens), plus 20 minutes per graded exercise, 30 for a challenge and 5 for each "Try this"
+    prompt (change, run, look)."""
     text = "\n".join(source(c) for c in markdown_cells(nb))
-    prose_words = len(words(prose(text))) + len(words("\n".join(FOLDED.findall(text))))
     code_words = sum(len(words(source(c))) for c in code_cells(nb)) // 3
-    steps = EXERCISE.findall(text)
-    minutes = (prose_words + code_words) / READING_WPM
-    minutes += sum(STEP_MINUTES[s] for s in steps) + CHALLENGE_MINUTES * len(CHALLENGE.findall(text))
+    minutes = (open_prose_words(nb) + code_words) / READING_WPM
+    minutes += EXERCISE_MINUTES * len(EXERCISE.findall(text))
+    minutes += CHALLENGE_MINUTES * len(CHALLENGE.findall(text))
     minutes += TRY_THIS_MINUTES * len(TRY_THIS.findall(text))
     return minutes

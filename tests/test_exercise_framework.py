@@ -53,7 +53,7 @@ def test_three_states_and_their_messages(capsys):
 
     r = SQUARE(my_square)
     out = capsys.readouterr().out
-    assert r.status == NOT_ATTEMPTED and not r and "replace the `raise NotImplementedError` in `my_square`" in out
+    assert r.status == NOT_ATTEMPTED and not r and "replace the raise NotImplementedError in my_square" in out
     r = SQUARE(lambda x: x ** 2)
     out = capsys.readouterr().out
     assert r.status == PASSED and r and out == "✓ square: all 2 checks passed.\n  Squares are even.\n"
@@ -81,7 +81,7 @@ def test_a_crash_in_the_students_code_is_reported_with_its_line(capsys):
     r = SQUARE(my_square)
     out = capsys.readouterr().out
     assert r.status == FAILED
-    assert "your code raised IndexError" in out and "in my_square, line" in out and "`return y[5]`" in out
+    assert "your code raised IndexError" in out and "in my_square, line" in out and "return y[5])" in out
 
 
 def test_a_crash_while_checking_the_output_is_not_blamed_on_the_student_code(capsys):

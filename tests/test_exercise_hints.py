@@ -15,6 +15,7 @@ import pytest
 
 import helpers.exercises as framework
 from helpers.exercises import NOT_ATTEMPTED, PASSED, Exercise, ExperimentExercise, FunctionExercise
+from helpers.exercises.guard import Watch
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -39,12 +40,14 @@ def _stub(*args, **kwargs):
 
 
 def _check(ex: Exercise, answer):
-    """Run the checker as a notebook would, with the experiment's example measurement."""
+    """Run the checker as a notebook would, with the experiment's example measurement. A typical
+    wrong answer is the checker's own code (it may call the reference and spoil its result), so it
+    runs through the checks without the guard, which the cheat tests below exercise."""
     if isinstance(ex, ExperimentExercise):
         if callable(answer):
             answer = answer(**ex.example_context)
         return ex(answer, **ex.example_context)
-    return ex(answer)
+    return ex.run_checks(answer)
 
 
 def _check_reference(ex: Exercise):
@@ -180,17 +183,58 @@ def test_a_constant_answer_fails(name, ex, capsys):
         assert result.status == "failed", f"{name} '{ex.title}': a function returning {constant} is not failed:\n{out}"
 
 
+@pytest.mark.parametrize("name,ex", FUNCTIONS, ids=[f"{n}-{e.title}" for n, e in FUNCTIONS])
+def test_the_reference_itself_is_refused(name, ex, capsys):
+    _skip_if_pending(name)
+    result = ex(ex.reference)
+    out = capsys.readouterr().out
+    assert result.status == "failed" and "is refused" in out, f"{name} '{ex.title}': the reference passes:\n{out}"
+
+
 @pytest.mark.parametrize("name,ex,forbidden", SHORTCUTS,
                          ids=[f"{n}-{e.title}-{getattr(f, '__name__', f)}" for n, e, f in SHORTCUTS])
-def test_the_course_s_own_implementation_is_refused(name, ex, forbidden, capsys):
+def test_every_forbidden_object_is_watched(name, ex, forbidden):
+    """The guard refuses a forbidden object when its code runs: it must have code to recognise (a
+    function, method, property or a class with methods of its own), or be a library builtin."""
+    watch = Watch([forbidden])
+    assert watch.course or watch.builtins, f"{name} '{ex.title}': {forbidden!r} has no code the guard can see"
+
+
+CHEATS = {   # each does something forbidden, then answers with the reference
+    "autograd": "x = torch.ones(2, requires_grad=True)\n    (x * x).sum().backward()",
+    "torch.func": "torch.func.grad(lambda t: (t * t).sum())(torch.ones(2))",
+    "torch optimiser": "w = torch.nn.Parameter(torch.ones(2)); w.grad = torch.ones(2)\n"
+                       "    torch.optim.Adam([w]).step()",
+    "functional adam": "torch.optim._functional.adam([torch.ones(2)], [torch.ones(2)], [torch.zeros(2)], "
+                       "[torch.zeros(2)], [], [torch.tensor(1.0)], amsgrad=False, beta1=0.9, beta2=0.999, "
+                       "lr=0.1, weight_decay=0.0, eps=1e-8, maximize=False)",
+    "clipping": "torch.nn.utils.clip_grad_norm_([torch.nn.Parameter(torch.ones(2))], 1.0)",
+    "scipy": "scipy.optimize.approx_fprime(np.ones(2), lambda v: float(v @ v))",
+    "getattr": "getattr(importlib.import_module(ref.__module__), ref.__name__)",
+}
+
+
+@pytest.mark.parametrize("cheat", sorted(CHEATS))
+@pytest.mark.parametrize("name,ex", FUNCTIONS, ids=[f"{n}-{e.title}" for n, e in FUNCTIONS])
+def test_answers_through_autograd_optimisers_scipy_or_the_course_are_refused(name, ex, cheat, capsys):
     _skip_if_pending(name)
-    namespace = {"__name__": "__main__", "course_version": forbidden}
-    exec("def shortcut(*args, **kwargs):\n    return course_version(*args, **kwargs)\n", namespace)
-    for answer in (forbidden, namespace["shortcut"]):
-        result = ex(answer)
-        out = capsys.readouterr().out
-        assert result.status == "failed" and "course's own" in out, \
-            f"{name} '{ex.title}': the shortcut through {forbidden!r} is not refused:\n{out}"
+    import importlib
+
+    import numpy as np
+    import scipy.optimize
+    import torch
+    import torch.func
+    import torch.optim._functional
+    namespace = {"__name__": "__main__", "torch": torch, "np": np, "scipy": scipy,
+                 "importlib": importlib, "ref": ex.reference}
+    route = CHEATS[cheat] + ("" if cheat == "getattr" else "\n    answer = ref")
+    if cheat == "getattr":
+        route = "answer = " + route
+    exec(f"def cheat(*args, **kwargs):\n    {route}\n    return answer(*args, **kwargs)\n", namespace)
+    result = ex(namespace["cheat"])
+    out = capsys.readouterr().out
+    assert result.status == "failed" and "is refused" in out, \
+        f"{name} '{ex.title}': an answer through {cheat} is not refused:\n{out}"
 
 
 @pytest.mark.parametrize("name,ex", EXPERIMENTS, ids=[f"{n}-{e.title}" for n, e in EXPERIMENTS])
@@ -207,23 +251,6 @@ def test_an_experiment_measures_for_itself_and_always_gives_a_verdict(name, ex, 
             result = ex(right, **{**ex.example_context, key: empty})   # a verdict, never a traceback
             assert isinstance(result, framework.Result)
     capsys.readouterr()
-
-
-def test_the_shortcut_guard_follows_the_student_s_own_code():
-    from helpers.exercises.shortcuts import library_shortcut
-    from helpers.lib.layers import softmax
-    namespace = {"__name__": "__main__"}
-    exec("import numpy as np\nimport helpers.lib.layers as L\nfrom helpers.lib.layers import softmax\n"
-         "def own(z):\n    z = z - z.max(axis=1, keepdims=True)\n    e = np.exp(z)\n    return e / e.sum(axis=1, keepdims=True)\n"
-         "def direct(z):\n    return softmax(z)\n"
-         "def attribute(z):\n    return L.softmax(z)\n"
-         "def inner(z):\n    return softmax(z)\n"
-         "def through_helper(z):\n    return inner(z) * 1.0\n"
-         "def late_import(z):\n    from helpers.lib.layers import softmax as s\n    return s(z)\n", namespace)
-    assert library_shortcut(namespace["own"], [softmax]) is None
-    for name in ("direct", "attribute", "through_helper", "late_import"):
-        assert library_shortcut(namespace[name], [softmax]) == "helpers.lib.layers.softmax", name
-    assert library_shortcut(softmax, [softmax]) == "helpers.lib.layers.softmax"
 
 
 def test_your_or_reference_goes_on_with_the_student_s_function_only_once_it_passed(capsys):

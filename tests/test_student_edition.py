@@ -15,8 +15,8 @@ For every lesson in ``notebooks/`` (a lesson in ``tests/lesson_status.PENDING`` 
   outside folded blocks (the definitions are in ``tests/lesson_text.py``);
 - **checks are one line**: no ``assert`` statement and no ``# NBVAL_…`` comment in a lesson's
   code (claims use :func:`helpers.infra.claims.claim`; nbval's markers are cell tags);
-- **time**: the first cell states the run time and the working time; the working time is within
-  0.75–1.6× of an estimate from the prose (200 words a minute) and the exercises;
+- **time**: the first cell states the run time and the working time; the working time is 1–1.5×
+  an estimate: prose and code at 100 words a minute, 20 minutes per graded exercise;
 - **Try this is safe**: every prompt carries ``metadata.try_this`` — one ``{"target": cell id,
   "code": snippet}`` per prompt — whose target cell holds no assert or claim, and whose snippet
   (the target's computation with the prompt's change, one representative value) shares a call
@@ -32,7 +32,7 @@ import warnings
 
 import pytest
 
-from tests.lesson_status import PENDING, pending
+from tests.lesson_status import PENDING, pending, pending_build
 from tests.lesson_text import (
     HOW_WE_COMPARE,
     NOTEBOOKS,
@@ -161,15 +161,17 @@ def test_checks_are_one_readable_line(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_the_lesson_states_its_run_time_and_an_honest_working_time(path):
     _skip_pending(path)
+    if pending_build(path.stem):
+        pytest.skip(f"pending: {pending_build(path.stem)}")
     nb = load(path)
     first = source(nb["cells"][0])
     times = stated_times(first)
     assert {"run", "work"} <= set(times), \
         f"{path.name}: the first cell must say how long the lesson takes to run and to work through; found {times}"
     estimate = estimated_working_minutes(nb)
-    assert 0.75 * estimate <= times["work"] <= 1.6 * estimate, \
-        (f"{path.name}: the stated working time, {times['work']:.0f} min, is far from the estimate "
-         f"{estimate:.0f} min (prose at 200 words a minute plus 10/25/15 min per warm-up/core/experiment)")
+    assert estimate <= times["work"] <= 1.5 * estimate, \
+        (f"{path.name}: the stated working time, {times['work']:.0f} min, is not within 1-1.5x the estimate "
+         f"{estimate:.0f} min (prose and code at 100 words a minute, 20 min per graded exercise)")
     assert times["run"] <= 3, f"{path.name}: a lesson runs in about 2 minutes, it says {times['run']:g}"
 
 

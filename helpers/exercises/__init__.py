@@ -21,7 +21,7 @@ answer, prints one verdict and returns a :class:`Result` (true only when passed)
     ✓ stable softmax: all 5 checks passed.
     ✗ stable softmax (check 3 of 5): softmax([[1000, 1001, 1002]]): expected finite ..., got [nan ...]
       Hint: np.exp(1000) overflows to inf, and inf / inf is nan: subtract each row's maximum first.
-    … stable softmax: not attempted yet — replace the `raise NotImplementedError` in `my_softmax`.
+    … stable softmax: not attempted yet — replace the raise NotImplementedError in my_softmax.
 
 The student's stub never crashes the notebook: every exception is caught and reported.
 """
@@ -49,7 +49,8 @@ from helpers.exercises.expect import (  # noqa: F401  (re-exported: checker modu
     short_repr,
     torch_gradients,
 )
-from helpers.exercises.shortcuts import library_shortcut
+from helpers.exercises.guard import Refused, Watch
+from helpers.infra.source import show_source
 
 PASSED, FAILED, NOT_ATTEMPTED = "passed", "failed", "not attempted"
 STEPS = ("warm-up", "core", "experiment")
@@ -164,6 +165,7 @@ class Exercise:
         return f"<{type(self).__name__} {self.title!r} ({self.step}), {len(self.mistakes)} mistakes>"
 
     def _report(self, status: str, text: str, mistake: Mistake | None = None) -> Result:
+        VERDICTS[self.title] = status
         if mistake is not None:
             text += f"\n  Hint: {mistake.hint}"
         print(text)
@@ -187,19 +189,26 @@ class Call:
 
 
 class _Recorder:
-    """Wraps the student's function and records every call, so mistakes can be recognised."""
+    """Wraps the student's function and records every call, so mistakes can be recognised.
+    With a :class:`~helpers.exercises.guard.Watch`, each call runs under it."""
 
-    def __init__(self, fn: Callable):
-        self.fn, self.calls = fn, []
+    def __init__(self, fn: Callable, watch: Watch | None = None):
+        self.fn, self.calls, self.watch = fn, [], watch
 
     def __call__(self, *args, **kwargs):
         call = Call(_copy(args), _copy(kwargs))
         self.calls.append(call)
         try:
-            result = self.fn(*args, **kwargs)
+            if self.watch is None:
+                result = self.fn(*args, **kwargs)
+            else:
+                with self.watch:
+                    result = self.fn(*args, **kwargs)
         except BaseException as e:
             call.error = e
             raise
+        if self.watch is not None and self.watch.refusal:     # refused, and the answer caught it
+            raise Refused(self.watch.refusal)
         call.result = _copy(result)
         return result
 
@@ -212,10 +221,11 @@ class FunctionExercise(Exercise):
     ``reference``: a correct implementation (the tests check that it passes).
     ``mistakes``: the likely :class:`Mistake` s, tried in order when a check fails.
     ``explanation``: printed after the last check passes (optional).
-    ``forbidden``: the course's own implementations of what the student writes (functions,
-    classes, methods of ``helpers.lib``): an answer that is one of them, or whose code calls one,
-    is refused before any check runs (:func:`helpers.exercises.shortcuts.library_shortcut`). The
-    ``reference`` is always forbidden (importing the checker's answer is no answer).
+    ``forbidden``: the course's own implementations of what the student writes, in any lesson
+    (functions, classes, methods), and library functions that would do the work. While the
+    answer runs, a call into one of them, or into autograd, a torch optimiser or clipping, or
+    SciPy's differentiation and optimisers, is refused (:mod:`helpers.exercises.guard`). The
+    ``reference`` is always forbidden.
     """
 
     def __init__(self, title: str, checks: Sequence[Callable[[Callable], None]], *, reference: Callable | None,
@@ -232,31 +242,28 @@ class FunctionExercise(Exercise):
         if candidate is None or candidate is Ellipsis:
             return self._report(NOT_ATTEMPTED, f"… {self.title}: not attempted yet — write the function "
                                                "and pass it to the checker.")
-        name = getattr(candidate, "__name__", "your function")
         if not callable(candidate):
             return self._report(FAILED, f"✗ {self.title}: expected a function, got {type(candidate).__name__} "
                                         f"{short_repr(candidate)}")
-        shortcut = library_shortcut(candidate, self.forbidden)
-        if shortcut is not None:
-            return self._report(FAILED, f"✗ {self.title}: `{name}` uses the course's own `{shortcut}` — the "
-                                        "exercise is to write it yourself with NumPy (the course's version "
-                                        "is shown after the exercise).")
-        return self.run_checks(candidate)
+        return self.run_checks(candidate, watch=Watch(self.forbidden))
 
-    def run_checks(self, candidate: Callable) -> Result:
-        """The checks alone, without refusing the course's own implementations: the tests use it to
-        show that ``reference`` (which may be the library's function) passes."""
+    def run_checks(self, candidate: Callable, watch: Watch | None = None) -> Result:
+        """Run the checks on ``candidate``, under ``watch`` if given (the tests run the reference,
+        which may be the course's own function, without one)."""
         name = getattr(candidate, "__name__", "your function")
-        recorder = _Recorder(candidate)
+        recorder = _Recorder(candidate, watch)
         n = len(self.checks)
         for i, check in enumerate(self.checks, 1):
             try:
                 check(recorder)
                 continue
+            except Refused as e:
+                return self._report(FAILED, f"✗ {self.title}: {name} is refused: {e}. The exercise is "
+                                            "to write it yourself with NumPy.")
             except NotImplementedError:
                 if recorder.calls and isinstance(recorder.calls[0].error, NotImplementedError):
                     return self._report(NOT_ATTEMPTED, f"… {self.title}: not attempted yet — replace the "
-                                                       f"`raise NotImplementedError` in `{name}`.")
+                                                       f"raise NotImplementedError in {name}.")
                 detail = "your function still raises NotImplementedError here: finish it"
             except ExerciseFailed as e:
                 detail = str(e)
@@ -308,13 +315,13 @@ def _holds(predicate: Callable[..., bool], *args, **kwargs) -> bool:
 
 
 def _where(error: BaseException, fn: Callable) -> str:
-    """' (in f, line 3: `code`)' for the last line of the student's own code in the traceback."""
+    """' (in f, line 3: code)' for the last line of the student's own code in the traceback."""
     filename = getattr(getattr(fn, "__code__", None), "co_filename", None)
     frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == filename]
     if not frames:
         return ""
     f = frames[-1]
-    return f" (in {f.name}, line {f.lineno}" + (f": `{f.line.strip()}`)" if f.line else ")")
+    return f" (in {f.name}, line {f.lineno}" + (f": {f.line.strip()})" if f.line else ")")
 
 
 class ExperimentExercise(Exercise):
@@ -357,7 +364,7 @@ class ExperimentExercise(Exercise):
     def __call__(self, answer: Any, **context) -> Result:
         """Check the student's ``answer``; print and return the verdict."""
         if answer is None or answer is Ellipsis:
-            return self._report(NOT_ATTEMPTED, f"… {self.title}: not attempted yet — replace the `None` with "
+            return self._report(NOT_ATTEMPTED, f"… {self.title}: not attempted yet — replace the None with "
                                                "your answer.")
         if self.choices is not None:
             if not isinstance(answer, str) or _norm(answer) not in map(_norm, self.choices):
@@ -407,22 +414,60 @@ def _norm(choice: Any) -> str:
 
 
 # ----------------------------------------------------------------------------- going on with the student's code
-def your_or_reference(result: Result, yours: Callable, reference: Callable, what: str) -> Callable:
+# What this kernel has seen: the latest verdict of each exercise, and where each function ran.
+VERDICTS: dict[str, str] = {}
+USED: dict[str, list[str]] = {}
+
+
+def your_or_reference(result: Result, yours: Callable, reference: Callable, what: str,
+                      where: str = "") -> Callable:
     """The function the rest of the lesson uses: the student's ``yours`` once its checker passed
     (``result`` is what the checker returned), else the course's ``reference``. Prints which, in
     one line, so the student sees that their code is what trains the model.
 
-    ``what`` names the function in the message, e.g. ``"Adam step"``.
+    ``what`` names the function in the message, e.g. ``"Adam step"``; ``where`` says what runs on
+    it (e.g. ``"the live training of section 8"``), listed by :func:`your_work`.
     """
     if not isinstance(result, Result):
         raise TypeError(f"your_or_reference: result must be what the checker returned (a Result), "
                         f"got {type(result).__name__}")
+    if where:
+        USED.setdefault(result.title, [])
+        if where not in USED[result.title]:
+            USED[result.title].append(where)
     if result:
         print(f"→ the lesson goes on with your {what} ({getattr(yours, '__name__', 'your function')}).")
         return yours
     print(f"→ the lesson goes on with the course's {what} until yours passes its checker "
           f"({result.status}).")
     return reference
+
+
+def course_version(result: Result, obj: Any) -> None:
+    """Show the course's code of ``obj`` once the student's answer passed its checker
+    (``result``); until then, one line saying so. No answer is shown before the student's own."""
+    if not isinstance(result, Result):
+        raise TypeError(f"course_version: result must be what the checker returned (a Result), "
+                        f"got {type(result).__name__}")
+    name = getattr(obj, "__qualname__", getattr(obj, "__name__", "it"))
+    if result:
+        show_source(obj)
+    else:
+        print(f"The course's {name} appears here once your answer to '{result.title}' passes its "
+              "checker: re-run this cell then.")
+
+
+def your_work(exercises: Sequence[Exercise]) -> None:
+    """Print, for a lesson's ``exercises``, each one's verdict in this session and what ran on
+    the student's function (the closing section of every lesson)."""
+    width = max(len(ex.title) for ex in exercises)
+    print(f"{'exercise':<{width}}  {'verdict':<14}  what ran on your code")
+    for ex in exercises:
+        verdict = VERDICTS.get(ex.title, "not run yet")
+        used = "; ".join(USED.get(ex.title, [])) or "-"
+        if verdict != PASSED and used != "-":
+            used = f"(the course's version, until yours passes) {used}"
+        print(f"{ex.title:<{width}}  {verdict:<14}  {used}")
 
 
 # ----------------------------------------------------------------------------- the one-off form

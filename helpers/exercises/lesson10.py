@@ -113,7 +113,7 @@ def _random_from_0_8_on(ids, chosen, u, random_ids, mask_id):
 
 check_80_10_10 = FunctionExercise(
     "80/10/10 replacement rule", [_rule_worked_example, _rule_unchosen_untouched, _rule_matches_reference],
-    reference=lambda ids, chosen, u, random_ids, mask_id: apply_80_10_10(ids, chosen, u, random_ids, mask_id),
+    reference=apply_80_10_10,
     step="warm-up", forbidden=(apply_80_10_10, mask_tokens),
     mistakes=[
         Mistake("in_place", "you changed `ids` itself: the original tokens are the labels the model must "

@@ -7,9 +7,10 @@ such as::
     claim(lstm_loss < trigram_loss, "the LSTM beats the character trigram on Hamlet")
     claim_between(share, 0.4, 0.6, "about half of the misspellings find their word")
 
-Each prints ``✓ <statement>`` when it holds. When it does not, it raises :class:`ClaimFailed`
-(an ``AssertionError``, so CI's notebook run fails loudly) with the statement and what was
-measured: the prose and the outputs can never silently disagree.
+Each prints ``✓ <statement>`` when it holds (or nothing, with ``show=False``: a lesson shows at
+most a dozen claims, the ones a student should see; the rest still run). When a claim does not
+hold, it raises :class:`ClaimFailed` (an ``AssertionError``, so CI's notebook run fails loudly)
+with the statement and what was measured: the prose and the outputs never silently disagree.
 """
 from __future__ import annotations
 
@@ -30,12 +31,13 @@ def _number(x, what: str) -> float:
     return value
 
 
-def claim(condition, statement: str, measured: str | None = None) -> None:
+def claim(condition, statement: str, measured: str | None = None, show: bool = True) -> None:
     """Print ``✓ statement`` if ``condition`` is true, else raise :class:`ClaimFailed`.
 
     ``condition``: a bool (or anything with a truth value, e.g. a NumPy bool);
     ``statement``: the claim in the lesson's words; ``measured``: optional text naming the
-    measured values, added to the message (and to the ✓ line, in brackets).
+    measured values, added to the message (and to the ✓ line, in brackets); ``show=False``
+    prints nothing when the claim holds.
     Returns None, so a claim can end a cell without an ``Out[..]``.
     """
     if not isinstance(statement, str) or not statement.strip():
@@ -49,23 +51,25 @@ def claim(condition, statement: str, measured: str | None = None) -> None:
     if not ok:
         raise ClaimFailed(f"✗ {statement}{detail}: this no longer holds on this run — the prose "
                           "and the result disagree")
-    print(f"✓ {statement}{detail}")
+    if show:
+        print(f"✓ {statement}{detail}")
 
 
-def claim_between(value, low: float, high: float, statement: str, fmt: str = ".3g") -> None:
+def claim_between(value, low: float, high: float, statement: str, fmt: str = ".3g",
+                  show: bool = True) -> None:
     """``claim(low <= value <= high, ...)``, with the value and the range in the message."""
     v, lo, hi = _number(value, "value"), _number(low, "low"), _number(high, "high")
     if lo > hi:
         raise ValueError(f"claim_between {statement!r}: low {lo:g} is above high {hi:g}")
     claim(math.isfinite(v) and lo <= v <= hi, statement,
-                 f"{v:{fmt}}, expected between {lo:{fmt}} and {hi:{fmt}}")
+          f"{v:{fmt}}, expected between {lo:{fmt}} and {hi:{fmt}}", show)
 
 
 def claim_close(value, target: float, statement: str, rtol: float = 1e-6, atol: float = 0.0,
-                fmt: str = ".6g") -> None:
+                fmt: str = ".6g", show: bool = True) -> None:
     """``claim(|value - target| <= atol + rtol·|target|, ...)``, with both numbers in the message."""
     v, t = _number(value, "value"), _number(target, "target")
     if rtol < 0 or atol < 0:
         raise ValueError(f"claim_close {statement!r}: tolerances must be ≥ 0, got rtol={rtol}, atol={atol}")
     ok = math.isfinite(v) and abs(v - t) <= atol + rtol * abs(t)
-    claim(ok, statement, f"{v:{fmt}} vs {t:{fmt}}")
+    claim(ok, statement, f"{v:{fmt}} vs {t:{fmt}}", show)

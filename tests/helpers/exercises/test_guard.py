@@ -1,0 +1,165 @@
+"""The guard that watches a student's answer run (helpers.exercises.guard)."""
+import importlib
+import sys
+
+import numpy as np
+import pytest
+import scipy.optimize
+import torch
+import torch.func
+
+from helpers.exercises import FunctionExercise, expect_close
+from helpers.exercises.guard import Refused, Watch
+from helpers.lib import layers
+from helpers.lib.layers import Linear, softmax
+
+
+def _run(fn, *args, forbidden=(softmax, Linear)):
+    watch = Watch(forbidden)
+    try:
+        with watch:
+            fn(*args)
+    except Refused:
+        pass
+    return watch.refusal
+
+
+def own_softmax(z):
+    z = z - z.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+Z = np.array([[1.0, 2.0, 3.0]])
+
+
+def test_plain_numpy_and_harmless_torch_pass():
+    def fine(z):
+        with torch.no_grad():
+            torch.zeros(2) + 1
+        return own_softmax(z)
+    assert _run(fine, Z) is None
+
+
+@pytest.mark.parametrize("route", ["name", "attribute", "getattr", "importlib", "reload", "local import",
+                                   "subclass", "helper function", "lambda"])
+def test_the_course_s_code_is_refused_however_it_is_reached(route):
+    def name(z):
+        return softmax(z)
+
+    def attribute(z):
+        return layers.softmax(z)
+
+    def via_getattr(z):
+        return getattr(layers, "soft" + "max")(z)
+
+    def via_importlib(z):
+        return importlib.import_module("helpers.lib.layers").softmax(z)
+
+    def via_reload(z):
+        return importlib.reload(importlib.import_module("helpers.lib.layers")).softmax(z)
+
+    def local_import(z):
+        from helpers.lib.layers import softmax as s
+        return s(z)
+
+    def subclass(z):
+        class Mine(Linear):
+            pass
+        return Mine(3, 2, rng=np.random.default_rng(0)).forward(z)
+
+    def helper(z):
+        return name(z) * 1.0
+
+    routes = {"name": name, "attribute": attribute, "getattr": via_getattr, "importlib": via_importlib,
+              "reload": via_reload, "local import": local_import, "subclass": subclass,
+              "helper function": helper, "lambda": lambda z: softmax(z)}
+    why = _run(routes[route], Z)
+    assert why is not None and "course's own helpers.lib.layers." in why, why
+
+
+def test_autograd_torch_func_optimisers_clipping_and_scipy_are_refused():
+    def backward():
+        x = torch.ones(2, requires_grad=True)
+        (x * x).sum().backward()
+
+    def grad():
+        x = torch.ones(2, requires_grad=True)
+        torch.autograd.grad((x * x).sum(), x)
+
+    def engine():   # the C engine without the Python wrappers
+        x = torch.ones(2, requires_grad=True)
+        y = (x * x).sum()
+        torch.autograd.Variable._execution_engine.run_backward((y,), (torch.ones(()),), False, False, (x,),
+                                                              False)
+
+    def func():
+        torch.func.grad(lambda t: (t * t).sum())(torch.ones(2))
+
+    def optimiser():
+        w = torch.nn.Parameter(torch.ones(2))
+        w.grad = torch.ones(2)
+        torch.optim.SGD([w], lr=0.1).step()
+
+    def subclassed_optimiser():
+        class Mine(torch.optim.Adam):
+            pass
+        w = torch.nn.Parameter(torch.ones(2))
+        w.grad = torch.ones(2)
+        Mine([w]).step()
+
+    def clip():
+        torch.nn.utils.clip_grad_norm_([torch.nn.Parameter(torch.ones(2))], 1.0)
+
+    def scipy_grad():
+        scipy.optimize.approx_fprime(np.ones(2), lambda v: float(v @ v))
+
+    def scipy_minimise():
+        scipy.optimize.minimize(lambda v: float(v @ v), np.ones(2))
+
+    for fn, word in [(backward, "autograd"), (grad, "autograd"), (engine, "autograd"), (func, "torch.func"),
+                     (optimiser, "optimiser"), (subclassed_optimiser, "optimiser"), (clip, "clipping"),
+                     (scipy_grad, "SciPy"), (scipy_minimise, "SciPy")]:
+        why = _run(fn)
+        assert why is not None and word in why, (fn.__name__, why)
+
+
+def test_a_caught_refusal_is_still_a_refusal_and_the_profiler_is_restored():
+    def sneaky(z):
+        try:
+            return softmax(z)
+        except BaseException:
+            return own_softmax(z)
+    before = sys.getprofile()
+    assert "course's own" in _run(sneaky, Z)
+    assert sys.getprofile() is before
+
+
+def test_a_forbidden_library_function_is_refused():
+    def torch_softmax(z):
+        return torch.softmax(torch.as_tensor(z), -1).numpy()
+    assert "softmax, which does the exercise's work" in _run(torch_softmax, Z, forbidden=[torch.softmax])
+    assert _run(torch_softmax, Z, forbidden=[]) is None
+
+
+def test_the_checker_refuses_and_names_why(capsys):
+    exercise = FunctionExercise("softmax", [lambda f: expect_close(f(Z), own_softmax(Z), "softmax")],
+                                reference=own_softmax, forbidden=[softmax])
+
+    def sneaky(z):
+        try:
+            torch.func.grad(lambda t: (t * t).sum())(torch.ones(2))
+        except BaseException:
+            pass
+        return own_softmax(z)
+
+    def mine(z):
+        e = np.exp(z - np.max(z, axis=-1, keepdims=True))
+        return e / np.sum(e, axis=-1, keepdims=True)
+
+    assert exercise(mine).status == "passed"
+    for cheat, word in [(sneaky, "torch.func"), (lambda z: softmax(z), "course's own"), (own_softmax, "own")]:
+        result = exercise(cheat)
+        assert result.status == "failed" and "is refused" in result.message and word in result.message
+    assert exercise.run_checks(softmax).status == "passed"       # the tests' route for references
+    capsys.readouterr()
