@@ -18,8 +18,14 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.stats import spearmanr
 
-from helpers.lib.bootstrap import Interval, bootstrap_interval  # noqa: F401  (re-exported: lessons import them from here)
 from helpers.lib.checks import check_whole
+from helpers.lib.stats import (  # noqa: F401
+    Interval,
+    bootstrap_interval,
+    paired_spearman_difference,
+    spearman,
+    spearman_interval,
+)
 from helpers.lib.text import UnknownWordError, check_token_lists, check_tokens
 
 
@@ -334,12 +340,6 @@ def document_vectors(vectors, vocab, documents: Sequence[Sequence[str]]) -> tupl
 
 
 # ---------------------------------------------------------------- uncertainty
-def _spearman(x, y) -> float:
-    if np.ptp(x) == 0 or np.ptp(y) == 0:
-        return float("nan")
-    return float(spearmanr(x, y).statistic)
-
-
 def similarity_interval(vectors, vocab, pairs: Sequence[tuple[str, str, float]], n_boot: int = 1000,
                         level: float = 0.95, seed: int = 0) -> Interval:
     """Spearman rho with a bootstrap interval over the rated pairs. Taught in lesson 09, section 2.
@@ -353,7 +353,7 @@ def similarity_interval(vectors, vocab, pairs: Sequence[tuple[str, str, float]],
         raise ValueError(f"only {len(known)} of {len(pairs)} pairs are in the vocabulary; need at least 3")
     i, j, gold = (np.array(x) for x in zip(*known, strict=True))
     sims = np.einsum("nd,nd->n", E[i], E[j])
-    return bootstrap_interval(_spearman, sims, gold.astype(float), n_boot=n_boot, level=level, seed=seed)
+    return spearman_interval(sims, gold.astype(float), n_boot=n_boot, level=level, seed=seed)
 
 
 def paired_similarity_difference(vectors_a, vectors_b, vocab, pairs: Sequence[tuple[str, str, float]],
@@ -374,10 +374,8 @@ def paired_similarity_difference(vectors_a, vectors_b, vocab, pairs: Sequence[tu
         E = W / np.maximum(np.linalg.norm(W, axis=1, keepdims=True), 1e-12)
         return np.einsum("nd,nd->n", E[i], E[j])
 
-    def diff(ca, cb, g):
-        return _spearman(ca, g) - _spearman(cb, g)
-
-    return bootstrap_interval(diff, cosines(vectors_a), cosines(vectors_b), gold.astype(float), n_boot=n_boot, seed=seed)
+    return paired_spearman_difference(cosines(vectors_a), cosines(vectors_b), gold.astype(float),
+                                      n_boot=n_boot, seed=seed)
 
 
 def analogy_hits(vectors, vocab, questions: dict[str, list[tuple[str, str, str, str]]],
