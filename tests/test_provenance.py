@@ -1,6 +1,6 @@
-"""Every public function and class of the library names, in the first line of its docstring, the
-lesson and section that teach it ("... Taught in lesson 03, section 2."), and that lesson's
-notebook has that section."""
+"""Every public function and class of the library names, in its docstring, the lesson and section
+that teach it ("lesson 03 §2", or "Taught in lesson 03, section 2."), and that lesson's notebook
+has that section."""
 import ast
 import json
 import re
@@ -10,17 +10,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 LIB = sorted(p for p in (ROOT / "helpers" / "lib").glob("*.py") if p.name != "__init__.py")
-PROVENANCE = re.compile(r"Taught in lesson (\d\d), section (\d+(?:\.\d+)*)\.")
+PROVENANCE = re.compile(r"lesson (\d\d)(?:, section | §)(\d+(?:\.\d+)*)")
 
 
 def public_objects(path: Path):
-    """(name, line, first line of the docstring or None) of every public module-level
-    function and class."""
+    """(name, line, docstring or None) of every public module-level function and class."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
             doc = ast.get_docstring(node)
-            yield node.name, node.lineno, doc.splitlines()[0] if doc else None
+            yield node.name, node.lineno, doc
 
 
 def notebook_sections(lesson: str, root: Path = ROOT) -> set[str]:
@@ -38,7 +37,7 @@ def notebook_sections(lesson: str, root: Path = ROOT) -> set[str]:
 
 
 def provenance_problems(paths, root: Path = ROOT) -> list[str]:
-    """Every public object of the modules ``paths`` without a valid 'Taught in' first line."""
+    """Every public object of the modules ``paths`` without a valid back-reference to its lesson."""
     problems, sections = [], {}
     for path in paths:
         rel = path.relative_to(root).as_posix()
@@ -49,8 +48,7 @@ def provenance_problems(paths, root: Path = ROOT) -> list[str]:
                 continue
             m = PROVENANCE.search(first)
             if not m:
-                problems.append(f"{where}: the docstring's first line does not say 'Taught in lesson NN, "
-                                f"section S.' (it is: {first!r})")
+                problems.append(f"{where}: the docstring does not say where it is taught ('lesson NN §S')")
                 continue
             lesson, section = m.groups()
             if not list((root / "notebooks").glob(f"{lesson}_*.ipynb")):
@@ -82,7 +80,8 @@ def test_the_check_catches_missing_and_wrong_provenance(tmp_path):
     (lib / "demo.py").write_text(
         'def ok():\n    """Fine. Taught in lesson 03, section 2.1."""\n\n'
         'def nodoc():\n    pass\n\n'
-        'def vague():\n    """Does things.\n\n    Taught in lesson 03, section 2."""\n\n'
+        'def short():\n    """Fine (lesson 03 §2)."""\n\n'
+        'def vague():\n    """Does things."""\n\n'
         'def wrong_section():\n    """Fine. Taught in lesson 03, section 4."""\n\n'
         'def wrong_lesson():\n    """Fine. Taught in lesson 11, section 1."""\n\n'
         'def _private():\n    pass\n', encoding="utf-8")
@@ -90,6 +89,6 @@ def test_the_check_catches_missing_and_wrong_provenance(tmp_path):
     text = "\n".join(problems)
     assert len(problems) == 4, text
     assert "nodoc: no docstring" in text
-    assert "vague: the docstring's first line does not say" in text
+    assert "vague: the docstring does not say where it is taught" in text
     assert "wrong_section: names lesson 03, section 4; that notebook's sections are ['2', '2.1']" in text
     assert "wrong_lesson: names lesson 11, which has no notebook" in text

@@ -183,9 +183,10 @@ class Attention(Layer):
         self.scale = 1.0 / np.sqrt(np.shape(Q)[-1])
         out, self.weights = scaled_dot_product_attention(Q, K, V, mask, self.scale, key_padding)
         self.Q, self.K, self.V = Q, K, V
-        return out
+        return self.remember(out)
 
     def backward(self, dout):
+        self.check_dout(dout=dout)
         return softmax_attention_backward(dout, self.Q, self.K, self.V, self.weights, self.scale)
 
 
@@ -245,6 +246,7 @@ class MultiHeadAttention(Layer):
         X = np.asarray(X)
         if X.ndim != 3 or X.shape[-1] != self.d:
             raise ValueError(f"MultiHeadAttention expects input (B, T, {self.d}), got {X.shape}")
+        check_finite(X, "X", "MultiHeadAttention.forward")
         B, T, _ = X.shape
         full = np.ones((1, 1, T, T), dtype=bool)
         if mask is not None:
@@ -270,9 +272,10 @@ class MultiHeadAttention(Layer):
         heads = self.attn.forward(Q, K, V, full)
         self.weights = self.attn.weights
         self.concat = merge_heads(heads)
-        return self.concat @ W_O + b_O
+        return self.remember(self.concat @ W_O + b_O)
 
     def backward(self, dout):
+        self.check_dout(dout=dout)
         W_Q, _, W_K, _, W_V, _, W_O, _ = self.params
         X2 = self.X.reshape(-1, self.d)
         self.grads[6][...] = self.concat.reshape(-1, self.d).T @ dout.reshape(-1, self.d)

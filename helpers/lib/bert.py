@@ -112,7 +112,7 @@ class NumpyMaskedLM(Layer):
         P = softmax(logits)                                    # kept for the backward pass
         loss = float(-np.mean(np.log(np.maximum(P[np.arange(len(t)), t], np.finfo(P.dtype).tiny))))
         self.cache = (ids, m, n, rows, cols, t, z, h, P, xp.shape)
-        return loss
+        return self.remember(loss)
 
     def predict(self, ids: np.ndarray, labels: np.ndarray, attention_mask: np.ndarray) -> tuple:
         """The model's distribution at the masked positions: (P (M, V), targets (M,), rows (M,)),
@@ -124,6 +124,7 @@ class NumpyMaskedLM(Layer):
 
     def backward(self, dout: float = 1.0) -> None:
         """Fill ``grads`` with d(dout * L)/dparams (E gets lookup + output contributions summed)."""
+        self.check_dout(dout=dout)
         E, W, b, b_out = self.params
         ids, m, n, rows, cols, t, z, h, P, padded = self.cache
         w, d, M = self.window, E.shape[1], len(t)

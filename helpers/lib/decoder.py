@@ -57,9 +57,10 @@ class GELU(Layer):
     def forward(self, x):
         self.x = x
         self.cdf = 0.5 * (1.0 + erf(x / math.sqrt(2.0)))
-        return x * self.cdf
+        return self.remember(x * self.cdf)
 
     def backward(self, dout):
+        self.check_dout(dout=dout)
         pdf = np.exp(-0.5 * self.x * self.x) / math.sqrt(2.0 * math.pi)
         return dout * (self.cdf + self.x * pdf)
 
@@ -78,9 +79,10 @@ class FeedForward(Layer):
     def forward(self, x):
         B, T, d = x.shape
         h = self.act.forward(self.fc1.forward(x.reshape(B * T, d)))      # every position is a row
-        return self.fc2.forward(h).reshape(B, T, d)
+        return self.remember(self.fc2.forward(h).reshape(B, T, d))
 
     def backward(self, dout):
+        self.check_dout(dout=dout)
         B, T, d = dout.shape
         dh = self.fc1.backward(self.act.backward(self.fc2.backward(dout.reshape(B * T, d))))
         return dh.reshape(B, T, d)
@@ -105,9 +107,10 @@ class RotaryAttention(Attention):
         self.scale = 1.0 / math.sqrt(Q.shape[-1])
         out, self.weights = scaled_dot_product_attention(Q, K, V, mask, self.scale)
         self.Q, self.K, self.V = Q, K, V
-        return out
+        return self.remember(out)
 
     def backward(self, dout):
+        self.check_dout(dout=dout)
         dQ, dK, dV = softmax_attention_backward(dout, self.Q, self.K, self.V, self.weights, self.scale)
         if self.rope:
             back = -np.arange(dQ.shape[-2])                  # rotate by the opposite angles
@@ -130,7 +133,7 @@ class DecoderAttention(MultiHeadAttention):
         self.attn = RotaryAttention(rope)
 
     def forward(self, X, mask=None, causal: bool = True, key_padding=None):
-        return super().forward(X, mask=mask, causal=True, key_padding=key_padding)
+        return self.remember(super().forward(X, mask=mask, causal=True, key_padding=key_padding))
 
 
 class DecoderBlock(Layer):
@@ -157,11 +160,12 @@ class DecoderBlock(Layer):
     def forward(self, x):
         if self.pre:
             x = x + self.attn.forward(self.ln1.forward(x))
-            return x + self.ff.forward(self.ln2.forward(x))
+            return self.remember(x + self.ff.forward(self.ln2.forward(x)))
         x = self.ln1.forward(x + self.attn.forward(x))
-        return self.ln2.forward(x + self.ff.forward(x))
+        return self.remember(self.ln2.forward(x + self.ff.forward(x)))
 
     def backward(self, dout):
+        self.check_dout(dout=dout)
         if self.pre:
             dx = dout + self.ln2.backward(self.ff.backward(dout))
             return dx + self.ln1.backward(self.attn.backward(dx))
@@ -240,7 +244,7 @@ class NumpyDecoderLM(Layer):
         if self.ln_f is not None:
             x = self.ln_f.forward(x)
         self._shape = x.shape
-        return self.head.forward(x.reshape(B * T, -1)).reshape(B, T, -1)
+        return self.remember(self.head.forward(x.reshape(B * T, -1)).reshape(B, T, -1))
 
     def loss(self, ids, targets) -> float:
         """Mean next-token cross-entropy (nats) of ``targets`` (B, T) given ``ids`` (B, T)."""
@@ -253,6 +257,7 @@ class NumpyDecoderLM(Layer):
     def backward(self, dlogits=None):
         if dlogits is None:                          # from the last loss()
             dlogits = self.criterion.backward().reshape(self._shape[:2] + (-1,))
+        self.check_dout(dlogits=dlogits)
         B, T, V = dlogits.shape
         dx = self.head.backward(dlogits.reshape(B * T, V)).reshape(self._shape)
         if self.ln_f is not None:

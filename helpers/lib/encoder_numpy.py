@@ -55,9 +55,10 @@ class EncoderBlock(Layer):
 
     def forward(self, x, key_padding=None):
         x = x + self.attn.forward(self.ln1.forward(x), key_padding=key_padding)
-        return x + self.ff.forward(self.ln2.forward(x))
+        return self.remember(x + self.ff.forward(self.ln2.forward(x)))
 
     def backward(self, dout):
+        self.check_dout(dout=dout)
         dx = dout + self.ln2.backward(self.ff.backward(dout))
         return dx + self.ln1.backward(self.attn.backward(dx))
 

@@ -152,9 +152,10 @@ class SubwordEmbedding(Layer):
             out[k] = (Ew[own].sum(0) + En[grams].sum(0)) * scale
             parts.append((own, grams, scale))
         self.cache = parts
-        return out
+        return self.remember(out)
 
     def backward(self, dout):
+        self.check_dout(dout=dout)
         dout = np.asarray(dout)            # its shape (N, D) is checked by Layer
         for g in self.grads:
             g[...] = 0

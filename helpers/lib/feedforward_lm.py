@@ -52,9 +52,10 @@ class NumpyFeedForwardLM(Layer):
         self.e_shape = e.shape
         x = self._own(self.drop_in.forward(e.reshape(len(ids), -1)))  # (B, n·d): the n vectors side by side
         h = self._own(self.drop_hidden.forward(self.tanh.forward(self.hidden.forward(x))))
-        return self.out.forward(h)
+        return self.remember(self.out.forward(h))
 
     def backward(self, dout):
+        self.check_dout(dout=dout)
         dh = self.tanh.backward(self._own(self.drop_hidden.backward(self.out.backward(self._own(dout)))))
         dx = self._own(self.drop_in.backward(self.hidden.backward(dh)))
         self.embed.backward(dx.reshape(self.e_shape))                 # ids get no gradient

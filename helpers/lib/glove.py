@@ -126,7 +126,6 @@ class GloVeNumpy(Layer):
     dJ/dw~_j = Σ 2 f e w_i, dJ/db_i = Σ 2 f e, dJ/db~_j = Σ 2 f e.
     """
 
-    checks_own_inputs = ("x",)          # a nan count is "not a positive finite count"
 
     def __init__(self, vocab_size: int, dim: int, rng: np.random.Generator, x_max: float = 100.0,
                  alpha: float = 0.75, dtype=np.float64):
@@ -165,7 +164,7 @@ class GloVeNumpy(Layer):
         rows, cols, x = self._check(rows, cols, x)
         f, e = self.pair_terms(rows, cols, x)
         self.cache = (rows, cols, f, e)
-        return float(np.sum(f * e * e))
+        return self.remember(float(np.sum(f * e * e)))
 
     def pair_gradients(self, dout: float = 1.0):
         """Per-pair gradients of the last forward: (dw (P, D), dwt (P, D), db (P,)) where
@@ -176,6 +175,7 @@ class GloVeNumpy(Layer):
         return g[:, None] * Wt[cols], g[:, None] * W[rows], g
 
     def backward(self, dout: float = 1.0):
+        self.check_dout(dout=dout)
         rows, cols, _, _ = self.cache
         dw, dwt, g = self.pair_gradients(dout)
         for grad in self.grads:

@@ -173,9 +173,10 @@ class HierarchicalSoftmax(Layer):
         self.centers = centers
         loss, self.dh, self.nodes, self.dU_rows = hs_loss_and_grads(self.params[0][centers], self.params[1],
                                                                     self.tree, contexts)
-        return loss
+        return self.remember(loss)
 
     def backward(self, dout=1.0):
+        self.check_dout(dout=dout)
         dW, dU = self.grads
         dW[...] = 0
         dU[...] = 0

@@ -12,9 +12,6 @@ for speed.
 """
 from __future__ import annotations
 
-import functools
-import inspect
-
 import numpy as np
 import scipy.sparse as sp
 
@@ -86,66 +83,17 @@ ACTIVATIONS = {
 # ---------------------------------------------------------------- layers
 def _output_shapes(out) -> list[tuple]:
     """The shape of each of forward's outputs: one for an array or a number, one per element of a
-    tuple (LSTMCell returns (h, c)), none for None."""
-    if out is None:
-        return []
+    tuple (LSTMCell returns (h, c))."""
     return [np.shape(o) for o in out] if isinstance(out, tuple) else [np.shape(out)]
 
 
-def _ordinal(k: int) -> str:
-    return {1: "first", 2: "second", 3: "third"}.get(k, f"number {k}")
-
-
-def _check_finite_arguments(where: str, names: list[str], args: tuple, kwargs: dict, skip=()) -> None:
-    """Raise naming the first float argument (an array, sparse matrix or number) holding nan or inf."""
-    pairs = zip(names, args, strict=False)    # noqa: B905  # arguments left at their defaults are not in args
-    for name, value in [*pairs, *kwargs.items()]:
-        if name in skip:
-            continue
-        if isinstance(value, (np.ndarray, float, np.floating)) or sp.issparse(value):
-            if not all_finite(value):
-                check_finite(value, name, where)
-
-
-def _remembering_output_shapes(forward):
-    names = list(inspect.signature(forward).parameters)[1:]    # the inputs' names, after self
-
-    @functools.wraps(forward)
-    def forward_and_remember(self, *args, **kwargs):
-        outermost = type(self).forward is forward_and_remember   # not a super() call
-        if outermost:
-            _check_finite_arguments(f"{type(self).__name__}.forward", names, args, kwargs, self.checks_own_inputs)
-        out = forward(self, *args, **kwargs)
-        if outermost:
-            self._forward_shapes = _output_shapes(out)
-        return out
-    return forward_and_remember
-
-
-def _checking_upstream_gradient(backward):
-    names = list(inspect.signature(backward).parameters)[1:]   # the gradients' names, after self
-
-    @functools.wraps(backward)
-    def check_then_backward(self, *args, **kwargs):
-        if type(self).backward is check_then_backward:         # the outermost backward only
-            self.check_upstream_gradient(names, args, kwargs)
-            _check_finite_arguments(f"{type(self).__name__}.backward", names, args, kwargs)
-        return backward(self, *args, **kwargs)
-    return check_then_backward
-
-
 class Layer:
-    """Base class: no parameters, identity ``train``/``eval`` switch, and backward's checks. Taught in lesson 01, section 4.
+    """Base class of the NumPy layers: ``params``, ``grads``, a train/eval switch, and backward's check.
 
-    Every subclass gets three checks without writing them (``__init_subclass__`` wraps its
-    ``forward`` and ``backward`` when the class is defined; the methods hold only the maths):
-    ``forward`` refuses a float input holding nan or inf (ValueError naming the argument: every
-    output would be nan) and remembers the shape of what it returned, and ``backward`` first
-    checks that a forward pass came before it, that each upstream gradient has the shape of the
-    output it belongs to (``dout`` for the output, ``dh, dc`` for an output ``(h, c)``; a loss's
-    output is a number, so its ``dout`` must be one) and that it is finite. Without the checks a
-    wrong shape would broadcast into wrong gradients without a word, or fail deep inside NumPy,
-    and a nan would travel through every later result.
+    A layer's ``forward`` ends with ``return self.remember(out)``, and its ``backward`` starts
+    with ``self.check_dout(dout=dout)``: backward then refuses to run before forward, and refuses
+    an upstream gradient whose shape differs from the output it belongs to (a wrong shape would
+    broadcast into wrong gradients without a word) or that holds nan or inf (lesson 01 §4).
 
     ``dout_may_add_batch_axes = True`` (a position table, added to every sequence of a batch)
     also accepts gradients with extra leading axes, summed over by its backward.
@@ -155,43 +103,37 @@ class Layer:
     grads: list
     training: bool = True
     dout_may_add_batch_axes: bool = False
-    checks_own_inputs: tuple = ()      # inputs whose forward gives a more precise message for nan or inf
+    out_shapes: list | None = None
 
     def __init__(self):
         self.params, self.grads = [], []
 
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if "forward" in vars(cls):
-            cls.forward = _remembering_output_shapes(vars(cls)["forward"])
-        if "backward" in vars(cls):
-            cls.backward = _checking_upstream_gradient(vars(cls)["backward"])
+    def remember(self, out):
+        """Keep the shape of each output for :meth:`check_dout`; return ``out``."""
+        self.out_shapes = _output_shapes(out)
+        return out
 
-    def check_upstream_gradient(self, names: list[str], args: tuple, kwargs: dict) -> None:
-        """Raise unless forward has run and each gradient given to backward (``args``/``kwargs``
-        for the parameters ``names``) has the shape of its forward output."""
+    def check_dout(self, **douts) -> None:
+        """Raise unless forward has run and each upstream gradient (named, in the order of
+        forward's outputs) has its output's shape and is finite."""
         where = f"{type(self).__name__}.backward"
-        shapes = getattr(self, "_forward_shapes", None)
-        if shapes is None:
+        if self.out_shapes is None:
             raise RuntimeError(f"{where} was called before forward: call forward before backward "
                                "(backward uses what forward computed)")
-        for k, (name, expected) in enumerate(zip(names, shapes, strict=False), 1):  # extra names: other inputs
-            if k <= len(args):
-                dout = args[k - 1]
-            elif name in kwargs:
-                dout = kwargs[name]
-            else:
-                continue                                        # left at its default (a loss's 1.0)
-            got = None if dout is None else np.shape(dout)
-            if got == expected or (self.dout_may_add_batch_axes and got is not None
-                                   and len(got) > len(expected) and got[len(got) - len(expected):] == expected):
-                continue
-            output = "the forward output" if len(shapes) == 1 else f"forward's {_ordinal(k)} output"
-            if expected == ():
-                raise ValueError(f"{where}: {name} must be a number like {output} (a scalar loss), got "
-                                 f"{'None' if got is None else f'an array of shape {got}'}")
-            raise ValueError(f"{where}: {name} must have shape {expected} like {output}, got "
-                             f"{'None' if got is None else got}")
+        for k, ((name, dout), expected) in enumerate(zip(douts.items(), self.out_shapes, strict=False), 1):  # noqa: B905
+            if dout is None:
+                raise ValueError(f"{where}: {name} must have shape {expected}, got None")
+            got = np.shape(dout)
+            extra_axes = (self.dout_may_add_batch_axes and len(got) > len(expected)
+                          and got[len(got) - len(expected):] == expected)
+            if got != expected and not extra_axes:
+                output = "the forward output" if len(self.out_shapes) == 1 else f"forward's output {k}"
+                if expected == ():
+                    raise ValueError(f"{where}: {name} must be a number like {output} (a scalar loss), "
+                                     f"got an array of shape {got}")
+                raise ValueError(f"{where}: {name} must have shape {expected} like {output}, got {got}")
+            if not all_finite(dout):
+                check_finite(dout, name, where)
 
     def train(self, mode: bool = True):
         self.training = mode
@@ -218,10 +160,12 @@ class Linear(Layer):
         W, b = self.params
         if x.ndim != 2 or x.shape[1] != W.shape[0]:
             raise ValueError(f"Linear expects input (N, {W.shape[0]}), got {x.shape}")
+        check_finite(x, "x", "Linear.forward")
         self.x = x
-        return np.asarray(x @ W) + b
+        return self.remember(np.asarray(x @ W) + b)
 
     def backward(self, dout):
+        self.check_dout(dout=dout)
         W, _ = self.params
         self.grads[0][...] = self.x.T @ dout
         self.grads[1][...] = dout.sum(axis=0)
@@ -251,12 +195,14 @@ class LayerNorm(Layer):
         x = np.asarray(x)
         if x.shape[-1:] != gamma.shape:
             raise ValueError(f"LayerNorm({gamma.shape[0]}) expects input (..., {gamma.shape[0]}), got {x.shape}")
+        check_finite(x, "x", "LayerNorm.forward")
         mu = x.mean(axis=-1, keepdims=True)
         self.sigma = np.sqrt(x.var(axis=-1, keepdims=True) + self.eps)
         self.xhat = (x - mu) / self.sigma
-        return gamma * self.xhat + beta
+        return self.remember(gamma * self.xhat + beta)
 
     def backward(self, dout):
+        self.check_dout(dout=dout)
         gamma, _ = self.params
         axes = tuple(range(dout.ndim - 1))
         self.grads[0][...] = np.sum(dout * self.xhat, axis=axes)
@@ -278,10 +224,11 @@ class Activation(Layer):
     def forward(self, z):
         self.out = ACTIVATIONS[self.name][0](z)
         self.z = z
-        return self.out
+        return self.remember(self.out)
 
     def backward(self, dout):
         # derivatives from the cached output where that is cheaper
+        self.check_dout(dout=dout)
         if self.name == "sigmoid":
             return dout * self.out * (1 - self.out)
         if self.name == "tanh":
@@ -304,11 +251,12 @@ class Dropout(Layer):
     def forward(self, x):
         if not self.training or self.rate == 0:
             self.mask = None
-            return x
+            return self.remember(x)
         self.mask = (self.rng.random(x.shape) >= self.rate) / (1 - self.rate)
-        return x * self.mask
+        return self.remember(x * self.mask)
 
     def backward(self, dout):
+        self.check_dout(dout=dout)
         return dout if self.mask is None else dout * self.mask
 
 
@@ -327,9 +275,10 @@ class Sequential(Layer):
     def forward(self, x):
         for layer in self.layers:
             x = layer.forward(x)
-        return x
+        return self.remember(x)
 
     def backward(self, dout):
+        self.check_dout(dout=dout)
         for layer in reversed(self.layers):
             dout = layer.backward(dout)
         return dout
@@ -386,12 +335,14 @@ class SoftmaxCrossEntropy(Layer):
                              f"{logits.shape}); a mean loss over no examples is undefined")
         if targets.shape != (n,):
             raise ValueError(f"SoftmaxCrossEntropy: targets must have shape ({n},), got {targets.shape}")
+        check_finite(logits, "logits", "SoftmaxCrossEntropy.forward")
         self.targets = check_class_ids(targets, logits.shape[1], "SoftmaxCrossEntropy")
         logp = log_softmax(logits)
         self.probs = np.exp(logp)
-        return float(-logp[np.arange(len(self.targets)), self.targets].mean())
+        return self.remember(float(-logp[np.arange(len(self.targets)), self.targets].mean()))
 
     def backward(self, dout=1.0):
+        self.check_dout(dout=dout)
         n = len(self.targets)
         d = self.probs.copy()
         d[np.arange(n), self.targets] -= 1
@@ -405,7 +356,6 @@ class SigmoidCrossEntropy(Layer):
     backward(dout=1.0) -> dL/dscores = (sigmoid(scores) - labels) / n  (the famous y - t).
     """
 
-    checks_own_inputs = ("labels",)     # a nan label is "not 0 or 1"
 
     def forward(self, scores, labels):
         scores, labels = np.asarray(scores), np.asarray(labels)
@@ -414,6 +364,7 @@ class SigmoidCrossEntropy(Layer):
         if scores.size == 0:
             raise ValueError(f"SigmoidCrossEntropy: the batch is empty (scores of shape {scores.shape}); "
                              "a mean loss over no examples is undefined")
+        check_finite(scores, "scores", "SigmoidCrossEntropy.forward")
         bad = (labels != 0) & (labels != 1)
         if bad.any():
             raise ValueError("SigmoidCrossEntropy: labels must be 0 or 1 (binary cross-entropy), got "
@@ -422,9 +373,10 @@ class SigmoidCrossEntropy(Layer):
         self.y, self.t = sigmoid(scores), labels
         # log(1 + e^-s) written stably: softplus(-s) for t=1, softplus(s) for t=0
         loss = np.logaddexp(0, -scores) * labels + np.logaddexp(0, scores) * (1 - labels)
-        return float(loss.mean())
+        return self.remember(float(loss.mean()))
 
     def backward(self, dout=1.0):
+        self.check_dout(dout=dout)
         return (self.y - self.t) * (dout / self.t.size)
 
 
@@ -459,9 +411,10 @@ class Embedding(Layer):
     def forward(self, ids):
         ids = check_ids(ids, self.params[0].shape[0], "ids", "Embedding.forward", noun="token ids")
         self.ids = ids
-        return np.take(self.params[0], ids, axis=0)          # = W[ids], about twice as fast for 2-D ids
+        return self.remember(np.take(self.params[0], ids, axis=0))          # = W[ids], about twice as fast for 2-D ids
 
     def backward(self, dout):
+        self.check_dout(dout=dout)
         dW = self.grads[0]
         D = dW.shape[1]
         flat_ids, flat_d = self.ids.reshape(-1), dout.reshape(-1, D)

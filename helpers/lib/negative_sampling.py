@@ -127,13 +127,15 @@ class EmbeddingDot(Layer):
             raise ValueError(f"h must be (N, {self.params[0].shape[1]}), got shape {h.shape}")
         if ids.shape[0] != h.shape[0] or ids.ndim not in (1, 2):
             raise ValueError(f"ids must be (N,) or (N, K) with N={h.shape[0]}, got shape {ids.shape}")
+        check_finite(h, "h", "EmbeddingDot.forward")
         rows = self.embed.forward(ids)                       # (N, D) or (N, K, D)
         self.h, self.rows, self.squeeze = h, rows, ids.ndim == 1
         if self.squeeze:
-            return np.sum(rows * h, axis=1)
-        return np.einsum("nkd,nd->nk", rows, h)
+            return self.remember(np.sum(rows * h, axis=1))
+        return self.remember(np.einsum("nkd,nd->nk", rows, h))
 
     def backward(self, dout):
+        self.check_dout(dout=dout)
         if self.embed.scatter == "rows":
             # training with a large vocabulary: only the rows used, as (rows, grad) in
             # embed.row_grad, summed straight from dout and h (see _row_gradient)
@@ -183,9 +185,10 @@ class _NegativeSamplingLoss(Layer):
         labels = np.zeros_like(scores)
         labels[:, 0] = 1
         # SigmoidCrossEntropy averages over N(1+k') terms; we want the sum over 1+k', mean over N
-        return self.loss.forward(scores, labels) * self.terms
+        return self.remember(self.loss.forward(scores, labels) * self.terms)
 
     def backward(self, dout=1.0):
+        self.check_dout(dout=dout)
         return self.dot.backward(self.loss.backward(dout * self.terms))
 
 
@@ -222,9 +225,10 @@ class SkipGramNS(Layer):
         if centers.ndim != 1 or centers.shape != contexts.shape:
             raise ValueError(f"centers and contexts must be 1-D of equal length, got {centers.shape} and {contexts.shape}")
         h = self.embed.forward(centers)                     # (N, D)
-        return self.ns.forward(h, contexts, negatives)
+        return self.remember(self.ns.forward(h, contexts, negatives))
 
     def backward(self, dout=1.0):
+        self.check_dout(dout=dout)
         self.embed.backward(self.ns.backward(dout))
         return None
 
@@ -266,9 +270,10 @@ class CBOWNS(Layer):
         self.w = (mask / count)[:, :, None].astype(self.params[0].dtype)   # (N, C, 1) averaging weights
         self.mask = mask[:, :, None].astype(self.params[0].dtype)
         h = np.sum(self.embed.forward(contexts) * self.w, axis=1)          # (N, D)
-        return self.ns.forward(h, centers, negatives)
+        return self.remember(self.ns.forward(h, centers, negatives))
 
     def backward(self, dout=1.0):
+        self.check_dout(dout=dout)
         dh = self.ns.backward(dout)
         self.embed.backward(dh[:, None, :] * (self.mask if self.word2vec_update else self.w))
         return None

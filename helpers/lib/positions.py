@@ -52,9 +52,10 @@ class LearnedPositions(Layer):
             raise ValueError(f"sequence length {T} is outside the learned table (1 .. max_len={self.max_len}); "
                              "a learned position table cannot extrapolate to unseen positions")
         self.T = T
-        return self.table.forward(np.arange(T))
+        return self.remember(self.table.forward(np.arange(T)))
 
     def backward(self, dout):
+        self.check_dout(dout=dout)
         dout = np.asarray(dout)
         # the same position vector is added to every sequence of the batch: sum over the batch
         self.table.backward(dout.reshape((-1,) + dout.shape[-2:]).sum(axis=0))

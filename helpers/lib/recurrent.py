@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from helpers.lib.checks import check_finite
 from helpers.lib.layers import Layer
 
 GATES = {"rnn": 1, "lstm": 4, "gru": 3}
@@ -50,6 +51,7 @@ def _check_input(name: str, x: np.ndarray, d_in: int, ndim: int) -> None:
                          f"expected {d_in}; input shape {x.shape}")
     if ndim == 3 and x.shape[1] == 0:
         raise ValueError(f"{name}: the sequence is empty (time dimension 1 has length 0)")
+    check_finite(x, "x" if ndim == 2 else "xs", f"{name}.forward")
 
 
 def _check_state(name: str, s: np.ndarray, batch: int, hidden: int) -> None:
@@ -61,6 +63,7 @@ def _check_state(name: str, s: np.ndarray, batch: int, hidden: int) -> None:
         raise ValueError(f"{name}: batch size (dimension 0) is {s.shape[0]}, but the input has batch {batch}")
     if s.shape[1] != hidden:
         raise ValueError(f"{name}: hidden size (dimension 1) is {s.shape[1]}, expected {hidden}")
+    check_finite(s, name, "the recurrent layer (its state)")
 
 
 class _Recurrent(Layer):
@@ -99,9 +102,10 @@ class RNNCell(_Recurrent):
         _check_state("h_prev", h_prev, x.shape[0], self.hidden_size)
         h = np.tanh(x @ Wx + h_prev @ Wh + b)
         self.cache = (x, h_prev, h)
-        return h
+        return self.remember(h)
 
     def backward(self, dh):
+        self.check_dout(dh=dh)
         Wx, Wh, _ = self.params
         x, h_prev, h = self.cache
         da = dh * (1 - h * h)                       # tanh' = 1 - tanh^2
@@ -138,9 +142,10 @@ class LSTMCell(RNNCell):
         tc = np.tanh(c)
         h = o * tc
         self.cache = (x, h_prev, c_prev, i, f, g, o, tc)
-        return h, c
+        return self.remember((h, c))
 
     def backward(self, dh, dc):
+        self.check_dout(dh=dh, dc=dc)
         Wx, Wh, _ = self.params
         x, h_prev, c_prev, i, f, g, o, tc = self.cache
         dc = dc + dh * o * (1 - tc * tc)
@@ -179,9 +184,10 @@ class GRUCell(RNNCell):
         z = fast_sigmoid(gx[:, H:2 * H] + gh[:, H:2 * H])
         n = np.tanh(gx[:, 2 * H:] + r * gh[:, 2 * H:])
         self.cache = (x, h_prev, r, z, n, gh[:, 2 * H:])
-        return n + z * (h_prev - n)
+        return self.remember(n + z * (h_prev - n))
 
     def backward(self, dh):
+        self.check_dout(dh=dh)
         Wx, Wh, _, _ = self.params
         x, h_prev, r, z, n, ghn = self.cache
         dan = dh * (1 - z) * (1 - n * n)
@@ -253,9 +259,10 @@ class TimeRNN(_Recurrent):
         self.cache = (xs, hs)
         if self.stateful:
             self.state = (hs[-1].copy(),)
-        return hs[1:].transpose(1, 0, 2)
+        return self.remember(hs[1:].transpose(1, 0, 2))
 
     def backward(self, dhs):
+        self.check_dout(dhs=dhs)
         Wx, Wh, _ = self.params
         xs, hs = self.cache
         B, T, D = xs.shape
@@ -318,13 +325,14 @@ class TimeLSTM(TimeRNN):
         self.c_T = cs[-1]
         if self.stateful:
             self.state = (hs[-1].copy(), cs[-1].copy())
-        return hs[1:].transpose(1, 0, 2)
+        return self.remember(hs[1:].transpose(1, 0, 2))
 
     @property
     def gates(self) -> np.ndarray:
         return self.cache[3].transpose(1, 0, 2)
 
     def backward(self, dhs, dc_T=None):
+        self.check_dout(dhs=dhs)
         Wx, Wh, _ = self.params
         xs, hs, cs, acts = self.cache
         H = self.hidden_size
@@ -384,9 +392,10 @@ class TimeGRU(TimeRNN):
         self.cache = (xs, hs, rzn, ghn)
         if self.stateful:
             self.state = (hs[-1].copy(),)
-        return hs[1:].transpose(1, 0, 2)
+        return self.remember(hs[1:].transpose(1, 0, 2))
 
     def backward(self, dhs):
+        self.check_dout(dhs=dhs)
         Wx, Wh, _, _ = self.params
         xs, hs, rzn, ghn = self.cache
         H = self.hidden_size

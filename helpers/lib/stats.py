@@ -18,7 +18,7 @@ from scipy.stats import rankdata, spearmanr
 
 @dataclass
 class Interval:
-    """A statistic and its percentile bootstrap interval; unpacks as (estimate, low, high)."""
+    """A statistic and its bootstrap interval; unpacks as (estimate, low, high) (lesson 01 §6)."""
 
     estimate: float
     low: float
@@ -39,7 +39,7 @@ class Interval:
 
 
 def resamples(n: int, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
-    """Indices of ``n_boot`` resamples of ``n`` items drawn with replacement: (n_boot, n)."""
+    """Indices of ``n_boot`` resamples of ``n`` items, with replacement: (n_boot, n) (lesson 01 §6)."""
     if n < 2:
         raise ValueError(f"a bootstrap needs at least 2 items, got {n}")
     if n_boot < 1:
@@ -49,7 +49,7 @@ def resamples(n: int, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
 
 def interval(estimate: float, boots: np.ndarray, level: float = 0.95) -> Interval:
     """The percentile interval of the bootstrap values ``boots`` (nan ones, from resamples where
-    the statistic is undefined, left out) around ``estimate``."""
+    the statistic is undefined, left out) around ``estimate`` (lesson 01 §6)."""
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
     boots = np.asarray(boots, np.float64)
@@ -62,7 +62,7 @@ def interval(estimate: float, boots: np.ndarray, level: float = 0.95) -> Interva
 
 def bootstrap_interval(statistic: Callable[..., float], *columns, n_boot: int = 1000,
                        level: float = 0.95, seed: int = 0) -> Interval:
-    """Percentile bootstrap interval of ``statistic(*columns)`` over the items (rows).
+    """Percentile bootstrap interval of ``statistic(*columns)`` over the items (lesson 01 §6).
 
     columns : arrays of the same length n; a resample takes the same rows of every column, so
               pairs stay pairs.
@@ -81,7 +81,8 @@ def bootstrap_mean(values, n_boot: int = 2000, seed: int = 0, level: float = 0.9
                    block: int = 1) -> Interval:
     """Mean of per-item ``values`` (n,) with its bootstrap interval; for a paired comparison pass
     the per-item differences. ``block > 1`` resamples runs of ``block`` consecutive items (the
-    losses of neighbouring characters are not independent); a last partial block is dropped."""
+    losses of neighbouring characters are not independent); a last partial block is dropped
+    (lesson 01 §6)."""
     values = np.asarray(values, np.float64)
     if values.ndim != 1:
         raise ValueError(f"bootstrap_mean: expected a 1-D array of per-item values, got shape {values.shape}")
@@ -96,7 +97,7 @@ def bootstrap_mean(values, n_boot: int = 2000, seed: int = 0, level: float = 0.9
 
 
 def spearman(x, y) -> float:
-    """Spearman's rho of two samples; nan when either is constant."""
+    """Spearman's rho of two samples; nan when either is constant (lesson 09 §2)."""
     x, y = np.asarray(x), np.asarray(y)
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         return float("nan")
@@ -105,7 +106,7 @@ def spearman(x, y) -> float:
 
 def spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Spearman's rho of each row of ``x`` with the same row of ``y``, (B, n) -> (B,): Pearson's
-    correlation of the ranks (ties get their average rank); nan for a constant row."""
+    correlation of the ranks (ties get their average rank); nan for a constant row (lesson 09 §2)."""
     rx, ry = rankdata(x, axis=1), rankdata(y, axis=1)
     rx -= rx.mean(axis=1, keepdims=True)
     ry -= ry.mean(axis=1, keepdims=True)
@@ -114,7 +115,8 @@ def spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def spearman_interval(scores, gold, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> Interval:
-    """Spearman's rho of ``scores`` with ``gold`` (n,) and its bootstrap interval over the n items."""
+    """Spearman's rho of ``scores`` with ``gold`` (n,) and its bootstrap interval over the n items
+    (lesson 09 §2)."""
     scores, gold = _same_items(scores, gold)
     idx = resamples(gold.size, n_boot, seed)
     result = interval(spearman(scores, gold), spearman_rows(scores[idx], gold[idx]), level)
@@ -124,7 +126,8 @@ def spearman_interval(scores, gold, n_boot: int = 1000, seed: int = 0, level: fl
 
 def paired_spearman_difference(a, b, gold, n_boot: int = 1000, seed: int = 0,
                                level: float = 0.95) -> Interval:
-    """rho(a, gold) - rho(b, gold) on the same n items, with a paired bootstrap interval."""
+    """rho(a, gold) - rho(b, gold) on the same n items, with a paired bootstrap interval
+    (lesson 09 §2)."""
     a, gold = _same_items(a, gold)
     b, _ = _same_items(b, gold)
     idx = resamples(gold.size, n_boot, seed)
@@ -136,7 +139,7 @@ def paired_spearman_difference(a, b, gold, n_boot: int = 1000, seed: int = 0,
 
 def verdict(difference: Interval, better: str, worse: str) -> str:
     """The course's rule for a difference better - worse: '<better> ahead' when its interval is
-    above 0, '<worse> ahead' when below, else 'tie'."""
+    above 0, '<worse> ahead' when below, else 'tie' (lesson 01 §6)."""
     if difference.low > 0:
         return f"{better} ahead"
     if difference.high < 0:
