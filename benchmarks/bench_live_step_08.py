@@ -19,9 +19,10 @@ import numpy as np
 import torch
 from step_timing import compare_steps  # benchmarks/ (the script's folder) is on the path
 
-from helpers.course.word_vector_models import GLOVE, glove_counts
+from helpers.course.word_vectors import glove_counts
 from helpers.lib.glove import glove_weight, pairwise_step_torch
 from helpers.lib.glove_numpy import PairwiseGloVe
+from training.word_vector_models import GLOVE
 
 
 def main() -> dict:

@@ -14,27 +14,24 @@ a misspelling like ``goverment``) still has n-grams, so it still gets a vector; 
   (identical to gensim's ``compute_ngrams`` / ``ft_ngram_hashes``; tests check it).
 - :class:`SubwordEmbedding`: the NumPy sketch, a layer of the course protocol
   (``forward(words) -> (N, D)``, ``backward`` fills the gradients of the used rows).
-- :func:`train_fasttext` / :class:`FastTextVectors`: gensim's ``FastText`` (the reference),
-  trained on the course corpus and shipped by ``make models NAME=wv_gensim_fasttext``
-  (:mod:`helpers.course.word_vector_models`); its vectors are kept as arrays, and unseen words get
-  theirs from :func:`ngram_buckets`.
+- :class:`FastTextVectors`: a trained fastText's vectors as arrays (the shipped gensim model,
+  ``wv_gensim_fasttext``); an unseen word gets its vector from :func:`ngram_buckets`;
+- :func:`misspelling_test`: do a misspelling's neighbours hold the right word?
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
 
-from helpers.infra.artifacts import array_to_strings, strings_to_array
 from helpers.lib.checks import check_whole
 from helpers.lib.layers import Layer
 from helpers.lib.metrics import nearest_neighbours
-from helpers.lib.text import check_token_lists, check_tokens
+from helpers.lib.text import check_tokens
 
-__all__ = ["char_ngrams", "fnv1a_32", "ngram_buckets", "SubwordEmbedding", "FastTextVectors", "train_fasttext", "misspell",
-           "misspelling_test"]
+__all__ = ["char_ngrams", "fnv1a_32", "ngram_buckets", "SubwordEmbedding", "FastTextVectors",
+           "misspell", "misspelling_test"]
 
 BOW, EOW = "<", ">"
 
@@ -199,14 +196,6 @@ class FastTextVectors:
                 raise ValueError(f"{name} has shape {getattr(self, name).shape}, expected ({V}, {D})")
         _check_n(self.min_n, self.max_n)
 
-    @classmethod
-    def from_gensim(cls, kv, seconds: float = 0.0, config: dict | None = None) -> "FastTextVectors":
-        """The vectors of a gensim ``FastTextKeyedVectors`` (``model.wv``), as arrays."""
-        def f32(a):
-            return np.array(a, dtype=np.float32)
-        return cls(list(kv.index_to_key), f32(kv.vectors), f32(kv.vectors_vocab), f32(kv.vectors_ngrams),
-                   int(kv.min_n), int(kv.max_n), float(seconds), dict(config or {}))
-
     def __contains__(self, word: str) -> bool:
         """True when ``word`` was in the training vocabulary (it always *has* a vector)."""
         return word in self._stoi
@@ -231,43 +220,6 @@ class FastTextVectors:
         """The ``k`` in-vocabulary words closest (cosine) to ``word``'s vector, itself excluded."""
         exclude = (word,) if word in self else ()
         return nearest_neighbours(self.W, self.itos, self.vector(word), k=k, exclude=exclude)
-
-    def to_arrays(self) -> tuple[dict, dict]:
-        """(arrays, meta) for :mod:`helpers.infra.artifacts` (the cache stores it without pickle)."""
-        arrays = {"itos": strings_to_array(self.itos), "W": self.W, "word_vectors": self.word_vectors,
-                  "ngram_vectors": self.ngram_vectors}
-        return arrays, {"min_n": self.min_n, "max_n": self.max_n, "seconds": self.seconds, "config": self.config}
-
-    @classmethod
-    def from_arrays(cls, arrays: dict, meta: dict) -> "FastTextVectors":
-        """The vectors stored by :meth:`to_arrays`."""
-        return cls(array_to_strings(arrays["itos"]), arrays["W"], arrays["word_vectors"], arrays["ngram_vectors"],
-                   meta["min_n"], meta["max_n"], meta["seconds"], meta["config"])
-
-
-def train_fasttext(sentences: Sequence[Sequence[str]], dim: int = 100, window: int = 5, min_count: int = 5,
-                   epochs: int = 5, min_n: int = 3, max_n: int = 6, buckets: int = 200_000, sg: bool = True,
-                   negative: int = 5, sample: float = 1e-3, seed: int = 0, workers: int = 2) -> FastTextVectors:
-    """gensim's FastText, the reference implementation, trained on tokenised sentences. Taught in lesson 08, section 4.
-
-    gensim's ``FastText`` on tokenised ``sentences`` (skip-gram with negative sampling by
-    default, the same hyperparameters as the course's word2vec). ``buckets`` is the size of the
-    n-gram table (fastText's default is 2,000,000 — 800 MB at 100 dims; the course uses 200,000).
-    Returns a :class:`FastTextVectors`. Raises ValueError for an empty corpus."""
-    from gensim.models import FastText  # heavy optional import: loaded only when gensim is used
-    check_token_lists(sentences, "sentences", "train_fasttext")
-    sents = [list(s) for s in sentences if len(s)]
-    if not sents:
-        raise ValueError("cannot train fastText on an empty corpus (no tokens)")
-    _check_n(min_n, max_n)
-    t0 = time.perf_counter()
-    m = FastText(sents, vector_size=dim, window=window, min_count=min_count, epochs=epochs, min_n=min_n,
-                 max_n=max_n, bucket=buckets, sg=int(sg), hs=0, negative=negative, sample=sample, seed=seed,
-                 workers=workers)
-    secs = time.perf_counter() - t0
-    cfg = dict(dim=dim, window=window, min_count=min_count, epochs=epochs, min_n=min_n, max_n=max_n,
-               buckets=buckets, sg=sg, negative=negative, sample=sample, seed=seed, workers=workers)
-    return FastTextVectors.from_gensim(m.wv, secs, cfg)
 
 
 # ---------------------------------------------------------------- misspellings
