@@ -1,23 +1,42 @@
-"""Tests of helpers.lib.glove: the weighting function, the hand-written gradients (finite
-differences in float64 and PyTorch autograd), AdaGrad training in NumPy and PyTorch, errors."""
+"""Tests of helpers.lib.glove (lesson 08): the weighting, the co-occurrence entries, the NumPy
+layer's gradients (finite differences in float64, PyTorch autograd), glove.c's per-pair AdaGrad in
+batches (a batch of one is glove.c's loop), and errors."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
-from helpers.exercises.lesson08 import check_glove_weight
-from helpers.lib.counting import cooccurrence_python
+from helpers.lib import glove as G
+from helpers.lib.counting import cooccurrence_matrix, cooccurrence_python
 from helpers.lib.glove import (
     GloVeNumpy,
-    GloVeTorch,
     GloVeVectors,
     cooccurrence_entries,
     glove_cooccurrence,
     glove_weight,
-    train_numpy,
-    train_torch,
+    train_pairwise,
 )
-from helpers.lib.gradcheck import assert_close_to_torch, check_layer
+from helpers.lib.gradcheck import check_layer
+from tests.props import (
+    budget,
+    check_bad_ids,
+    closeness,
+    corrupted,
+    dims,
+    float_arrays,
+    inject,
+    non_finite,
+    raises_naming,
+)
+
+T = torch.tensor
+close = closeness(1e-9)
+
+
+def ids_of(data, V, n):
+    return np.array(data.draw(st.lists(st.integers(0, V - 1), min_size=n, max_size=n)), dtype=np.int64)
 
 
 def test_weight_values_and_cap():
@@ -37,16 +56,6 @@ def test_weight_bad_input():
         glove_weight(1.0, x_max=0)
     with pytest.raises(ValueError, match="alpha"):
         glove_weight(1.0, alpha=-0.5)
-
-
-def test_weight_checker_accepts_reference_and_rejects_uncapped(capsys):
-    assert check_glove_weight.run_checks(lambda x, xm, a: glove_weight(x, xm, a))  # the guard bypassed
-    assert not check_glove_weight(lambda x, xm, a: (np.asarray(x) / xm) ** a)      # no cap at 1
-    assert "capped at 1" in capsys.readouterr().out
-    assert not check_glove_weight.run_checks(lambda x, xm, a: glove_weight(x))     # ignores x_max, alpha
-    assert "do not hard-code" in capsys.readouterr().out
-    assert not check_glove_weight(lambda x, xm, a: glove_weight(x, xm, a))         # the course's own: refused
-    assert "write it yourself" in capsys.readouterr().out
 
 
 def _layer(V=6, D=3, seed=0):
@@ -75,23 +84,6 @@ def test_loss_matches_definition():
     expected = sum(glove_weight(x[p], 10.0) * (W[rows[p]] @ Wt[cols[p]] + b[rows[p]] + bt[cols[p]] - np.log(x[p])) ** 2
                    for p in range(2))
     assert layer.forward(rows, cols, x) == pytest.approx(expected, rel=1e-12)
-
-
-@pytest.mark.parametrize("P", [1, 7])
-def test_matches_torch_autograd(P):
-    rng = np.random.default_rng(P)
-    layer = _layer(V=5, D=4, seed=P)
-    rows, cols = rng.integers(0, 5, P), rng.integers(0, 5, P)
-    x = rng.uniform(0.2, 30, P)
-    J = layer.forward(rows, cols, x)
-    layer.backward(1.0)
-    model = GloVeTorch(5, 4).double().load_numpy(layer.params)
-    Jt = model(torch.from_numpy(rows), torch.from_numpy(cols), torch.from_numpy(np.log(x)),
-               torch.from_numpy(glove_weight(x, 10.0)))
-    Jt.backward()
-    assert_close_to_torch(np.array(J), Jt, "loss", rtol=1e-10)
-    for g, emb, name in zip(layer.grads, (model.W, model.W_tilde, model.b, model.b_tilde), ("W", "W~", "b", "b~"), strict=False):
-        assert_close_to_torch(g, emb.weight.grad.reshape(g.shape), f"dJ/d{name}", rtol=1e-9, atol=1e-12)
 
 
 def test_layer_bad_input():
@@ -127,58 +119,8 @@ def test_entries_and_errors():
         cooccurrence_entries(sp.csr_matrix((3, 3)))
     with pytest.raises(ValueError, match="square"):
         cooccurrence_entries(np.ones((2, 3)))
-    with pytest.raises(ValueError, match="dim"):
-        train_numpy(X, dim=0, progress=False)
     with pytest.raises(ValueError, match="learning rate"):
-        train_torch(X, lr=0, progress=False)
-
-
-def _two_topic_counts():
-    """Words 0-4 co-occur only with each other, words 5-9 likewise: two clusters."""
-    rng = np.random.default_rng(0)
-    X = np.zeros((10, 10))
-    for block in (range(0, 5), range(5, 10)):
-        for i in block:
-            for j in block:
-                if i != j:
-                    X[i, j] = rng.uniform(5, 50)
-    X = (X + X.T) / 2
-    X[0, 5] = X[5, 0] = 0.5                                  # one weak cross pair
-    return sp.csr_matrix(X)
-
-
-def _cluster_margin(vectors):
-    E = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-    S = E @ E.T
-    g = np.arange(10) < 5
-    same = g[:, None] == g[None, :]
-    off = ~np.eye(10, dtype=bool)
-    return S[same & off].mean() - S[~same].mean()
-
-
-def test_numpy_training_decreases_loss_and_separates_clusters():
-    X = _two_topic_counts()
-    gv = train_numpy(X, dim=8, epochs=60, batch_size=16, lr=0.1, x_max=10, progress=False)
-    assert gv.epoch_loss[-1] < 0.2 * gv.epoch_loss[0]
-    assert _cluster_margin(gv.vectors()) > 0.5
-    again = train_numpy(X, dim=8, epochs=60, batch_size=16, lr=0.1, x_max=10, progress=False)
-    assert np.array_equal(gv.W, again.W)                     # same seed, same numbers
-
-
-def test_torch_training_matches_numpy_adagrad():
-    # one batch per epoch: the summed gradient does not depend on the order, so NumPy's AdaGrad
-    # and torch.optim.Adagrad must take the same steps from the same initialisation
-    X = _two_topic_counts()
-    P = X.nnz
-    a = train_numpy(X, dim=6, epochs=3, batch_size=P, lr=0.05, x_max=10, progress=False)
-    b = train_torch(X, dim=6, epochs=3, batch_size=P, lr=0.05, x_max=10, progress=False)
-    assert np.allclose(a.W, b.W, atol=2e-5)
-    assert np.allclose(a.b_tilde, b.b_tilde, atol=2e-5)
-    assert np.allclose(a.epoch_loss, b.epoch_loss, rtol=1e-4)
-    c = train_torch(X, dim=8, epochs=60, batch_size=16, lr=0.1, x_max=10, progress=False)
-    assert c.epoch_loss[-1] < 0.2 * c.epoch_loss[0]
-    assert _cluster_margin(c.vectors()) > 0.5
-    assert c.config["device"] == "cpu"
+        train_pairwise(X, lr=0, progress=False)
 
 
 def test_vectors_options():
@@ -188,54 +130,15 @@ def test_vectors_options():
         gv.vectors("C")
 
 
-# ---------------------------------------------------------------- lesson 08's explorer of the weighting
-def test_glove_weight_explorer_summary_and_slider():
-    import matplotlib
-    matplotlib.use("Agg")
-    from helpers.infra.widgets import Explorer, log_slider, slider
-    from helpers.lessons.lesson08 import render_glove_weight
-
-    counts = np.array([0.5, 1.0, 1.0, 2.0, 5.0, 20.0, 150.0, 3000.0])
-    fig, summary = render_glove_weight(100.0, 0.75, counts=counts)
-    f = glove_weight(counts, 100.0, 0.75)
-    rare = counts < 10
-    assert f"f(1) = {glove_weight(1.0):.3f}" in summary
-    assert f"{np.mean(counts >= 100):.1%} of the 8 pairs reach the cap" in summary
-    assert f"{np.mean(rare):.0%} of the pairs and carry {f[rare].sum() / f.sum():.0%} of the total weight" in summary
-    assert len(fig.axes) == 2
-    # a smaller x_max caps more pairs and gives the rare ones a larger share of the weight
-    _, small = render_glove_weight(10.0, 0.75, counts=counts)
-    f10 = glove_weight(counts, 10.0, 0.75)
-    assert f"{np.mean(counts >= 10):.1%} of the 8 pairs reach the cap" in small
-    assert f10[rare].sum() / f10.sum() > f[rare].sum() / f.sum()
-
-    ex = Explorer(lambda x_max, alpha: render_glove_weight(x_max, alpha, counts=counts),
-                  {"x_max": log_slider(100, 0, 3, "x_max"), "alpha": slider(0.75, 0.05, 1.0, 0.05, "α")})
-    first, png = ex.summary, ex.png
-    ex.controls["x_max"].value = 10
-    assert ex.renders == 2 and ex.summary != first and ex.png != png and "x_max = 10" in ex.summary
-
-
-def test_glove_weight_explorer_rejects_bad_counts():
-    from helpers.lessons.lesson08 import render_glove_weight
-    with pytest.raises(ValueError, match="positive entries of a co-occurrence matrix.*with entries <= 0"):
-        render_glove_weight(counts=np.array([1.0, 0.0]))
-    with pytest.raises(ValueError, match="non-empty 1-D array; got shape \\(0,\\)"):
-        render_glove_weight(counts=np.array([]))
-
-
 def _glove_c_reference(counts, dim, epochs, lr, x_max, alpha, seed):
     """glove.c's training loop, pair by pair, in plain Python (float64), same init and order."""
-    import torch as _torch
-
-    from helpers.lib.glove import GloVeNumpy, cooccurrence_entries, glove_weight
     rows, cols, x = cooccurrence_entries(counts)
     rng = np.random.default_rng(seed)
     W, Wt, b, bt = (p.astype(np.float64) for p in GloVeNumpy(counts.shape[0], dim, rng, x_max, alpha, np.float32).params)
     gW, gWt, gb, gbt = np.ones_like(W), np.ones_like(Wt), np.ones_like(b), np.ones_like(bt)
-    gen = _torch.Generator().manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
     for _ in range(epochs):
-        for p in _torch.randperm(len(x), generator=gen).tolist():
+        for p in torch.randperm(len(x), generator=gen).tolist():
             i, j = rows[p], cols[p]
             diff = W[i] @ Wt[j] + b[i] + bt[j] - np.log(x[p])
             fdiff = lr * glove_weight(x[p], x_max, alpha) * diff
@@ -252,7 +155,6 @@ def _glove_c_reference(counts, dim, epochs, lr, x_max, alpha, seed):
 
 
 def test_train_pairwise_with_batch_1_is_the_reference_code():
-    from helpers.lib.glove import train_pairwise
     rng = np.random.default_rng(0)
     dense = rng.poisson(3.0, (12, 12)) * (rng.random((12, 12)) < 0.6)
     counts = sp.csr_matrix(dense.astype(np.float64))
@@ -270,7 +172,6 @@ def test_train_pairwise_with_batch_1_is_the_reference_code():
 def test_train_pairwise_checkpoints_follow_the_full_run():
     """The live training's checkpoints: called every ``checkpoint_every`` pairs with W + W~, a
     True return stops training; what a checkpoint sees is the full run's state at that point."""
-    from helpers.lib.glove import train_pairwise
     rng = np.random.default_rng(2)
     counts = sp.csr_matrix((rng.poisson(2.0, (10, 10)) * (rng.random((10, 10)) < 0.7)).astype(np.float64))
     P = counts.nnz
@@ -288,3 +189,102 @@ def test_train_pairwise_checkpoints_follow_the_full_run():
     np.testing.assert_allclose(snaps[0], one.W + one.W_tilde)
     with pytest.raises(ValueError, match="checkpoint_every"):
         train_pairwise(counts, dim=3, epochs=1, progress=False, checkpoint=checkpoint)
+
+
+# ---------------------------------------------------------------- properties
+@st.composite
+def cooccurrences(draw, V):
+    X = np.array(draw(st.lists(st.integers(0, 30), min_size=V * V, max_size=V * V)), float).reshape(V, V)
+    X[0, V - 1] += 1
+    return X
+
+
+@budget()
+@given(st.data())
+def test_the_glove_weighting_and_entries_are_their_formulas(data):
+    x = data.draw(float_arrays((5,), 0, 300))
+    x_max, alpha = data.draw(st.sampled_from([1.0, 100.0])), data.draw(st.sampled_from([0.5, 0.75]))
+    close(G.glove_weight(x, x_max, alpha), np.where(x < x_max, (x / x_max) ** alpha, 1.0))
+    raises_naming(lambda: G.glove_weight(inject(x, data.draw(non_finite), 0)), "counts", ValueError)
+    raises_naming(lambda: G.glove_weight(x, x_max=0), "x_max", ValueError)
+    V = data.draw(dims(1, 4))
+    X = data.draw(cooccurrences(V))
+    for m in (X, sp.csr_matrix(X)):
+        r, c, v = G.cooccurrence_entries(m)
+        close(sorted(zip(r, c, v)), sorted((i, j, X[i, j]) for i, j in zip(*np.nonzero(X), strict=True)))
+    raises_naming(lambda: G.cooccurrence_entries(np.zeros((V, V + 1))), "square", ValueError)
+    ids = [np.array([0, V - 1, 0])]
+    close(G.glove_cooccurrence(ids, V, window=2).toarray(),
+          cooccurrence_matrix(ids, V, 2, "harmonic").toarray())
+
+
+@budget(2)
+@given(st.data())
+def test_the_glove_layer_is_the_torch_models_loss_and_gradient(data):
+    V, D, P = data.draw(dims(1, 5)), data.draw(dims(1, 3)), data.draw(dims(1, 6))
+    layer = G.GloVeNumpy(V, D, np.random.default_rng(0))
+    rows, cols = ids_of(data, V, P), ids_of(data, V, P)
+    x = data.draw(float_arrays((P,), 0.5, 200))
+    model = G.GloVeTorch(V, D).double().load_numpy(layer.params)
+    J = model(T(rows), T(cols), T(np.log(x)), T(G.glove_weight(x)))
+    J.backward()
+    close(layer.forward(rows, cols, x), J.item())
+    layer.backward()
+    for g, emb in zip(layer.grads, (model.W, model.W_tilde, model.b, model.b_tilde), strict=True):
+        close(g, emb.weight.grad.reshape(g.shape))
+    check_bad_ids(lambda r: layer.forward(r, cols, x), rows, V, "rows", data.draw(corrupted(rows, V)))
+    check_bad_ids(lambda c: model(torch.as_tensor(c), T(rows), T(np.log(x)), T(x)), cols, V, "rows",
+                  data.draw(corrupted(cols, V)))
+    raises_naming(lambda: layer.forward(rows, cols, inject(x, data.draw(non_finite), 0)), "x", ValueError)
+    raises_naming(lambda: layer.forward(rows, cols, -x), "x", ValueError)
+
+
+@budget(0.3)
+@given(st.data())
+def test_train_pairwise_fits_a_tiny_matrix_and_checks_its_vocabulary(data):
+    V = data.draw(dims(1, 4))
+    X = data.draw(cooccurrences(V))
+    gv = train_pairwise(sp.csr_matrix(X), dim=2, epochs=2, vocab=[f"w{i}" for i in range(V)],
+                        progress=False)
+    assert gv.vectors().shape == (V, 2) and len(gv.epoch_loss) == 2 and np.all(np.isfinite(gv.W))
+    raises_naming(lambda: train_pairwise(X, dim=2, epochs=1, vocab=["x"] * (V + 1), progress=False),
+                  "vocab", ValueError)
+    raises_naming(lambda: train_pairwise(X, dim=0, progress=False), "dim", ValueError)
+
+
+def brute_pairwise(params, G0, r, c, log_x, f, lr):
+    """glove.c's per-pair step, every pair from the batch's start values, the steps of a row added."""
+    W, Wt, b, bt = (p.copy() for p in params)
+    acc = [g.copy() for g in G0]
+    start = [p.copy() for p in params]
+    total = 0.0
+    for p in range(len(r)):
+        i, j = r[p], c[p]
+        e = start[0][i] @ start[1][j] + start[2][i] + start[3][j] - log_x[p]
+        total += f[p] * e * e
+        fd = lr * f[p] * e
+        for k, (param, ids, step) in enumerate(((W, i, fd * start[1][j]), (Wt, j, fd * start[0][i]),
+                                                (b, i, fd), (bt, j, fd))):
+            param[ids] -= step / np.sqrt(G0[k][ids])
+            acc[k][ids] += step * step
+    return total, (W, Wt, b, bt), acc
+
+
+@budget(0.5)
+@given(st.data())
+def test_a_pairwise_batch_is_the_loop_over_its_pairs(data):
+    V, D, m = data.draw(dims(1, 4)), data.draw(dims(1, 3)), data.draw(dims(1, 6))
+    params = [data.draw(float_arrays((V, D), -0.5, 0.5)), data.draw(float_arrays((V, D), -0.5, 0.5)),
+              data.draw(float_arrays((V,), -0.5, 0.5)), data.draw(float_arrays((V,), -0.5, 0.5))]
+    acc = [1 + np.abs(data.draw(float_arrays(p.shape))) for p in params]
+    r, c = ids_of(data, V, m), ids_of(data, V, m)
+    r[0], c[0] = 0, V - 1
+    log_x = data.draw(float_arrays((m,), 0, 4))
+    f = data.draw(float_arrays((m,), 0, 1))
+    lr = data.draw(st.sampled_from([0.05, 0.5]))
+    ref_loss, ref_params, ref_acc = brute_pairwise(params, acc, r, c, log_x, f, lr)
+    tp, tG = [T(p) for p in params], [T(a) for a in acc]
+    loss = G.pairwise_step_torch(tp, tG, T(r), T(c), T(log_x), T(f), lr)
+    close(loss, ref_loss)
+    for ours, ref in zip(tp + tG, list(ref_params) + ref_acc, strict=True):
+        close(ours, ref)

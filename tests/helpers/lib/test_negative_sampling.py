@@ -1,12 +1,15 @@
-"""Tests of helpers.lib.negative_sampling and helpers.lib.word2vec: gradients (finite differences and PyTorch), the noise
-sampler's distribution, the data preparation, the trainers on a tiny corpus."""
+"""Tests of helpers.lib.negative_sampling (lesson 07): the noise distribution, its sampler and
+table, and the skip-gram and CBOW layers' losses and gradients against finite differences and
+PyTorch autograd."""
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from hypothesis import given
+from hypothesis import strategies as st
 
+from helpers.lib import negative_sampling as NS
 from helpers.lib.gradcheck import assert_close_to_torch, check_layer
-from helpers.lib.layers import Embedding, SigmoidCrossEntropy
 from helpers.lib.negative_sampling import (
     CBOWNS,
     EmbeddingDot,
@@ -15,15 +18,25 @@ from helpers.lib.negative_sampling import (
     unigram_noise,
     unigram_table,
 )
-from helpers.lib.word2vec import (
-    _torch_batches,
-    cbow_examples,
-    keep_probabilities,
-    prepare_corpus,
-    skipgram_pairs,
-    train_numpy,
-    train_torch,
+from tests.props import (
+    budget,
+    check_bad_ids,
+    closeness,
+    corrupted,
+    dims,
+    float_arrays,
+    inject,
+    mask_forms,
+    non_finite,
+    raises_naming,
 )
+
+T = torch.tensor
+close = closeness(1e-9)
+
+
+def ids_of(data, V, n):
+    return np.array(data.draw(st.lists(st.integers(0, V - 1), min_size=n, max_size=n)), dtype=np.int64)
 
 
 def test_notes_power_example():
@@ -93,15 +106,6 @@ def test_embedding_dot_bad_shapes():
         layer.forward(np.zeros((2, 3)), np.array([0, 1, 2]))
 
 
-def test_sigmoid_cross_entropy_gradient_is_y_minus_t():
-    s = np.array([[-2.0, 0.5, 3.0]])
-    t = np.array([[1.0, 0.0, 1.0]])
-    layer = SigmoidCrossEntropy()
-    layer.forward(s, t)
-    y = 1 / (1 + np.exp(-s))
-    assert np.allclose(layer.backward() * s.size, y - t)
-
-
 def _sampled_check(model, *inputs, seed=3):
     """Gradient check of a sampled loss: reset the sampler's generator before each forward."""
     def reset():
@@ -148,41 +152,8 @@ def _torch_ns_loss(W, C, h_ids, targets, negatives, weights=None):
     return (torch.nn.functional.softplus(-s[:, 0]) + torch.nn.functional.softplus(s[:, 1:]).sum(1)).mean()
 
 
-def test_skipgram_and_cbow_match_torch():
-    rng = np.random.default_rng(2)
-    V, D, k = 11, 5, 4
-    for n in (1, 7):
-        sampler = NoiseSampler(np.arange(1, V + 1), rng=rng)
-        sg = SkipGramNS(V, D, sampler, k=k, rng=rng)
-        sg.params[1][...] = rng.standard_normal((V, D))
-        c, o, neg = rng.integers(0, V, n), rng.integers(0, V, n), rng.integers(0, V, (n, k))
-        loss = sg.forward(c, o, neg)
-        sg.backward()
-        W, C = (torch.tensor(p, requires_grad=True) for p in sg.params)
-        lt = _torch_ns_loss(W, C, torch.tensor(c), torch.tensor(o), torch.tensor(neg))
-        lt.backward()
-        assert loss == pytest.approx(float(lt.detach()), rel=1e-10)
-        assert_close_to_torch(sg.grads[0], W.grad, "skip-gram dW_in")
-        assert_close_to_torch(sg.grads[1], C.grad, "skip-gram dW_out")
-
-        cb = CBOWNS(V, D, sampler, k=k, rng=rng)
-        cb.params[1][...] = rng.standard_normal((V, D))
-        ctx = rng.integers(0, V, (n, 4))
-        mask = rng.random((n, 4)) < 0.7
-        mask[:, 0] = True
-        loss = cb.forward(ctx, o, mask, neg)
-        cb.backward()
-        W, C = (torch.tensor(p, requires_grad=True) for p in cb.params)
-        wts = torch.tensor(mask / mask.sum(1, keepdims=True))
-        lt = _torch_ns_loss(W, C, torch.tensor(ctx), torch.tensor(o), torch.tensor(neg), wts)
-        lt.backward()
-        assert loss == pytest.approx(float(lt.detach()), rel=1e-10)
-        assert_close_to_torch(cb.grads[0], W.grad, "CBOW dW_in")
-        assert_close_to_torch(cb.grads[1], C.grad, "CBOW dW_out")
-
-
-def test_issue_example_uses_the_negatives_real_count():
-    # issue 13, defect 1: built with k=5, given one negative column; W_out starts at zero, so both
+def test_fewer_negatives_than_built_use_their_real_count():
+    # built with k=5, given one negative column; W_out starts at zero, so both
     # scores are 0 and the loss is -log s(0) - log s(-0) = 2 ln 2 (it was 6/2 times that, 4.159)
     m = SkipGramNS(5, 3, NoiseSampler(np.ones(5)), k=5)
     loss = m.forward(np.array([0]), np.array([1]), np.array([[2]]))
@@ -248,85 +219,6 @@ def test_model_bad_input():
         SkipGramNS(5, 2, s, rng=rng).forward(np.array([7]), np.array([1]))
 
 
-def test_duplicate_index_accumulates():
-    emb = Embedding(5, 2, np.random.default_rng(0))
-    emb.forward(np.array([0, 2, 0, 4]))
-    emb.backward(np.ones((4, 2)))
-    assert np.array_equal(emb.grads[0][0], [2.0, 2.0])           # row 0 used twice
-    # the bug the notes warn about: plain assignment keeps only one contribution
-    wrong = np.zeros((5, 2))
-    wrong[np.array([0, 2, 0, 4])] = np.ones((4, 2))
-    assert np.array_equal(wrong[0], [1.0, 1.0])
-
-
-def test_skipgram_pairs_window_and_sentences():
-    ids = np.array([10, 11, 12, 13, 20, 21])
-    sent = np.array([0, 0, 0, 0, 1, 1])
-
-    class Fixed:                                      # b = window for every centre
-        def integers(self, lo, hi, size):
-            return np.full(size, hi - 1)
-    c, o = skipgram_pairs(ids, sent, 2, Fixed())
-    pairs = set(zip(c.tolist(), o.tolist(), strict=True))
-    assert (10, 12) in pairs and (12, 10) in pairs and (10, 13) not in pairs
-    assert (13, 20) not in pairs and (20, 13) not in pairs  # never across a sentence
-    assert len(c) == 2 * (3 + 2) + 2                  # offsets 1 and 2 in sentence 0, offset 1 in sentence 1
-    # dynamic window: on average b = (w+1)/2 so pairs ~ 2 * mean(b) per centre (long sentence)
-    rng = np.random.default_rng(0)
-    c, _ = skipgram_pairs(np.arange(10000), np.zeros(10000, int), 5, rng)
-    assert len(c) / 10000 == pytest.approx(6.0, rel=0.03)
-    ctx, mask, cen = cbow_examples(ids, sent, 2, Fixed())
-    assert ctx.shape == (6, 4) and mask.sum(1).tolist() == [2, 3, 3, 2, 1, 1]
-    assert set(ctx[0][mask[0]].tolist()) == {11, 12}
-
-
-def test_keep_probabilities():
-    p = keep_probabilities(np.array([1000, 10, 1]), sample=1e-2)
-    t = 1e-2 * 1011
-    assert p[0] == pytest.approx((np.sqrt(1000 / t) + 1) * t / 1000)
-    assert p[2] == 1.0 and np.all(keep_probabilities(np.array([5, 5]), 0) == 1)
-
-
-def _toy_corpus():
-    # two "topics" whose words co-occur only within their topic
-    rng = np.random.default_rng(0)
-    a, b = ["cat", "dog", "pet", "fur"], ["stock", "bank", "money", "trade"]
-    sents = [tuple(rng.choice(a if i % 2 else b, 8)) for i in range(400)]
-    return prepare_corpus(sents, min_count=1)
-
-
-@pytest.mark.parametrize("trainer", [train_numpy, train_torch])
-@pytest.mark.parametrize("model", ["skipgram", "cbow"])
-def test_trainers_learn_topics(trainer, model):
-    corpus = _toy_corpus()
-    tv = trainer(corpus, model, dim=10, window=2, negative=3, sample=0, epochs=3, alpha=0.05,
-                 batch_size=64, progress=False)
-    assert tv.W.shape == (8, 10) and tv.words_per_second > 0
-    E = tv.W / np.linalg.norm(tv.W, axis=1, keepdims=True)
-    s = corpus.vocab.stoi
-    within = E[s["cat"]] @ E[s["dog"]]
-    across = E[s["cat"]] @ E[s["bank"]]
-    assert within > across + 0.3, (within, across)
-    assert tv.epoch_loss[-1] < tv.epoch_loss[0]
-
-
-def test_prepare_corpus_errors_and_counts():
-    with pytest.raises(ValueError, match="empty corpus"):
-        prepare_corpus([])
-    c = prepare_corpus([("a", "b", "a"), ("a", "c")], min_count=2)
-    assert c.vocab.itos == ["a"] and c.n_raw_tokens == 5 and c.sentence.tolist() == [0, 0, 1]
-    c = prepare_corpus([("a", "b", "a"), ("b",), ("c", "a")], min_count=1)
-    assert [s.tolist() for s in c.sentence_ids()] == [[c.vocab.index(w) for w in s] for s in (("a", "b", "a"), ("b",),
-                                                                                             ("c", "a"))]
-
-
-def test_fixed_window_pairs_every_neighbour():
-    ids, sent = np.arange(6), np.array([0, 0, 0, 0, 1, 1])
-    c, o = skipgram_pairs(ids, sent, 2, np.random.default_rng(0), dynamic=False)
-    pairs = set(zip(c.tolist(), o.tolist()))
-    assert pairs == {(0, 1), (1, 0), (1, 2), (2, 1), (2, 3), (3, 2), (0, 2), (2, 0), (1, 3), (3, 1), (4, 5), (5, 4)}
-
-
 def test_cbow_word2vec_update_is_count_times_gradient():
     rng = np.random.default_rng(4)
     V, D = 6, 3
@@ -381,45 +273,86 @@ def test_row_gradients_equal_the_dense_gradients(model):
         rows.ns.dot.backward(np.ones((3, 2)))
 
 
-@pytest.mark.parametrize("trainer", [train_numpy, train_torch])
-@pytest.mark.parametrize("model", ["skipgram", "cbow"])
-def test_trainers_are_deterministic_for_a_seed(trainer, model):
-    corpus = _toy_corpus()
-    runs = [trainer(corpus, model, dim=8, window=2, negative=3, sample=1e-2, epochs=2, batch_size=64, seed=3,
-                    progress=False) for _ in range(2)]
-    assert np.array_equal(runs[0].W, runs[1].W) and np.array_equal(runs[0].C, runs[1].C)   # bit-identical
-    other = trainer(corpus, model, dim=8, window=2, negative=3, sample=1e-2, epochs=2, batch_size=64, seed=4,
-                    progress=False)
-    assert not np.array_equal(runs[0].W, other.W)
+# ---------------------------------------------------------------- properties
+@budget()
+@given(st.data())
+def test_the_noise_distribution_its_sampler_and_its_table(data):
+    counts = np.array(data.draw(st.lists(st.integers(0, 50), min_size=1, max_size=6)), float)
+    counts[0] += 1
+    power = data.draw(st.sampled_from([0.0, 0.75, 1.0]))
+    p = NS.unigram_noise(counts, power)
+    ref = np.where(counts > 0, (counts / counts.sum()) ** power, 0)
+    close(p, ref / ref.sum())
+    draws = NS.NoiseSampler(counts, power, rng=np.random.default_rng(0)).sample((4000,))
+    assert set(np.unique(draws)) <= set(np.flatnonzero(p > 0))
+    table = NS.unigram_table(counts, power, size=1000)
+    close(np.bincount(table, minlength=len(p)) / len(table), p, 2e-3 * len(p) + 1e-3)
+    raises_naming(lambda: NS.unigram_noise(inject(counts, data.draw(non_finite), 0)), "counts", ValueError)
+    raises_naming(lambda: NS.unigram_noise(counts * 0), "counts", ValueError)
+    raises_naming(lambda: NS.unigram_noise(counts, power=2), "power", ValueError)
 
 
-@pytest.mark.parametrize("cbow", [False, True])
-def test_torch_closed_form_step_equals_autograd(cbow):
-    """One batch of the PyTorch trainer (closed-form gradients, embedding_bag, index_add_) is the SGD
-    step autograd takes on the summed negative-sampling loss, with the same negatives."""
-    V, D, k, m, lr = 9, 5, 3, 6, 0.1
-    g = torch.Generator().manual_seed(0)
-    W0, C0 = torch.randn(V, D, generator=g), torch.randn(V, D, generator=g)
-    table = torch.from_numpy(unigram_table(np.arange(1, V + 1), size=1000).astype(np.int64))
-    t = torch.tensor([1, 2, 2, 0, 8, 4])
-    if cbow:
-        inp = torch.tensor([[3, 4, 0], [5, 5, 1], [2, 3, 6], [7, 7, 7], [0, 1, 2], [6, 3, 3]])
-        msk = torch.tensor([[1, 1, 0], [1, 1, 1], [1, 0, 0], [1, 1, 1], [0, 1, 1], [1, 1, 0]], dtype=torch.float32)
-    else:
-        inp, msk = torch.tensor([3, 5, 5, 7, 0, 6]), None
-    W, C = W0.clone(), C0.clone()
-    list(_torch_batches(W, C, table, inp, t, msk, [0], m, lambda start: lr, torch.Generator().manual_seed(7), k, None))
+@budget(2)
+@given(st.data())
+def test_skip_gram_and_cbow_losses_and_gradients_are_autograds(data):
+    V, D, N, k = data.draw(dims(1, 6)), data.draw(dims(1, 3)), data.draw(dims(1, 4)), data.draw(dims(1, 3))
+    sampler = NS.NoiseSampler(np.ones(V))
+    centers, contexts = ids_of(data, V, N), ids_of(data, V, N)
+    neg = ids_of(data, V, N * k).reshape(N, k)
+    sg = NS.SkipGramNS(V, D, sampler, k=k, rng=np.random.default_rng(0))
+    sg.params[1][...] = data.draw(float_arrays((V, D)))
+    Win, Wout = (T(p, requires_grad=True) for p in sg.params)
+    h = Win[T(centers)]
+    s = (Wout[T(np.concatenate([contexts[:, None], neg], 1))] * h[:, None]).sum(-1)
+    ref = (F.softplus(-s[:, 0]) + F.softplus(s[:, 1:]).sum(1)).mean()
+    ref.backward()
+    close(sg.forward(centers, contexts, neg), ref.item())
+    sg.backward()
+    close(sg.grads[0], Win.grad)
+    close(sg.grads[1], Wout.grad)
+    check_bad_ids(lambda x: sg.forward(x, contexts, neg), centers, V, "ids", data.draw(corrupted(centers, V)))
+    check_bad_ids(lambda x: sg.forward(centers, contexts, x), neg, V, "ids", data.draw(corrupted(neg, V)))
+    C = data.draw(dims(1, 3))
+    ctx = ids_of(data, V, N * C).reshape(N, C)
+    mask = data.draw(float_arrays((N, C))) > 0
+    mask[:, 0] = True
+    cb = NS.CBOWNS(V, D, sampler, k=k, rng=np.random.default_rng(1))
+    cb.params[1][...] = sg.params[1]
+    Win, Wout = (T(p, requires_grad=True) for p in cb.params)
+    w = T(mask / mask.sum(1, keepdims=True))
+    hc = (Win[T(ctx)] * w[:, :, None]).sum(1)
+    s = (Wout[T(np.concatenate([centers[:, None], neg], 1))] * hc[:, None]).sum(-1)
+    ref = (F.softplus(-s[:, 0]) + F.softplus(s[:, 1:]).sum(1)).mean()
+    ref.backward()
+    for _form, m, expected in mask_forms(mask):
+        if expected == "same":
+            close(cb.forward(ctx, centers, m, neg), ref.item())
+        else:
+            raises_naming(lambda m=m: cb.forward(ctx, centers, m, neg), "mask", expected)
+    cb.forward(ctx, centers, mask, neg)
+    cb.backward()
+    close(cb.grads[0], Win.grad)
+    dot = NS.EmbeddingDot(V, D, np.random.default_rng(2))
+    hh = data.draw(float_arrays((N, D)))
+    close(dot.forward(hh, neg), np.einsum("nkd,nd->nk", dot.params[0][neg], hh))
+    raises_naming(lambda: dot.forward(inject(hh, np.nan, 0), neg), "h", ValueError)
 
-    neg = table[torch.randint(len(table), (m * k,), generator=torch.Generator().manual_seed(7))].view(m, k)
-    keep = (neg != t[:, None]).float()                       # a negative equal to the word is skipped
-    Wr, Cr = W0.clone().requires_grad_(), C0.clone().requires_grad_()
-    h = Wr[inp] if msk is None else (Wr[inp] * (msk / msk.sum(1, keepdim=True))[:, :, None]).sum(1)
-    h.retain_grad()
-    loss = F.softplus(-(Cr[t] * h).sum(1)) + (F.softplus((Cr[neg] * h[:, None, :]).sum(2)) * keep).sum(1)
-    loss.sum().backward()                                    # summed over the batch, as the trainer does
-    assert torch.allclose(C, C0 - lr * Cr.grad, atol=1e-6)
-    if msk is None:
-        assert torch.allclose(W, W0 - lr * Wr.grad, atol=1e-6)
-    else:   # word2vec.c / gensim: each real context word gets the full dL/dh (the exact gradient is dL/dh / count)
-        dx = msk[:, :, None] * h.grad[:, None, :]
-        assert torch.allclose(W, W0.index_add(0, inp.reshape(-1), -lr * dx.reshape(-1, D)), atol=1e-6)
+
+@budget()
+@given(st.data())
+def test_the_full_softmax_and_the_sgns_pair_gradients_are_their_formulas(data):
+    V, D, N = data.draw(dims(1, 5)), data.draw(dims(1, 3)), data.draw(dims(1, 4))
+    Win, Wout = data.draw(float_arrays((V, D))), data.draw(float_arrays((V, D)))
+    c, o = ids_of(data, V, N), ids_of(data, V, N)
+    close(NS.full_softmax_step(Win, Wout, c, o), F.cross_entropy(T(Win[c] @ Wout.T), T(o)).item())
+    check_bad_ids(lambda x: NS.full_softmax_step(Win, Wout, x, o), c, V, "centers", data.draw(corrupted(c, V)))
+    w, cc = data.draw(float_arrays((N, D))), data.draw(float_arrays((N, D)))
+    n_pos, n_neg = data.draw(float_arrays((N,), 0, 5)), data.draw(float_arrays((N,), 0, 5))
+    tw, tc = T(w, requires_grad=True), T(cc, requires_grad=True)
+    x = (tw * tc).sum(1)
+    (-(T(n_pos) * F.logsigmoid(x)) - T(n_neg) * F.logsigmoid(-x)).sum().backward()
+    dw, dc = NS.sgns_pair_gradients(w, cc, n_pos, n_neg)
+    close(dw, tw.grad)
+    close(dc, tc.grad)
+    raises_naming(lambda: NS.sgns_pair_gradients(w, cc, -n_pos - 1, n_neg), "n_pos", ValueError)
+    raises_naming(lambda: NS.sgns_pair_gradients(inject(w, np.inf, 0), cc, n_pos, n_neg), "w", ValueError)

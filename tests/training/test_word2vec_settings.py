@@ -1,6 +1,6 @@
-"""The record behind the word2vec models' ``sample`` and ``alpha`` (``helpers.course.word2vec_settings``,
-``data/models/logs/wv_settings.json``): it holds every run of the study, the shipped settings are its
-best setting, and the code cites it by its repository path."""
+"""Tests of training.word2vec_settings: the record behind the word2vec models' ``sample`` and
+``alpha`` (``data/models/logs/wv_settings.json``) holds every run of the study, the shipped
+settings are its best setting, and the code cites it by its repository path."""
 from __future__ import annotations
 
 import re
@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from helpers.course import word2vec_settings as study
-from helpers.course.word_vector_models import WORD2VEC
+from helpers.course.study_records import load_settings_record
+from training import word2vec_settings as study
+from training.word_vector_models import WORD2VEC
 
-RECORD = study.load_settings_record()
-ROOT = Path(__file__).resolve().parents[1]
+RECORD = load_settings_record()
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_record_holds_every_run_of_the_study():
@@ -39,7 +40,8 @@ def test_the_shipped_settings_are_the_record_s_best_rate_and_tie_with_its_best()
     assert RECORD["best"] == best
     chosen = study.run_settings(best)
     assert WORD2VEC["alpha"] == chosen["alpha"]
-    shipped = next(k for k in study.CHANGES if (study.run_settings(k)["sample"], study.run_settings(k)["alpha"])
+    shipped = next(k for k in study.CHANGES
+                   if (study.run_settings(k)["sample"], study.run_settings(k)["alpha"])
                    == (WORD2VEC["sample"], WORD2VEC["alpha"]))
     gap = RECORD["settings"][best]["mean_valid_wordsim"] - RECORD["settings"][shipped]["mean_valid_wordsim"]
     assert 0 <= gap < 0.02, (best, shipped, gap)
@@ -56,13 +58,14 @@ def test_best_setting_picks_the_highest_mean():
         study.run_settings("sample 1e-9")
 
 
-WORD2VEC_MODULES = ("helpers/course/word_vector_models.py", "helpers/course/word2vec_budget.py",
-                    "helpers/course/word2vec_settings.py", "helpers/course/word2vec_tricks.py")
+WORD2VEC_MODULES = ("training/word_vector_models.py", "training/word2vec_budget.py",
+                    "training/word2vec_settings.py", "training/word2vec_tricks.py",
+                    "training/glove_search.py")
 
 
 def test_no_absolute_machine_path_justifies_a_setting():
     """The evidence for the word2vec settings is cited by repository path, never a developer
-    machine's (word_vector_models.py cited /work/research/r3/REPORT.md, which is not in the repository)."""
+    machine's."""
     for rel in WORD2VEC_MODULES:
         path = ROOT / rel
         text = path.read_text(encoding="utf-8")
