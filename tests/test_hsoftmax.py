@@ -33,7 +33,8 @@ close = closeness(1e-9)
 
 
 def ids_of(data, V, n):
-    return np.array(data.draw(st.lists(st.integers(0, V - 1), min_size=n, max_size=n)), dtype=np.int64)
+    ids = data.draw(st.lists(st.integers(0, V - 1), min_size=n, max_size=n))
+    return np.array(ids, dtype=np.int64)
 
 
 def test_huffman_tree_of_a_textbook_example():
@@ -120,7 +121,7 @@ def test_the_huffman_tree_is_a_prefix_code_and_the_loss_is_autograds(data):
     V = len(counts)
     codes = ["".join(map(str, tree.codes[w, :tree.depth[w]])) for w in range(V)]
     assert not any(a != b and b.startswith(a) for a in codes for b in codes)      # prefix-free
-    close(sum(2.0 ** -d for d in tree.depth), 1.0)                                # a full binary tree
+    close(sum(2.0 ** -d for d in tree.depth), 1.0)                     # a full binary tree
     D, N = data.draw(dims(1, 3)), data.draw(dims(1, 4))
     h, U = data.draw(float_arrays((N, D))), data.draw(float_arrays((V - 1, D)))
     close(HS.hs_probabilities(h, U, tree).sum(1), np.ones(N))
@@ -137,7 +138,8 @@ def test_the_huffman_tree_is_a_prefix_code_and_the_loss_is_autograds(data):
     np.add.at(dU, nodes.reshape(-1), dU_rows.reshape(-1, D))
     close(dU, tU.grad)
     close(loss, -np.log(HS.hs_probabilities(h, U, tree)[np.arange(N), t]).mean(), 1e-8)
-    check_bad_ids(lambda x: HS.hs_loss_and_grads(h, U, tree, x), t, V, "targets", data.draw(corrupted(t, V)))
+    check_bad_ids(lambda x: HS.hs_loss_and_grads(h, U, tree, x), t, V, "targets",
+                  data.draw(corrupted(t, V)))
     layer = HS.HierarchicalSoftmax(tree, D, np.random.default_rng(0))
     c = ids_of(data, V, N)
     layer.forward(c, t)

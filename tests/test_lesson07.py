@@ -339,7 +339,11 @@ def test_the_softmax_figure_is_used_and_its_footer_names_the_timing_section():
 # ----------------------------------------------------------------------------- the measured tricks
 def test_the_tricks_table_figure_and_comparisons():
     from helpers.course.models import load_model  # noqa: PLC0415
-    from helpers.lessons.lesson07 import plot_tricks, tricks_comparisons, tricks_table  # noqa: PLC0415
+    from helpers.lessons.lesson07 import (  # noqa: PLC0415
+        plot_tricks,
+        tricks_comparisons,
+        tricks_table,
+    )
 
     shipped = load_model("wv_tricks")
     table = tricks_table(shipped)

@@ -1,7 +1,7 @@
 """GloVe's settings, chosen on the validation half with the same kind of search and budget as
 the skip-gram's.
 
-    python -m training.glove_search      # runs the search, writes data/models/logs/wv_glove_search.json
+    python -m training.glove_search    # writes data/models/logs/wv_glove_search.json
 
 - **start** from glove.c's defaults (learning rate 0.05, x_max 100, α 0.75), the paper's window
   (10 words each side, 1/d weighting) and the course's 100 dimensions;

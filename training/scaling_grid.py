@@ -83,7 +83,8 @@ def train_grid_results(settings: dict, log, max_steps: int | None = None, progre
     cpu = float(np.nansum(seconds["grid"]) + np.nansum(seconds["control"][:, :F - 1]))
     meta = {"settings": dict(s), "n_scored": n_scored, "n_words": len(words), "cells": len(cells),
             "timings": timings_to_meta({f"seconds/{p}": seconds[p] for p in ("grid", "control")}),
-            "scored_on": "report half of the benchmarks (helpers.course.benchmarks), shared words only",
+            "scored_on": "report half of the benchmarks (helpers.course.benchmarks), "
+                         "shared words only",
             "cpu_seconds_cells": cpu}
     metrics = {"cells": len(cells)}
     if max_steps is None:

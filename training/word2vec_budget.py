@@ -74,8 +74,8 @@ def budget_settings(name: str, change: dict) -> dict:
 
 def _run_record(name, change, s, curve, kept, cpu) -> dict:
     return {"model": name, "change": change, "settings": s, **curve,
-            "best_epoch": int(curve["epoch"][kept]), "best_valid_wordsim": curve["valid_wordsim"][kept],
-            "cpu_seconds": cpu}
+            "best_epoch": int(curve["epoch"][kept]),
+            "best_valid_wordsim": curve["valid_wordsim"][kept], "cpu_seconds": cpu}
 
 
 def budget_run(name: str, change: dict) -> tuple[dict, np.ndarray]:

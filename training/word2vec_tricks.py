@@ -167,7 +167,8 @@ def train_tricks(settings: dict, log, max_steps: int | None = None, progress: bo
                     curves[f"{h}/{key}"][at] = scores[h][key]
             log.event("eval", variant=name, seed=s["seeds"][k], epoch=epoch, cpu_seconds=cpu,
                       words_trained=trained, loss_sum=loss_sum,
-                      **{f"{h}_{key}": scores[h][key] for h in HALVES for key in ("wordsim", "simlex")})
+                      **{f"{h}_{key}": scores[h][key] for h in HALVES
+                         for key in ("wordsim", "simlex")})
             bar.update(1)
         if done < E:
             continue                                  # a replay cut short: no final scores

@@ -59,7 +59,8 @@ GENSIM_SKIPGRAM = dict(WORD2VEC, max_epochs=60, patience=60)
 GENSIM_CBOW = dict(WORD2VEC, max_epochs=20, patience=20)
 FASTTEXT = dict(WORD2VEC, min_n=3, max_n=6, buckets=20_000, max_epochs=40, patience=40)
 # GloVe: glove.c's per-pair AdaGrad in batches of 1,024 pairs, harmonic counts, alpha 0.75; lr,
-# x_max, window and dimension chosen by training.glove_search (data/models/logs/wv_glove_search.json)
+# x_max, window and dimension chosen by training.glove_search
+# (data/models/logs/wv_glove_search.json)
 GLOVE = dict(dim=100, window=10, x_max=10 / 3, alpha=0.75, lr=0.2, batch_size=1024, min_count=5,
              max_epochs=50, patience=8, min_delta=0.0, seed=0)
 EXTRINSIC = dict(classifiers=("logreg", "knn"), seeds=(0, 1, 2))
@@ -126,7 +127,7 @@ def records(W: np.ndarray, vocab: Vocab, extrinsic: bool = True) -> dict:
            "wordsim_full_oov": full.n_oov, "queen_rank": queen_rank(W, vocab)}
     if extrinsic:
         docs, labels = bbc_topic_task()
-        groups = bbc_groups()          # test articles with a copy among the training ones are not scored
+        groups = bbc_groups()     # test articles with a copy among the training ones: not scored
         out["bbc_topic_accuracy"] = {
             c: [extrinsic_classification(W, vocab, docs, labels, classifier=c, seed=s,
                                          groups=groups).accuracy for s in EXTRINSIC["seeds"]]
@@ -160,8 +161,8 @@ def _corpus_line(corpus, s: dict) -> str:
             f"{len(corpus.vocab):,} words (min_count {s['min_count']})")
 
 
-def _score_epoch(log: RunLog, stopper: EarlyStopping, curve: dict, vocab, epoch: int, W, loss: float,
-                 snapshot, t0: float, progress: bool, **extra) -> bool:
+def _score_epoch(log: RunLog, stopper: EarlyStopping, curve: dict, vocab, epoch: int, W,
+                 loss: float, snapshot, t0: float, progress: bool, **extra) -> bool:
     """One epoch: its loss as the log's step, its validation scores, the early-stopping decision
     (True: stop), appended to ``curve`` and logged."""
     log.step(loss)

@@ -61,7 +61,8 @@ def benchmark_halves(seed: int = SPLIT_SEED) -> dict[str, BenchmarkHalf]:
     for h in HALVES:
         out[h]["analogies"] = {}
     for c, (cat, qs) in enumerate(load_analogies().items()):
-        for h, idx in zip(HALVES, _halve(len(qs), np.random.default_rng(seed + 2 + c)), strict=True):
+        halves = _halve(len(qs), np.random.default_rng(seed + 2 + c))
+        for h, idx in zip(HALVES, halves, strict=True):
             out[h]["analogies"][cat] = [qs[j] for j in idx]
     return {h: BenchmarkHalf(h, **parts) for h, parts in out.items()}
 

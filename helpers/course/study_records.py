@@ -101,9 +101,9 @@ def load_tricks(artifact: Artifact) -> TricksResult:
         return {k[len(prefix):]: a[k] for k in a if k.startswith(prefix)}
 
     cpu = timings_from_meta(meta["timings"])["curve/cpu_seconds"]
-    return TricksResult(list(meta["variants"]), dict(meta["labels"]), list(meta["settings"]["seeds"]),
-                        part("curve/") | {"cpu_seconds": cpu}, part("final/"), part("items/"),
-                        part("gold/"), meta)
+    return TricksResult(list(meta["variants"]), dict(meta["labels"]),
+                        list(meta["settings"]["seeds"]), part("curve/") | {"cpu_seconds": cpu},
+                        part("final/"), part("items/"), part("gold/"), meta)
 
 
 def _spearman_rows(x: np.ndarray, gold: np.ndarray) -> np.ndarray:

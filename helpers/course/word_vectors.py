@@ -47,7 +47,7 @@ class ShippedVectors:
 
 
 def load_vectors_artifact(artifact: Artifact) -> ShippedVectors:
-    """The vectors of a ``wv_*`` artefact (read through :func:`helpers.course.models.load_model`)."""
+    """The vectors of a ``wv_*`` artefact (:func:`helpers.course.models.load_model` reads it)."""
     a = artifact.arrays
     itos = a["vocab/utf8"].tobytes().decode("utf-8").split("\n")
     meta = {**artifact.meta, "curve": {k[6:]: a[k].tolist() for k in a if k.startswith("curve/")}}

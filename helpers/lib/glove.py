@@ -1,7 +1,7 @@
 """GloVe (Pennington, Socher & Manning 2014): word vectors from a weighted least-squares fit
 to the logarithm of the co-occurrence counts (lesson 08).
 
-For every pair (i, j) that co-occurs (X_ij > 0) the model wants w_i . w~_j + b_i + b~_j ≈ log X_ij:
+For every pair (i, j) with X_ij > 0 the model wants w_i . w~_j + b_i + b~_j ≈ log X_ij:
 
     J = Σ_{X_ij > 0} f(X_ij) (w_i . w~_j + b_i + b~_j - log X_ij)^2,
     f(x) = (x / x_max)^α  if x < x_max  else 1          (the paper: x_max = 100, α = 0.75)
@@ -185,21 +185,6 @@ class GloVeVectors:
         raise ValueError(f"which must be 'W+W~' or 'W', got {which!r}")
 
 
-def _check_training_args(counts, dim, epochs, lr, vocab, where: str):
-    check_whole(dim, "dim", where, minimum=1)
-    check_whole(epochs, "epochs", where, minimum=1)
-    if not (lr > 0 and np.isfinite(lr)):
-        raise ValueError(f"the learning rate must be positive, got {lr}")
-    entries = cooccurrence_entries(counts)
-    if vocab is not None:
-        n = len(vocab)
-        if n != counts.shape[0]:
-            raise ValueError(f"{where}: vocab has {n} words but counts is {counts.shape[0]} x "
-                             f"{counts.shape[1]}; row i of the co-occurrence matrix is word i of "
-                             "the vocabulary (build both from the same Vocab)")
-    return entries
-
-
 # ---------------------------------------------------------------- PyTorch
 class GloVeTorch(torch.nn.Module):
     """GloVe in PyTorch, autograd's check of the NumPy layer. Taught in lesson 08, section 2.
@@ -272,9 +257,16 @@ def train_pairwise(counts, dim: int = 100, epochs: int = 10, lr: float = 0.05,
     ``epoch_end(epoch, W + W~, J / P) -> bool`` runs after each epoch, ``checkpoint(pairs_seen,
     W + W~) -> bool`` every ``checkpoint_every`` pairs; True stops training. Returns a
     :class:`GloVeVectors` (epoch_loss: J / P of each finished epoch)."""
-    rows, cols, x = _check_training_args(counts, dim, epochs, lr, vocab, "glove.train_pairwise")
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    check_whole(dim, "dim", "train_pairwise", minimum=1)
+    check_whole(epochs, "epochs", "train_pairwise", minimum=1)
+    check_whole(batch_size, "batch_size", "train_pairwise", minimum=1)
+    if not (lr > 0 and np.isfinite(lr)):
+        raise ValueError(f"the learning rate must be positive, got {lr}")
+    rows, cols, x = cooccurrence_entries(counts)
+    if vocab is not None and len(vocab) != counts.shape[0]:
+        raise ValueError(f"train_pairwise: vocab has {len(vocab)} words but counts is "
+                         f"{counts.shape[0]} x {counts.shape[1]}; row i of the co-occurrence "
+                         "matrix is word i of the vocabulary (build both from the same Vocab)")
     if checkpoint is not None and checkpoint_every < 1:
         raise ValueError(f"checkpoint_every must be a positive number of pairs, got "
                          f"{checkpoint_every}")

@@ -1,5 +1,6 @@
 """Tests of helpers.course.benchmarks: the fixed validation and report halves of WordSim-353,
 SimLex-999 and the Google analogies, and scores on one half."""
+
 import numpy as np
 import pytest
 
@@ -43,10 +44,13 @@ def test_the_halves_are_stable_and_seeded():
     perm = rng.permutation(353)
     ws = load_word_similarity("wordsim353")
     assert h["validation"].wordsim == tuple(ws[j] for j in np.sort(perm[:176]))
-    assert benchmark_halves() is h                                 # cached: the same object
+    assert benchmark_halves() is h  # cached: the same object
     # pinned: a changed seed, loader or algorithm changes every number the lessons report
-    assert [p[:2] for p in h["validation"].wordsim[:3]] == [("tiger", "tiger"), ("computer", "keyboard"),
-                                                             ("computer", "internet")]
+    assert [p[:2] for p in h["validation"].wordsim[:3]] == [
+        ("tiger", "tiger"),
+        ("computer", "keyboard"),
+        ("computer", "internet"),
+    ]
     other = benchmark_halves(15)
     assert other["validation"].wordsim != h["validation"].wordsim
     # recomputed: the same
@@ -56,15 +60,19 @@ def test_the_halves_are_stable_and_seeded():
 def test_bad_arguments_are_named():
     with pytest.raises(TypeError, match="seed must be an int, got str"):
         benchmark_halves("14")
-    with pytest.raises(ValueError, match=r"half must be one of \('validation', 'report'\), got 'test'"):
+    with pytest.raises(
+        ValueError, match=r"half must be one of \('validation', 'report'\), got 'test'"
+    ):
         evaluate_vectors(np.ones((2, 2)), ["a", "b"], "test")
 
 
 def _toy_vectors(seed=0):
     """Vectors for every word of the benchmarks (random), so nothing is out of vocabulary."""
     h = benchmark_halves()
-    words = sorted({w for half in h.values() for p in half.wordsim + half.simlex for w in p[:2]}
-                   | {w for half in h.values() for qs in half.analogies.values() for q in qs for w in q})
+    words = sorted(
+        {w for half in h.values() for p in half.wordsim + half.simlex for w in p[:2]}
+        | {w for half in h.values() for qs in half.analogies.values() for q in qs for w in q}
+    )
     return np.random.default_rng(seed).standard_normal((len(words), 20)).astype(np.float32), words
 
 
@@ -75,7 +83,9 @@ def test_evaluate_vectors_scores_one_half_as_the_metrics_do():
     assert got["wordsim"] == similarity_correlation(W, words, h.wordsim).rho
     assert got["analogy"] == analogy_accuracy(W, words, h.analogies).accuracy
     assert got["wordsim_oov"] == got["simlex_oov"] == got["analogy_oov"] == 0
-    assert sum(c[1] for c in got["analogy_by_category"].values()) == sum(len(q) for q in h.analogies.values())
+    assert sum(c[1] for c in got["analogy_by_category"].values()) == sum(
+        len(q) for q in h.analogies.values()
+    )
 
 
 def test_similarity_interval_and_analogy_hits_agree_with_the_point_estimates():

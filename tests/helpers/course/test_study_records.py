@@ -1,5 +1,6 @@
 """Tests of helpers.course.study_records: the readers of the studies' committed records, and the
 paired comparison lesson 07 draws from the shipped study of subsampling and the window."""
+
 from types import SimpleNamespace
 
 import numpy as np
@@ -37,23 +38,38 @@ def test_the_chosen_run_is_the_shipped_glove_s_training():
     assert np.allclose(run["valid_wordsim"], shipped["curve"]["valid_wordsim"], atol=1e-5)
     # without a combined run, the run of a stage at the chosen settings
     stage_run = {"settings": {"lr": 1}, "valid_wordsim": [0.1]}
-    toy = {"combined": None, "chosen": {"lr": 1},
-           "stages": [{"runs": [{"settings": {"lr": 2}}, stage_run]}]}
+    toy = {
+        "combined": None,
+        "chosen": {"lr": 1},
+        "stages": [{"runs": [{"settings": {"lr": 2}}, stage_run]}],
+    }
     assert chosen_run(toy) is stage_run
 
 
 def _result(S=3, n=60, seed=0) -> TricksResult:
-    """Synthetic results: 'good' cosines follow the gold scores, 'noisy' ones barely, 'same' = 'good'."""
+    """Synthetic results: 'good' cosines follow the gold scores, 'noisy' ones barely,
+    'same' = 'good'."""
     rng = np.random.default_rng(seed)
     gold = rng.random(n)
     good = gold[None] + 0.3 * rng.standard_normal((S, n))
     noisy = gold[None] + 3.0 * rng.standard_normal((S, n))
     hits_good, hits_bad = (rng.random((S, 400)) < 0.6), (rng.random((S, 400)) < 0.2)
-    items = {"wordsim": np.stack([good, noisy, good], axis=1), "simlex": np.stack([good, noisy, good], axis=1),
-             "analogy": np.stack([hits_good, hits_bad, hits_good], axis=1).astype(np.uint8)}
+    items = {
+        "wordsim": np.stack([good, noisy, good], axis=1),
+        "simlex": np.stack([good, noisy, good], axis=1),
+        "analogy": np.stack([hits_good, hits_bad, hits_good], axis=1).astype(np.uint8),
+    }
     names = ["shipped", "noisy", "same"]
-    return TricksResult(names, {x: x for x in names}, list(range(S)), {}, {}, items,
-                        {"wordsim": gold, "simlex": gold}, {})
+    return TricksResult(
+        names,
+        {x: x for x in names},
+        list(range(S)),
+        {},
+        {},
+        items,
+        {"wordsim": gold, "simlex": gold},
+        {},
+    )
 
 
 def test_paired_difference_separates_a_real_difference_and_calls_identical_runs_a_tie():
@@ -72,7 +88,10 @@ def test_paired_difference_bad_inputs():
     r = _result()
     with pytest.raises(ValueError, match="unknown metric 'accuracy'"):
         paired_setting_difference(r, "accuracy", "shipped", "noisy")
-    with pytest.raises(ValueError, match=r"unknown variant 'fixed'; the measurement has \['shipped', 'noisy', 'same'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"unknown variant 'fixed'; the measurement has \['shipped', 'noisy', 'same'\]",
+    ):
         paired_setting_difference(r, "wordsim", "shipped", "fixed")
     with pytest.raises(ValueError, match="two different variants"):
         paired_setting_difference(r, "wordsim", "shipped", "shipped")
@@ -84,12 +103,20 @@ def test_the_shipped_tricks_study_reads_back_whole():
     shipped = load_model("wv_tricks")
     s = shipped.metadata["settings"]
     S, V, E = len(s["seeds"]), len(s["variants"]), s["epochs"]
-    assert shipped.variants == ["shipped", "no_subsampling", "fixed_window"] and (S, V, E) == (3, 3, 10)
+    assert shipped.variants == ["shipped", "no_subsampling", "fixed_window"] and (S, V, E) == (
+        3,
+        3,
+        10,
+    )
     for key, c in shipped.curves.items():
         assert c.shape == (S, V, E) and np.all(np.isfinite(c)), key
     for key, f in shipped.final.items():
         assert f.shape == (S, V) and np.all(np.isfinite(f)), key
     assert np.all(shipped.curves["cpu_seconds"] > 0) and shipped.cpu_seconds().shape == (S, V)
     # the final report-half ρ is the curve's last point, and the stored items give the scores back
-    assert np.array_equal(shipped.final["report/wordsim"], shipped.curves["report/wordsim"][:, :, -1])
-    assert np.allclose(shipped.items["analogy"].mean(axis=2), shipped.final["report/analogy"], atol=1e-12)
+    assert np.array_equal(
+        shipped.final["report/wordsim"], shipped.curves["report/wordsim"][:, :, -1]
+    )
+    assert np.allclose(
+        shipped.items["analogy"].mean(axis=2), shipped.final["report/analogy"], atol=1e-12
+    )

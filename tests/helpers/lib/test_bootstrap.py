@@ -1,4 +1,5 @@
 """Tests of helpers.lib.bootstrap: the percentile bootstrap over items and its interval."""
+
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
@@ -9,7 +10,11 @@ from helpers.lib.bootstrap import Interval, bootstrap_interval
 def test_bootstrap_interval_contains_the_estimate_and_is_seeded():
     x = np.random.default_rng(1).normal(2.0, 1.0, 400)
     iv = bootstrap_interval(np.mean, x, n_boot=500, seed=3)
-    assert isinstance(iv, Interval) and iv.low < iv.estimate < iv.high and iv.estimate == pytest.approx(x.mean())
+    assert (
+        isinstance(iv, Interval)
+        and iv.low < iv.estimate < iv.high
+        and iv.estimate == pytest.approx(x.mean())
+    )
     # the 95 % interval of a mean is about +-1.96 standard errors
     se = x.std(ddof=1) / np.sqrt(len(x))
     assert iv.high - iv.low == pytest.approx(2 * 1.96 * se, rel=0.2)
@@ -25,7 +30,11 @@ def test_bootstrap_keeps_pairs_together():
     x = np.arange(50.0)
     iv = bootstrap_interval(lambda a, b: float(spearmanr(a, b).statistic), x, 2 * x, n_boot=200)
     # resampled pairs stay perfectly correlated
-    assert iv.estimate == pytest.approx(1) and iv.low == pytest.approx(1) and iv.high == pytest.approx(1)
+    assert (
+        iv.estimate == pytest.approx(1)
+        and iv.low == pytest.approx(1)
+        and iv.high == pytest.approx(1)
+    )
 
 
 def test_bootstrap_bad_input():

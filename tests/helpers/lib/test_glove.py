@@ -1,6 +1,7 @@
 """Tests of helpers.lib.glove (lesson 08): the weighting, the co-occurrence entries, the NumPy
 layer's gradients (finite differences in float64, PyTorch autograd), glove.c's per-pair AdaGrad in
 batches (a batch of one is glove.c's loop), and errors."""
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -36,7 +37,9 @@ close = closeness(1e-9)
 
 
 def ids_of(data, V, n):
-    return np.array(data.draw(st.lists(st.integers(0, V - 1), min_size=n, max_size=n)), dtype=np.int64)
+    return np.array(
+        data.draw(st.lists(st.integers(0, V - 1), min_size=n, max_size=n)), dtype=np.int64
+    )
 
 
 def test_weight_values_and_cap():
@@ -44,7 +47,7 @@ def test_weight_values_and_cap():
     f = glove_weight(x)
     assert np.allclose(f[:5], (x[:5] / 100) ** 0.75)
     assert np.all(f[5:] == 1.0)
-    assert np.all(np.diff(f) >= 0)                      # increasing, then flat
+    assert np.all(np.diff(f) >= 0)  # increasing, then flat
     assert glove_weight(5.0, x_max=10, alpha=1.0) == pytest.approx(0.5)
     assert glove_weight(np.ones((2, 3))).shape == (2, 3)
 
@@ -62,14 +65,21 @@ def _layer(V=6, D=3, seed=0):
     rng = np.random.default_rng(seed)
     layer = GloVeNumpy(V, D, rng, x_max=10.0)
     for p in layer.params:
-        p[...] = rng.standard_normal(p.shape) * 0.5          # larger values than the init: a stricter check
+        p[...] = rng.standard_normal(p.shape) * 0.5  # larger values than the init: a stricter check
     return layer
 
 
-@pytest.mark.parametrize("rows,cols,x", [
-    ([2], [4], [3.0]),                                      # one pair
-    ([0, 1, 1, 5, 0], [1, 0, 3, 5, 1], [1.0, 4.0, 20.0, 7.5, 0.5]),   # repeated ids, x above x_max, diagonal
-])
+@pytest.mark.parametrize(
+    "rows,cols,x",
+    [
+        ([2], [4], [3.0]),  # one pair
+        (
+            [0, 1, 1, 5, 0],
+            [1, 0, 3, 5, 1],
+            [1.0, 4.0, 20.0, 7.5, 0.5],
+        ),  # repeated ids, x above x_max, diagonal
+    ],
+)
 def test_gradients_finite_differences(rows, cols, x):
     layer = _layer()
     report = check_layer(layer, np.array(rows), np.array(cols), np.array(x))
@@ -81,8 +91,11 @@ def test_loss_matches_definition():
     layer = _layer()
     W, Wt, b, bt = layer.params
     rows, cols, x = np.array([0, 3]), np.array([2, 2]), np.array([2.0, 40.0])
-    expected = sum(glove_weight(x[p], 10.0) * (W[rows[p]] @ Wt[cols[p]] + b[rows[p]] + bt[cols[p]] - np.log(x[p])) ** 2
-                   for p in range(2))
+    expected = sum(
+        glove_weight(x[p], 10.0)
+        * (W[rows[p]] @ Wt[cols[p]] + b[rows[p]] + bt[cols[p]] - np.log(x[p])) ** 2
+        for p in range(2)
+    )
     assert layer.forward(rows, cols, x) == pytest.approx(expected, rel=1e-12)
 
 
@@ -104,15 +117,19 @@ def test_cooccurrence_is_harmonic_and_symmetric():
     sents = [np.array([0, 1, 2, 3]), np.array([2, 1])]
     X = glove_cooccurrence(sents, 4, window=2)
     assert (X != cooccurrence_python(sents, 4, window=2, weighting="harmonic")).nnz == 0
-    assert X[0, 2] == pytest.approx(0.5)                     # distance 2 counts 1/2
-    assert X[1, 2] == pytest.approx(2.0)                     # adjacent in both sentences
+    assert X[0, 2] == pytest.approx(0.5)  # distance 2 counts 1/2
+    assert X[1, 2] == pytest.approx(2.0)  # adjacent in both sentences
     assert (X != X.T).nnz == 0
 
 
 def test_entries_and_errors():
     X = sp.csr_matrix(np.array([[0, 2.0], [2.0, 1.0]]))
     r, c, x = cooccurrence_entries(X)
-    assert sorted(zip(r.tolist(), c.tolist(), x.tolist(), strict=False)) == [(0, 1, 2.0), (1, 0, 2.0), (1, 1, 1.0)]
+    assert sorted(zip(r.tolist(), c.tolist(), x.tolist(), strict=False)) == [
+        (0, 1, 2.0),
+        (1, 0, 2.0),
+        (1, 1, 1.0),
+    ]
     r2, c2, x2 = cooccurrence_entries(X.toarray())
     assert len(x2) == 3
     with pytest.raises(ValueError, match="empty"):
@@ -124,7 +141,9 @@ def test_entries_and_errors():
 
 
 def test_vectors_options():
-    gv = GloVeVectors(np.ones((2, 3), np.float32), 2 * np.ones((2, 3), np.float32), np.zeros(2), np.zeros(2))
+    gv = GloVeVectors(
+        np.ones((2, 3), np.float32), 2 * np.ones((2, 3), np.float32), np.zeros(2), np.zeros(2)
+    )
     assert np.all(gv.vectors() == 3) and np.all(gv.vectors("W") == 1)
     with pytest.raises(ValueError, match="which"):
         gv.vectors("C")
@@ -134,7 +153,10 @@ def _glove_c_reference(counts, dim, epochs, lr, x_max, alpha, seed):
     """glove.c's training loop, pair by pair, in plain Python (float64), same init and order."""
     rows, cols, x = cooccurrence_entries(counts)
     rng = np.random.default_rng(seed)
-    W, Wt, b, bt = (p.astype(np.float64) for p in GloVeNumpy(counts.shape[0], dim, rng, x_max, alpha, np.float32).params)
+    W, Wt, b, bt = (
+        p.astype(np.float64)
+        for p in GloVeNumpy(counts.shape[0], dim, rng, x_max, alpha, np.float32).params
+    )
     gW, gWt, gb, gbt = np.ones_like(W), np.ones_like(Wt), np.ones_like(b), np.ones_like(bt)
     gen = torch.Generator().manual_seed(seed)
     for _ in range(epochs):
@@ -159,13 +181,35 @@ def test_train_pairwise_with_batch_1_is_the_reference_code():
     dense = rng.poisson(3.0, (12, 12)) * (rng.random((12, 12)) < 0.6)
     counts = sp.csr_matrix(dense.astype(np.float64))
     W, Wt = _glove_c_reference(counts, dim=4, epochs=3, lr=0.05, x_max=5.0, alpha=0.75, seed=1)
-    g = train_pairwise(counts, dim=4, epochs=3, lr=0.05, x_max=5.0, alpha=0.75, batch_size=1, seed=1, progress=False)
+    g = train_pairwise(
+        counts,
+        dim=4,
+        epochs=3,
+        lr=0.05,
+        x_max=5.0,
+        alpha=0.75,
+        batch_size=1,
+        seed=1,
+        progress=False,
+    )
     np.testing.assert_allclose(g.W, W, atol=1e-5)
     np.testing.assert_allclose(g.W_tilde, Wt, atol=1e-5)
     # batches only delay a row's updates: close to the reference, and the loss falls
-    big = train_pairwise(counts, dim=4, epochs=3, lr=0.05, x_max=5.0, alpha=0.75, batch_size=16, seed=1, progress=False)
+    big = train_pairwise(
+        counts,
+        dim=4,
+        epochs=3,
+        lr=0.05,
+        x_max=5.0,
+        alpha=0.75,
+        batch_size=16,
+        seed=1,
+        progress=False,
+    )
     assert big.epoch_loss[-1] < big.epoch_loss[0]
-    stop = train_pairwise(counts, dim=4, epochs=5, batch_size=8, progress=False, epoch_end=lambda e, v, loss: e == 2)
+    stop = train_pairwise(
+        counts, dim=4, epochs=5, batch_size=8, progress=False, epoch_end=lambda e, v, loss: e == 2
+    )
     assert len(stop.epoch_loss) == 2
 
 
@@ -173,7 +217,9 @@ def test_train_pairwise_checkpoints_follow_the_full_run():
     """The live training's checkpoints: called every ``checkpoint_every`` pairs with W + W~, a
     True return stops training; what a checkpoint sees is the full run's state at that point."""
     rng = np.random.default_rng(2)
-    counts = sp.csr_matrix((rng.poisson(2.0, (10, 10)) * (rng.random((10, 10)) < 0.7)).astype(np.float64))
+    counts = sp.csr_matrix(
+        (rng.poisson(2.0, (10, 10)) * (rng.random((10, 10)) < 0.7)).astype(np.float64)
+    )
     P = counts.nnz
     seen, snaps = [], []
 
@@ -182,9 +228,19 @@ def test_train_pairwise_checkpoints_follow_the_full_run():
         snaps.append(vectors.copy())
         return len(seen) == 2
 
-    g = train_pairwise(counts, dim=3, epochs=4, batch_size=5, seed=3, progress=False, checkpoint=checkpoint,
-                       checkpoint_every=P)
-    assert seen == [P, 2 * P] and len(g.epoch_loss) == 1          # stopped at the end of the second epoch's batches
+    g = train_pairwise(
+        counts,
+        dim=3,
+        epochs=4,
+        batch_size=5,
+        seed=3,
+        progress=False,
+        checkpoint=checkpoint,
+        checkpoint_every=P,
+    )
+    assert (
+        seen == [P, 2 * P] and len(g.epoch_loss) == 1
+    )  # stopped at the end of the second epoch's batches
     one = train_pairwise(counts, dim=3, epochs=1, batch_size=5, seed=3, progress=False)
     np.testing.assert_allclose(snaps[0], one.W + one.W_tilde)
     with pytest.raises(ValueError, match="checkpoint_every"):
@@ -194,7 +250,9 @@ def test_train_pairwise_checkpoints_follow_the_full_run():
 # ---------------------------------------------------------------- properties
 @st.composite
 def cooccurrences(draw, V):
-    X = np.array(draw(st.lists(st.integers(0, 30), min_size=V * V, max_size=V * V)), float).reshape(V, V)
+    X = np.array(draw(st.lists(st.integers(0, 30), min_size=V * V, max_size=V * V)), float).reshape(
+        V, V
+    )
     X[0, V - 1] += 1
     return X
 
@@ -211,11 +269,16 @@ def test_the_glove_weighting_and_entries_are_their_formulas(data):
     X = data.draw(cooccurrences(V))
     for m in (X, sp.csr_matrix(X)):
         r, c, v = G.cooccurrence_entries(m)
-        close(sorted(zip(r, c, v)), sorted((i, j, X[i, j]) for i, j in zip(*np.nonzero(X), strict=True)))
+        close(
+            sorted(zip(r, c, v)),
+            sorted((i, j, X[i, j]) for i, j in zip(*np.nonzero(X), strict=True)),
+        )
     raises_naming(lambda: G.cooccurrence_entries(np.zeros((V, V + 1))), "square", ValueError)
     ids = [np.array([0, V - 1, 0])]
-    close(G.glove_cooccurrence(ids, V, window=2).toarray(),
-          cooccurrence_matrix(ids, V, 2, "harmonic").toarray())
+    close(
+        G.glove_cooccurrence(ids, V, window=2).toarray(),
+        cooccurrence_matrix(ids, V, 2, "harmonic").toarray(),
+    )
 
 
 @budget(2)
@@ -232,10 +295,19 @@ def test_the_glove_layer_is_the_torch_models_loss_and_gradient(data):
     layer.backward()
     for g, emb in zip(layer.grads, (model.W, model.W_tilde, model.b, model.b_tilde), strict=True):
         close(g, emb.weight.grad.reshape(g.shape))
-    check_bad_ids(lambda r: layer.forward(r, cols, x), rows, V, "rows", data.draw(corrupted(rows, V)))
-    check_bad_ids(lambda c: model(torch.as_tensor(c), T(rows), T(np.log(x)), T(x)), cols, V, "rows",
-                  data.draw(corrupted(cols, V)))
-    raises_naming(lambda: layer.forward(rows, cols, inject(x, data.draw(non_finite), 0)), "x", ValueError)
+    check_bad_ids(
+        lambda r: layer.forward(r, cols, x), rows, V, "rows", data.draw(corrupted(rows, V))
+    )
+    check_bad_ids(
+        lambda c: model(torch.as_tensor(c), T(rows), T(np.log(x)), T(x)),
+        cols,
+        V,
+        "rows",
+        data.draw(corrupted(cols, V)),
+    )
+    raises_naming(
+        lambda: layer.forward(rows, cols, inject(x, data.draw(non_finite), 0)), "x", ValueError
+    )
     raises_naming(lambda: layer.forward(rows, cols, -x), "x", ValueError)
 
 
@@ -244,16 +316,20 @@ def test_the_glove_layer_is_the_torch_models_loss_and_gradient(data):
 def test_train_pairwise_fits_a_tiny_matrix_and_checks_its_vocabulary(data):
     V = data.draw(dims(1, 4))
     X = data.draw(cooccurrences(V))
-    gv = train_pairwise(sp.csr_matrix(X), dim=2, epochs=2, vocab=[f"w{i}" for i in range(V)],
-                        progress=False)
+    gv = train_pairwise(
+        sp.csr_matrix(X), dim=2, epochs=2, vocab=[f"w{i}" for i in range(V)], progress=False
+    )
     assert gv.vectors().shape == (V, 2) and len(gv.epoch_loss) == 2 and np.all(np.isfinite(gv.W))
-    raises_naming(lambda: train_pairwise(X, dim=2, epochs=1, vocab=["x"] * (V + 1), progress=False),
-                  "vocab", ValueError)
+    raises_naming(
+        lambda: train_pairwise(X, dim=2, epochs=1, vocab=["x"] * (V + 1), progress=False),
+        "vocab",
+        ValueError,
+    )
     raises_naming(lambda: train_pairwise(X, dim=0, progress=False), "dim", ValueError)
 
 
 def brute_pairwise(params, G0, r, c, log_x, f, lr):
-    """glove.c's per-pair step, every pair from the batch's start values, the steps of a row added."""
+    """glove.c's per-pair step, every pair from the batch's start values, a row's steps added."""
     W, Wt, b, bt = (p.copy() for p in params)
     acc = [g.copy() for g in G0]
     start = [p.copy() for p in params]
@@ -263,8 +339,9 @@ def brute_pairwise(params, G0, r, c, log_x, f, lr):
         e = start[0][i] @ start[1][j] + start[2][i] + start[3][j] - log_x[p]
         total += f[p] * e * e
         fd = lr * f[p] * e
-        for k, (param, ids, step) in enumerate(((W, i, fd * start[1][j]), (Wt, j, fd * start[0][i]),
-                                                (b, i, fd), (bt, j, fd))):
+        for k, (param, ids, step) in enumerate(
+            ((W, i, fd * start[1][j]), (Wt, j, fd * start[0][i]), (b, i, fd), (bt, j, fd))
+        ):
             param[ids] -= step / np.sqrt(G0[k][ids])
             acc[k][ids] += step * step
     return total, (W, Wt, b, bt), acc
@@ -274,8 +351,12 @@ def brute_pairwise(params, G0, r, c, log_x, f, lr):
 @given(st.data())
 def test_a_pairwise_batch_is_the_loop_over_its_pairs(data):
     V, D, m = data.draw(dims(1, 4)), data.draw(dims(1, 3)), data.draw(dims(1, 6))
-    params = [data.draw(float_arrays((V, D), -0.5, 0.5)), data.draw(float_arrays((V, D), -0.5, 0.5)),
-              data.draw(float_arrays((V,), -0.5, 0.5)), data.draw(float_arrays((V,), -0.5, 0.5))]
+    params = [
+        data.draw(float_arrays((V, D), -0.5, 0.5)),
+        data.draw(float_arrays((V, D), -0.5, 0.5)),
+        data.draw(float_arrays((V,), -0.5, 0.5)),
+        data.draw(float_arrays((V,), -0.5, 0.5)),
+    ]
     acc = [1 + np.abs(data.draw(float_arrays(p.shape))) for p in params]
     r, c = ids_of(data, V, m), ids_of(data, V, m)
     r[0], c[0] = 0, V - 1

@@ -1,6 +1,7 @@
 """Tests of helpers.lib.negative_sampling (lesson 07): the noise distribution, its sampler and
 table, and the skip-gram and CBOW layers' losses and gradients against finite differences and
 PyTorch autograd."""
+
 import numpy as np
 import pytest
 import torch
@@ -36,7 +37,9 @@ close = closeness(1e-9)
 
 
 def ids_of(data, V, n):
-    return np.array(data.draw(st.lists(st.integers(0, V - 1), min_size=n, max_size=n)), dtype=np.int64)
+    return np.array(
+        data.draw(st.lists(st.integers(0, V - 1), min_size=n, max_size=n)), dtype=np.int64
+    )
 
 
 def test_notes_power_example():
@@ -56,7 +59,7 @@ def test_noise_sampler_empirical_distribution():
     expected = unigram_noise(counts)
     # 200k draws: standard error <= sqrt(.25/2e5) ~ 0.0011; allow 4 sigma
     assert np.max(np.abs(freq - expected)) < 0.0045
-    assert freq[-1] == 0              # a word with count 0 is never drawn
+    assert freq[-1] == 0  # a word with count 0 is never drawn
     assert s.sample((3, 4)).shape == (3, 4)
     # reseeding repeats a draw
     a = NoiseSampler(counts, rng=np.random.default_rng(5)).sample(10)
@@ -82,7 +85,7 @@ def test_embedding_dot_gradients_and_torch():
         ids = rng.integers(0, 7, size=(n,) if k is None else (n, k))
         ids.flat[0] = 2
         if ids.size > 1:
-            ids.flat[-1] = 2                # a repeated id: its gradients must add up
+            ids.flat[-1] = 2  # a repeated id: its gradients must add up
         report = check_layer(layer, h, ids)
         assert report.ok, report
         # PyTorch
@@ -108,8 +111,10 @@ def test_embedding_dot_bad_shapes():
 
 def _sampled_check(model, *inputs, seed=3):
     """Gradient check of a sampled loss: reset the sampler's generator before each forward."""
+
     def reset():
         model.ns.sampler.rng = np.random.default_rng(seed)
+
     return check_layer(model, *inputs, reset=reset)
 
 
@@ -118,7 +123,7 @@ def test_skipgram_gradients(n):
     rng = np.random.default_rng(0)
     V, D = 9, 4
     m = SkipGramNS(V, D, NoiseSampler(np.arange(1, V + 1), rng=rng), k=3, rng=rng)
-    m.params[1][...] = rng.standard_normal((V, D)) * 0.5      # non-zero output vectors
+    m.params[1][...] = rng.standard_normal((V, D)) * 0.5  # non-zero output vectors
     centers = rng.integers(0, V, n)
     contexts = rng.integers(0, V, n)
     centers[0] = contexts[0] = 4
@@ -134,7 +139,7 @@ def test_cbow_gradients_with_mask(n):
     m = CBOWNS(V, D, NoiseSampler(np.ones(V), rng=rng), k=2, rng=rng)
     m.params[1][...] = rng.standard_normal((V, D)) * 0.5
     ctx = rng.integers(0, V, (n, Cw))
-    ctx[0, :2] = 5                                                # repeated context word
+    ctx[0, :2] = 5  # repeated context word
     mask = np.ones((n, Cw), bool)
     mask[0, -1] = False
     centers = rng.integers(0, V, n)
@@ -149,7 +154,9 @@ def _torch_ns_loss(W, C, h_ids, targets, negatives, weights=None):
         h = (W[h_ids] * weights[..., None]).sum(1)
     ids = torch.cat([targets[:, None], negatives], 1)
     s = (C[ids] * h[:, None, :]).sum(-1)
-    return (torch.nn.functional.softplus(-s[:, 0]) + torch.nn.functional.softplus(s[:, 1:]).sum(1)).mean()
+    return (
+        torch.nn.functional.softplus(-s[:, 0]) + torch.nn.functional.softplus(s[:, 1:]).sum(1)
+    ).mean()
 
 
 def test_fewer_negatives_than_built_use_their_real_count():
@@ -212,7 +219,9 @@ def test_model_bad_input():
     with pytest.raises(ValueError, match="equal length"):
         SkipGramNS(5, 2, s, rng=rng).forward(np.array([1, 2]), np.array([1]))
     with pytest.raises(ValueError, match="at least one context word"):
-        CBOWNS(5, 2, s, rng=rng).forward(np.array([[1, 2]]), np.array([0]), mask=np.zeros((1, 2), bool))
+        CBOWNS(5, 2, s, rng=rng).forward(
+            np.array([[1, 2]]), np.array([0]), mask=np.zeros((1, 2), bool)
+        )
     with pytest.raises(ValueError, match="k .* at least 1"):
         SkipGramNS(5, 2, s, k=0, rng=rng)
     with pytest.raises(IndexError, match="token ids in"):
@@ -226,11 +235,16 @@ def test_cbow_word2vec_update_is_count_times_gradient():
     exact = CBOWNS(V, D, s, k=2, rng=np.random.default_rng(0))
     w2v = CBOWNS(V, D, s, k=2, rng=np.random.default_rng(0), word2vec_update=True)
     exact.params[1][...] = w2v.params[1][...] = rng.standard_normal((V, D))
-    ctx, mask, cen, neg = np.array([[1, 2, 3, 0]]), np.array([[1, 1, 1, 0]]), np.array([4]), np.array([[5, 0]])
+    ctx, mask, cen, neg = (
+        np.array([[1, 2, 3, 0]]),
+        np.array([[1, 1, 1, 0]]),
+        np.array([4]),
+        np.array([[5, 0]]),
+    )
     for m in (exact, w2v):
         m.forward(ctx, cen, mask, neg)
         m.backward()
-    assert np.allclose(w2v.grads[0], 3 * exact.grads[0])      # three context words
+    assert np.allclose(w2v.grads[0], 3 * exact.grads[0])  # three context words
     assert np.allclose(w2v.grads[1], exact.grads[1])
 
 
@@ -239,27 +253,34 @@ def test_unigram_table_matches_the_noise_distribution():
     p = unigram_noise(counts)
     table = unigram_table(counts, size=100_000)
     share = np.bincount(table, minlength=len(counts)) / len(table)
-    assert np.allclose(share, p, atol=2e-5)                  # p_i rounded to multiples of 1/size
-    assert share[3] == 0 and share[4] > 0                    # never-seen words never drawn; rare ones can be
-    assert np.bincount(unigram_table(counts, size=10))[4] == 1   # even when size * p_i rounds to 0
+    assert np.allclose(share, p, atol=2e-5)  # p_i rounded to multiples of 1/size
+    assert share[3] == 0 and share[4] > 0  # never-seen words never drawn; rare ones can be
+    assert np.bincount(unigram_table(counts, size=10))[4] == 1  # even when size * p_i rounds to 0
     with pytest.raises(ValueError, match="size must be a positive"):
         unigram_table(counts, size=0)
 
 
 @pytest.mark.parametrize("model", ["skipgram", "cbow"])
 def test_row_gradients_equal_the_dense_gradients(model):
-    """scatter='rows' (the trainer's) gives the dense gradient's non-zero rows, duplicates summed."""
+    """scatter='rows' (the trainer's) gives the dense gradient's non-zero rows, repeats summed."""
     V, D = 7, 4
     cls = SkipGramNS if model == "skipgram" else CBOWNS
-    dense, rows = (cls(V, D, NoiseSampler(np.ones(V)), k=3, rng=np.random.default_rng(0), scatter=sc)
-                   for sc in ("add.at", "rows"))
+    dense, rows = (
+        cls(V, D, NoiseSampler(np.ones(V)), k=3, rng=np.random.default_rng(0), scatter=sc)
+        for sc in ("add.at", "rows")
+    )
     rng = np.random.default_rng(1)
     rows.params[1][...] = dense.params[1][...] = rng.standard_normal((V, D))
-    neg = np.array([[2, 2, 5], [0, 6, 2], [2, 1, 1]])        # repeated ids within and across rows
+    neg = np.array([[2, 2, 5], [0, 6, 2], [2, 1, 1]])  # repeated ids within and across rows
     if model == "skipgram":
         args = (np.array([1, 1, 3]), np.array([2, 4, 0]), neg)
     else:
-        args = (np.array([[1, 3], [1, 1], [0, 5]]), np.array([2, 4, 0]), np.array([[1, 1], [1, 0], [1, 1]]), neg)
+        args = (
+            np.array([[1, 3], [1, 1], [0, 5]]),
+            np.array([2, 4, 0]),
+            np.array([[1, 1], [1, 0], [1, 1]]),
+            neg,
+        )
     assert dense.forward(*args) == rows.forward(*args)
     dense.backward()
     rows.backward()
@@ -287,7 +308,9 @@ def test_the_noise_distribution_its_sampler_and_its_table(data):
     assert set(np.unique(draws)) <= set(np.flatnonzero(p > 0))
     table = NS.unigram_table(counts, power, size=1000)
     close(np.bincount(table, minlength=len(p)) / len(table), p, 2e-3 * len(p) + 1e-3)
-    raises_naming(lambda: NS.unigram_noise(inject(counts, data.draw(non_finite), 0)), "counts", ValueError)
+    raises_naming(
+        lambda: NS.unigram_noise(inject(counts, data.draw(non_finite), 0)), "counts", ValueError
+    )
     raises_naming(lambda: NS.unigram_noise(counts * 0), "counts", ValueError)
     raises_naming(lambda: NS.unigram_noise(counts, power=2), "power", ValueError)
 
@@ -295,7 +318,12 @@ def test_the_noise_distribution_its_sampler_and_its_table(data):
 @budget(2)
 @given(st.data())
 def test_skip_gram_and_cbow_losses_and_gradients_are_autograds(data):
-    V, D, N, k = data.draw(dims(1, 6)), data.draw(dims(1, 3)), data.draw(dims(1, 4)), data.draw(dims(1, 3))
+    V, D, N, k = (
+        data.draw(dims(1, 6)),
+        data.draw(dims(1, 3)),
+        data.draw(dims(1, 4)),
+        data.draw(dims(1, 3)),
+    )
     sampler = NS.NoiseSampler(np.ones(V))
     centers, contexts = ids_of(data, V, N), ids_of(data, V, N)
     neg = ids_of(data, V, N * k).reshape(N, k)
@@ -310,8 +338,12 @@ def test_skip_gram_and_cbow_losses_and_gradients_are_autograds(data):
     sg.backward()
     close(sg.grads[0], Win.grad)
     close(sg.grads[1], Wout.grad)
-    check_bad_ids(lambda x: sg.forward(x, contexts, neg), centers, V, "ids", data.draw(corrupted(centers, V)))
-    check_bad_ids(lambda x: sg.forward(centers, contexts, x), neg, V, "ids", data.draw(corrupted(neg, V)))
+    check_bad_ids(
+        lambda x: sg.forward(x, contexts, neg), centers, V, "ids", data.draw(corrupted(centers, V))
+    )
+    check_bad_ids(
+        lambda x: sg.forward(centers, contexts, x), neg, V, "ids", data.draw(corrupted(neg, V))
+    )
     C = data.draw(dims(1, 3))
     ctx = ids_of(data, V, N * C).reshape(N, C)
     mask = data.draw(float_arrays((N, C))) > 0
@@ -345,7 +377,9 @@ def test_the_full_softmax_and_the_sgns_pair_gradients_are_their_formulas(data):
     Win, Wout = data.draw(float_arrays((V, D))), data.draw(float_arrays((V, D)))
     c, o = ids_of(data, V, N), ids_of(data, V, N)
     close(NS.full_softmax_step(Win, Wout, c, o), F.cross_entropy(T(Win[c] @ Wout.T), T(o)).item())
-    check_bad_ids(lambda x: NS.full_softmax_step(Win, Wout, x, o), c, V, "centers", data.draw(corrupted(c, V)))
+    check_bad_ids(
+        lambda x: NS.full_softmax_step(Win, Wout, x, o), c, V, "centers", data.draw(corrupted(c, V))
+    )
     w, cc = data.draw(float_arrays((N, D))), data.draw(float_arrays((N, D)))
     n_pos, n_neg = data.draw(float_arrays((N,), 0, 5)), data.draw(float_arrays((N,), 0, 5))
     tw, tc = T(w, requires_grad=True), T(cc, requires_grad=True)
@@ -355,4 +389,6 @@ def test_the_full_softmax_and_the_sgns_pair_gradients_are_their_formulas(data):
     close(dw, tw.grad)
     close(dc, tc.grad)
     raises_naming(lambda: NS.sgns_pair_gradients(w, cc, -n_pos - 1, n_neg), "n_pos", ValueError)
-    raises_naming(lambda: NS.sgns_pair_gradients(inject(w, np.inf, 0), cc, n_pos, n_neg), "w", ValueError)
+    raises_naming(
+        lambda: NS.sgns_pair_gradients(inject(w, np.inf, 0), cc, n_pos, n_neg), "w", ValueError
+    )
