@@ -36,7 +36,17 @@ from helpers.infra.runlog import RunLog
 from helpers.infra.seeding import make_rng
 from helpers.lib.contextual import nearest_sense_accuracy
 from helpers.lib.text import Vocab
-from training.word_vector_models import GENSIM_SKIPGRAM, epoch_alpha
+
+# lesson 07's shipped gensim skip-gram (training.word_vector_models.GENSIM_SKIPGRAM), copied
+# because helpers may not import training; the copy goes when this recipe moves to training/
+GENSIM_SKIPGRAM = dict(dim=100, window=5, negative=5, sample=1e-4, alpha=0.05, min_alpha=1e-4,
+                       min_count=5, max_epochs=60, patience=60, min_delta=0.0, seed=0)
+
+
+def epoch_alpha(s: dict, epoch: float, epochs: int) -> float:
+    """gensim's learning rate after ``epoch`` of ``epochs`` (training.word_vector_models')."""
+    return s["alpha"] - (s["alpha"] - s["min_alpha"]) * epoch / epochs
+
 
 SETTINGS = dict(GENSIM_SKIPGRAM, impl="gensim", model="skipgram", corpus="mlm pre-training documents", max_sents=5)
 FLOAT16 = ("wsd/W", "bbc/features")
