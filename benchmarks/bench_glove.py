@@ -18,7 +18,9 @@ Run: python benchmarks/bench_glove.py [--glove-epochs N]   (about 3-4 CPU-minute
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 from scipy.stats import spearmanr
@@ -27,8 +29,10 @@ from helpers.course.corpus import course_corpus, modern_english_sentences
 from helpers.course.data import load_word_similarity
 from helpers.lib.glove import glove_cooccurrence
 from helpers.lib.metrics import similarity_correlation
-from training.glove_torch import train_torch
-from training.word2vec_trainers import train_fasttext, train_gensim
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))     # the repository root: training/
+from training.glove_torch import train_torch  # noqa: E402
+from training.word2vec_trainers import train_fasttext, train_gensim  # noqa: E402
 
 WORD2VEC_CONFIG = dict(dim=100, window=5, negative=5, sample=1e-3, epochs=5, alpha=0.025, min_alpha=1e-4, seed=0)
 GLOVE_CONFIG = dict(window=10, dim=100, epochs=10, lr=0.5, x_max=100.0, alpha=0.75, batch_size=65536, seed=0)

@@ -27,11 +27,14 @@ import platform
 import statistics
 import sys
 import time
+from pathlib import Path
 
 from helpers.course.corpus import course_corpus
 from helpers.course.data import load_analogies, load_word_similarity
 from helpers.lib.metrics import analogy_accuracy, similarity_correlation
-from training.word2vec_trainers import train_gensim, train_numpy, train_torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))     # the repository root: training/
+from training.word2vec_trainers import train_gensim, train_numpy, train_torch  # noqa: E402
 
 # word2vec's defaults, 5 epochs: a speed benchmark, not the shipped vectors' validated settings
 # (those are training.word_vector_models.WORD2VEC)

@@ -2,7 +2,7 @@
 curve? Compare it with train_pairwise (the reference code's per-pair AdaGrad, batched) on the
 course corpus, scoring the validation half after every epoch; prints one JSON line per epoch.
 
-    OMP_NUM_THREADS=1 python tools/check_glove_optimiser.py [epochs] [lr ...]
+    OMP_NUM_THREADS=1 python -m tools.check_glove_optimiser [epochs] [lr ...]
 
 The pairwise runs use x_max 100 and each lr given (default 0.05, the reference code's).
 """
