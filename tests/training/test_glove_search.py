@@ -1,6 +1,5 @@
 """Tests of training.glove_search: its record (data/models/logs/wv_glove_search.json) is
 complete and consistent with its own rules, and the shipped GloVe's settings are its choice."""
-
 import numpy as np
 import pytest
 
@@ -37,18 +36,16 @@ def test_every_run_stopped_by_its_rule_and_kept_its_best_epoch(record):
 
 def test_each_stage_starts_from_the_choices_before_it(record):
     base = dict(record["start"])
-    sequential, side_by_side = record["stages"][: gs.SEQUENTIAL], record["stages"][gs.SEQUENTIAL :]
+    sequential, side_by_side = record["stages"][:gs.SEQUENTIAL], record["stages"][gs.SEQUENTIAL:]
     for stage in sequential:
         for run in stage["runs"]:
-            assert {k: v for k, v in run["settings"].items() if k != stage["setting"]} == {
-                k: v for k, v in base.items() if k != stage["setting"]
-            }
+            assert {k: v for k, v in run["settings"].items() if k != stage["setting"]} == \
+                {k: v for k, v in base.items() if k != stage["setting"]}
         base[stage["setting"]] = stage["chosen"]
-    for stage in side_by_side:  # each varied from the same base
+    for stage in side_by_side:           # each varied from the same base
         for run in stage["runs"]:
-            assert {k: v for k, v in run["settings"].items() if k != stage["setting"]} == {
-                k: v for k, v in base.items() if k != stage["setting"]
-            }
+            assert {k: v for k, v in run["settings"].items() if k != stage["setting"]} == \
+                {k: v for k, v in base.items() if k != stage["setting"]}
     assert record["chosen"] == dict(base, **{st["setting"]: st["chosen"] for st in side_by_side})
 
 
@@ -59,7 +56,7 @@ def test_each_choice_follows_the_rule_and_sits_inside_its_grid(record):
         assert stage["chosen"] == gs.choose(stage["setting"], stage["runs"])
         values = sorted(r["settings"][stage["setting"]] for r in stage["runs"])
         name = stage["setting"]
-        if name in gs.EXTEND:  # not at an edge, unless the grid reached its limit
+        if name in gs.EXTEND:            # not at an edge, unless the grid reached its limit
             lo, hi = gs.LIMITS[name]
             b = best["settings"][name]
             down, up = gs.EXTEND[name]
@@ -78,7 +75,6 @@ def test_each_choice_follows_the_rule_and_sits_inside_its_grid(record):
 
 def test_the_shipped_glove_has_the_chosen_settings():
     from training.word_vector_models import SETTINGS
-
     shipped = SETTINGS["wv_glove"]
     chosen = load_search()["chosen"]
     assert {k: shipped[k] for k in gs.TUNED} == chosen

@@ -1,6 +1,5 @@
 """Tests of training.glove_torch (the benchmarks' GloVe): with one batch per epoch its steps are
 AdaGrad's on the layer's summed gradient, and it learns two clusters."""
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -19,7 +18,7 @@ def _two_topic_counts():
                 if i != j:
                     X[i, j] = rng.uniform(5, 50)
     X = (X + X.T) / 2
-    X[0, 5] = X[5, 0] = 0.5  # one weak cross pair
+    X[0, 5] = X[5, 0] = 0.5                                  # one weak cross pair
     return sp.csr_matrix(X)
 
 
@@ -31,7 +30,7 @@ def test_one_batch_per_epoch_is_adagrad_on_the_summed_gradient():
     layer.params = [p.astype(np.float64) for p in layer.params]
     acc = [np.ones_like(p) for p in layer.params]
     losses = []
-    for _ in range(3):  # the order of a single batch does not change its sum
+    for _ in range(3):                     # the order of a single batch does not change its sum
         losses.append(layer.forward(rows, cols, x) / len(x))
         layer.backward()
         for p, a, d in zip(layer.params, acc, layer.grads, strict=True):
@@ -43,16 +42,8 @@ def test_one_batch_per_epoch_is_adagrad_on_the_summed_gradient():
 
 
 def test_it_learns_two_clusters_and_checks_its_arguments():
-    g = train_torch(
-        _two_topic_counts(),
-        dim=8,
-        epochs=60,
-        batch_size=16,
-        lr=0.1,
-        x_max=10,
-        progress=False,
-        evaluate=lambda v: {"norm": float(np.linalg.norm(v))},
-    )
+    g = train_torch(_two_topic_counts(), dim=8, epochs=60, batch_size=16, lr=0.1, x_max=10,
+                    progress=False, evaluate=lambda v: {"norm": float(np.linalg.norm(v))})
     assert g.epoch_loss[-1] < 0.2 * g.epoch_loss[0] and len(g.epoch_metrics) == 60
     E = g.vectors() / np.linalg.norm(g.vectors(), axis=1, keepdims=True)
     same = (np.arange(10)[:, None] < 5) == (np.arange(10)[None, :] < 5)

@@ -1,6 +1,5 @@
 """Tests of training.word2vec_budget: the schedule-length and bucket-count record
 (``data/models/logs/wv_budget.json``) holds every run, and its rule chose the shipped schedules."""
-
 from __future__ import annotations
 
 import numpy as np
@@ -28,14 +27,11 @@ def test_the_paired_difference_sees_damaged_vectors():
     assert est < 0 and high < 0
 
 
-@pytest.mark.parametrize(
-    "name, change, message",
-    [
-        ("wv_glove", dict(max_epochs=30), "budget runs are for"),
-        ("wv_gensim_skipgram", dict(window=3), "changes max_epochs or buckets"),
-        ("wv_torch_skipgram", dict(buckets=5_000), "only fastText has buckets"),
-    ],
-)
+@pytest.mark.parametrize("name, change, message", [
+    ("wv_glove", dict(max_epochs=30), "budget runs are for"),
+    ("wv_gensim_skipgram", dict(window=3), "changes max_epochs or buckets"),
+    ("wv_torch_skipgram", dict(buckets=5_000), "only fastText has buckets"),
+])
 def test_a_run_outside_the_study_is_refused(name, change, message):
     with pytest.raises(ValueError, match=message):
         budget.budget_run(name, change)
@@ -104,7 +100,7 @@ def test_the_record_holds_every_run_with_its_best_epoch():
             r["settings"].get("keep") == "last"
         ):  # the course's trainers: the last epoch is the one kept
             assert len(r["epoch"]) == r["best_epoch"] == r["settings"]["max_epochs"]
-        else:  # gensim: the whole schedule, the best epoch
+        else:                                     # gensim: the whole schedule, the best epoch
             assert len(r["epoch"]) == r["settings"]["max_epochs"], r["change"]
             assert r["best_valid_wordsim"] == max(r["valid_wordsim"])
         assert r["valid_wordsim"][r["best_epoch"] - 1] == r["best_valid_wordsim"]

@@ -1,7 +1,6 @@
 """Tests of training.word2vec_settings: the record behind the word2vec models' ``sample`` and
 ``alpha`` (``data/models/logs/wv_settings.json``) holds every run of the study, the shipped
 settings are its best setting, and the code cites it by its repository path."""
-
 from __future__ import annotations
 
 import re
@@ -42,12 +41,9 @@ def test_the_shipped_settings_are_the_record_s_best_rate_and_tie_with_its_best()
     assert RECORD["best"] == best
     chosen = study.run_settings(best)
     assert WORD2VEC["alpha"] == chosen["alpha"]
-    shipped = next(
-        k
-        for k in study.CHANGES
-        if (study.run_settings(k)["sample"], study.run_settings(k)["alpha"])
-        == (WORD2VEC["sample"], WORD2VEC["alpha"])
-    )
+    shipped = next(k for k in study.CHANGES
+                   if (study.run_settings(k)["sample"], study.run_settings(k)["alpha"])
+                   == (WORD2VEC["sample"], WORD2VEC["alpha"]))
     gap = (
         RECORD["settings"][best]["mean_valid_wordsim"]
         - RECORD["settings"][shipped]["mean_valid_wordsim"]
@@ -58,29 +54,20 @@ def test_the_shipped_settings_are_the_record_s_best_rate_and_tie_with_its_best()
         RECORD["settings"][shipped]["vs_defaults"],
         strict=True,
     ):
-        assert lo_b < e_s < hi_b and lo_s < e_b < hi_s  # each inside the other's interval
+        assert lo_b < e_s < hi_b and lo_s < e_b < hi_s      # each inside the other's interval
 
 
 def test_best_setting_picks_the_highest_mean():
-    toy = {
-        "settings": {
-            "a": {"mean_valid_wordsim": 0.3},
-            "b": {"mean_valid_wordsim": 0.41},
-            "c": {"mean_valid_wordsim": 0.4},
-        }
-    }
+    toy = {"settings": {"a": {"mean_valid_wordsim": 0.3}, "b": {"mean_valid_wordsim": 0.41},
+                        "c": {"mean_valid_wordsim": 0.4}}}
     assert study.best_setting(toy) == "b"
     with pytest.raises(ValueError, match="unknown setting"):
         study.run_settings("sample 1e-9")
 
 
-WORD2VEC_MODULES = (
-    "training/word_vector_models.py",
-    "training/word2vec_budget.py",
-    "training/word2vec_settings.py",
-    "training/word2vec_tricks.py",
-    "training/glove_search.py",
-)
+WORD2VEC_MODULES = ("training/word_vector_models.py", "training/word2vec_budget.py",
+                    "training/word2vec_settings.py", "training/word2vec_tricks.py",
+                    "training/glove_search.py")
 
 
 def test_no_absolute_machine_path_justifies_a_setting():

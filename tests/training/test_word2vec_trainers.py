@@ -1,7 +1,6 @@
 """Tests of training.word2vec_trainers: the NumPy, PyTorch and gensim word2vec trainers and gensim's
 fastText learn a toy corpus, are seeded, refuse a corpus they cannot train on with the reason, and
 the PyTorch trainer's closed-form step is autograd's."""
-
 import numpy as np
 import pytest
 import torch
@@ -21,9 +20,8 @@ from training.word2vec_trainers import (
     train_torch,
 )
 
-SENTS = st.lists(
-    st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=0, max_size=6), min_size=1, max_size=5
-)
+SENTS = st.lists(st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=0, max_size=6),
+                 min_size=1, max_size=5)
 
 
 def _toy_corpus():
@@ -38,18 +36,8 @@ def _toy_corpus():
 @pytest.mark.parametrize("model", ["skipgram", "cbow"])
 def test_trainers_learn_topics_and_are_seeded(trainer, model):
     corpus = _toy_corpus()
-    tv = trainer(
-        corpus,
-        model,
-        dim=10,
-        window=2,
-        negative=3,
-        sample=0,
-        epochs=3,
-        alpha=0.05,
-        batch_size=64,
-        progress=False,
-    )
+    tv = trainer(corpus, model, dim=10, window=2, negative=3, sample=0, epochs=3, alpha=0.05,
+                 batch_size=64, progress=False)
     assert tv.W.shape == (8, 10) and tv.words_per_second > 0
     E = tv.W / np.linalg.norm(tv.W, axis=1, keepdims=True)
     s = corpus.vocab.stoi
@@ -73,28 +61,13 @@ def test_torch_closed_form_step_equals_autograd(cbow):
     t = torch.tensor([1, 2, 2, 0, 8, 4])
     if cbow:
         inp = torch.tensor([[3, 4, 0], [5, 5, 1], [2, 3, 6], [7, 7, 7], [0, 1, 2], [6, 3, 3]])
-        msk = torch.tensor(
-            [[1, 1, 0], [1, 1, 1], [1, 0, 0], [1, 1, 1], [0, 1, 1], [1, 1, 0]], dtype=torch.float32
-        )
+        msk = torch.tensor([[1, 1, 0], [1, 1, 1], [1, 0, 0], [1, 1, 1], [0, 1, 1], [1, 1, 0]],
+                           dtype=torch.float32)
     else:
         inp, msk = torch.tensor([3, 5, 5, 7, 0, 6]), None
     W, C = W0.clone(), C0.clone()
-    list(
-        _torch_batches(
-            W,
-            C,
-            table,
-            inp,
-            t,
-            msk,
-            [0],
-            m,
-            lambda start: lr,
-            torch.Generator().manual_seed(7),
-            k,
-            None,
-        )
-    )
+    list(_torch_batches(W, C, table, inp, t, msk, [0], m, lambda start: lr,
+                        torch.Generator().manual_seed(7), k, None))
 
     neg = table[torch.randint(len(table), (m * k,), generator=torch.Generator().manual_seed(7))]
     neg = neg.view(m, k)
@@ -105,11 +78,11 @@ def test_torch_closed_form_step_equals_autograd(cbow):
     loss = F.softplus(-(Cr[t] * h).sum(1)) + (
         F.softplus((Cr[neg] * h[:, None, :]).sum(2)) * keep
     ).sum(1)
-    loss.sum().backward()  # summed over the batch, as the trainer
+    loss.sum().backward()                                    # summed over the batch, as the trainer
     assert torch.allclose(C, C0 - lr * Cr.grad, atol=1e-6)
     if msk is None:
         assert torch.allclose(W, W0 - lr * Wr.grad, atol=1e-6)
-    else:  # word2vec.c / gensim: each real context word gets the full dL/dh, not dL/dh / count
+    else:   # word2vec.c / gensim: each real context word gets the full dL/dh, not dL/dh / count
         dx = msk[:, :, None] * h.grad[:, None, :]
         assert torch.allclose(
             W, W0.index_add(0, inp.reshape(-1), -lr * dx.reshape(-1, D)), atol=1e-6
@@ -134,9 +107,8 @@ def test_every_trainer_trains_a_tiny_corpus_or_says_why_it_cannot(sents, model, 
             continue
         assert tv.W.shape == tv.C.shape == (len(corpus.vocab), 3) and np.all(np.isfinite(tv.W))
         assert len(tv.epoch_loss) == 2
-    tv = train_gensim(
-        corpus, model=model, dim=3, window=2, epochs=1, sample=sample, workers=1, min_count=1
-    )
+    tv = train_gensim(corpus, model=model, dim=3, window=2, epochs=1, sample=sample, workers=1,
+                      min_count=1)
     assert tv.W.shape == (len(corpus.vocab), 3)
     raises_naming(lambda: train_numpy(corpus, model="glove"), "model", ValueError)
 

@@ -2,7 +2,6 @@
 registered, the records stored with the vectors are what the shipped (float16) vectors give, and the
 course's trainers keep their schedule's last epoch. tests/test_models.py checks every file's
 checksum and subset metric and replays its first epochs."""
-
 import numpy as np
 import pytest
 
@@ -47,10 +46,8 @@ def test_the_records_reproduce_from_the_shipped_vectors(name):
 
 def test_report_intervals_hold_the_point_estimates():
     h = benchmark_halves()["report"]
-    words = sorted(
-        {w for p in h.wordsim + h.simlex for w in p[:2]}
-        | {w for qs in h.analogies.values() for q in qs for w in q}
-    )
+    words = sorted({w for p in h.wordsim + h.simlex for w in p[:2]}
+                   | {w for qs in h.analogies.values() for q in qs for w in q})
     W = np.random.default_rng(2).standard_normal((len(words), 20)).astype(np.float32)
     r = report_intervals(W, words, n_boot=100)
     assert r["wordsim"][0] == pytest.approx(
@@ -70,6 +67,5 @@ def test_keep_last_runs_the_whole_schedule():
             dict(SETTINGS["wv_torch_skipgram"], patience=5), RunLog(), max_steps=1
         )
     with pytest.raises(ValueError, match="keep"):
-        train_course_word2vec(
-            dict(SETTINGS["wv_torch_skipgram"], keep="middle"), RunLog(), max_steps=1
-        )
+        train_course_word2vec(dict(SETTINGS["wv_torch_skipgram"], keep="middle"), RunLog(),
+                              max_steps=1)

@@ -1,6 +1,5 @@
 """Tests of helpers.course.benchmarks: the fixed validation and report halves of WordSim-353,
 SimLex-999 and the Google analogies, and scores on one half."""
-
 import numpy as np
 import pytest
 
@@ -44,7 +43,7 @@ def test_the_halves_are_stable_and_seeded():
     perm = rng.permutation(353)
     ws = load_word_similarity("wordsim353")
     assert h["validation"].wordsim == tuple(ws[j] for j in np.sort(perm[:176]))
-    assert benchmark_halves() is h  # cached: the same object
+    assert benchmark_halves() is h                                 # cached: the same object
     # pinned: a changed seed, loader or algorithm changes every number the lessons report
     assert [p[:2] for p in h["validation"].wordsim[:3]] == [
         ("tiger", "tiger"),

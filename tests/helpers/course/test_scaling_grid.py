@@ -1,6 +1,5 @@
 """Tests of helpers.course.scaling_grid (lesson 09's grid of quality against corpus size and
 dimension): the nested samples, and the shipped grid as the lesson reads it."""
-
 import numpy as np
 import pytest
 
@@ -35,9 +34,9 @@ def test_the_shipped_grid_and_its_control():
         == tuple(cell_epochs(s, f, True) for f in s["fractions"])
         == (40, 20, 10, 5)
     )
-    updates = np.array(sg.control_epochs) * sg.grid.tokens  # about the whole corpus's 5 epochs
+    updates = np.array(sg.control_epochs) * sg.grid.tokens   # about the whole corpus's 5 epochs
     assert np.allclose(updates / updates[-1], 1, atol=0.01)
-    for m in METRICS:  # the whole corpus with 5 epochs is the same cell in both
+    for m in METRICS:                     # the whole corpus with 5 epochs is the same cell in both
         assert np.array_equal(sg.control.scores[m][:, -1], sg.grid.scores[m][:, -1])
     c = SUBSET_CELL
     i, j = s["fractions"].index(c["fraction"]), s["dims"].index(c["dim"])

@@ -1,6 +1,5 @@
 """Tests of helpers.course.study_records: the readers of the studies' committed records, and the
 paired comparison lesson 07 draws from the shipped study of subsampling and the window."""
-
 from types import SimpleNamespace
 
 import numpy as np
@@ -38,17 +37,13 @@ def test_the_chosen_run_is_the_shipped_glove_s_training():
     assert np.allclose(run["valid_wordsim"], shipped["curve"]["valid_wordsim"], atol=1e-5)
     # without a combined run, the run of a stage at the chosen settings
     stage_run = {"settings": {"lr": 1}, "valid_wordsim": [0.1]}
-    toy = {
-        "combined": None,
-        "chosen": {"lr": 1},
-        "stages": [{"runs": [{"settings": {"lr": 2}}, stage_run]}],
-    }
+    toy = {"combined": None, "chosen": {"lr": 1},
+           "stages": [{"runs": [{"settings": {"lr": 2}}, stage_run]}]}
     assert chosen_run(toy) is stage_run
 
 
 def _result(S=3, n=60, seed=0) -> TricksResult:
-    """Synthetic results: 'good' cosines follow the gold scores, 'noisy' ones barely,
-    'same' = 'good'."""
+    """Synthetic results: 'good' cosines follow the gold scores, 'noisy' barely, 'same' = 'good'."""
     rng = np.random.default_rng(seed)
     gold = rng.random(n)
     good = gold[None] + 0.3 * rng.standard_normal((S, n))
@@ -60,16 +55,8 @@ def _result(S=3, n=60, seed=0) -> TricksResult:
         "analogy": np.stack([hits_good, hits_bad, hits_good], axis=1).astype(np.uint8),
     }
     names = ["shipped", "noisy", "same"]
-    return TricksResult(
-        names,
-        {x: x for x in names},
-        list(range(S)),
-        {},
-        {},
-        items,
-        {"wordsim": gold, "simlex": gold},
-        {},
-    )
+    return TricksResult(names, {x: x for x in names}, list(range(S)), {}, {}, items,
+                        {"wordsim": gold, "simlex": gold}, {})
 
 
 def test_paired_difference_separates_a_real_difference_and_calls_identical_runs_a_tie():

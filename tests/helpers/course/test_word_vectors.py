@@ -1,7 +1,6 @@
 """Tests of helpers.course.word_vectors: the shipped vectors as the lessons load them, the
 count-based vectors' cache, and what the lessons measure on vectors (queen's rank, the share of
 rare neighbours)."""
-
 from types import SimpleNamespace
 
 import numpy as np
@@ -58,16 +57,16 @@ def test_load_word_vectors_gives_W_C_vocab_metadata(name):
     assert meta["settings"] == s
     curve = meta["curve"]
     assert curve["epoch"] == list(range(1, len(curve["epoch"]) + 1))
-    if s.get("keep") == "last":  # the course's trainers keep their schedule's last epoch
+    if s.get("keep") == "last":            # the course's trainers keep their schedule's last epoch
         assert meta["best_epoch"] == len(curve["epoch"]) == s["max_epochs"]
-    else:  # the others their best epoch on validation
+    else:                                  # the others their best epoch on validation
         assert meta["best_epoch"] == 1 + int(np.argmax(curve["valid_wordsim"]))
 
 
 def test_the_shipped_fasttext_gives_unseen_words_gensims_vectors():
     ft = load_shipped_fasttext()
     check = load_word_vectors("fasttext").metadata["records"]["oov_check"]
-    assert check["max_abs_difference_from_gensim"] < 1e-5  # recorded against gensim
+    assert check["max_abs_difference_from_gensim"] < 1e-5          # recorded against gensim
     word = check["words"][0]
     assert word not in ft
     buckets = ngram_buckets(word, len(ft.ngram_vectors), ft.min_n, ft.max_n)
@@ -89,18 +88,16 @@ def test_the_count_vectors_cache_key_names_every_validated_setting(monkeypatch):
             assert f"{method}-{k}{v}" in key[1]
     changed = dict(word_vectors.VALIDATED_COUNT_SETTINGS["LSA"], k=50)
     monkeypatch.setitem(word_vectors.VALIDATED_COUNT_SETTINGS, "LSA", changed)
-    assert word_vectors.validated_count_key() != key  # a changed setting rebuilds the cache
+    assert word_vectors.validated_count_key() != key          # a changed setting rebuilds the cache
 
 
 def test_the_count_vectors_are_cached_with_one_vocabulary(tmp_path):
     rng = np.random.default_rng(0)
     vocab = Vocab(["<pad>", "<unk>", "the", "Zürich", "café"], [0, 0, 9, 3, 2])
-    value = {
-        "LSA": (rng.standard_normal((5, 2)).astype(np.float32), vocab, 1.5),
-        "PPMI-SVD": (rng.standard_normal((5, 2)).astype(np.float32), vocab, 2.5),
-    }
+    value = {"LSA": (rng.standard_normal((5, 2)).astype(np.float32), vocab, 1.5),
+             "PPMI-SVD": (rng.standard_normal((5, 2)).astype(np.float32), vocab, 2.5)}
     arrays, meta = CountVectorsCodec.to_arrays(value)
-    assert sum(k.startswith("vocab/") for k in arrays) == 2  # itos and counts, once
+    assert sum(k.startswith("vocab/") for k in arrays) == 2          # itos and counts, once
     save_artifact(tmp_path / "v", arrays, meta)
     art = load_artifact(tmp_path / "v")
     back = CountVectorsCodec.from_arrays(art.arrays, art.meta)
@@ -112,7 +109,7 @@ def test_queen_rank():
     words = ["man", "king", "woman", "queen", "apple"]
     W = np.array([[1, 0, 0], [1, 1, 0], [0, 0, 1], [0, 1, 1], [0.9, 0.1, 0.0]], dtype=np.float32)
     assert queen_rank(W, words) == 1
-    W[4] = [0, 1, 1.01]  # now apple is nearer king - man + woman
+    W[4] = [0, 1, 1.01]                     # now apple is nearer king - man + woman
     assert queen_rank(W, words) == 2
 
 

@@ -1,5 +1,4 @@
 """Tests of helpers.lib.bootstrap: the percentile bootstrap over items and its interval."""
-
 import numpy as np
 import pytest
 from scipy.stats import spearmanr

@@ -1,7 +1,6 @@
 """Tests of helpers.lib.fasttext (lesson 08): character n-grams and FNV-1a hashing (against
 gensim's), the NumPy sketch's gradients and its vectors of unseen and misspelled words, and
 FastTextVectors against gensim's own vectors."""
-
 import numpy as np
 import pytest
 from hypothesis import given
@@ -31,15 +30,15 @@ def test_where_worked_example():
         "re>",
         "<where>",
     ]
-    grams = char_ngrams("where")  # n = 3..6
+    grams = char_ngrams("where")                             # n = 3..6
     assert len(grams) == 5 + 4 + 3 + 2
     assert grams[5:9] == ["<whe", "wher", "here", "ere>"]
-    assert "<where>" not in grams  # 7 characters: longer than max_n
+    assert "<where>" not in grams                            # 7 characters: longer than max_n
 
 
 def test_fnv1a_known_values():
-    assert fnv1a_32("") == 2166136261  # the offset basis
-    assert fnv1a_32("a") == 0xE40C292C  # published FNV-1a 32-bit test vector
+    assert fnv1a_32("") == 2166136261                        # the offset basis
+    assert fnv1a_32("a") == 0xE40C292C                       # published FNV-1a 32-bit test vector
     assert fnv1a_32("foobar") == 0xBF9CF968
     # non-ASCII bytes are sign-extended as in fastText's C++ (int8_t): differs from textbook FNV-1a
     textbook = 2166136261
@@ -72,12 +71,10 @@ def test_sketch_gradients_with_repeats_and_unknown_words():
 def test_sketch_vectors_of_unseen_and_misspelled_words():
     emb = SubwordEmbedding(64, buckets=50_000, vocab=["government"], rng=np.random.default_rng(1))
     own, grams = emb.rows("goverment")
-    assert own == [] and len(grams) == len(char_ngrams("goverment"))  # unseen: n-grams only
+    assert own == [] and len(grams) == len(char_ngrams("goverment"))    # unseen: n-grams only
     v = emb.forward(["government", "goverment", "parliament", "xylophone"])
-
     def cos(a, b):
         return a @ b / np.linalg.norm(a) / np.linalg.norm(b)
-
     # even with random (untrained) n-gram vectors, shared n-grams make a misspelling close
     assert cos(v[0], v[1]) > 0.4
     assert abs(cos(v[0], v[3])) < 0.3
@@ -107,26 +104,12 @@ def gensim_fasttext():
     from gensim.models import FastText
 
     from helpers.course.corpus import modern_english_sentences
-
-    model = FastText(
-        [list(s) for s in modern_english_sentences()[:1500]],
-        vector_size=12,
-        min_count=3,
-        epochs=1,
-        bucket=3000,
-        workers=1,
-        seed=0,
-    )
+    model = FastText([list(s) for s in modern_english_sentences()[:1500]], vector_size=12,
+                     min_count=3, epochs=1, bucket=3000, workers=1, seed=0)
     kv = model.wv
-    ft = FastTextVectors(
-        list(kv.index_to_key),
-        np.array(kv.vectors, np.float32),
-        np.array(kv.vectors_vocab, np.float32),
-        np.array(kv.vectors_ngrams, np.float32),
-        kv.min_n,
-        kv.max_n,
-        0.0,
-    )
+    ft = FastTextVectors(list(kv.index_to_key), np.array(kv.vectors, np.float32),
+                         np.array(kv.vectors_vocab, np.float32),
+                         np.array(kv.vectors_ngrams, np.float32), kv.min_n, kv.max_n, 0.0)
     return model, ft
 
 
@@ -148,7 +131,7 @@ def test_vectors_are_gensims_for_known_and_unseen_words(gensim_fasttext):
 def test_the_sketch_with_gensims_tables_gives_gensims_vectors(gensim_fasttext):
     _, ft = gensim_fasttext
     emb = SubwordEmbedding(12, 3000, ft.itos, dtype=np.float32)
-    emb.params = [ft.word_vectors, ft.ngram_vectors]  # gensim's trained tables
+    emb.params = [ft.word_vectors, ft.ngram_vectors]                     # gensim's trained tables
     words = ["the", "government", "goverment", "unbelievablyx"]
     assert np.allclose(emb.forward(words), ft.vectors_for(words), atol=1e-5)
 
@@ -163,7 +146,6 @@ def test_the_sketch_with_gensims_tables_gives_gensims_vectors(gensim_fasttext):
 def test_ngrams_and_hashes_are_fasttexts(word, lo, extra):
     from gensim.models.fasttext import ft_ngram_hashes
     from gensim.models.fasttext_inner import compute_ngrams, ft_hash_bytes
-
     hi = lo + extra
     assert FT.char_ngrams(word, lo, hi) == compute_ngrams(word, lo, hi)
     assert FT.fnv1a_32(word) == ft_hash_bytes(word.encode("utf-8"))
@@ -193,13 +175,9 @@ def test_a_word_vector_is_the_mean_of_its_rows_and_its_gradient_is_their_share(d
         close(out[k], rows.mean(0) if emb.combine == "mean" else rows.sum(0))
     dout = data.draw(float_arrays(out.shape))
     emb.backward(dout)
-    close(
-        emb.grads[1].sum(0) + emb.grads[0].sum(0),
-        sum(
-            dout[k] * (1 if emb.combine == "mean" else sum(map(len, emb.rows(w))))
-            for k, w in enumerate(words)
-        ),
-    )
+    close(emb.grads[1].sum(0) + emb.grads[0].sum(0),
+          sum(dout[k] * (1 if emb.combine == "mean" else sum(map(len, emb.rows(w))))
+              for k, w in enumerate(words)))
     raises_naming(
         lambda: emb.backward(dout[:, :1] if dout.shape[1] > 1 else dout[:0]), "dout", ValueError
     )
@@ -208,15 +186,8 @@ def test_a_word_vector_is_the_mean_of_its_rows_and_its_gradient_is_their_share(d
     m = FT.misspell("riverbank", rng)
     assert m != "riverbank" and m[0] == "r" and m[-1] == "k" and abs(len(m) - 9) <= 1
     raises_naming(lambda: FT.misspell("abc", rng), "misspell", ValueError)
-    ftv = FT.FastTextVectors(
-        vocab,
-        np.ones((2, 3), np.float32),
-        np.ones((2, 3), np.float32),
-        emb.params[1].astype(np.float32),
-        3,
-        6,
-        0.0,
-    )
+    ftv = FT.FastTextVectors(vocab, np.ones((2, 3), np.float32), np.ones((2, 3), np.float32),
+                             emb.params[1].astype(np.float32), 3, 6, 0.0)
     close(ftv.vector("zzzz"), emb.params[1][FT.ngram_buckets("zzzz", 50)].mean(0), 1e-6)
     raises_naming(
         lambda: FT.FastTextVectors(

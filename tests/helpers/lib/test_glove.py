@@ -1,7 +1,6 @@
 """Tests of helpers.lib.glove (lesson 08): the weighting, the co-occurrence entries, the NumPy
 layer's gradients (finite differences in float64, PyTorch autograd), glove.c's per-pair AdaGrad in
 batches (a batch of one is glove.c's loop), and errors."""
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -42,25 +41,6 @@ def ids_of(data, V, n):
     )
 
 
-def test_weight_values_and_cap():
-    x = np.array([0.0, 1.0, 10.0, 50.0, 99.0, 100.0, 1000.0])
-    f = glove_weight(x)
-    assert np.allclose(f[:5], (x[:5] / 100) ** 0.75)
-    assert np.all(f[5:] == 1.0)
-    assert np.all(np.diff(f) >= 0)  # increasing, then flat
-    assert glove_weight(5.0, x_max=10, alpha=1.0) == pytest.approx(0.5)
-    assert glove_weight(np.ones((2, 3))).shape == (2, 3)
-
-
-def test_weight_bad_input():
-    with pytest.raises(ValueError, match="non-negative"):
-        glove_weight([-1.0, 2.0])
-    with pytest.raises(ValueError, match="x_max"):
-        glove_weight(1.0, x_max=0)
-    with pytest.raises(ValueError, match="alpha"):
-        glove_weight(1.0, alpha=-0.5)
-
-
 def _layer(V=6, D=3, seed=0):
     rng = np.random.default_rng(seed)
     layer = GloVeNumpy(V, D, rng, x_max=10.0)
@@ -87,18 +67,6 @@ def test_gradients_finite_differences(rows, cols, x):
     assert len(report.errors) == 4
 
 
-def test_loss_matches_definition():
-    layer = _layer()
-    W, Wt, b, bt = layer.params
-    rows, cols, x = np.array([0, 3]), np.array([2, 2]), np.array([2.0, 40.0])
-    expected = sum(
-        glove_weight(x[p], 10.0)
-        * (W[rows[p]] @ Wt[cols[p]] + b[rows[p]] + bt[cols[p]] - np.log(x[p])) ** 2
-        for p in range(2)
-    )
-    assert layer.forward(rows, cols, x) == pytest.approx(expected, rel=1e-12)
-
-
 def test_layer_bad_input():
     layer = _layer()
     with pytest.raises(ValueError, match="positive"):
@@ -117,8 +85,8 @@ def test_cooccurrence_is_harmonic_and_symmetric():
     sents = [np.array([0, 1, 2, 3]), np.array([2, 1])]
     X = glove_cooccurrence(sents, 4, window=2)
     assert (X != cooccurrence_python(sents, 4, window=2, weighting="harmonic")).nnz == 0
-    assert X[0, 2] == pytest.approx(0.5)  # distance 2 counts 1/2
-    assert X[1, 2] == pytest.approx(2.0)  # adjacent in both sentences
+    assert X[0, 2] == pytest.approx(0.5)                     # distance 2 counts 1/2
+    assert X[1, 2] == pytest.approx(2.0)                     # adjacent in both sentences
     assert (X != X.T).nnz == 0
 
 
@@ -275,10 +243,8 @@ def test_the_glove_weighting_and_entries_are_their_formulas(data):
         )
     raises_naming(lambda: G.cooccurrence_entries(np.zeros((V, V + 1))), "square", ValueError)
     ids = [np.array([0, V - 1, 0])]
-    close(
-        G.glove_cooccurrence(ids, V, window=2).toarray(),
-        cooccurrence_matrix(ids, V, 2, "harmonic").toarray(),
-    )
+    close(G.glove_cooccurrence(ids, V, window=2).toarray(),
+          cooccurrence_matrix(ids, V, 2, "harmonic").toarray())
 
 
 @budget(2)
@@ -298,13 +264,8 @@ def test_the_glove_layer_is_the_torch_models_loss_and_gradient(data):
     check_bad_ids(
         lambda r: layer.forward(r, cols, x), rows, V, "rows", data.draw(corrupted(rows, V))
     )
-    check_bad_ids(
-        lambda c: model(torch.as_tensor(c), T(rows), T(np.log(x)), T(x)),
-        cols,
-        V,
-        "rows",
-        data.draw(corrupted(cols, V)),
-    )
+    check_bad_ids(lambda c: model(torch.as_tensor(c), T(rows), T(np.log(x)), T(x)), cols, V, "rows",
+                  data.draw(corrupted(cols, V)))
     raises_naming(
         lambda: layer.forward(rows, cols, inject(x, data.draw(non_finite), 0)), "x", ValueError
     )
@@ -316,15 +277,11 @@ def test_the_glove_layer_is_the_torch_models_loss_and_gradient(data):
 def test_train_pairwise_fits_a_tiny_matrix_and_checks_its_vocabulary(data):
     V = data.draw(dims(1, 4))
     X = data.draw(cooccurrences(V))
-    gv = train_pairwise(
-        sp.csr_matrix(X), dim=2, epochs=2, vocab=[f"w{i}" for i in range(V)], progress=False
-    )
+    gv = train_pairwise(sp.csr_matrix(X), dim=2, epochs=2, vocab=[f"w{i}" for i in range(V)],
+                        progress=False)
     assert gv.vectors().shape == (V, 2) and len(gv.epoch_loss) == 2 and np.all(np.isfinite(gv.W))
-    raises_naming(
-        lambda: train_pairwise(X, dim=2, epochs=1, vocab=["x"] * (V + 1), progress=False),
-        "vocab",
-        ValueError,
-    )
+    raises_naming(lambda: train_pairwise(X, dim=2, epochs=1, vocab=["x"] * (V + 1), progress=False),
+                  "vocab", ValueError)
     raises_naming(lambda: train_pairwise(X, dim=0, progress=False), "dim", ValueError)
 
 
@@ -339,9 +296,8 @@ def brute_pairwise(params, G0, r, c, log_x, f, lr):
         e = start[0][i] @ start[1][j] + start[2][i] + start[3][j] - log_x[p]
         total += f[p] * e * e
         fd = lr * f[p] * e
-        for k, (param, ids, step) in enumerate(
-            ((W, i, fd * start[1][j]), (Wt, j, fd * start[0][i]), (b, i, fd), (bt, j, fd))
-        ):
+        for k, (param, ids, step) in enumerate(((W, i, fd * start[1][j]), (Wt, j, fd * start[0][i]),
+                                                (b, i, fd), (bt, j, fd))):
             param[ids] -= step / np.sqrt(G0[k][ids])
             acc[k][ids] += step * step
     return total, (W, Wt, b, bt), acc

@@ -2,7 +2,6 @@
 and gradients are PyTorch autograd's, the AdaGrad step is glove.c's formula, add_rows is
 np.add.at, and one step of PairwiseGloVe is the shipped trainer's step on the same batch (float32
 rounding apart)."""
-
 import numpy as np
 import scipy.sparse as sp
 import torch
@@ -90,11 +89,11 @@ def test_one_hot_sums_is_a_one_hot_matrix_over_the_distinct_ids(data):
     V, n = data.draw(dims(1, 6)), data.draw(dims(1, 8))
     ids = ids_of(data, V, n)
     uniq, S = GN.one_hot_sums(ids, V, np.float64)
-    assert np.array_equal(uniq, np.unique(ids))  # the distinct ids, sorted
+    assert np.array_equal(uniq, np.unique(ids))                    # the distinct ids, sorted
     dense = S.toarray()
     assert S.shape == (len(uniq), n) and set(np.unique(dense)) <= {0.0, 1.0}
     assert np.array_equal(dense.sum(axis=0), np.ones(n))  # every pair in exactly one row ...
-    assert np.array_equal(uniq[dense.argmax(axis=0)], ids)  # ... the row of its own id
+    assert np.array_equal(uniq[dense.argmax(axis=0)], ids)         # ... the row of its own id
     values = data.draw(float_arrays((n, 2)))
     ref = np.zeros((V, 2))
     np.add.at(ref, ids, values)
@@ -127,7 +126,7 @@ def test_pairwise_glove_is_pairwise_step_torch_seeded_and_learns(V, dim, batch, 
     losses = [loss] + [model.step() for _ in range(20 * steps - 1)]
     assert np.all(np.isfinite(losses))
     assert [twin.step() for _ in range(len(losses))] == losses  # seeded: the same run
-    assert np.mean(losses[-steps:]) < np.mean(losses[:steps])  # it learns
+    assert np.mean(losses[-steps:]) < np.mean(losses[:steps])                       # it learns
     raises_naming(lambda: GN.PairwiseGloVe(counts, dim=0), "dim", ValueError)
     raises_naming(lambda: GN.PairwiseGloVe(counts, batch_size=0), "batch_size", ValueError)
     raises_naming(lambda: GN.PairwiseGloVe(counts, lr=0.0), "lr", ValueError)

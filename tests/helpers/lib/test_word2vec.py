@@ -1,6 +1,5 @@
 """Tests of helpers.lib.word2vec (lesson 07): the corpus, subsampling, skip-gram pairs and CBOW
 examples stay inside sentences and windows."""
-
 import numpy as np
 import pytest
 from hypothesis import given
@@ -15,10 +14,9 @@ def test_skipgram_pairs_window_and_sentences():
     ids = np.array([10, 11, 12, 13, 20, 21])
     sent = np.array([0, 0, 0, 0, 1, 1])
 
-    class Fixed:  # b = window for every centre
+    class Fixed:                                      # b = window for every centre
         def integers(self, lo, hi, size):
             return np.full(size, hi - 1)
-
     c, o = skipgram_pairs(ids, sent, 2, Fixed())
     pairs = set(zip(c.tolist(), o.tolist(), strict=True))
     assert (10, 12) in pairs and (12, 10) in pairs and (10, 13) not in pairs
@@ -51,9 +49,8 @@ def test_prepare_corpus_errors_and_counts():
     ]
 
 
-SENTS = st.lists(
-    st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=0, max_size=6), min_size=1, max_size=5
-)
+SENTS = st.lists(st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=0, max_size=6),
+                 min_size=1, max_size=5)
 
 
 @budget()
@@ -69,13 +66,8 @@ def test_pairs_and_examples_stay_inside_sentences_and_windows(data):
     c, o = W2V.skipgram_pairs(
         corpus.ids, corpus.sentence, window, np.random.default_rng(0), dynamic=False
     )
-    ref = [
-        (s[i], s[j])
-        for s in (corpus.vocab.encode(x) for x in sents)
-        for i in range(len(s))
-        for j in range(len(s))
-        if 0 < abs(i - j) <= window
-    ]
+    ref = [(s[i], s[j]) for s in (corpus.vocab.encode(x) for x in sents) for i in range(len(s))
+           for j in range(len(s)) if 0 < abs(i - j) <= window]
     assert sorted(zip(c.tolist(), o.tolist(), strict=True)) == sorted(
         (int(a), int(b)) for a, b in ref
     )
