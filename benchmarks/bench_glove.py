@@ -2,7 +2,7 @@
 
 Same corpus (helpers.course.corpus.modern_english_sentences, 1.29M tokens), 100 dimensions, min_count 5
 for all three, with the settings below (a speed comparison at fixed budgets, not the shipped vectors'
-validated settings, which are in helpers.course.word_vector_models). GloVe: GLOVE_CONFIG (harmonic
+validated settings, which are in training.word_vector_models). GloVe: GLOVE_CONFIG (harmonic
 co-occurrence counts within ±10 words, x_max 100, α 0.75, AdaGrad on batches of 65,536 pairs with the
 PyTorch trainer); word2vec: skip-gram with WORD2VEC_CONFIG (window 5, 5 negatives, 5 epochs, 2 workers);
 fastText: FASTTEXT_CONFIG (the same skip-gram settings plus character 3-6-grams in 200,000 buckets).
@@ -25,10 +25,10 @@ from scipy.stats import spearmanr
 
 from helpers.course.corpus import course_corpus, modern_english_sentences
 from helpers.course.data import load_word_similarity
-from helpers.lib.fasttext import train_fasttext
-from helpers.lib.glove import glove_cooccurrence, train_torch
+from helpers.lib.glove import glove_cooccurrence
 from helpers.lib.metrics import similarity_correlation
-from helpers.lib.word2vec import train_gensim
+from training.glove_torch import train_torch
+from training.word2vec_trainers import train_fasttext, train_gensim
 
 WORD2VEC_CONFIG = dict(dim=100, window=5, negative=5, sample=1e-3, epochs=5, alpha=0.025, min_alpha=1e-4, seed=0)
 GLOVE_CONFIG = dict(window=10, dim=100, epochs=10, lr=0.5, x_max=100.0, alpha=0.75, batch_size=65536, seed=0)

@@ -6,7 +6,7 @@ gradients written out in both (no autograd, as in the course's PyTorch trainer).
 
 NumPy: :func:`helpers.lib.sgns.sgd_step` with :func:`helpers.lib.sgns.ns_loss_and_gradients`, the
 course's versions of the lesson's Exercises 3 and 4 (gather, gradients, sparse scatter, update).
-PyTorch: the same step as :func:`helpers.lib.word2vec.train_torch` takes it (``index_select``,
+PyTorch: the same step as :func:`training.word2vec_trainers.train_torch` takes it (``index_select``,
 ``sigmoid(s) − t``, ``index_add_``). Both start from the same tables and draw their ids from the
 same Zipf distribution; each call trains on the next of 64 fixed batches, so the tables move as in
 a real run. Also printed: the step with ``np.add.at`` in place of the sparse scatter (what a student

@@ -19,13 +19,14 @@ import numpy as np
 import torch
 from step_timing import compare_steps  # benchmarks/ (the script's folder) is on the path
 
-from helpers.course.word_vector_models import GLOVE, glove_counts
+from helpers.course.models import model_info
+from helpers.course.word_vectors import glove_counts
 from helpers.lib.glove import glove_weight, pairwise_step_torch
 from helpers.lib.glove_numpy import PairwiseGloVe
 
 
 def main() -> dict:
-    s = GLOVE
+    s = model_info("wv_glove")["settings"]            # the shipped GloVe's
     counts = glove_counts(s["window"])
     model = PairwiseGloVe(counts, dim=s["dim"], lr=s["lr"], x_max=s["x_max"], alpha=s["alpha"],
                           batch_size=s["batch_size"], seed=s["seed"])

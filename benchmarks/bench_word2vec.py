@@ -31,10 +31,10 @@ import time
 from helpers.course.corpus import course_corpus
 from helpers.course.data import load_analogies, load_word_similarity
 from helpers.lib.metrics import analogy_accuracy, similarity_correlation
-from helpers.lib.word2vec import train_gensim, train_numpy, train_torch
+from training.word2vec_trainers import train_gensim, train_numpy, train_torch
 
 # word2vec's defaults, 5 epochs: a speed benchmark, not the shipped vectors' validated settings
-# (those are helpers.course.word_vector_models.WORD2VEC)
+# (those are training.word_vector_models.WORD2VEC)
 BENCH_CONFIG = dict(dim=100, window=5, negative=5, sample=1e-3, epochs=5, alpha=0.025, min_alpha=1e-4, seed=0)
 
 RUNS = {   # name: (threads, trainer)

@@ -5,7 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
+from hypothesis import given
+from hypothesis import strategies as st
 
+from helpers.lib import hsoftmax as HS
 from helpers.lib.gradcheck import check_layer
 from helpers.lib.hsoftmax import (
     HierarchicalSoftmax,
@@ -13,6 +17,24 @@ from helpers.lib.hsoftmax import (
     hs_probabilities,
     huffman_tree,
 )
+from tests.props import (
+    budget,
+    check_bad_ids,
+    closeness,
+    corrupted,
+    dims,
+    float_arrays,
+    inject,
+    raises_naming,
+)
+
+T = torch.tensor
+close = closeness(1e-9)
+
+
+def ids_of(data, V, n):
+    ids = data.draw(st.lists(st.integers(0, V - 1), min_size=n, max_size=n))
+    return np.array(ids, dtype=np.int64)
 
 
 def test_huffman_tree_of_a_textbook_example():
@@ -89,3 +111,40 @@ def test_clear_errors():
         hs_loss_and_grads(np.zeros((1, 2)), np.zeros((5, 2)), tree, np.array([0]))
     with pytest.raises(TypeError, match="targets"):
         hs_loss_and_grads(np.zeros((1, 2)), np.zeros((2, 2)), tree, np.array([0.5]))
+
+
+@budget(2)
+@given(st.data())
+def test_the_huffman_tree_is_a_prefix_code_and_the_loss_is_autograds(data):
+    counts = np.array(data.draw(st.lists(st.integers(1, 40), min_size=2, max_size=7)), float)
+    tree = HS.huffman_tree(counts)
+    V = len(counts)
+    codes = ["".join(map(str, tree.codes[w, :tree.depth[w]])) for w in range(V)]
+    assert not any(a != b and b.startswith(a) for a in codes for b in codes)      # prefix-free
+    close(sum(2.0 ** -d for d in tree.depth), 1.0)                     # a full binary tree
+    D, N = data.draw(dims(1, 3)), data.draw(dims(1, 4))
+    h, U = data.draw(float_arrays((N, D))), data.draw(float_arrays((V - 1, D)))
+    close(HS.hs_probabilities(h, U, tree).sum(1), np.ones(N))
+    t = ids_of(data, V, N)
+    th, tU = T(h, requires_grad=True), T(U, requires_grad=True)
+    s = (tU[T(tree.nodes[t])] * th[:, None]).sum(-1)
+    sign = T(1.0 - 2.0 * tree.codes[t])
+    ref = (T(tree.mask[t].astype(float)) * F.softplus(-sign * s)).sum(1).mean()
+    ref.backward()
+    loss, dh, nodes, dU_rows = HS.hs_loss_and_grads(h, U, tree, t)
+    close(loss, ref.item())
+    close(dh, th.grad)
+    dU = np.zeros_like(U)
+    np.add.at(dU, nodes.reshape(-1), dU_rows.reshape(-1, D))
+    close(dU, tU.grad)
+    close(loss, -np.log(HS.hs_probabilities(h, U, tree)[np.arange(N), t]).mean(), 1e-8)
+    check_bad_ids(lambda x: HS.hs_loss_and_grads(h, U, tree, x), t, V, "targets",
+                  data.draw(corrupted(t, V)))
+    layer = HS.HierarchicalSoftmax(tree, D, np.random.default_rng(0))
+    c = ids_of(data, V, N)
+    layer.forward(c, t)
+    layer.backward()
+    check_bad_ids(lambda x: layer.forward(x, t), c, V, "centers", data.draw(corrupted(c, V)))
+    check_bad_ids(lambda x: layer.forward(c, x), t, V, "contexts", data.draw(corrupted(t, V)))
+    raises_naming(lambda: HS.hs_loss_and_grads(inject(h, np.nan, 0), U, tree, t), "h", ValueError)
+    raises_naming(lambda: HS.huffman_tree([3]), "counts", ValueError)

@@ -271,31 +271,7 @@ def test_frequent_neighbours_leave_out_the_rare_words():
     assert len(frequent_neighbours(W, vocab, vocab.itos[0], k=5, min_count=1)) == 5
 
 
-def test_rare_neighbour_share_counts_rare_words_among_the_neighbours():
-    from helpers.course.word_vector_models import rare_neighbour_share  # noqa: PLC0415
-
-    counts = np.array([100] * 6 + [1] * 6)
-    # frequent words 0-5 point one way, rare words 6-11 the other: no rare neighbour, then only rare ones
-    W = np.r_[np.tile([1.0, 0.0], (6, 1)), np.tile([0.0, 1.0], (6, 1))] + 1e-3 * np.arange(24).reshape(12, 2)
-    assert rare_neighbour_share(W, counts, k=3, rare_below=20, probe=(0, 6)) == 0.0
-    W[:6] = W[6:][::-1] + 1e-4
-    assert rare_neighbour_share(W, counts, k=3, rare_below=20, probe=(0, 6)) > 0.5
-
-
 # ----------------------------------------------------------------------------- the shipped skip-grams' schedule
-def test_keep_last_runs_the_whole_schedule():
-    from helpers.course.word_vector_models import SETTINGS, train_course_word2vec  # noqa: PLC0415
-    from helpers.infra.runlog import RunLog  # noqa: PLC0415
-
-    for name in ("wv_torch_skipgram", "wv_numpy_skipgram"):
-        s = SETTINGS[name]
-        assert s["keep"] == "last" and s["patience"] == s["max_epochs"]
-    with pytest.raises(ValueError, match="patience"):
-        train_course_word2vec(dict(SETTINGS["wv_torch_skipgram"], patience=5), RunLog(), max_steps=1)
-    with pytest.raises(ValueError, match="keep"):
-        train_course_word2vec(dict(SETTINGS["wv_torch_skipgram"], keep="middle"), RunLog(), max_steps=1)
-
-
 @pytest.mark.parametrize("name", ["torch-skipgram", "numpy-skipgram"])
 def test_the_shipped_course_skip_grams_are_their_schedules_last_epoch(name):
     """The shipped vectors are the last epoch of the whole schedule, and by then their neighbour
@@ -358,3 +334,29 @@ def test_the_softmax_figure_is_used_and_its_footer_names_the_timing_section():
     header = next(line for kind, src, _ in cells if kind == "markdown" for line in src.splitlines()
                   if line.startswith(f"## {named.group(1)} ·"))
     assert "cost of the three output layers" in header
+
+
+# ----------------------------------------------------------------------------- the measured tricks
+def test_the_tricks_table_figure_and_comparisons():
+    from helpers.course.models import load_model  # noqa: PLC0415
+    from helpers.lessons.lesson07 import (  # noqa: PLC0415
+        plot_tricks,
+        tricks_comparisons,
+        tricks_table,
+    )
+
+    shipped = load_model("wv_tricks")
+    table = tricks_table(shipped)
+    assert list(table) == shipped.variants
+    for row in table.values():
+        for key in ("cpu", "wordsim", "simlex", "analogy", "valid_wordsim"):
+            lo_mean_hi = row[key]
+            assert lo_mean_hi[1] <= lo_mean_hi[0] <= lo_mean_hi[2], key
+    assert table["no_subsampling"]["words_per_epoch"] > table["shipped"]["words_per_epoch"]
+    fig = plot_tricks(shipped)
+    assert len(fig.axes) == 3 and "CPU seconds" in fig.axes[0].get_xlabel()
+    # one line and one end marker per run on the curves, one marker per run on the analogy panel
+    assert len(fig.axes[0].lines) == 2 * 9 and len(fig.axes[2].lines) == 9
+    comps = tricks_comparisons(shipped, n_boot=200)
+    assert set(comps) == {(m, o) for m in ("wordsim", "simlex", "analogy")
+                          for o in ("no_subsampling", "fixed_window")}

@@ -3,8 +3,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from helpers.lessons.lesson08 import coverage_correlations, ratio_table
-from helpers.lib.fasttext import FastTextVectors, misspell, misspelling_test
+from helpers.course.models import load_model
+from helpers.exercises.lesson08 import check_char_ngrams, check_glove_weight
+from helpers.lessons.lesson08 import coverage_correlations, oov_neighbours, ratio_table
+from helpers.lib.fasttext import FastTextVectors, char_ngrams, misspell, misspelling_test
+from helpers.lib.glove import glove_weight
 
 
 def test_ratio_table_divides_the_conditional_probabilities():
@@ -181,8 +184,7 @@ def test_the_adagrad_checker_tells_the_two_orders_apart(capsys):
 # ----------------------------------------------------------------------------- the records the lesson reads
 def test_the_shipped_fasttext_s_buckets_and_schedule_verdicts():
     """What lesson 08's fastText note says of data/models/logs/wv_budget.json."""
-    from helpers.course.word2vec_budget import chosen_schedule, load_budget
-    from helpers.course.word_vector_models import SETTINGS
+    from helpers.course.study_records import load_budget
     budget = load_budget()
     runs = [r for r in budget["runs"] if r["model"] == "wv_gensim_fasttext"]
     verdicts = {}
@@ -194,4 +196,77 @@ def test_the_shipped_fasttext_s_buckets_and_schedule_verdicts():
     assert verdicts[20, 5_000] == "worse" and verdicts[20, 100_000] == "tie"
     assert all(verdicts[e, 20_000] == "tie" for e in (30, 40, 60))
     assert all(r["best_epoch"] == r["change"]["max_epochs"] for r in runs)      # best at the last epoch
-    assert SETTINGS["wv_gensim_fasttext"]["max_epochs"] == chosen_schedule(budget["runs"], "wv_gensim_fasttext")
+    shipped = load_model("wv_gensim_fasttext").metadata["settings"]
+    assert shipped["max_epochs"] == budget["chosen"]["wv_gensim_fasttext"]
+
+
+# ---------------------------------------------------------------- lesson 08's checkers and explorer
+def test_weight_checker_accepts_reference_and_rejects_uncapped(capsys):
+    # the course's own passes with the guard bypassed; uncapped, fixed x_max and alpha fail
+    assert check_glove_weight.run_checks(lambda x, xm, a: glove_weight(x, xm, a))
+    assert not check_glove_weight(lambda x, xm, a: (np.asarray(x) / xm) ** a)
+    assert "capped at 1" in capsys.readouterr().out
+    assert not check_glove_weight.run_checks(lambda x, xm, a: glove_weight(x))
+    assert "do not hard-code" in capsys.readouterr().out
+    assert not check_glove_weight(lambda x, xm, a: glove_weight(x, xm, a))    # refused as it is
+    assert "write it yourself" in capsys.readouterr().out
+
+
+def test_char_ngram_checker(capsys):
+    # the course's own passes with the guard bypassed; no markers or dropped repeats fail
+    assert check_char_ngrams.run_checks(lambda w, n: char_ngrams(w, n, n))
+    assert not check_char_ngrams(lambda w, n: [w[i:i + n] for i in range(len(w) - n + 1)])
+    assert "boundary markers" in capsys.readouterr().out
+    assert not check_char_ngrams.run_checks(lambda w, n: list(dict.fromkeys(char_ngrams(w, n, n))))
+    assert "banana" in capsys.readouterr().out
+    assert not check_char_ngrams(lambda w, n: char_ngrams(w, n, n))           # refused as it is
+    assert "write it yourself" in capsys.readouterr().out
+
+
+def test_glove_weight_explorer_summary_and_slider():
+    import matplotlib
+    matplotlib.use("Agg")
+    from helpers.infra.widgets import Explorer, log_slider, slider
+    from helpers.lessons.lesson08 import render_glove_weight
+
+    counts = np.array([0.5, 1.0, 1.0, 2.0, 5.0, 20.0, 150.0, 3000.0])
+    fig, summary = render_glove_weight(100.0, 0.75, counts=counts)
+    f = glove_weight(counts, 100.0, 0.75)
+    rare = counts < 10
+    assert f"f(1) = {glove_weight(1.0):.3f}" in summary
+    assert f"{np.mean(counts >= 100):.1%} of the 8 pairs reach the cap" in summary
+    share = f"{np.mean(rare):.0%} of the pairs and carry {f[rare].sum() / f.sum():.0%} of the total"
+    assert share in summary
+    assert len(fig.axes) == 2
+    # a smaller x_max caps more pairs and gives the rare ones a larger share of the weight
+    _, small = render_glove_weight(10.0, 0.75, counts=counts)
+    f10 = glove_weight(counts, 10.0, 0.75)
+    assert f"{np.mean(counts >= 10):.1%} of the 8 pairs reach the cap" in small
+    assert f10[rare].sum() / f10.sum() > f[rare].sum() / f.sum()
+
+    ex = Explorer(lambda x_max, alpha: render_glove_weight(x_max, alpha, counts=counts),
+                  {"x_max": log_slider(100, 0, 3, "x_max"),
+                   "alpha": slider(0.75, 0.05, 1.0, 0.05, "α")})
+    first, png = ex.summary, ex.png
+    ex.controls["x_max"].value = 10
+    assert ex.renders == 2 and ex.summary != first and ex.png != png and "x_max = 10" in ex.summary
+
+
+def test_glove_weight_explorer_rejects_bad_counts():
+    from helpers.lessons.lesson08 import render_glove_weight
+    with pytest.raises(ValueError, match="positive entries of a co-occurrence matrix.*entries <= 0"):
+        render_glove_weight(counts=np.array([1.0, 0.0]))
+    with pytest.raises(ValueError, match="non-empty 1-D array; got shape \\(0,\\)"):
+        render_glove_weight(counts=np.array([]))
+
+
+def test_oov_neighbours_give_unseen_words_fasttext_neighbours_only():
+    rng = np.random.default_rng(0)
+    itos = ["said", "year", "people", "government"]
+    E = rng.standard_normal((4, 4)).astype(np.float32)
+    ft = FastTextVectors(itos, E, E, rng.standard_normal((50, 4)).astype(np.float32), 3, 6, 0.0)
+    W = rng.standard_normal((3, 4))
+    rows = oov_neighbours(["said", "goverment"], ft, W, ["said", "year", "people"], k=2)
+    assert rows[0]["in_vocab"] and len(rows[0]["other"]) == 2
+    assert rows[1]["other"] is None and not rows[1]["in_fasttext_vocab"]
+    assert len(rows[1]["fasttext"]) == 2

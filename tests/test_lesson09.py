@@ -165,3 +165,25 @@ def test_the_tables_fit_an_html_export():
     text = format_extrinsic({k: {"logreg": [0.97, 0.98, 0.96], "knn": [0.9, 0.91, 0.92]} for k in recs},
                             {k: 653.0 for k in recs}, {k: 100 for k in recs})
     assert max(map(len, text.splitlines())) <= 100 and "97.0 (96.0–98.0)" in text
+
+
+# ---------------------------------------------------------------- the scaling grid's figures
+def test_the_scaling_explorer_and_the_grid_and_control_figure():
+    from helpers.course.models import load_model
+    from helpers.lessons.lesson09 import plot_grid_and_control, scaling_render
+
+    sg = load_model("wv_scaling_grid")
+    for across in ("corpus size", "dimension"):
+        fig, summary = scaling_render(sg.grid, "wordsim353", across)
+        assert len(fig.axes[0].lines) >= 2 and "WordSim-353" in summary
+        assert "mean of 3 trainings" in summary
+    fig, summary = scaling_render(sg.grid, "wordsim353", "dimension")
+    assert len(fig.axes[0].containers) == len(sg.grid.tokens)           # error bars
+    _, summary = scaling_render(sg.grid, "analogy")
+    assert "%" in summary
+    with pytest.raises(ValueError, match="unknown metric"):
+        scaling_render(sg.grid, "accuracy")
+    with pytest.raises(ValueError, match="across must be"):
+        scaling_render(sg.grid, "analogy", "epochs")
+    fig = plot_grid_and_control(sg.grid, sg.control, sg.control_epochs, "analogy")
+    assert len(fig.axes) == 2 and "equal updates: 40/20/10/5 epochs" in fig.axes[1].get_title()

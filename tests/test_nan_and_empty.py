@@ -11,7 +11,6 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-import torch
 
 from helpers.lib.attention import attention_single_query, scaled_dot_product_attention
 from helpers.lib.batching import pad_sequences
@@ -142,10 +141,6 @@ def test_empty_sequences_and_evaluation_sets():
         TimeLSTM(3, 4, np.random.default_rng(0)).forward(np.zeros((2, 0, 3)))
     with pytest.raises(ValueError, match="every sequence is empty"):
         pad_sequences([[], []], pad_id=0)
-    from helpers.lib.embedding_classifier import MeanEmbeddingClassifier, accuracy
-    model = MeanEmbeddingClassifier(2, vocab_size=5, dim=3)
-    with pytest.raises(ValueError, match="accuracy: the set is empty"):
-        accuracy(model, torch.zeros((0, 4), dtype=torch.int64), torch.zeros(0, dtype=torch.int64))   # was 0.0
     from helpers.lib.language_models import FeedForwardLM, mean_nll
     with pytest.raises(ValueError, match="mean_nll: the split is empty"):
         mean_nll(FeedForwardLM(5, context=2), np.zeros((0, 2), np.int64), np.zeros(0, np.int64))

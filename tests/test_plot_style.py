@@ -568,28 +568,6 @@ def _case_grid_and_control():
     return plot_grid_and_control(g, g, (20, 10, 5), "wordsim353")
 
 
-def _rows():
-    return [{"mode": m, "n_train": n, "seed": s, "test_acc": 0.5 + 0.1 * i + 0.01 * s}
-            for i, n in enumerate((25, 100, 400)) for s in (0, 1) for m in ("frozen", "fine-tuned", "random")]
-
-
-def _case_accuracy_vs_size():
-    from helpers.lessons.lesson09 import plot_accuracy_vs_size
-
-    return plot_accuracy_vs_size(_rows(), highlight=100)
-
-
-def _case_size_render():
-    from helpers.lessons.lesson09 import make_size_render
-
-    rng = np.random.default_rng(0)
-    words = ["good", "great", "fine", "bad", "awful", "poor", "the", "a"]
-    docs = [list(rng.choice(words[:3] if y else words[3:6], 4)) + ["the"] for y in (0, 1) * 20]
-    y = np.array([0, 1] * 20)
-    split = (docs[:30], y[:30], docs[30:], y[30:], ["neg", "pos"])
-    return make_size_render(rng.standard_normal((8, 4)).astype(np.float32), words, epochs=2, split=split)(8, 0)
-
-
 def _case_sense_explorer():
     import torch
 
@@ -673,8 +651,6 @@ CASES = {
     "helpers.lessons.lesson09:scaling_render": _case_scaling_by_size,
     "helpers.lessons.lesson09:scaling_render (by dimension)": _case_scaling_by_dimension,
     "helpers.lessons.lesson09:plot_grid_and_control": _case_grid_and_control,
-    "helpers.lessons.lesson09:plot_accuracy_vs_size": _case_accuracy_vs_size,
-    "helpers.lessons.lesson09:make_size_render.render": _case_size_render,
     "helpers.lessons.lesson10:render_sense_explorer": _case_sense_explorer,
     "helpers.lessons.lesson07:plot_tricks": _case_tricks,
     "helpers.lessons.lesson10:plot_finetune": _case_finetune,

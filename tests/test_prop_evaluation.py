@@ -1,26 +1,22 @@
-"""Properties of helpers.lib.lsa, metrics, extrinsic and embedding_classifier: scikit-learn's,
+"""Properties of helpers.lib.lsa, metrics and extrinsic: scikit-learn's,
 SciPy's and brute force's results on random small inputs, nan refused, and errors naming the
 argument."""
 import math
 
 import numpy as np
 import scipy.sparse as sp
-import torch
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import spearmanr
 from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
 
-from helpers.lib import embedding_classifier as EC
 from helpers.lib import extrinsic as EX
 from helpers.lib import lsa as L
 from helpers.lib import metrics as ME
 from helpers.lib.text import UnknownWordError, Vocab
 from tests.props import (
     budget,
-    check_bad_ids,
     closeness,
-    corrupted,
     covers,
     dims,
     float_arrays,
@@ -239,34 +235,3 @@ def test_extrinsic_classification_scores_held_out_documents(data):
     assert res.accuracy == 1.0 and res.n_train + res.n_test == 40 and res.unknown_token_share == 0
     raises_naming(lambda: EX.make_classifier("svm"), "classifier", ValueError)
     raises_naming(lambda: EX.extrinsic_classification(E, WORDS, docs, labels[:-1]), "labels", ValueError)
-
-
-@covers("embedding_classifier.vocab_with_specials", "embedding_classifier.encode_documents",
-        "embedding_classifier.MeanEmbeddingClassifier", "embedding_classifier.accuracy",
-        "embedding_classifier.train_classifier")
-@budget()
-@given(st.data())
-def test_the_mean_embedding_classifier_averages_the_real_tokens_and_refuses_bad_ids(data):
-    E = data.draw(float_arrays((5, 3)))
-    E2, voc = EC.vocab_with_specials(E, WORDS)
-    close(E2[0], 0)
-    close(E2[1], E.mean(0), 1e-6)
-    docs = data.draw(st.lists(st.lists(st.sampled_from(WORDS + ["zz"]), min_size=0, max_size=5), min_size=1,
-                              max_size=4))
-    ids = EC.encode_documents(docs, voc, max_len=4)
-    assert ids.shape[1] == max(1, min(4, max(map(len, docs))))
-    model = EC.MeanEmbeddingClassifier(2, embeddings=E2, freeze=True)
-    vecs = model.document_vectors(ids).detach().numpy()
-    for row, d in zip(ids.numpy(), vecs, strict=True):
-        real = row[row != 0]
-        close(d, E2[real].mean(0) if len(real) else np.zeros(3), 1e-6)
-    check_bad_ids(lambda x: model(torch.as_tensor(x)), ids.numpy(), len(voc), "ids",
-                  data.draw(corrupted(ids.numpy(), len(voc))))
-    labels = torch.tensor([0] * len(docs))
-    acc = EC.accuracy(model, ids, labels)
-    assert acc == float(np.mean(model(ids).argmax(1).numpy() == 0))
-    hist = EC.train_classifier(model, ids, labels, epochs=1, progress=False)
-    assert len(hist.epochs) == 1 and math.isfinite(hist.epochs[0]["train_loss"])
-    raises_naming(lambda: EC.accuracy(model, ids, labels[:0]), "labels", ValueError)
-    raises_naming(lambda: EC.MeanEmbeddingClassifier(1, vocab_size=3, dim=2), "classes", ValueError)
-    raises_naming(lambda: EC.vocab_with_specials(E[:4], WORDS), "vectors", ValueError)

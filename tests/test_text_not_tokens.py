@@ -30,7 +30,6 @@ def _cases():
     from helpers.lib import (
         contextual,
         counting,
-        embedding_classifier,
         extrinsic,
         fasttext,
         lsa,
@@ -70,16 +69,11 @@ def _cases():
         "near_duplicates.near_duplicate_groups": (lambda: near_duplicates.near_duplicate_groups(texts), "documents"),
         "extrinsic.extrinsic_classification": (
             lambda: extrinsic.extrinsic_classification(vectors, V, texts, [0, 1]), "documents"),
-        "embedding_classifier.vocab_with_specials": (
-            lambda: embedding_classifier.vocab_with_specials(vectors, "abcdefg"), "words"),
-        "embedding_classifier.encode_documents": (lambda: embedding_classifier.encode_documents(texts, V),
-                                                  "documents"),
         "fasttext.SubwordEmbedding.__init__": (lambda: fasttext.SubwordEmbedding(3, 10, vocab=TEXT), "vocab"),
         "fasttext.SubwordEmbedding.forward": (lambda: fasttext.SubwordEmbedding(3, 10).forward("cat"), "words"),
         "fasttext.FastTextVectors.vectors_for": (
             lambda: fasttext.FastTextVectors([], np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((4, 3)), 3, 6, 0.0)
             .vectors_for("cat"), "words"),
-        "fasttext.train_fasttext": (lambda: fasttext.train_fasttext(texts), "sentences"),
         "fasttext.misspelling_test": (
             lambda: fasttext.misspelling_test(
                 fasttext.FastTextVectors([], np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((4, 3)), 3, 6, 0.0), "cat"),

@@ -1,8 +1,8 @@
-"""Is the batched AdaGrad of helpers.lib.glove.train_torch the cause of GloVe's poor, jumping
+"""Is the batched AdaGrad of training.glove_torch.train_torch the cause of GloVe's poor, jumping
 curve? Compare it with train_pairwise (the reference code's per-pair AdaGrad, batched) on the
 course corpus, scoring the validation half after every epoch; prints one JSON line per epoch.
 
-    OMP_NUM_THREADS=1 python tools/check_glove_optimiser.py [epochs] [lr ...]
+    OMP_NUM_THREADS=1 python -m tools.check_glove_optimiser [epochs] [lr ...]
 
 The pairwise runs use x_max 100 and each lr given (default 0.05, the reference code's).
 """
@@ -14,7 +14,8 @@ import numpy as np
 
 from helpers.course.benchmarks import evaluate_vectors
 from helpers.course.corpus import course_corpus
-from helpers.lib.glove import glove_cooccurrence, train_pairwise, train_torch
+from helpers.lib.glove import glove_cooccurrence, train_pairwise
+from training.glove_torch import train_torch
 
 epochs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
 corpus = course_corpus()

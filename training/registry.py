@@ -16,18 +16,15 @@ from helpers.course import (
     bert_finetune,
     causal_lm,
     char_lms,
-    count_records,
     ffnn_lm,
     mlm_model,
     nsp_study,
-    scaling_grid,
     static_pretrain,
-    word2vec_tricks,
     word_lms,
-    word_vector_models,
 )
 from helpers.course.models import LOADERS, load_model, model_dir, model_info
 from helpers.infra.runlog import replays_exactly
+from training import count_records, scaling_grid, word2vec_tricks, word_vector_models
 
 SIZE_LIMIT_BYTES = 40_000_000     # all shipped .npz files together
 

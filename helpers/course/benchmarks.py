@@ -1,21 +1,19 @@
 """The word-vector benchmarks split in two fixed halves: one to tune on, one to report on.
 
-Every word-vector setting of the course (epochs, window, x_max, k, ...) is chosen on the
-**validation half** of WordSim-353, SimLex-999 and the Google analogy questions; the scores the
-lessons print and rank are on the other, the **report half**. The halves are drawn once, with a
-fixed seed, from the *full* benchmark lists (before any vocabulary is known), so they are the
-same for every method; an item with a word outside a method's vocabulary is skipped when it is
+Every word-vector setting of the course is chosen on the **validation half** of WordSim-353,
+SimLex-999 and the Google analogies; the lessons print and rank scores on the **report half**.
+The halves are drawn once, with a fixed seed, from the full lists (before any vocabulary is
+known), so they are the same for every method; an item with an unknown word is skipped when
 scored, and counted.
 
-- WordSim-353 (353 pairs): a permutation of the pair indices, ``np.random.default_rng(seed)``;
-  the first 176 are the validation half, the other 177 the report half.
-- SimLex-999 (999 pairs): the same with ``seed + 1``: 499 / 500.
-- Google analogies (19,544 questions, 14 categories): halved *within each category*
-  (``seed + 2 + c`` for the c-th category), so both halves keep the mix of categories.
+- WordSim-353 (353 pairs): a permutation from ``np.random.default_rng(seed)``; its first 176
+  pairs are the validation half, the other 177 the report half;
+- SimLex-999 (999 pairs): the same with ``seed + 1``: 499 / 500;
+- Google analogies (19,544 questions, 14 categories): halved within each category
+  (``seed + 2 + c`` for the c-th), so both halves keep the mix of categories.
 
-The report half is not "easier" by design, but it happened to be: methods score higher on it
-than on the validation half (measured: WordSim ρ 0.06–0.10 higher), so always say which half a
-number comes from. :func:`evaluate_vectors` scores vectors on one half.
+Methods happen to score higher on the report half (WordSim ρ by 0.06-0.10), so always say which
+half a number comes from.
 """
 from __future__ import annotations
 
@@ -27,14 +25,7 @@ import scipy.sparse as sp
 from scipy.stats import spearmanr
 
 from helpers.course.data import load_analogies, load_word_similarity
-from helpers.lib.metrics import (
-    analogy_accuracy,
-    analogy_hits,
-    bootstrap_interval,
-    similarity_correlation,
-    similarity_interval,
-    vocab_maps,
-)
+from helpers.lib.metrics import analogy_accuracy, similarity_correlation, vocab_maps
 
 SPLIT_SEED = 14
 HALVES = ("validation", "report")
@@ -58,9 +49,8 @@ def _halve(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
 
 @lru_cache(maxsize=4)
 def benchmark_halves(seed: int = SPLIT_SEED) -> dict[str, BenchmarkHalf]:
-    """{'validation': BenchmarkHalf, 'report': BenchmarkHalf}: the fixed, seeded, disjoint halves
-    of WordSim-353, SimLex-999 and the Google analogies (see the module docstring). Items keep
-    their order in the benchmark file. The course uses ``seed=14`` (SPLIT_SEED) everywhere."""
+    """{'validation': BenchmarkHalf, 'report': BenchmarkHalf}: the seeded, disjoint halves of the
+    three benchmarks, items in file order. The course uses SPLIT_SEED everywhere."""
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
         raise TypeError(f"seed must be an int, got {type(seed).__name__} {seed!r}")
     out = {h: {} for h in HALVES}
@@ -71,24 +61,20 @@ def benchmark_halves(seed: int = SPLIT_SEED) -> dict[str, BenchmarkHalf]:
     for h in HALVES:
         out[h]["analogies"] = {}
     for c, (cat, qs) in enumerate(load_analogies().items()):
-        for h, idx in zip(HALVES, _halve(len(qs), np.random.default_rng(seed + 2 + c)), strict=True):
+        halves = _halve(len(qs), np.random.default_rng(seed + 2 + c))
+        for h, idx in zip(HALVES, halves, strict=True):
             out[h]["analogies"][cat] = [qs[j] for j in idx]
     return {h: BenchmarkHalf(h, **parts) for h, parts in out.items()}
 
 
-def _half(half: str) -> BenchmarkHalf:
+def evaluate_vectors(vectors, vocab, half: str = "validation", analogies: bool = True) -> dict:
+    """Scores of ``vectors`` (V, D) on one half: {'wordsim', 'simlex' (Spearman ρ, None if
+    undefined), 'wordsim_oov', 'simlex_oov' (pairs skipped)}, and with ``analogies`` 'analogy'
+    (3CosAdd accuracy), 'analogy_semantic', 'analogy_syntactic', 'analogy_oov' and
+    'analogy_by_category' {category: [correct, answered, skipped]}."""
     if half not in HALVES:
         raise ValueError(f"half must be one of {HALVES}, got {half!r}")
-    return benchmark_halves()[half]
-
-
-def evaluate_vectors(vectors, vocab, half: str = "validation", analogies: bool = True) -> dict:
-    """Scores of ``vectors`` (V, D) on one half of the benchmarks (tune on 'validation', report
-    on 'report'): {'wordsim', 'simlex' (Spearman ρ, None if undefined), 'wordsim_oov',
-    'simlex_oov' (pairs skipped), and with ``analogies``: 'analogy' (3CosAdd accuracy),
-    'analogy_semantic', 'analogy_syntactic', 'analogy_oov' (questions skipped),
-    'analogy_by_category' {category: [correct, answered, skipped]}}."""
-    h = _half(half)
+    h = benchmark_halves()[half]
     out = {}
     for key in ("wordsim", "simlex"):
         r = similarity_correlation(vectors, vocab, getattr(h, key), f"{key} ({half} half)")
@@ -101,23 +87,10 @@ def evaluate_vectors(vectors, vocab, half: str = "validation", analogies: bool =
     return out
 
 
-def report_intervals(vectors, vocab, n_boot: int = 1000, seed: int = 0) -> dict:
-    """95 % bootstrap intervals on the report half: {'wordsim', 'simlex', 'analogy'}: each
-    [estimate, low, high] (pairs or answerable questions resampled, seeded)."""
-    h = _half("report")
-    out = {}
-    for key in ("wordsim", "simlex"):
-        iv = similarity_interval(vectors, vocab, getattr(h, key), n_boot=n_boot, seed=seed)
-        out[key] = [iv.estimate, iv.low, iv.high]
-    iv = bootstrap_interval(np.mean, analogy_hits(vectors, vocab, h.analogies), n_boot=n_boot, seed=seed)
-    out["analogy"] = [iv.estimate, iv.low, iv.high]
-    return out
-
-
 def count_rows_rho(M, vocab, pairs) -> float:
     """Spearman ρ of the cosines between rows of a sparse (V, V) matrix with the human scores
-    of ``pairs`` [(word, word, score)] whose two words are in ``vocab`` (lessons 07-08: the raw
-    co-occurrence rows and PPMI rows as vectors, V numbers per word)."""
+    of the ``pairs`` [(word, word, score)] whose words are in ``vocab`` (lessons 07-08: raw
+    co-occurrence and PPMI rows as vectors)."""
     stoi, _ = vocab_maps(vocab)
     M = sp.csr_matrix(M)
     norms = np.sqrt(np.asarray(M.multiply(M).sum(axis=1)).ravel())

@@ -18,7 +18,7 @@ from helpers.infra.checksums import DataError, line_endings_fix, sha256_of
 
 MANIFEST_FORMAT = "nlp-course-models/1"
 
-_VECTORS = "helpers.course.word_vector_models:load_vectors_artifact"
+_VECTORS = "helpers.course.word_vectors:load_vectors_artifact"
 # name: "module:function" that turns the checked artefact into what a lesson uses. Imported only
 # when that model is loaded, so loading one model does not import the others' code.
 LOADERS = {
@@ -36,8 +36,8 @@ LOADERS = {
     "wv_gensim_fasttext": _VECTORS,
     "wv_glove": _VECTORS,
     "wv_scaling_grid": "helpers.course.scaling_grid:load_grid_artifact",
-    "wv_tricks": "helpers.course.word2vec_tricks:load_tricks",
-    "wv_count_records": "helpers.course.count_records:load_count_records",
+    "wv_tricks": "helpers.course.study_records:load_tricks",
+    "wv_count_records": "helpers.course.study_records:load_count_records",
     "mlm_bert": "helpers.course.mlm_model:load_mlm_bert",
     "bert_finetune": "helpers.course.bert_finetune:load_finetune_results",
     "wv_pretrain_skipgram": "helpers.course.static_pretrain:load_pretrain_static",

@@ -2,7 +2,7 @@
 only** (``make models NAME=wv_pretrain_skipgram``), so that no static vector has read a held-out
 document's text — the same text the small BERT was trained on, and nothing else.
 
-Settings: those of lesson 07's shipped gensim skip-gram (``helpers.course.word_vector_models.GENSIM_SKIPGRAM``:
+Settings: those of lesson 07's shipped gensim skip-gram (``training.word_vector_models.GENSIM_SKIPGRAM``:
 100 dimensions, window 5, 5 negatives, subsampling 1e-4, learning rate 0.05 decaying linearly over 60
 epochs, min_count 5, one worker), validated after every epoch on the validation half of WordSim-353
 (:func:`helpers.course.benchmarks.evaluate_vectors`), the best epoch kept — the protocol of lesson 07,
@@ -30,13 +30,23 @@ from helpers.course.bert_finetune import static_features
 from helpers.course.corpus import document_sentences, modern_english_documents
 from helpers.course.data import load_wsd_sentences
 from helpers.course.mlm_model import mlm_sentences
-from helpers.course.word_vector_models import GENSIM_SKIPGRAM, epoch_alpha
 from helpers.infra.artifacts import Artifact, array_to_strings, strings_to_array
 from helpers.infra.early_stopping import EarlyStopping
 from helpers.infra.runlog import RunLog
 from helpers.infra.seeding import make_rng
 from helpers.lib.contextual import nearest_sense_accuracy
 from helpers.lib.text import Vocab
+
+# lesson 07's shipped gensim skip-gram (training.word_vector_models.GENSIM_SKIPGRAM), copied
+# because helpers may not import training; the copy goes when this recipe moves to training/
+GENSIM_SKIPGRAM = dict(dim=100, window=5, negative=5, sample=1e-4, alpha=0.05, min_alpha=1e-4,
+                       min_count=5, max_epochs=60, patience=60, min_delta=0.0, seed=0)
+
+
+def epoch_alpha(s: dict, epoch: float, epochs: int) -> float:
+    """gensim's learning rate after ``epoch`` of ``epochs`` (training.word_vector_models')."""
+    return s["alpha"] - (s["alpha"] - s["min_alpha"]) * epoch / epochs
+
 
 SETTINGS = dict(GENSIM_SKIPGRAM, impl="gensim", model="skipgram", corpus="mlm pre-training documents", max_sents=5)
 FLOAT16 = ("wsd/W", "bbc/features")

@@ -1,65 +1,83 @@
-"""The course's word vectors (lessons 07-10), as the lessons read them: the shipped, checksum-verified
-vectors of ``data/models/`` (word2vec in three implementations, gensim CBOW, fastText, GloVe;
-trained by ``make models``, :mod:`helpers.course.word_vector_models`) and the count-based LSA and
-PPMI-SVD vectors at their validated settings (:mod:`helpers.course.count_records`, cached: they
-rebuild in seconds).
+"""The course's word vectors as lessons 06-10 read them.
 
-Every method is trained on the same sentences (:func:`helpers.course.corpus.modern_english_sentences`)
-with the same vocabulary (min_count 5), so lesson 09 can compare them in one table.
+The shipped, checksum-verified vectors of ``data/models/`` (word2vec in three implementations,
+gensim CBOW, fastText, GloVe; trained by ``make models``) and the count-based LSA and PPMI-SVD
+vectors at their validated settings (rebuilt in seconds, cached). Every method has the same
+vocabulary, that of :func:`helpers.course.corpus.course_corpus`.
 """
 from __future__ import annotations
 
-from helpers.course.count_records import (  # noqa: F401  (re-exported: lessons 05-09 import them from here)
-    VALIDATED_COUNT_SETTINGS,
-    CountVectorsCodec,
-    validated_count_key,
-    validated_count_vectors,
-)
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from helpers.course.corpus import course_corpus
 from helpers.course.models import load_model, read_manifest
-from helpers.course.word_vector_models import NAMES, ShippedVectors
+from helpers.infra.artifacts import Artifact, prefixed, unprefixed
+from helpers.infra.cache import cached, settings_version
+from helpers.lib.counting import cooccurrence_matrix, ppmi
 from helpers.lib.fasttext import FastTextVectors
+from helpers.lib.lsa import lsa_word_vectors, svd_vectors
+from helpers.lib.metrics import analogy_rank
+from helpers.lib.text import Vocab
+
+NAMES = {"gensim-skipgram": "wv_gensim_skipgram", "gensim-cbow": "wv_gensim_cbow",
+         "fasttext": "wv_gensim_fasttext", "torch-skipgram": "wv_torch_skipgram",
+         "numpy-skipgram": "wv_numpy_skipgram", "glove": "wv_glove"}
+SHIPPED_VECTORS = tuple(NAMES)
+SHIPPED_LABELS = {"gensim-skipgram": "gensim skip-gram", "gensim-cbow": "gensim CBOW",
+                  "fasttext": "fastText", "torch-skipgram": "PyTorch skip-gram",
+                  "numpy-skipgram": "NumPy skip-gram", "glove": "GloVe"}
 
 
-# ---------------------------------------------------------------- the shipped vectors (data/models/)
+# ---------------------------------------------------------------- the shipped vectors
+@dataclass
+class ShippedVectors:
+    """Shipped word vectors: W (V, D) float32, C (V, D) context vectors or None, the vocabulary,
+    and ``metadata`` (settings, metrics, 'records', 'curve', training time)."""
+
+    W: np.ndarray
+    C: np.ndarray | None
+    vocab: Vocab
+    metadata: dict
+
+    def __iter__(self):             # W, C, vocab, metadata = load_word_vectors(name)
+        return iter((self.W, self.C, self.vocab, self.metadata))
+
+
+def load_vectors_artifact(artifact: Artifact) -> ShippedVectors:
+    """The vectors of a ``wv_*`` artefact (:func:`helpers.course.models.load_model` reads it)."""
+    a = artifact.arrays
+    itos = a["vocab/utf8"].tobytes().decode("utf-8").split("\n")
+    meta = {**artifact.meta, "curve": {k[6:]: a[k].tolist() for k in a if k.startswith("curve/")}}
+    if "ngram_vectors" in a:
+        meta["ngram_vectors"] = a["ngram_vectors"]
+    return ShippedVectors(a["W"], a.get("C"), Vocab(itos, a["vocab/counts"], ()), meta)
+
+
 def load_word_vectors(name: str) -> ShippedVectors:
-    """The shipped, checksum-verified vectors ``name`` — one of SHIPPED_VECTORS (e.g.
-    'gensim-skipgram') or its model name ('wv_gensim_skipgram'):
-    ``W, C, vocab, metadata = load_word_vectors(name)``. W (V, D) float32 input vectors, C the
-    output (context) vectors or None where they are not shipped, the vocabulary shared by all
-    of them, and ``metadata`` (settings, metrics, 'records': report-half scores with intervals,
-    analogy accuracy by category, queen's rank, BBC topic accuracy; 'curve': validation score
-    per epoch; 'train_seconds'; for fastText 'ngram_vectors'). Trained by
-    ``make models NAME=<model name>`` (:mod:`helpers.course.word_vector_models`)."""
+    """The shipped vectors ``name`` (e.g. 'gensim-skipgram' or 'wv_gensim_skipgram'), checked
+    against the manifest: ``W, C, vocab, metadata = load_word_vectors(name)``."""
     model = NAMES.get(name, name)
     if model not in NAMES.values():
         raise KeyError(f"no shipped word vectors named {name!r}; the course has {sorted(NAMES)}")
     return load_model(model)
 
 
-SHIPPED_VECTORS = tuple(NAMES)
-
-
 def load_shipped_fasttext() -> FastTextVectors:
-    """The shipped fastText vectors (``make models NAME=wv_gensim_fasttext``) as a
-    :class:`helpers.lib.fasttext.FastTextVectors`: ``.vector(word)`` works for any word — an
-    unseen one gets the mean of its n-gram bucket vectors, hashed by the course's
-    :func:`helpers.lib.fasttext.ngram_buckets` (checked against gensim at training time:
-    ``metadata['records']['oov_check']``). The words' own vectors are not shipped, so
-    ``word_vectors`` holds W (the vocabulary vectors, own vector and n-grams averaged) too."""
+    """The shipped fastText as a :class:`helpers.lib.fasttext.FastTextVectors`: any word has a
+    vector, an unseen one the mean of its n-gram buckets. The words' own vectors are not
+    shipped, so ``word_vectors`` holds W too."""
     W, _, vocab, meta = load_word_vectors("fasttext")
     s = meta["settings"]
-    return FastTextVectors(vocab.itos, W, W, meta["ngram_vectors"], s["min_n"], s["max_n"], meta["train_seconds"], s)
-
-
-SHIPPED_LABELS = {"gensim-skipgram": "gensim skip-gram", "gensim-cbow": "gensim CBOW", "fasttext": "fastText",
-                  "torch-skipgram": "PyTorch skip-gram", "numpy-skipgram": "NumPy skip-gram", "glove": "GloVe"}
+    return FastTextVectors(vocab.itos, W, W, meta["ngram_vectors"], s["min_n"], s["max_n"],
+                           meta["train_seconds"], s)
 
 
 def shipped_embeddings(count_based: bool = True) -> dict:
-    """{label: (W, vocab, training seconds)} for every shipped method (:func:`load_word_vectors`)
-    and, with ``count_based``, PPMI-SVD and LSA at their validated settings
-    (:func:`validated_count_vectors`) — lesson 09's table, one shared vocabulary. The records
-    each method was shipped with are in ``load_word_vectors(name).metadata['records']``."""
+    """{label: (W, vocab, training seconds)} of every shipped method and, with ``count_based``,
+    PPMI-SVD and LSA (:func:`validated_count_vectors`): lesson 09's table."""
     shipped = read_manifest()["models"]
     out = dict(validated_count_vectors()) if count_based else {}
     for name, label in SHIPPED_LABELS.items():
@@ -67,3 +85,89 @@ def shipped_embeddings(count_based: bool = True) -> dict:
             W, _, vocab, meta = load_word_vectors(name)
             out[label] = (W, vocab, meta["train_seconds"])
     return out
+
+
+# ---------------------------------------------------------------- what lessons measure on them
+def queen_rank(vectors, vocab) -> int:
+    """Rank (1 = first) of *queen* for king − man + woman (3CosAdd, query words excluded)."""
+    return analogy_rank(vectors, vocab, "man", "king", "woman", "queen")
+
+
+def rare_neighbour_share(W: np.ndarray, counts: np.ndarray, k: int = 10, rare_below: int = 20,
+                         probe: tuple[int, int] = (50, 550)) -> float:
+    """The share of rare words (count < ``rare_below``) among the ``k`` cosine neighbours of the
+    words of frequency ranks ``probe`` (lesson 07 §7). W (V, D); counts (V,)."""
+    counts = np.asarray(counts)
+    ranks = np.argsort(-counts, kind="stable")[probe[0]:probe[1]]
+    E = np.asarray(W, dtype=np.float64)
+    E = E / np.maximum(np.linalg.norm(E, axis=1, keepdims=True), 1e-12)
+    sims = E[ranks] @ E.T
+    sims[np.arange(len(ranks)), ranks] = -np.inf              # a word is not its own neighbour
+    top = np.argpartition(-sims, k, axis=1)[:, :k]
+    return float(np.mean(counts[top] < rare_below))
+
+
+def glove_counts(window: int):
+    """GloVe's co-occurrence matrix (V, V) of the course corpus: harmonic counts within
+    ±``window`` words (lesson 08 §2)."""
+    corpus = course_corpus()
+    return cooccurrence_matrix(corpus.sentence_ids(), len(corpus.vocab), window=window,
+                               weighting="harmonic")
+
+
+# ---------------------------------------------------------------- LSA and PPMI-SVD
+# chosen on the validation half: PPMI-SVD from window x smoothing x k x p, LSA from sentences per
+# document x tf x k x p (U_k Σ_k^p); ties within 0.05 of ρ go to the smaller k
+VALIDATED_COUNT_SETTINGS = {
+    "PPMI-SVD": dict(window=10, weighting="uniform", alpha=1.0, k=100, p=0.5),
+    "LSA": dict(sentences_per_doc=10, tf_scheme="log1p", k=200, p=0.5),
+}
+_SVD_WEIGHTING = {1.0: "US", 0.5: "sqrtS", 0.0: "U"}
+
+
+def validated_count_vectors() -> dict:
+    """PPMI-SVD and LSA at VALIDATED_COUNT_SETTINGS on the course corpus: {name: (vectors (V, k)
+    float32, vocab, seconds)}. Built in seconds at first use, then read from the cache."""
+
+    def build():
+        corpus = course_corpus()
+        ps, ls = VALIDATED_COUNT_SETTINGS["PPMI-SVD"], VALIDATED_COUNT_SETTINGS["LSA"]
+        t = time.perf_counter()
+        counts = cooccurrence_matrix(corpus.sentence_ids(), len(corpus.vocab), window=ps["window"],
+                                     weighting=ps["weighting"])
+        vec = svd_vectors(ppmi(counts, alpha=ps["alpha"]), ps["k"],
+                          weighting=_SVD_WEIGHTING[ps["p"]])
+        out = {"PPMI-SVD": (vec.astype(np.float32), corpus.vocab, time.perf_counter() - t)}
+        t = time.perf_counter()
+        lsa = lsa_word_vectors(corpus.sentences, corpus.vocab, ls["k"],
+                               sentences_per_doc=ls["sentences_per_doc"],
+                               tf_scheme=ls["tf_scheme"], weighting=_SVD_WEIGHTING[ls["p"]])
+        out["LSA"] = (lsa.astype(np.float32), corpus.vocab, time.perf_counter() - t)
+        return out
+
+    return cached(*validated_count_key(), build, codec=CountVectorsCodec)
+
+
+def validated_count_key() -> tuple[str, str]:
+    """The cache entry (name, version) of :func:`validated_count_vectors`."""
+    return "count-vectors-validated", settings_version(
+        {f"{m}-{k}": v for m, cfg in VALIDATED_COUNT_SETTINGS.items() for k, v in cfg.items()})
+
+
+class CountVectorsCodec:
+    """How {name: (vectors, vocab, seconds)} is stored in the cache: the vocabulary once."""
+
+    @staticmethod
+    def to_arrays(value: dict) -> tuple[dict, dict]:
+        (vocab,) = {id(v): v for _, v, _ in value.values()}.values()   # one shared vocabulary
+        vocab_arrays, vocab_meta = vocab.to_arrays()
+        arrays = {**prefixed(vocab_arrays, "vocab/"),
+                  **{f"vectors/{name}": vec for name, (vec, _, _) in value.items()}}
+        return arrays, {"vocab": vocab_meta, "methods": list(value),
+                        "seconds": [s for _, _, s in value.values()]}
+
+    @staticmethod
+    def from_arrays(arrays: dict, meta: dict) -> dict:
+        vocab = Vocab.from_arrays(unprefixed(arrays, "vocab/"), meta["vocab"])
+        return {name: (arrays[f"vectors/{name}"], vocab, s)
+                for name, s in zip(meta["methods"], meta["seconds"], strict=True)}

@@ -27,7 +27,7 @@ from helpers.lib.negative_sampling import (
     unigram_table,
 )
 from helpers.lib.sgns import ns_loss_and_gradients, scatter_rows, sgd_step
-from helpers.lib.word2vec import keep_probabilities, train_numpy, train_torch
+from helpers.lib.word2vec import keep_probabilities
 
 
 # ----------------------------------------------------------------------------- the embedding layer's backward
@@ -384,8 +384,7 @@ check_sgd_step = FunctionExercise(
     "the SGD training step",
     [_step_repeats, _step_random, _step_uses_given_gradients],
     reference=_step_reference, step="core",
-    forbidden=(sgd_step, scatter_rows, ns_loss_and_gradients, SkipGramNS, CBOWNS, EmbeddingDot, Embedding,
-               train_numpy, train_torch),
+    forbidden=(sgd_step, scatter_rows, ns_loss_and_gradients, SkipGramNS, CBOWNS, EmbeddingDot, Embedding),
     explanation=("One step gathers the rows the batch uses, computes every gradient from those values, and moves "
                  "each row by −lr times the SUM of its gradients over the batch: a word used three times gets three "
                  "contributions, exactly as in the embedding layer's backward pass. With a learning rate per pair "

@@ -15,10 +15,9 @@ from matplotlib.ticker import MaxNLocator
 from scipy.stats import rankdata
 
 from helpers.course.benchmarks import benchmark_halves, count_rows_rho, evaluate_vectors
-from helpers.course.count_records import validated_count_vectors
 from helpers.course.models import load_model
-from helpers.course.word2vec_tricks import TricksResult, paired_setting_difference
-from helpers.course.word_vector_models import SETTINGS, queen_rank
+from helpers.course.study_records import TricksResult, paired_setting_difference
+from helpers.course.word_vectors import queen_rank, validated_count_vectors
 from helpers.infra.live_training import LiveTraining
 from helpers.infra.plotting import (
     BLACK,
@@ -39,7 +38,6 @@ from helpers.lib.word2vec import Corpus, keep_probabilities
 # the shipped word2vec models of this lesson, in the order of its table
 SHIPPED = {"PyTorch skip-gram": "torch-skipgram", "NumPy skip-gram": "numpy-skipgram",
            "gensim skip-gram": "gensim-skipgram", "gensim CBOW": "gensim-cbow"}
-TORCH_SETTINGS = SETTINGS["wv_torch_skipgram"]
 
 
 # ---------------------------------------------------------------- section 1/5: cost per batch as |V| grows
@@ -225,7 +223,7 @@ def plot_validation_curves(vectors: dict):
 
 def plot_epoch_budget(runs: list[dict], chosen: int, title: str):
     """Validation-half WordSim-353 ρ after every epoch on schedules of different lengths, from the
-    record of :mod:`helpers.course.word2vec_budget` (``runs``: its runs of one model that change
+    record of ``training.word2vec_budget`` (``runs``: its runs of one model that change
     only ``max_epochs``, each with ``epoch``, ``valid_wordsim``); the ``chosen`` schedule drawn
     solid, each run's best epoch circled. Returns the figure."""
     fig, ax = new_figure(width=7)
@@ -246,7 +244,7 @@ def plot_epoch_budget(runs: list[dict], chosen: int, title: str):
 
 def plot_schedule_choice(runs: list[dict], chosen: dict, labels: dict, tolerance: float):
     """Each model's best validation-half WordSim-353 ρ against the length of its schedule (the
-    runs of :mod:`helpers.course.word2vec_budget` that change only ``max_epochs``); ``chosen``
+    runs of ``training.word2vec_budget`` that change only ``max_epochs``); ``chosen``
     {model: schedule} circled, with a bar down to the best ρ minus ``tolerance`` (a schedule above
     it ties with the best). ``labels`` {model: name}. Returns the figure."""
     fig, ax = new_figure(width=7)
@@ -395,7 +393,7 @@ def tricks_table(result: TricksResult) -> dict:
 
 def tricks_comparisons(result: TricksResult, n_boot: int = 2000, seed: int = 0) -> dict:
     """{(metric, other): Interval of shipped minus other} for every other setting and the three
-    report-half metrics (:func:`helpers.course.word2vec_tricks.paired_setting_difference`: items
+    report-half metrics (:func:`helpers.course.study_records.paired_setting_difference`: items
     and seeds resampled, paired)."""
     return {(metric, other): paired_setting_difference(result, metric, "shipped", other, n_boot=n_boot, seed=seed)
             for other in result.variants if other != "shipped" for metric in ("wordsim", "simlex", "analogy")}

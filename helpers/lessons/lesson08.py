@@ -275,7 +275,7 @@ STAGE_TITLES = {"lr": "learning rate", "x_max": "x_max", "window": "window (word
 
 
 def plot_glove_search(record: dict):
-    """The staged search of GloVe's settings (``record``: :func:`helpers.course.glove_search.load_search`),
+    """The staged search of GloVe's settings (``record``: :func:`helpers.course.study_records.load_search`),
     one panel per stage: every value's best validation WordSim-353 ρ (up to 50 epochs, early
     stopping), with its 95 % paired interval against the stage's best run (``vs_best``) as a bar,
     the stage's best as a dashed line and the chosen value in black; a diverged run is a cross at

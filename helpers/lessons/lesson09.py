@@ -11,9 +11,8 @@
 - antonyms in the similarity benchmarks (:func:`antonym_table`), the WEAT word sets;
 - the scaling-grid explorer and its static grid-vs-control figure (:func:`scaling_render`,
   :func:`plot_grid_and_control`), the 2-D projection explorer;
-- older material the notebook no longer shows (kept for their tests until it moves): the
-  recomputing comparison table (:func:`comparison_table`) and the frozen / fine-tuned / random
-  embeddings experiment with its plot and explorer.
+- older material the notebook no longer shows (kept for its tests until it moves): the
+  recomputing comparison table (:func:`comparison_table`).
 
 Every render function returns ``(Figure, summary str)``; the notebook wraps them in
 :class:`helpers.infra.widgets.Explorer` and the tests call them directly.
@@ -27,32 +26,22 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
-import torch
 from scipy.stats import rankdata
 from sklearn.decomposition import PCA
 from sklearn.model_selection import train_test_split
 
-from helpers.course.bbc_topics import bbc_groups, bbc_split, bbc_topic_task
+from helpers.course.bbc_topics import bbc_groups, bbc_topic_task
 from helpers.course.data import load_analogies, load_word_similarity
 from helpers.course.scaling_grid import METRICS, ScalingGrid
 from helpers.infra.plotting import (
     BLACK,
     COLOURS,
-    GREY,
-    LINESTYLES,
     MARKERS,
     log_axis,
     new_figure,
     set_labels,
 )
 from helpers.infra.progress import progress_bar
-from helpers.lib.embedding_classifier import (
-    MeanEmbeddingClassifier,
-    accuracy,
-    encode_documents,
-    train_classifier,
-    vocab_with_specials,
-)
 from helpers.lib.extrinsic import extrinsic_classification, make_classifier
 from helpers.lib.metrics import (
     Interval,
@@ -312,142 +301,6 @@ def plot_grid_and_control(grid: ScalingGrid, control: ScalingGrid, control_epoch
     return fig
 
 
-# ---------------------------------------------------------------- pre-trained embeddings downstream
-MODES = ("frozen", "fine-tuned", "random")
-
-
-def _subset(labels: np.ndarray, n: int, seed: int) -> np.ndarray:
-    """n indices of ``labels`` drawn without replacement, stratified (class proportions kept,
-    every class at least once); all of them, shuffled, when n is the whole pool."""
-    k = len(np.unique(labels))
-    if n < k:
-        raise ValueError(f"a training set of {n} documents cannot hold one of each of the {k} classes")
-    if n >= len(labels):
-        return np.random.default_rng(seed).permutation(len(labels))
-    idx, _ = train_test_split(np.arange(len(labels)), train_size=n, stratify=labels, random_state=seed)
-    return idx
-
-
-def embedding_experiment(vectors: np.ndarray, words: Sequence[str], train_sizes: Sequence[int] = (25, 100, 400, 1500),
-                         modes: Sequence[str] = MODES, epochs: int = 10, min_steps: int = 150, lr: float = 5e-2,
-                         embedding_lr: float = 1e-2, max_len: int = 200, seeds: Sequence[int] = (0,),
-                         split=None, device: str | None = None, progress: bool = True) -> list[dict]:
-    """Frozen vs fine-tuned pre-trained embeddings vs random initialisation on BBC News topics.
-
-    For each training-set size n (a stratified random subset of the training pool), each seed and each
-    mode, trains a :class:`MeanEmbeddingClassifier` (linear head; Adam, ``lr`` for the head,
-    ``embedding_lr`` for a trainable table, batches of 32) for ``epochs`` epochs or at least
-    ``min_steps`` steps (so that 25 documents get as many updates as the head needs) and
-    measures test accuracy on the fixed test set; documents are cut after ``max_len`` tokens. 'random' uses the same vocabulary with rows
-    drawn N(0, s²), s = the std of the pre-trained matrix (same scale), and trains them.
-    ``split`` = the output of :func:`bbc_split` (default: bbc_split()).
-
-    Returns [{'mode', 'n_train', 'seed', 'test_acc', 'train_acc', 'epochs', 'seconds',
-    'unknown_token_share'}], one per run.
-    """
-    for m in modes:
-        if m not in MODES:
-            raise ValueError(f"unknown mode {m!r}; choose from {MODES}")
-    pool_docs, pool_y, test_docs, test_y, names = split if split is not None else bbc_split()
-    E, vocab = vocab_with_specials(vectors, words)
-    std = float(E[2:].std())
-    X_pool = encode_documents(pool_docs, vocab, max_len)
-    X_test = encode_documents(test_docs, vocab, max_len)
-    y_pool, y_test = torch.from_numpy(pool_y), torch.from_numpy(test_y)
-    real = X_pool != vocab.pad_id
-    unk_share = float(((X_pool == vocab.unk_id) & real).sum() / real.sum())
-    for n in train_sizes:
-        if not 1 <= n <= len(pool_y):
-            raise ValueError(f"training-set size {n} is outside [1, {len(pool_y)}] (the training pool)")
-    runs = [(n, s, m) for n in train_sizes for s in seeds for m in modes]
-    rows = []
-    for n, s, mode in progress_bar(runs, desc="frozen / fine-tuned / random", disable=not progress):
-        idx = torch.from_numpy(_subset(pool_y, n, 1000 + s))
-        if mode == "random":
-            model = MeanEmbeddingClassifier(len(names), vocab_size=len(vocab), dim=E.shape[1], init_std=std, seed=s)
-        else:
-            model = MeanEmbeddingClassifier(len(names), embeddings=E, freeze=(mode == "frozen"), seed=s)
-        t = time.perf_counter()
-        bs = min(32, n)
-        n_epochs = max(epochs, -(-min_steps // -(-n // bs)))
-        hist = train_classifier(model, X_pool[idx], y_pool[idx], epochs=n_epochs, lr=lr, embedding_lr=embedding_lr,
-                                batch_size=bs, seed=s, device=device, progress=False)
-        secs = time.perf_counter() - t
-        rows.append({"mode": mode, "n_train": int(n), "seed": int(s), "test_acc": accuracy(model, X_test, y_test),
-                     "train_acc": hist.epochs[-1]["train_acc"], "epochs": n_epochs, "seconds": secs,
-                     "unknown_token_share": unk_share})
-    return rows
-
-
-def summarise_experiment(rows: list[dict]) -> list[dict]:
-    """Mean and spread over seeds: [{'mode', 'n_train', 'mean_acc', 'min_acc', 'max_acc', 'runs'}]."""
-    keys = sorted({(r["n_train"], r["mode"]) for r in rows}, key=lambda k: (k[0], MODES.index(k[1])))
-    out = []
-    for n, m in keys:
-        accs = [r["test_acc"] for r in rows if r["n_train"] == n and r["mode"] == m]
-        out.append({"mode": m, "n_train": n, "mean_acc": float(np.mean(accs)), "min_acc": float(min(accs)),
-                    "max_acc": float(max(accs)), "runs": len(accs)})
-    return out
-
-
-def plot_accuracy_vs_size(rows: list[dict], ax=None, highlight: int | None = None, title: str | None = None):
-    """Test accuracy (mean over seeds, min-max band) vs training-set size, one line per mode,
-    log-scaled x axis. ``highlight`` marks one size with a vertical line. Returns the axes."""
-    if not rows:
-        raise ValueError("no experiment rows to plot")
-    if ax is None:
-        _, ax = new_figure()
-    summ = summarise_experiment(rows)
-    styles = {"frozen": (COLOURS["blue"], LINESTYLES[0], MARKERS[0]),
-              "fine-tuned": (COLOURS["orange"], LINESTYLES[1], MARKERS[1]),
-              "random": (GREY, LINESTYLES[3], MARKERS[2])}
-    for m in MODES:
-        pts = [r for r in summ if r["mode"] == m]
-        if not pts:
-            continue
-        x = [r["n_train"] for r in pts]
-        colour, ls, marker = styles[m]
-        ax.plot(x, [r["mean_acc"] for r in pts], color=colour, ls=ls, marker=marker, label=m)
-        ax.fill_between(x, [r["min_acc"] for r in pts], [r["max_acc"] for r in pts], color=colour, alpha=0.15)
-    if highlight is not None:
-        ax.axvline(highlight, color=BLACK, ls=":", lw=1)
-    sizes = sorted({r["n_train"] for r in summ})
-    log_axis(ax, "x", ticks=sizes)                        # label the measured sizes, not 3x10^1, 4x10^1, ...
-    set_labels(ax, title or "BBC News topics: pre-trained embeddings frozen / fine-tuned vs random",
-               "training documents (log scale)", "test accuracy")
-    ax.legend()
-    return ax
-
-
-def make_size_render(vectors: np.ndarray, words: Sequence[str], epochs: int = 10, split=None, **experiment_kw):
-    """An Explorer render that trains at one training-set size per click.
-
-    Returns ``render(n_train=100, seed=0) -> (figure, summary)``: trains the three modes on
-    ``n_train`` documents (seeded subset) with :func:`embedding_experiment` (``experiment_kw``
-    passed on), adds the result to the curves measured so far (kept in ``render.rows``) and
-    plots accuracy vs size with ``n_train`` marked.
-    """
-    split = split if split is not None else bbc_split()
-    done: list[dict] = []
-
-    def render(n_train: int = 100, seed: int = 0):
-        new = [r for r in done if r["n_train"] == int(n_train) and r["seed"] == int(seed)]
-        if not new:
-            new = embedding_experiment(vectors, words, train_sizes=(int(n_train),), seeds=(int(seed),),
-                                       epochs=epochs, split=split, progress=False, **experiment_kw)
-            done.extend(new)
-        fig, ax = new_figure()
-        plot_accuracy_vs_size(done, ax=ax, highlight=int(n_train))
-        acc = {r["mode"]: r["test_acc"] for r in new}
-        best = max(acc, key=acc.get)
-        summary = (f"{int(n_train)} training documents (seed {seed}): " +
-                   ", ".join(f"{m} {acc[m]:.1%}" for m in MODES if m in acc) + f" — best: {best}")
-        return fig, summary
-
-    render.rows = done
-    return render
-
-
 # ---------------------------------------------------------------- cosine vs Euclidean neighbours
 def plot_norm_vs_count(norms: np.ndarray, counts: np.ndarray, itos: Sequence[str], label_words: Sequence[str],
                        rho: float):
@@ -506,8 +359,8 @@ def euclidean_neighbours(W: np.ndarray, vocab, word: str, k: int = 6) -> list[st
 def comparison_records(methods: dict, shipped_records: dict, count_records: dict) -> dict:
     """{label: records} for lesson 09's table: every shipped method of ``methods`` ({label: (W,
     vocab, seconds)}) with the records it was shipped with (``shipped_records[label]``, computed at
-    training time by :func:`helpers.course.word_vector_models.records`), then the count-based
-    methods' records (``count_records``, :mod:`helpers.course.count_records`). Each gets 'seconds'
+    training time by :func:`training.word_vector_models.records`), then the count-based
+    methods' records (``count_records``, :mod:`training.count_records`). Each gets 'seconds'
     (training, or for the count-based methods building) and 'kind' ('shipped' or 'count')."""
     out = {}
     for label, (_, _, secs) in methods.items():

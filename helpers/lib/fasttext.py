@@ -1,40 +1,27 @@
 """fastText's idea (Bojanowski et al. 2017): a word is the sum of its character n-grams.
 
-A word is wrapped in boundary markers, ``where`` -> ``<where>``, and cut into its character
-n-grams for n = 3..6 (``<wh``, ``whe``, ``her``, ``ere``, ``re>``, ``<whe``, ...); the whole
-marked word ``<where>`` is one more token. Each n-gram is hashed (FNV-1a, 32 bit, as fastText
-does) into one of a fixed number of buckets, so the table of n-gram vectors has a fixed size
-however many distinct n-grams a corpus holds (different n-grams can share a bucket).
-
-A word's vector is the mean (fastText) or the sum of its n-gram vectors — plus its own
-vector when it was in the training vocabulary. A word never seen in training (``unbelievably``,
-a misspelling like ``goverment``) still has n-grams, so it still gets a vector; word2vec has none.
-
-- :func:`char_ngrams`, :func:`fnv1a_32`, :func:`ngram_buckets`: the n-grams and their buckets
-  (identical to gensim's ``compute_ngrams`` / ``ft_ngram_hashes``; tests check it).
-- :class:`SubwordEmbedding`: the NumPy sketch, a layer of the course protocol
-  (``forward(words) -> (N, D)``, ``backward`` fills the gradients of the used rows).
-- :func:`train_fasttext` / :class:`FastTextVectors`: gensim's ``FastText`` (the reference),
-  trained on the course corpus and shipped by ``make models NAME=wv_gensim_fasttext``
-  (:mod:`helpers.course.word_vector_models`); its vectors are kept as arrays, and unseen words get
-  theirs from :func:`ngram_buckets`.
+A word in boundary markers, ``<where>``, is cut into its n-grams for n = 3..6 (``<wh``, ``whe``,
+..., ``<whe``, ...); each is hashed (32-bit FNV-1a, as fastText) into one of a fixed number of
+buckets, so the n-gram table has a fixed size (n-grams may share a bucket). A word's vector is
+the mean (fastText) or sum of its n-grams' vectors, plus its own when it was in the training
+vocabulary: an unseen or misspelled word still gets one, where word2vec has none.
+:class:`SubwordEmbedding` is the NumPy sketch; :class:`FastTextVectors` a trained model's
+vectors (the shipped gensim fastText).
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
 
-from helpers.infra.artifacts import array_to_strings, strings_to_array
 from helpers.lib.checks import check_whole
 from helpers.lib.layers import Layer
 from helpers.lib.metrics import nearest_neighbours
-from helpers.lib.text import check_token_lists, check_tokens
+from helpers.lib.text import check_tokens
 
-__all__ = ["char_ngrams", "fnv1a_32", "ngram_buckets", "SubwordEmbedding", "FastTextVectors", "train_fasttext", "misspell",
-           "misspelling_test"]
+__all__ = ["char_ngrams", "fnv1a_32", "ngram_buckets", "SubwordEmbedding", "FastTextVectors",
+           "misspell", "misspelling_test"]
 
 BOW, EOW = "<", ">"
 
@@ -53,14 +40,11 @@ def _check_n(min_n: int, max_n: int):
 
 
 def char_ngrams(word: str, min_n: int = 3, max_n: int = 6, include_word: bool = False) -> list[str]:
-    """Character n-grams of ``<word>`` for n = min_n..max_n. Taught in lesson 08, section 4.
+    """Character n-grams of ``<word>``, n = min_n..max_n. Taught in lesson 08, section 4.
 
-    Ordered by n, then by position: ``char_ngrams("where", 3, 3)`` is
-    ``['<wh', 'whe', 'her', 'ere', 're>']``. An n-gram may repeat (``banana`` has ``ana``
-    twice) and is listed each time, as fastText counts it. With ``include_word=True`` the
-    whole marked word (``'<where>'``) is appended as its own token (fastText keeps it as the
-    word's own vector). Raises ValueError for an empty word or bad n.
-    """
+    By n, then by position: ``char_ngrams("where", 3, 3)`` is ``['<wh', 'whe', 'her', 'ere',
+    're>']``; a repeated n-gram (``ana`` in ``banana``) is listed each time. ``include_word``
+    appends the whole marked word ``'<where>'`` (fastText's own vector of the word)."""
     word = _check_word(word)
     _check_n(min_n, max_n)
     w = BOW + word + EOW
@@ -71,12 +55,10 @@ def char_ngrams(word: str, min_n: int = 3, max_n: int = 6, include_word: bool = 
 
 
 def fnv1a_32(text: str) -> int:
-    """fastText's hash of a string: 32-bit FNV-1a over its UTF-8 bytes. Taught in lesson 08, section 4.
+    """fastText's 32-bit FNV-1a hash of a string's UTF-8 bytes. Taught in lesson 08, section 4.
 
-    h = 2166136261; for each byte: h = (h XOR byte) * 16777619 mod 2^32. As in fastText's C++
-    code (and gensim's ``ft_hash_bytes``) each byte is read as a *signed* char, so a non-ASCII
-    byte b >= 128 is XOR-ed as b - 256 (sign-extended to 32 bits). Returns an int in [0, 2^32).
-    """
+    h = 2166136261; for each byte h = (h XOR byte) * 16777619 mod 2^32. As in fastText's C++
+    a byte is a *signed* char: b >= 128 is XOR-ed as b - 256, sign-extended. Returns [0, 2^32)."""
     h = 2166136261
     for b in text.encode("utf-8"):
         h ^= (b - 256) & 0xFFFFFFFF if b >= 128 else b
@@ -84,14 +66,12 @@ def fnv1a_32(text: str) -> int:
     return h
 
 
-def ngram_buckets(word: str, buckets: int = 2_000_000, min_n: int = 3, max_n: int = 6) -> np.ndarray:
+def ngram_buckets(word: str, buckets: int = 2_000_000, min_n: int = 3,
+                  max_n: int = 6) -> np.ndarray:
     """The hash buckets of a word's character n-grams. Taught in lesson 08, section 4.
 
-    Bucket ids ``fnv1a_32(g) % buckets`` of the character n-grams ``g`` of ``word``
-    (in :func:`char_ngrams` order, repeats kept), except the lone boundary markers ``<`` and ``>``
-    that :func:`char_ngrams` lists for ``min_n = 1``: fastText (and gensim's ``ft_ngram_hashes``)
-    never hash those, so a vector built from them would differ from fastText's. Returns
-    (n_grams,) int64."""
+    ``fnv1a_32(g) % buckets`` for the n-grams g of :func:`char_ngrams` (repeats kept) but the
+    lone markers ``<`` and ``>`` of ``min_n = 1``, which fastText never hashes. (n_grams,) int64."""
     buckets = check_whole(buckets, "buckets", "ngram_buckets")
     if buckets < 1:
         raise ValueError(f"buckets must be >= 1, got {buckets}")
@@ -101,23 +81,17 @@ def ngram_buckets(word: str, buckets: int = 2_000_000, min_n: int = 3, max_n: in
 
 # ---------------------------------------------------------------- the NumPy sketch
 class SubwordEmbedding(Layer):
-    """fastText's word vector from character n-grams, as a NumPy layer. Taught in lesson 08, section 4.
+    """fastText's word vector from n-grams, as a NumPy layer. Taught in lesson 08, section 4.
 
-    A fastText-style word vector: the mean (or sum) of its n-gram bucket vectors, plus the
-    word's own vector when it is in ``vocab``.
-
-    params = [E_word (len(vocab), D), E_ngram (buckets, D)] (E_word is (0, D) without a vocab),
-    initialised uniformly in [-1/D, 1/D] from ``rng``.
-
-    forward(words: list of N str) -> (N, D): row k is
-        combine({E_word[word_k] if word_k in vocab} ∪ {E_ngram[h] for h in ngram_buckets(word_k)})
-        with combine = mean (default, as fastText) or sum.
-    backward(dout (N, D)) fills ``grads`` (dense, repeated rows accumulate) and returns None
-        (words are not differentiable).
+    params = [E_word (len(vocab), D), E_ngram (buckets, D)], uniform in [-1/D, 1/D].
+    forward(words: N str) -> (N, D): row k is the mean (fastText) or sum of E_ngram's rows of
+        ``ngram_buckets(word_k)`` and E_word's row of word_k when it is in ``vocab``.
+    backward(dout (N, D)) fills ``grads`` (repeated rows accumulate) and returns None.
     """
 
-    def __init__(self, dim: int, buckets: int = 100_000, vocab: Sequence[str] = (), min_n: int = 3, max_n: int = 6,
-                 combine: str = "mean", rng: np.random.Generator | None = None, dtype=np.float64):
+    def __init__(self, dim: int, buckets: int = 100_000, vocab: Sequence[str] = (), min_n: int = 3,
+                 max_n: int = 6, combine: str = "mean", rng: np.random.Generator | None = None,
+                 dtype=np.float64):
         super().__init__()
         if dim < 1 or buckets < 1:
             raise ValueError(f"dim and buckets must be >= 1, got {dim} and {buckets}")
@@ -128,7 +102,8 @@ class SubwordEmbedding(Layer):
         rng = rng if rng is not None else np.random.default_rng(0)
         self.itos = list(vocab)
         self.stoi = {w: i for i, w in enumerate(self.itos)}
-        self.dim, self.buckets, self.min_n, self.max_n, self.combine = dim, buckets, min_n, max_n, combine
+        self.dim, self.buckets, self.combine = dim, buckets, combine
+        self.min_n, self.max_n = min_n, max_n
         def u(n):
             return rng.uniform(-1 / dim, 1 / dim, (n, dim)).astype(dtype)
         self.params = [u(len(self.itos)), u(buckets)]
@@ -165,22 +140,19 @@ class SubwordEmbedding(Layer):
         return None
 
 
-# ---------------------------------------------------------------- gensim's FastText (the reference)
+# ---------------------------------------------------------------- a trained fastText
 @dataclass
 class FastTextVectors:
-    """A trained fastText model's vectors, for known and unseen words. Taught in lesson 08, section 4.
+    """A trained fastText's vectors, for known and unseen words. Taught in lesson 08, section 4.
 
-    itos          : the vocabulary (list of str, most frequent first)
-    W             : (V, D) float32, the vector of each vocabulary word in that order: its own
-                    vector and its n-gram vectors, averaged (gensim's ``wv.vectors``)
-    word_vectors  : (V, D) float32, the words' own vectors (gensim's ``wv.vectors_vocab``)
-    ngram_vectors : (buckets, D) float32, the n-gram bucket vectors (``wv.vectors_ngrams``)
+    itos          : the vocabulary (list of str)
+    W             : (V, D) float32, each word's vector: its own and its n-grams' averaged
+    word_vectors  : (V, D) float32, the words' own vectors
+    ngram_vectors : (buckets, D) float32, the n-gram bucket vectors
     min_n, max_n  : the n-gram lengths; seconds: training time; config: the hyperparameters
 
-    A word outside the vocabulary gets the mean of its n-gram bucket vectors, the buckets found
-    by this module's :func:`ngram_buckets` (fastText's hashing), exactly as gensim computes it
-    (a test checks it against gensim's ``get_vector``). No gensim object is kept, so the vectors
-    are stored as plain arrays (:meth:`to_arrays`)."""
+    An unseen word gets the mean of its n-gram buckets' vectors (:func:`ngram_buckets`), as
+    gensim's ``get_vector`` does."""
 
     itos: list
     W: np.ndarray
@@ -197,16 +169,9 @@ class FastTextVectors:
         V, D = len(self.itos), self.ngram_vectors.shape[1]
         for name in ("W", "word_vectors"):
             if getattr(self, name).shape != (V, D):
-                raise ValueError(f"{name} has shape {getattr(self, name).shape}, expected ({V}, {D})")
+                raise ValueError(f"{name} has shape {getattr(self, name).shape}, "
+                                 f"expected ({V}, {D})")
         _check_n(self.min_n, self.max_n)
-
-    @classmethod
-    def from_gensim(cls, kv, seconds: float = 0.0, config: dict | None = None) -> "FastTextVectors":
-        """The vectors of a gensim ``FastTextKeyedVectors`` (``model.wv``), as arrays."""
-        def f32(a):
-            return np.array(a, dtype=np.float32)
-        return cls(list(kv.index_to_key), f32(kv.vectors), f32(kv.vectors_vocab), f32(kv.vectors_ngrams),
-                   int(kv.min_n), int(kv.max_n), float(seconds), dict(config or {}))
 
     def __contains__(self, word: str) -> bool:
         """True when ``word`` was in the training vocabulary (it always *has* a vector)."""
@@ -220,7 +185,8 @@ class FastTextVectors:
             return self.W[self._stoi[word]].copy()
         buckets = ngram_buckets(word, len(self.ngram_vectors), self.min_n, self.max_n)
         if not len(buckets):
-            raise ValueError(f"{word!r} has no character n-grams of length {self.min_n}..{self.max_n}")
+            raise ValueError(f"{word!r} has no character n-grams of length "
+                             f"{self.min_n}..{self.max_n}")
         return self.ngram_vectors[buckets].mean(axis=0, dtype=np.float32)
 
     def vectors_for(self, words: Sequence[str]) -> np.ndarray:
@@ -233,50 +199,12 @@ class FastTextVectors:
         exclude = (word,) if word in self else ()
         return nearest_neighbours(self.W, self.itos, self.vector(word), k=k, exclude=exclude)
 
-    def to_arrays(self) -> tuple[dict, dict]:
-        """(arrays, meta) for :mod:`helpers.infra.artifacts` (the cache stores it without pickle)."""
-        arrays = {"itos": strings_to_array(self.itos), "W": self.W, "word_vectors": self.word_vectors,
-                  "ngram_vectors": self.ngram_vectors}
-        return arrays, {"min_n": self.min_n, "max_n": self.max_n, "seconds": self.seconds, "config": self.config}
-
-    @classmethod
-    def from_arrays(cls, arrays: dict, meta: dict) -> "FastTextVectors":
-        """The vectors stored by :meth:`to_arrays`."""
-        return cls(array_to_strings(arrays["itos"]), arrays["W"], arrays["word_vectors"], arrays["ngram_vectors"],
-                   meta["min_n"], meta["max_n"], meta["seconds"], meta["config"])
-
-
-def train_fasttext(sentences: Sequence[Sequence[str]], dim: int = 100, window: int = 5, min_count: int = 5,
-                   epochs: int = 5, min_n: int = 3, max_n: int = 6, buckets: int = 200_000, sg: bool = True,
-                   negative: int = 5, sample: float = 1e-3, seed: int = 0, workers: int = 2) -> FastTextVectors:
-    """gensim's FastText, the reference implementation, trained on tokenised sentences. Taught in lesson 08, section 4.
-
-    gensim's ``FastText`` on tokenised ``sentences`` (skip-gram with negative sampling by
-    default, the same hyperparameters as the course's word2vec). ``buckets`` is the size of the
-    n-gram table (fastText's default is 2,000,000 — 800 MB at 100 dims; the course uses 200,000).
-    Returns a :class:`FastTextVectors`. Raises ValueError for an empty corpus."""
-    from gensim.models import FastText  # heavy optional import: loaded only when gensim is used
-    check_token_lists(sentences, "sentences", "train_fasttext")
-    sents = [list(s) for s in sentences if len(s)]
-    if not sents:
-        raise ValueError("cannot train fastText on an empty corpus (no tokens)")
-    _check_n(min_n, max_n)
-    t0 = time.perf_counter()
-    m = FastText(sents, vector_size=dim, window=window, min_count=min_count, epochs=epochs, min_n=min_n,
-                 max_n=max_n, bucket=buckets, sg=int(sg), hs=0, negative=negative, sample=sample, seed=seed,
-                 workers=workers)
-    secs = time.perf_counter() - t0
-    cfg = dict(dim=dim, window=window, min_count=min_count, epochs=epochs, min_n=min_n, max_n=max_n,
-               buckets=buckets, sg=sg, negative=negative, sample=sample, seed=seed, workers=workers)
-    return FastTextVectors.from_gensim(m.wv, secs, cfg)
-
 
 # ---------------------------------------------------------------- misspellings
 def misspell(word: str, rng: np.random.Generator) -> str:
     """One typing slip inside a word. Taught in lesson 08, section 4.
 
-    One typing slip inside ``word`` (the first and last letters kept): a letter dropped, two
-    neighbouring letters swapped, or a letter doubled, chosen by ``rng``."""
+    The first and last letters kept, ``rng`` drops a letter, swaps two neighbours or doubles one."""
     if len(word) < 4:
         raise ValueError(f"misspell needs a word of at least 4 letters, got {word!r}")
     i = int(rng.integers(1, len(word) - 2))
@@ -288,15 +216,13 @@ def misspell(word: str, rng: np.random.Generator) -> str:
     return word[:i] + word[i] + word[i:]
 
 
-def misspelling_test(fasttext: FastTextVectors, words: Sequence[str], k: int = 5, seed: int = 0) -> dict:
-    """Do fastText's neighbours of a misspelling hold the right word? Taught in lesson 08, section 4.
+def misspelling_test(fasttext: FastTextVectors, words: Sequence[str], k: int = 5,
+                     seed: int = 0) -> dict:
+    """Do fastText's neighbours of a misspelling hold the word? Taught in lesson 08, section 4.
 
-    Misspell every word once (:func:`misspell`, seeded; a slip that gives another vocabulary
-    word or no change is redrawn) and ask fastText for the ``k`` neighbours of the misspelling.
-
-    Returns {'pairs': [(word, misspelling)], 'hits' (n,) 0/1 (the right word among the k
-    neighbours), 'neighbours': [[word, ...]]} — a word-level model (word2vec, GloVe) has no vector
-    for any of the misspellings."""
+    Each word misspelled once (:func:`misspell`, seeded; a slip giving a vocabulary word is
+    redrawn). Returns {'pairs': [(word, misspelling)], 'hits' (n,) 0/1 (the word among the ``k``
+    neighbours), 'neighbours': [[word, ...]]}."""
     check_tokens(words, "words", "misspelling_test")
     rng = np.random.default_rng(seed)
     pairs = []
@@ -308,12 +234,13 @@ def misspelling_test(fasttext: FastTextVectors, words: Sequence[str], k: int = 5
         else:
             raise ValueError(f"no misspelling of {w!r} outside the vocabulary in 20 draws")
         pairs.append((w, m))
-    # the k nearest vocabulary words of every misspelling at once (cosine), as FastTextVectors.neighbours
+    # the k nearest vocabulary words of every misspelling at once (cosine)
     M = fasttext.vectors_for([m for _, m in pairs])
     E = fasttext.W / np.maximum(np.linalg.norm(fasttext.W, axis=1, keepdims=True), 1e-12)
     sims = (M / np.maximum(np.linalg.norm(M, axis=1, keepdims=True), 1e-12)) @ E.T
-    part = np.argpartition(-sims, k - 1, axis=1)[:, :k]                   # the k best, then in order
-    top = np.take_along_axis(part, np.argsort(-np.take_along_axis(sims, part, axis=1), axis=1, kind="stable"), axis=1)
+    part = np.argpartition(-sims, k - 1, axis=1)[:, :k]             # the k best, then in order
+    order = np.argsort(-np.take_along_axis(sims, part, axis=1), axis=1, kind="stable")
+    top = np.take_along_axis(part, order, axis=1)
     neigh = [[fasttext.itos[j] for j in row] for row in top]
     hits = np.array([float(w in nb) for (w, _), nb in zip(pairs, neigh, strict=True)])
     return {"pairs": pairs, "hits": hits, "neighbours": neigh}

@@ -105,13 +105,13 @@ def spearman(x, y) -> float:
 
 
 def spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Spearman's rho of each row of ``x`` with the same row of ``y``, (B, n) -> (B,): Pearson's
+    """Spearman's rho of each row of ``x`` with the same row of ``y``, (..., n) -> (...): Pearson's
     correlation of the ranks (ties get their average rank); nan for a constant row (lesson 09 §2)."""
-    rx, ry = rankdata(x, axis=1), rankdata(y, axis=1)
-    rx -= rx.mean(axis=1, keepdims=True)
-    ry -= ry.mean(axis=1, keepdims=True)
+    rx, ry = rankdata(x, axis=-1), rankdata(y, axis=-1)
+    rx = rx - rx.mean(axis=-1, keepdims=True)
+    ry = ry - ry.mean(axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (rx * ry).sum(axis=1) / np.sqrt((rx ** 2).sum(axis=1) * (ry ** 2).sum(axis=1))
+        return (rx * ry).sum(axis=-1) / np.sqrt((rx ** 2).sum(axis=-1) * (ry ** 2).sum(axis=-1))
 
 
 def spearman_interval(scores, gold, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> Interval:

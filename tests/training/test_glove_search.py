@@ -1,28 +1,37 @@
-"""The record behind the shipped GloVe's settings (helpers.course.glove_search,
-data/models/logs/wv_glove_search.json): complete, consistent with its own rules, and the shipped
-model's settings are its choice."""
+"""Tests of training.glove_search: its record (data/models/logs/wv_glove_search.json) is
+complete and consistent with its own rules, and the shipped GloVe's settings are its choice."""
 import numpy as np
 import pytest
 
-import helpers.course.glove_search as gs
+import training.glove_search as gs
+from helpers.course.study_records import load_search
 
 
 @pytest.fixture(scope="module")
 def record():
-    return gs.load_search()
+    return load_search()
 
 
 def test_every_run_stopped_by_its_rule_and_kept_its_best_epoch(record):
     fixed = record["fixed"]
-    for run in gs.all_runs(record) + ([record["combined"]] if record["combined"] else []):
+    runs = [r for st in record["stages"] for r in st["runs"]]
+    for run in runs + ([record["combined"]] if record["combined"] else []):
         curve = np.asarray(run["valid_wordsim"])
         if run["diverged"] and not len(curve):
             assert run["best_epoch"] is None and run["best_valid_wordsim"] is None
             continue
         assert len(curve) == run["epochs_run"] - int(run["diverged"]) <= fixed["max_epochs"]
-        assert run["best_epoch"] == int(np.argmax(curve)) + 1 and run["best_valid_wordsim"] == curve.max()
-        if not run["diverged"]:      # stopped by the limit, or by patience (8 epochs without a new best)
-            assert run["epochs_run"] == fixed["max_epochs"] or run["epochs_run"] - run["best_epoch"] >= fixed["patience"]
+        assert (
+            run["best_epoch"] == int(np.argmax(curve)) + 1
+            and run["best_valid_wordsim"] == curve.max()
+        )
+        if not run[
+            "diverged"
+        ]:  # stopped by the limit, or by patience (8 epochs without a new best)
+            assert (
+                run["epochs_run"] == fixed["max_epochs"]
+                or run["epochs_run"] - run["best_epoch"] >= fixed["patience"]
+            )
 
 
 def test_each_stage_starts_from_the_choices_before_it(record):
@@ -51,9 +60,12 @@ def test_each_choice_follows_the_rule_and_sits_inside_its_grid(record):
             lo, hi = gs.LIMITS[name]
             b = best["settings"][name]
             down, up = gs.EXTEND[name]
-            assert (values[0] < b < values[-1]) or (b == values[0] and not lo <= down(b)) or \
-                (b == values[-1] and not up(b) <= hi), f"stage {name}: the best value {b} sits at an edge of {values}"
-        for r in fine:                   # the paired interval against the stage's best holds its estimate
+            assert (
+                (values[0] < b < values[-1])
+                or (b == values[0] and not lo <= down(b))
+                or (b == values[-1] and not up(b) <= hi)
+            ), f"stage {name}: the best value {b} sits at an edge of {values}"
+        for r in fine:  # the paired interval against the stage's best holds its estimate
             if r is best:
                 assert r["vs_best"] is None
             else:
@@ -62,11 +74,14 @@ def test_each_choice_follows_the_rule_and_sits_inside_its_grid(record):
 
 
 def test_the_shipped_glove_has_the_chosen_settings():
-    from helpers.course.word_vector_models import SETTINGS
+    from training.word_vector_models import SETTINGS
     shipped = SETTINGS["wv_glove"]
-    chosen = gs.chosen_settings()
+    chosen = load_search()["chosen"]
     assert {k: shipped[k] for k in gs.TUNED} == chosen
-    assert shipped["max_epochs"] == gs.START["max_epochs"] and shipped["patience"] == gs.START["patience"]
+    assert (
+        shipped["max_epochs"] == gs.START["max_epochs"]
+        and shipped["patience"] == gs.START["patience"]
+    )
 
 
 def test_run_settings_refuses_an_untuned_setting():

@@ -1,7 +1,7 @@
-"""Properties of helpers.lib.glove_numpy and glove.pairwise_step_torch (lesson 08's pair-by-pair
-GloVe): the cell's loss and gradients are PyTorch autograd's, the AdaGrad step is glove.c's formula,
-add_rows is np.add.at, a batch of pairwise_step_torch is the brute-force loop over its pairs, and
-one step of PairwiseGloVe is pairwise_step_torch on the same batch (float32 rounding apart)."""
+"""Tests of helpers.lib.glove_numpy (lesson 08's pair-by-pair GloVe in NumPy): the cell's loss
+and gradients are PyTorch autograd's, the AdaGrad step is glove.c's formula, add_rows is
+np.add.at, and one step of PairwiseGloVe is the shipped trainer's step on the same batch (float32
+rounding apart)."""
 import numpy as np
 import scipy.sparse as sp
 import torch
@@ -13,7 +13,6 @@ from helpers.lib import glove_numpy as GN
 from tests.props import (
     budget,
     closeness,
-    covers,
     dims,
     float_arrays,
     raises_naming,
@@ -29,7 +28,6 @@ def ids_of(data, V, n):
     return np.array(data.draw(st.lists(st.integers(0, V - 1), min_size=n, max_size=n)), np.int64)
 
 
-@covers("glove_numpy.glove_cell")
 @budget(0.5)
 @given(st.data())
 def test_the_glove_cell_is_its_loss_under_autograd(data):
@@ -37,19 +35,24 @@ def test_the_glove_cell_is_its_loss_under_autograd(data):
     w, w_t = data.draw(float_arrays((P, D))), data.draw(float_arrays((P, D)))
     b, b_t = data.draw(float_arrays((P,))), data.draw(float_arrays((P,)))
     x_max, alpha = data.draw(st.sampled_from([(100.0, 0.75), (2.0, 0.5)]))
-    x = np.array(data.draw(st.lists(st.sampled_from([0.5, 1.0, 2.0, 7.0, 150.0]), min_size=P, max_size=P)))
+    x = np.array(
+        data.draw(st.lists(st.sampled_from([0.5, 1.0, 2.0, 7.0, 150.0]), min_size=P, max_size=P))
+    )
     loss, dw, dw_t, db, db_t = GN.glove_cell(w, w_t, b, b_t, x, x_max, alpha)
     tw, twt, tb, tbt = (T(a, requires_grad=True) for a in (w, w_t, b, b_t))
     f = T(G.glove_weight(x, x_max, alpha))
     ref = (f * ((tw * twt).sum(1) + tb + tbt - T(np.log(x))) ** 2).sum()
     close(loss, ref.item())
-    for ours, r in zip((dw, dw_t, db, db_t), torch.autograd.grad(ref, (tw, twt, tb, tbt)), strict=True):
+    for ours, r in zip(
+        (dw, dw_t, db, db_t), torch.autograd.grad(ref, (tw, twt, tb, tbt)), strict=True
+    ):
         close(ours, r)
-    one = GN.glove_cell(w[0], w_t[0], b[0], b_t[0], x[0], x_max, alpha)       # one pair as (D,) and scalars
+    one = GN.glove_cell(
+        w[0], w_t[0], b[0], b_t[0], x[0], x_max, alpha
+    )  # one pair as (D,) and scalars
     close(one[0], GN.glove_cell(w[:1], w_t[:1], b[:1], b_t[:1], x[:1], x_max, alpha)[0])
 
 
-@covers("glove_numpy.adagrad_glove_c")
 @budget(0.5)
 @given(st.data())
 def test_the_adagrad_step_is_glove_cs_formula(data):
@@ -58,12 +61,13 @@ def test_the_adagrad_step_is_glove_cs_formula(data):
     acc = 1 + np.abs(data.draw(float_arrays(shape)))
     lr = data.draw(st.sampled_from([0.05, 0.5]))
     new, new_G = GN.adagrad_glove_c(p, g, acc, lr)
-    for idx in np.ndindex(shape):             # the step divided by sqrt(G) before its square is added
-        assert np.isclose(new[idx], p[idx] - lr * g[idx] / np.sqrt(acc[idx]), rtol=1e-14, atol=1e-15)
+    for idx in np.ndindex(shape):  # the step divided by sqrt(G) before its square is added
+        assert np.isclose(
+            new[idx], p[idx] - lr * g[idx] / np.sqrt(acc[idx]), rtol=1e-14, atol=1e-15
+        )
         assert np.isclose(new_G[idx], acc[idx] + (lr * g[idx]) ** 2, rtol=1e-14)
 
 
-@covers("glove_numpy.add_rows")
 @budget(0.5)
 @given(st.data())
 def test_add_rows_is_np_add_at(data):
@@ -79,7 +83,6 @@ def test_add_rows_is_np_add_at(data):
     close(target, ref, 1e-12)
 
 
-@covers("glove_numpy.one_hot_sums")
 @budget(0.5)
 @given(st.data())
 def test_one_hot_sums_is_a_one_hot_matrix_over_the_distinct_ids(data):
@@ -89,7 +92,7 @@ def test_one_hot_sums_is_a_one_hot_matrix_over_the_distinct_ids(data):
     assert np.array_equal(uniq, np.unique(ids))                    # the distinct ids, sorted
     dense = S.toarray()
     assert S.shape == (len(uniq), n) and set(np.unique(dense)) <= {0.0, 1.0}
-    assert np.array_equal(dense.sum(axis=0), np.ones(n))           # every pair in exactly one row ...
+    assert np.array_equal(dense.sum(axis=0), np.ones(n))  # every pair in exactly one row ...
     assert np.array_equal(uniq[dense.argmax(axis=0)], ids)         # ... the row of its own id
     values = data.draw(float_arrays((n, 2)))
     ref = np.zeros((V, 2))
@@ -97,46 +100,6 @@ def test_one_hot_sums_is_a_one_hot_matrix_over_the_distinct_ids(data):
     close(ref[uniq], S @ values, 1e-12)
 
 
-def brute_pairwise(params, G0, r, c, log_x, f, lr):
-    """glove.c's per-pair step, every pair from the batch's start values, the steps of a row added."""
-    W, Wt, b, bt = (p.copy() for p in params)
-    acc = [g.copy() for g in G0]
-    start = [p.copy() for p in params]
-    total = 0.0
-    for p in range(len(r)):
-        i, j = r[p], c[p]
-        e = start[0][i] @ start[1][j] + start[2][i] + start[3][j] - log_x[p]
-        total += f[p] * e * e
-        fd = lr * f[p] * e
-        for k, (param, ids, step) in enumerate(((W, i, fd * start[1][j]), (Wt, j, fd * start[0][i]),
-                                                (b, i, fd), (bt, j, fd))):
-            param[ids] -= step / np.sqrt(G0[k][ids])
-            acc[k][ids] += step * step
-    return total, (W, Wt, b, bt), acc
-
-
-@covers("glove.pairwise_step_torch")
-@budget(0.5)
-@given(st.data())
-def test_a_pairwise_batch_is_the_loop_over_its_pairs(data):
-    V, D, m = data.draw(dims(1, 4)), data.draw(dims(1, 3)), data.draw(dims(1, 6))
-    params = [data.draw(float_arrays((V, D), -0.5, 0.5)), data.draw(float_arrays((V, D), -0.5, 0.5)),
-              data.draw(float_arrays((V,), -0.5, 0.5)), data.draw(float_arrays((V,), -0.5, 0.5))]
-    acc = [1 + np.abs(data.draw(float_arrays(p.shape))) for p in params]
-    r, c = ids_of(data, V, m), ids_of(data, V, m)
-    r[0], c[0] = 0, V - 1
-    log_x = data.draw(float_arrays((m,), 0, 4))
-    f = data.draw(float_arrays((m,), 0, 1))
-    lr = data.draw(st.sampled_from([0.05, 0.5]))
-    ref_loss, ref_params, ref_acc = brute_pairwise(params, acc, r, c, log_x, f, lr)
-    tp, tG = [T(p) for p in params], [T(a) for a in acc]
-    loss = G.pairwise_step_torch(tp, tG, T(r), T(c), T(log_x), T(f), lr)
-    close(loss, ref_loss)
-    for ours, ref in zip(tp + tG, list(ref_params) + ref_acc, strict=True):
-        close(ours, ref)
-
-
-@covers("glove_numpy.PairwiseGloVe")
 @budget(0.2)
 @given(V=dims(2, 5), dim=dims(1, 3), batch=dims(1, 4), seed=st.integers(0, 3), data=st.data())
 def test_pairwise_glove_is_pairwise_step_torch_seeded_and_learns(V, dim, batch, seed, data):
@@ -150,7 +113,9 @@ def test_pairwise_glove_is_pairwise_step_torch_seeded_and_learns(V, dim, batch, 
     r, c, x = model.rows[first], model.cols[first], model.x[first]
     tp = [T(p.copy()) for p in model.params]
     tG = [T(g.copy()) for g in model.G]
-    ref = G.pairwise_step_torch(tp, tG, T(r), T(c), T(np.log(x)), T(G.glove_weight(x, 3.0).astype(np.float32)), 0.05)
+    ref = G.pairwise_step_torch(
+        tp, tG, T(r), T(c), T(np.log(x)), T(G.glove_weight(x, 3.0).astype(np.float32)), 0.05
+    )
     loss = model.step()
     close(loss * len(first), ref, 1e-5)
     for ours, theirs in zip(model.params + model.G, tp + tG, strict=True):
@@ -160,7 +125,7 @@ def test_pairwise_glove_is_pairwise_step_torch_seeded_and_learns(V, dim, batch, 
     steps = -(-model.P // batch)
     losses = [loss] + [model.step() for _ in range(20 * steps - 1)]
     assert np.all(np.isfinite(losses))
-    assert [twin.step() for _ in range(len(losses))] == losses                      # seeded: the same run
+    assert [twin.step() for _ in range(len(losses))] == losses  # seeded: the same run
     assert np.mean(losses[-steps:]) < np.mean(losses[:steps])                       # it learns
     raises_naming(lambda: GN.PairwiseGloVe(counts, dim=0), "dim", ValueError)
     raises_naming(lambda: GN.PairwiseGloVe(counts, batch_size=0), "batch_size", ValueError)

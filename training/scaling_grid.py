@@ -1,0 +1,102 @@
+"""The shipped scaling grid (``make models NAME=wv_scaling_grid``): gensim CBOW on nested samples
+of the corpus x dimensions x seeds, and the equal-updates control.
+
+Every setting is that of the shipped word vectors (chosen on the validation half) except the
+epochs: 5 in every cell, as in the paper's fixed-epoch table. The control trains each sample for
+5 / fraction epochs, so every cell of a column sees as many updates as the whole corpus in 5.
+Lesson 09 reads the scores (:mod:`helpers.course.scaling_grid`); no vectors are kept.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from helpers.course.scaling_grid import (
+    METRICS,
+    SUBSET_CELL,
+    ShippedGrid,
+    cell_epochs,
+    grid_samples,
+    retrain_cell,
+    score_cell,
+    train_cell,
+)
+from helpers.infra.artifacts import timings_to_meta
+from helpers.infra.progress import progress_bar
+
+SHIPPED = dict(model="cbow", fractions=[0.125, 0.25, 0.5, 1.0], dims=[10, 25, 50, 100], epochs=5,
+               window=5, negative=5, sample=1e-4, alpha=0.05, min_alpha=1e-4, min_count=5,
+               sample_seed=0, seeds=[0, 1, 2])
+
+
+def _cells(s: dict) -> list[tuple[int, bool, int, int]]:
+    """(seed index, control, fraction index, dim index) in training order; the control only
+    where it differs from the grid (fraction < 1)."""
+    out = []
+    for k in range(len(s["seeds"])):
+        for control in (False, True):
+            for i, f in enumerate(s["fractions"]):
+                if control and f == 1.0:
+                    continue
+                out.extend((k, control, i, j) for j in range(len(s["dims"])))
+    return out
+
+
+def train_grid_results(settings: dict, log, max_steps: int | None = None, progress: bool = True):
+    """Train and score every cell. A log step is one cell, its value gensim's training loss per
+    corpus word; every cell is scored on the report half, shared words only. Returns (arrays,
+    meta, metrics)."""
+    s = settings
+    samples, words = grid_samples(s)
+    S, F, D = len(s["seeds"]), len(s["fractions"]), len(s["dims"])
+    scores = {f"{part}/{m}": np.full((S, F, D), np.nan) for part in ("grid", "control")
+              for m in METRICS}
+    seconds = {part: np.full((S, F, D), np.nan) for part in ("grid", "control")}
+    n_scored = {}
+    cells = _cells(s)[:max_steps] if max_steps is not None else _cells(s)
+    bar = progress_bar(total=len(cells), desc="scaling grid", unit="cell", disable=not progress)
+    for k, control, i, j in cells:
+        part = "control" if control else "grid"
+        epochs = cell_epochs(s, s["fractions"][i], control)
+        t = time.process_time()
+        m, loss = train_cell(samples[i], s, s["dims"][j], s["seeds"][k], epochs)
+        seconds[part][k, i, j] = time.process_time() - t
+        log.step(loss)
+        cell = score_cell(m, words)
+        for key, (value, n) in cell.items():
+            scores[f"{part}/{key}"][k, i, j] = np.nan if value is None else value
+            n_scored[key] = n
+        log.event("eval", part=part, seed=s["seeds"][k], fraction=s["fractions"][i],
+                  dim=s["dims"][j], epochs=epochs, loss=loss, cpu_seconds=seconds[part][k, i, j],
+                  **{key: value for key, (value, _) in cell.items()})
+        bar.update(1)
+    bar.close()
+    log.event("stop", reason=f"max_steps={max_steps}" if max_steps is not None else
+              "every cell trained (no early stopping: a cell's epochs are part of the experiment)",
+              steps=len(cells))
+    for key in METRICS:        # the control's last row is the grid's (whole corpus, 5 epochs)
+        scores[f"control/{key}"][:, F - 1] = scores[f"grid/{key}"][:, F - 1]
+    seconds["control"][:, F - 1] = seconds["grid"][:, F - 1]
+    tokens = np.array([sum(len(x) for x in smp) for smp in samples])
+    arrays = {**{f"scores/{k}": v for k, v in scores.items()}, "tokens": tokens}
+    cpu = float(np.nansum(seconds["grid"]) + np.nansum(seconds["control"][:, :F - 1]))
+    meta = {"settings": dict(s), "n_scored": n_scored, "n_words": len(words), "cells": len(cells),
+            "timings": timings_to_meta({f"seconds/{p}": seconds[p] for p in ("grid", "control")}),
+            "scored_on": "report half of the benchmarks (helpers.course.benchmarks), "
+                         "shared words only",
+            "cpu_seconds_cells": cpu}
+    metrics = {"cells": len(cells)}
+    if max_steps is None:
+        A = scores["grid/analogy"].mean(axis=0)
+        metrics.update(analogy_full_best=float(np.nanmax(A[-1])),
+                       analogy_eighth_best=float(np.nanmax(A[0])))
+    return arrays, meta, metrics
+
+
+def grid_subset_metric(shipped: ShippedGrid) -> tuple[str, float]:
+    """One cell (SUBSET_CELL) retrained from scratch: its report-half WordSim-353 ρ."""
+    c = SUBSET_CELL
+    value = retrain_cell(shipped.metadata["settings"], c["fraction"], c["dim"], c["seed"],
+                         c["control"])["wordsim353"]
+    return f"wordsim_f{c['fraction']:g}_d{c['dim']}_seed{c['seed']}", float(value)
