@@ -42,16 +42,3 @@ nb_ipywidgets_js = {}
 nb_render_markdown_format = "myst"
 
 suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
-
-# While some lessons are still being converted to the student edition (tests/lesson_status.py),
-# a link may point to an anchor that its pending lesson does not have yet: the build does not
-# stop for it, and the browser check (tests/site_check.py) reports each such link as pending.
-# Once no lesson is pending, a missing link target fails the build again.
-_ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(_ROOT))
-try:
-    from tests.lesson_status import PENDING as _PENDING
-except ImportError:   # a copy of the course without its tests
-    _PENDING = {}
-if _PENDING:
-    suppress_warnings.append("myst.xref_missing")

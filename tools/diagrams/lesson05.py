@@ -6,8 +6,8 @@ truncated to A_k = U_k Σ_k V_k^⊤; rows of U_k Σ_k are word vectors, rows of 
 vectors.
 """
 
-from helpers.diagrams._style import NEUTRAL, PARAM, STATE
-from helpers.infra.svg import SMALL_SIZE, Drawing
+from tools.diagrams.style import NEUTRAL, PARAM, STATE
+from tools.diagrams.svg import SMALL_SIZE, Drawing
 
 LESSON = 5
 

@@ -5,8 +5,8 @@ inside it makes one (w, c) pair; the counts form the |V| × |V| word–context m
 corpus starts with the sentence "the cat sat on the mat".
 """
 
-from helpers.diagrams._style import DATA, OP
-from helpers.infra.svg import SMALL_SIZE, Drawing
+from tools.diagrams.style import DATA, OP
+from tools.diagrams.svg import SMALL_SIZE, Drawing
 
 LESSON = 6
 

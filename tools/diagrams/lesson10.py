@@ -7,8 +7,8 @@ Pre-LN encoder blocks to h_i^L; the head g (dense, GELU, LayerNorm) and the tied
 logits_i = g(h_i^L) E^⊤ + b_out score the vocabulary; L_MLM = −(1/|M|) Σ_{i∈M} log P(x_i | h_i^L).
 """
 
-from helpers.diagrams._style import DATA, LOSS, NEUTRAL, OP, PARAM, STATE
-from helpers.infra.svg import SMALL_SIZE, Drawing
+from tools.diagrams.style import DATA, LOSS, NEUTRAL, OP, PARAM, STATE
+from tools.diagrams.svg import SMALL_SIZE, Drawing
 
 LESSON = 10
 

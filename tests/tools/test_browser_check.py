@@ -1,4 +1,5 @@
-"""The blank-plot detector of the real-browser check must tell a plot from a blank image."""
+"""The real-browser check's judgements (tools/browser_check.py) that need no browser: the blank-plot
+detector tells a plot from a blank image; the explorer pictures a saved notebook holds."""
 import io
 
 import matplotlib
@@ -9,7 +10,7 @@ import pytest  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from helpers.infra.plotting import figure_to_png, new_figure  # noqa: E402
-from tests.browser_check import assert_not_blank  # noqa: E402
+from tools.browser_check import assert_not_blank, saved_fallbacks  # noqa: E402
 
 
 def _png(array):
@@ -41,7 +42,6 @@ def test_saved_fallbacks_counts_the_explorer_pictures_of_a_notebook(tmp_path):
     import json
 
     from helpers.infra.widgets import Explorer, slider
-    from tests.browser_check import saved_fallbacks
 
     def render(a):
         fig, ax = new_figure()

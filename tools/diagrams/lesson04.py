@@ -8,8 +8,8 @@ the split (B, T, d) → (B, h, T, d/h); Post-LN x = LN(x + Attn(x)), Pre-LN x = 
 
 import numpy as np
 
-from helpers.diagrams._style import DATA, NEUTRAL, OP, PARAM, STATE
-from helpers.infra.svg import FONT_SIZE, SMALL_SIZE, Box, Drawing
+from tools.diagrams.style import DATA, NEUTRAL, OP, PARAM, STATE
+from tools.diagrams.svg import FONT_SIZE, SMALL_SIZE, Box, Drawing
 
 LESSON = 4
 

@@ -1,16 +1,16 @@
 """The tiny markup of diagram labels (``W_x``, ``s_{t−1}``, ``*QK*^⊤``) and the width it sets.
 
-Layer 0 (infrastructure): the standard library, :mod:`helpers.infra.svg_style` and
-:mod:`helpers.infra.font_metrics` (matplotlib's font machinery measures the widths). Labels read
+Uses :mod:`tools.diagrams.style` and
+:mod:`tools.diagrams.fonts` (matplotlib's font machinery measures the widths). Labels read
 as in the lessons: an isolated Latin letter is set in italics as LaTeX sets maths, sub- and
-superscripts nest two levels deep. :meth:`helpers.infra.svg.Drawing.text` writes the spans.
+superscripts nest two levels deep. :meth:`tools.diagrams.svg.Drawing.text` writes the spans.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from helpers.infra.font_metrics import text_width
-from helpers.infra.svg_style import FONT_SIZE, MIN_SCRIPT
+from tools.diagrams.fonts import text_width
+from tools.diagrams.style import FONT_SIZE, MIN_SCRIPT
 
 __all__ = ["Span", "markup_width", "parse_markup", "placement"]
 

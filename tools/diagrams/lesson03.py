@@ -6,8 +6,8 @@ C_t = f_t ⊙ C_{t−1} + i_t ⊙ C̃_t, h_t = o_t ⊙ tanh(C_t). The GRU in PyT
 h_t = (1 − z_t) ⊙ n_t + z_t ⊙ h_{t−1}.
 """
 
-from helpers.diagrams._style import OP
-from helpers.infra.svg import SMALL_SIZE, Drawing
+from tools.diagrams.style import OP
+from tools.diagrams.svg import SMALL_SIZE, Drawing
 
 LESSON = 3
 

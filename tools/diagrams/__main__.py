@@ -1,7 +1,7 @@
 """Write every course diagram to ``notebooks/figures/``, or check that the committed ones are current.
 
-    python -m helpers.diagrams            # (re)write every figure and the folder's README.md
-    python -m helpers.diagrams --check    # exit 1 naming every file that is missing or differs
+    python -m tools.diagrams            # (re)write every figure and the folder's README.md
+    python -m tools.diagrams --check    # exit 1 naming every file that is missing or differs
 
 ``make figures`` runs the first form. The output depends only on the drawing code, so a second
 run changes nothing, on any machine.
@@ -12,20 +12,20 @@ import inspect
 import sys
 from pathlib import Path
 
-from helpers.diagrams import figures
+from tools.diagrams import figures
 
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "notebooks" / "figures"
 
 _README_HEAD = """\
 # Figures
 
-The lessons' diagrams, drawn by code in `helpers/diagrams/` (one module per lesson, with the
-SVG primitives of `helpers/infra/svg.py`) and committed as SVG. **Do not edit these files by
+The lessons' diagrams, drawn by code in `tools/diagrams/` (one module per lesson, with the
+SVG primitives of `tools/diagrams/svg.py`) and committed as SVG. **Do not edit these files by
 hand**: change the drawing function and regenerate them all with
 
-    make figures                          # = python -m helpers.diagrams
+    make figures                          # = python -m tools.diagrams
 
-`python -m helpers.diagrams --check` (and `tests/test_figures.py`) fails when a committed file
+`python -m tools.diagrams --check` (and `tests/tools/test_diagrams.py`) fails when a committed file
 differs from what the code draws. This README is generated too.
 
 Conventions: forward computation in solid black, gradients in dashed vermilion; inputs and
@@ -61,7 +61,7 @@ def readme(found) -> str:
 def render_all() -> tuple[dict[str, bytes], list[str]]:
     """Every figure file and the README as ``{file name: bytes}`` (drawn in memory), and the
     layout problems found: text outside its canvas or overlapping other text
-    (:meth:`helpers.infra.svg.Drawing.problems`), one message per problem naming the figure.
+    (:meth:`tools.diagrams.svg.Drawing.problems`), one message per problem naming the figure.
     """
     found = figures()
     out, problems = {}, []
@@ -74,7 +74,7 @@ def render_all() -> tuple[dict[str, bytes], list[str]]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m helpers.diagrams", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m tools.diagrams", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 if a file is missing, differs or is unknown")
@@ -93,7 +93,7 @@ def main(argv=None) -> int:
         bad += [f"not drawn by any code (delete it or add its function): {args.out / n}"
                 for n in unknown]
         if bad:
-            print("stale figures; run `make figures` (python -m helpers.diagrams):\n  "
+            print("stale figures; run `make figures` (python -m tools.diagrams):\n  "
                   + "\n  ".join(bad), file=sys.stderr)
         if bad or problems:
             return 1

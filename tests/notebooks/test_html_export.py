@@ -10,9 +10,7 @@ Per lesson notebook:
   embedded (``data:image/svg+xml``), an image for every explorer, no empty output where an
   explorer is, and no ``VBox(`` or dead progress-bar text anywhere.
 
-A notebook whose committed outputs predate the fallbacks and text progress bars is listed in
-``PENDING`` with the reason; its lesson session re-executes it (``make execute NB=...``) and
-removes its line. The list must end empty. ``tests/browser_check.py`` reads it too.
+``make browser-check`` (tools/browser_check.py) checks the same export in a real browser.
 """
 from __future__ import annotations
 
@@ -32,12 +30,9 @@ from traitlets.config import Config
 
 from helpers.infra.widgets import FALLBACK_CLASS, WIDGET_NOTE
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-
-# notebook stem -> why its committed outputs are not checked yet
-PENDING: dict[str, str] = {}
 
 # the first state of a tqdm bar: "0step [00:00, ?step/s]", "  0%|   | 0/4 [00:00<?, ?it/s]"
 DEAD_BAR = re.compile(r"(?<![\d.])0(\.00)?[a-zA-Z]* \[00:00|(?<!\d)0%\|")
@@ -148,24 +143,14 @@ def html_export_problems(nb: dict, page: str) -> list[str]:
     return problems
 
 
-def test_pending_list_names_lesson_notebooks():
-    stems = {p.stem for p in NOTEBOOKS}
-    assert set(PENDING) <= stems, f"PENDING names no notebook: {sorted(set(PENDING) - stems)}"
-    assert len(PENDING) < len(stems), "at least one notebook must be checked (05_tfidf_svd was re-executed)"
-
-
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_saved_outputs(path):
-    if path.stem in PENDING:
-        pytest.skip(f"pending: {PENDING[path.stem]}")
     problems = saved_output_problems(json.loads(path.read_text(encoding="utf-8")))
     assert not problems, f"{path.name}:\n  " + "\n  ".join(problems)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_html_export(path):
-    if path.stem in PENDING:
-        pytest.skip(f"pending: {PENDING[path.stem]}")
     nb = json.loads(path.read_text(encoding="utf-8"))
     problems = html_export_problems(nb, export_html(path))
     assert not problems, f"{path.name} exported to HTML:\n  " + "\n  ".join(problems)

@@ -4,8 +4,8 @@ The lesson's notation (section 1), the same in its equations and its code: row v
 h_t = tanh(x_t W_x + h_{t−1} W_h + b), y_t = softmax(h_t W_y + b_y), L = Σ_t L_t.
 """
 
-from helpers.diagrams._style import DATA, GRAD, LOSS, OP, PARAM, STATE
-from helpers.infra.svg import SMALL_SIZE, Drawing
+from tools.diagrams.style import DATA, GRAD, LOSS, OP, PARAM, STATE
+from tools.diagrams.svg import SMALL_SIZE, Drawing
 
 LESSON = 2
 

@@ -1,10 +1,10 @@
 """A small, deterministic SVG builder for the course's diagrams.
 
-Layer 0 (infrastructure): imports only the standard library and the two modules it is made
-of: :mod:`helpers.infra.svg_style` (fonts, palette, numbers) and :mod:`helpers.infra.svg_markup`
-(the label markup and its widths); their public names are importable from here too.
+Made of two modules: :mod:`tools.diagrams.style` (fonts, palette, numbers) and
+:mod:`tools.diagrams.markup` (the label markup and its widths); their public names are
+importable from here too.
 
-Every figure in ``notebooks/figures/`` is drawn by a function in ``helpers.diagrams`` that places
+Every figure in ``notebooks/figures/`` is drawn by a function in ``tools.diagrams`` that places
 shapes on a :class:`Drawing` and returns it; :meth:`Drawing.to_svg` writes the file. The bytes
 depend on the drawing code alone: coordinates are rounded to 0.1 px, every element writes its
 attributes in a fixed order, and nothing is random or dated, so ``make figures`` gives the same
@@ -35,8 +35,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from helpers.infra.svg_markup import Span, markup_width, parse_markup, placement
-from helpers.infra.svg_style import (
+from tools.diagrams.markup import Span, markup_width, parse_markup, placement
+from tools.diagrams.style import (
     BACKWARD,
     DASH,
     FONT_FAMILY,

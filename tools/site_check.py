@@ -9,18 +9,16 @@ other request blocked, as on a computer with the network off. On every page:
   3. every formula is MathML that the browser lays out (``MathMLElement``), and no raw TeX is
      left in the text outside code: no ``$…$`` and no ``\\frac``-like command;
   4. every internal link resolves: its page exists, and so does the element its ``#fragment``
-     names (a fragment in a lesson still pending the student edition, tests/lesson_status.py,
-     is reported as pending instead);
+     names;
   5. every ``<details>`` block starts folded and opens;
   6. output lines wrap at spaces, never inside a word (the computed style of every output);
   7. a lesson page shows no solution (no cell tagged ``solution``, no ``*_solution``
      definition); the instructors' pages do show theirs;
   8. previous/next links run through the lessons in order; the index lists every lesson with
-     its run time and working time (stated, for every lesson no longer pending); search finds
-     a word of the course.
+     its run time and working time; search finds a word of the course.
 Then the index and one lesson are opened from the disk (``file://``), with their styles and images.
 
-Run:  make site && make site-check    (or: python tests/site_check.py [SITE_FOLDER])
+Run:  make site && make site-check    (or: python -m tools.site_check [SITE_FOLDER])
 Needs Debian's chromium at /usr/bin/chromium, driven by Playwright (no browser is downloaded).
 Screenshots: browser-check-artifacts/site/.
 """
@@ -37,11 +35,9 @@ import time
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from tools.browser_check import CHROMIUM, IMAGE_PIXELS_JS, assert_not_blank, saved_fallbacks
 
-from tests.browser_check import CHROMIUM, IMAGE_PIXELS_JS, assert_not_blank, saved_fallbacks  # noqa: E402
-from tests.lesson_status import PENDING  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 SITE = ROOT / "build" / "site"
 ARTIFACTS = ROOT / "browser-check-artifacts" / "site"
@@ -87,12 +83,11 @@ def page_of(url: str, root: str) -> tuple[str, str] | None:
 
 
 def broken_links(links: dict[str, set[str]], ids: dict[str, set[str]], site: Path,
-                 root: str, pending: set[str]) -> tuple[list[str], list[str]]:
-    """(broken, pending) internal links. ``links`` maps each page to the absolute URLs it links
-    to, ``ids`` each visited page to the ids of its elements. A link is broken when its file is
-    not in ``site`` or its fragment is no id of that page; "pending" when the page is a lesson
-    of ``pending`` (stems)."""
-    broken, waiting = [], []
+                 root: str) -> list[str]:
+    """The broken internal links. ``links`` maps each page to the absolute URLs it links to,
+    ``ids`` each visited page to the ids of its elements. A link is broken when its file is not
+    in ``site`` or its fragment is no id of that page."""
+    broken = []
     for page, urls in sorted(links.items()):
         for url in sorted(urls):
             target = page_of(url, root)
@@ -102,9 +97,8 @@ def broken_links(links: dict[str, set[str]], ids: dict[str, set[str]], site: Pat
             if not (site / path).is_file():
                 broken.append(f"{page}: {url} (no such file)")
             elif fragment and path in ids and fragment not in ids[path]:
-                where = waiting if Path(path).stem in pending else broken
-                where.append(f"{page}: {url} (no element with id {fragment!r})")
-    return broken, waiting
+                broken.append(f"{page}: {url} (no element with id {fragment!r})")
+    return broken
 
 
 # ------------------------------------------------------------------ in the browser
@@ -226,7 +220,6 @@ def check_site(site: Path) -> int:
     pages = (["index.html", "search.html", "genindex.html"] + [f"notebooks/{s}.html" for s in lessons]
              + (["solutions/index.html"] if (site / "solutions" / "index.html").exists() else [])
              + [f"solutions/{s}.html" for s in solutions])
-    pending = {s for s in lessons if s[:2] in PENDING}
     server, root = serve(site)
     offline, problems, facts = Offline(), [], {}
     start = time.time()
@@ -240,16 +233,16 @@ def check_site(site: Path) -> int:
             for name in pages:
                 facts[name] = check_page(page, root + name, name, problems)
                 page.screenshot(path=str(ARTIFACTS / f"{name.replace('/', '_')[:-5]}.png"))
-            check_lessons(facts, lessons, pending, root, problems)
+            check_lessons(facts, lessons, root, problems)
             check_solutions(facts, solutions, problems)
-            check_index(page, root, lessons, pending, problems)
+            check_index(page, root, lessons, problems)
             check_search(page, root, problems)
             check_from_disk(context, site, lessons, problems)
             browser.close()
     finally:
         server.shutdown()
-    broken, waiting = broken_links({n: set(f["links"]) for n, f in facts.items()},
-                                   {n: set(f["ids"]) for n, f in facts.items()}, site, root, pending)
+    broken = broken_links({n: set(f["links"]) for n, f in facts.items()},
+                          {n: set(f["ids"]) for n, f in facts.items()}, site, root)
     problems += [f"broken link: {b}" for b in broken]
     problems += [f"request to another computer (the site must work offline): {u}" for u in offline.blocked]
     problems += [f"request failed: {u}" for u in offline.failed]
@@ -257,8 +250,6 @@ def check_site(site: Path) -> int:
     n_links = sum(len(f["links"]) for f in facts.values())
     n_images = sum(len(f["images"]) for f in facts.values())
     n_maths = sum(f["maths"] for f in facts.values())
-    for w in waiting:
-        print(f"  pending: {w} (the lesson is not yet the student edition)")
     problems = list(dict.fromkeys(problems))   # a failed image is reported by the request and the console
     for problem in problems:
         print(f"FAIL {problem}")
@@ -268,7 +259,7 @@ def check_site(site: Path) -> int:
     return 1 if problems else 0
 
 
-def check_lessons(facts: dict, lessons: list[str], pending: set[str], root: str, problems: list[str]) -> None:
+def check_lessons(facts: dict, lessons: list[str], root: str, problems: list[str]) -> None:
     """No solution on a lesson page; every diagram and explorer picture of the lesson's notebook
     on its page; previous/next links in lesson order."""
     order = ["index"] + lessons
@@ -304,7 +295,7 @@ def check_solutions(facts: dict, solutions: list[str], problems: list[str]) -> N
             problems.append(f"solutions/{stem}.html: shows no cell tagged 'solution'")
 
 
-def check_index(page, root: str, lessons: list[str], pending: set[str], problems: list[str]) -> None:
+def check_index(page, root: str, lessons: list[str], problems: list[str]) -> None:
     """The index's lesson table: one row per lesson, a link to it, its run time and working time."""
     page.goto(root + "index.html")
     rows = page.evaluate("""() => [...document.querySelectorAll('article table tbody tr')].map(r =>
@@ -317,7 +308,7 @@ def check_index(page, root: str, lessons: list[str], pending: set[str], problems
             problems.append(f"index.html: the row of lesson {stem[:2]} links to {row['href']!r}")
         if len(row["cells"]) != 4 or not all(row["cells"]):
             problems.append(f"index.html: the row of lesson {stem[:2]} is not # | lesson | run time | working time: {row['cells']}")
-        elif stem not in pending and "not stated" in " ".join(row["cells"][2:]):
+        elif "not stated" in " ".join(row["cells"][2:]):
             problems.append(f"index.html: lesson {stem[:2]} does not state its times: {row['cells']}")
 
 

@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 
-from helpers.diagrams._style import DATA, NEUTRAL, OP
-from helpers.infra.svg import SMALL_SIZE, Drawing, fmt
+from tools.diagrams.style import DATA, NEUTRAL, OP
+from tools.diagrams.svg import SMALL_SIZE, Drawing, fmt
 
 LESSON = 9
 

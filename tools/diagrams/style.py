@@ -1,11 +1,13 @@
-"""The look shared by every diagram: fonts, the colour palette, and how numbers are written.
+"""The look shared by every diagram: fonts, colours and their roles, how numbers are written.
 
-Layer 0 (infrastructure): imports only the standard library. :mod:`helpers.infra.svg` (the
-drawing) and :mod:`helpers.infra.svg_markup` (label markup) use these; diagrams import them
-from :mod:`helpers.infra.svg`.
+:mod:`tools.diagrams.svg` (the drawing) and :mod:`tools.diagrams.markup` (label markup) use
+these; the lesson modules import them from :mod:`tools.diagrams.svg`.
 
 - colours are named, from :data:`PALETTE`: the Okabe–Ito palette (told apart with every common
-  colour-vision deficiency), white, three greys and a light tint of each colour for fills;
+  colour-vision deficiency), white, three greys and a light tint of each colour for fills; it is
+  the palette of the lessons' plots (:mod:`helpers.infra.plotting`), defined there once;
+- one meaning per colour across the course (:data:`DATA`, :data:`PARAM`, :data:`OP`, ...), so a
+  student learns it once;
 - the forward computation is drawn with solid black lines and gradients with dashed vermilion
   lines (:data:`FORWARD`, :data:`BACKWARD`), so the two also differ in greyscale;
 - text is set in :data:`FONT_FAMILY` at :data:`FONT_SIZE` px, readable at 100 % zoom;
@@ -16,6 +18,8 @@ from __future__ import annotations
 
 import math
 
+from helpers.infra.plotting import PALETTE
+
 __all__ = ["BACKWARD", "DASH", "FONT_FAMILY", "FONT_SIZE", "FORWARD", "MIN_SCRIPT", "PALETTE",
            "SMALL_SIZE", "colour", "coord", "escape", "fmt"]
 
@@ -24,38 +28,18 @@ FONT_SIZE = 15      # px, main labels
 SMALL_SIZE = 13     # px, secondary labels (shapes, notes)
 MIN_SCRIPT = 10     # px, the smallest sub- or superscript
 
-_OKABE_ITO = {
-    "black": "#000000",
-    "orange": "#E69F00",
-    "sky": "#56B4E9",
-    "green": "#009E73",
-    "yellow": "#F0E442",
-    "blue": "#0072B2",
-    "vermillion": "#D55E00",
-    "purple": "#CC79A7",
-}
-
-
-def _tint(hex_colour: str, share: int = 3) -> str:
-    """``share`` tenths of the colour mixed with white (integer arithmetic: exact everywhere)."""
-    rgb = [int(hex_colour[i:i + 2], 16) for i in (1, 3, 5)]
-    return "#" + "".join(f"{(c * share + 255 * (10 - share) + 5) // 10:02X}" for c in rgb)
-
-
-#: name -> hex colour; the only colours a drawing may use
-PALETTE = {
-    **_OKABE_ITO,
-    "white": "#FFFFFF",
-    "grey_light": "#EEEEEE",
-    "grey": "#999999",
-    "grey_dark": "#555555",
-    **{f"{name}_light": _tint(hex_colour) for name, hex_colour in _OKABE_ITO.items()
-       if name != "black"},
-}
-
 FORWARD = "black"        # colour of the forward computation (solid lines)
 BACKWARD = "vermillion"  # colour of gradients (dashed lines)
 DASH = "7 4"        # the dash pattern of gradients and other dashed lines
+
+# the roles of the fill colours, the same in every diagram
+DATA = "green_light"        # inputs, tokens, targets
+PARAM = "orange_light"      # learned parameters (W, b, embedding tables)
+OP = "sky_light"            # operations and layers
+LOSS = "purple_light"       # losses
+STATE = "yellow_light"      # recurrent states, memory cells
+NEUTRAL = "grey_light"      # masked, excluded or inactive parts
+GRAD = BACKWARD             # gradients: dashed lines and their labels
 
 
 def colour(name: str) -> str:

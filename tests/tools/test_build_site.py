@@ -1,9 +1,8 @@
-"""The static site (``make site``, tools/build_site.py) in the parts that need no browser: what the
-builder reads from a lesson, what it leaves out of a student page, the formulas as MathML (every
-formula of every committed notebook converts), the judgements of tests/site_check.py, and a real
-Sphinx build of a small course (one lesson with a formula, folded evidence, a diagram, an explorer
-and a solution cell; its solutions notebook) read back with BeautifulSoup. ``make site-check``
-checks the real site in Chromium."""
+"""The static site's builder (``make site``, tools/build_site.py): what it reads from a lesson,
+what it leaves out of a student page, the formulas as MathML (every formula of every committed
+notebook converts), and a real Sphinx build of a small course (one lesson with a formula, folded
+evidence, a diagram, an explorer and a solution cell; its solutions notebook) read back with
+BeautifulSoup. ``make site-check`` checks the real site in Chromium."""
 from __future__ import annotations
 
 import base64
@@ -17,9 +16,9 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from tests import site_check
+from tools import site_check
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load(name: str, path: Path):
@@ -182,41 +181,6 @@ def test_every_formula_of_the_committed_notebooks_converts(path):
                 mathml.to_mathml(m.group(1) or m.group(2), display=bool(m.group(1)))
                 n += 1
     assert n or "solutions" in path.parts, f"{path.name}: no formula found (the pattern is wrong?)"
-
-
-# ----------------------------------------------------------------------------- the browser check's judgements
-def test_raw_tex_is_found_in_prose():
-    assert site_check.raw_tex("the loss $L = -\\log p$ falls") == ["$L = -\\log p$"]
-    assert site_check.raw_tex("a \\frac{a}{b} left") == ["\\frac"]
-    assert site_check.raw_tex("costs US$5 and 10$ and nothing else") == []
-    assert site_check.raw_tex("plain words") == []
-
-
-def test_solution_traces_are_found():
-    assert site_check.solution_traces("def adam_step_solution(p):") == ["def adam_step_solution"]
-    assert site_check.solution_traces("The reference solution is below") == ["reference solution"]
-    assert site_check.solution_traces("a solution of the exercise you write") == []
-
-
-def test_the_diagrams_a_notebook_shows_are_listed(tmp_path):
-    path = tmp_path / "01_small.ipynb"
-    path.write_text(json.dumps(small_lesson()), encoding="utf-8")
-    assert site_check.diagrams_of(path) == ["01_boxes.svg"]
-
-
-def test_broken_links_are_found(tmp_path):
-    (tmp_path / "notebooks").mkdir()
-    for name in ("index.html", "notebooks/01_a.html", "notebooks/02_b.html"):
-        (tmp_path / name).write_text("<html></html>", encoding="utf-8")
-    root = "http://127.0.0.1:9/"
-    links = {"index.html": {root + "notebooks/01_a.html#intro", root + "notebooks/03_c.html", "https://example.org/x",
-                            root + "notebooks/02_b.html#later", root + "notebooks/01_a.html#nowhere"}}
-    ids = {"index.html": set(), "notebooks/01_a.html": {"intro"}, "notebooks/02_b.html": set()}
-    broken, waiting = site_check.broken_links(links, ids, tmp_path, root, pending={"02_b"})
-    assert broken == [f"index.html: {root}notebooks/01_a.html#nowhere (no element with id 'nowhere')",
-                      f"index.html: {root}notebooks/03_c.html (no such file)"]
-    assert waiting == [f"index.html: {root}notebooks/02_b.html#later (no element with id 'later')"]
-    assert site_check.page_of(root, root) == ("index.html", "")
 
 
 # ----------------------------------------------------------------------------- a real build

@@ -7,8 +7,8 @@ J = −[log σ(u_o^⊤ v_c) + Σ_i log σ(−u_{w_i}^⊤ v_c)]. CBOW uses h = me
 The example sentence is "… he rests in peace …" with the window L = 2.
 """
 
-from helpers.diagrams._style import DATA, GRAD, LOSS, NEUTRAL, OP, STATE
-from helpers.infra.svg import SMALL_SIZE, Drawing
+from tools.diagrams.style import DATA, GRAD, LOSS, NEUTRAL, OP, STATE
+from tools.diagrams.svg import SMALL_SIZE, Drawing
 
 LESSON = 7
 

@@ -7,31 +7,15 @@ buckets; v_w = (1/|G_w|) Σ_{g∈G_w} z_g. GloVe: J = Σ_{X_{ij}>0} f(X_{ij})
 x_max = 100, α = 0.75.
 """
 
-from helpers.diagrams._style import NEUTRAL, OP, PARAM, STATE
-from helpers.infra.svg import SMALL_SIZE, Drawing, fmt
+from helpers.lib.fasttext import char_ngrams, fnv1a_32
+from tools.diagrams.style import NEUTRAL, OP, PARAM, STATE
+from tools.diagrams.svg import SMALL_SIZE, Drawing, fmt
 
 LESSON = 8
 
 BUCKETS = 2_000_000                     # fastText's default number of buckets
 _N_FILL = {3: "sky_light", 4: "orange_light", 5: "green_light", 6: "purple_light"}
 _N_MARK = {3: "blue", 4: "orange", 5: "green", 6: "purple"}
-
-
-def fnv1a_32(text: str) -> int:
-    """fastText's 32-bit FNV-1a hash of a string's UTF-8 bytes (bytes read as signed chars,
-    as in fastText's C++). The course library has the same function; ``tests/test_figures.py``
-    checks that the two agree."""
-    h = 2166136261
-    for b in text.encode("utf-8"):
-        h ^= (b - 256) & 0xFFFFFFFF if b >= 128 else b
-        h = (h * 16777619) & 0xFFFFFFFF
-    return h
-
-
-def char_ngrams(word: str, min_n: int = 3, max_n: int = 6) -> list[str]:
-    """The character n-grams of ``<word>`` for n = min_n..max_n, by n then position."""
-    w = "<" + word + ">"
-    return [w[i:i + n] for n in range(min_n, max_n + 1) for i in range(len(w) - n + 1)]
 
 
 def fasttext_ngrams() -> Drawing:

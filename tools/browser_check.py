@@ -16,10 +16,9 @@ For each notebook (all of notebooks/ by default, or those named on the command l
      summary and the plot change, and that the new plot is not blank;
   6. export the committed notebook with ``jupyter nbconvert --to html --embed-images``, open
      the HTML in Chromium, and check that every explorer's fallback image is visible and not
-     blank, and that no ``VBox(`` or ``0step [00:00`` text is shown (skipped, with a note, for
-     a notebook that ``tests/test_html_export.py`` still lists as PENDING re-execution).
+     blank, and that no ``VBox(`` or ``0step [00:00`` text is shown.
 
-Run:  make browser-check   (or: python tests/browser_check.py notebooks/01_feedforward.ipynb)
+Run:  make browser-check   (or: python -m tools.browser_check notebooks/01_feedforward.ipynb)
 Needs Debian's chromium at /usr/bin/chromium (apt-get install chromium); Playwright
 drives it, no browser is downloaded. Screenshots land in browser-check-artifacts/:
 <name>_saved.png (before running), <name>.png (after running and exercising the explorers),
@@ -261,14 +260,6 @@ def check_live_explorers(page, nb_name: str, n_explorers: int) -> None:
                                  f"{cell['explorers']} explorer(s) (expected one each: the live plot)")
 
 
-def pending_html_export() -> dict:
-    """Notebooks not yet re-executed with the explorer fallbacks (tests/test_html_export.py)."""
-    sys.path.insert(0, str(ROOT))
-    from tests.test_html_export import PENDING
-
-    return PENDING
-
-
 def check_html_export(page, nb: Path) -> str:
     """Export the committed notebook ``nb`` to HTML (plain nbconvert, images embedded), open it,
     check the explorer fallbacks and dead widget text, and screenshot the whole page."""
@@ -279,9 +270,6 @@ def check_html_export(page, nb: Path) -> str:
     page.wait_for_load_state("load")
     page.wait_for_timeout(1000)
     page.screenshot(path=str(ARTIFACTS / f"{nb.stem}_html_export.png"), full_page=True)
-    pending = pending_html_export()
-    if nb.stem in pending:
-        return f"HTML export screenshot taken; checks skipped, pending re-execution: {pending[nb.stem]}"
     expected = saved_fallbacks(nb)
     check_fallbacks_shown(page, f"{nb.name} HTML export", expected)
     text = page.evaluate("() => document.body.innerText")

@@ -2,12 +2,13 @@
 
 :func:`figure_problems` draws the figure and returns what is wrong, one sentence each (an
 empty list for a good figure). Tests call it on every plotting function of ``helpers``;
-lesson authors can call it on a figure of their own.
+lesson authors can call it on a figure of their own (``from tools.figure_checks import
+figure_problems``, from the repository root).
 
 What it checks, per panel (colour bars apart):
 - a title, an x label and a y label (an axis with no ticks needs no label);
 - no raw TeX in any text (mathtext between ``$...$`` must parse);
-- colours from the palette (``plotting.ALLOWED_COLOURS``): lines, bars, filled areas, markers,
+- colours from the palette (:data:`ALLOWED_COLOURS`): lines, bars, filled areas, markers,
   text; images and colour-mapped points use a perceptually uniform colour map and have a
   colour bar;
 - no two tick labels of one axis overlap, and no title or axis label overlaps another panel's;
@@ -21,7 +22,13 @@ from matplotlib.colors import to_hex, to_rgba
 from matplotlib.image import AxesImage
 from matplotlib.patches import Patch
 
-from helpers.infra.plotting import ALLOWED_COLOURS, UNIFORM_CMAPS, tex_problem
+from helpers.infra.plotting import PALETTE, tex_problem
+
+#: every colour a course figure may use (hex, upper case)
+ALLOWED_COLOURS = frozenset(v.upper() for v in PALETTE.values())
+#: the perceptually uniform colour maps a heat map may use
+UNIFORM_CMAPS = frozenset({"viridis", "cividis", "magma", "inferno", "plasma", "berlin", "managua",
+                           "vanimo"})
 
 
 def _hex(colour) -> str | None:

@@ -1,6 +1,6 @@
 """Advance widths of the DejaVu Sans font, to lay out SVG text without a renderer.
 
-Layer 0 (infrastructure); used by :mod:`helpers.infra.svg` to size boxes around labels and to
+Used by :mod:`tools.diagrams.markup` to size boxes around labels and to
 centre them. The figures name DejaVu Sans first in their font stack; Helvetica and Arial, the
 fallbacks, are slightly narrower, so a box sized with these widths still fits its label.
 

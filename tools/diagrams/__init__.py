@@ -1,16 +1,17 @@
 """The course's diagrams, drawn by code: one module per lesson (``lesson01`` … ``lesson10``).
 
 Each lesson module lists its figure functions in ``FIGURES``; a figure function takes no
-argument and returns a :class:`helpers.infra.svg.Drawing`. Figure ``name`` of lesson ``NN`` is
-committed as ``notebooks/figures/NN_name.svg``; ``python -m helpers.diagrams`` (``make figures``)
-rewrites every file, ``python -m helpers.diagrams --check`` reports stale ones.
+argument and returns a :class:`tools.diagrams.svg.Drawing`. Figure ``name`` of lesson ``NN`` is
+committed as ``notebooks/figures/NN_name.svg``; ``python -m tools.diagrams`` (``make figures``)
+rewrites every file, ``python -m tools.diagrams --check`` reports stale ones.
 
-Layering: this package imports only ``helpers.infra`` (and NumPy, to compute worked examples).
+A tool, not part of the course's package: it imports ``helpers`` (the plots' palette, lesson
+01's worked example), never the other way round.
 """
 
 from collections.abc import Callable
 
-from helpers.diagrams import (
+from tools.diagrams import (
     lesson01,
     lesson02,
     lesson03,
@@ -22,7 +23,7 @@ from helpers.diagrams import (
     lesson09,
     lesson10,
 )
-from helpers.infra.svg import Drawing
+from tools.diagrams.svg import Drawing
 
 __all__ = ["LESSON_MODULES", "figures"]
 
