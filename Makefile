@@ -13,8 +13,9 @@ TORCH  ?= auto
 PIN    := $(if $(CONSTRAINTS),-c constraints.txt)
 STAMP  := $(VENV)/.setup-stamp$(if $(CONSTRAINTS),-constraints)
 DEV_STAMP := $(VENV)/.dev-stamp$(if $(CONSTRAINTS),-constraints)
-# JupyterLab settings for the course (no news pop-up), read by the JupyterLab of $(VENV)
-LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
+# The course's JupyterLab settings (tools/lab/), read by the JupyterLab of $(VENV): no news
+# pop-up, and opening a lesson with another Python version does not rewrite its metadata
+LAB_FILES := $(VENV)/share/jupyter/lab/settings/overrides.json $(VENV)/etc/jupyter/jupyter_server_config.py
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 # pytest-xdist workers for the notebooks (two fit a 2-core laptop)
 WORKERS ?= 2
@@ -50,18 +51,21 @@ $(DEV_STAMP): $(STAMP) requirements-dev.txt
 	$(BIN)/python -m pip install -r requirements-dev.txt $(PIN)
 	touch $(DEV_STAMP)
 
-$(LAB_OVERRIDES): tools/lab/overrides.json $(STAMP)
-	mkdir -p $(dir $@)
-	cp tools/lab/overrides.json $@
+$(VENV)/share/jupyter/lab/settings/overrides.json: tools/lab/overrides.json $(STAMP)
+	mkdir -p $(dir $@) && cp $< $@
+
+$(VENV)/etc/jupyter/jupyter_server_config.py: tools/lab/jupyter_server_config.py $(STAMP)
+	mkdir -p $(dir $@) && cp $< $@
 
 ## lab: set up, then open the course in JupyterLab, in student/ (your copies of the lessons)
-lab: setup $(LAB_OVERRIDES)
+lab: setup $(LAB_FILES)
 	@test -d student || $(BIN)/python tools/make_student.py
 	@echo ""
 	@echo "  Start with student/01_feedforward.ipynb: your copy of lesson 01, to write in and run."
 	@echo "  The lessons as published are in notebooks/ (one folder up in JupyterLab's file browser)."
 	@echo ""
-	$(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/student $(ALLOW_ROOT)
+	$(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/student \
+		--port=$(PORT) $(ALLOW_ROOT)
 
 ## test: the maintainers' set-up, then the unit tests and every notebook executed with nbval
 # The longest files first (the ten lessons, the model replays, the Try-this runs), the many short

@@ -3,6 +3,9 @@
 Usage: python tests/clean_notebooks.py notebooks/*.ipynb   (add --check to only report)
 
 What it does to each notebook, in place:
+- names the kernel that the course's environment registers (:data:`KERNELSPEC`: ``python3``,
+  "Python 3 (ipykernel)"), so that JupyterLab, which writes that name on opening, finds nothing
+  to change and leaves the lesson unmodified;
 - removes saved widget state (``metadata.widgets``): it bloats the file and goes stale;
 - removes per-cell execution timestamps (``metadata.execution``, written by nbclient when
   ``record_timing`` is on): they change on every run and carry nothing for a reader;
@@ -19,6 +22,8 @@ import json
 import re
 import sys
 
+#: the kernel ``ipykernel`` registers in the course's environment, as JupyterLab records it
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 _BACKSPACE = re.compile(r"[^\n]\x08")
 _CARRIAGE_RETURN = re.compile(r"^.*\r(?=[^\n])", re.MULTILINE)
 
@@ -59,7 +64,10 @@ def clean_outputs(outputs: list[dict]) -> list[dict]:
 def clean(nb: dict) -> list[str]:
     """Clean ``nb`` in place; returns a description of each change (empty: it was clean)."""
     changes = []
-    if nb.get("metadata", {}).pop("widgets", None) is not None:
+    if nb.setdefault("metadata", {}).get("kernelspec") != KERNELSPEC:
+        nb["metadata"]["kernelspec"] = dict(KERNELSPEC)
+        changes.append("kernel name")
+    if nb["metadata"].pop("widgets", None) is not None:
         changes.append("widget state")
     timestamps = 0
     for cell in nb.get("cells", []):
