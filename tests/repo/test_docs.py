@@ -1,4 +1,4 @@
-"""The docs agree with the tree (issue 32): the README's module table lists exactly the modules of
+"""The docs agree with the tree: CONTRIBUTING.md's module table lists exactly the modules of
 each layer; every ``make`` target that README.md or CONTRIBUTING.md names exists; every path they
 name in backticks exists; their ``#anchor`` links resolve; the README's lesson table states each
 converted lesson's run time and working time as the lesson's first cell does (lessons still pending
@@ -19,7 +19,7 @@ import pytest
 from tests.lesson_status import pending
 from tests.lesson_text import stated_times
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 CONTRIBUTING = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
 MAKEFILE = (ROOT / "Makefile").read_text(encoding="utf-8")
@@ -58,12 +58,12 @@ def test_table_modules_reads_a_row():
 
 
 @pytest.mark.parametrize("layer", ["infra", "lib", "course", "lessons"])
-def test_readme_module_table_lists_exactly_the_modules_of_each_layer(layer):
-    listed = table_modules(README).get(layer)
-    assert listed is not None, f"the README's module table has no row for `{layer}`"
+def test_module_table_lists_exactly_the_modules_of_each_layer(layer):
+    listed = table_modules(CONTRIBUTING).get(layer)
+    assert listed is not None, f"CONTRIBUTING.md's module table has no row for `{layer}`"
     files = {p.stem for p in (ROOT / "helpers" / layer).glob("*.py") if p.stem != "__init__"}
-    assert not files - listed, f"helpers/{layer}/ has modules the README's table omits: {sorted(files - listed)}"
-    assert not listed - files, f"the README's table lists modules helpers/{layer}/ does not have: {sorted(listed - files)}"
+    assert not files - listed, f"helpers/{layer}/ has modules the table omits: {sorted(files - listed)}"
+    assert not listed - files, f"the table lists modules helpers/{layer}/ does not have: {sorted(listed - files)}"
 
 
 # ----------------------------------------------------------------------------- make targets, paths, anchors
@@ -76,21 +76,22 @@ def test_every_make_target_the_docs_name_exists(name, text):
     named = set(re.findall(r"`make ([a-z][\w-]*)", text))
     missing = sorted(named - make_targets())
     assert not missing, f"{name} names make targets the Makefile lacks: {missing}"
-    assert {"lab", "test", "doctor", "site", "html", "student", "lint"} <= set(re.findall(r"`make ([a-z][\w-]*)", README))
+    assert {"lab", "test", "doctor", "site", "student"} <= set(re.findall(r"`make ([a-z][\w-]*)", README))
 
 
-REPO_PATH = re.compile(r"`((?:helpers|tools|tests|notebooks|solutions|data|benchmarks|\.ci)/[^`\s]*)`")
+REPO_PATH = re.compile(r"`((?:helpers|training|tools|tests|notebooks|solutions|data|benchmarks|\.ci)/[^`\s]*)`")
 
 
 def _placeholder(path: str) -> bool:
     return bool(re.search(r"NN|<|\.\.\.|\*|\{|XX", path))
 
 
-@pytest.mark.parametrize("name", ["README.md", "CONTRIBUTING.md", "requirements.txt", "data/models/baselines/README.md"])
+@pytest.mark.parametrize("name", ["README.md", "CONTRIBUTING.md", "requirements.txt", "requirements-dev.txt",
+                                  "data/models/baselines/README.md"])
 def test_every_path_the_docs_name_exists(name):
     text = (ROOT / name).read_text(encoding="utf-8")
     paths = {p.rstrip(".,:;)") for p in REPO_PATH.findall(text)}
-    paths |= set(re.findall(r"\b((?:helpers|tools|tests)/[\w/]+\.py)\b", text))   # bare paths (requirements notes)
+    paths |= set(re.findall(r"\b((?:helpers|training|tools|tests)/[\w/]+\.py)\b", text))   # bare paths (requirements notes)
     missing = sorted(p for p in paths if not _placeholder(p) and not (ROOT / p).exists())
     assert not missing, f"{name} names paths that do not exist: {missing}"
 
