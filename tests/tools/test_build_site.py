@@ -52,7 +52,7 @@ def notebook(cells):
             "nbformat": 4, "nbformat_minor": 5}
 
 
-FIRST = ("# 01 · A small lesson\n\n**Run time.** Running it takes about 1 minute; working through it, "
+FIRST = ("# 01 · A small lesson\n\n**Time:** running it takes about 1 minute; working through it, "
          "about 2 hours.\n")
 
 
@@ -98,10 +98,10 @@ def test_lesson_info_reads_the_title_and_both_times(tmp_path):
     assert info == build_site.Lesson("01", "01_small", "A small lesson", "about 1 minute", "about 2 hours")
 
 
-def test_lesson_info_of_a_lesson_that_does_not_state_its_working_time(tmp_path):
+def test_lesson_info_of_a_lesson_that_does_not_state_its_times(tmp_path):
     nb = notebook([md("# 02 · Older\n\n**Run time**: Under a minute on a 2-core laptop. More.\n")])
     info = build_site.lesson_info(tmp_path / "02_older.ipynb", nb)
-    assert (info.run, info.work) == ("under a minute on a 2-core laptop", build_site.NOT_STATED)
+    assert (info.run, info.work) == (build_site.NOT_STATED, build_site.NOT_STATED)
 
 
 @pytest.mark.parametrize("name, nb, message", [
