@@ -141,15 +141,14 @@ def lesson_table(lessons: list[Lesson], link: bool = True) -> str:
     return "\n".join(rows)
 
 
-def index_page(lessons: list[Lesson], solutions: list[Path]) -> str:
-    """The site's front page: the intro of ``tools/site/index.md``, the lesson table, the toctrees."""
+def index_page(lessons: list[Lesson]) -> str:
+    """The site's front page: the intro of ``tools/site/index.md``, the lesson table, the toctree."""
     intro = (CONF / "index.md").read_text(encoding="utf-8")
     if "{lesson_table}" not in intro:
         raise SiteError(f"{CONF / 'index.md'} must hold the placeholder {{lesson_table}}")
     toc = ["", "```{toctree}", ":caption: Lessons", ":hidden:", ""]
     toc += [f"notebooks/{le.stem}" for le in lessons] + ["```"]
-    if solutions:
-        toc += ["", "```{toctree}", ":caption: For instructors", ":hidden:", "", "solutions/index", "```"]
+    # the instructors' pages are linked from the intro, not listed here: no "next" link leads to them
     return intro.replace("{lesson_table}", lesson_table(lessons)) + "\n".join(toc) + "\n"
 
 
@@ -185,7 +184,7 @@ def write_source(dest: Path, lessons: list[Path], solutions: list[Path]) -> list
             (dest / "solutions" / path.name).write_text(json.dumps(with_targets(load(path)), ensure_ascii=False),
                                                         encoding="utf-8")
         (dest / "solutions" / "index.md").write_text(instructors_page(solutions), encoding="utf-8")
-    (dest / "index.md").write_text(index_page(infos, solutions), encoding="utf-8")
+    (dest / "index.md").write_text(index_page(infos), encoding="utf-8")
     return infos
 
 

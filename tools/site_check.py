@@ -6,7 +6,8 @@ other request blocked, as on a computer with the network off. On every page:
      failure), and no request or script failed;
   2. every image loaded (``complete`` and a natural width), every diagram has alt text, and no
      explorer picture or SVG diagram is blank;
-  3. every formula is MathML that the browser lays out (``MathMLElement``), and no raw TeX is
+  3. every formula is MathML that the browser lays out (``MathMLElement``), ``+=`` is one
+     operator (not "+ ="), and no raw TeX is
      left in the text outside code: no ``$…$`` and no ``\\frac``-like command;
   4. every internal link resolves: its page exists, and so does the element its ``#fragment``
      names;
@@ -14,9 +15,13 @@ other request blocked, as on a computer with the network off. On every page:
   6. output lines wrap at spaces, never inside a word (the computed style of every output);
   7. a lesson page shows no solution (no cell tagged ``solution``, no ``*_solution``
      definition); the instructors' pages do show theirs;
-  8. previous/next links run through the lessons in order; the index lists every lesson with
-     its run time and working time; search finds a word of the course.
-Then the index and one lesson are opened from the disk (``file://``), with their styles and images.
+  8. previous/next links run through the lessons in order, and none leads from a lesson into the
+     instructors' pages; the index lists every lesson with its run time and working time; search
+     finds a word of the course, and never an instructors' page.
+Then the index and one lesson are opened from the disk (``file://``), with their styles and images,
+and every lesson on a phone-sized screen (390 × 844): the page is no wider than the screen, a formula
+wider than the screen scrolls sideways (not cut off), and a diagram keeps its own size (its labels
+stay legible), scrolling sideways where it is wider than the screen.
 
 Run:  make site && make site-check    (or: python -m tools.site_check [SITE_FOLDER])
 Needs Debian's chromium at /usr/bin/chromium, driven by Playwright (no browser is downloaded).
@@ -68,6 +73,17 @@ def diagrams_of(notebook: Path) -> list[str]:
     cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
     return [m.group(1) for c in cells if c["cell_type"] == "markdown"
             for m in DIAGRAM.finditer("".join(c["source"]))]
+
+
+def searchable_pages(site: Path) -> set[str]:
+    """The pages whose words Sphinx's search index holds (``searchindex.js`` of the site)."""
+    text = (site / "searchindex.js").read_text(encoding="utf-8")
+    index = json.loads(text[text.index("(") + 1:text.rindex(")")])
+    found: set[int] = set()
+    for table in ("terms", "titleterms"):
+        for docs in index[table].values():
+            found |= set(docs) if isinstance(docs, list) else {docs}
+    return {index["docnames"][i] for i in found}
 
 
 def page_of(url: str, root: str) -> tuple[str, str] | None:
@@ -122,6 +138,9 @@ PAGE_FACTS_JS = """() => {
             src: i.currentSrc || i.src, loaded: i.complete && i.naturalWidth > 0, alt: i.alt || '',
             explorer: !!i.closest('.course-explorer-fallback'), svg: /\\.svg$/.test(i.src)})),
         maths: maths.length,
+        // "+=" written as two operators, which the browser sets apart as "+ ="
+        splitUpdates: [...document.querySelectorAll('math mo')].filter(mo => mo.textContent === '='
+            && mo.previousElementSibling && /^[+\u2212*-]$/.test(mo.previousElementSibling.textContent)).length,
         mathml: maths.filter(m => m instanceof MathMLElement).length,
         mathHidden: maths.filter(m => { const r = m.getBoundingClientRect();
             return !inClosedDetails(m) && (r.width === 0 || r.height === 0); }).length,
@@ -135,6 +154,22 @@ PAGE_FACTS_JS = """() => {
 }"""
 
 GOOD_WRAP = "pre-wrap normal normal"
+PHONE = {"width": 390, "height": 844}
+
+PHONE_FACTS_JS = """() => {
+    const article = document.querySelector('article') || document.body;
+    // a reader can scroll it: a scroll container that moves (overflow: hidden moves too, by script)
+    const scrolls = (el) => { if (!['auto', 'scroll'].includes(getComputedStyle(el).overflowX)) return false;
+                              const before = el.scrollLeft; el.scrollLeft = 1e6;
+                              const moved = el.scrollLeft > before; el.scrollLeft = before; return moved; };
+    const formulas = [...article.querySelectorAll('div.math-display')]
+        .filter(d => d.scrollWidth > d.clientWidth + 1 && !scrolls(d)).length;
+    const diagrams = [...article.querySelectorAll('img[src$=".svg"]')].map(i => {
+        const box = i.parentElement;
+        return {src: i.src.split('/').pop(), scale: i.getBoundingClientRect().width / i.naturalWidth,
+                cut: box.scrollWidth > box.clientWidth + 1 && !scrolls(box)}; });
+    return {pageWidth: document.documentElement.scrollWidth, screen: window.innerWidth, formulas, diagrams};
+}"""
 
 
 def serve(site: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
@@ -188,6 +223,8 @@ def check_page(page, url: str, name: str, problems: list[str]) -> dict:
         problems.append(f"{name}: {facts['maths'] - facts['mathml']} formulas are not MathML elements")
     if facts["mathHidden"]:
         problems.append(f"{name}: {facts['mathHidden']} visible formulas have no size (not laid out)")
+    if facts["splitUpdates"]:
+        problems.append(f"{name}: {facts['splitUpdates']} formulas show '+=' as '+ =' (two operators)")
     for tex in raw_tex(facts["text"]):
         problems.append(f"{name}: raw TeX in the text: {tex[:80]!r}")
     if facts["detailsOpen"]:
@@ -238,12 +275,15 @@ def check_site(site: Path) -> int:
             check_index(page, root, lessons, problems)
             check_search(page, root, problems)
             check_from_disk(context, site, lessons, problems)
+            check_phone(browser, offline, root, lessons, problems)
             browser.close()
     finally:
         server.shutdown()
     broken = broken_links({n: set(f["links"]) for n, f in facts.items()},
                           {n: set(f["ids"]) for n, f in facts.items()}, site, root)
     problems += [f"broken link: {b}" for b in broken]
+    problems += [f"search finds the instructors' page {p} (it must stay out of the search index)"
+                 for p in sorted(searchable_pages(site)) if p.startswith("solutions/")]
     problems += [f"request to another computer (the site must work offline): {u}" for u in offline.blocked]
     problems += [f"request failed: {u}" for u in offline.failed]
     problems += [f"script error: {e}" for e in offline.errors]
@@ -281,10 +321,11 @@ def check_lessons(facts: dict, lessons: list[str], root: str, problems: list[str
         prev = page_of(f["prev"] or "", root)
         if not prev or Path(prev[0]).stem != order[i]:
             problems.append(f"{name}: its 'previous' link goes to {f['prev']}, expected {order[i]}")
-        if i + 1 < len(lessons):
-            nxt = page_of(f["next"] or "", root)
-            if not nxt or Path(nxt[0]).stem != lessons[i + 1]:
-                problems.append(f"{name}: its 'next' link goes to {f['next']}, expected {lessons[i + 1]}")
+        nxt = page_of(f["next"] or "", root)
+        if i + 1 < len(lessons) and (not nxt or Path(nxt[0]).stem != lessons[i + 1]):
+            problems.append(f"{name}: its 'next' link goes to {f['next']}, expected {lessons[i + 1]}")
+        elif i + 1 == len(lessons) and f["next"]:
+            problems.append(f"{name}: the last lesson's 'next' link goes to {f['next']}")
 
 
 def check_solutions(facts: dict, solutions: list[str], problems: list[str]) -> None:
@@ -323,7 +364,35 @@ def check_search(page, root: str, problems: list[str]) -> None:
     hits = page.evaluate("() => [...document.querySelectorAll('#search-results li a')].map(a => a.href)")
     if not any("/notebooks/" in h for h in hits):
         problems.append(f"search.html: no lesson among the results for {SEARCH_WORD!r}: {hits[:5]}")
+    if any("/solutions/" in h for h in hits):
+        problems.append(f"search.html: a result for {SEARCH_WORD!r} leads into the instructors' solutions")
     page.screenshot(path=str(ARTIFACTS / "search_results.png"))
+
+
+def check_phone(browser, offline: Offline, root: str, lessons: list[str], problems: list[str]) -> None:
+    """Every lesson on a phone-sized screen: nothing wider than the screen but what scrolls, no
+    formula cut off, every diagram at its own size."""
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    context.route("**/*", offline.route)
+    page = context.new_page()
+    for k, stem in enumerate(lessons):
+        name = f"notebooks/{stem}.html"
+        page.goto(root + name)
+        page.wait_for_load_state("load")
+        facts = page.evaluate(PHONE_FACTS_JS)
+        if facts["pageWidth"] > facts["screen"] + 1:
+            problems.append(f"{name} on a phone: the page is {facts['pageWidth']} px wide on a "
+                            f"{facts['screen']} px screen")
+        if facts["formulas"]:
+            problems.append(f"{name} on a phone: {facts['formulas']} wide formulas are cut off "
+                            "(they neither fit nor scroll)")
+        for d in facts["diagrams"]:
+            if d["scale"] < 0.99 or d["cut"]:
+                problems.append(f"{name} on a phone: the diagram {d['src']} is shown at "
+                                f"{d['scale']:.0%} of its size" + (", cut off" if d["cut"] else ""))
+        if k == 0:
+            page.screenshot(path=str(ARTIFACTS / f"phone_{stem}.png"))
+    context.close()
 
 
 def check_from_disk(context, site: Path, lessons: list[str], problems: list[str]) -> None:

@@ -144,13 +144,12 @@ def test_a_one_lesson_export_unlinks_the_lessons_it_does_not_hold():
     assert out["cells"][0]["source"] == "See how we compare (lesson 01) and [this](05_tfidf_svd.ipynb)."
 
 
-def test_the_index_holds_the_lesson_table_and_both_sections():
+def test_the_index_holds_the_lesson_table_and_links_the_instructors_pages():
     lessons = [build_site.Lesson("01", "01_small", "A small lesson", "about 1 minute", "about 2 hours")]
-    text = build_site.index_page(lessons, [Path("01_small_solutions.ipynb")])
+    text = build_site.index_page(lessons)
     assert "| 01 | [A small lesson](notebooks/01_small.ipynb) | about 1 minute | about 2 hours |" in text
     assert ":caption: Lessons" in text and "notebooks/01_small" in text
-    assert ":caption: For instructors" in text and "solutions/index" in text
-    assert ":caption: For instructors" not in build_site.index_page(lessons, [])
+    assert "](solutions/index.md)" in text and "solutions/index\n" not in text   # a link, no toctree entry
 
 
 # ----------------------------------------------------------------------------- formulas
@@ -159,6 +158,13 @@ def test_formulas_become_mathml():
     assert out.startswith("<math") and 'display="block"' in out and "<mfrac>" in out
     assert "\\" not in re.sub(r"<[^>]+>", "", out)
     assert "arg" in mathml.to_mathml(r"\arg\max_d f(d)") and "\\arg" not in mathml.to_mathml(r"\arg\max_d f(d)")
+
+
+@pytest.mark.parametrize("tex", [r"W \mathrel{+}= x", "a += b", "a -= b"])
+def test_an_update_operator_is_one_operator(tex):
+    out = mathml.to_mathml(tex)
+    assert re.search(r"<mo>&#x0(002B|2212|002D);=</mo>", out), out
+    assert "<mo>&#x0003D;</mo>" not in out       # not a separate "=", which browsers space apart
 
 
 @pytest.mark.parametrize("tex, message", [("", "empty formula"), (r"\notacommand{x}", "would show the TeX command")])
@@ -237,5 +243,5 @@ def test_the_build_links_anchors_prev_next_and_search(built):
     assert path in ("", "01_small.html") and fragment, link["href"]
     assert page.find(id=fragment) is not None, f"the link's target #{fragment} is not on the page"
     assert page.find("a", class_="prev-page")["href"] == "../index.html"
-    assert page.find("a", class_="next-page")["href"] == "../solutions/index.html"
-    assert (built / "search.html").is_file() and (built / "searchindex.js").is_file()
+    assert page.find("a", class_="next-page") is None       # the last lesson leads nowhere else
+    assert site_check.searchable_pages(built) == {"index", "notebooks/01_small"}   # no solutions
