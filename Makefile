@@ -89,7 +89,7 @@ notebooks: dev
 
 ## browser-check: open every notebook in JupyterLab in headless Chromium, run it, move sliders
 browser-check: dev
-	$(BIN)/python -m tools.browser_check $(NB)
+	$(BIN)/python -m tools.browser_check --jobs $(WORKERS) $(NB)
 
 ## site: the whole course as a static website in build/site/ (open build/site/index.html): built
 # offline from the committed notebooks, nothing executed; solutions in its instructors' section

@@ -18,7 +18,13 @@ For each notebook (all of notebooks/ by default, or those named on the command l
      the HTML in Chromium, and check that every explorer's fallback image is visible and not
      blank, and that no ``VBox(`` or ``0step [00:00`` text is shown.
 
-Run:  make browser-check   (or: python -m tools.browser_check notebooks/01_feedforward.ipynb)
+Opening a notebook must change nothing in it (JupyterLab would autosave the change): the kernel
+name and everything else JupyterLab rewrites on opening are as committed.
+
+``make browser-check`` checks two notebooks at a time (``--jobs 2``), as ``make test`` runs two
+at a time: one JupyterLab serves both, each notebook gets its own Chromium and workspace.
+
+Run:  make browser-check   (or: python -m tools.browser_check [--jobs N] notebooks/01_feedforward.ipynb)
 Needs Debian's chromium at /usr/bin/chromium (apt-get install chromium); Playwright
 drives it, no browser is downloaded. Screenshots land in browser-check-artifacts/:
 <name>_saved.png (before running), <name>.png (after running and exercising the explorers),
@@ -26,6 +32,7 @@ drives it, no browser is downloaded. Screenshots land in browser-check-artifacts
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import io
 import json
@@ -91,13 +98,15 @@ def start_lab(root_dir: Path, port: int, token: str) -> subprocess.Popen:
     raise RuntimeError("JupyterLab did not start within 120 s")
 
 
-def shutdown_kernels(port: int, token: str) -> None:
+def shutdown_kernels(port: int, token: str, name: str) -> None:
+    """Stop the kernels of the notebook ``name`` (another notebook may be running beside it)."""
     base = f"http://127.0.0.1:{port}/api/sessions"
     with urllib.request.urlopen(f"{base}?token={token}") as r:
         sessions = json.load(r)
     for s in sessions:
-        req = urllib.request.Request(f"{base}/{s['id']}?token={token}", method="DELETE")
-        urllib.request.urlopen(req)
+        if Path(s.get("path", "")).name == name:
+            req = urllib.request.Request(f"{base}/{s['id']}?token={token}", method="DELETE")
+            urllib.request.urlopen(req)
 
 
 def image_stats(png: bytes) -> tuple[float, float]:
@@ -263,9 +272,12 @@ def check_live_explorers(page, nb_name: str, n_explorers: int) -> None:
 def check_html_export(page, nb: Path) -> str:
     """Export the committed notebook ``nb`` to HTML (plain nbconvert, images embedded), open it,
     check the explorer fallbacks and dead widget text, and screenshot the whole page."""
+    from nbconvert import HTMLExporter  # what `jupyter nbconvert --to html --embed-images`
+    from traitlets.config import Config  # runs, without starting another interpreter
+
     out = ARTIFACTS / f"{nb.stem}.html"
-    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--embed-images",
-                    "--output-dir", str(ARTIFACTS), str(nb)], check=True, capture_output=True)
+    html, _ = HTMLExporter(config=Config({"HTMLExporter": {"embed_images": True}})).from_filename(str(nb))
+    out.write_text(html, encoding="utf-8")
     page.goto(out.as_uri())
     page.wait_for_load_state("load")
     page.wait_for_timeout(1000)
@@ -342,6 +354,10 @@ def exercise_explorer(page, box, nb_name: str, k: int) -> str:
     return f"explorer {k}: {changed} moved, summary {before_text.strip()[:60]!r} -> {after_text.strip()[:60]!r}"
 
 
+OPENED_JS = """() => { const w = window.jupyterapp.shell.currentWidget;
+    return w && w.context ? {dirty: w.context.model.dirty, kernel: w.sessionContext.kernelDisplayName} : null; }"""
+
+
 def check_notebook(page, port: int, token: str, nb: Path) -> None:
     t0 = time.time()
 
@@ -349,12 +365,17 @@ def check_notebook(page, port: int, token: str, nb: Path) -> None:
         print(f"  {nb.name} [{time.time() - t0:5.0f} s] {msg}", flush=True)
 
     step("opening in JupyterLab")
-    page.goto(f"http://127.0.0.1:{port}/lab/tree/{nb.name}?reset&token={token}")
+    # a workspace of its own, so that notebooks checked side by side do not share a layout
+    page.goto(f"http://127.0.0.1:{port}/lab/workspaces/{nb.stem}/tree/{nb.name}?reset&token={token}")
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
     page.wait_for_function("() => window.jupyterapp && document.querySelector('.jp-Notebook-ExecutionIndicator')"
                            " && document.querySelector('.jp-Notebook-ExecutionIndicator').getAttribute('data-status') === 'idle'",
                            timeout=120_000)
     page.wait_for_timeout(2000)
+    opened = page.evaluate(OPENED_JS)
+    if not opened or opened["dirty"]:
+        raise AssertionError(f"{nb.name}: opening it in JupyterLab changed it ({opened}): JupyterLab "
+                             "would autosave it; is its kernel name what tests/clean_notebooks.py writes?")
     expected = saved_fallbacks(Path(nb))
     check_fallbacks_shown(page, f"{nb.name} as saved (untrusted)", expected)
     page.screenshot(path=str(ARTIFACTS / f"{nb.stem}_saved.png"), full_page=False)
@@ -383,10 +404,65 @@ def check_notebook(page, port: int, token: str, nb: Path) -> None:
         print("     ", line)
 
 
-def main(argv: list[str]) -> int:
+def check_notebooks(notebooks: list[Path], port: int, token: str, work: Path) -> list[str]:
+    """Check each notebook (its copy in ``work``, served by the JupyterLab at ``port``) in one
+    headless Chromium; returns one line per failed notebook."""
     from playwright.sync_api import sync_playwright
 
-    notebooks = [Path(a) for a in argv] or sorted((ROOT / "notebooks").glob("*.ipynb"))
+    failures = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM, headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        for nb in notebooks:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            try:
+                check_notebook(page, port, token, work / nb.name)
+                print("     ", check_html_export(page, Path(nb).resolve()))
+            except Exception as e:  # report every notebook, fail at the end
+                page.screenshot(path=str(ARTIFACTS / f"{nb.stem}_FAILED.png"))
+                failures.append(f"{nb.name}: {e}")
+                print(f"FAIL {nb.name}: {e}")
+            finally:
+                page.evaluate("() => window.jupyterapp && "
+                              "window.jupyterapp.commands.execute('application:close-all')")
+                page.close()
+                shutdown_kernels(port, token, nb.name)
+        browser.close()
+    return failures
+
+
+def check_side_by_side(notebooks: list[Path], jobs: int, port: int, token: str, work: Path) -> list[str]:
+    """Check ``jobs`` notebooks at a time, each in a process of its own (its own Chromium) against
+    the one JupyterLab; the largest notebooks first. Each one's report is printed when it ends."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    def one(nb: Path) -> tuple[Path, subprocess.CompletedProcess]:
+        cmd = [sys.executable, "-m", "tools.browser_check", "--lab", str(port), token, str(work), str(nb)]
+        return nb, subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+
+    failures = []
+    order = sorted(notebooks, key=lambda nb: -Path(nb).stat().st_size)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for done in as_completed([pool.submit(one, nb) for nb in order]):
+            nb, run = done.result()
+            print(run.stdout.rstrip("\n").rsplit("\nbrowser check:", 1)[0], flush=True)
+            if run.returncode != 0:
+                fail = [line[5:] for line in run.stdout.splitlines() if line.startswith("FAIL ")]
+                failures += fail or [f"{nb.name}: exit {run.returncode}: {run.stderr.strip()[-500:]}"]
+    return failures
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.browser_check", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("notebooks", nargs="*", type=Path, help="default: every lesson")
+    parser.add_argument("--jobs", type=int, default=1, help="notebooks checked at a time")
+    parser.add_argument("--lab", nargs=3, metavar=("PORT", "TOKEN", "FOLDER"),
+                        help="use this running JupyterLab and its copies (what --jobs runs)")
+    args = parser.parse_args(argv)
+    notebooks = args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb"))
     if not notebooks:
         print("no notebooks to check")
         return 1
@@ -394,44 +470,33 @@ def main(argv: list[str]) -> int:
         print(f"chromium not found at {CHROMIUM}: run `apt-get install chromium` (Debian) or set CHROMIUM")
         return 1
     ARTIFACTS.mkdir(exist_ok=True)
+    if args.lab:
+        port, token, work = int(args.lab[0]), args.lab[1], Path(args.lab[2])
+        failures = check_notebooks(notebooks, port, token, work)
+        print(f"browser check: {len(notebooks) - len(failures)} passed, {len(failures)} failed")
+        return 1 if failures else 0
+    start = time.time()
     work = Path(tempfile.mkdtemp(prefix="browser-check-"))
-    for nb in notebooks:
-        content = json.loads(Path(nb).read_text(encoding="utf-8"))
-        # the python3 kernel, whatever the notebook was saved with (no kernel-choice dialog)
-        content.setdefault("metadata", {})["kernelspec"] = {
-            "name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-        (work / nb.name).write_text(json.dumps(content), encoding="utf-8")
+    for nb in notebooks:                 # copies, so that nothing in the repository is autosaved over
+        shutil.copyfile(nb, work / nb.name)
     if (ROOT / "notebooks" / "figures").is_dir():   # the diagrams the markdown shows
         shutil.copytree(ROOT / "notebooks" / "figures", work / "figures")
     port, token = free_port(), hashlib.sha1(os.urandom(16)).hexdigest()
     lab = start_lab(work, port, token)
-    failures = []
     try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(
-                executable_path=CHROMIUM, headless=True,
-                args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                      "--disable-background-networking", "--disable-component-update", "--disable-sync"])
-            for nb in notebooks:
-                page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                try:
-                    check_notebook(page, port, token, work / nb.name)
-                    print("     ", check_html_export(page, Path(nb).resolve()))
-                except Exception as e:  # report every notebook, fail at the end
-                    page.screenshot(path=str(ARTIFACTS / f"{nb.stem}_FAILED.png"))
-                    failures.append(f"{nb.name}: {e}")
-                    print(f"FAIL {nb.name}: {e}")
-                finally:
-                    page.evaluate("() => window.jupyterapp && window.jupyterapp.commands.execute('application:close-all')")
-                    page.close()
-                    shutdown_kernels(port, token)
-            browser.close()
+        if args.jobs > 1 and len(notebooks) > 1:
+            failures = check_side_by_side(notebooks, args.jobs, port, token, work)
+        else:
+            failures = check_notebooks(notebooks, port, token, work)
     finally:
         lab.terminate()
         lab.wait(timeout=30)
         for d in (work, work.parent / f"{work.name}-settings", work.parent / f"{work.name}-workspaces"):
             shutil.rmtree(d, ignore_errors=True)
-    print(f"browser check: {len(notebooks) - len(failures)} passed, {len(failures)} failed")
+    for failure in failures:
+        print(f"  failed: {failure}")
+    print(f"browser check: {len(notebooks) - len(failures)} passed, {len(failures)} failed "
+          f"({time.time() - start:.0f} s, {args.jobs} at a time)")
     return 1 if failures else 0
 
 

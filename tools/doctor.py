@@ -153,7 +153,8 @@ def course_module(name: str):
 def requirement_lines(path: Path = REQUIREMENTS) -> list[str]:
     """The requirement specifiers of a requirements file: comments and options (``-r ...``,
     ``-c ...``) removed."""
-    lines = [line.split("#", 1)[0].strip() for line in path.read_text(encoding="utf-8").splitlines()]
+    text = path.read_text(encoding="utf-8")
+    lines = [line.split("#", 1)[0].strip() for line in text.splitlines()]
     return [line for line in lines if line and not line.startswith("-")]
 
 

@@ -45,7 +45,8 @@ def test_the_maintainers_file_adds_to_the_students_and_repeats_nothing():
     text = (ROOT / "requirements-dev.txt").read_text(encoding="utf-8")
     assert "-r requirements.txt" in text.splitlines()
     student = {canonicalize_name(Requirement(r).name) for r in _requirement_lines()}
-    dev = [canonicalize_name(Requirement(r).name) for r in _requirement_lines("requirements-dev.txt")]
+    dev = [canonicalize_name(Requirement(r).name)
+           for r in _requirement_lines("requirements-dev.txt")]
     assert not student & set(dev) and len(dev) == len(set(dev))
 
 
@@ -63,8 +64,12 @@ def _third_party_imports(paths) -> dict[str, set[str]]:
             sources = [path.read_text(encoding="utf-8")]
         for source in sources:
             for node in ast.walk(ast.parse(source)):
-                names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
-                         [node.module] if isinstance(node, ast.ImportFrom) and not node.level else [])
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and not node.level:
+                    names = [node.module]
+                else:
+                    continue
                 for top in {n.split(".")[0] for n in names}:
                     if top not in sys.stdlib_module_names:
                         found.setdefault(top, set()).add(str(path.relative_to(ROOT)))
@@ -72,7 +77,8 @@ def _third_party_imports(paths) -> dict[str, set[str]]:
 
 
 def _files(*patterns: str) -> list[Path]:
-    return sorted(p for pattern in patterns for p in ROOT.glob(pattern) if "__pycache__" not in p.parts)
+    return sorted(p for pattern in patterns for p in ROOT.glob(pattern)
+                  if "__pycache__" not in p.parts)
 
 
 # the repository's own packages, and the scripts of benchmarks/ and tools/ that import each other
@@ -84,7 +90,8 @@ ALL_CODE = STUDENT_CODE + ("training/**/*.py", "tools/**/*.py", "tests/**/*.py",
 
 
 @pytest.mark.parametrize("who, patterns, files", [
-    ("students", STUDENT_CODE, FILES[:1]), ("maintainers", ALL_CODE, FILES)], ids=["student", "dev"])
+    ("students", STUDENT_CODE, FILES[:1]), ("maintainers", ALL_CODE, FILES)],
+    ids=["student", "dev"])
 def test_every_imported_package_is_listed(who, patterns, files):
     """What a student runs (the lessons, helpers, make doctor, make student) imports only what
     requirements.txt lists; everything else only what the two files list together."""
@@ -96,8 +103,9 @@ def test_every_imported_package_is_listed(who, patterns, files):
             continue
         names = {canonicalize_name(d) for d in distributions.get(module, [module])}
         if not names & listed:
-            missing.append(f"{module} (distribution {sorted(names)}), imported by {sorted(users)[:3]}")
-    assert not missing, f"imported by code {who} run, but not in {' + '.join(files)}:\n" + "\n".join(missing)
+            missing.append(f"{module} ({sorted(names)}), imported by {sorted(users)[:3]}")
+    assert not missing, (f"imported by code {who} run, but not in {' + '.join(files)}:\n"
+                         + "\n".join(missing))
 
 
 def test_environment_yml_pip_section_mirrors_requirements():
@@ -115,9 +123,11 @@ def test_readme_python_range_is_requires_python():
     match = re.search(r"Python 3\.(\d+)[–-]3\.(\d+)", readme)
     assert match, "the README does not state the Python range as 'Python 3.X–3.Y'"
     stated = set(range(int(match.group(1)), int(match.group(2)) + 1))
-    spec = re.search(r'^requires-python\s*=\s*"([^"]+)"', (ROOT / "pyproject.toml").read_text(encoding="utf-8"), re.M).group(1)
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    spec = re.search(r'^requires-python\s*=\s*"([^"]+)"', pyproject, re.M).group(1)
     allowed = {m for m in range(0, 30) if SpecifierSet(spec).contains(f"3.{m}.0")}
-    assert allowed == stated, f"README says Python 3.{min(stated)}-3.{max(stated)}, pyproject.toml {spec}"
+    assert allowed == stated, \
+        f"README says Python 3.{min(stated)}-3.{max(stated)}, pyproject.toml {spec}"
 
 
 def _constraints() -> dict[str, Version]:
@@ -160,12 +170,13 @@ def test_readme_names_the_make_commands_and_they_exist():
     contributing = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     for doc, name, targets in [(readme, "README", ["lab", "test", "doctor", "student", "site"]),
-                               (contributing, "CONTRIBUTING.md", ["dev", "lint", "html", "browser-check", "site-check",
-                                                                  "bench", "constraints", "models", "figures",
-                                                                  "execute", "fuzz"])]:
+                               (contributing, "CONTRIBUTING.md",
+                                ["dev", "lint", "html", "browser-check", "site-check", "bench",
+                                 "constraints", "models", "figures", "execute", "fuzz"])]:
         for target in targets:
             assert f"make {target}" in doc, f"{name} does not mention `make {target}`"
-            assert re.search(rf"^{re.escape(target)}:", makefile, re.M), f"Makefile has no target {target}"
+            assert re.search(rf"^{re.escape(target)}:", makefile, re.M), \
+                f"Makefile has no target {target}"
     assert "make test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     setup = makefile.split("\n$(STAMP):", 1)[1].split("\n\n", 1)[0]
     assert "-r requirements.txt" in setup and "requirements-dev.txt" not in setup
@@ -179,9 +190,11 @@ def test_contributing_names_the_hypothesis_profiles_that_conftest_registers():
     row = next(line for line in contributing.splitlines() if line.startswith("| `make fuzz` |"))
     for profile in ("ci", "fuzz"):
         assert f"`{profile}` profile" in row and f'register_profile("{profile}"' in conftest
-    assert "HYPOTHESIS_PROFILE=ci" in row and 'os.environ.get("HYPOTHESIS_PROFILE", "ci")' in conftest
+    assert "HYPOTHESIS_PROFILE=ci" in row
+    assert 'os.environ.get("HYPOTHESIS_PROFILE", "ci")' in conftest
     examples = re.search(r'register_profile\("ci", max_examples=(\d+)', conftest).group(1)
-    assert f"{examples} examples per property, the same ones on every run" in row and "derandomize=True" in conftest
+    assert f"{examples} examples per property, the same ones on every run" in row
+    assert "derandomize=True" in conftest
 
 
 def test_readme_reporting_a_problem_points_to_make_doctor():

@@ -51,8 +51,9 @@ def test_saved_fallbacks_counts_the_explorer_pictures_of_a_notebook(tmp_path):
     ex = Explorer(render, {"a": slider(1, 0, 2, 1, "a")})
     outputs = [{"output_type": "display_data", "metadata": {}, "data": ex.fallback_bundle()},
                {"output_type": "display_data", "metadata": {}, "data": ex.widget_bundle()}]
-    nb = {"cells": [{"cell_type": "code", "source": "Explorer(...)", "metadata": {}, "outputs": outputs},
-                    {"cell_type": "markdown", "source": "course-explorer-fallback", "metadata": {}}]}
+    nb = {"cells": [
+        {"cell_type": "code", "source": "Explorer(...)", "metadata": {}, "outputs": outputs},
+        {"cell_type": "markdown", "source": "course-explorer-fallback", "metadata": {}}]}
     path = tmp_path / "n.ipynb"
     path.write_text(json.dumps(nb), encoding="utf-8")
     assert saved_fallbacks(path) == 1

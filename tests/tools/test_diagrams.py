@@ -42,7 +42,8 @@ def test_check_mode_names_a_changed_a_missing_and_an_orphan_file(tmp_path):
     out = tmp_path / "figures"
     shutil.copytree(FIGURES_DIR, out)
     changed, missing = sorted(FIGURES)[:2]
-    (out / changed).write_bytes((out / changed).read_bytes().replace(b"</svg>", b"<!-- x --></svg>"))
+    edited = (out / changed).read_bytes().replace(b"</svg>", b"<!-- x --></svg>")
+    (out / changed).write_bytes(edited)
     (out / missing).unlink()
     (out / "99_orphan.svg").write_text("<svg/>", encoding="utf-8")
     done = _check(out)

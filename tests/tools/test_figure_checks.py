@@ -26,7 +26,8 @@ def test_checker_finds_each_kind_of_problem():
     ax.imshow(np.eye(3), cmap="jet")
     set_labels(ax, "t", "x", "y")
     problems = figure_problems(fig)
-    assert any("not perceptually uniform" in p for p in problems) and any("without a colour bar" in p for p in problems)
+    assert any("not perceptually uniform" in p for p in problems)
+    assert any("without a colour bar" in p for p in problems)
 
     fig, ax = new_figure()
     ax.set_xticks(range(30), [f"a long tick label {i}" for i in range(30)])
@@ -35,7 +36,7 @@ def test_checker_finds_each_kind_of_problem():
 
     fig, ax = new_figure()
     ax.plot([3, 8], [1, 2])
-    ax.set_xscale("log")                  # matplotlib's own log axis labels minor ticks over < 1 decade
+    ax.set_xscale("log")        # matplotlib's own log axis labels minor ticks over < 1 decade
     set_labels(ax, "t", "x", "y")
     assert any("labels minor ticks" in p for p in figure_problems(fig))
 
