@@ -29,7 +29,8 @@ _CARRIAGE_RETURN = re.compile(r"^.*\r(?=[^\n])", re.MULTILINE)
 
 
 def terminal_text(text: str) -> str:
-    """``text`` as a terminal shows it: ``\\r`` returns to the line start, ``\\b`` erases a character."""
+    """``text`` as a terminal shows it: ``\\r`` returns to the line start, ``\\b`` erases a
+    character."""
     old = None
     while old != text:
         old, text = text, _BACKSPACE.sub("", text)
@@ -45,8 +46,9 @@ def clean_outputs(outputs: list[dict]) -> list[dict]:
     """Consecutive streams of one name merged, overwritten text dropped, blank streams removed."""
     merged: list[dict] = []
     for out in outputs:
-        if (out.get("output_type") == "stream" and merged and merged[-1].get("output_type") == "stream"
-                and merged[-1]["name"] == out["name"]):
+        previous = merged[-1] if merged else {}
+        if (out.get("output_type") == "stream" and previous.get("output_type") == "stream"
+                and previous["name"] == out["name"]):
             merged[-1] = {**merged[-1], "text": _text(merged[-1]["text"]) + _text(out["text"])}
         else:
             merged.append(out)
