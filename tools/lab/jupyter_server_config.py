@@ -8,6 +8,7 @@ exists, the kernel and language metadata written in the file; everything else is
 """
 import json
 import os
+import warnings
 
 
 def keep_recorded_kernel(model, path, contents_manager, **kwargs):
@@ -25,4 +26,7 @@ def keep_recorded_kernel(model, path, contents_manager, **kwargs):
             metadata[key] = recorded[key]
 
 
+# Jupyter reads this file for the server and again for JupyterLab: the second assignment of the
+# same hook is not worth the warning traitlets would print
+warnings.filterwarnings("ignore", message="Overriding existing pre_save_hook")
 c.ContentsManager.pre_save_hook = keep_recorded_kernel  # noqa: F821 (c: the config Jupyter passes)
