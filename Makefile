@@ -1,5 +1,5 @@
-# The commands the README names. Set-up is idempotent: a second run reuses .venv and
-# only reinstalls when requirements.txt or pyproject.toml changed.
+# The commands the README names. Set-up is idempotent: a second run reuses .venv and only
+# reinstalls when a requirements file or pyproject.toml changed.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -9,24 +9,33 @@ PORT   ?= 8888
 # CPU on Windows). TORCH=cpu or TORCH=pypi forces one.
 TORCH  ?= auto
 # CONSTRAINTS=1 installs the exact versions of constraints.txt (the last green CI run): use it
-# when a new release of a dependency breaks something. Its own stamp, so that switching reinstalls.
+# when a new release of a dependency breaks something. Its own stamps, so that switching reinstalls.
 PIN    := $(if $(CONSTRAINTS),-c constraints.txt)
 STAMP  := $(VENV)/.setup-stamp$(if $(CONSTRAINTS),-constraints)
+DEV_STAMP := $(VENV)/.dev-stamp$(if $(CONSTRAINTS),-constraints)
+# The course's JupyterLab settings (tools/lab/), read by the JupyterLab of $(VENV): no news
+# pop-up, and opening a lesson with another Python version does not rewrite its metadata
+LAB_FILES := $(VENV)/share/jupyter/lab/settings/overrides.json $(VENV)/etc/jupyter/jupyter_server_config.py
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 # pytest-xdist workers for the notebooks (two fit a 2-core laptop)
 WORKERS ?= 2
 
-# Two notebooks run at once on two cores: one BLAS/OpenMP thread each avoids
-# oversubscription (measured: a torch step took 8x the CPU time with 2 threads per kernel).
-test notebooks execute: export OMP_NUM_THREADS = 1
-test notebooks execute: export MKL_NUM_THREADS = 1
-# ... and a notebook that builds missing caches builds one at a time (helpers.infra.cache.build_missing),
-# not one per core: the cores are already taken by the two notebooks.
-test notebooks: export NLP_COURSE_WORKERS = 1
+# Two notebooks run at once on two cores: one BLAS/OpenMP thread each avoids oversubscription
+# (a torch step takes several times the CPU time with 2 threads per kernel on 2 busy cores).
+test notebooks execute browser-check: export OMP_NUM_THREADS = 1
+test notebooks execute browser-check: export MKL_NUM_THREADS = 1
+# ... and a notebook that builds missing caches builds one at a time (helpers.infra.cache), not
+# one per core: the cores are already taken by the two notebooks.
+test notebooks browser-check: export NLP_COURSE_WORKERS = 1
 
-.PHONY: setup lab test unit fuzz notebooks browser-check bench lint doctor constraints execute student clean models \
-	site html site-check
+.PHONY: setup dev lab test unit fuzz notebooks browser-check bench lint doctor constraints \
+	execute student clean models site html site-check figures
 
+## setup: the student's environment: requirements.txt (what the lessons need) in .venv
 setup: $(STAMP)
+
+## dev: the maintainers' environment: requirements-dev.txt (tests, lint, site, browser check) too
+dev: $(DEV_STAMP)
 
 # The course package first: it is small, and pip stops at once with a clear message when the
 # Python version is outside pyproject.toml's requires-python. Then torch's build, then the rest.
@@ -38,72 +47,89 @@ $(STAMP): requirements.txt pyproject.toml tools/install_torch.py $(if $(CONSTRAI
 	$(BIN)/python -m pip install -r requirements.txt $(PIN)
 	touch $(STAMP)
 
-## lab: set up, then open the course in JupyterLab
-lab: setup
-	$(BIN)/jupyter lab notebooks/$(if $(filter 0,$(shell id -u)), --allow-root,)
+$(DEV_STAMP): $(STAMP) requirements-dev.txt
+	$(BIN)/python -m pip install -r requirements-dev.txt $(PIN)
+	touch $(DEV_STAMP)
 
-## test: set up, then run the unit tests and execute every notebook with nbval
+$(VENV)/share/jupyter/lab/settings/overrides.json: tools/lab/overrides.json $(STAMP)
+	mkdir -p $(dir $@) && cp $< $@
+
+$(VENV)/etc/jupyter/jupyter_server_config.py: tools/lab/jupyter_server_config.py $(STAMP)
+	mkdir -p $(dir $@) && cp $< $@
+
+## lab: set up, then open the course in JupyterLab, in student/ (your copies of the lessons)
+lab: setup $(LAB_FILES)
+	@test -d student || $(BIN)/python tools/make_student.py
+	@echo ""
+	@echo "  Start with student/01_feedforward.ipynb: your copy of lesson 01, to write in and run."
+	@echo "  The lessons as published are in notebooks/ (one folder up in JupyterLab's file browser)."
+	@echo ""
+	$(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/student \
+		--port=$(PORT) $(ALLOW_ROOT)
+
+## test: the maintainers' set-up, then the unit tests and every notebook executed with nbval
 # The longest files first (the ten lessons, the model replays, the Try-this runs), the many short
 # ones after: the two workers then finish together instead of one waiting on a lesson at the end.
-test: setup
+test: dev
 	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile notebooks tests/test_models.py \
 		tests/test_student_edition.py tests solutions \
 		--nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
-unit: setup
+unit: dev
 	$(BIN)/python -m pytest -n $(WORKERS) tests -p no:cacheprovider
 
 ## fuzz: maintainers: the property-based tests of helpers/lib with the long hypothesis profile
 # (tests/conftest.py: 50 times the examples of `make test`, fresh random ones each run; tens of minutes)
-fuzz: setup
+fuzz: dev
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -n $(WORKERS) tests/test_prop_*.py -p no:cacheprovider
 
-notebooks: setup
+notebooks: dev
 	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile notebooks solutions \
 		--nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
 ## browser-check: open every notebook in JupyterLab in headless Chromium, run it, move sliders
-browser-check: setup
-	$(BIN)/python tests/browser_check.py $(NB)
+browser-check: dev
+	$(BIN)/python -m tools.browser_check --jobs $(WORKERS) $(NB)
 
 ## site: the whole course as a static website in build/site/ (open build/site/index.html): built
 # offline from the committed notebooks, nothing executed; solutions in its instructors' section
-site: setup
+site: dev
 	$(BIN)/python tools/build_site.py
 
 ## html: one lesson as a web page, the same way: make html NB=notebooks/05_tfidf_svd.ipynb
-html: setup
+html: dev
 	@test -n "$(NB)" || { echo "make html needs the lesson: make html NB=notebooks/05_tfidf_svd.ipynb"; exit 1; }
 	$(BIN)/python tools/build_site.py --lesson $(NB)
 
 ## site-check: open build/site in headless Chromium with the network blocked; formulas, images, links, no solution
-site-check: setup
-	$(BIN)/python tests/site_check.py
+site-check: dev
+	$(BIN)/python -m tools.site_check
 
-bench: setup
+bench: dev
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 ## lint: ruff over the code, and a spell check of the prose (notebook markdown, *.md files)
-lint: setup
-	$(BIN)/ruff check helpers tests benchmarks tools
+lint: dev
+	$(BIN)/ruff check helpers tests training benchmarks tools
 	$(BIN)/python tools/spellcheck.py
 
 ## doctor: check this computer's set-up; prints each problem with the command that fixes it
 # (no dependency on setup: it must also run, and say what is wrong, when set-up failed)
 doctor:
 	@test -x $(BIN)/python || { echo "doctor: there is no $(VENV) yet: run \`make setup\` first"; exit 1; }
-	$(BIN)/python -m helpers.check_env
+	$(BIN)/python tools/doctor.py
 
-## constraints: rewrite constraints.txt from a fresh set-up (then run `make test` before committing it)
+## constraints: rewrite constraints.txt from a fresh set-up of both requirement files (then run
+# `make test` before committing it)
 constraints:
 	rm -rf .venv-constraints
-	$(MAKE) setup VENV=.venv-constraints
+	$(MAKE) dev VENV=.venv-constraints
 	.venv-constraints/bin/python tools/freeze_constraints.py constraints.txt
 	rm -rf .venv-constraints
 
 ## execute: re-run every notebook in place so the committed outputs are a clean run
-# (no per-cell timestamps; tests/clean_notebooks.py then drops widget state and keeps the final
-# line of each text progress bar)
+# (no per-cell timestamps; tests/clean_notebooks.py then drops widget state, keeps the final line
+# of each text progress bar and sets the kernel that the course's environment registers)
 execute: setup
 	for nb in $(or $(NB),notebooks/*.ipynb); do \
 		$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
@@ -122,10 +148,9 @@ student: setup
 models: setup
 	$(BIN)/python -m training $(or $(NAME),--all) $(if $(JOBS),--jobs $(JOBS))
 
+## figures: redraw every diagram in notebooks/figures/ from tools/diagrams (same bytes every run)
+figures: setup
+	$(BIN)/python -m tools.diagrams
+
 clean:
 	rm -rf $(VENV) .pytest_cache
-
-## figures: redraw every diagram in notebooks/figures/ from helpers/diagrams (same bytes every run)
-.PHONY: figures
-figures: setup
-	$(BIN)/python -m helpers.diagrams

@@ -3,6 +3,9 @@
 Usage: python tests/clean_notebooks.py notebooks/*.ipynb   (add --check to only report)
 
 What it does to each notebook, in place:
+- names the kernel that the course's environment registers (:data:`KERNELSPEC`: ``python3``,
+  "Python 3 (ipykernel)"), so that JupyterLab, which writes that name on opening, finds nothing
+  to change and leaves the lesson unmodified;
 - removes saved widget state (``metadata.widgets``): it bloats the file and goes stale;
 - removes per-cell execution timestamps (``metadata.execution``, written by nbclient when
   ``record_timing`` is on): they change on every run and carry nothing for a reader;
@@ -19,12 +22,15 @@ import json
 import re
 import sys
 
+#: the kernel ``ipykernel`` registers in the course's environment, as JupyterLab records it
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 _BACKSPACE = re.compile(r"[^\n]\x08")
 _CARRIAGE_RETURN = re.compile(r"^.*\r(?=[^\n])", re.MULTILINE)
 
 
 def terminal_text(text: str) -> str:
-    """``text`` as a terminal shows it: ``\\r`` returns to the line start, ``\\b`` erases a character."""
+    """``text`` as a terminal shows it: ``\\r`` returns to the line start, ``\\b`` erases a
+    character."""
     old = None
     while old != text:
         old, text = text, _BACKSPACE.sub("", text)
@@ -40,8 +46,9 @@ def clean_outputs(outputs: list[dict]) -> list[dict]:
     """Consecutive streams of one name merged, overwritten text dropped, blank streams removed."""
     merged: list[dict] = []
     for out in outputs:
-        if (out.get("output_type") == "stream" and merged and merged[-1].get("output_type") == "stream"
-                and merged[-1]["name"] == out["name"]):
+        previous = merged[-1] if merged else {}
+        if (out.get("output_type") == "stream" and previous.get("output_type") == "stream"
+                and previous["name"] == out["name"]):
             merged[-1] = {**merged[-1], "text": _text(merged[-1]["text"]) + _text(out["text"])}
         else:
             merged.append(out)
@@ -59,7 +66,10 @@ def clean_outputs(outputs: list[dict]) -> list[dict]:
 def clean(nb: dict) -> list[str]:
     """Clean ``nb`` in place; returns a description of each change (empty: it was clean)."""
     changes = []
-    if nb.get("metadata", {}).pop("widgets", None) is not None:
+    if nb.setdefault("metadata", {}).get("kernelspec") != KERNELSPEC:
+        nb["metadata"]["kernelspec"] = dict(KERNELSPEC)
+        changes.append("kernel name")
+    if nb["metadata"].pop("widgets", None) is not None:
         changes.append("widget state")
     timestamps = 0
     for cell in nb.get("cells", []):

@@ -164,11 +164,16 @@ def test_default_folder_is_the_systems_cache_folder(tmp_path, monkeypatch):
         assert expected == tmp_path / ".cache" / "nlp-from-scratch"
         monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))   # the XDG convention is followed
         assert cache_dir() == tmp_path / "xdg" / "nlp-from-scratch"
+        assert cache.location()[1].endswith(f"and XDG_CACHE_HOME={tmp_path / 'xdg'} chose it")
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "elsewhere"))
+        monkeypatch.setenv("NLP_COURSE_CACHE", str(tmp_path / "mine"))
+        assert cache.location() == (tmp_path / "mine", f"NLP_COURSE_CACHE={tmp_path / 'mine'}")
 
 
 def test_default_folder_asks_platformdirs(monkeypatch):
     """On macOS and Windows the folder is that system's, not Linux's ~/.cache."""
     monkeypatch.delenv("NLP_COURSE_CACHE", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)       # platformdirs reads it on macOS too
     calls = []
     monkeypatch.setattr(platformdirs, "user_cache_dir",
                         lambda *a, **k: calls.append((a, k)) or "/Users/ada/Library/Caches/nlp-from-scratch")

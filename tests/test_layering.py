@@ -4,13 +4,12 @@
 
 A module imports only from its own layer or the layers below; a lesson module imports no other
 lesson module; exercise checkers import only ``infra``, ``lib`` and their own framework
-(``helpers.exercises``); ``helpers.diagrams`` (the code behind ``make figures``) imports only
-``infra``, and nothing imports it or ``helpers/check_env.py`` (a command that may import any
-layer). No module imports a private ``_name`` from another module, no two modules import each
-other in a cycle, and an import inside a function is allowed only for a heavy optional package
-(gensim, sklearn.manifold), with a one-line reason comment beside it — except in
-``check_env``, the diagnostic command, which imports what it checks late (with the reason beside
-it) so that a broken environment gets a report instead of a crash.
+(``helpers.exercises``). Nothing in ``helpers`` imports the repository's other top-level packages
+(``training``, ``tools``, ``tests``, ``benchmarks``), at the top or inside a function: they import
+``helpers``, never the other way round. No module imports a private ``_name`` from another
+module, no two modules import each other in a cycle, and an import inside a function is allowed
+only for a heavy optional package (gensim, sklearn.manifold), with a one-line reason comment
+beside it.
 
 ``layering_violations(root)`` returns every violation as "file:line: message"; the tests below
 run it on the real tree and on small synthetic trees that break each rule.
@@ -25,8 +24,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = {"infra": 0, "lib": 1, "course": 2, "lessons": 3}
-PACKAGES = set(LAYERS) | {"exercises", "diagrams"}
-TOP_LEVEL_MODULES = {"__init__.py", "check_env.py"}      # check_env: a command nothing imports
+PACKAGES = set(LAYERS) | {"exercises"}
+TOP_LEVEL_MODULES = {"__init__.py"}
+OUTSIDE = ("training", "tools", "tests", "benchmarks")  # they import helpers, never the reverse
 HEAVY_OPTIONAL = ("gensim", "sklearn.manifold")          # may be imported inside a function
 
 
@@ -39,7 +39,7 @@ def module_name(path: Path, root: Path) -> str:
 
 
 def kind(module: str) -> str:
-    """'infra', 'lib', 'course', 'lessons', 'exercises', 'diagrams', 'check_env' or 'root'."""
+    """'infra', 'lib', 'course', 'lessons', 'exercises' or 'root'."""
     parts = module.split(".")
     if len(parts) == 1:
         return "root"
@@ -163,10 +163,9 @@ def layering_violations(root: Path) -> list[str]:
                 if target in seen:                   # one verdict per imported module and statement
                     continue
                 seen.add(target)
-                if in_function and my_kind == "check_env":
-                    if not _has_reason(lines, node.lineno):
-                        problems.append(f"{where}: check_env imports {target} inside a function without a "
-                                        "one-line reason comment beside it")
+                if target.split(".")[0] in OUTSIDE:
+                    problems.append(f"{where}: helpers imports nothing from {target.split('.')[0]}/ "
+                                    f"({me} -> {target}): {target.split('.')[0]} imports helpers")
                     continue
                 if target.split(".")[0] != "helpers":
                     if in_function:
@@ -189,16 +188,11 @@ def layering_violations(root: Path) -> list[str]:
                 their = kind(target)
                 if my_kind == "root":
                     problems.append(f"{where}: helpers/__init__.py must stay import-free ({edge})")
-                elif their in ("diagrams", "check_env") and my_kind != their:
-                    problems.append(f"{where}: nothing may import helpers.{their} ({edge})")
                 elif my_kind == "exercises":
                     framework = target == "helpers.exercises" or (
                         target.startswith("helpers.exercises.") and not re.fullmatch(r"helpers\.exercises\.lesson\d\d", target))
                     if their not in ("infra", "lib") and not framework:
                         problems.append(f"{where}: an exercise checker imports only infra and lib ({edge})")
-                elif my_kind == "diagrams":
-                    if their not in ("infra", "diagrams"):
-                        problems.append(f"{where}: helpers.diagrams imports only infra ({edge})")
                 elif my_kind in LAYERS:
                     if their not in LAYERS or LAYERS[their] > LAYERS[my_kind]:
                         problems.append(f"{where}: upward import from layer {my_kind} ({LAYERS[my_kind]}) "
@@ -251,9 +245,6 @@ def test_a_clean_synthetic_tree_passes(tmp_path):
                                        "    from gensim.models import Word2Vec  # heavy: only when asked for\n",
         "helpers/exercises/__init__.py": "",
         "helpers/exercises/lesson01.py": "from helpers.exercises import x\nfrom helpers.lib.a import numpy\n",
-        "helpers/diagrams/__init__.py": "",
-        "helpers/diagrams/draw.py": "from helpers.infra.plot import numpy\n",
-        "helpers/check_env.py": "from helpers.lessons import lesson01\n",
     })
     assert layering_violations(root) == []
 
@@ -281,13 +272,15 @@ def test_a_clean_synthetic_tree_passes(tmp_path):
       "helpers/lib/c.py": "def f():\n    import helpers.lib.a  # late\n"},
      "import cycle: helpers.lib.a -> helpers.lib.b -> helpers.lib.c -> helpers.lib.a"),
     ({"helpers/stray.py": ""}, "helpers/stray.py: no module belongs at the top level of helpers/"),
-    ({"helpers/check_env.py": "def f():\n    import torch\n"},
-     "helpers/check_env.py:2: check_env imports torch inside a function without a one-line reason"),
-    ({"helpers/diagrams/__init__.py": "", "helpers/diagrams/d.py": "from helpers.lib import a\n",
-      "helpers/lib/a.py": ""}, "helpers/diagrams/d.py:1: helpers.diagrams imports only infra"),
-    ({"helpers/diagrams/__init__.py": "", "helpers/diagrams/d.py": "",
-      "helpers/lessons/lesson01.py": "from helpers.diagrams import d\n"},
-     "helpers/lessons/lesson01.py:1: nothing may import helpers.diagrams"),
+    ({"helpers/course/c.py": "from training.registry import MODELS\n"},
+     "helpers/course/c.py:1: helpers imports nothing from training/"),
+    ({"helpers/lib/a.py": "def f():\n    import tools.diagrams  # late\n"},
+     "helpers/lib/a.py:2: helpers imports nothing from tools/"),
+    ({"helpers/infra/a.py": "from tests.props import given\n"},
+     "helpers/infra/a.py:1: helpers imports nothing from tests/"),
+    ({"helpers/lessons/lesson01.py": "import benchmarks.bench_x\n"},
+     "helpers/lessons/lesson01.py:1: helpers imports nothing from benchmarks/"),
+    ({"helpers/diagrams/__init__.py": ""}, "helpers/diagrams/: not one of the package's folders"),
     ({"helpers/__init__.py": "import numpy\n"}, "helpers/__init__.py:1: helpers/__init__.py must stay import-free"),
 ])
 def test_each_rule_catches_its_violation(tmp_path, files, expected):

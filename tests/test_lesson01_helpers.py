@@ -9,6 +9,7 @@ from helpers.infra.widgets import Explorer, dropdown, slider
 from helpers.lessons.lesson01 import (
     evaluate,
     featurize,
+    mlp_worked_example,
     render_activation,
     render_regularisation,
     train_classifier,
@@ -192,3 +193,15 @@ def test_proximal_l1_gives_exact_zeros_and_subgradient_does_not(bbc):
     w = l1_weight_study(X_train, y_train, X_valid, y_valid, l1=1e-3, n_train=40, hidden=16, lr=1e-2, epochs=5)
     assert np.mean(w["L1 subgradient"] == 0) == 0 and np.mean(w["L1 proximal"] == 0) > 0
     assert np.mean(np.abs(w["L1 subgradient"]) < 1e-3) > 3 * np.mean(np.abs(w["no penalty"]) < 1e-3)
+
+
+def test_mlp_worked_example_matches_torch_autograd():
+    """The tiny network of the MLP graph figure: every value and gradient as autograd gives it."""
+    v = mlp_worked_example()
+    t = {k: torch.tensor(v[k], requires_grad=True) for k in ("x", "W1", "b1", "W2", "b2")}
+    z2 = torch.tanh(t["x"] @ t["W1"] + t["b1"]) @ t["W2"] + t["b2"]
+    loss = torch.nn.functional.cross_entropy(z2, torch.tensor([v["y"]]))
+    loss.backward()
+    assert np.isclose(loss.item(), v["L"])
+    for k in ("x", "W1", "b1", "W2", "b2"):
+        np.testing.assert_allclose(t[k].grad.numpy(), v["d" + k], rtol=1e-12, atol=1e-15)

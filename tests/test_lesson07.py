@@ -238,8 +238,8 @@ def test_the_gradient_checker_refuses_a_composition_of_sgns_pair_gradients():
 def test_similarity_training_plans_its_steps_and_reads_higher_as_better():
     import matplotlib  # noqa: PLC0415
     matplotlib.use("Agg")
-    from helpers.infra.figure_checks import figure_problems  # noqa: PLC0415
     from helpers.lessons.lesson07 import SimilarityTraining  # noqa: PLC0415
+    from tools.figure_checks import figure_problems  # noqa: PLC0415
 
     planned, state = [], {"rho": 0.0}
 

@@ -8,7 +8,9 @@ Per lesson notebook:
   ``solutions/NN_topic_solutions.ipynb`` (or, in a lesson not yet converted, three collapsed cells
   tagged ``solution``);
 - at least three "Try this" prompts (a markdown line starting ``> **Try this:**``);
-- a "Further reading" section at the end with at least three references (each with a year).
+- a "Further reading" section at the end with at least three references (each with a year);
+- its first cell states its times in one form, on a line of its own: ``**Time:** running it takes
+  about N minutes; working through it, about H hours.`` (the README and the site read it).
 
 A lesson still being reworked is listed in ``PENDING`` with the reason; the list must end empty.
 """
@@ -120,3 +122,18 @@ def test_the_checker_finds_what_is_missing(tmp_path):
     path.write_text(json.dumps({"cells": broken, "metadata": {}}), encoding="utf-8")
     problems = "\n".join(lesson_problems(path))
     assert "no diagram" in problems and "all three steps" in problems
+
+
+TIME_LINE = re.compile(r"(?m)^\*\*Time:\*\* running it takes (?:about|under) [^;.\n]+; working through it, "
+                       r"about [^.\n]+\.")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_first_cell_states_the_times_in_the_course_form(path):
+    nb, markdown, _ = _load(path)
+    first = "".join(nb["cells"][0]["source"])
+    assert len(TIME_LINE.findall(first)) == 1, (
+        f"{path.name}: the first cell needs one line '**Time:** running it takes about N minutes; "
+        "working through it, about H hours.'")
+    other = re.findall(r"(?i)\*\*(?:run time|time)\b[^*]*\*\*|^running it takes", first, re.M)
+    assert other == ["**Time:**"], f"{path.name}: the times are stated in another form too: {other}"

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import check_env
 from helpers.course import data
 from helpers.course.models import ModelFileError, load_model
 from helpers.infra.checksums import DataError, verify_file
+from tools import doctor
 
 ROOT = Path(__file__).resolve().parents[1]
 GIT = shutil.which("git")
@@ -113,7 +113,7 @@ def test_make_doctor_gives_the_line_endings_fix_for_a_converted_file(tmp_path, m
     monkeypatch.setattr(data, "DATA_DIR", copy)
     tsv = copy / "wsd_sentences.tsv"
     tsv.write_bytes(tsv.read_bytes().replace(b"\n", b"\r\n"))
-    (result,) = [r for r in check_env.check_data() if r.status == "FAIL"]
+    (result,) = [r for r in doctor.check_data() if r.status == "FAIL"]
     assert "wsd_sentences.tsv has Windows line endings (CRLF)" in result.message
     assert result.fix.startswith("git rm --cached -- data/wsd_sentences.tsv && git checkout HEAD -- "
                                  "data/wsd_sentences.tsv")

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from helpers.course.char_live import heldout_loss, kn_baselines, live_split, random_batch, windows
-from helpers.infra.figure_checks import figure_problems
 from helpers.infra.live_training import LiveTraining
+from tools.figure_checks import figure_problems
 
 
 def _run(losses):

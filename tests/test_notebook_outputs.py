@@ -21,7 +21,13 @@ from helpers.infra.plotting import new_figure, set_labels  # noqa: E402
 from helpers.infra.progress import in_notebook, progress_bar  # noqa: E402
 from helpers.infra.training import train_loop  # noqa: E402
 from helpers.infra.widgets import FALLBACK_CLASS, WIDGET_NOTE, Explorer, slider  # noqa: E402
-from tests.clean_notebooks import clean, clean_outputs, main, terminal_text  # noqa: E402
+from tests.clean_notebooks import (  # noqa: E402
+    KERNELSPEC,
+    clean,
+    clean_outputs,
+    main,
+    terminal_text,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -171,14 +177,29 @@ def test_clean_removes_widget_state_and_timestamps(tmp_path, capsys):
          "metadata": {"execution": {"iopub.status.busy": "2026-01-01T00:00:00Z"}, "tags": ["keep"]}}]}
     changes = clean(nb)
     assert "widget state" in changes and any("timestamps of 1 cells" in c for c in changes)
-    assert nb["metadata"] == {} and nb["cells"][0]["metadata"] == {"tags": ["keep"]}
+    assert nb["metadata"] == {"kernelspec": KERNELSPEC} and nb["cells"][0]["metadata"] == {"tags": ["keep"]}
+    assert "kernel name" in changes
     assert clean(nb) == []                                        # idempotent
     path = tmp_path / "n.ipynb"
     import json
 
-    path.write_text(json.dumps({**nb, "metadata": {"widgets": {}}}), encoding="utf-8")
+    path.write_text(json.dumps({**nb, "metadata": {"kernelspec": KERNELSPEC, "widgets": {}}}), encoding="utf-8")
     assert main(["--check", str(path)]) == 1 and "would clean widget state" in capsys.readouterr().out
     assert main([str(path)]) == 0 and main(["--check", str(path)]) == 0
+
+
+def test_committed_notebooks_name_the_kernel_the_course_registers():
+    """The kernel ipykernel registers (what JupyterLab writes on opening a notebook), so that
+    opening a lesson changes nothing on disk; tests/clean_notebooks.py writes it."""
+    from ipykernel.kernelspec import get_kernel_dict
+
+    registered = get_kernel_dict()
+    assert (KERNELSPEC["name"], KERNELSPEC["display_name"]) == ("python3", registered["display_name"])
+    import json
+
+    wrong = [p.name for p in sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb"))
+             if json.loads(p.read_text(encoding="utf-8"))["metadata"].get("kernelspec") != KERNELSPEC]
+    assert not wrong, f"notebooks with another kernel name (run tests/clean_notebooks.py): {wrong}"
 
 
 @pytest.mark.parametrize("target", ["execute"])

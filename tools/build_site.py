@@ -42,8 +42,9 @@ CONF = ROOT / "tools" / "site"
 SITE = ROOT / "build" / "site"
 ONE_LESSON = ROOT / "build" / "html"
 LESSON_NAME = re.compile(r"^(\d\d)_[a-z0-9_]+$")
-TIMES = re.compile(r"Running it takes (about [^;.]+?|under [^;.]+?); working through it, (about [^.]+?)\.")
-RUN_LINE = re.compile(r"\*\*Run time\*?\*?[.:]?\*?\*?:?\s*(.+?)(?:[.:;(]|$)", re.M)
+#: the line of a lesson's first cell that states its times (tests/test_lesson_standards.py)
+TIMES = re.compile(r"(?m)^\*\*Time:\*\* running it takes (about [^;.]+?|under [^;.]+?); "
+                   r"working through it, (about [^.]+?)\.")
 NOT_STATED = "not stated yet"
 LESSON_LINK = re.compile(r"\[([^\]]+)\]\((?:\.\./notebooks/|\./)?(\d\d_[a-z0-9_]+)\.ipynb(?:#[\w-]+)?\)")
 ANCHOR = re.compile(r'(?m)^[ \t]*<a (?:id|name)="([A-Za-z][\w-]*)">\s*</a>[ \t]*$')
@@ -83,9 +84,9 @@ def load(path: Path) -> dict:
 
 def lesson_info(path: Path, nb: dict | None = None) -> Lesson:
     """Title and times of the lesson at ``path`` (``notebooks/NN_topic.ipynb``), from its first
-    cell: the ``# NN · Title`` heading and the sentence "Running it takes about N minutes;
-    working through it, about M hours." A lesson that does not state them yet shows its
-    "Run time" line and "not stated yet". SiteError for a first cell without the heading."""
+    cell: the ``# NN · Title`` heading and the line "**Time:** running it takes about N minutes;
+    working through it, about M hours." A lesson that does not state them shows "not stated
+    yet". SiteError for a first cell without the heading."""
     path = Path(path)
     match = LESSON_NAME.match(path.stem)
     if not match:
@@ -97,12 +98,7 @@ def lesson_info(path: Path, nb: dict | None = None) -> Lesson:
         raise SiteError(f"{path}: its first cell must be markdown starting with '# {match.group(1)} · Title'")
     title = re.sub(rf"^{match.group(1)}\s*·\s*", "", heading.group(1).strip())
     times = TIMES.search(first)
-    if times:
-        run, work = times.group(1), times.group(2)
-    else:
-        line = RUN_LINE.search(first)
-        run = line.group(1).strip().rstrip(".") if line else NOT_STATED
-        run, work = run[:1].lower() + run[1:], NOT_STATED
+    run, work = (times.group(1), times.group(2)) if times else (NOT_STATED, NOT_STATED)
     return Lesson(match.group(1), path.stem, title, run, work)
 
 
@@ -145,15 +141,14 @@ def lesson_table(lessons: list[Lesson], link: bool = True) -> str:
     return "\n".join(rows)
 
 
-def index_page(lessons: list[Lesson], solutions: list[Path]) -> str:
-    """The site's front page: the intro of ``tools/site/index.md``, the lesson table, the toctrees."""
+def index_page(lessons: list[Lesson]) -> str:
+    """The site's front page: the intro of ``tools/site/index.md``, the lesson table, the toctree."""
     intro = (CONF / "index.md").read_text(encoding="utf-8")
     if "{lesson_table}" not in intro:
         raise SiteError(f"{CONF / 'index.md'} must hold the placeholder {{lesson_table}}")
     toc = ["", "```{toctree}", ":caption: Lessons", ":hidden:", ""]
     toc += [f"notebooks/{le.stem}" for le in lessons] + ["```"]
-    if solutions:
-        toc += ["", "```{toctree}", ":caption: For instructors", ":hidden:", "", "solutions/index", "```"]
+    # the instructors' pages are linked from the intro, not listed here: no "next" link leads to them
     return intro.replace("{lesson_table}", lesson_table(lessons)) + "\n".join(toc) + "\n"
 
 
@@ -189,7 +184,7 @@ def write_source(dest: Path, lessons: list[Path], solutions: list[Path]) -> list
             (dest / "solutions" / path.name).write_text(json.dumps(with_targets(load(path)), ensure_ascii=False),
                                                         encoding="utf-8")
         (dest / "solutions" / "index.md").write_text(instructors_page(solutions), encoding="utf-8")
-    (dest / "index.md").write_text(index_page(infos, solutions), encoding="utf-8")
+    (dest / "index.md").write_text(index_page(infos), encoding="utf-8")
     return infos
 
 

@@ -78,11 +78,15 @@ def set_variable(value: str) -> str:
     return f'$env:{ENV} = "{value}"' if os.name == "nt" else f"export {ENV}={value}"
 
 
-def _location() -> tuple[Path, str]:
-    """(folder, how it was chosen); raises CacheLocationError for an empty or relative variable."""
+def location() -> tuple[Path, str]:
+    """(folder, how it was chosen), without creating it; CacheLocationError for an empty or
+    relative ``$NLP_COURSE_CACHE``. "How" names ``$XDG_CACHE_HOME`` when that variable chose it."""
     value = os.environ.get(ENV)
     if value is None:
-        return default_folder(), f"this system's cache folder; {ENV} is not set"
+        folder, xdg = default_folder(), os.environ.get("XDG_CACHE_HOME", "")
+        chosen = (f", and XDG_CACHE_HOME={xdg} chose it"
+                  if xdg and Path(xdg).expanduser() in folder.parents else "")
+        return folder, f"this system's cache folder; {ENV} is not set{chosen}"
     if not value.strip():
         unset = f"Remove-Item Env:{ENV}" if os.name == "nt" else f"unset {ENV}"
         raise CacheLocationError(
@@ -134,7 +138,7 @@ def cache_dir() -> Path:
     when the variable is empty or relative, when a file is in the way, when the nearest folder
     that exists may not be written, when the disk is read-only or full, or when the folder
     itself cannot be written."""
-    folder, how = _location()
+    folder, how = location()
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:

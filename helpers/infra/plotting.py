@@ -7,7 +7,8 @@ a notebook that imports ``helpers`` looks the same, including those a lesson dra
   fonts are 10 pt (titles 11 pt, ticks and legends 9 pt); its constrained layout keeps titles,
   labels and colour bars from overlapping (so no ``fig.tight_layout()`` is needed).
 - Colours: the Okabe–Ito palette (:data:`COLOURS`), told apart with every common colour-vision
-  deficiency and the same colours as the diagrams (``helpers.infra.svg.PALETTE``). Lines cycle
+  deficiency, with white, greys and light tints (:data:`PALETTE`, which the diagrams of
+  ``notebooks/figures/`` use too). Lines cycle
   through colour and line style together, so they still differ in greyscale; :data:`MARKERS`
   pairs a marker with each for scatter plots and measured points.
   Reference lines (chance level, a baseline, the value the reader chose) use :data:`GREY` and
@@ -17,8 +18,7 @@ a notebook that imports ``helpers`` looks the same, including those a lesson dra
 - Log axes: :func:`log_axis` labels the major ticks only, with plain numbers where they are short.
 - Heat maps: :func:`heatmap` draws with a perceptually uniform colour map (viridis; berlin when
   the values have a sign) and always adds a labelled colour bar.
-- :func:`figure_to_png` turns a figure into PNG bytes (what explorers show); the checks that a
-  figure follows this style are in :mod:`helpers.infra.figure_checks`.
+- :func:`figure_to_png` turns a figure into PNG bytes (what explorers show).
 """
 from __future__ import annotations
 
@@ -32,20 +32,42 @@ from matplotlib import cycler
 from matplotlib.mathtext import MathTextParser
 from matplotlib.ticker import FixedLocator, Formatter, LogLocator, NullFormatter, NullLocator
 
-from helpers.infra.svg import PALETTE
+_OKABE_ITO = {
+    "black": "#000000",
+    "orange": "#E69F00",
+    "sky": "#56B4E9",
+    "green": "#009E73",
+    "yellow": "#F0E442",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "purple": "#CC79A7",
+}
 
+
+def _tint(hex_colour: str, share: int = 3) -> str:
+    """``share`` tenths of the colour mixed with white (integer arithmetic: exact everywhere)."""
+    rgb = [int(hex_colour[i:i + 2], 16) for i in (1, 3, 5)]
+    return "#" + "".join(f"{(c * share + 255 * (10 - share) + 5) // 10:02X}" for c in rgb)
+
+
+#: name -> hex colour: the Okabe-Ito colours, white, three greys and a light tint of each colour
+PALETTE = {
+    **_OKABE_ITO,
+    "white": "#FFFFFF",
+    "grey_light": "#EEEEEE",
+    "grey": "#999999",
+    "grey_dark": "#555555",
+    **{f"{name}_light": _tint(hex_colour) for name, hex_colour in _OKABE_ITO.items()
+       if name != "black"},
+}
 #: the Okabe–Ito colours by name (hex strings), in the order lines use them
 COLOURS = {name: PALETTE[name] for name in ("blue", "orange", "green", "vermillion", "purple", "sky", "black")}
 GREY, GREY_DARK, BLACK = PALETTE["grey"], PALETTE["grey_dark"], PALETTE["black"]
 #: line styles paired with the colours (the n-th line differs in both), and markers for points
 LINESTYLES = ("-", "--", "-.", ":", (0, (6, 2, 1, 2, 1, 2)), (0, (8, 3)), (0, (1, 1)))
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
-#: every colour a course figure may use (hex, upper case): the diagrams' palette, which holds
-#: the Okabe–Ito colours, their light tints, white and greys
-ALLOWED_COLOURS = frozenset(v.upper() for v in PALETTE.values())
 #: colour maps for heat maps: perceptually uniform (sequential; diverging for signed values)
 SEQUENTIAL_CMAP, DIVERGING_CMAP = "viridis", "berlin"
-UNIFORM_CMAPS = frozenset({"viridis", "cividis", "magma", "inferno", "plasma", "berlin", "managua", "vanimo"})
 
 PANEL_WIDTH = {1: 6.4, 2: 5.0, 3: 4.2}   # inches per panel, by panels in a row (wider rows, narrower panels)
 PANEL_HEIGHT = 3.6

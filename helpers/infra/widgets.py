@@ -31,7 +31,7 @@ gone, stays visible. JupyterLab therefore shows only the live widget, and everyt
 shows the picture. (A ``<style>`` in an HTML *output* would not do: JupyterLab 4.6 strips it
 from the outputs of an untrusted notebook, which a cloned notebook is, whereas an
 ``ipywidgets.HTML`` value reaches the page as written. Measured in Chromium; see
-``tests/browser_check.py``, which checks both views.)
+``tools/browser_check.py``, which checks both views.)
 """
 from __future__ import annotations
 

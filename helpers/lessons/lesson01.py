@@ -42,6 +42,41 @@ def featurize(data: TopicData, kind: str = "counts", max_features: int = 5000):
     return tuple(sp.csr_matrix(X, dtype=np.float32) for X in (X_train, X_valid, X_test))
 
 
+def mlp_worked_example() -> dict[str, np.ndarray]:
+    """The tiny network of the MLP graph figure (``figures/01_mlp_graph.svg``), forward and
+    backward, in float64 NumPy.
+
+    x (1, 2) → z₁ = x W₁ + b₁ (1, 2) → h = tanh z₁ → z₂ = h W₂ + b₂ (1, 3) → p = softmax z₂
+    → L = −log p_y with true class y = 0. Returns every value and every gradient ``d<name>``
+    (= ∂L/∂name, same shape as ``name``).
+    """
+    v = {
+        "x": np.array([[1.0, -0.5]]),
+        "W1": np.array([[0.5, -0.3], [0.8, 0.2]]),
+        "b1": np.array([0.1, -0.1]),
+        "W2": np.array([[1.0, -0.5, 0.3], [-0.7, 0.6, 0.2]]),
+        "b2": np.array([0.0, 0.1, -0.1]),
+        "y": 0,
+    }
+    v["z1"] = v["x"] @ v["W1"] + v["b1"]
+    v["h"] = np.tanh(v["z1"])
+    v["z2"] = v["h"] @ v["W2"] + v["b2"]
+    e = np.exp(v["z2"] - v["z2"].max())
+    v["p"] = e / e.sum()
+    v["L"] = -np.log(v["p"][0, v["y"]])
+    onehot = np.eye(3)[[v["y"]]]
+    v["dp"] = -onehot / v["p"]                       # ∂L/∂p: −1/p_y at the true class, else 0
+    v["dz2"] = v["p"] - onehot                       # softmax + cross-entropy together
+    v["dW2"] = v["h"].T @ v["dz2"]
+    v["db2"] = v["dz2"].sum(axis=0)
+    v["dh"] = v["dz2"] @ v["W2"].T
+    v["dz1"] = v["dh"] * (1 - v["h"] ** 2)
+    v["dW1"] = v["x"].T @ v["dz1"]
+    v["db1"] = v["dz1"].sum(axis=0)
+    v["dx"] = v["dz1"] @ v["W1"].T
+    return v
+
+
 def predict_proba(net: Sequential, X, batch_size: int = 512) -> np.ndarray:
     """Class probabilities (n, K) of a classifier network in inference mode."""
     net.eval()

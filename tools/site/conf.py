@@ -4,7 +4,8 @@ Sphinx with myst-nb renders the committed notebooks as they are: nothing is exec
 (``nb_execution_mode = "off"``). The Furo theme gives the page layout, the previous/next links
 and the search box (Sphinx's own search index, no server needed). Formulas are turned into
 MathML while the site is built (``mathml.py`` beside this file, with latex2mathml), so a page
-shows its maths with no script and no network.
+shows its maths with no script and no network. The instructors' pages (solutions/) are linked
+from the front page only: neither search nor a lesson's previous/next link leads to them.
 """
 import sys
 from pathlib import Path
@@ -43,15 +44,14 @@ nb_render_markdown_format = "myst"
 
 suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
 
-# While some lessons are still being converted to the student edition (tests/lesson_status.py),
-# a link may point to an anchor that its pending lesson does not have yet: the build does not
-# stop for it, and the browser check (tests/site_check.py) reports each such link as pending.
-# Once no lesson is pending, a missing link target fails the build again.
-_ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(_ROOT))
-try:
-    from tests.lesson_status import PENDING as _PENDING
-except ImportError:   # a copy of the course without its tests
-    _PENDING = {}
-if _PENDING:
-    suppress_warnings.append("myst.xref_missing")
+
+def _apart_from_the_lessons(app, doctree):
+    """The instructors' pages (solutions/) stay out of the search index, and out of the lessons'
+    table of contents (so no previous/next link leads from a lesson into them); the front page
+    links to them."""
+    if app.env.docname.startswith("solutions/"):
+        app.env.metadata[app.env.docname].update(nosearch=True, orphan=True)
+
+
+def setup(app):
+    app.connect("doctree-read", _apart_from_the_lessons, priority=900)

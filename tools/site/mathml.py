@@ -16,6 +16,10 @@ from latex2mathml.converter import convert
 # TeX operators latex2mathml does not know, written the way it does know
 _OPERATORS = {r"\arg": r"\operatorname{arg}"}
 _RAW_COMMAND = re.compile(r">\\[A-Za-z]+<")
+# an operator followed by "=" (``+=``, ``\mathrel{+}=``): latex2mathml writes two operators, which
+# browsers space apart ("+ ="); one <mo> reads as the compound operator of the code
+_COMPOUND = re.compile(r"<mo>(?:<mrow><mo>)?(&#x0002B;|&#x02212;|&#x0002D;|&#x0002A;)(?:</mo></mrow>)?</mo>"
+                       r"<mo>&#x0003D;</mo>")
 
 
 class MathMLError(ValueError):
@@ -36,6 +40,7 @@ def to_mathml(tex: str, display: bool = False) -> str:
         mathml = convert(source, display="block" if display else "inline")
     except Exception as e:   # latex2mathml raises its own exception types, and IndexError on bad input
         raise MathMLError(f"cannot convert the formula {tex!r} to MathML: {type(e).__name__}: {e}") from None
+    mathml = _COMPOUND.sub(lambda m: f"<mo>{m.group(1)}=</mo>", mathml)
     raw = _RAW_COMMAND.search(mathml)
     if raw:
         raise MathMLError(f"the formula {tex!r} would show the TeX command {raw.group(0)[1:-1]!r} as text "
