@@ -1,6 +1,7 @@
 """Recipe of ``bert_finetune``: lesson 10's fine-tuning experiment (scores only, no weights).
 
-For every training-set size x seed, on the split of :func:`helpers.course.bert_finetune.bbc_finetune_data`:
+For every training-set size x seed, on the split of
+:func:`helpers.course.bert_finetune.bbc_finetune_data`:
 
 - ``fine-tuned``: the shipped encoder plus a new linear head, every weight trained
   (:func:`helpers.course.bert_finetune.finetune_run`) over a budget of
@@ -58,8 +59,8 @@ def budget_steps(n: int, epochs: float, batch_size: int, min_steps: int) -> int:
     """The fine-tuning budget for ``n`` training articles: ``max(min_steps, ceil(epochs * n /
     batch_size))`` steps, at least ``epochs`` passes over the training set."""
     if n < 1 or epochs <= 0 or batch_size < 1 or min_steps < 1:
-        raise ValueError(f"n, epochs, batch_size and min_steps must be positive, got {n}, {epochs}, "
-                         f"{batch_size}, {min_steps}")
+        raise ValueError(f"n, epochs, batch_size and min_steps must be positive, got {n}, "
+                         f"{epochs}, {batch_size}, {min_steps}")
     return max(int(min_steps), math.ceil(epochs * n / batch_size))
 
 
@@ -103,14 +104,15 @@ def train(settings: dict, log, max_steps: int | None = None, progress: bool = Tr
     tok, y, K = shipped.tok, data.labels, len(data.topics)
     c0 = time.process_time()
     ids = encode_docs(tok, data.docs, s["max_len"])
-    pool_ids, valid_ids, test_ids = ([ids[i] for i in part] for part in (data.pool, data.valid, data.test))
+    pool_ids, valid_ids, test_ids = ([ids[i] for i in part]
+                                     for part in (data.pool, data.valid, data.test))
     y_pool, y_valid, y_test = y[data.pool], y[data.valid], y[data.test]
     encode_cpu = time.process_time() - c0
 
     def steps_for(n, epochs):
         return budget_steps(n, epochs, s["batch_size"], s["min_steps"])
 
-    runs = {}                           # (n, seed, lr, pooling, steps) -> run (deterministic: reused)
+    runs = {}                   # (n, seed, lr, pooling, steps) -> run (deterministic: reused)
 
     def run(n, seed, lr, pooling, epochs, steps_cap=None, desc="fine-tuning"):
         key = (n, seed, lr, pooling, steps_for(n, epochs))
@@ -118,8 +120,8 @@ def train(settings: dict, log, max_steps: int | None = None, progress: bool = Tr
             return runs[key]
         idx = training_subset(y_pool, n, seed)
         r = finetune_run(shipped, [pool_ids[i] for i in idx], y_pool[idx], valid_ids, y_valid,
-                         {**s, "steps": key[-1]}, lr, pooling, seed, K, log=log, max_steps=steps_cap,
-                         progress=progress, desc=desc)
+                         {**s, "steps": key[-1]}, lr, pooling, seed, K, log=log,
+                         max_steps=steps_cap, progress=progress, desc=desc)
         if steps_cap is None:
             runs[key] = r
         return r
@@ -143,7 +145,8 @@ def train(settings: dict, log, max_steps: int | None = None, progress: bool = Tr
                   cpu_seconds=r["cpu_seconds"])
     pi, li = np.unravel_index(int(np.argmax(grid_valid)), grid_valid.shape)   # first best
     lr, pooling = s["grid_lrs"][li], s["grid_poolings"][pi]
-    log.event("eval", part="grid choice", lr=lr, pooling=pooling, valid_acc=float(grid_valid[pi, li]))
+    log.event("eval", part="grid choice", lr=lr, pooling=pooling,
+              valid_acc=float(grid_valid[pi, li]))
 
     # 2. the epochs of the budget
     epoch_valid, epoch_cpu, epoch_best = [], [], []
@@ -159,8 +162,8 @@ def train(settings: dict, log, max_steps: int | None = None, progress: bool = Tr
     k = max(range(len(s["epoch_grid"])), key=lambda k: (epoch_valid[k], -s["epoch_grid"][k]))
     epochs = s["epoch_grid"][k]
     rule = f"steps = max({s['min_steps']}, ceil({epochs} * n / {s['batch_size']}))"
-    log.event("eval", part="epochs choice", epochs=epochs, valid_acc=float(epoch_valid[k]), rule=rule,
-              steps={str(n): steps_for(n, epochs) for n in s["sizes"]})
+    log.event("eval", part="epochs choice", epochs=epochs, valid_acc=float(epoch_valid[k]),
+              rule=rule, steps={str(n): steps_for(n, epochs) for n in s["sizes"]})
 
     # 3. frozen and static features (once for every article)
     c0 = time.process_time()
@@ -186,17 +189,19 @@ def train(settings: dict, log, max_steps: int | None = None, progress: bool = Tr
     bar = progress_bar(total=len(cells), desc="sizes x seeds", unit="cell", disable=not progress)
     for i, j in cells:
         n, seed = s["sizes"][i], s["seeds"][j]
-        r = run(n, seed, lr, pooling, epochs, desc=f"fine-tuning n={n} seed={seed} ({budget[i, j]} steps)")
+        r = run(n, seed, lr, pooling, epochs,
+                desc=f"fine-tuning n={n} seed={seed} ({budget[i, j]} steps)")
         test_right["fine-tuned"][i, j] = classifier_predictions(r["model"], tok, test_ids) == y_test
         valid_acc["fine-tuned"][i, j], best_step[i, j] = r["valid_acc"], r["best_step"]
         curves[i, j, :len(r["curve"]["valid_acc"])] = r["curve"]["valid_acc"]
         cpu["fine-tuned"][i, j] = r["cpu_seconds"]
         idx = training_subset(y_pool, n, seed)
         c0 = time.process_time()
-        key, C, va = choose_logreg({k: (v[data.pool][idx], v[data.valid]) for k, v in feats.items()},
-                                   y_pool[idx], y_valid, s["Cs"])
-        test_right["frozen"][i, j] = logreg_test_predictions(feats[key][data.pool][idx], y_pool[idx],
-                                                             feats[key][data.test], C) == y_test
+        candidates = {k: (v[data.pool][idx], v[data.valid]) for k, v in feats.items()}
+        key, C, va = choose_logreg(candidates, y_pool[idx], y_valid, s["Cs"])
+        pred = logreg_test_predictions(feats[key][data.pool][idx], y_pool[idx],
+                                       feats[key][data.test], C)
+        test_right["frozen"][i, j] = pred == y_test
         valid_acc["frozen"][i, j], frozen_layer[i, j], frozen_pool[i, j] = va, key[0], key[1]
         frozen_C[i, j] = C
         cpu["frozen"][i, j] = time.process_time() - c0
@@ -237,7 +242,8 @@ def train(settings: dict, log, max_steps: int | None = None, progress: bool = Tr
             "chosen": {"lr": lr, "pooling": pooling, "epochs": epochs},
             "budget_rule": f"{rule}; epochs chosen among {s['epoch_grid']} on validation at "
                            f"n = {s['epoch_size']}, seed {s['epoch_seed']}",
-            "n_articles": {"pool": len(data.pool), "valid": len(data.valid), "test": len(data.test)},
+            "n_articles": {"pool": len(data.pool), "valid": len(data.valid),
+                           "test": len(data.test)},
             "timings": timings_to_meta(timings),
             "cpu_seconds_parts": {"encode": encode_cpu, "frozen_features": frozen_feature_cpu,
                                   "static_features": static_feature_cpu},

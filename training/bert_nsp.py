@@ -84,7 +84,7 @@ class NSPHead(nn.Module):
 
 @torch.no_grad()
 def encode_pairs(model: TinyBert, tok, pairs, batch: int = 128):
-    """Yield (final vectors (b, L, d), is_next (b,)) of ``pairs``, ``batch`` at a time (eval mode)."""
+    """Yield (final vectors (b, L, d), is_next (b,)) of ``pairs``, ``batch`` at once (eval mode)."""
     model.eval()
     for k in range(0, len(pairs), batch):
         ids, seg, att, y = pair_batch(tok, pairs[k:k + batch])
@@ -151,7 +151,8 @@ def topic_rights(model: TinyBert, tok, s: dict) -> dict:
     on validation), for each training-set size n."""
     data = bbc_finetune_data(5, 30, 0)
     layer = model.cfg.n_layers
-    X = frozen_features(model, tok, encode_docs(tok, data.docs, 64), (layer,), ("mean",))[layer, "mean"]
+    docs = encode_docs(tok, data.docs, 64)
+    X = frozen_features(model, tok, docs, (layer,), ("mean",))[layer, "mean"]
     y = data.labels
     out = {}
     for n in s["topic_sizes"]:
@@ -209,7 +210,8 @@ def continue_pretraining(arm: str, start, tok, train_docs, valid_mlm, valid_pair
                       eval_at_end=True, limit=max_steps, log_fields={"arm": arm},
                       curve=("step", "valid_mlm_acc", "valid_nsp_acc", "train_mlm", "train_nsp"),
                       cap_reason=f"the step cap max_steps={s['max_steps']} (the learning rate "
-                                 "reaches 0 there)", desc=f"pre-training ({arm})", progress=progress)
+                                 "reaches 0 there)",
+                      desc=f"pre-training ({arm})", progress=progress)
     return model.eval(), head.eval(), run.curve, time.process_time() - c0
 
 
@@ -225,16 +227,18 @@ def train(settings: dict, log: RunLog, max_steps: int | None = None, progress: b
     tok = start.tok
     sents = mlm_sentences()
     train_docs, test_docs = split_documents("train"), split_documents("test")
-    valid_mlm = fixed_eval_batches(tok, encode_corpus(tok, sents["valid"], s["max_len"]), seed=VALID_SEED)
+    valid_seqs = encode_corpus(tok, sents["valid"], s["max_len"])
+    valid_mlm = fixed_eval_batches(tok, valid_seqs, seed=VALID_SEED)
     valid_pairs = next_sentence_pairs(tok, split_documents("valid"), s["n_valid_pairs"],
                                       make_rng(s["pair_seed"]), s["max_len"])
     arms = {}
     for arm in NSP_ARMS:
-        arms[arm] = continue_pretraining(arm, start, tok, train_docs, valid_mlm, valid_pairs, s, log,
-                                         max_steps, progress)
+        arms[arm] = continue_pretraining(arm, start, tok, train_docs, valid_mlm, valid_pairs, s,
+                                         log, max_steps, progress)
         if max_steps is not None:
             return {}, {"settings": dict(s)}, {}
-    test_mlm = fixed_eval_batches(tok, encode_corpus(tok, sents["test"], s["max_len"]), seed=TEST_SEED)
+    test_seqs = encode_corpus(tok, sents["test"], s["max_len"])
+    test_mlm = fixed_eval_batches(tok, test_seqs, seed=TEST_SEED)
     test_pairs = next_sentence_pairs(tok, test_docs, s["n_test_pairs"],
                                      make_rng(s["pair_seed"] + 1), s["max_len"])
     probe_pairs = next_sentence_pairs(tok, train_docs, s["n_probe_pairs"],
@@ -256,7 +260,8 @@ def train(settings: dict, log: RunLog, max_steps: int | None = None, progress: b
         metrics[f"{arm}_test_mlm_acc"] = float(right.sum() / count.sum())
         metrics[f"{arm}_test_nsp_acc"] = float(arrays[f"{arm}/nsp_right"].mean())
         metrics[f"{arm}_cpu_seconds"] = cpu
-    arrays["overlap/nsp_right"], thr = overlap_baseline(probe_pairs, test_pairs, len(tok.special_ids))
+    right, thr = overlap_baseline(probe_pairs, test_pairs, len(tok.special_ids))
+    arrays["overlap/nsp_right"] = right
     metrics["overlap_test_nsp_acc"] = float(arrays["overlap/nsp_right"].mean())
     meta = {"settings": dict(s), "config": asdict(start.model.cfg), "metrics": metrics,
             "overlap_threshold": thr, "n_test_pairs": len(test_pairs),

@@ -21,9 +21,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from helpers.course.char_lms import EVAL_TOKENS, build_char_lm
 from helpers.course.char_live import TEST_PREDICTIONS as SUBSET
 from helpers.course.char_live import char_split, ngram_path
+from helpers.course.char_lms import EVAL_TOKENS, build_char_lm
 from helpers.infra.artifacts import save_artifact
 from helpers.infra.runlog import RunLog
 from helpers.lib.batching import random_windows
@@ -78,7 +78,8 @@ def train(settings: dict, log: RunLog, max_steps: int | None = None,
             g["lr"] = s["lr"] * lr_factor(k - 1, s["warmup"], s["max_steps"], s["min_lr_frac"])
         # split.train[:-1]: the draw the shipped models were trained with (never the last window)
         x, y = random_windows(split.train[:-1], s["batch_size"], s["ctx"], rng)
-        loss = F.cross_entropy(model(torch.as_tensor(x)).flatten(0, 1), torch.as_tensor(y).flatten())
+        logits = model(torch.as_tensor(x))
+        loss = F.cross_entropy(logits.flatten(0, 1), torch.as_tensor(y).flatten())
         opt.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), s["clip"])
@@ -86,8 +87,8 @@ def train(settings: dict, log: RunLog, max_steps: int | None = None,
         return loss.item()
 
     def evaluate(k):
-        valid = evaluate_lm(model, split.valid, seq_len=s["ctx"], max_tokens=EVAL_TOKENS, batch_size=32)
-        return {"valid_loss": valid}
+        return {"valid_loss": evaluate_lm(model, split.valid, seq_len=s["ctx"],
+                                          max_tokens=EVAL_TOKENS, batch_size=32)}
 
     snapshot, restore = torch_snapshot(model)
     run = train_steps(step, s["max_steps"], log, evaluate=evaluate, eval_every=s["eval_every"],
@@ -98,8 +99,8 @@ def train(settings: dict, log: RunLog, max_steps: int | None = None,
     model.eval()
     if max_steps is not None:
         return model_arrays(model, run.curve), {"settings": dict(s)}, {"steps": run.steps}
-    metrics = {"valid_loss": evaluate_lm(model, split.valid, seq_len=s["ctx"], max_tokens=len(split.valid)),
-               "test_loss": evaluate_lm(model, split.test, seq_len=s["ctx"], max_tokens=len(split.test)),
+    metrics = {"valid_loss": evaluate_lm(model, split.valid, s["ctx"], max_tokens=len(split.valid)),
+               "test_loss": evaluate_lm(model, split.test, s["ctx"], max_tokens=len(split.test)),
                "steps": run.steps, "best_step": run.best_step,
                "n_params": sum(p.numel() for p in model.parameters())}
     meta = {"settings": dict(s), "metrics": metrics, "vocab": split.vocab.to_arrays()[1],
@@ -116,8 +117,8 @@ def subset_metric(shipped) -> tuple[str, float]:
     if split.vocab.itos != shipped.vocab.itos:
         raise ValueError("the shipped character LM's vocabulary differs from the corpus's: rebuild "
                          f"it with `make models NAME=char_{shipped.settings['kind']}`")
-    return f"test_loss_first_{SUBSET}", evaluate_lm(shipped.model, split.test,
-                                                    seq_len=shipped.settings["ctx"], max_tokens=SUBSET)
+    loss = evaluate_lm(shipped.model, split.test, shipped.settings["ctx"], max_tokens=SUBSET)
+    return f"test_loss_first_{SUBSET}", loss
 
 
 def build_char_ngram() -> dict:
@@ -139,7 +140,7 @@ def build_char_ngram() -> dict:
         kneser_ney_nlls(split.train, split.valid[:EVAL_TOKENS + 1], n, split.V, D).mean())
     nll = kneser_ney_nlls(split.train, split.test, n, split.V, D)
     chosen["test_loss"] = float(nll.mean())
-    head = np.full(SUBSET, np.nan)          # head[i] scores test[i + 1]; nll[j] scores test[j + n - 1]
+    head = np.full(SUBSET, np.nan)       # head[i] scores test[i + 1]; nll[j] scores test[j + n - 1]
     head[n - 2:] = nll[:SUBSET - n + 2]
     meta = {"rows": rows, "chosen": chosen, "subset": SUBSET, "seconds": time.perf_counter() - t0,
             "what": "interpolated Kneser-Ney, one discount per model chosen on validation "

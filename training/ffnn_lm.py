@@ -20,7 +20,7 @@ from helpers.course.ffnn_lm import ffnn_lm_data, lm_streams
 from helpers.infra.runlog import RunLog
 from helpers.infra.seeding import seeded_init
 from helpers.lib.batching import minibatch_indices
-from helpers.lib.language_models import FeedForwardLM, mean_nll, perplexity
+from helpers.lib.language_models import FeedForwardLM, perplexity
 from helpers.lib.ngram import KneserNeyLM
 from training.loop import model_arrays, torch_snapshot, train_steps
 
@@ -31,6 +31,21 @@ SETTINGS = dict(vocab_size=2000, context=4, emb_dim=48, hidden=128, dropout=0.2,
 SUBSET = 5000                                              # test windows of the subset metric
 KN_ORDERS = (2, 3, 4, 5)
 KN_DISCOUNTS = (0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)      # chosen on validation, per order
+
+
+@torch.no_grad()
+def mean_nll(model: torch.nn.Module, X: np.ndarray, y: np.ndarray, batch_size: int = 2048) -> float:
+    """The mean cross-entropy (nats) of ``model(X[i]) -> y[i]`` over a whole split (eval mode)."""
+    if len(X) != len(y) or len(y) == 0:
+        raise ValueError(f"mean_nll: {len(X)} contexts and {len(y)} targets (need as many, > 0)")
+    was_training = model.training
+    model.eval()
+    total = 0.0
+    for s in range(0, len(y), batch_size):
+        xb, yb = torch.as_tensor(X[s:s + batch_size]), torch.as_tensor(y[s:s + batch_size])
+        total += F.cross_entropy(model(xb), yb, reduction="sum").item()
+    model.train(was_training)
+    return total / len(y)
 
 
 def kn_baseline(vocab_size: int, start: int, log: RunLog | None = None) -> dict:
@@ -51,7 +66,8 @@ def kn_baseline(vocab_size: int, start: int, log: RunLog | None = None) -> dict:
         out[str(n)] = {"D": float(best), "valid_ppl": by_d[best], "test_ppl": test_ppl,
                        "valid_by_D": by_d}
         if log is not None:
-            log.event("kn_baseline", order=n, D=float(best), valid_ppl=by_d[best], test_ppl=test_ppl)
+            log.event("kn_baseline", order=n, D=float(best), valid_ppl=by_d[best],
+                      test_ppl=test_ppl)
     return out
 
 
@@ -85,7 +101,8 @@ def train(settings: dict, log: RunLog, max_steps: int | None = None,
 
     def evaluate(k):
         valid = mean_nll(model, data.X_valid, data.y_valid)
-        return {"epoch": math.ceil(k / per_epoch), "valid_nll": valid, "valid_ppl": perplexity(valid)}
+        return {"epoch": math.ceil(k / per_epoch), "valid_nll": valid,
+                "valid_ppl": perplexity(valid)}
 
     snapshot, restore = torch_snapshot(model)
     run = train_steps(step, s["max_epochs"] * per_epoch, log, evaluate=evaluate,

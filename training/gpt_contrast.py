@@ -33,11 +33,12 @@ from training.loop import train_steps
 from training.mlm_bert import SETTINGS as MLM_SETTINGS
 from training.mlm_bert import new_encoder
 
-SETTINGS = dict({k: MLM_SETTINGS[k] for k in ("vocab_size", "max_len", "dim", "n_layers", "n_heads",
-                                              "ff_dim", "dropout", "batch_size", "lr", "weight_decay",
-                                              "warmup", "w2v_init", "seed")},
-                max_steps=1_600, eval_every=400, sample_pieces=14, temperature=0.8,
-                prompts=["the bank", "the prime minister said", "in the second half", "the new phone"])
+SHARED = ("vocab_size", "max_len", "dim", "n_layers", "n_heads", "ff_dim", "dropout", "batch_size",
+          "lr", "weight_decay", "warmup", "w2v_init", "seed")         # the masked LM's settings
+SETTINGS = dict({k: MLM_SETTINGS[k] for k in SHARED}, max_steps=1_600, eval_every=400,
+                sample_pieces=14, temperature=0.8,
+                prompts=["the bank", "the prime minister said", "in the second half",
+                         "the new phone"])
 WSD_SUPPORT, WSD_REPEATS, WSD_SEED = 3, 200, 0
 
 
@@ -53,7 +54,7 @@ def sentence_batches(seqs: list, pad_id: int, batch_size: int = 128) -> list:
 
 @torch.no_grad()
 def next_piece_scores(model: TinyGPT, batches: list) -> dict:
-    """Mean NLL (nats) and top-1 accuracy of every next piece of ``batches``: {'nll', 'accuracy', 'n'}."""
+    """The mean NLL (nats) and top-1 accuracy of every next piece: {'nll', 'accuracy', 'n'}."""
     was = model.training
     model.eval()
     nll, right, n = 0.0, 0, 0
@@ -91,13 +92,14 @@ def fill_from_the_left(model: TinyGPT, masked_batches: list) -> dict:
         right.append(hits[per > 0])
         count.append(per[per > 0])
     right, count = np.concatenate(right), np.concatenate(count)
-    return {"right": right, "count": count, "nll": nll / n, "accuracy": float(right.sum() / count.sum())}
+    return {"right": right, "count": count, "nll": nll / n,
+            "accuracy": float(right.sum() / count.sum())}
 
 
 @torch.no_grad()
 def sample(model: TinyGPT, tok: BPETokenizer, prompt: str, pieces: int, temperature: float,
            seed: int) -> str:
-    """``prompt`` continued by up to ``pieces`` pieces sampled at ``temperature`` (stops at [SEP])."""
+    """``prompt`` and up to ``pieces`` pieces sampled at ``temperature`` (stopping at [SEP])."""
     model.eval()
     g = torch.Generator().manual_seed(seed)
     seq = list(encode_sentence(tok, prompt.split(), model.cfg.max_len)[:-1])   # [CLS] pieces
@@ -120,11 +122,12 @@ def wsd_rounds(model, tok: BPETokenizer) -> dict:
     for w in sorted({e.word for e in examples}):
         exs = [e for e in examples if e.word == w]
         senses = [e.sense for e in exs]
-        out[w] = np.stack([
-            nearest_sense_accuracy(word_vectors(model, tok, [e.tokens for e in exs],
-                                                [e.position for e in exs], layer),
-                                   senses, WSD_SUPPORT, make_rng(WSD_SEED), WSD_REPEATS)["per_round"]
-            for layer in range(model.cfg.n_layers + 1)])
+        rounds = []
+        for layer in range(model.cfg.n_layers + 1):
+            X = word_vectors(model, tok, [e.tokens for e in exs], [e.position for e in exs], layer)
+            acc = nearest_sense_accuracy(X, senses, WSD_SUPPORT, make_rng(WSD_SEED), WSD_REPEATS)
+            rounds.append(acc["per_round"])
+        out[w] = np.stack(rounds)
     return out
 
 
@@ -161,7 +164,8 @@ def train(settings: dict, log: RunLog, max_steps: int | None = None, progress: b
 
     def evaluate(k):
         ev = next_piece_scores(model, valid)
-        return {"valid_nll": ev["nll"], "valid_acc": ev["accuracy"], "lr": opt.param_groups[0]["lr"]}
+        return {"valid_nll": ev["nll"], "valid_acc": ev["accuracy"],
+                "lr": opt.param_groups[0]["lr"]}
 
     run = train_steps(step, s["max_steps"], log, evaluate=evaluate, eval_every=s["eval_every"],
                       eval_at_end=True, curve=("step", "valid_nll", "valid_acc", "train_loss"),

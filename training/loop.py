@@ -1,9 +1,9 @@
 """The one training loop of ``make models``: steps, evaluations, early stopping and the run log.
 
 A recipe supplies what differs between models: ``step(k)`` (one optimiser step, returning its
-loss), ``evaluate(k)`` (a dict of validation numbers after step k) and ``snapshot()`` / ``restore(state)`` of
-its weights. :func:`train_steps` owns the rest: the progress bar, the log of every step and
-evaluation, the stop rule, the curve, and the weights kept at the end::
+loss), ``evaluate(k)`` (a dict of validation numbers after step k) and ``snapshot()`` /
+``restore(state)`` of its weights. :func:`train_steps` owns the rest: the progress bar, the log
+of every step and evaluation, the stop rule, the curve, and the weights kept at the end::
 
     run = train_steps(step, 4000, log, evaluate=evaluate, eval_every=250, metric="valid_loss",
                       patience=3, snapshot=snapshot, restore=restore,
@@ -90,7 +90,8 @@ def train_steps(step: Callable[[int], float], max_steps: int, log: RunLog, *,
         decision, stop = {}, False
         if stopper is not None:
             stop = stopper.update(record[metric], k, snapshot)
-            decision = {key: v for key, v in stopper.decisions[-1].items() if key not in ("step", "value")}
+            decision = {key: v for key, v in stopper.decisions[-1].items()
+                        if key not in ("step", "value")}
             bar.set_postfix({metric: f"{record[metric]:.4g}", "best_step": stopper.best_step})
         log.event("eval", **fields, **record, seconds=time.perf_counter() - t0,
                   cpu_seconds=time.process_time() - c0, **decision)

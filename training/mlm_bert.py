@@ -67,7 +67,8 @@ def piece_word2vec(tok: BPETokenizer, seqs, dim: int, scale: float = 0.1, window
         raise ValueError("cannot train piece vectors on an empty corpus")
     n_special = len(tok.special_ids)        # the special tokens have the first ids
     w2v = Word2Vec([[str(i) for i in s if i >= n_special] for s in seqs], vector_size=dim,
-                   window=window, min_count=1, sg=0, negative=5, epochs=epochs, workers=1, seed=seed)
+                   window=window, min_count=1, sg=0, negative=5, epochs=epochs, workers=1,
+                   seed=seed)
     E = make_rng(seed).standard_normal((len(tok), dim))
     known = [i for i in range(n_special, len(tok)) if str(i) in w2v.wv]
     E[known] = w2v.wv[[str(i) for i in known]]
@@ -80,7 +81,8 @@ def piece_vectors(tok: BPETokenizer, train: list, settings: dict) -> np.ndarray:
     scale 0.1), built once per corpus and settings, then read from the course's cache. Every
     lesson-10 trainer that starts from word2vec starts from these vectors."""
     h = hashlib.sha256(np.concatenate(train).astype(np.int64).tobytes()).hexdigest()[:16]
-    version = settings_version({"dim": settings["dim"], "seed": settings["seed"], "corpus": h}, "v1")
+    key = {"dim": settings["dim"], "seed": settings["seed"], "corpus": h}
+    version = settings_version(key, "v1")
     build = lambda: {"E": piece_word2vec(tok, train, dim=settings["dim"], scale=0.1,  # noqa: E731
                                          seed=settings["seed"])}
     return cached("mlm-piece-word2vec", version, build, verbose=False)["E"]
@@ -115,7 +117,8 @@ def train(settings: dict, log: RunLog, max_steps: int | None = None,
     sents = mlm_sentences()
     tok = train_tokenizer(s["vocab_size"])
     train_seqs = encode_corpus(tok, sents["train"], s["max_len"])
-    valid = fixed_eval_batches(tok, encode_corpus(tok, sents["valid"], s["max_len"]), seed=VALID_SEED)
+    valid_seqs = encode_corpus(tok, sents["valid"], s["max_len"])
+    valid = fixed_eval_batches(tok, valid_seqs, seed=VALID_SEED)
     model = new_encoder(TinyBert, s, tok, train_seqs)
     opt = torch.optim.AdamW(model.parameters(), lr=s["lr"], weight_decay=s["weight_decay"],
                             betas=(0.9, 0.98))
@@ -128,8 +131,9 @@ def train(settings: dict, log: RunLog, max_steps: int | None = None,
 
     def evaluate(k):
         ev = evaluate_mlm(model, valid)
-        return {"epoch": round(k * s["batch_size"] / len(train_seqs), 3), "valid_acc": ev["accuracy"],
-                "valid_nll": ev["nll"], "lr": opt.param_groups[0]["lr"]}
+        return {"epoch": round(k * s["batch_size"] / len(train_seqs), 3),
+                "valid_acc": ev["accuracy"], "valid_nll": ev["nll"],
+                "lr": opt.param_groups[0]["lr"]}
 
     snapshot, restore = torch_snapshot(model)
     run = train_steps(step, s["max_steps"], log, evaluate=evaluate, eval_every=s["eval_every"],
@@ -145,11 +149,13 @@ def train(settings: dict, log: RunLog, max_steps: int | None = None,
                "epochs": round(run.steps * s["batch_size"] / len(train_seqs), 2),
                "n_params": sum(p.numel() for p in model.parameters())}
     if max_steps is None:
-        test = fixed_eval_batches(tok, encode_corpus(tok, sents["test"], s["max_len"]), seed=TEST_SEED)
+        test_seqs = encode_corpus(tok, sents["test"], s["max_len"])
+        test = fixed_eval_batches(tok, test_seqs, seed=TEST_SEED)
         va, te = evaluate_mlm(model, valid), evaluate_mlm(model, test)
         uv, ut = unigram_baseline(tok, train_seqs, valid), unigram_baseline(tok, train_seqs, test)
         metrics.update(valid_acc=va["accuracy"], valid_nll=va["nll"], test_acc=te["accuracy"],
-                       test_nll=te["nll"], n_valid_masked=va["n_masked"], n_test_masked=te["n_masked"],
+                       test_nll=te["nll"], n_valid_masked=va["n_masked"],
+                       n_test_masked=te["n_masked"],
                        unigram_valid_acc=uv["accuracy"], unigram_test_acc=ut["accuracy"],
                        unigram_test_nll=ut["nll"])
     arrays = {**model_arrays(model, run.curve), **tokenizer_to_arrays(tok)}

@@ -101,11 +101,13 @@ def main(argv=None) -> Path:
     lines = ["# The shipped masked LM's settings (`data/models/mlm_bert`): the record", "",
              "Written by `python -m training.mlm_settings` (`training/mlm_settings.py`) from the "
              "committed data and the shipped files; one thread, CPU seconds (`time.process_time`).",
-             "", f"## 1. The sizes: one training step (batch of {SETTINGS['batch_size']} sentences, "
-             f"the median of {args.steps} steps after 3 warm-up steps)", "",
+             "", f"## 1. The sizes: one training step (batch of {SETTINGS['batch_size']} "
+             f"sentences, the median of {args.steps} steps after 3 warm-up steps)", "",
              "| model | CPU s / step | × shipped | 8,000 steps, CPU min |", "|---|---|---|---|"]
-    lines += [f"| {n} | {v:.3f} | {v / base:.2f} | {8000 * v / 60:.1f} |" for n, v in seconds.items()]
-    lines += ["", f"## 2. The head start: validation accuracy after {args.head_start_steps} steps", "",
+    lines += [f"| {n} | {v:.3f} | {v / base:.2f} | {8000 * v / 60:.1f} |"
+              for n, v in seconds.items()]
+    lines += ["", "## 2. The head start: validation accuracy after "
+              f"{args.head_start_steps} steps", "",
               "The shipped settings, batches from the first 10,000 training sentences, accuracy on "
               "the first 1,000 validation sentences (masked once, seed 123); the unigram baseline "
               "is about 4.5 %.", "",
@@ -118,12 +120,13 @@ def main(argv=None) -> Path:
               f"The last fifth of the steps ({int(steps[k]):,} -> {int(steps[-1]):,}) added "
               f"{100 * (acc[-1] - acc[k]):.1f} points (the pipeline's flattening criterion: under "
               "1 point), with the learning rate decaying to 0 at the last step; the training loss "
-              "was still falling, so a longer schedule is the first thing to try with more CPU.", "",
-              "The learning rate (0.002), the 50 warm-up steps and the batch size were not searched "
-              "for this record; it claims no more for them than that the shipped run trained with "
-              "them.", "", f"Measured in {time.process_time() - t0:.0f} CPU seconds.", "",
-              "```json", json.dumps({"step_cpu_seconds": seconds, "head_start_valid_acc": start,
-                                     "head_start_steps": args.head_start_steps}, indent=1), "```", ""]
+              "was still falling, so a longer schedule is the first thing to try with more CPU.",
+              "", "The learning rate (0.002), the 50 warm-up steps and the batch size were not "
+              "searched for this record; it claims no more for them than that the shipped run "
+              "trained with them.", "", f"Measured in {time.process_time() - t0:.0f} CPU seconds.",
+              "", "```json",
+              json.dumps({"step_cpu_seconds": seconds, "head_start_valid_acc": start,
+                          "head_start_steps": args.head_start_steps}, indent=1), "```", ""]
     path = model_dir() / RECORD
     path.parent.mkdir(exist_ok=True)
     path.write_text("\n".join(lines), encoding="utf-8")

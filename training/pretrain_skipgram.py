@@ -114,5 +114,6 @@ def subset_metric(static: PretrainStatic) -> tuple[str, float]:
     for w in sorted({e.word for e in examples}):
         exs = [e for e in examples if e.word == w]
         X = context_mean_vectors(static, exs)
-        accs.append(nearest_sense_accuracy(X, [e.sense for e in exs], 3, make_rng(0), 200)["accuracy"])
+        acc = nearest_sense_accuracy(X, [e.sense for e in exs], 3, make_rng(0), 200)
+        accs.append(acc["accuracy"])
     return "wsd_context_mean_accuracy", float(np.mean(accs))

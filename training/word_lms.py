@@ -24,7 +24,7 @@ from helpers.infra.runlog import RunLog
 from helpers.lib.batching import bptt_batches
 from helpers.lib.language_models import perplexity
 from helpers.lib.ngram import kneser_ney_nlls
-from helpers.lib.rnn_lm import RecurrentLM, evaluate_nll
+from helpers.lib.rnn_lm import RecurrentLM
 from training.loop import model_arrays, round_to_float16, torch_snapshot, train_steps
 
 KINDS = ("rnn", "gru", "lstm")
@@ -56,6 +56,24 @@ def endless_batches(ids, batch_size: int, seq_len: int):
                 yield x, y, k == 0
 
 
+@torch.no_grad()
+def evaluate_nll(model: RecurrentLM, ids: np.ndarray, batch_size: int = 16,
+                 seq_len: int = 64) -> float:
+    """The mean next-token NLL (nats) over a whole id stream, the state carried across windows."""
+    was = model.training
+    model.eval()
+    total, n, state = 0.0, 0, None
+    for x, y in bptt_batches(ids, batch_size, seq_len):
+        logits, state = model(torch.as_tensor(x), state)
+        total += nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                             torch.as_tensor(y).reshape(-1), reduction="sum").item()
+        n += y.size
+    model.train(was)
+    if n == 0:
+        raise ValueError("evaluate_nll: the stream gave no batch to score")
+    return total / n
+
+
 def train(settings: dict, log: RunLog, max_steps: int | None = None,
           progress: bool = True) -> tuple[dict, dict, dict]:
     """Train the word-level LM of ``settings['kind']``; return (arrays, meta, metrics).
@@ -64,7 +82,8 @@ def train(settings: dict, log: RunLog, max_steps: int | None = None,
     if s["kind"] not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {s['kind']!r}")
     data = lm_data(s["vocab_size"])
-    model = RecurrentLM(len(data.vocab), s["kind"], s["emb_dim"], s["hidden"], seed=s["seed"]).train()
+    model = RecurrentLM(len(data.vocab), s["kind"], s["emb_dim"], s["hidden"], seed=s["seed"])
+    model.train()
     opt = torch.optim.Adam(model.parameters(), lr=s["lr"])
     stream = endless_batches(data.train, s["batch_size"], s["seq_len"])
     per_epoch = (len(data.train) - 1) // s["batch_size"] // s["seq_len"]
@@ -84,7 +103,8 @@ def train(settings: dict, log: RunLog, max_steps: int | None = None,
 
     def evaluate(k):
         valid = evaluate_nll(model, data.valid)
-        return {"epoch": round(k / per_epoch, 3), "valid_nll": valid, "valid_ppl": perplexity(valid)}
+        return {"epoch": round(k / per_epoch, 3), "valid_nll": valid,
+                "valid_ppl": perplexity(valid)}
 
     snapshot, restore = torch_snapshot(model)
     run = train_steps(step, s["max_steps"], log, evaluate=evaluate, eval_every=s["eval_every"],
@@ -143,5 +163,5 @@ def build_kn_baselines() -> dict:
 if __name__ == "__main__":
     import sys
     if sys.argv[1:] != ["kn"]:
-        sys.exit("usage: python -m training.word_lms kn   (rebuild the stored Kneser-Ney baselines)")
+        sys.exit("usage: python -m training.word_lms kn   (rebuilds the Kneser-Ney baselines)")
     print(build_kn_baselines())

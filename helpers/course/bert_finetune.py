@@ -59,14 +59,16 @@ class BBCData:
 
 
 @lru_cache(maxsize=2)
-def bbc_finetune_data(max_sents: int = 5, n_valid_per_topic: int = 30, valid_seed: int = 0) -> BBCData:
+def bbc_finetune_data(max_sents: int = 5, n_valid_per_topic: int = 30,
+                      valid_seed: int = 0) -> BBCData:
     """The split of the module docstring (cached)."""
     if max_sents < 1:
         raise ValueError(f"max_sents must be at least 1, got {max_sents}")
     sources = [s for s, _ in modern_english_documents()]
     docs_all = document_sentences()
     if len(sources) != len(docs_all):
-        raise RuntimeError(f"{len(sources)} sources but {len(docs_all)} documents: the corpus changed")
+        raise RuntimeError(f"{len(sources)} sources but {len(docs_all)} documents: the corpus "
+                           "changed")
     topics = sorted({s.split(":", 1)[1] for s in sources if s.startswith("bbc:")})
     copies = held_out_copies()
     docs, labels, index, pretrain, copied = [], [], [], [], []
@@ -83,7 +85,8 @@ def bbc_finetune_data(max_sents: int = 5, n_valid_per_topic: int = 30, valid_see
         rng.choice(np.flatnonzero(pretrain & (y == c)), n_valid_per_topic, replace=False)
         for c in range(len(topics))]))
     pool = np.setdiff1d(np.flatnonzero(pretrain), valid)
-    return BBCData(docs, y, topics, np.array(index), pool, valid, np.flatnonzero(~pretrain & ~copied))
+    test = np.flatnonzero(~pretrain & ~copied)
+    return BBCData(docs, y, topics, np.array(index), pool, valid, test)
 
 
 def training_subset(labels: np.ndarray, n: int, seed: int) -> np.ndarray:
@@ -94,8 +97,8 @@ def training_subset(labels: np.ndarray, n: int, seed: int) -> np.ndarray:
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
         raise TypeError(f"n must be an integer, got {type(n).__name__}")
     if n < k or n > len(labels):
-        raise ValueError(f"a training set of n={n} articles must hold one of each of the {k} topics "
-                         f"and fit in the pool of {len(labels)}")
+        raise ValueError(f"a training set of n={n} articles must hold one of each of the {k} "
+                         f"topics and fit in the pool of {len(labels)}")
     if n == len(labels):
         return np.arange(n)
     idx, _ = train_test_split(np.arange(len(labels)), train_size=n, stratify=labels,
@@ -123,10 +126,11 @@ def doc_batch(tok: BPETokenizer, docs_ids) -> tuple[torch.Tensor, torch.Tensor, 
 
 def pool_articles(h: torch.Tensor, ids: torch.Tensor, att: torch.Tensor, owner: torch.Tensor,
                   n_docs: int, n_special: int, pooling: str = "mean") -> torch.Tensor:
-    """(S, L, d) sentence vectors -> (n_docs, d) article vectors, by ``pooling`` (module docstring)."""
+    """(S, L, d) sentence vectors -> (n_docs, d) article vectors by ``pooling`` (see the module)."""
     if pooling == "mean":
         keep = (att & (ids >= n_special)).to(h.dtype)[..., None]
-        sums = torch.zeros(n_docs, h.shape[-1], dtype=h.dtype).index_add(0, owner, (h * keep).sum(1))
+        sums = torch.zeros(n_docs, h.shape[-1], dtype=h.dtype).index_add(0, owner,
+                                                                          (h * keep).sum(1))
         count = torch.zeros(n_docs, dtype=h.dtype).index_add(0, owner, keep.sum((1, 2)))
     elif pooling == "cls":
         sums = torch.zeros(n_docs, h.shape[-1], dtype=h.dtype).index_add(0, owner, h[:, 0])
@@ -160,7 +164,7 @@ class ArticleClassifier(nn.Module):
 @torch.no_grad()
 def classifier_predictions(model: ArticleClassifier, tok: BPETokenizer, docs_ids,
                            chunk: int = 16) -> np.ndarray:
-    """The topic ``model`` predicts for each article, (N,) int64 (eval mode, ``chunk`` at a time)."""
+    """The topic ``model`` predicts for each article, (N,) int64 (eval mode, ``chunk`` at once)."""
     was = model.training
     model.eval()
     pred = []
@@ -184,9 +188,9 @@ def copy_encoder(shipped: ShippedMLM) -> TinyBert:
     return enc.train()
 
 
-def finetune_run(shipped: ShippedMLM, train_ids, train_y: np.ndarray, valid_ids, valid_y: np.ndarray,
-                 settings: dict, lr: float, pooling: str, seed: int, n_classes: int, log=None,
-                 max_steps: int | None = None, progress: bool = False,
+def finetune_run(shipped: ShippedMLM, train_ids, train_y: np.ndarray, valid_ids,
+                 valid_y: np.ndarray, settings: dict, lr: float, pooling: str, seed: int,
+                 n_classes: int, log=None, max_steps: int | None = None, progress: bool = False,
                  desc: str = "fine-tuning") -> dict:
     """Fine-tune a copy of the shipped encoder plus a new head on ``train_ids`` / ``train_y``.
 
@@ -204,14 +208,15 @@ def finetune_run(shipped: ShippedMLM, train_ids, train_y: np.ndarray, valid_ids,
     c0 = time.process_time()
     total = int(s["steps"])
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)                     # the head's initial weights and the dropout masks
+        torch.manual_seed(seed)                  # the head's initial weights and the dropout masks
         model = ArticleClassifier(copy_encoder(shipped), n_classes, len(shipped.tok.special_ids),
                                   pooling, s["head_dropout"])
         opt = torch.optim.AdamW([{"params": model.encoder.parameters(), "lr": lr},
                                  {"params": model.head.parameters(), "lr": s["head_lr"]}],
                                 weight_decay=s["weight_decay"])
         sched = warmup_linear_decay(opt, max(1, round(total * s["warmup"])), total)
-        evals = sorted({max(1, round(total * q / s["n_evals"])) for q in range(1, s["n_evals"] + 1)})
+        evals = sorted({max(1, round(total * q / s["n_evals"]))
+                        for q in range(1, s["n_evals"] + 1)})
         rng = np.random.default_rng(seed)
         n, bs = len(train_y), min(s["batch_size"], len(train_y))
         cap = total if max_steps is None else min(total, max_steps)
@@ -238,7 +243,8 @@ def finetune_run(shipped: ShippedMLM, train_ids, train_y: np.ndarray, valid_ids,
                 curve["step"].append(step)
                 curve["valid_acc"].append(va)
                 if va > best[0]:
-                    best = (va, step, {k: v.detach().clone() for k, v in model.state_dict().items()})
+                    weights = {k: v.detach().clone() for k, v in model.state_dict().items()}
+                    best = (va, step, weights)
         bar.close()
     if best[2] is not None:
         model.load_state_dict(best[2])
@@ -260,7 +266,7 @@ def static_features(W: np.ndarray, stoi: dict, docs) -> np.ndarray:
 
 
 def static_vectors_of(vectors) -> tuple[np.ndarray, dict]:
-    """(W float32, stoi) of shipped word vectors as ``load_model`` returns them (W, C, vocab, meta)."""
+    """(W float32, stoi) of shipped word vectors, given as ``load_model`` returns them."""
     W, _, vocab, _ = vectors
     return np.asarray(W, dtype=np.float32), dict(vocab.stoi)
 
@@ -322,7 +328,8 @@ class FinetuneResults:
     total_cpu_seconds: float
     test_right: dict = None
 
-    def paired_difference(self, a: str, b: str, i: int, n_boot: int = 10_000, seed: int = 0) -> tuple:
+    def paired_difference(self, a: str, b: str, i: int, n_boot: int = 10_000,
+                          seed: int = 0) -> tuple:
         """(difference, low, high): method ``a``'s test accuracy minus ``b``'s at size index ``i``
         (each the mean over the seeds), with the 95 % interval of a paired bootstrap over the test
         articles (both methods scored on the same articles)."""
@@ -346,7 +353,8 @@ def load_finetune_results(artifact: Artifact) -> FinetuneResults:
     per_method = {key: {m: np.asarray(a[f"{key}/{m}"], dtype=np.float64) for m in METHODS}
                   for key in ("test_acc", "valid_acc", "test_right")}
     frozen = {"layer": np.asarray(a["frozen/layer"]),
-              "pooling": np.asarray(a["frozen/pooling"]).astype(str), "C": np.asarray(a["frozen/C"])}
+              "pooling": np.asarray(a["frozen/pooling"]).astype(str),
+              "C": np.asarray(a["frozen/C"])}
     return FinetuneResults(list(s["sizes"]), list(s["seeds"]), per_method["test_acc"],
                            per_method["valid_acc"], {m: cpu[f"cpu_seconds/{m}"] for m in METHODS},
                            np.asarray(a["best_step"]), np.asarray(a["steps"]),

@@ -126,7 +126,8 @@ def heldout_loss(loss_fn: Callable[[np.ndarray, np.ndarray], float], ids: np.nda
     for i in range(0, len(x), batch):
         loss = float(loss_fn(x[i:i + batch], y[i:i + batch]))
         if not np.isfinite(loss):
-            raise FloatingPointError(f"the model's loss on held-out windows {i}..{i + batch} is {loss}")
+            raise FloatingPointError(f"the model's loss on held-out windows {i}..{i + batch} is "
+                                     f"{loss}")
         total += loss * len(x[i:i + batch])
     return total / len(x)
 
@@ -158,8 +159,10 @@ def kn_baselines(orders: tuple[int, ...] = (3, 4)) -> dict[int, dict]:
     out = {}
     for n in orders:
         if n not in rows:
-            raise ValueError(f"no stored Kneser-Ney order {n}; the stored table has orders {sorted(rows)}")
+            raise ValueError(f"no stored Kneser-Ney order {n}; the stored table has orders "
+                             f"{sorted(rows)}")
         D = float(rows[n]["discount"])
         nll = kneser_ney_nlls(split.train, split.test[:TEST_PREDICTIONS + 1], n, split.V, D)
-        out[n] = {"discount": D, "valid_loss": float(rows[n]["valid_loss"]), "test_loss": float(nll.mean())}
+        out[n] = {"discount": D, "valid_loss": float(rows[n]["valid_loss"]),
+                  "test_loss": float(nll.mean())}
     return out

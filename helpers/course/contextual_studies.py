@@ -33,7 +33,8 @@ def load_gpt_contrast(artifact: Artifact) -> GPTContrast:
     a = artifact.arrays
     return GPTContrast(dict(artifact.meta["metrics"]), np.asarray(a["fill/right"]),
                        np.asarray(a["fill/count"]),
-                       {k.split("/", 1)[1]: np.asarray(v) for k, v in a.items() if k.startswith("wsd/")},
+                       {k.split("/", 1)[1]: np.asarray(v) for k, v in a.items()
+                        if k.startswith("wsd/")},
                        array_to_strings(a["samples"]),
                        {k.split("/", 1)[1]: np.asarray(v).tolist() for k, v in a.items()
                         if k.startswith("curve/")},
@@ -57,7 +58,7 @@ class NSPStudy:
         return float(a["mlm_right"].sum() / a["mlm_count"].sum())
 
     def wsd_rounds(self, arm: str) -> np.ndarray:
-        """(repeats,) nearest-sense accuracy per round, the mean over the six words (final layer)."""
+        """(repeats,) nearest-sense accuracy per round, the mean over the words (final layer)."""
         a = self.arrays[arm]
         return np.mean([a[k] for k in sorted(a) if k.startswith("wsd/")], axis=0)
 

@@ -27,8 +27,8 @@ def encode_corpus(tok: BPETokenizer, sentences, max_len: int) -> list[np.ndarray
 
 def batch_to_torch(batch, device="cpu"):
     """A MaskedBatch as tensors (inputs, labels, attention_mask) on ``device``."""
-    return (torch.as_tensor(batch.inputs, device=device), torch.as_tensor(batch.labels, device=device),
-            torch.as_tensor(batch.attention_mask, device=device))
+    return tuple(torch.as_tensor(a, device=device)
+                 for a in (batch.inputs, batch.labels, batch.attention_mask))
 
 
 def fixed_eval_batches(tok: BPETokenizer, seqs: Sequence[np.ndarray], seed: int = 123,
@@ -40,8 +40,8 @@ def fixed_eval_batches(tok: BPETokenizer, seqs: Sequence[np.ndarray], seed: int 
     order = np.argsort([len(s) for s in seqs], kind="stable")
     for k in range(0, len(order), batch_size):
         ids, att = pad_batch([seqs[i] for i in order[k:k + batch_size]], tok.pad_id)
-        out.append(mask_tokens(ids, tok, rng, p_mask=p_mask, p_random=1 - p_mask if p_mask < 1 else 0.0,
-                               attention_mask=att))
+        out.append(mask_tokens(ids, tok, rng, p_mask=p_mask,
+                               p_random=1 - p_mask if p_mask < 1 else 0.0, attention_mask=att))
     return out
 
 
@@ -81,8 +81,9 @@ def unigram_baseline(tok: BPETokenizer, train_seqs: Sequence[np.ndarray], batche
     targets = np.concatenate([b.labels[b.chosen] for b in batches])
     if targets.size == 0:
         raise ValueError("unigram_baseline: the batches have no masked position to score")
-    return {"accuracy": float(np.mean(targets == top)), "nll": float(-np.mean(np.log(probs[targets]))),
-            "n_masked": int(len(targets)), "top_piece": tok.itos[top]}
+    return {"accuracy": float(np.mean(targets == top)),
+            "nll": float(-np.mean(np.log(probs[targets]))), "n_masked": int(len(targets)),
+            "top_piece": tok.itos[top]}
 
 
 def next_masked_batch(train_seqs: Sequence[np.ndarray], lengths: Sequence[int], queue: list,
@@ -95,9 +96,9 @@ def next_masked_batch(train_seqs: Sequence[np.ndarray], lengths: Sequence[int], 
     idx = queue.pop()
     ids, att = pad_batch([train_seqs[i] for i in idx], tok.pad_id)
     if not (~np.isin(ids, tok.special_ids) & att).any():
-        raise ValueError(f"next_masked_batch: sequences {idx.tolist()} hold no ordinary token (only "
-                         "[CLS], [SEP] and padding), so no position can be masked; remove empty "
-                         "sentences from train_seqs")
+        raise ValueError(f"next_masked_batch: sequences {idx.tolist()} hold no ordinary token "
+                         "(only [CLS], [SEP] and padding), so no position can be masked; remove "
+                         "empty sentences from train_seqs")
     while True:
         batch = mask_tokens(ids, tok, rng, attention_mask=att)
         if batch.chosen.any():
