@@ -2,14 +2,11 @@
 equal: the result dataclasses' to_arrays/from_arrays and the course's codecs, on small values."""
 import numpy as np
 import pytest
-import torch
 
 from helpers.course.scaling_grid import ScalingGrid
 from helpers.course.word_vectors import CountVectorsCodec
 from helpers.infra.artifacts import TreeCodec, load_artifact, save_artifact
-from helpers.infra.training import History
 from helpers.lib.glove import GloVeVectors
-from helpers.lib.pretraining import PretrainResult
 from helpers.lib.text import Vocab
 from helpers.lib.word2vec import TrainedVectors
 
@@ -48,16 +45,6 @@ def test_glove_vectors(tmp_path, vocab):
     back = through_files(tmp_path, g, GloVeVectors)
     assert np.array_equal(back.vectors(), g.vectors()) and back.epoch_metrics == g.epoch_metrics
     assert (back.vocab.itos if isinstance(vocab, Vocab) else back.vocab) == (VOCAB.itos if isinstance(vocab, Vocab) else vocab)
-
-
-def test_pretrain_result(tmp_path):
-    hist = History([2.5, 2.25] * 10, [{"epoch": 1, "accuracy": 0.125, "nll": 5.5}], 30.0, False)
-    r = PretrainResult({"tok_emb.weight": torch.randn(5, 3), "norm.bias": torch.zeros(3)}, {"dim": 3, "n_layers": 2},
-                       hist, 20, 1000, 12.5)
-    back = through_files(tmp_path, r, PretrainResult)
-    assert isinstance(back.history, History) and back.history == hist
-    assert all(torch.equal(back.state_dict[k], v) for k, v in r.state_dict.items())
-    assert (back.config, back.steps, back.tokens_seen, back.cpu_seconds) == (r.config, 20, 1000, 12.5)
 
 
 def test_scaling_grid(tmp_path):

@@ -9,7 +9,8 @@ thread for each model: an LSTM step costs less than a Transformer step, so the L
 steps (the same compute, not the same number of updates). ``char_lstm_matched`` has the
 Transformer's parameter count (813,300 against 814,932). Only the validation play steers
 training; the subset metric is the loss on the first ``SUBSET`` test predictions.
-``python -m training.char_lms ngram`` rebuilds the stored Kneser-Ney baseline.
+``python -m training.char_lms ngram`` rebuilds the stored Kneser-Ney baseline. Where the settings
+and the step caps come from: ``data/models/records/lm_settings.md``.
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ mini-batches epoch after epoch. Every ``eval_every`` steps the validation cross-
 early stopping (the best weights are kept) and, when it did not improve, halves the learning
 rate. The interpolated Kneser-Ney baseline (orders 2-5, discount chosen on validation) is scored
 on the same target tokens and stored with the model. The subset metric is the test perplexity on
-the first ``SUBSET`` windows.
+the first ``SUBSET`` windows. Where the settings come from: ``data/models/records/lm_settings.md``.
 """
 from __future__ import annotations
 

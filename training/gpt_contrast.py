@@ -7,7 +7,8 @@ every position on the shipped masked LM's training sentences, tokenizer and opti
 Budget: a GPT step scores every position and costs about 2.5 masked-LM steps, so its 1,600 steps
 are about half the masked LM's CPU time. Measured at the end: next-piece NLL and accuracy on the
 test split; the blanks of the masked LM's test batches filled from the left (per sentence, for a
-paired comparison); the nearest-sense rounds of the word-sense sentences; a few samples.
+paired comparison); the nearest-sense rounds of the word-sense sentences; a few samples. The
+budget's measurement: ``data/models/records/lm_settings.md``.
 """
 from __future__ import annotations
 

@@ -169,7 +169,7 @@ def render_readme(manifest: dict) -> str:
         "PyTorch's kernels choose their SIMD and BLAS code by processor, and another choice rounds sums "
         "differently (PyTorch does not promise reproducibility across platforms: "
         "<https://docs.pytorch.org/docs/2.13/notes/randomness.html>). On another processor a rebuild "
-        "gives the same training to rounding, not the same bytes; `tests/test_models.py` then compares "
+        "gives the same training to rounding, not the same bytes; `tests/training/test_registry.py` compares "
         "the first steps' losses to rounding instead of exactly (gensim's models excepted: they gave the "
         "same bytes on an AMD EPYC and an Intel Xeon, and are compared exactly on any processor). So that "
         "one `make models` rebuilds every file, all of them come from one kind of processor (the `cpu` of "

@@ -7,7 +7,8 @@ carried across windows and detached), Adam, global-norm clipping. Every ``eval_e
 (half an epoch) the perplexity of the whole validation split decides early stopping (the best
 weights are kept) and, when it did not improve, halves the learning rate; ``max_steps`` (eight
 epochs) caps the budget. The subset metric is the test perplexity of the first ``SUBSET``
-tokens. ``python -m training.word_lms kn`` rebuilds the stored Kneser-Ney baselines.
+tokens. ``python -m training.word_lms kn`` rebuilds the stored Kneser-Ney baselines. Where the
+settings come from: ``data/models/records/lm_settings.md``.
 """
 from __future__ import annotations
 

@@ -45,10 +45,10 @@ def ngram_windows(ids: np.ndarray, context: int) -> tuple[np.ndarray, np.ndarray
 
 def random_windows(ids: np.ndarray, batch_size: int, seq_len: int,
                    rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """``batch_size`` random windows of ``seq_len + 1`` tokens of a stream. Lesson 04, section 8.
+    """Random windows of a token stream, the last one included. Taught in lesson 04, section 8.
 
-    Every start 0 .. len(ids) - seq_len - 1 is equally likely (the last one included). Returns
-    x and y, both (batch_size, seq_len) int64, with y = x shifted by one token."""
+    ``batch_size`` windows of ``seq_len + 1`` tokens, every start 0 .. len(ids) - seq_len - 1
+    equally likely. Returns x and y, both (batch_size, seq_len) int64, y = x shifted by one."""
     ids = np.asarray(ids)
     if ids.ndim != 1 or ids.dtype.kind not in "iu":
         raise TypeError(f"ids must be a 1-D integer array, got {ids.dtype} of shape {ids.shape}")

@@ -29,10 +29,10 @@ from helpers.lib.mlm import IGNORE
 
 # ====================================================================== NumPy: MLM loss with tying
 def mlm_loss_numpy(logits: np.ndarray, targets: np.ndarray) -> float:
-    """The masked-LM loss in NumPy, the mean NLL over the masked positions. Lesson 10 §2.4.
+    """The masked-LM loss in NumPy. Taught in lesson 10, section 2.4.
 
-    ``L = −(1/|M|) Σ_{i∈M} log P(x_i | h_i)`` for logits (|M|, V) at the masked positions and
-    their original ids ``targets`` (|M|,) int."""
+    The mean NLL over the masked positions, ``L = −(1/|M|) Σ_{i∈M} log P(x_i | h_i)`` for logits
+    (|M|, V) at the masked positions and their original ids ``targets`` (|M|,) int."""
     logits = check_finite(np.asarray(logits), "logits", "mlm_loss_numpy")
     targets = np.asarray(targets)
     if logits.ndim != 2 or targets.shape != (logits.shape[0],):
@@ -45,8 +45,7 @@ def mlm_loss_numpy(logits: np.ndarray, targets: np.ndarray) -> float:
 
 
 class NumpyMaskedLM(Layer):
-    """A tiny masked LM in NumPy whose output matrix is its embedding matrix (``W = Eᵀ``).
-    Lesson 10 §2.4.
+    """A tiny NumPy masked LM with a tied embedding (W = Eᵀ). Taught in lesson 10, section 2.4.
 
     For ids (B, L) with a boolean attention mask (B, L):
 
@@ -60,8 +59,7 @@ class NumpyMaskedLM(Layer):
     ``E`` is used twice (lookup and output), so its gradient is the sum of both uses.
     Parameters: E (V, d) drawn N(0, embed_scale²), W ((2w + 2)·d, d), b (d,), b_out (V,), all of
     ``dtype``; ``grads`` alike. A layer of the course protocol whose output is the loss:
-    ``backward(dout=1.0)``.
-    """
+    ``backward(dout=1.0)``."""
 
     def __init__(self, vocab_size: int, dim: int, rng: np.random.Generator, dtype=np.float64,
                  window: int = 0, embed_scale: float = 0.5):
@@ -153,7 +151,7 @@ class NumpyMaskedLM(Layer):
 
 def numpy_mlm_torch_reference(params: Sequence[np.ndarray], ids, labels, attention_mask,
                               window: int = 0):
-    """The computation of :class:`NumpyMaskedLM` in PyTorch, with autograd. Lesson 10 §2.4.
+    """NumpyMaskedLM's computation with autograd. Taught in lesson 10, section 2.4.
 
     Returns (loss tensor, list of parameter tensors with ``.grad`` filled)."""
     E, W, b, b_out = [torch.tensor(p, requires_grad=True) for p in params]
@@ -175,8 +173,9 @@ def numpy_mlm_torch_reference(params: Sequence[np.ndarray], ids, labels, attenti
 # ====================================================================== PyTorch: the encoder
 @dataclass
 class BertConfig:
-    """The sizes of a :class:`TinyBert` (BERT-base: vocab 30,522, dim 768, 12 layers, 12 heads,
-    ff 3,072, max_len 512). Lesson 10 §2.5."""
+    """The sizes of a :class:`TinyBert`. Taught in lesson 10, section 2.5.
+
+    BERT-base: vocab 30,522, dim 768, 12 layers, 12 heads, ff 3,072, max_len 512."""
 
     vocab_size: int
     dim: int = 128
@@ -190,12 +189,11 @@ class BertConfig:
 
 
 class TinyBert(nn.Module):
-    """A BERT-style encoder with a masked-LM head. Lesson 10 §2.5.
+    """A BERT-style encoder with a masked-LM head. Taught in lesson 10, section 2.5.
 
     forward(ids (B, L) int64, attention_mask (B, L) bool = ids != 0, segments (B, L) int64
     = zeros) -> contextual vectors (B, L, dim) float32. Padding (attention_mask False) is
-    never attended to: it is passed as ``src_key_padding_mask``, i.e. −∞ before the softmax.
-    """
+    never attended to: it is passed as ``src_key_padding_mask``, i.e. −∞ before the softmax."""
 
     def __init__(self, cfg: BertConfig, pad_id: int = 0):
         super().__init__()
@@ -288,21 +286,22 @@ class TinyBert(nn.Module):
 
 
 class TinyGPT(TinyBert):
-    """The same blocks with a causal mask: a decoder-only (GPT-style) LM. Lesson 10 §3.5.
+    """A decoder-only (GPT-style) model from TinyBert's blocks. Taught in lesson 10, section 3.5.
 
-    Position i attends to positions ≤ i only (lesson 04's causal mask), so its vector can predict
-    the *next* piece: trained with :func:`causal_lm_loss` at every position, not at 15 % of them.
-    Everything else — embeddings, Pre-LN blocks, the head and the tied output layer — is TinyBert's.
-    """
+    The same blocks with a causal mask: position i attends to positions ≤ i only (lesson 04's causal
+    mask), so its vector can predict the *next* piece: trained with :func:`causal_lm_loss` at every
+    position, not at 15 % of them. Everything else — embeddings, Pre-LN blocks, the head and the
+    tied output layer — is TinyBert's."""
 
     def position_mask(self, length: int, device=None):
         return torch.triu(torch.ones(length, length, dtype=torch.bool, device=device), diagonal=1)
 
 
 def causal_lm_loss(model: TinyGPT, ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-    """The mean NLL of every next piece: position t predicts ``ids[:, t + 1]``. Lesson 10 §3.5.
+    """The mean NLL of every next piece. Taught in lesson 10, section 3.5.
 
-    ids, attention_mask (B, L); padding is never a target. Returns a scalar tensor."""
+    Position t predicts ``ids[:, t + 1]``; ids, attention_mask (B, L); padding is never a target.
+    Returns a scalar tensor."""
     h = model(ids, attention_mask)[:, :-1]
     target = ids[:, 1:]
     real = attention_mask[:, 1:].bool()
@@ -310,8 +309,9 @@ def causal_lm_loss(model: TinyGPT, ids: torch.Tensor, attention_mask: torch.Tens
 
 
 def tying_saving(cfg: BertConfig) -> dict:
-    """The parameters of the model with and without weight tying; the saving is V × d.
-    Lesson 10 §2.5."""
+    """What weight tying saves. Taught in lesson 10, section 2.5.
+
+    The parameters of the model with and without weight tying; the saving is V × d."""
     with torch.device("meta"):  # sizes only: nothing is allocated
         tied = count_parameters(TinyBert(BertConfig(**{**asdict(cfg), "tie_weights": True})))
         untied = count_parameters(TinyBert(BertConfig(**{**asdict(cfg), "tie_weights": False})))
@@ -320,9 +320,9 @@ def tying_saving(cfg: BertConfig) -> dict:
 
 
 def mlm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """The masked-LM loss ``−(1/|M|) Σ_{i∈M} log P(x_i | h_i)``, M the positions with
-    ``labels != -100``. Lesson 10 §2.3.
+    """The masked-LM loss over the masked positions. Taught in lesson 10, section 2.3.
 
+    ``−(1/|M|) Σ_{i∈M} log P(x_i | h_i)``, M the positions with ``labels != -100``:
     logits (..., V) float, labels (...) int64 -> scalar. Raises if nothing is masked."""
     labels = torch.as_tensor(labels)
     if labels.dtype.is_floating_point or labels.dtype == torch.bool:
@@ -346,8 +346,10 @@ def mlm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
 
 
 def masked_lm_loss(model: TinyBert, inputs, labels, attention_mask) -> torch.Tensor:
-    """The MLM loss of a batch, projecting only the masked positions on the vocabulary (the other
-    85 % never need the (d x V) product). Lesson 10 §3."""
+    """The MLM loss of a batch at its masked positions. Taught in lesson 10, section 3.
+
+    Only the masked positions are projected on the vocabulary (the other 85 % never need the
+    (d x V) product)."""
     h = model(inputs, attention_mask)
     sel = labels != IGNORE
     return mlm_loss(model.mlm_logits(h[sel]), labels[sel])

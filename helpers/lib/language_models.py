@@ -14,7 +14,7 @@ from helpers.lib.layers import check_class_ids
 
 
 def perplexity(mean_nll: float) -> float:
-    """Perplexity, exp(mean negative log-likelihood in nats). Lesson 01 §10.
+    """Perplexity, exp(mean NLL in nats). Taught in lesson 01, section 10.
 
     The effective number of equally likely next words the model hesitates between. Above about
     709.78 nats it exceeds the largest float64: inf, with a RuntimeWarning (a diverged run)."""
@@ -39,8 +39,9 @@ def perplexity(mean_nll: float) -> float:
 
 
 def unigram_loss(train_ids: np.ndarray, valid_ids: np.ndarray, vocab_size: int) -> float:
-    """The held-out cross-entropy (nats/token) of the add-one unigram model, which ignores
-    context: the floor any language model must beat. Lessons 02 §4, 04 §8."""
+    """The held-out loss of the add-one unigram model. Taught in lesson 04, section 8.
+
+    In nats per token: the model ignores context, the floor any language model must beat."""
     for name, ids in (("train_ids", train_ids), ("valid_ids", valid_ids)):
         if len(ids) == 0:
             raise ValueError(f"unigram_loss: {name} is empty")
@@ -51,22 +52,24 @@ def unigram_loss(train_ids: np.ndarray, valid_ids: np.ndarray, vocab_size: int) 
 
 
 def parameter_table(module: nn.Module) -> list[tuple[str, tuple[int, ...], int]]:
-    """(name, shape, count) of every parameter of ``module``, in definition order. Lesson 01 §10."""
+    """(name, shape, count) of every parameter of ``module``. Taught in lesson 01, section 10."""
     return [(name, tuple(p.shape), p.numel()) for name, p in module.named_parameters()]
 
 
 def count_parameters(module: nn.Module) -> int:
-    """The number of distinct trainable parameters (a tied matrix counts once). Lesson 04 §7."""
+    """The number of distinct trainable parameters. Taught in lesson 04, section 7.
+
+    A tied matrix counts once."""
     return sum(p.numel() for p in module.parameters() if p.requires_grad)
 
 
 class FeedForwardLM(nn.Module):
-    """P(w_i | w_{i-n} ... w_{i-1}), a fixed window of n previous words. Lesson 01 §10.
+    """The feed-forward (Bengio-style) language model. Taught in lesson 01, section 10.
 
+    P(w_i | w_{i-n} ... w_{i-1}), a fixed window of n previous words:
     ids (B, n) -> embeddings (B, n, d) -> concatenated (B, n·d) -> tanh hidden (B, h) -> logits
     (B, V). ``dropout`` zeroes units of the concatenated embeddings and of the hidden layer in
-    training mode (inverted dropout, lesson 01 §6), drawing from torch's global generator.
-    """
+    training mode (inverted dropout, lesson 01 §6), drawing from torch's global generator."""
 
     def __init__(self, vocab_size: int, context: int = 3, emb_dim: int = 64, hidden: int = 128,
                  dropout: float = 0.0):

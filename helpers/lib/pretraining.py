@@ -18,7 +18,9 @@ from helpers.lib.text import check_token_lists
 
 
 def encode_corpus(tok: BPETokenizer, sentences, max_len: int) -> list[np.ndarray]:
-    """``[CLS] pieces [SEP]`` id arrays of every sentence (a list of words), cut at max_len."""
+    """Sentences as ``[CLS] pieces [SEP]`` ids. Taught in lesson 10, section 3.
+
+    One id array per sentence (a list of words), cut at ``max_len``."""
     check_token_lists(sentences, "sentences", "encode_corpus")
     if len(sentences) == 0:
         raise ValueError("cannot encode an empty corpus (no sentences)")
@@ -26,15 +28,19 @@ def encode_corpus(tok: BPETokenizer, sentences, max_len: int) -> list[np.ndarray
 
 
 def batch_to_torch(batch, device="cpu"):
-    """A MaskedBatch as tensors (inputs, labels, attention_mask) on ``device``."""
+    """A MaskedBatch as tensors on ``device``. Taught in lesson 10, section 3.
+
+    (inputs, labels, attention_mask)."""
     return tuple(torch.as_tensor(a, device=device)
                  for a in (batch.inputs, batch.labels, batch.attention_mask))
 
 
 def fixed_eval_batches(tok: BPETokenizer, seqs: Sequence[np.ndarray], seed: int = 123,
                        batch_size: int = 128, p_mask: float = 1.0) -> list:
-    """Held-out batches masked once with a fixed seed (15 % of the positions, all shown as
-    [MASK] by default), so that every evaluation scores the same positions."""
+    """Held-out batches masked once, with a fixed seed. Taught in lesson 10, section 3.
+
+    15 % of the positions, all shown as [MASK] by default, so that every evaluation scores the
+    same positions."""
     rng = make_rng(seed)
     out = []
     order = np.argsort([len(s) for s in seqs], kind="stable")
@@ -47,8 +53,10 @@ def fixed_eval_batches(tok: BPETokenizer, seqs: Sequence[np.ndarray], seed: int 
 
 @torch.no_grad()
 def evaluate_mlm(model: TinyBert, batches: list, device="cpu") -> dict:
-    """Top-1 accuracy and mean NLL (nats) at the masked positions of ``batches``:
-    {'accuracy', 'nll', 'n_masked'}."""
+    """Masked-token accuracy and NLL on held-out batches. Taught in lesson 10, section 3.
+
+    Top-1 accuracy and mean NLL (nats) at the masked positions: {'accuracy', 'nll',
+    'n_masked'}."""
     was = model.training
     model.eval()
     correct, nll, n = 0, 0.0, 0
@@ -68,9 +76,10 @@ def evaluate_mlm(model: TinyBert, batches: list, device="cpu") -> dict:
 
 
 def unigram_baseline(tok: BPETokenizer, train_seqs: Sequence[np.ndarray], batches: list) -> dict:
-    """The frequency baseline: always guess the most frequent ordinary piece; its NLL is that of
-    the add-one unigram distribution of the training pieces.
-    Returns {'accuracy', 'nll', 'n_masked', 'top_piece'}."""
+    """The frequency baseline of masked-token prediction. Taught in lesson 10, section 3.
+
+    Always guess the most frequent ordinary piece; its NLL is that of the add-one unigram
+    distribution of the training pieces. Returns {'accuracy', 'nll', 'n_masked', 'top_piece'}."""
     if len(train_seqs) == 0 or len(batches) == 0:
         raise ValueError("unigram_baseline: needs training sequences and evaluation batches; "
                          "one of them is empty")
@@ -88,7 +97,9 @@ def unigram_baseline(tok: BPETokenizer, train_seqs: Sequence[np.ndarray], batche
 
 def next_masked_batch(train_seqs: Sequence[np.ndarray], lengths: Sequence[int], queue: list,
                       batch_size: int, tok: BPETokenizer, rng: np.random.Generator):
-    """The next length-bucketed group of ``train_seqs`` (``queue`` is refilled in place when
+    """The next masked training batch. Taught in lesson 10, section 3.
+
+    The next length-bucketed group of ``train_seqs`` (``queue`` is refilled in place when
     empty), padded and masked 80/10/10: a MaskedBatch of (B, L) arrays. A batch in which no
     position happens to be chosen is masked again, so every step has a loss."""
     if not queue:
@@ -106,8 +117,10 @@ def next_masked_batch(train_seqs: Sequence[np.ndarray], lengths: Sequence[int], 
 
 
 def mlm_update(model, opt, sched, batch, device="cpu") -> float:
-    """One masked-LM optimiser step on a MaskedBatch: the loss, its gradient clipped to norm 1,
-    the optimiser's and the scheduler's step. Returns the loss."""
+    """One masked-LM optimiser step. Taught in lesson 10, section 3.
+
+    On a MaskedBatch: the loss, its gradient clipped to norm 1, the optimiser's and the
+    scheduler's step. Returns the loss."""
     x, y, att = batch_to_torch(batch, device)
     loss = masked_lm_loss(model, x, y, att)
     opt.zero_grad(set_to_none=True)
@@ -119,7 +132,9 @@ def mlm_update(model, opt, sched, batch, device="cpu") -> float:
 
 
 def warmup_linear_decay(optimizer: torch.optim.Optimizer, warmup: int, total: int):
-    """A LambdaLR schedule: the learning rate rises linearly over ``warmup`` steps, then falls
-    linearly to 0 at step ``total``."""
+    """A linear warm-up, then a linear decay to 0. Taught in lesson 10, section 3.
+
+    A LambdaLR schedule: the learning rate rises over ``warmup`` steps, then falls to 0 at step
+    ``total``."""
     return torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda k: min((k + 1) / warmup, max(0.0, (total - k) / max(1, total - warmup))))

@@ -22,8 +22,10 @@ EOS = "<eos>"
 
 @dataclass
 class LMData:
-    """A word-level corpus as id streams ``train``, ``valid``, ``test``: (n,) int64, sentences
-    joined by ``<eos>``, split by document. Lesson 02 §4."""
+    """A word-level corpus as id streams. Taught in lesson 02, section 4.
+
+    ``train``, ``valid``, ``test``: (n,) int64, sentences joined by ``<eos>``, split by
+    document."""
 
     vocab: Vocab
     train: np.ndarray
@@ -38,18 +40,19 @@ class LMData:
 
 
 def unigram_perplexity(train: np.ndarray, eval_ids: np.ndarray, vocab_size: int) -> float:
-    """The perplexity of the add-one unigram model, the floor any model that reads context should
-    beat (:func:`helpers.lib.language_models.unigram_loss`). Lesson 02 §4."""
+    """The perplexity of the add-one unigram model. Taught in lesson 02, section 4.
+
+    The floor any model that reads context should beat
+    (:func:`helpers.lib.language_models.unigram_loss`)."""
     return perplexity(unigram_loss(train, eval_ids, vocab_size))
 
 
 class RecurrentLM(nn.Module):
-    """Embedding -> one recurrent layer ('rnn' (tanh), 'lstm' or 'gru') -> linear over the
-    vocabulary. Lesson 02 §4.
+    """A recurrent language model in PyTorch. Taught in lesson 02, section 4.
 
-    forward(ids (B, T) int64, state=None) -> (logits (B, T, V), new state); the state is h
-    (1, B, H) for rnn and gru, (h, c) for the lstm.
-    """
+    Embedding -> one recurrent layer ('rnn' (tanh), 'lstm' or 'gru') -> linear over the vocabulary.
+    forward(ids (B, T) int64, state=None) -> (logits (B, T, V), new state); the state is h (1, B, H)
+    for rnn and gru, (h, c) for the lstm."""
 
     KINDS = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
 
@@ -74,8 +77,10 @@ class RecurrentLM(nn.Module):
 
 
 def temperature_probs(logits: np.ndarray, temperature: float) -> np.ndarray:
-    """softmax(logits / temperature) along the last axis: towards the argmax as the temperature
-    falls to 0, the model's distribution at 1, towards uniform above. Lesson 02 §4."""
+    """Softmax with a temperature. Taught in lesson 02, section 4.
+
+    softmax(logits / temperature) along the last axis: towards the argmax as the temperature
+    falls to 0, the model's distribution at 1, towards uniform above it."""
     if not temperature > 0:
         raise ValueError(f"temperature must be positive, got {temperature} (greedy: the argmax)")
     z = np.asarray(logits, np.float64) / temperature
@@ -88,11 +93,11 @@ def temperature_probs(logits: np.ndarray, temperature: float) -> np.ndarray:
 def generate(model: RecurrentLM, vocab: Vocab, prompt: list[str], n_words: int = 20,
              temperature: float = 1.0, rng: np.random.Generator | None = None, greedy: bool = False,
              forbid_unk: bool = True, device="cpu") -> list[str]:
-    """The ``n_words`` tokens a recurrent LM writes after ``prompt``, one at a time. Lesson 02 §4.
+    """Text from a recurrent LM, one word at a time. Taught in lesson 02, section 4.
 
-    Each is drawn from softmax(logits / temperature) with ``rng`` (the argmax if ``greedy``) and
-    fed back as the next input; unknown prompt words become ``<unk>``, which is never produced
-    when ``forbid_unk``."""
+    The ``n_words`` tokens written after ``prompt``, each drawn from softmax(logits / temperature)
+    with ``rng`` (the argmax if ``greedy``) and fed back as the next input; unknown prompt words
+    become ``<unk>``, which is never produced when ``forbid_unk``."""
     if not greedy and rng is None:
         raise ValueError("sampling needs an explicit rng (np.random.Generator), or greedy=True")
     check_tokens(prompt, "prompt", "generate")
@@ -112,7 +117,7 @@ def generate(model: RecurrentLM, vocab: Vocab, prompt: list[str], n_words: int =
 
 
 def frequency_profile(tokens: list[str], vocab: Vocab, top: int = 100) -> dict[str, float]:
-    """How bland a text is, special tokens aside. Lesson 02 §5.
+    """How bland a text is, special tokens aside. Taught in lesson 02, section 5.
 
     ``top_share``: the share of its words among the ``top`` most frequent training words;
     ``median_rank``: the median frequency rank of its words (1 = the most frequent);
@@ -132,7 +137,9 @@ def frequency_profile(tokens: list[str], vocab: Vocab, top: int = 100) -> dict[s
 
 @torch.no_grad()
 def next_word_logits(model: RecurrentLM, vocab: Vocab, prompt: list[str]) -> np.ndarray:
-    """The logits (V,) float64 of the word after ``prompt`` (after an ``<eos>``). Lesson 02 §4."""
+    """The logits of the word after a prompt. Taught in lesson 02, section 4.
+
+    (V,) float64, the prompt read after an ``<eos>``."""
     check_tokens(prompt, "prompt", "next_word_logits")
     model.eval()
     logits, _ = model(torch.as_tensor(vocab.encode([EOS] + list(prompt))[None]))
@@ -140,9 +147,10 @@ def next_word_logits(model: RecurrentLM, vocab: Vocab, prompt: list[str]) -> np.
 
 
 def to_numpy_layers(model: RecurrentLM):
-    """A trained recurrent LM as float64 NumPy pieces: (E (V, D), a Time{RNN,LSTM,GRU} of
-    :mod:`helpers.lib.recurrent` with the weights copied in, W_out (V, H), b_out (V,)).
-    Lesson 03 §5."""
+    """A trained recurrent LM as NumPy pieces. Taught in lesson 03, section 5.
+
+    Float64: (E (V, D), a Time{RNN,LSTM,GRU} of :mod:`helpers.lib.recurrent` with the weights
+    copied in, W_out (V, H), b_out (V,))."""
     cls = {"rnn": TimeRNN, "lstm": TimeLSTM, "gru": TimeGRU}[model.kind]
     blank = cls(model.rnn.input_size, model.rnn.hidden_size, np.random.default_rng(0))
     layer = copy_from_torch(blank, model.rnn)

@@ -21,12 +21,11 @@ from helpers.lib.positions import sinusoidal_encoding
 # ---------------------------------------------------------------- the model
 @dataclass
 class TransformerConfig:
-    """The sizes of a :class:`DecoderLM`. Lesson 04 §8.
+    """The sizes of a :class:`DecoderLM`. Taught in lesson 04, section 8.
 
     norm: 'pre' (LayerNorm before each sub-layer, GPT-2) or 'post' (after the residual sum, as in
     the original Transformer); positions: 'learned', 'sinusoidal' or 'rope'; d_ff: 4·d_model
-    unless given.
-    """
+    unless given."""
 
     vocab_size: int
     d_model: int = 128
@@ -54,8 +53,10 @@ class TransformerConfig:
 
 
 def rope_torch(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
-    """Rotary positions on (..., T, d): the pair (x_2i, x_2i+1) at position m rotated by
-    m·base^(−2i/d). Lesson 04 §6 (:func:`helpers.lib.positions.apply_rope` in NumPy)."""
+    """Rotary positions (RoPE) in PyTorch. Taught in lesson 04, section 6.
+
+    On (..., T, d): the pair (x_2i, x_2i+1) at position m rotated by m·base^(−2i/d), as
+    :func:`helpers.lib.positions.apply_rope` does in NumPy."""
     T, d = x.shape[-2], x.shape[-1]
     theta = base ** (-torch.arange(0, d, 2, device=x.device, dtype=torch.float64) / d)
     ang = torch.arange(T, device=x.device, dtype=torch.float64)[:, None] * theta[None, :]
@@ -65,11 +66,11 @@ def rope_torch(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
 
 
 class CausalSelfAttention(nn.Module):
-    """Multi-head self-attention with a causal mask, (B, T, d) -> (B, T, d). Lesson 04 §8.
+    """Multi-head self-attention with a causal mask. Taught in lesson 04, section 8.
 
-    With ``need_weights=True`` the softmax is computed explicitly and its weights (B, h, T, T)
-    kept in ``last_weights``; otherwise PyTorch's fused ``scaled_dot_product_attention`` runs.
-    """
+    (B, T, d) -> (B, T, d). With ``need_weights=True`` the softmax is computed explicitly and its
+    weights (B, h, T, T) kept in ``last_weights``; otherwise PyTorch's fused
+    ``scaled_dot_product_attention`` runs."""
 
     def __init__(self, cfg: TransformerConfig):
         super().__init__()
@@ -99,12 +100,13 @@ class CausalSelfAttention(nn.Module):
 
 
 class Block(nn.Module):
-    """One Transformer block: attention and a position-wise feed-forward network, each with a
-    residual connection and a LayerNorm. Lesson 04 §7.
+    """One Transformer block, Pre-LN or Post-LN. Taught in lesson 04, section 7.
+
+    Attention and a position-wise feed-forward network, each with a residual connection and a
+    LayerNorm:
 
     Pre-LN:  x = x + Attn(LN1(x));  x = x + FFN(LN2(x))
-    Post-LN: x = LN1(x + Attn(x));  x = LN2(x + FFN(x))      (the original 2017 order)
-    """
+    Post-LN: x = LN1(x + Attn(x));  x = LN2(x + FFN(x))      (the original 2017 order)"""
 
     def __init__(self, cfg: TransformerConfig):
         super().__init__()
@@ -136,12 +138,11 @@ def _init_weights(module: nn.Module) -> None:
 
 
 class DecoderLM(nn.Module):
-    """A decoder-only Transformer language model. Lesson 04 §8.
+    """A decoder-only Transformer language model. Taught in lesson 04, section 8.
 
     Token embedding + positions -> n_layers blocks -> (a final LayerNorm for Pre-LN) -> logits.
     forward(ids (B, T)) -> (B, T, V); position t sees tokens 0..t only, so one pass trains all
-    T predictions.
-    """
+    T predictions."""
 
     def __init__(self, cfg: TransformerConfig, seed: int = 0):
         super().__init__()
@@ -187,8 +188,9 @@ class DecoderLM(nn.Module):
 
 
 class LSTMLM(nn.Module):
-    """The recurrent baseline: embedding -> torch.nn.LSTM -> linear, (B, T) -> (B, T, V).
-    Lesson 04 §8."""
+    """The recurrent baseline of the character models. Taught in lesson 04, section 8.
+
+    Embedding -> torch.nn.LSTM -> linear, (B, T) -> (B, T, V)."""
 
     def __init__(self, vocab_size: int, emb_dim: int = 64, hidden: int = 256, num_layers: int = 1,
                  seed: int = 0):
@@ -208,10 +210,10 @@ class LSTMLM(nn.Module):
 
 
 def block_parameter_count(d_model: int, d_ff: int | None = None) -> dict[str, int]:
-    """The parameters of one Transformer block (with biases), by part. Lesson 04 §7.
+    """The parameters of one Transformer block, by part. Taught in lesson 04, section 7.
 
-    Attention 4(d² + d) for W_Q, W_K, W_V, W_O; feed-forward 2·d·d_ff + d_ff + d; two LayerNorms
-    2·2d. With d_ff = 4d (the default) the total is 12d² + 13d."""
+    With biases: attention 4(d² + d) for W_Q, W_K, W_V, W_O; feed-forward 2·d·d_ff + d_ff + d; two
+    LayerNorms 2·2d. With d_ff = 4d (the default) the total is 12d² + 13d."""
     d_ff = 4 * d_model if d_ff is None else d_ff
     parts = {"attention": 4 * (d_model * d_model + d_model),
              "feed_forward": 2 * d_model * d_ff + d_ff + d_model,
@@ -224,9 +226,9 @@ def block_parameter_count(d_model: int, d_ff: int | None = None) -> dict[str, in
 @torch.no_grad()
 def evaluate_lm(model: nn.Module, ids: np.ndarray, seq_len: int = 128, max_tokens: int = 32768,
                 batch_size: int = 64, device=None) -> float:
-    """The mean next-token cross-entropy (nats) of a language model on held-out text. Lesson 04 §8.
+    """The mean next-token cross-entropy on held-out text. Taught in lesson 04, section 8.
 
-    Over the first ``max_tokens`` + 1 tokens of ``ids`` cut into non-overlapping windows of
+    In nats, over the first ``max_tokens`` + 1 tokens of ``ids`` cut into non-overlapping windows of
     ``seq_len``, each window starting with empty context."""
     device = choose_device(device) if not isinstance(device, torch.device) else device
     n = min(len(ids) - 1, max_tokens) // seq_len
@@ -257,7 +259,9 @@ def _model_ids(ids, model: nn.Module, name: str, where: str) -> np.ndarray:
 
 @torch.no_grad()
 def next_token_probs(model: nn.Module, ids, temperature: float = 1.0, device=None) -> np.ndarray:
-    """P(next token | ids) = softmax(logits / temperature), (V,) float64. Lesson 04 §12.2."""
+    """P(next token | ids) at a temperature. Taught in lesson 04, section 12.2.
+
+    softmax(logits / temperature), (V,) float64."""
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
     device = next(model.parameters()).device if device is None else device
@@ -275,8 +279,9 @@ def next_token_probs(model: nn.Module, ids, temperature: float = 1.0, device=Non
 
 def sample_from_logits(logits: torch.Tensor, temperature: float, generator: torch.Generator,
                        num_samples: int = 1) -> torch.Tensor:
-    """Token ids drawn from softmax(logits / temperature): (V,) -> (num_samples,) int64; the
-    argmax at temperature 0 (greedy). Lesson 04 §12.2."""
+    """Token ids drawn from softmax(logits / temperature). Taught in lesson 04, section 12.2.
+
+    (V,) -> (num_samples,) int64; the argmax at temperature 0 (greedy)."""
     if temperature < 0:
         raise ValueError(f"temperature must be >= 0, got {temperature}")
     if temperature == 0:
@@ -288,11 +293,11 @@ def sample_from_logits(logits: torch.Tensor, temperature: float, generator: torc
 @torch.no_grad()
 def generate(model: nn.Module, prompt_ids, n_new: int, temperature: float = 1.0, seed: int = 0,
              max_context: int | None = None) -> np.ndarray:
-    """``prompt_ids`` (1-D) followed by ``n_new`` tokens sampled one at a time. Lesson 04 §12.2.
+    """Tokens sampled one at a time after a prompt. Taught in lesson 04, section 12.2.
 
-    Each step runs the model on the context so far (its last ``max_context`` tokens, a
-    DecoderLM's max_len by default) and samples from softmax(last logits / temperature) with a
-    seeded generator; temperature 0 is greedy."""
+    ``prompt_ids`` (1-D) and ``n_new`` tokens after it. Each step runs the model on the context so
+    far (its last ``max_context`` tokens, a DecoderLM's max_len by default) and samples from
+    softmax(last logits / temperature) with a seeded generator; temperature 0 is greedy."""
     if temperature < 0:
         raise ValueError(f"temperature must be >= 0, got {temperature}")
     device = next(model.parameters()).device
