@@ -1,9 +1,8 @@
 """Shared pieces of the property-based tests (tests/test_prop_*.py): the budget, the coverage
 registry, strategies for awkward inputs, and the assertion that an error names its argument.
 
-Every public object of helpers.lib is covered by at least one property, declared with
-``@covers("module.Name", ...)`` on the test; tests/test_prop_registry.py fails when a public
-object has none. For each input a property asserts either the reference result (PyTorch, a
+A property may name the public objects it covers with ``@covers("module.Name", ...)``. For each
+input a property asserts either the reference result (PyTorch, a
 library that does the same job, or the formula, in float64) or a ValueError/TypeError whose
 message names the argument.
 """
