@@ -1,5 +1,6 @@
 """helpers.course.models: a shipped model is checked before it is loaded, and a damaged or
 missing file is an error naming both checksums and the command that rebuilds it."""
+import json
 import shutil
 
 import pytest
@@ -40,3 +41,13 @@ def test_unknown_and_untrained_models(tmp_path):
                                             encoding="utf-8")
     with pytest.raises(ModelFileError, match="not in .*manifest.json .*make models NAME=ffnn_lm"):
         load_model("ffnn_lm", root=tmp_path)
+
+
+def test_a_broken_or_missing_manifest_names_the_fix(tmp_path):
+    (tmp_path / "manifest.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(ModelFileError, match=r"manifest.json is not valid JSON .*git checkout -- "
+                                             r"data/models/manifest.json"):
+        load_model("ffnn_lm", tmp_path)
+    (tmp_path / "manifest.json").write_text(json.dumps([1, 2]), encoding="utf-8")
+    with pytest.raises(ModelFileError, match="is not a models manifest"):
+        load_model("ffnn_lm", tmp_path)
