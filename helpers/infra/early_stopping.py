@@ -48,7 +48,8 @@ class EarlyStopping:
         improvement. A non-finite value is an error (a diverged run is not "the best so far")."""
         value = float(value)
         if not math.isfinite(value):
-            raise ValueError(f"the validation metric is {value} at step {step}; the run has diverged")
+            raise ValueError(f"the validation metric is {value} at step {step}; the run has "
+                             "diverged")
         if self.stopped:
             raise RuntimeError(f"update called after early stopping decided to stop (at step "
                                f"{self.decisions[-1]['step']}); start a new EarlyStopping")
@@ -60,9 +61,9 @@ class EarlyStopping:
         else:
             self.bad_evals += 1
         self.stopped = self.bad_evals >= self.patience
-        self.decisions.append({"step": step, "value": value, "improved": improved, "best": self.best,
-                               "best_step": self.best_step, "bad_evals": self.bad_evals,
-                               "stop": self.stopped})
+        self.decisions.append({"step": step, "value": value, "improved": improved,
+                               "best": self.best, "best_step": self.best_step,
+                               "bad_evals": self.bad_evals, "stop": self.stopped})
         return self.stopped
 
     def summary(self) -> str:
@@ -73,5 +74,6 @@ class EarlyStopping:
             why = (f"stopped: no improvement larger than {self.min_delta:g} in {self.patience} "
                    "evaluations")
         else:
-            why = f"not stopped ({self.bad_evals} of {self.patience} evaluations without improvement)"
+            why = (f"not stopped ({self.bad_evals} of {self.patience} evaluations without "
+                   "improvement)")
         return f"best {self.best:.6g} at step {self.best_step}; {why}"
