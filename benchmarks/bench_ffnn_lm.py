@@ -9,6 +9,7 @@ epoch beside the count model's, and speed as a ratio measured in this run.
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -20,9 +21,12 @@ from helpers.course.data import load_wikipedia
 from helpers.infra.seeding import seeded_init
 from helpers.lessons.lesson01 import evaluate, featurize, train_classifier
 from helpers.lib.batching import minibatch_indices, ngram_windows
-from helpers.lib.language_models import FeedForwardLM, mean_nll, perplexity
+from helpers.lib.language_models import FeedForwardLM, perplexity
 from helpers.lib.ngram import KneserNeyLM
 from helpers.lib.text import Vocab, tokenize
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))     # the repository root: training/
+from training.ffnn_lm import mean_nll  # noqa: E402
 
 
 def language_models(epochs: int) -> None:

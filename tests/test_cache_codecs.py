@@ -1,11 +1,8 @@
 """Every value the course caches goes through the artefact format (no pickle) and comes back
 equal: the result dataclasses' to_arrays/from_arrays and the course's codecs, on small values."""
 import numpy as np
-import torch
 
 from helpers.infra.artifacts import TreeCodec, load_artifact, save_artifact
-from helpers.infra.training import History
-from helpers.lib.pretraining import PretrainResult
 from helpers.lib.text import Vocab
 
 RNG = np.random.default_rng(0)
@@ -24,16 +21,6 @@ def test_vocab(tmp_path):
     back = through_files(tmp_path, VOCAB, Vocab)
     assert back.itos == VOCAB.itos and back.counts.tolist() == VOCAB.counts.tolist() and back.specials == VOCAB.specials
     assert back.encode(["café", "nope"]).tolist() == [4, 1]
-
-
-def test_pretrain_result(tmp_path):
-    hist = History([2.5, 2.25] * 10, [{"epoch": 1, "accuracy": 0.125, "nll": 5.5}], 30.0, False)
-    r = PretrainResult({"tok_emb.weight": torch.randn(5, 3), "norm.bias": torch.zeros(3)}, {"dim": 3, "n_layers": 2},
-                       hist, 20, 1000, 12.5)
-    back = through_files(tmp_path, r, PretrainResult)
-    assert isinstance(back.history, History) and back.history == hist
-    assert all(torch.equal(back.state_dict[k], v) for k, v in r.state_dict.items())
-    assert (back.config, back.steps, back.tokens_seen, back.cpu_seconds) == (r.config, 20, 1000, 12.5)
 
 
 def test_recurrent_lm_result_through_the_default_codec(tmp_path):

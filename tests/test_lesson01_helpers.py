@@ -14,7 +14,6 @@ from helpers.lessons.lesson01 import (
     render_regularisation,
     train_classifier,
 )
-from helpers.lib.language_models import FeedForwardLM, mean_nll, parameter_table, perplexity
 from helpers.lib.ngram import KneserNeyLM
 
 
@@ -37,19 +36,6 @@ def test_kneser_ney_worked_bigram():
     assert math.isclose(lm.prob((0,), 1), (2 - 0.5) / 3 + 0.5 * 2 / 3 * p_cont_b)
     with pytest.raises(ValueError, match="need at least 3 tokens"):
         KneserNeyLM(3, 5).fit(np.array([1, 2]))
-
-
-def test_feedforward_lm_shapes_parameters_and_nll():
-    lm = FeedForwardLM(50, context=3, emb_dim=4, hidden=6)
-    counts = dict((n, c) for n, _, c in parameter_table(lm))
-    assert counts == {"embed.weight": 200, "hidden.weight": 72, "hidden.bias": 6, "out.weight": 300, "out.bias": 50}
-    X, y = np.random.default_rng(0).integers(0, 50, (10, 3)), np.arange(10)
-    nll = mean_nll(lm, X, y, batch_size=3)
-    ref = torch.nn.functional.cross_entropy(lm(torch.as_tensor(X)), torch.as_tensor(y)).item()
-    assert math.isclose(nll, ref, rel_tol=1e-5)
-    assert math.isclose(perplexity(math.log(10)), 10)
-    with pytest.raises(ValueError, match=r"shape \(B, 3\), got \(2, 2\)"):
-        lm(torch.zeros(2, 2, dtype=torch.long))
 
 
 @pytest.fixture(scope="module")
@@ -111,18 +97,6 @@ def test_kneser_ney_token_nll_matches_prob_and_mean_nll():
     assert np.allclose(early[1:], nll)
     with pytest.raises(ValueError, match="start must be in"):
         lm.token_nll(held, start=50)
-
-
-def test_feedforward_lm_dropout_only_in_training():
-    torch.manual_seed(0)
-    m = FeedForwardLM(20, context=2, emb_dim=4, hidden=8, dropout=0.5)
-    x = torch.tensor([[1, 2], [3, 4]])
-    m.eval()
-    assert torch.equal(m(x), m(x))
-    m.train()
-    assert not torch.equal(m(x), m(x))
-    with pytest.raises(ValueError, match="dropout must be in"):
-        FeedForwardLM(20, dropout=1.0)
 
 
 def test_adamw_matches_torch_and_differs_from_adam_with_l2():

@@ -10,7 +10,7 @@ import torch
 
 from helpers.lib.feedforward_lm import NumpyFeedForwardLM, mean_nll_numpy, sample_text
 from helpers.lib.gradcheck import numerical_gradient, relative_error
-from helpers.lib.language_models import FeedForwardLM, mean_nll
+from helpers.lib.language_models import FeedForwardLM
 from helpers.lib.layers import SoftmaxCrossEntropy
 
 V, N_CTX, D, H = 17, 3, 4, 5
@@ -72,6 +72,7 @@ def test_load_torch_refuses_a_model_of_another_shape_and_ids_of_another_width():
 def test_the_shipped_model_s_validation_loss_in_numpy():
     from helpers.course.ffnn_lm import ffnn_lm_data
     from helpers.course.models import load_model
+    from training.ffnn_lm import mean_nll
     shipped = load_model("ffnn_lm")
     s = shipped.settings
     data = ffnn_lm_data(s["vocab_size"], s["context"])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from helpers.course.shakespeare import CharSplit, char_split
+from helpers.course.char_live import CharSplit
 from helpers.lessons.lesson04 import (
     ReverseSeq2Seq,
     block_bootstrap,
@@ -49,15 +49,6 @@ def test_layer_norm_rejects_the_wrong_width():
         LayerNorm(0)
 
 
-def test_char_split_is_by_work():
-    s = char_split()
-    assert s.V == 84 and s.valid_work == "othello" and s.test_work == "hamlet"
-    assert len(s.train) > 4_000_000 and len(s.valid) > 100_000 and len(s.test) > 100_000
-    assert s.decode(s.encode("To be, or not")) == "To be, or not"
-    with pytest.raises(KeyError, match="two different works"):
-        char_split("hamlet", "hamlet")
-
-
 def test_char_nlls_average_to_evaluate_lm():
     split = _toy_split()
     model = DecoderLM(TransformerConfig(split.V, d_model=16, n_heads=2, n_layers=1, max_len=32), seed=0)
@@ -87,6 +78,19 @@ def test_norm_comparison_is_deterministic_and_renders():
     assert "pre-LN" in summary and "post-LN" in summary
 
 
+def test_the_attention_and_temperature_renders_follow_their_controls():
+    from helpers.lessons.lesson04 import render_attention, render_temperature
+    split = _toy_split()
+    model = DecoderLM(TransformerConfig(split.V, d_model=16, n_heads=4, n_layers=2, max_len=32), seed=0)
+    _, head0 = render_attention(model, split, "abc defg", head=0)
+    _, head3 = render_attention(model, split, "abc defg", head=3)
+    assert head0 != head3 and "head 3" in head3
+    with pytest.raises(ValueError, match="head in"):
+        render_attention(model, split, "abc", head=4)
+    _, t2 = render_temperature(model, split, "abc", 2.0)
+    assert "T=2.00" in t2
+
+
 def test_parallel_vs_sequential_timing():
     model = DecoderLM(TransformerConfig(10, d_model=16, n_heads=2, n_layers=1, max_len=16), seed=0)
     t = time_parallel_vs_sequential(model, T=8, repeats=2)
@@ -103,35 +107,6 @@ def test_reversal_model_shapes_and_experiment():
     r = reversal_experiment(seeds=(0, 1), steps=2, lengths=(3, 4), hidden=8, n_test=5)
     assert r["with"].shape == r["without"].shape == (2, 2) and r["weights"].shape == (10, 10)
     assert np.allclose(r["weights"].sum(1), 1, atol=1e-5)
-
-
-def test_the_stored_char_ngram_reproduces_its_test_losses():
-    from helpers.course.char_lms import load_char_ngram
-    from helpers.lib.ngram import kneser_ney_nlls
-
-    stored, split = load_char_ngram(), char_split()
-    n, D = stored["chosen"]["n"], stored["chosen"]["discount"]
-    assert stored["chosen"]["valid_loss"] == min(r["valid_loss"] for r in stored["rows"])   # chosen on validation
-    head = kneser_ney_nlls(split.train, split.test[:2001], n, split.V, D)     # scores test[n - 1 .. 2000]
-    np.testing.assert_allclose(stored["test_nll"][n - 2:2000], head, rtol=1e-6)
-    assert np.isnan(stored["test_nll"][:n - 2]).all()
-
-
-def test_the_char_ngram_grid_reaches_past_its_best_model_on_both_axes():
-    """The stored n-gram baseline is not at the edge of its search grid: a longer order and a larger
-    discount were tried and were worse on validation (the grid widened until the loss turned)."""
-    from helpers.course.char_lms import NGRAM_DISCOUNTS, NGRAM_ORDERS, load_char_ngram
-
-    stored = load_char_ngram()
-    rows = {r["n"]: r for r in stored["rows"]}
-    chosen = stored["chosen"]
-    assert sorted(rows) == list(NGRAM_ORDERS)
-    longer = [n for n in rows if n > chosen["n"]]
-    assert longer and all(rows[n]["valid_loss"] > chosen["valid_loss"] for n in longer)
-    by_discount = {float(D): v for D, v in chosen["valid_by_discount"].items()}
-    assert sorted(by_discount) == sorted(NGRAM_DISCOUNTS)
-    larger = [D for D in by_discount if D > chosen["discount"]]
-    assert larger and all(by_discount[D] > chosen["valid_loss"] for D in larger)
 
 
 @pytest.mark.parametrize("order", [9, 10])
@@ -288,16 +263,6 @@ def test_layer_norm_backward_and_clip_adam_step_are_the_course_s_layers():
 
 
 # ---------------------------------------------------------------- the comparisons of sections 10-11
-def test_the_matched_lstm_has_the_transformer_s_parameter_count():
-    from helpers.course.char_lms import SETTINGS, build_char_lm
-
-    sizes = {name: sum(p.numel() for p in build_char_lm(SETTINGS[name], 84).parameters())
-             for name in ("char_transformer", "char_lstm", "char_lstm_matched")}
-    assert abs(sizes["char_lstm_matched"] / sizes["char_transformer"] - 1) < 0.005
-    assert sizes["char_lstm"] > 1.4 * sizes["char_transformer"]
-    assert SETTINGS["char_lstm_matched"]["max_steps"] > SETTINGS["char_transformer"]["max_steps"]
-
-
 def test_copy_batches_and_a_tiny_copy_experiment():
     from helpers.course.copy_task import copy_batch, copy_experiment
 

@@ -1,26 +1,20 @@
-"""Lesson 10's baselines and contrasts: the blank-filling bigram (helpers.lib.blank_bigram), the causal
-TinyGPT and its loss, the helpers of the GPT and NSP studies, the static vectors of the pre-training
-documents, and the lesson's scoring of the live NumPy model."""
+"""Lesson 10's baselines: the blank-filling bigram (helpers.lib.blank_bigram) and the lesson's
+scoring of the live NumPy model."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
-from helpers.course import causal_lm, nsp_study, static_pretrain
-from helpers.course.bert_finetune import bbc_finetune_data
-from helpers.course.data import load_wsd_sentences
 from helpers.course.models import load_model
 from helpers.lessons.lesson10 import (
     blank_batch,
     blank_examples,
     numpy_mlm_scores,
     paired_accuracy_difference,
-    static_vectors,
 )
-from helpers.lib.bert import BertConfig, NumpyMaskedLM, TinyBert, TinyGPT, causal_lm_loss
+from helpers.lib.bert import NumpyMaskedLM
 from helpers.lib.blank_bigram import BlankBigram
-from helpers.lib.mlm import IGNORE, MaskedBatch, SentencePair
+from helpers.lib.mlm import IGNORE, MaskedBatch
 
 V, SPECIAL, MASK = 10, 5, 4
 SEQS = [np.array([2, 5, 6, 3]), np.array([2, 5, 7, 3]), np.array([2, 8, 6, 3])]
@@ -82,88 +76,6 @@ def test_the_bigram_refuses_bad_input():
 
 
 # ---------------------------------------------------------------- the causal model
-def _tiny(cls):
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(0)
-        return cls(BertConfig(vocab_size=20, dim=16, n_layers=2, n_heads=2, ff_dim=32, max_len=12, dropout=0.0)).eval()
-
-
-def test_the_gpt_never_looks_ahead_and_the_encoder_does():
-    ids = torch.tensor([[2, 7, 8, 9, 10, 3]])
-    changed = ids.clone()
-    changed[0, 4] = 11
-    gpt, bert = _tiny(TinyGPT), _tiny(TinyBert)
-    with torch.no_grad():
-        a, b = gpt(ids), gpt(changed)
-        torch.testing.assert_close(a[0, :4], b[0, :4])                 # positions before the change
-        assert not torch.allclose(a[0, 4:], b[0, 4:])
-        assert not torch.allclose(bert(ids)[0, :4], bert(changed)[0, :4])
-        hidden, attn = gpt.layers_and_attention(ids)
-    assert float(attn.triu(1).abs().max()) == 0                        # no weight on a later position
-    torch.testing.assert_close(hidden[-1], a)
-
-
-def test_the_causal_loss_predicts_every_next_real_piece():
-    gpt = _tiny(TinyGPT)
-    ids = torch.tensor([[2, 7, 8, 3, 0], [2, 9, 10, 11, 3]])
-    att = ids != 0
-    with torch.no_grad():
-        loss = causal_lm_loss(gpt, ids, att)
-        logp = torch.log_softmax(gpt.mlm_logits(gpt(ids, att)), -1)
-    terms = [-logp[b, t, ids[b, t + 1]] for b in range(2) for t in range(4) if att[b, t + 1]]
-    assert len(terms) == 7 and loss.item() == pytest.approx(torch.stack(terms).mean().item(), rel=1e-6)
-
-
-def test_fill_from_the_left_scores_each_blank_with_the_pieces_before_it():
-    gpt = _tiny(TinyGPT)
-    seq = np.array([[2, 7, 8, 9, 3], [2, 10, 11, 3, 0]])
-    labels = np.full(seq.shape, IGNORE)
-    labels[0, 2], labels[1, 1] = 8, 10
-    inputs = np.where(labels != IGNORE, MASK, seq)
-    out = causal_lm.fill_from_the_left(gpt, [MaskedBatch(inputs, labels, seq != 0)])
-    with torch.no_grad():
-        logits = gpt.mlm_logits(gpt(torch.as_tensor(seq), torch.as_tensor(seq != 0)))
-    right = [int(logits[0, 1].argmax() == 8), int(logits[1, 0].argmax() == 10)]
-    np.testing.assert_array_equal(out["right"], right)
-    np.testing.assert_array_equal(out["count"], [1, 1])
-
-
-# ---------------------------------------------------------------- the NSP study's helpers
-def test_the_overlap_baseline_reads_shared_pieces_and_picks_its_threshold_on_training_pairs():
-    def pair(a, b, is_next):
-        ids = np.array([2, *a, 3, *b, 3])
-        return SentencePair(ids, np.array([0] * (len(a) + 2) + [1] * (len(b) + 1)), is_next)
-    p = pair([5, 6, 7], [6, 7, 8], True)
-    assert nsp_study.overlap(p, SPECIAL) == pytest.approx(2 / 4)
-    train = [pair([5, 6], [6, 7], True), pair([5, 6], [8, 9], False), pair([7, 8], [8, 9], True),
-             pair([5, 7], [6, 9], False)]
-    right, thr = nsp_study.overlap_baseline(train, [pair([5, 6], [5, 9], True), pair([5, 6], [7, 8], False)], SPECIAL)
-    assert thr == 0.0 and list(right) == [1, 1]
-
-
-def test_pair_batches_keep_the_segments():
-    p = SentencePair(np.array([2, 5, 3, 6, 7, 3]), np.array([0, 0, 0, 1, 1, 1]), True)
-    q = SentencePair(np.array([2, 5, 3, 6, 3]), np.array([0, 0, 0, 1, 1]), False)
-    ids, seg, att, y = nsp_study.pair_batch(type("T", (), {"pad_id": 0})(), [p, q])
-    assert ids.shape == seg.shape == (2, 6) and list(y) == [1, 0] and list(seg[1]) == [0, 0, 0, 1, 1, 0]
-    assert nsp_study.NSPHead(16)(torch.zeros(2, 6, 16)).shape == (2, 2)
-
-
-# ---------------------------------------------------------------- the static vectors of the pre-training documents
-def test_the_static_baseline_read_only_the_pre_training_documents_and_feeds_both_sections():
-    static = load_model("wv_pretrain_skipgram")
-    assert "pre-training" in static.meta["settings"]["corpus"] and static.meta["settings"]["max_sents"] == 5
-    examples = load_wsd_sentences()
-    assert all(w in static for e in examples for w in (e.word,))
-    np.testing.assert_allclose(static_pretrain.context_mean_vectors(static, examples[:24]),
-                               static_vectors(static, examples[:24], context=True))
-    data = bbc_finetune_data(5, 30, 0)
-    X = static.features_of(data.doc_index)
-    assert X.shape == (len(data.docs), 100) and np.all(np.linalg.norm(X, axis=1) <= 1 + 1e-3)
-    with pytest.raises(KeyError, match="no shipped static vector"):
-        static["xylophonist"]
-
-
 # ---------------------------------------------------------------- the lesson's scoring of the live model
 def test_numpy_scores_and_the_paired_difference():
     rng = np.random.default_rng(0)

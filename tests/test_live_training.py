@@ -1,10 +1,9 @@
-"""helpers.infra.live_training and helpers.course.char_live: the live trainings of lessons 02–04."""
+"""helpers.infra.live_training: the live trainings of lessons 02-04."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from helpers.course.char_live import heldout_loss, kn_baselines, live_split, random_batch, windows
 from helpers.infra.live_training import LiveTraining
 from tools.figure_checks import figure_problems
 
@@ -56,32 +55,3 @@ def test_the_explorer_shows_the_run_first_and_trains_on_only_when_asked():
     assert run.steps == 2 and ex.renders == 1
     ex.update()                              # the button
     assert run.steps == 6 and "after 6 steps" in ex.summary
-
-
-def test_batches_and_windows_are_the_text_shifted_by_one():
-    ids = np.arange(1000) % 84
-    x, y = random_batch(ids, 4, 16, np.random.default_rng(0))
-    assert x.shape == y.shape == (4, 16) and np.array_equal((x + 1) % 84, y)
-    xw, yw = windows(ids, 16, 64)
-    assert xw.shape == (4, 16) and np.array_equal(yw.ravel(), ids[1:65])
-    with pytest.raises(ValueError, match="multiple"):
-        windows(ids, 16, 60)
-    with pytest.raises(TypeError):
-        random_batch(ids.astype(float), 4, 16, np.random.default_rng(0))
-
-
-def test_heldout_loss_weighs_every_character_once():
-    ids = np.arange(10_000) % 84
-    calls = []
-    def loss_fn(x, y):
-        calls.append(len(x))
-        return float(len(x))
-    assert heldout_loss(loss_fn, ids, 64, 64 * 10, batch=4) == pytest.approx((4 * 4 + 4 * 4 + 2 * 2) / 10)
-    assert calls == [4, 4, 2]
-
-
-def test_the_character_trigram_and_4gram_on_hamlet():
-    base = kn_baselines((3, 4))
-    split = live_split()
-    assert split.V == 84
-    assert 1.9 < base[3]["test_loss"] < 2.2 and 1.6 < base[4]["test_loss"] < base[3]["test_loss"]

@@ -141,7 +141,8 @@ def test_empty_sequences_and_evaluation_sets():
         TimeLSTM(3, 4, np.random.default_rng(0)).forward(np.zeros((2, 0, 3)))
     with pytest.raises(ValueError, match="every sequence is empty"):
         pad_sequences([[], []], pad_id=0)
-    from helpers.lib.language_models import FeedForwardLM, mean_nll
+    from helpers.lib.language_models import FeedForwardLM
+    from training.ffnn_lm import mean_nll
     with pytest.raises(ValueError, match="mean_nll: the split is empty"):
         mean_nll(FeedForwardLM(5, context=2), np.zeros((0, 2), np.int64), np.zeros(0, np.int64))
     with pytest.raises(ValueError, match=r"perplexity: .* got nan \(nan: did training diverge\?\)"):

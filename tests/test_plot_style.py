@@ -176,18 +176,6 @@ def _case_init_study():
     return plot_init_study(depth=3, width=8)[0]
 
 
-def _case_live_training():
-    import numpy as np
-
-    from helpers.course.trained_word_lms import render_live_training
-    from helpers.lib.rnn_lm import LMData
-
-    vocab = _words_vocab()
-    ids = np.random.default_rng(0).integers(0, len(vocab), 64 * 35 + 200)
-    data = LMData(vocab, ids, ids[:300], ids[:300])
-    return render_live_training(2, data=data, shipped_curve={"step": [1, 2], "valid_ppl": [30.0, 20.0]}, eval_every=1)
-
-
 def _case_exposure_gaps():
     from helpers.lessons.lesson02 import plot_exposure_gaps
 
@@ -253,13 +241,13 @@ def _case_scaling():
 
 
 def _char_corpus():
+    from helpers.course.char_live import CharSplit
     from helpers.lib.text import Vocab
-    from helpers.lib.transformer import CharCorpus
 
     vocab = Vocab(list(" abcdefghijklmnopqrstuvwxyz.\n"), specials=())
     rng = np.random.default_rng(0)
     ids = lambda n: rng.integers(0, len(vocab), n).astype(np.int64)  # noqa: E731
-    return CharCorpus(vocab, ids(20_000), ids(10_000), ("a work",))
+    return CharSplit(vocab, ids(20_000), ids(10_000), ids(10_000), "a work", "another work")
 
 
 def _tiny_decoder(corpus):
@@ -577,7 +565,6 @@ CASES = {
     "helpers.lessons.lesson01:plot_init_study": _case_init_study,
     "helpers.lessons.lesson02:render_gradient_flow": _case_gradient_flow,
     "helpers.lessons.lesson02:render_temperature": _case_temperature_words,
-    "helpers.course.trained_word_lms:render_live_training": _case_live_training,
     "helpers.lessons.lesson02:plot_exposure_gaps": _case_exposure_gaps,
     "helpers.course.trained_word_lms:plot_gradient_flow": _case_trained_gradient_flow,
     "helpers.infra.live_training:LiveTraining.figure": _case_live_training_figure,

@@ -1,7 +1,6 @@
-"""Properties of helpers.lib.attention, positions and transformer: PyTorch's results for every mask
+"""Properties of helpers.lib.attention and positions: PyTorch's results for every mask
 form (bool, 0/1 integers; floats refused), B equal to T or to the number of heads, and errors that
 name the argument."""
-import math
 
 import numpy as np
 import torch
@@ -11,14 +10,11 @@ from hypothesis import strategies as st
 
 from helpers.lib import attention as A
 from helpers.lib import positions as P
-from helpers.lib import transformer as TR
-from helpers.lib.text import Vocab
+from helpers.lib.transformer import rope_torch
 from tests.props import (
     assume,
     budget,
-    check_bad_ids,
     closeness,
-    corrupted,
     covers,
     dims,
     float_arrays,
@@ -191,7 +187,7 @@ def test_position_encodings_are_their_formulas_and_rope_is_torchs(data):
     i = np.arange(0, d, 2)
     close(pe[:, 0::2], np.sin(np.arange(T_)[:, None] / 10000 ** (i / d)))
     x = data.draw(float_arrays((2, T_, d)))
-    close(P.apply_rope(x), TR.rope_torch(T(x)))
+    close(P.apply_rope(x), rope_torch(T(x)))
     cos, sin = P.rope_angles(T_, d, offset=3)
     close(cos, np.cos((3 + np.arange(T_))[:, None] * 10000.0 ** (-i / d)))
     close(np.linalg.norm(P.apply_rope(x), axis=-1), np.linalg.norm(x, axis=-1))   # a rotation
@@ -220,108 +216,3 @@ def test_learned_positions_sum_their_gradient_over_the_batch(T_, B):
     raises_naming(lambda: lp.forward(6), "sequence length", ValueError)   # lesson 04 prints this message
     raises_naming(lambda: lp.forward(2.5), "T", TypeError)
 
-
-# ---------------------------------------------------------------- the PyTorch Transformer
-_CFG = TR.TransformerConfig(vocab_size=7, d_model=8, n_heads=2, n_layers=1, max_len=6)
-
-
-@covers("transformer.TransformerConfig", "transformer.DecoderLM", "transformer.CausalSelfAttention",
-        "transformer.Block", "transformer.rope_torch")
-@budget(2)
-@given(st.data())
-def test_the_decoder_is_causal_for_every_setting_and_refuses_bad_ids(data):
-    norm, pos = data.draw(st.sampled_from(["pre", "post"])), data.draw(st.sampled_from(["learned", "sinusoidal", "rope"]))
-    cfg = TR.TransformerConfig(vocab_size=7, d_model=8, n_heads=2, n_layers=1, max_len=6, norm=norm, positions=pos)
-    model = TR.DecoderLM(cfg, seed=data.draw(st.integers(0, 2))).eval()
-    B, T_ = data.draw(dims(1, 3)), data.draw(dims(1, 6))
-    ids = np.array(data.draw(st.lists(st.integers(0, 6), min_size=B * T_, max_size=B * T_))).reshape(B, T_)
-    with torch.no_grad():
-        out = model(T(ids))
-        t = data.draw(st.integers(0, T_ - 1))
-        changed = ids.copy()
-        changed[:, t:] = (changed[:, t:] + 1) % 7          # the future changes ...
-        out2 = model(T(changed))
-        close(out[:, :t], out2[:, :t], 1e-5)              # ... the past does not see it
-        maps = model.attention_maps(T(ids[0]))
-    assert maps.shape == (1, 2, T_, T_) and np.allclose(np.triu(maps[0, 0], 1), 0)
-    check_bad_ids(lambda x: model(torch.as_tensor(x)), ids, 7, "ids", data.draw(corrupted(ids, 7)))
-    raises_naming(lambda: model(T(np.zeros((1, 7), np.int64))), "max_len", ValueError)
-    raises_naming(lambda: TR.TransformerConfig(vocab_size=7, d_model=9, n_heads=2), "n_heads", ValueError)
-    raises_naming(lambda: TR.TransformerConfig(vocab_size=7, norm="mid"), "norm", ValueError)
-
-
-@covers("transformer.LSTMLM", "transformer.block_parameter_count")
-@budget()
-@given(st.data())
-def test_the_lstm_baseline_refuses_bad_ids_and_the_block_count_is_12d2_13d(data):
-    model = TR.LSTMLM(5, emb_dim=3, hidden=4)
-    ids = np.array(data.draw(st.lists(st.integers(0, 4), min_size=3, max_size=3)))[None]
-    assert model(T(ids)).shape == (1, 3, 5)
-    check_bad_ids(lambda x: model(torch.as_tensor(x)), ids, 5, "ids", data.draw(corrupted(ids, 5)))
-    d = data.draw(dims(1, 64))
-    parts = TR.block_parameter_count(d)
-    assert parts["total"] == 12 * d * d + 13 * d
-    block = TR.Block(TR.TransformerConfig(vocab_size=3, d_model=d, n_heads=1, n_layers=1))
-    assert sum(p.numel() for p in block.parameters()) == parts["total"]
-
-
-def _corpus():
-    vocab = Vocab.build(list("abcab "), specials=())
-    return TR.CharCorpus(vocab, TR.encode_chars(vocab, "abcab " * 30), TR.encode_chars(vocab, "cab ab" * 30), ("x",))
-
-
-@covers("transformer.CharCorpus", "transformer.encode_chars", "transformer.unigram_loss",
-        "transformer.random_windows", "transformer.evaluate_lm")
-@budget()
-@given(st.data())
-def test_char_data_round_trips_and_the_unigram_loss_is_its_formula(data):
-    corpus = _corpus()
-    text = "".join(data.draw(st.lists(st.sampled_from(list("abc ")), min_size=1, max_size=12)))
-    assert corpus.decode(corpus.encode(text)) == text
-    raises_naming(lambda: corpus.encode(text + "z"), "'z'", KeyError)
-    V = len(corpus.vocab)
-    counts = np.bincount(corpus.train_ids, minlength=V) + 1.0
-    close(TR.unigram_loss(corpus.train_ids, corpus.valid_ids, V),
-          -np.log(counts / counts.sum())[corpus.valid_ids].mean())
-    check_bad_ids(lambda x: TR.unigram_loss(corpus.train_ids, x, V), corpus.valid_ids[:5], V, "valid_ids",
-                  data.draw(corrupted(corpus.valid_ids[:5], V)))
-    seq = data.draw(dims(1, 8))
-    x, y = next(TR.random_windows(corpus.train_ids, 2, seq, np.random.default_rng(0)))
-    assert x.shape == (2, seq) and np.array_equal(x[:, 1:], y[:, :-1])
-    model = TR.DecoderLM(TR.TransformerConfig(vocab_size=V, d_model=4, n_heads=1, n_layers=1, max_len=8))
-    loss = TR.evaluate_lm(model, corpus.valid_ids, seq_len=seq, max_tokens=40)
-    assert math.isfinite(loss) and loss > 0
-    raises_naming(lambda: TR.evaluate_lm(model, corpus.valid_ids[:3], seq_len=8), "tokens", ValueError)
-
-
-@covers("transformer.train_lm", "transformer.RunResult")
-@budget(0.2)
-@given(seed=st.integers(0, 3))
-def test_training_a_tiny_decoder_lowers_its_loss_and_is_seeded(seed):
-    corpus = _corpus()
-    cfg = TR.TransformerConfig(vocab_size=len(corpus.vocab), d_model=8, n_heads=2, n_layers=1, max_len=8)
-    runs = [TR.train_lm(TR.DecoderLM(cfg, seed=seed), corpus, max_seconds=60, max_steps=15, seq_len=8, batch_size=4,
-                        seed=seed, eval_tokens=64, progress=False) for _ in range(2)]
-    assert runs[0].steps == 15 and runs[0].history.step_loss == runs[1].history.step_loss
-    assert runs[0].history.step_loss[-1] < runs[0].history.step_loss[0]
-    assert math.isclose(runs[0].perplexity, math.exp(runs[0].valid_loss))
-
-
-@covers("transformer.next_token_probs", "transformer.sample_from_logits", "transformer.generate")
-@budget()
-@given(st.data())
-def test_sampling_is_the_softmax_at_the_temperature_and_refuses_bad_prompts(data):
-    model = TR.DecoderLM(_CFG, seed=0)
-    prompt = np.array(data.draw(st.lists(st.integers(0, 6), min_size=1, max_size=4)))
-    temp = data.draw(st.sampled_from([0.5, 1.0, 3.0]))
-    with torch.no_grad():
-        logits = model(T(prompt[None]))[0, -1].double()
-    close(TR.next_token_probs(model, prompt, temp), torch.softmax(logits / temp, -1), 1e-6)
-    g = torch.Generator().manual_seed(0)
-    assert int(TR.sample_from_logits(logits, 0, g)[0]) == int(logits.argmax())
-    out = TR.generate(model, prompt, 3, temperature=0, seed=0)
-    assert len(out) == len(prompt) + 3 and np.array_equal(out[:len(prompt)], prompt)
-    check_bad_ids(lambda x: TR.generate(model, x, 1), prompt, 7, "prompt_ids", data.draw(corrupted(prompt, 7)))
-    check_bad_ids(lambda x: TR.next_token_probs(model, x), prompt, 7, "ids", data.draw(corrupted(prompt, 7)))
-    raises_naming(lambda: TR.next_token_probs(model, prompt, 0.0), "temperature", ValueError)
-    raises_naming(lambda: TR.sample_from_logits(logits, -1.0, g), "temperature", ValueError)

@@ -20,7 +20,7 @@ from helpers.lib.recurrent_lm import (
     rnn_forward,
     stream_nll,
 )
-from helpers.lib.rnn_lm import RecurrentLM, evaluate_nll
+from helpers.lib.rnn_lm import RecurrentLM
 from helpers.lib.transformer import LSTMLM
 
 V, D, H, B, T = 7, 3, 4, 2, 5
@@ -71,6 +71,7 @@ def test_the_shipped_lstm_architecture_copies_in_and_gives_the_same_logits():
 
 
 def test_stream_nll_carries_the_state_like_evaluate_nll():
+    from training.word_lms import evaluate_nll
     torch_model = RecurrentLM(V, "lstm", emb_dim=D, hidden=H, seed=5)
     ids = np.random.default_rng(6).integers(0, V, 500)
     assert stream_nll(NumpyLM.from_torch(torch_model, np.float64), ids, 4, 16) == pytest.approx(

@@ -151,7 +151,6 @@ def _functions_taking_tokens():
 NOT_TOKENS = {
     "contextual.nearest_sense": "query is a vector",
     "text.check_tokens": "the check itself",
-    "transformer.RunResult.__init__": "tokens is a count (a dataclass field)",
     "word2vec.Corpus.__init__": "a dataclass filled by prepare_corpus",
 }
 

@@ -1,32 +1,10 @@
-import math
-
 import numpy as np
 import pytest
 
 from helpers.exercises import ExerciseFailed, expect_close, run_checks
 from helpers.infra.cache import CacheJob, build_missing, cached, is_cached
 from helpers.infra.plotting import new_figure
-from helpers.infra.training import train_loop
 from helpers.infra.widgets import Explorer, dropdown, slider
-
-
-def test_train_loop_records_epochs_and_metrics():
-    hist = train_loop(lambda b: float(b), lambda epoch: [epoch, epoch + 1], epochs=3,
-                      evaluate=lambda: {"valid_loss": 0.5}, progress=False)
-    assert hist.step_loss == [1, 2, 2, 3, 3, 4]
-    assert hist.metric("train_loss") == [1.5, 2.5, 3.5]
-    assert hist.metric("valid_loss") == [0.5] * 3
-    with pytest.raises(KeyError, match="no per-epoch metric 'acc'"):
-        hist.metric("acc")
-
-
-def test_train_loop_time_budget_and_nan():
-    import time
-    hist = train_loop(lambda b: time.sleep(0.02) or 1.0, lambda e: range(1000), epochs=5,
-                      max_seconds=0.1, progress=False)
-    assert hist.stopped_early and len(hist.step_loss) < 50 and len(hist.epochs) == 1
-    with pytest.raises(FloatingPointError, match="loss became nan at epoch 1, step 2"):
-        train_loop(lambda b: b, lambda e: [1.0, math.nan], epochs=1, progress=False)
 
 
 def _render(freq, kind="sin"):
@@ -169,11 +147,3 @@ def test_worker_count_from_the_environment(tmp_path, monkeypatch, capsys):
     with pytest.raises(ValueError, match="NLP_COURSE_WORKERS must be a positive integer, got 'two'"):
         build_missing([CacheJob("c", "c", "v1", fill_cache_entry, {"name": "c", "version": "v1", "value": 1})])
 
-
-def test_train_loop_budget_on_another_clock():
-    # a clock that advances one "second" per reading: the budget of 2.5 runs out after 3 steps,
-    # however long the steps take in wall-clock time
-    ticks = iter(range(10**6))
-    hist = train_loop(lambda b: 1.0, lambda e: range(100), epochs=1, max_seconds=2.5, progress=False,
-                      budget_clock=lambda: float(next(ticks)))
-    assert hist.stopped_early and len(hist.step_loss) == 3

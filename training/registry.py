@@ -12,19 +12,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from helpers.course import (
-    bert_finetune,
-    causal_lm,
-    char_lms,
-    ffnn_lm,
-    mlm_model,
-    nsp_study,
-    static_pretrain,
-    word_lms,
-)
 from helpers.course.models import LOADERS, load_model, model_dir, model_info
 from helpers.infra.runlog import replays_exactly
-from training import count_records, scaling_grid, word2vec_tricks, word_vector_models
+from training import (
+    bert_finetune,
+    bert_nsp,
+    char_lms,
+    count_records,
+    ffnn_lm,
+    gpt_contrast,
+    mlm_bert,
+    pretrain_skipgram,
+    scaling_grid,
+    word2vec_tricks,
+    word_lms,
+    word_vector_models,
+)
 
 SIZE_LIMIT_BYTES = 40_000_000     # all shipped .npz files together
 
@@ -71,15 +74,15 @@ class ModelEntry:
 
 MODELS: dict[str, ModelEntry] = {e.name: e for e in [
     ModelEntry("ffnn_lm", "Bengio-style feed-forward language model (4-token window, dropout) on Wikipedia, lesson 01",
-               "01", ffnn_lm.SETTINGS, ffnn_lm.train_ffnn_lm, ffnn_lm.ffnn_subset_metric),
+               "01", ffnn_lm.SETTINGS, ffnn_lm.train, ffnn_lm.subset_metric),
     *(ModelEntry(f"{kind}_lm", f"word-level {name} language model on the modern-English corpus, lessons 02-03",
-                 "02", word_lms.SETTINGS[kind], word_lms.train_word_lm,
-                 word_lms.word_lm_subset_metric, float16=word_lms.FLOAT16)
+                 "02", word_lms.SETTINGS[kind], word_lms.train,
+                 word_lms.subset_metric, float16=word_lms.FLOAT16)
       for kind, name in (("rnn", "simple (tanh) RNN"), ("gru", "GRU"), ("lstm", "LSTM"))),
     *word_vector_models.model_entries(ModelEntry),
     *(ModelEntry(name, f"character-level {what} on Shakespeare (train 40 works, validation Othello, test Hamlet), lesson 04",
-                 "04", char_lms.SETTINGS[name], char_lms.train_char_lm,
-                 char_lms.char_lm_subset_metric, float16=char_lms.float16_names(name), replay_steps=steps)
+                 "04", char_lms.SETTINGS[name], char_lms.train,
+                 char_lms.subset_metric, float16=char_lms.float16_names(name), replay_steps=steps)
       for name, what, steps in (("char_transformer", "decoder-only Transformer", 10),
                                 ("char_lstm", "LSTM, same budget", 10),
                                 ("char_lstm_matched", "LSTM with the Transformer's parameter count, same budget", 10))),
@@ -96,29 +99,29 @@ MODELS: dict[str, ModelEntry] = {e.name: e for e in [
                count_records.train_count_records, count_records.count_subset_metric,
                replay_steps=1),
     ModelEntry("mlm_bert", "small BERT (2 layers, 128 wide, tied embeddings, 4,000 BPE pieces) pre-trained by masked "
-               "language modelling on the modern-English corpus, lesson 10", "10", mlm_model.SETTINGS,
-               mlm_model.train_mlm_bert, mlm_model.mlm_subset_metric,
-               float16=mlm_model.FLOAT16),
+               "language modelling on the modern-English corpus, lesson 10", "10", mlm_bert.SETTINGS,
+               mlm_bert.train, mlm_bert.subset_metric,
+               float16=mlm_bert.float16_names()),
     ModelEntry("bert_finetune", "scores (no weights) of the small BERT fine-tuned on BBC News topics vs its frozen "
                "features vs static skip-gram vectors, 25-1,500 training articles x 3 seeds, lesson 10", "10",
-               bert_finetune.SETTINGS, lambda settings, log, **kw: bert_finetune.train_finetune_results(
+               bert_finetune.SETTINGS, lambda settings, log, **kw: bert_finetune.train(
                    settings, log, load=load_model, **kw),     # it reads mlm_bert and the skip-gram vectors
-               lambda results: bert_finetune.finetune_subset_metric(results, load_model("mlm_bert")), replay_steps=10),
+               lambda results: bert_finetune.subset_metric(results, load_model("mlm_bert")), replay_steps=10),
     ModelEntry("wv_pretrain_skipgram", "gensim skip-gram trained on the masked-LM pre-training documents only (lesson "
                "07's settings), shipped as what lesson 10 reads: the vectors of the labelled sentences' words and "
-               "the BBC articles' static features", "10", static_pretrain.SETTINGS, static_pretrain.train_pretrain_static,
-               static_pretrain.static_subset_metric,
-               float16=static_pretrain.FLOAT16, replay_steps=1, any_processor=True),
+               "the BBC articles' static features", "10", pretrain_skipgram.SETTINGS, pretrain_skipgram.train,
+               pretrain_skipgram.subset_metric,
+               float16=pretrain_skipgram.FLOAT16, replay_steps=1, any_processor=True),
     ModelEntry("gpt_contrast", "scores (no weights) of a causal (GPT-style) LM with the small BERT's blocks, data and "
                "tokeniser at the same CPU time: next-piece NLL, blanks filled from the left, word senses, "
-               "samples, lesson 10", "10", causal_lm.SETTINGS,
-               lambda settings, log, **kw: causal_lm.train_gpt_contrast(settings, log, load=load_model, **kw),
-               causal_lm.gpt_subset_metric, replay_steps=10),
+               "samples, lesson 10", "10", gpt_contrast.SETTINGS,
+               lambda settings, log, **kw: gpt_contrast.train(settings, log, load=load_model, **kw),
+               gpt_contrast.subset_metric, replay_steps=10),
     ModelEntry("bert_nsp", "scores (no weights) of two small BERTs pre-trained on the same sentence pairs, with and "
                "without the next-sentence-prediction loss: masked-token accuracy, word senses, topics, NSP, lesson 10",
-               "10", nsp_study.SETTINGS,
-               lambda settings, log, **kw: nsp_study.train_nsp_study(settings, log, load=load_model, **kw),
-               nsp_study.nsp_subset_metric, replay_steps=10),
+               "10", bert_nsp.SETTINGS,
+               lambda settings, log, **kw: bert_nsp.train(settings, log, load=load_model, **kw),
+               bert_nsp.subset_metric, replay_steps=10),
 ]}
 
 
@@ -164,7 +167,7 @@ def render_readme(manifest: dict) -> str:
         "PyTorch's kernels choose their SIMD and BLAS code by processor, and another choice rounds sums "
         "differently (PyTorch does not promise reproducibility across platforms: "
         "<https://docs.pytorch.org/docs/2.13/notes/randomness.html>). On another processor a rebuild "
-        "gives the same training to rounding, not the same bytes; `tests/test_models.py` then compares "
+        "gives the same training to rounding, not the same bytes; `tests/training/test_registry.py` compares "
         "the first steps' losses to rounding instead of exactly (gensim's models excepted: they gave the "
         "same bytes on an AMD EPYC and an Intel Xeon, and are compared exactly on any processor). So that "
         "one `make models` rebuilds every file, all of them come from one kind of processor (the `cpu` of "

@@ -40,9 +40,9 @@ LOADERS = {
     "wv_count_records": "helpers.course.study_records:load_count_records",
     "mlm_bert": "helpers.course.mlm_model:load_mlm_bert",
     "bert_finetune": "helpers.course.bert_finetune:load_finetune_results",
-    "wv_pretrain_skipgram": "helpers.course.static_pretrain:load_pretrain_static",
-    "gpt_contrast": "helpers.course.causal_lm:load_gpt_contrast",
-    "bert_nsp": "helpers.course.nsp_study:load_nsp_study",
+    "wv_pretrain_skipgram": "helpers.course.contextual_studies:load_pretrain_static",
+    "gpt_contrast": "helpers.course.contextual_studies:load_gpt_contrast",
+    "bert_nsp": "helpers.course.contextual_studies:load_nsp_study",
 }
 
 

@@ -1,10 +1,5 @@
-"""The data of the word-level language models of lessons 02-03.
-
-The corpus is the course's modern-English text (:mod:`helpers.course.corpus`), split by document;
-the model is :mod:`helpers.lib.rnn_lm`. The trained RNN, GRU and LSTM language models are
-shipped (:mod:`helpers.course.word_lms`, ``make models NAME=lstm_lm``) and loaded with
-``helpers.course.models.load_model("lstm_lm")``.
-"""
+"""The data of the word-level language models of lessons 02-03 (the shipped models:
+:mod:`helpers.course.word_lms`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -22,8 +17,8 @@ def lm_data(vocab_size: int = 3000, fractions=(0.9, 0.05, 0.05), seed: int = 0,
     articles kept together (:func:`helpers.course.corpus.document_groups`: the BBC collection files
     some stories twice, and a copy in training would let a 5-gram recite the test text); the
     vocabulary is the ``vocab_size`` most frequent training words, everything else becomes ``<unk>``
-    (so perplexities are over this closed vocabulary). ``keep_copies_together=False`` gives the plain
-    split by document (the same shuffle, copies allowed on both sides): lesson 02 shows what it leaks.
+    (so perplexities are over this closed vocabulary). ``keep_copies_together=False`` gives the
+    plain split by document (the same shuffle, copies on both sides): lesson 02 shows what it leaks.
     """
     docs = [text for _, text in modern_english_documents()]
     order = np.random.default_rng(seed).permutation(len(docs))

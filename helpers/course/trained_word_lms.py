@@ -1,31 +1,15 @@
-"""The trained word-level LMs of lessons 02 and 03 (:mod:`helpers.course.word_lms`), looked into: the gradient that reaches far back
-in a trained recurrent layer (one measurement, the same windows in both lessons), a live training
-beside the shipped run's curve, and the paired block-bootstrap comparison of two models on the same
-test tokens. Shared by both lessons (02: the RNN; 03: the GRU and the LSTM beside it).
-
-``render_live_training`` is pure: ``(**control values) -> (Figure, summary str)``; the notebooks
-wrap it in :class:`helpers.infra.widgets.Explorer` and the tests call it directly.
-"""
+"""The shipped word-level LMs of lessons 02 and 03, looked into: how much gradient reaches far
+back in a trained recurrent layer (the same windows in both lessons), and the paired
+block-bootstrap comparison of two models on the same test tokens."""
 from __future__ import annotations
 
 import numpy as np
-import torch
 
-from helpers.course.word_lms import SETTINGS
-from helpers.infra.plotting import COLOURS, GREY_DARK, log_axis, new_figure, set_labels
-from helpers.lib.language_models import perplexity
+from helpers.infra.plotting import COLOURS, log_axis, new_figure, set_labels
 from helpers.lib.metrics import Interval, bootstrap_interval
-from helpers.lib.rnn_lm import (
-    LMData,
-    RecurrentLM,
-    detach_state,
-    endless_batches,
-    evaluate_nll,
-    to_numpy_layers,
-)
+from helpers.lib.rnn_lm import RecurrentLM, to_numpy_layers
 
 
-# ---------------------------------------------------------------- the trained model, looked into
 def trained_gradient_flow(model: RecurrentLM, ids: np.ndarray, T: int = 60, windows: int = 256,
                           warm_up: int = 60, seed: int = 0) -> np.ndarray:
     """How much of the gradient reaches k words back in a *trained* model, window by window.
@@ -38,9 +22,11 @@ def trained_gradient_flow(model: RecurrentLM, ids: np.ndarray, T: int = 60, wind
     meets in running text (as in training and evaluation) rather than from zeros.
     Returns (windows, T) float64: ||dL/dh_{T-k}|| / ||dL/dh_T|| for k = 0..T-1 (column 0 is 1)."""
     if T < 2 or windows < 2 or warm_up < 0:
-        raise ValueError(f"need T >= 2, windows >= 2 and warm_up >= 0, got {T}, {windows}, {warm_up}")
+        raise ValueError(f"need T >= 2, windows >= 2 and warm_up >= 0, got {T}, {windows}, "
+                         f"{warm_up}")
     if len(ids) < warm_up + T + 2:
-        raise ValueError(f"the text has {len(ids)} tokens, too few for windows of {warm_up} + {T} + 1")
+        raise ValueError(f"the text has {len(ids)} tokens, too few for windows of {warm_up} + {T} "
+                         "+ 1")
     E, layer, W_out, b_out = to_numpy_layers(model)
     rng = np.random.default_rng(seed)
     starts = rng.integers(warm_up, len(ids) - T - 1, windows)
@@ -77,12 +63,14 @@ def flow_ratio(ratios_a: np.ndarray, ratios_b: np.ndarray, k: int, n_boot: int =
     interval (each resample draws windows, both models' values of a window together)."""
     a, b = np.log10(np.asarray(ratios_a)[:, k]), np.log10(np.asarray(ratios_b)[:, k])
     if a.shape != b.shape:
-        raise ValueError(f"the two models must be measured on the same windows, got {a.shape} and {b.shape}")
+        raise ValueError(f"the two models must be measured on the same windows, got {a.shape} and "
+                         f"{b.shape}")
     iv = bootstrap_interval(lambda u, v: float(np.mean(u - v)), a, b, n_boot=n_boot)
     return Interval(10 ** iv.estimate, 10 ** iv.low, 10 ** iv.high, iv.level, iv.n_items, iv.n_boot)
 
 
-def plot_gradient_flow(flows: dict[str, np.ndarray], title: str, styles: dict[str, tuple[str, str]] | None = None):
+def plot_gradient_flow(flows: dict[str, np.ndarray], title: str,
+                       styles: dict[str, tuple[str, str]] | None = None):
     """The typical share of the gradient reaching k words back (geometric mean over windows, with
     its 95 % interval as a band), one curve per model: ``flows`` name -> (windows, T) ratios."""
     fig, ax = new_figure(width=7.5)
@@ -93,50 +81,13 @@ def plot_gradient_flow(flows: dict[str, np.ndarray], title: str, styles: dict[st
         centre = 10 ** logs.mean(axis=0)
         half = 1.96 * logs.std(axis=0, ddof=1) / np.sqrt(len(r))
         ax.plot(ks, centre, marker=marker, markevery=10, color=colour, label=name)
-        ax.fill_between(ks, 10 ** (np.log10(centre) - half), 10 ** (np.log10(centre) + half), color=colour, alpha=0.2)
+        ax.fill_between(ks, 10 ** (np.log10(centre) - half), 10 ** (np.log10(centre) + half),
+                        color=colour, alpha=0.2)
     log_axis(ax, "y")
     set_labels(ax, title, "k (words back from the prediction)",
                r"$\|\partial L/\partial h_{T-k}\| \;/\; \|\partial L/\partial h_T\|$ (log scale)")
     ax.legend()
     return fig
-
-
-def render_live_training(steps: int = 40, *, data: LMData, shipped_curve: dict, eval_every: int = 20,
-                         kind: str = "rnn"):
-    """Explorer: train the shipped ``kind`` LM's architecture ('rnn', 'gru', 'lstm') from scratch
-    for ``steps`` steps with the shipped settings (same data, batches and seed, so the first steps
-    are the shipped run's), measuring the whole-validation perplexity every ``eval_every`` steps,
-    drawn over the shipped run's validation curve (same evaluation data)."""
-    s = SETTINGS[kind]
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        model = RecurrentLM(len(data.vocab), kind, s["emb_dim"], s["hidden"], seed=s["seed"]).train()
-        opt = torch.optim.Adam(model.parameters(), lr=s["lr"])
-        stream, state, live = endless_batches(data.train, s["batch_size"], s["seq_len"]), None, {"step": [], "valid_ppl": []}
-        for step in range(1, steps + 1):
-            x, y, fresh = next(stream)
-            logits, state = model(torch.as_tensor(x), None if fresh else detach_state(state))
-            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), torch.as_tensor(y).reshape(-1))
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), s["clip"])
-            opt.step()
-            if step % eval_every == 0 or step == steps:
-                live["step"].append(step)
-                live["valid_ppl"].append(perplexity(evaluate_nll(model, data.valid)))
-                model.train()
-    finally:
-        torch.set_num_threads(before)
-    fig, ax = new_figure()
-    ax.plot(shipped_curve["step"], shipped_curve["valid_ppl"], "o-", color=GREY_DARK, label="shipped run (make models)")
-    ax.plot(live["step"], live["valid_ppl"], "s--", color=COLOURS["vermillion"], label=f"live run, {steps} steps")
-    log_axis(ax, "y", ticks=[60, 80, 100, 150, 200, 300, 500, 1000, 2000])
-    set_labels(ax, f"Validation perplexity of the {kind.upper()} LM (whole validation split)", "training step",
-               "validation perplexity (log scale)")
-    ax.legend()
-    return fig, (f"live run: validation perplexity {live['valid_ppl'][-1]:.1f} after {steps} steps "
-                 f"(the shipped run: {shipped_curve['valid_ppl'][0]:.1f} after {shipped_curve['step'][0]} steps)")
 
 
 def block_bootstrap_diff(nll_a: np.ndarray, nll_b: np.ndarray, block: int = 500, n_boot: int = 2000,
@@ -146,7 +97,8 @@ def block_bootstrap_diff(nll_a: np.ndarray, nll_b: np.ndarray, block: int = 500,
     independent). Returns (difference, low, high)."""
     a, b = np.asarray(nll_a, np.float64), np.asarray(nll_b, np.float64)
     if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(f"expected two 1-d arrays over the same tokens, got shapes {a.shape} and {b.shape}")
+        raise ValueError(f"expected two 1-d arrays over the same tokens, got shapes {a.shape} and "
+                         f"{b.shape}")
     d = a - b
     n_blocks = len(d) // block
     if n_blocks < 2:

@@ -1,17 +1,8 @@
 """Early stopping: train until a validation metric stops improving, and keep the best state.
 
-    stopper = EarlyStopping(patience=4, min_delta=1e-3)          # lower is better (a loss)
-    for step in ...:
-        ...
-        if step % eval_every == 0:
-            if stopper.update(valid_loss(), step, snapshot=lambda: copy_of_the_weights()):
-                break
-    model.load(stopper.best_state)
-
 An evaluation *improves* when it beats the best so far by more than ``min_delta``; after
 ``patience`` evaluations in a row without an improvement, :meth:`EarlyStopping.update` returns
-True. The best state is copied only when the metric improves. Every decision is recorded in
-``decisions`` (for the training log).
+True. Every decision is recorded in ``decisions`` (for the training log).
 """
 from __future__ import annotations
 
@@ -52,16 +43,16 @@ class EarlyStopping:
         return value > self.best + self.min_delta
 
     def update(self, value: float, step: int, snapshot: Callable[[], object] | None = None) -> bool:
-        """Record the evaluation ``value`` made after ``step`` training steps; return True when
-        training should stop. ``snapshot()`` (optional) returns the current state (e.g. the
-        model's weights); it is called, and its result deep-copied, only on an improvement.
-        A non-finite value is an error (a diverged run should not be "the best so far")."""
+        """Record the evaluation ``value`` after ``step`` training steps; True when training
+        should stop. ``snapshot()`` (optional) returns the current state, deep-copied only on an
+        improvement. A non-finite value is an error (a diverged run is not "the best so far")."""
         value = float(value)
         if not math.isfinite(value):
-            raise ValueError(f"the validation metric is {value} at step {step}; the run has diverged")
+            raise ValueError(f"the validation metric is {value} at step {step}; the run has "
+                             "diverged")
         if self.stopped:
             raise RuntimeError(f"update called after early stopping decided to stop (at step "
-                               f"{self.decisions[-1]['step']}); start a new EarlyStopping for a new run")
+                               f"{self.decisions[-1]['step']}); start a new EarlyStopping")
         improved = self.improves(value)
         if improved:
             self.best, self.best_step, self.bad_evals = value, step, 0
@@ -70,14 +61,19 @@ class EarlyStopping:
         else:
             self.bad_evals += 1
         self.stopped = self.bad_evals >= self.patience
-        self.decisions.append({"step": step, "value": value, "improved": improved, "best": self.best,
-                               "best_step": self.best_step, "bad_evals": self.bad_evals, "stop": self.stopped})
+        self.decisions.append({"step": step, "value": value, "improved": improved,
+                               "best": self.best, "best_step": self.best_step,
+                               "bad_evals": self.bad_evals, "stop": self.stopped})
         return self.stopped
 
     def summary(self) -> str:
         """One line: the best value, where, and why training ended or is still going."""
         if self.best is None:
             return "no evaluation yet"
-        why = (f"stopped: no improvement larger than {self.min_delta:g} in {self.patience} evaluations"
-               if self.stopped else f"not stopped ({self.bad_evals} of {self.patience} evaluations without improvement)")
+        if self.stopped:
+            why = (f"stopped: no improvement larger than {self.min_delta:g} in {self.patience} "
+                   "evaluations")
+        else:
+            why = (f"not stopped ({self.bad_evals} of {self.patience} evaluations without "
+                   "improvement)")
         return f"best {self.best:.6g} at step {self.best_step}; {why}"

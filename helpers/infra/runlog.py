@@ -30,8 +30,6 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-import numpy as np
-
 from helpers.infra.artifacts import jsonable
 
 _CHUNK = 1000
@@ -63,7 +61,8 @@ class RunLog:
 
     def _flush(self) -> None:
         if self._pending:
-            self.events.append({"event": "steps", "first": self._pending_first, "loss": self._pending})
+            self.events.append({"event": "steps", "first": self._pending_first,
+                                "loss": self._pending})
             self._pending = []
 
     @property
@@ -77,8 +76,10 @@ class RunLog:
 
     def all_events(self) -> list[dict]:
         """Every event, including the steps not yet grouped into a line."""
-        pending = [{"event": "steps", "first": self._pending_first, "loss": list(self._pending)}] if self._pending else []
-        return self.events + pending
+        if not self._pending:
+            return list(self.events)
+        return self.events + [{"event": "steps", "first": self._pending_first,
+                               "loss": list(self._pending)}]
 
     def write(self, path: str | Path) -> Path:
         """Write the log to ``path`` (gzip, one JSON object per line; replaced atomically)."""
@@ -141,8 +142,8 @@ TRAINING_OUTPUTS = "data/models"
 def tree_is_dirty(root: Path | None = None) -> bool | None:
     """Whether the checkout has uncommitted changes to tracked files outside ``data/models`` (the
     training outputs); None outside a git checkout."""
-    status = _git("status", "--porcelain", "--untracked-files=no", "--", ".", f":(exclude){TRAINING_OUTPUTS}",
-                  root=root)
+    status = _git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                  f":(exclude){TRAINING_OUTPUTS}", root=root)
     return None if status is None else bool(status)
 
 
@@ -180,24 +181,17 @@ def replays_exactly(versions: dict, cpu: dict | None) -> bool:
     return all(here.get(k) == v for k, v in cpu.items() if k in here)
 
 
-# a replay on another processor or library version: the same run, to rounding
+# a replay on another processor or library version: the same run, to this relative rounding
 REPLAY_RTOL = 1e-4
-
-
-def replay_agrees(replay: list[float], logged: list[float], exact: bool) -> bool:
-    """Whether replayed step losses agree with the logged ones: identical when ``exact`` (see
-    :func:`replays_exactly`), otherwise equal to a relative ``REPLAY_RTOL``."""
-    if len(replay) != len(logged):
-        return False
-    return replay == logged if exact else bool(np.allclose(replay, logged, rtol=REPLAY_RTOL, atol=0))
 
 
 def run_environment() -> dict:
     """Where a run happens: library versions, thread settings (``OMP_NUM_THREADS`` ... and
-    torch's), the platform, the processor (:func:`cpu_description`) and CPU count, and the git commit with whether the tree had
-    uncommitted changes outside the training outputs (``dirty``, :func:`tree_is_dirty`; None
-    outside a git checkout)."""
-    threads = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+    torch's), the platform, the processor (:func:`cpu_description`) and CPU count, and the git
+    commit with whether the tree had uncommitted changes outside the training outputs
+    (``dirty``, :func:`tree_is_dirty`; None outside a git checkout)."""
+    variables = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+    threads = {k: os.environ.get(k) for k in variables}
     if "torch" in sys.modules:
         threads["torch"] = sys.modules["torch"].get_num_threads()
     return {"versions": library_versions(), "threads": threads, "platform": platform.platform(),

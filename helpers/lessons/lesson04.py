@@ -17,10 +17,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from helpers.course.char_live import TEST_PREDICTIONS, heldout_loss, kn_baselines, live_split
-from helpers.course.char_lms import EVAL_TOKENS, ShippedCharLM, load_char_ngram
+from helpers.course.char_live import (
+    TEST_PREDICTIONS,
+    CharSplit,
+    heldout_loss,
+    kn_baselines,
+    live_split,
+    load_char_ngram,
+)
+from helpers.course.char_lms import EVAL_TOKENS, ShippedCharLM
 from helpers.course.models import model_info
-from helpers.course.shakespeare import CharSplit
 from helpers.infra.plotting import (
     COLOURS,
     GREY_DARK,
@@ -36,7 +42,6 @@ from helpers.lib.attention import dot_product_statistics
 from helpers.lib.layers import softmax
 from helpers.lib.positions import sinusoidal_encoding
 from helpers.lib.transformer import (
-    CharCorpus,
     DecoderLM,
     TransformerConfig,
     evaluate_lm,
@@ -220,7 +225,7 @@ def _char_label(c: str) -> str:
     return c if c.isprintable() else repr(c)[2:-1]
 
 
-def render_attention(model: DecoderLM, corpus: CharCorpus | CharSplit, text: str, head: int = 0, layer: int = 0):
+def render_attention(model: DecoderLM, corpus: CharSplit, text: str, head: int = 0, layer: int = 0):
     """Heat map of the attention weights of one layer and head on ``text`` (characters).
     Returns (figure, summary) with the mean distance attended to and the weight kept on
     the token itself."""
@@ -245,7 +250,7 @@ def render_attention(model: DecoderLM, corpus: CharCorpus | CharSplit, text: str
     return fig, summary
 
 
-def render_temperature(model: nn.Module, corpus: CharCorpus | CharSplit, prompt: str, temperature: float = 1.0,
+def render_temperature(model: nn.Module, corpus: CharSplit, prompt: str, temperature: float = 1.0,
                        n_new: int = 160, seed: int = 0):
     """Next-character distribution after ``prompt`` at ``temperature`` (15 most likely
     characters) and a sample of ``n_new`` characters. Returns (figure, summary)."""

@@ -1,4 +1,4 @@
-"""Cutting data into mini-batches: shuffled index batches, n-gram windows,
+"""Cutting data into mini-batches: shuffled index batches, n-gram windows, random windows,
 truncated-BPTT streams, and padded batches of variable-length sequences."""
 from __future__ import annotations
 
@@ -41,6 +41,25 @@ def ngram_windows(ids: np.ndarray, context: int) -> tuple[np.ndarray, np.ndarray
         raise ValueError(f"need more than {context} tokens for {context}-token contexts, got {len(ids)}")
     X = np.lib.stride_tricks.sliding_window_view(ids[:-1], context).copy()
     return X, ids[context:].copy()
+
+
+def random_windows(ids: np.ndarray, batch_size: int, seq_len: int,
+                   rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Random windows of a token stream, the last one included. Taught in lesson 04, section 8.
+
+    ``batch_size`` windows of ``seq_len + 1`` tokens, every start 0 .. len(ids) - seq_len - 1
+    equally likely. Returns x and y, both (batch_size, seq_len) int64, y = x shifted by one."""
+    ids = np.asarray(ids)
+    if ids.ndim != 1 or ids.dtype.kind not in "iu":
+        raise TypeError(f"ids must be a 1-D integer array, got {ids.dtype} of shape {ids.shape}")
+    if batch_size < 1 or seq_len < 1:
+        raise ValueError(f"batch_size and seq_len must be >= 1, got {batch_size} and {seq_len}")
+    if len(ids) < seq_len + 1:
+        raise ValueError(f"a window of {seq_len} inputs and their targets needs {seq_len + 1} "
+                         f"tokens, the stream has {len(ids)}")
+    starts = rng.integers(0, len(ids) - seq_len, size=batch_size)
+    rows = ids[starts[:, None] + np.arange(seq_len + 1)]
+    return rows[:, :-1].astype(np.int64), rows[:, 1:].astype(np.int64)
 
 
 def bptt_batches(ids: np.ndarray, batch_size: int, seq_len: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:

@@ -1,17 +1,14 @@
-"""A small BERT-style encoder for lesson 10, and its masked-LM loss with weight tying.
+"""A small BERT-style encoder and its masked-LM loss with weight tying (lesson 10).
 
-- :class:`NumpyMaskedLM` — the masked-LM loss with a tied embedding, forward and backward
-  by hand in NumPy (the tied matrix receives the *sum* of two gradients);
-- :class:`TinyBert` — token + position + segment embeddings, a stack of Pre-LN
-  ``torch.nn.TransformerEncoderLayer`` blocks, and an MLM head whose output matrix is the
-  transposed input embedding (``W = Eᵀ``) when ``tie_weights`` is true;
-- :class:`TinyGPT` and :func:`causal_lm_loss` — the same blocks with a causal mask, trained to
-  predict the next piece at every position (a GPT-style decoder, for comparison);
-- :func:`mlm_loss` / :func:`masked_lm_loss` — the loss over the masked positions only;
-  :func:`tying_saving` — what tying saves.
-
-Its pre-training is in :mod:`helpers.lib.pretraining`, the contextual vectors it gives in
-:mod:`helpers.lib.contextual`.
+- :class:`NumpyMaskedLM`: the masked-LM loss with a tied embedding, forward and backward by hand
+  in NumPy (the tied matrix receives the *sum* of two gradients);
+- :class:`TinyBert`: token + position + segment embeddings, Pre-LN
+  ``torch.nn.TransformerEncoderLayer`` blocks, and an MLM head whose output matrix is the input
+  embedding (``W = Eᵀ``) when ``tie_weights``;
+- :class:`TinyGPT` and :func:`causal_lm_loss`: the same blocks with a causal mask, predicting the
+  next piece at every position;
+- :func:`mlm_loss`, :func:`masked_lm_loss`: the loss over the masked positions only;
+  :func:`tying_saving`: what tying saves.
 """
 from __future__ import annotations
 
@@ -32,14 +29,15 @@ from helpers.lib.mlm import IGNORE
 
 # ====================================================================== NumPy: MLM loss with tying
 def mlm_loss_numpy(logits: np.ndarray, targets: np.ndarray) -> float:
-    """The masked-LM loss in NumPy: the mean NLL over the masked positions. Taught in lesson 10, section 2.4.
+    """The masked-LM loss in NumPy. Taught in lesson 10, section 2.4.
 
-    ``L = −(1/|M|) Σ_{i∈M} log P(x_i | h_i)`` for logits (|M|, V) at the masked
-    positions and their original ids ``targets`` (|M|,) int."""
+    The mean NLL over the masked positions, ``L = −(1/|M|) Σ_{i∈M} log P(x_i | h_i)`` for logits
+    (|M|, V) at the masked positions and their original ids ``targets`` (|M|,) int."""
     logits = check_finite(np.asarray(logits), "logits", "mlm_loss_numpy")
     targets = np.asarray(targets)
     if logits.ndim != 2 or targets.shape != (logits.shape[0],):
-        raise ValueError(f"expected logits (M, V) and targets (M,), got {logits.shape} and {targets.shape}")
+        raise ValueError(f"expected logits (M, V) and targets (M,), got {logits.shape} and "
+                         f"{targets.shape}")
     if len(targets) == 0:
         raise ValueError("no masked positions: the MLM loss is an average over an empty set")
     check_class_ids(targets, logits.shape[1], "mlm_loss_numpy")
@@ -47,7 +45,7 @@ def mlm_loss_numpy(logits: np.ndarray, targets: np.ndarray) -> float:
 
 
 class NumpyMaskedLM(Layer):
-    """A tiny masked LM in NumPy whose output matrix is its embedding matrix (``W = Eᵀ``). Taught in lesson 10, section 2.4.
+    """A tiny NumPy masked LM with a tied embedding (W = Eᵀ). Taught in lesson 10, section 2.4.
 
     For ids (B, L) with a boolean attention mask (B, L):
 
@@ -61,8 +59,7 @@ class NumpyMaskedLM(Layer):
     ``E`` is used twice (lookup and output), so its gradient is the sum of both uses.
     Parameters: E (V, d) drawn N(0, embed_scale²), W ((2w + 2)·d, d), b (d,), b_out (V,), all of
     ``dtype``; ``grads`` alike. A layer of the course protocol whose output is the loss:
-    ``backward(dout=1.0)``.
-    """
+    ``backward(dout=1.0)``."""
 
     def __init__(self, vocab_size: int, dim: int, rng: np.random.Generator, dtype=np.float64,
                  window: int = 0, embed_scale: float = 0.5):
@@ -75,7 +72,8 @@ class NumpyMaskedLM(Layer):
         k = 2 * self.window + 2                                # pieces of z: 2w + 1 positions and c
         E = rng.standard_normal((vocab_size, dim)) * embed_scale
         W = rng.standard_normal((k * dim, dim)) / math.sqrt(k * dim)
-        self.params = [E.astype(dtype), W.astype(dtype), np.zeros(dim, dtype), np.zeros(vocab_size, dtype)]
+        self.params = [E.astype(dtype), W.astype(dtype), np.zeros(dim, dtype),
+                       np.zeros(vocab_size, dtype)]
         self.grads = [np.zeros_like(p) for p in self.params]
 
     def forward(self, ids: np.ndarray, labels: np.ndarray, attention_mask: np.ndarray) -> float:
@@ -84,7 +82,8 @@ class NumpyMaskedLM(Layer):
         never predicted: its label must be -100)."""
         E, W, b, b_out = self.params
         ids, labels = np.asarray(ids), np.asarray(labels)
-        attention_mask = check_mask(attention_mask, "attention_mask", "NumpyMaskedLM", "a real token")
+        attention_mask = check_mask(attention_mask, "attention_mask", "NumpyMaskedLM",
+                                    "a real token")
         if ids.shape != labels.shape or ids.shape != attention_mask.shape or ids.ndim != 2:
             raise ValueError(f"ids, labels and attention_mask must share one (B, L) shape; got "
                              f"{ids.shape}, {labels.shape}, {attention_mask.shape}")
@@ -92,8 +91,9 @@ class NumpyMaskedLM(Layer):
         check_class_ids(labels, E.shape[0], "NumpyMaskedLM", "labels", ignore=IGNORE)
         padded = (labels != IGNORE) & ~attention_mask
         if padded.any():
-            raise ValueError("NumpyMaskedLM: labels must be -100 at padded positions (attention_mask False: "
-                             "padding is never predicted), got " + describe_offending(labels, padded, "labels"))
+            raise ValueError("NumpyMaskedLM: labels must be -100 at padded positions "
+                             "(attention_mask False: padding is never predicted), got "
+                             + describe_offending(labels, padded, "labels"))
         w = self.window
         m = attention_mask[..., None].astype(E.dtype)          # (B, L, 1)
         n = m.sum(1)                                           # (B, 1)
@@ -103,20 +103,21 @@ class NumpyMaskedLM(Layer):
         c = x.sum(1) / n                                       # (B, d)
         rows, cols = np.nonzero(labels != IGNORE)              # the masked positions, (M,) each
         t = labels[rows, cols]
-        xp = np.pad(x, ((0, 0), (w, w), (0, 0)))               # (B, L + 2w, d): 0 beyond the sentence
+        xp = np.pad(x, ((0, 0), (w, w), (0, 0)))               # (B, L + 2w, d): 0 beyond ends
         z = np.concatenate([xp[rows, cols + w + o] for o in range(-w, w + 1)] + [c[rows]], axis=1)
         h = np.tanh(z @ W + b)                                 # (M, d)
         logits = h @ E.T + b_out                               # (M, V): the tied output
         if len(t) == 0:
             raise ValueError("no masked positions: the MLM loss is an average over an empty set")
         P = softmax(logits)                                    # kept for the backward pass
-        loss = float(-np.mean(np.log(np.maximum(P[np.arange(len(t)), t], np.finfo(P.dtype).tiny))))
+        p_true = np.maximum(P[np.arange(len(t)), t], np.finfo(P.dtype).tiny)
+        loss = float(-np.mean(np.log(p_true)))
         self.cache = (ids, m, n, rows, cols, t, z, h, P, xp.shape)
         return self.remember(loss)
 
     def predict(self, ids: np.ndarray, labels: np.ndarray, attention_mask: np.ndarray) -> tuple:
         """The model's distribution at the masked positions: (P (M, V), targets (M,), rows (M,)),
-        ``rows`` the sentence of each position (the forward pass, without keeping a backward cache)."""
+        ``rows`` the sentence of each position (the forward pass, keeping no backward cache)."""
         self.forward(ids, labels, attention_mask)
         _, _, _, rows, _, t, _, _, P, _ = self.cache
         self.cache = None
@@ -135,8 +136,8 @@ class NumpyMaskedLM(Layer):
         dz = (dlogits @ E) * (1 - h ** 2)                      # (M, d), through tanh
         dW = z.T @ dz
         dzin = dz @ W.T                                        # (M, (2w + 2) d)
-        dxp = np.zeros(padded, E.dtype)                        # the window's gradient, back to positions
-        for k, o in enumerate(range(-w, w + 1)):               # (one offset never repeats a position)
+        dxp = np.zeros(padded, E.dtype)                        # the window's gradient, per position
+        for k, o in enumerate(range(-w, w + 1)):               # an offset repeats no position
             dxp[rows, cols + w + o] += dzin[:, k * d:(k + 1) * d]
         dc = np.zeros((padded[0], d), E.dtype)
         np.add.at(dc, rows, dzin[:, -d:])                      # (B, d)
@@ -149,8 +150,9 @@ class NumpyMaskedLM(Layer):
         self.grads[3][...] = dlogits.sum(0)
 
 
-def numpy_mlm_torch_reference(params: Sequence[np.ndarray], ids, labels, attention_mask, window: int = 0):
-    """The same computation as :class:`NumpyMaskedLM` with autograd. Taught in lesson 10, section 2.4.
+def numpy_mlm_torch_reference(params: Sequence[np.ndarray], ids, labels, attention_mask,
+                              window: int = 0):
+    """NumpyMaskedLM's computation with autograd. Taught in lesson 10, section 2.4.
 
     Returns (loss tensor, list of parameter tensors with ``.grad`` filled)."""
     E, W, b, b_out = [torch.tensor(p, requires_grad=True) for p in params]
@@ -160,7 +162,8 @@ def numpy_mlm_torch_reference(params: Sequence[np.ndarray], ids, labels, attenti
     c = x.sum(1) / m.sum(1)
     rows, cols = torch.nonzero(torch.as_tensor(labels) != IGNORE, as_tuple=True)
     xp = F.pad(x, (0, 0, window, window))
-    z = torch.cat([xp[rows, cols + window + o] for o in range(-window, window + 1)] + [c[rows]], dim=1)
+    z = torch.cat([xp[rows, cols + window + o] for o in range(-window, window + 1)] + [c[rows]],
+                  dim=1)
     h = torch.tanh(z @ W + b)
     logits = F.linear(h, E, b_out)  # weight tying: the output projection IS E
     loss = F.cross_entropy(logits, torch.as_tensor(labels)[rows, cols])
@@ -171,10 +174,9 @@ def numpy_mlm_torch_reference(params: Sequence[np.ndarray], ids, labels, attenti
 # ====================================================================== PyTorch: the encoder
 @dataclass
 class BertConfig:
-    """Sizes of a TinyBert. Taught in lesson 10, section 2.5.
+    """The sizes of a :class:`TinyBert`. Taught in lesson 10, section 2.5.
 
-    Sizes of a :class:`TinyBert`. BERT-base is vocab 30,522, dim 768, 12 layers,
-    12 heads, ff 3,072, max_len 512."""
+    BERT-base: vocab 30,522, dim 768, 12 layers, 12 heads, ff 3,072, max_len 512."""
 
     vocab_size: int
     dim: int = 128
@@ -192,8 +194,7 @@ class TinyBert(nn.Module):
 
     forward(ids (B, L) int64, attention_mask (B, L) bool = ids != 0, segments (B, L) int64
     = zeros) -> contextual vectors (B, L, dim) float32. Padding (attention_mask False) is
-    never attended to: it is passed as ``src_key_padding_mask``, i.e. −∞ before the softmax.
-    """
+    never attended to: it is passed as ``src_key_padding_mask``, i.e. −∞ before the softmax."""
 
     def __init__(self, cfg: BertConfig, pad_id: int = 0):
         super().__init__()
@@ -204,8 +205,8 @@ class TinyBert(nn.Module):
         self.seg_emb = nn.Embedding(cfg.n_segments, d)         # sentence A / B
         self.emb_norm = nn.LayerNorm(d)
         self.drop = nn.Dropout(cfg.dropout)
-        layer = nn.TransformerEncoderLayer(d, cfg.n_heads, cfg.ff_dim, cfg.dropout, activation="gelu",
-                                           batch_first=True, norm_first=True)
+        layer = nn.TransformerEncoderLayer(d, cfg.n_heads, cfg.ff_dim, cfg.dropout,
+                                           activation="gelu", batch_first=True, norm_first=True)
         self.encoder = nn.TransformerEncoder(layer, cfg.n_layers, norm=nn.LayerNorm(d),
                                              enable_nested_tensor=False)
         # MLM head: transform, then project on the vocabulary
@@ -224,10 +225,11 @@ class TinyBert(nn.Module):
             raise ValueError(f"sequence length {ids.shape[1]} exceeds max_len={self.cfg.max_len}")
         if attention_mask is None:
             attention_mask = ids != self.pad_id
-        attention_mask = check_mask(torch.as_tensor(attention_mask, device=ids.device), "attention_mask",
-                                    "TinyBert", "a real token")
+        attention_mask = check_mask(torch.as_tensor(attention_mask, device=ids.device),
+                                    "attention_mask", "TinyBert", "a real token")
         if attention_mask.shape != ids.shape:
-            raise ValueError(f"attention_mask has shape {tuple(attention_mask.shape)}, ids {tuple(ids.shape)}")
+            raise ValueError(f"attention_mask has shape {tuple(attention_mask.shape)}, ids "
+                             f"{tuple(ids.shape)}")
         if segments is None:
             segments = torch.zeros_like(ids)
         segments = torch.as_tensor(segments, device=ids.device)
@@ -249,8 +251,8 @@ class TinyBert(nn.Module):
     def forward(self, ids, attention_mask=None, segments=None):
         ids, attention_mask, segments = self._check(ids, attention_mask, segments)
         mask = self.position_mask(ids.shape[1], ids.device)
-        return self.encoder(self.embed(ids, segments), mask=mask, src_key_padding_mask=~attention_mask,
-                            is_causal=mask is not None)
+        return self.encoder(self.embed(ids, segments), mask=mask,
+                            src_key_padding_mask=~attention_mask, is_causal=mask is not None)
 
     def output_matrix(self) -> torch.Tensor:
         """The (V, d) matrix of the output projection: E itself when weights are tied."""
@@ -285,21 +287,22 @@ class TinyBert(nn.Module):
 
 
 class TinyGPT(TinyBert):
-    """The same blocks with a causal mask: a decoder-only (GPT-style) language model. Taught in lesson 10, section 3.5.
+    """A decoder-only (GPT-style) model from TinyBert's blocks. Taught in lesson 10, section 3.5.
 
-    Position i attends to positions ≤ i only (lesson 04's causal mask), so its vector can predict
-    the *next* piece: trained with :func:`causal_lm_loss` at every position, not at 15 % of them.
-    Everything else — embeddings, Pre-LN blocks, the head and the tied output layer — is TinyBert's.
-    """
+    The same blocks with a causal mask: position i attends to positions ≤ i only (lesson 04's causal
+    mask), so its vector can predict the *next* piece: trained with :func:`causal_lm_loss` at every
+    position, not at 15 % of them. Everything else — embeddings, Pre-LN blocks, the head and the
+    tied output layer — is TinyBert's."""
 
     def position_mask(self, length: int, device=None):
         return torch.triu(torch.ones(length, length, dtype=torch.bool, device=device), diagonal=1)
 
 
 def causal_lm_loss(model: TinyGPT, ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-    """Mean NLL of every next piece: position t predicts ``ids[:, t + 1]``. Taught in lesson 10, section 3.5.
+    """The mean NLL of every next piece. Taught in lesson 10, section 3.5.
 
-    ids, attention_mask (B, L); padding is never a target. Returns a scalar tensor."""
+    Position t predicts ``ids[:, t + 1]``; ids, attention_mask (B, L); padding is never a target.
+    Returns a scalar tensor."""
     h = model(ids, attention_mask)[:, :-1]
     target = ids[:, 1:]
     real = attention_mask[:, 1:].bool()
@@ -307,7 +310,9 @@ def causal_lm_loss(model: TinyGPT, ids: torch.Tensor, attention_mask: torch.Tens
 
 
 def tying_saving(cfg: BertConfig) -> dict:
-    """Parameters of the model with and without weight tying; the saving is V × d. Taught in lesson 10, section 2.5."""
+    """What weight tying saves. Taught in lesson 10, section 2.5.
+
+    The parameters of the model with and without weight tying; the saving is V × d."""
     with torch.device("meta"):  # sizes only: nothing is allocated
         tied = count_parameters(TinyBert(BertConfig(**{**asdict(cfg), "tie_weights": True})))
         untied = count_parameters(TinyBert(BertConfig(**{**asdict(cfg), "tie_weights": False})))
@@ -316,12 +321,14 @@ def tying_saving(cfg: BertConfig) -> dict:
 
 
 def mlm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """``−(1/|M|) Σ_{i∈M} log P(x_i | h_i)`` where M = positions with ``labels != -100``. Taught in lesson 10, section 2.3.
+    """The masked-LM loss over the masked positions. Taught in lesson 10, section 2.3.
 
+    ``−(1/|M|) Σ_{i∈M} log P(x_i | h_i)``, M the positions with ``labels != -100``:
     logits (..., V) float, labels (...) int64 -> scalar. Raises if nothing is masked."""
     labels = torch.as_tensor(labels)
     if labels.dtype.is_floating_point or labels.dtype == torch.bool:
-        raise TypeError(f"mlm_loss: labels must be integer token ids (or {IGNORE}), got dtype {labels.dtype}")
+        raise TypeError(f"mlm_loss: labels must be integer token ids (or {IGNORE}), got dtype "
+                        f"{labels.dtype}")
     if labels.shape != logits.shape[:-1]:
         raise ValueError(f"mlm_loss: labels must have the shape of logits without its last axis, "
                          f"{tuple(logits.shape[:-1])}, got {tuple(labels.shape)}")
@@ -332,17 +339,18 @@ def mlm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     V = logits.shape[-1]
     bad = sel & ((labels < 0) | (labels >= V))
     if bool(bad.any()):
-        raise ValueError(f"mlm_loss: labels must be token ids in [0, {V}) (or {IGNORE}, ignored), got "
+        raise ValueError(f"mlm_loss: labels must be token ids in [0, {V}) (or {IGNORE}, ignored), "
+                         "got "
                          + describe_offending(labels.cpu().numpy(), bad.cpu().numpy(), "labels"))
     logp = F.log_softmax(logits[sel].float(), dim=-1)
     return -logp.gather(1, labels[sel][:, None]).sum() / n
 
 
 def masked_lm_loss(model: TinyBert, inputs, labels, attention_mask) -> torch.Tensor:
-    """The MLM loss of a batch, computed at the masked positions only. Taught in lesson 10, section 3.
+    """The MLM loss of a batch at its masked positions. Taught in lesson 10, section 3.
 
-    The MLM loss of a batch, projecting only the masked positions on the vocabulary
-    (the other 85 % never need the (d x V) product)."""
+    Only the masked positions are projected on the vocabulary (the other 85 % never need the
+    (d x V) product)."""
     h = model(inputs, attention_mask)
     sel = labels != IGNORE
     return mlm_loss(model.mlm_logits(h[sel]), labels[sel])

@@ -321,7 +321,7 @@ def stream_nll(model: NumpyLM, ids: np.ndarray, batch_size: int = 16, seq_len: i
 
     Mean next-token NLL (nats) of ``model`` over ``ids``, read as ``batch_size`` parallel rows in
     windows of ``seq_len``, the state carried from window to window — the way
-    :func:`helpers.lib.rnn_lm.evaluate_nll` scores the PyTorch models."""
+    ``make models`` scores the shipped PyTorch models."""
     total, n, state = 0.0, 0, None
     for x, y in bptt_batches(np.asarray(ids), batch_size, seq_len):
         total += model.loss(x, y, state) * y.size

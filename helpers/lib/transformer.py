@@ -1,16 +1,12 @@
-"""A small decoder-only Transformer language model in PyTorch, its LSTM baseline, and the
-character-level Shakespeare set-up both are trained on (lesson 04).
+"""A small decoder-only Transformer language model in PyTorch and its LSTM baseline (lesson 04).
 
-Shapes: ids are (B, T) int64 token ids, logits (B, T, V) float32. Every model takes its
-initial weights from an explicit ``seed`` (the global torch generator is left untouched)
-and runs on the ``device`` it is moved to (CPU by default, see
-:func:`helpers.infra.seeding.choose_device`).
+Shapes: ids (B, T) int64, logits (B, T, V) float32. Every model takes its initial weights from
+an explicit ``seed`` (the global torch generator is left untouched).
 """
 from __future__ import annotations
 
 import math
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -18,23 +14,18 @@ import torch.nn.functional as F
 from torch import nn
 
 from helpers.infra.seeding import choose_device, torch_generator
-from helpers.infra.training import History, train_loop
 from helpers.lib.checks import check_ids, check_integers, check_whole
-from helpers.lib.language_models import perplexity
-from helpers.lib.layers import check_class_ids
 from helpers.lib.positions import sinusoidal_encoding
-from helpers.lib.text import Vocab
 
 
 # ---------------------------------------------------------------- the model
 @dataclass
 class TransformerConfig:
-    """Hyper-parameters of :class:`DecoderLM`. Taught in lesson 04, section 8.
+    """The sizes of a :class:`DecoderLM`. Taught in lesson 04, section 8.
 
-    norm: 'pre' (LayerNorm before each sub-layer, GPT-2 style) or 'post' (after the
-    residual sum, as in the original Transformer). positions: 'learned', 'sinusoidal' or
-    'rope'. d_ff defaults to 4·d_model.
-    """
+    norm: 'pre' (LayerNorm before each sub-layer, GPT-2) or 'post' (after the residual sum, as in
+    the original Transformer); positions: 'learned', 'sinusoidal' or 'rope'; d_ff: 4·d_model
+    unless given."""
 
     vocab_size: int
     d_model: int = 128
@@ -55,14 +46,17 @@ class TransformerConfig:
         if self.norm not in ("pre", "post"):
             raise ValueError(f"norm must be 'pre' or 'post', got {self.norm!r}")
         if self.positions not in ("learned", "sinusoidal", "rope"):
-            raise ValueError(f"positions must be 'learned', 'sinusoidal' or 'rope', got {self.positions!r}")
+            raise ValueError(f"positions must be 'learned', 'sinusoidal' or 'rope', got "
+                             f"{self.positions!r}")
         if self.positions == "rope" and (self.d_model // self.n_heads) % 2:
             raise ValueError(f"RoPE needs an even head width, got {self.d_model // self.n_heads}")
 
 
 def rope_torch(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
-    """RoPE on (..., T, d) tensors: pair (x_2i, x_2i+1) at position m rotated by m·base^(−2i/d). Taught in lesson 04, section 6.
-    The same maths as :func:`helpers.lib.positions.apply_rope`, in torch."""
+    """Rotary positions (RoPE) in PyTorch. Taught in lesson 04, section 6.
+
+    On (..., T, d): the pair (x_2i, x_2i+1) at position m rotated by m·base^(−2i/d), as
+    :func:`helpers.lib.positions.apply_rope` does in NumPy."""
     T, d = x.shape[-2], x.shape[-1]
     theta = base ** (-torch.arange(0, d, 2, device=x.device, dtype=torch.float64) / d)
     ang = torch.arange(T, device=x.device, dtype=torch.float64)[:, None] * theta[None, :]
@@ -72,12 +66,11 @@ def rope_torch(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
 
 
 class CausalSelfAttention(nn.Module):
-    """Multi-head self-attention with a causal mask. (B, T, d) -> (B, T, d). Taught in lesson 04, section 8.
+    """Multi-head self-attention with a causal mask. Taught in lesson 04, section 8.
 
-    With ``need_weights=True`` it computes the softmax explicitly and keeps the weights
-    (B, h, T, T) in ``last_weights``; otherwise it calls PyTorch's fused
-    ``scaled_dot_product_attention``.
-    """
+    (B, T, d) -> (B, T, d). With ``need_weights=True`` the softmax is computed explicitly and its
+    weights (B, h, T, T) kept in ``last_weights``; otherwise PyTorch's fused
+    ``scaled_dot_product_attention`` runs."""
 
     def __init__(self, cfg: TransformerConfig):
         super().__init__()
@@ -90,7 +83,8 @@ class CausalSelfAttention(nn.Module):
 
     def forward(self, x: torch.Tensor, need_weights: bool = False) -> torch.Tensor:
         B, T, d = x.shape
-        q, k, v = (t.view(B, T, self.h, d // self.h).transpose(1, 2) for t in self.qkv(x).split(d, dim=-1))
+        q, k, v = (t.view(B, T, self.h, d // self.h).transpose(1, 2)
+                   for t in self.qkv(x).split(d, dim=-1))
         if self.rope:
             q, k = rope_torch(q), rope_torch(k)
         if need_weights:
@@ -108,19 +102,19 @@ class CausalSelfAttention(nn.Module):
 class Block(nn.Module):
     """One Transformer block, Pre-LN or Post-LN. Taught in lesson 04, section 7.
 
-    One Transformer block: attention and a position-wise feed-forward network, each with
-    a residual connection and a LayerNorm.
+    Attention and a position-wise feed-forward network, each with a residual connection and a
+    LayerNorm:
 
     Pre-LN:  x = x + Attn(LN1(x));  x = x + FFN(LN2(x))
-    Post-LN: x = LN1(x + Attn(x));  x = LN2(x + FFN(x))      (the original 2017 order)
-    """
+    Post-LN: x = LN1(x + Attn(x));  x = LN2(x + FFN(x))      (the original 2017 order)"""
 
     def __init__(self, cfg: TransformerConfig):
         super().__init__()
         self.pre = cfg.norm == "pre"
         self.ln1, self.ln2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
         self.attn = CausalSelfAttention(cfg)
-        self.ff = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_ff), nn.GELU(), nn.Linear(cfg.d_ff, cfg.d_model))
+        self.ff = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_ff), nn.GELU(),
+                                nn.Linear(cfg.d_ff, cfg.d_model))
         self.drop = nn.Dropout(cfg.dropout)
 
     def forward(self, x: torch.Tensor, need_weights: bool = False) -> torch.Tensor:
@@ -146,10 +140,9 @@ def _init_weights(module: nn.Module) -> None:
 class DecoderLM(nn.Module):
     """A decoder-only Transformer language model. Taught in lesson 04, section 8.
 
-    Decoder-only Transformer: token embedding + positions -> n_layers blocks -> (final
-    LayerNorm for Pre-LN) -> logits over the vocabulary. forward(ids (B, T)) -> (B, T, V);
-    position t only sees tokens 0..t (causal mask), so one pass trains all T predictions.
-    """
+    Token embedding + positions -> n_layers blocks -> (a final LayerNorm for Pre-LN) -> logits.
+    forward(ids (B, T)) -> (B, T, V); position t sees tokens 0..t only, so one pass trains all
+    T predictions."""
 
     def __init__(self, cfg: TransformerConfig, seed: int = 0):
         super().__init__()
@@ -157,7 +150,8 @@ class DecoderLM(nn.Module):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             self.tok = nn.Embedding(cfg.vocab_size, cfg.d_model)
-            self.pos = nn.Embedding(cfg.max_len, cfg.d_model) if cfg.positions == "learned" else None
+            learned = cfg.positions == "learned"
+            self.pos = nn.Embedding(cfg.max_len, cfg.d_model) if learned else None
             self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
             self.ln_f = nn.LayerNorm(cfg.d_model) if cfg.norm == "pre" else nn.Identity()
             self.head = nn.Linear(cfg.d_model, cfg.vocab_size)
@@ -172,7 +166,7 @@ class DecoderLM(nn.Module):
         check_ids(ids, self.cfg.vocab_size, "ids", "DecoderLM.forward", noun="token ids")
         T = ids.shape[1]
         if T > self.cfg.max_len:
-            raise ValueError(f"sequence length {T} exceeds max_len={self.cfg.max_len} of this model")
+            raise ValueError(f"sequence length {T} exceeds this model's max_len={self.cfg.max_len}")
         x = self.tok(ids)
         if self.pos is not None:
             x = x + self.pos(torch.arange(T, device=ids.device))
@@ -184,8 +178,8 @@ class DecoderLM(nn.Module):
 
     @torch.no_grad()
     def attention_maps(self, ids: torch.Tensor) -> np.ndarray:
-        """Attention weights of every layer and head for one sequence ids (T,) or (1, T):
-        (n_layers, n_heads, T, T) float32 NumPy array."""
+        """The attention weights of every layer and head for one sequence ids (T,) or (1, T):
+        (n_layers, n_heads, T, T) float32."""
         was = self.training
         self.eval()
         self(ids.view(1, -1), need_weights=True)
@@ -194,7 +188,9 @@ class DecoderLM(nn.Module):
 
 
 class LSTMLM(nn.Module):
-    """The recurrent baseline: embedding -> torch.nn.LSTM -> linear. (B, T) -> (B, T, V). Taught in lesson 04, section 8."""
+    """The recurrent baseline of the character models. Taught in lesson 04, section 8.
+
+    Embedding -> torch.nn.LSTM -> linear, (B, T) -> (B, T, V)."""
 
     def __init__(self, vocab_size: int, emb_dim: int = 64, hidden: int = 256, num_layers: int = 1,
                  seed: int = 0):
@@ -214,11 +210,10 @@ class LSTMLM(nn.Module):
 
 
 def block_parameter_count(d_model: int, d_ff: int | None = None) -> dict[str, int]:
-    """Parameters of one Transformer block, by part. Taught in lesson 04, section 7.
+    """The parameters of one Transformer block, by part. Taught in lesson 04, section 7.
 
-    Parameters of one Transformer block (with biases), by part:
-    attention 4(d² + d) for W_Q, W_K, W_V, W_O; feed-forward 2·d·d_ff + d_ff + d;
-    two LayerNorms 2·2d. ``d_ff`` defaults to 4d, so the total is 12d² + 13d."""
+    With biases: attention 4(d² + d) for W_Q, W_K, W_V, W_O; feed-forward 2·d·d_ff + d_ff + d; two
+    LayerNorms 2·2d. With d_ff = 4d (the default) the total is 12d² + 13d."""
     d_ff = 4 * d_model if d_ff is None else d_ff
     parts = {"attention": 4 * (d_model * d_model + d_model),
              "feed_forward": 2 * d_model * d_ff + d_ff + d_model,
@@ -227,47 +222,14 @@ def block_parameter_count(d_model: int, d_ff: int | None = None) -> dict[str, in
     return parts
 
 
-# ---------------------------------------------------------------- data
-@dataclass
-class CharCorpus:
-    """Character-level Shakespeare: the vocabulary and the train / held-out id streams. Taught in lesson 04, section 8."""
-
-    vocab: Vocab
-    train_ids: np.ndarray
-    valid_ids: np.ndarray
-    valid_works: tuple[str, ...]
-
-    def encode(self, text: str) -> np.ndarray:
-        return encode_chars(self.vocab, text)
-
-    def decode(self, ids) -> str:
-        return "".join(self.vocab.decode(ids))
-
-
-def encode_chars(vocab: Vocab, text: str) -> np.ndarray:
-    """Characters to ids. Taught in lesson 04, section 8.
-
-    (len(text),) int64 ids of the characters of ``text``; an unknown character raises
-    UnknownWordError naming it."""
-    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    table = np.full(int(codes.max(initial=0)) + 1, -1, dtype=np.int64)
-    for ch, i in vocab.stoi.items():
-        if len(ch) == 1 and ord(ch) < len(table):
-            table[ord(ch)] = i
-    ids = table[codes]
-    if np.any(ids < 0):
-        vocab.index(text[int(np.argmax(ids < 0))])  # raises, naming the character
-    return ids
-
-
-# ---------------------------------------------------------------- training and evaluation
+# ---------------------------------------------------------------- evaluation and generation
 @torch.no_grad()
 def evaluate_lm(model: nn.Module, ids: np.ndarray, seq_len: int = 128, max_tokens: int = 32768,
                 batch_size: int = 64, device=None) -> float:
-    """Mean next-token cross-entropy of a language model on held-out text. Taught in lesson 04, section 8.
+    """The mean next-token cross-entropy on held-out text. Taught in lesson 04, section 8.
 
-    Mean next-token cross-entropy (nats) over the first ``max_tokens`` + 1 tokens of ``ids``,
-    cut into non-overlapping windows of ``seq_len`` (each window starts with empty context)."""
+    In nats, over the first ``max_tokens`` + 1 tokens of ``ids`` cut into non-overlapping windows of
+    ``seq_len``, each window starting with empty context."""
     device = choose_device(device) if not isinstance(device, torch.device) else device
     n = min(len(ids) - 1, max_tokens) // seq_len
     if n < 1:
@@ -279,86 +241,15 @@ def evaluate_lm(model: nn.Module, ids: np.ndarray, seq_len: int = 128, max_token
     total = 0.0
     for s in range(0, n, batch_size):
         logits = model(x[s:s + batch_size])
-        total += F.cross_entropy(logits.flatten(0, 1), y[s:s + batch_size].flatten(), reduction="sum").item()
+        total += F.cross_entropy(logits.flatten(0, 1), y[s:s + batch_size].flatten(),
+                                 reduction="sum").item()
     model.train(was)
     return total / (n * seq_len)
 
 
-@dataclass
-class RunResult:
-    """What one training run of a language model measured. Taught in lesson 04, section 8.
-
-    What :func:`train_lm` measured: the loop's History, held-out loss (nats/char),
-    steps and tokens trained on, and (seconds since start, loss) after every step."""
-
-    history: History
-    valid_loss: float
-    steps: int
-    tokens: int
-    seconds: float
-    curve: list[tuple[float, float]] = field(default_factory=list)
-
-    @property
-    def perplexity(self) -> float:
-        return perplexity(self.valid_loss)
-
-
-def random_windows(ids: np.ndarray, batch_size: int, seq_len: int, rng: np.random.Generator):
-    """Endless (x, y) batches of random windows of the stream: x (B, T), y = x shifted by one. Taught in lesson 04, section 8."""
-    if len(ids) <= seq_len + 1:
-        raise ValueError(f"stream of {len(ids)} tokens is too short for windows of {seq_len}")
-    offs = np.arange(seq_len + 1)
-    while True:
-        starts = rng.integers(0, len(ids) - seq_len - 1, size=batch_size)
-        w = ids[starts[:, None] + offs]
-        yield w[:, :-1], w[:, 1:]
-
-
-def train_lm(model: nn.Module, corpus: CharCorpus, max_seconds: float = 15.0, max_steps: int = 100_000,
-             seq_len: int = 128, batch_size: int = 32, lr: float = 3e-3, warmup: int = 20,
-             clip: float = 1.0, seed: int = 0, device=None, eval_tokens: int = 32768,
-             desc: str = "training", progress: bool = True) -> RunResult:
-    """Train a language model on random windows of a token stream. Taught in lesson 04, section 8.
-
-    Train ``model`` (ids -> logits) on random windows of the training stream with Adam,
-    for at most ``max_seconds`` of wall-clock time or ``max_steps`` steps, through
-    :func:`helpers.infra.training.train_loop`; then measure the held-out loss (outside the budget).
-    The learning rate rises linearly over ``warmup`` steps, then stays at ``lr``.
-    """
-    device = choose_device(device) if not isinstance(device, torch.device) else device
-    model.to(device).train()
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / max(warmup, 1)))
-    rng = np.random.default_rng(seed)
-    curve: list[tuple[float, float]] = []
-    start = time.perf_counter()
-
-    def batches(epoch):
-        gen = random_windows(corpus.train_ids, batch_size, seq_len, rng)
-        for _ in range(max_steps):
-            yield next(gen)
-
-    def step(batch):
-        x, y = (torch.as_tensor(a, device=device) for a in batch)
-        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), clip)
-        opt.step()
-        sched.step()
-        curve.append((time.perf_counter() - start, loss.item()))
-        return curve[-1][1]
-
-    hist = train_loop(step, batches, epochs=1, desc=desc, max_seconds=max_seconds, progress=progress)
-    valid = evaluate_lm(model, corpus.valid_ids, seq_len, eval_tokens, device=device)
-    steps = len(hist.step_loss)
-    return RunResult(hist, valid, steps, steps * batch_size * seq_len, hist.seconds, curve)
-
-
-# ---------------------------------------------------------------- generation
 def _model_ids(ids, model: nn.Module, name: str, where: str) -> np.ndarray:
-    """``ids`` checked as integers, and against the vocabulary when ``model`` has a token embedding
-    (``tok`` for DecoderLM, ``embed`` for LSTMLM)."""
+    """``ids`` checked as integers, and against the vocabulary when ``model`` has a token
+    embedding (``tok`` for DecoderLM, ``embed`` for LSTMLM)."""
     for attr in ("tok", "embed"):
         emb = getattr(model, attr, None)
         if isinstance(emb, nn.Embedding):
@@ -368,14 +259,16 @@ def _model_ids(ids, model: nn.Module, name: str, where: str) -> np.ndarray:
 
 @torch.no_grad()
 def next_token_probs(model: nn.Module, ids, temperature: float = 1.0, device=None) -> np.ndarray:
-    """P(next token | ids) at ``temperature``: softmax(logits / temperature), (V,) float64. Taught in lesson 04, section 12.2.
-    temperature → 0 approaches greedy (argmax); large temperatures approach uniform."""
+    """P(next token | ids) at a temperature. Taught in lesson 04, section 12.2.
+
+    softmax(logits / temperature), (V,) float64."""
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
     device = next(model.parameters()).device if device is None else device
     ids = _model_ids(ids, model, "ids", "next_token_probs")
     if ids.ndim != 1 or len(ids) < 1:
-        raise ValueError(f"next_token_probs: ids must be a non-empty 1-D sequence of token ids, got shape {tuple(ids.shape)}")
+        raise ValueError(f"next_token_probs: ids must be a non-empty 1-D sequence of token ids, "
+                         f"got shape {tuple(ids.shape)}")
     x = torch.as_tensor(np.asarray(ids, dtype=np.int64)[None, :], device=device)
     was = model.training
     model.eval()
@@ -386,8 +279,9 @@ def next_token_probs(model: nn.Module, ids, temperature: float = 1.0, device=Non
 
 def sample_from_logits(logits: torch.Tensor, temperature: float, generator: torch.Generator,
                        num_samples: int = 1) -> torch.Tensor:
-    """Draw token ids from softmax(logits / temperature); logits (V,) -> (num_samples,) int64. Taught in lesson 04, section 12.2.
-    ``temperature=0`` returns the argmax (greedy decoding)."""
+    """Token ids drawn from softmax(logits / temperature). Taught in lesson 04, section 12.2.
+
+    (V,) -> (num_samples,) int64; the argmax at temperature 0 (greedy)."""
     if temperature < 0:
         raise ValueError(f"temperature must be >= 0, got {temperature}")
     if temperature == 0:
@@ -399,13 +293,11 @@ def sample_from_logits(logits: torch.Tensor, temperature: float, generator: torc
 @torch.no_grad()
 def generate(model: nn.Module, prompt_ids, n_new: int, temperature: float = 1.0, seed: int = 0,
              max_context: int | None = None) -> np.ndarray:
-    """Sample ``n_new`` tokens one at a time after ``prompt_ids`` (1-D ints) and return all ids. Taught in lesson 04, section 12.2.
+    """Tokens sampled one at a time after a prompt. Taught in lesson 04, section 12.2.
 
-    Each step runs the model on the context so far (cropped to the last ``max_context``
-    tokens; a DecoderLM's max_len by default), divides the last logits by ``temperature``
-    and samples from the softmax with a seeded generator. ``temperature=0`` means greedy.
-    Generation is sequential: token t+1 needs token t.
-    """
+    ``prompt_ids`` (1-D) and ``n_new`` tokens after it. Each step runs the model on the context so
+    far (its last ``max_context`` tokens, a DecoderLM's max_len by default) and samples from
+    softmax(last logits / temperature) with a seeded generator; temperature 0 is greedy."""
     if temperature < 0:
         raise ValueError(f"temperature must be >= 0, got {temperature}")
     device = next(model.parameters()).device
@@ -421,24 +313,7 @@ def generate(model: nn.Module, prompt_ids, n_new: int, temperature: float = 1.0,
     model.eval()
     for _ in range(n_new):
         logits = model(ids[:, -max_context:])[0, -1]
-        nxt = sample_from_logits(logits, temperature, g).view(1, 1)
-        ids = torch.cat([ids, nxt], dim=1)
+        ids = torch.cat([ids, sample_from_logits(logits, temperature, g).view(1, 1)], dim=1)
     model.train(was)
     return ids[0].cpu().numpy()
-
-
-# ---------------------------------------------------------------- the baseline every model must beat
-def unigram_loss(train_ids: np.ndarray, valid_ids: np.ndarray, vocab_size: int) -> float:
-    """Held-out cross-entropy of the add-one unigram model. Taught in lesson 04, section 8.
-
-    Held-out cross-entropy (nats/token) of the add-one-smoothed unigram model: the loss of
-    a model that ignores context entirely, the floor any language model must beat."""
-    for name, ids in (("train_ids", train_ids), ("valid_ids", valid_ids)):
-        if len(ids) == 0:
-            raise ValueError(f"unigram_loss: {name} is empty")
-        check_class_ids(ids, vocab_size, "unigram_loss", name)
-    counts = np.bincount(train_ids, minlength=vocab_size) + 1.0
-    logp = np.log(counts / counts.sum())
-    return float(-logp[valid_ids].mean())
-
 

@@ -1,0 +1,175 @@
+"""Recipe of ``mlm_bert``: lesson 10's small BERT pre-trained by masked language modelling.
+
+Data: :func:`helpers.course.mlm_model.mlm_sentences`; a 4,000-piece BPE tokenizer learned on the
+training documents; every sentence ``[CLS] pieces [SEP]`` (at most 64 pieces). Model:
+:class:`helpers.lib.bert.TinyBert` (2 Pre-LN layers, 128 wide, 4 heads, feed-forward 256, tied
+embeddings), its embedding table started from word2vec vectors of the pieces
+(:func:`piece_vectors`). AdamW (betas 0.9/0.98, weight decay 0.01), 50 warm-up steps then linear
+decay to 0 at ``max_steps``, clipping at 1, batches of 64 length-bucketed sentences masked afresh
+(15 %, 80/10/10). Every ``eval_every`` steps the masked-token accuracy on the whole validation
+split (masked once) decides early stopping. The evidence for these settings is recorded in
+``data/models/records/mlm_bert_settings.md`` (``python -m training.mlm_settings``). The subset
+metric is the test accuracy on the first ``SUBSET`` test sentences.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import asdict
+from functools import lru_cache
+
+import numpy as np
+import torch
+
+from helpers.course.mlm_model import (
+    TEST_SEED,
+    VALID_SEED,
+    mlm_sentences,
+    model_config,
+    tokenizer_to_arrays,
+)
+from helpers.infra.cache import cached, settings_version
+from helpers.infra.runlog import RunLog
+from helpers.infra.seeding import make_rng
+from helpers.lib.bert import TinyBert
+from helpers.lib.bpe import BPETokenizer
+from helpers.lib.pretraining import (
+    encode_corpus,
+    evaluate_mlm,
+    fixed_eval_batches,
+    mlm_update,
+    next_masked_batch,
+    unigram_baseline,
+    warmup_linear_decay,
+)
+from training.loop import model_arrays, round_to_float16, torch_snapshot, train_steps
+
+SETTINGS = dict(vocab_size=4000, max_len=64, dim=128, n_layers=2, n_heads=4, ff_dim=256,
+                dropout=0.0, batch_size=64, lr=2e-3, weight_decay=0.01, warmup=50,
+                max_steps=8_000, eval_every=500, patience=4, min_delta=1e-3, w2v_init=True, seed=0)
+SUBSET = 1000                 # test sentences of the subset metric
+
+
+@lru_cache(maxsize=2)
+def train_tokenizer(vocab_size: int) -> BPETokenizer:
+    """The BPE tokenizer learned on the training documents (about a minute)."""
+    words = Counter(w for s in mlm_sentences()["train"] for w in s)
+    return BPETokenizer.train(words, vocab_size=vocab_size)
+
+
+def piece_word2vec(tok: BPETokenizer, seqs, dim: int, scale: float = 0.1, window: int = 5,
+                   epochs: int = 3, seed: int = 0) -> np.ndarray:
+    """CBOW word2vec vectors of the pieces of ``seqs`` (``[CLS] pieces [SEP]`` id arrays) as a
+    (V, d) float32 table with standard deviation ``scale``; the special tokens and unseen pieces
+    keep random N(0, scale²) vectors. One gensim worker: same seed, same vectors."""
+    from gensim.models import Word2Vec  # heavy optional import: loaded only to train
+    if len(seqs) == 0:
+        raise ValueError("cannot train piece vectors on an empty corpus")
+    n_special = len(tok.special_ids)        # the special tokens have the first ids
+    w2v = Word2Vec([[str(i) for i in s if i >= n_special] for s in seqs], vector_size=dim,
+                   window=window, min_count=1, sg=0, negative=5, epochs=epochs, workers=1,
+                   seed=seed)
+    E = make_rng(seed).standard_normal((len(tok), dim))
+    known = [i for i in range(n_special, len(tok)) if str(i) in w2v.wv]
+    E[known] = w2v.wv[[str(i) for i in known]]
+    E[known] /= E[known].std()
+    return (E * scale).astype(np.float32)
+
+
+def piece_vectors(tok: BPETokenizer, train: list, settings: dict) -> np.ndarray:
+    """The word2vec head start of the embedding table (:func:`piece_word2vec` of ``train``,
+    scale 0.1), built once per corpus and settings, then read from the course's cache. Every
+    lesson-10 trainer that starts from word2vec starts from these vectors."""
+    h = hashlib.sha256(np.concatenate(train).astype(np.int64).tobytes()).hexdigest()[:16]
+    key = {"dim": settings["dim"], "seed": settings["seed"], "corpus": h}
+    version = settings_version(key, "v1")
+    build = lambda: {"E": piece_word2vec(tok, train, dim=settings["dim"], scale=0.1,  # noqa: E731
+                                         seed=settings["seed"])}
+    return cached("mlm-piece-word2vec", version, build, verbose=False)["E"]
+
+
+def new_encoder(model_class, settings: dict, tok: BPETokenizer, train: list) -> TinyBert:
+    """A seeded ``model_class`` (TinyBert or TinyGPT) of ``settings`` in training mode, its
+    embedding table started from :func:`piece_vectors` when ``settings['w2v_init']``."""
+    E0 = piece_vectors(tok, train, settings) if settings["w2v_init"] else None
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(settings["seed"])
+        model = model_class(model_config(settings, len(tok)), tok.pad_id)
+    if E0 is not None:
+        with torch.no_grad():
+            model.tok_emb.weight.copy_(torch.as_tensor(E0))
+    return model.train()
+
+
+def float16_names() -> tuple:
+    """The stored arrays kept as float16: every floating parameter of the model."""
+    # a tiny vocabulary (the names do not depend on it); the global random state left as it was
+    with torch.random.fork_rng(devices=[]):
+        model = TinyBert(model_config(SETTINGS, 8))
+    return tuple(f"model/{k}" for k, v in model.state_dict().items() if v.is_floating_point())
+
+
+def train(settings: dict, log: RunLog, max_steps: int | None = None,
+          progress: bool = True) -> tuple[dict, dict, dict]:
+    """Pre-train the small BERT of ``settings``; return (arrays, meta, metrics). ``max_steps``:
+    stop there, keeping the last weights (a replay of the first steps)."""
+    s = settings
+    sents = mlm_sentences()
+    tok = train_tokenizer(s["vocab_size"])
+    train_seqs = encode_corpus(tok, sents["train"], s["max_len"])
+    valid_seqs = encode_corpus(tok, sents["valid"], s["max_len"])
+    valid = fixed_eval_batches(tok, valid_seqs, seed=VALID_SEED)
+    model = new_encoder(TinyBert, s, tok, train_seqs)
+    opt = torch.optim.AdamW(model.parameters(), lr=s["lr"], weight_decay=s["weight_decay"],
+                            betas=(0.9, 0.98))
+    sched = warmup_linear_decay(opt, s["warmup"], s["max_steps"])
+    rng, queue, lengths = make_rng(s["seed"]), [], [len(x) for x in train_seqs]
+
+    def step(k):
+        batch = next_masked_batch(train_seqs, lengths, queue, s["batch_size"], tok, rng)
+        return mlm_update(model, opt, sched, batch)
+
+    def evaluate(k):
+        ev = evaluate_mlm(model, valid)
+        return {"epoch": round(k * s["batch_size"] / len(train_seqs), 3),
+                "valid_acc": ev["accuracy"], "valid_nll": ev["nll"],
+                "lr": opt.param_groups[0]["lr"]}
+
+    snapshot, restore = torch_snapshot(model)
+    run = train_steps(step, s["max_steps"], log, evaluate=evaluate, eval_every=s["eval_every"],
+                      eval_at_end=True, curve=("step", "valid_acc", "valid_nll", "train_loss"),
+                      metric="valid_acc", mode="max", patience=s["patience"],
+                      min_delta=s["min_delta"], snapshot=snapshot, restore=restore,
+                      limit=max_steps, desc="MLM pre-training", progress=progress,
+                      cap_reason=f"the step cap max_steps={s['max_steps']} (the learning rate "
+                                 "reaches 0 there)")
+    round_to_float16(model.parameters())                        # as stored: float16
+    model.eval()
+    metrics = {"steps": run.steps, "best_step": run.best_step,
+               "epochs": round(run.steps * s["batch_size"] / len(train_seqs), 2),
+               "n_params": sum(p.numel() for p in model.parameters())}
+    if max_steps is None:
+        test_seqs = encode_corpus(tok, sents["test"], s["max_len"])
+        test = fixed_eval_batches(tok, test_seqs, seed=TEST_SEED)
+        va, te = evaluate_mlm(model, valid), evaluate_mlm(model, test)
+        uv, ut = unigram_baseline(tok, train_seqs, valid), unigram_baseline(tok, train_seqs, test)
+        metrics.update(valid_acc=va["accuracy"], valid_nll=va["nll"], test_acc=te["accuracy"],
+                       test_nll=te["nll"], n_valid_masked=va["n_masked"],
+                       n_test_masked=te["n_masked"],
+                       unigram_valid_acc=uv["accuracy"], unigram_test_acc=ut["accuracy"],
+                       unigram_test_nll=ut["nll"])
+    arrays = {**model_arrays(model, run.curve), **tokenizer_to_arrays(tok)}
+    meta = {"settings": dict(s), "metrics": metrics, "config": asdict(model.cfg),
+            "stopped_by": run.stopped_by,
+            "data": f"modern-English corpus (Wikipedia + BBC News) by document: validation k % 20 "
+                    f"== 0, test k % 20 == 10, training the rest; {len(train_seqs):,} training "
+                    f"sentences, {sum(lengths):,} pieces (with [CLS]/[SEP])"}
+    return arrays, meta, metrics
+
+
+def subset_metric(shipped) -> tuple[str, float]:
+    """('test_acc_first_1000', the masked-token accuracy on the first SUBSET test sentences,
+    masked once with the test seed)."""
+    seqs = encode_corpus(shipped.tok, mlm_sentences()["test"][:SUBSET], shipped.settings["max_len"])
+    batches = fixed_eval_batches(shipped.tok, seqs, seed=TEST_SEED)
+    return f"test_acc_first_{SUBSET}", evaluate_mlm(shipped.model, batches)["accuracy"]
