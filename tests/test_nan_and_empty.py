@@ -143,7 +143,7 @@ def test_empty_sequences_and_evaluation_sets():
         pad_sequences([[], []], pad_id=0)
     from helpers.lib.language_models import FeedForwardLM
     from training.ffnn_lm import mean_nll
-    with pytest.raises(ValueError, match="mean_nll: the split is empty"):
+    with pytest.raises(ValueError, match="mean_nll: 0 contexts and 0 targets"):
         mean_nll(FeedForwardLM(5, context=2), np.zeros((0, 2), np.int64), np.zeros(0, np.int64))
     with pytest.raises(ValueError, match=r"perplexity: .* got nan \(nan: did training diverge\?\)"):
         perplexity(NAN)

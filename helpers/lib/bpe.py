@@ -1,4 +1,4 @@
-"""A small byte-pair-encoding (BPE) subword tokenizer, written for lesson 10.
+"""A small byte-pair-encoding (BPE) subword tokeniser, written for lesson 10.
 
 BPE (Sennrich, Haddow & Birch 2016) starts from characters and repeatedly merges the
 most frequent adjacent pair of symbols into a new symbol, until the vocabulary has the
@@ -55,7 +55,7 @@ def _split_word(word: str) -> list[str]:
 
 
 class BPETokenizer:
-    """Subword tokenizer defined by an ordered list of merges. Taught in lesson 10, section 2.1.
+    """Subword tokeniser defined by an ordered list of merges. Taught in lesson 10, section 2.1.
 
     Attributes
     ----------

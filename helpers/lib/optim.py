@@ -1,4 +1,4 @@
-"""Optimisers and regularisers for parameter lists (NumPy, updated in place).
+"""Optimisers and weight penalties for parameter lists (NumPy, updated in place).
 
 All optimisers share ``step(params, grads)``: ``params[i] -= (update from grads[i])``.
 ``params`` and ``grads`` are parallel lists of arrays (a model's ``params`` and ``grads``).
