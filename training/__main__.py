@@ -30,8 +30,8 @@ from tqdm.auto import tqdm
 
 from helpers.course.models import loader, model_dir, read_manifest
 from helpers.infra.artifacts import load_artifact, save_artifact
-from helpers.infra.runlog import RunLog, run_environment
 from training.registry import MODELS, entry, write_manifest
+from training.runlog import RunLog, run_environment
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 

@@ -34,7 +34,6 @@ from helpers.course.bert_finetune import (
 from helpers.course.contextual_studies import NSP_ARMS, NSPStudy
 from helpers.course.corpus import document_sentences
 from helpers.course.mlm_model import TEST_SEED, VALID_SEED, held_out_copies, mlm_sentences, split_of
-from helpers.infra.runlog import RunLog
 from helpers.infra.seeding import make_rng
 from helpers.lib.bert import TinyBert, mlm_loss
 from helpers.lib.mlm import IGNORE, mask_tokens, next_sentence_pairs, pad_batch
@@ -48,6 +47,7 @@ from training.bert_finetune import frozen_features
 from training.gpt_contrast import wsd_rounds
 from training.loop import train_steps
 from training.mlm_bert import SETTINGS as MLM_SETTINGS
+from training.runlog import RunLog
 
 SETTINGS = dict({k: MLM_SETTINGS[k] for k in ("batch_size", "weight_decay", "warmup", "seed")},
                 start="mlm_bert", lr=5e-4, max_len=64, max_steps=600, eval_every=200,

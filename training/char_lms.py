@@ -26,11 +26,11 @@ from helpers.course.char_live import TEST_PREDICTIONS as SUBSET
 from helpers.course.char_live import char_split, ngram_path
 from helpers.course.char_lms import EVAL_TOKENS, build_char_lm
 from helpers.infra.artifacts import save_artifact
-from helpers.infra.runlog import RunLog
 from helpers.lib.batching import random_windows
 from helpers.lib.ngram import kneser_ney_nlls
 from helpers.lib.transformer import evaluate_lm
 from training.loop import model_arrays, round_to_float16, torch_snapshot, train_steps
+from training.runlog import RunLog
 
 COMMON = dict(ctx=256, batch_size=16, lr=3e-3, warmup=100, min_lr_frac=0.1, beta2=0.99,
               weight_decay=0.1, clip=1.0, eval_every=250, patience=3, min_delta=0.0, seed=0)

@@ -17,12 +17,12 @@ import torch
 from torch.nn import functional as F
 
 from helpers.course.ffnn_lm import ffnn_lm_data, lm_streams
-from helpers.infra.runlog import RunLog
 from helpers.infra.seeding import seeded_init
 from helpers.lib.batching import minibatch_indices
 from helpers.lib.language_models import FeedForwardLM, perplexity
 from helpers.lib.ngram import KneserNeyLM
 from training.loop import model_arrays, torch_snapshot, train_steps
+from training.runlog import RunLog
 
 # chosen on validation perplexity against the best Kneser-Ney order on the same tokens
 SETTINGS = dict(vocab_size=2000, context=4, emb_dim=48, hidden=128, dropout=0.2, batch_size=256,

@@ -34,7 +34,7 @@ from filelock import FileLock
 from helpers.course.corpus import course_corpus
 from helpers.course.models import model_dir
 from helpers.infra.cache import cache_dir
-from helpers.infra.runlog import RunLog
+from training.runlog import RunLog
 from training.word2vec_budget import paired_wordsim_difference
 from training.word_vector_models import GLOVE, train_glove_vectors
 

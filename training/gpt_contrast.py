@@ -23,7 +23,6 @@ from helpers.course.contextual_studies import GPTContrast
 from helpers.course.data import load_wsd_sentences
 from helpers.course.mlm_model import TEST_SEED, VALID_SEED, mlm_sentences
 from helpers.infra.artifacts import strings_to_array
-from helpers.infra.runlog import RunLog
 from helpers.infra.seeding import make_rng
 from helpers.lib.bert import TinyGPT, causal_lm_loss
 from helpers.lib.bpe import BPETokenizer
@@ -33,6 +32,7 @@ from helpers.lib.pretraining import encode_corpus, fixed_eval_batches, warmup_li
 from training.loop import train_steps
 from training.mlm_bert import SETTINGS as MLM_SETTINGS
 from training.mlm_bert import new_encoder
+from training.runlog import RunLog
 
 SHARED = ("vocab_size", "max_len", "dim", "n_layers", "n_heads", "ff_dim", "dropout", "batch_size",
           "lr", "weight_decay", "warmup", "w2v_init", "seed")         # the masked LM's settings

@@ -20,9 +20,9 @@ import numpy as np
 import torch
 
 from helpers.infra.artifacts import curves_to_arrays, prefixed, state_dict_to_arrays
-from helpers.infra.early_stopping import EarlyStopping
 from helpers.infra.progress import progress_bar
-from helpers.infra.runlog import RunLog
+from training.early_stopping import EarlyStopping
+from training.runlog import RunLog
 
 
 @dataclass
@@ -54,7 +54,7 @@ def train_steps(step: Callable[[int], float], max_steps: int, log: RunLog, *,
     Every ``eval_every`` steps (and at the budget's last step when ``eval_at_end``) the record
     ``{'step': k, **evaluate(k), 'train_loss'}`` (the mean loss since the last evaluation) is logged
     and its ``curve`` names appended to the curve. With a ``metric`` (a key of the record),
-    early stopping (:class:`~helpers.infra.early_stopping.EarlyStopping`, ``mode``, ``patience``,
+    early stopping (:class:`~training.early_stopping.EarlyStopping`, ``mode``, ``patience``,
     ``min_delta``) ends the run and, at the end of a whole run, ``restore``s the best
     ``snapshot()``; an evaluation without improvement also multiplies the learning rate of
     ``optimizer`` by ``lr_decay`` when one is given (reduce on plateau).

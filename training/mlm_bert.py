@@ -29,7 +29,6 @@ from helpers.course.mlm_model import (
     tokenizer_to_arrays,
 )
 from helpers.infra.cache import cached, settings_version
-from helpers.infra.runlog import RunLog
 from helpers.infra.seeding import make_rng
 from helpers.lib.bert import TinyBert
 from helpers.lib.bpe import BPETokenizer
@@ -43,6 +42,7 @@ from helpers.lib.pretraining import (
     warmup_linear_decay,
 )
 from training.loop import model_arrays, round_to_float16, torch_snapshot, train_steps
+from training.runlog import RunLog
 
 SETTINGS = dict(vocab_size=4000, max_len=64, dim=128, n_layers=2, n_heads=4, ff_dim=256,
                 dropout=0.0, batch_size=64, lr=2e-3, weight_decay=0.01, warmup=50,

@@ -22,11 +22,11 @@ from helpers.course.corpus import document_sentences, modern_english_documents
 from helpers.course.data import load_wsd_sentences
 from helpers.course.mlm_model import mlm_sentences
 from helpers.infra.artifacts import strings_to_array
-from helpers.infra.runlog import RunLog
 from helpers.infra.seeding import make_rng
 from helpers.lib.contextual import nearest_sense_accuracy
 from helpers.lib.text import Vocab
 from training.loop import train_steps
+from training.runlog import RunLog
 from training.word_vector_models import GENSIM_SKIPGRAM, epoch_alpha
 
 SETTINGS = dict(GENSIM_SKIPGRAM, impl="gensim", model="skipgram",

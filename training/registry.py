@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Callable
 
 from helpers.course.models import LOADERS, load_model, model_dir, model_info
-from helpers.infra.runlog import replays_exactly
 from training import (
     bert_finetune,
     bert_nsp,
@@ -28,6 +27,7 @@ from training import (
     word_lms,
     word_vector_models,
 )
+from training.runlog import replays_exactly
 
 SIZE_LIMIT_BYTES = 40_000_000     # all shipped .npz files together
 
@@ -198,7 +198,7 @@ def render_readme(manifest: dict) -> str:
 def replays_exactly_here(name: str, root: Path | None = None) -> bool:
     """Whether retraining ``name`` here should reproduce its training log bit for bit: a
     deterministic trainer, the recorded library versions and the recorded kind of processor
-    (:func:`helpers.infra.runlog.replays_exactly`; any processor for an entry marked
+    (:func:`training.runlog.replays_exactly`; any processor for an entry marked
     ``any_processor``). Otherwise a replay agrees to rounding only."""
     record = model_info(name, root)
     cpu = {} if entry(name).any_processor else record.get("cpu")      # {}: no processor to match

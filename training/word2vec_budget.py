@@ -28,8 +28,8 @@ from helpers.course.corpus import course_corpus
 from helpers.course.models import model_dir, model_info
 from helpers.course.study_records import load_budget
 from helpers.course.word_vectors import NAMES, load_word_vectors
-from helpers.infra.runlog import RunLog
 from helpers.lib.metrics import paired_similarity_difference
+from training.runlog import RunLog
 from training.word_vector_models import SETTINGS, TRAIN
 
 FILE = "logs/wv_budget.json"

@@ -21,12 +21,12 @@ from torch import nn
 from helpers.course.recurrent_lms import lm_data
 from helpers.course.word_lms import kn_path
 from helpers.infra.artifacts import save_artifact
-from helpers.infra.runlog import RunLog
 from helpers.lib.batching import bptt_batches
 from helpers.lib.language_models import perplexity
 from helpers.lib.ngram import kneser_ney_nlls
 from helpers.lib.rnn_lm import RecurrentLM
 from training.loop import model_arrays, round_to_float16, torch_snapshot, train_steps
+from training.runlog import RunLog
 
 KINDS = ("rnn", "gru", "lstm")
 COMMON = dict(vocab_size=3000, emb_dim=128, hidden=128, batch_size=64, seq_len=35, lr=3e-3,

@@ -34,8 +34,6 @@ from helpers.course.word_vectors import (
     queen_rank,
     rare_neighbour_share,
 )
-from helpers.infra.early_stopping import EarlyStopping
-from helpers.infra.runlog import RunLog
 from helpers.lib.extrinsic import extrinsic_classification
 from helpers.lib.fasttext import FastTextVectors
 from helpers.lib.glove import train_pairwise
@@ -46,6 +44,8 @@ from helpers.lib.metrics import (
     similarity_interval,
 )
 from helpers.lib.text import Vocab
+from training.early_stopping import EarlyStopping
+from training.runlog import RunLog
 from training.word2vec_trainers import train_numpy, train_torch
 
 # gensim's defaults with two changes chosen on the validation half (alpha 0.05, sample 1e-4; the

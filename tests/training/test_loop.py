@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from helpers.infra.runlog import RunLog
 from helpers.lib.text import Vocab
 from training.loop import model_arrays, round_to_float16, torch_snapshot, train_steps
+from training.runlog import RunLog
 
 
 def scripted(losses, valid):

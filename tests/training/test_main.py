@@ -9,9 +9,9 @@ import training.__main__ as train
 from helpers.course import models
 from helpers.course.models import load_model, read_manifest
 from helpers.infra.artifacts import load_artifact
-from helpers.infra.runlog import read_log, step_losses
 from training.loop import torch_snapshot, train_steps
 from training.registry import MODELS, ModelEntry, render_readme, write_manifest
+from training.runlog import read_log, step_losses
 
 
 def toy_train(settings, log, max_steps=None, progress=True):

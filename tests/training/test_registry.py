@@ -15,20 +15,20 @@ import torch
 
 from helpers.course.models import load_model, model_dir, read_manifest
 from helpers.infra.artifacts import load_artifact
-from helpers.infra.runlog import (
-    REPLAY_RTOL,
-    RunLog,
-    cpu_description,
-    library_versions,
-    read_log,
-    step_losses,
-)
 from training.registry import (
     MODELS,
     SIZE_LIMIT_BYTES,
     render_readme,
     replays_exactly_here,
     write_manifest,
+)
+from training.runlog import (
+    REPLAY_RTOL,
+    RunLog,
+    cpu_description,
+    library_versions,
+    read_log,
+    step_losses,
 )
 
 MANIFEST = read_manifest()

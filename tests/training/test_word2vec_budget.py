@@ -7,8 +7,8 @@ import pytest
 
 from helpers.course.study_records import load_budget
 from helpers.course.word_vectors import load_word_vectors
-from helpers.infra.runlog import RunLog
 from training import word2vec_budget as budget
+from training.runlog import RunLog
 from training.word_vector_models import SETTINGS, train_gensim_vectors
 
 RECORD = load_budget()

@@ -8,9 +8,9 @@ import pytest
 from helpers.course.benchmarks import benchmark_halves, evaluate_vectors
 from helpers.course.models import read_manifest
 from helpers.course.word_vectors import NAMES, load_word_vectors
-from helpers.infra.runlog import RunLog
 from helpers.lib.metrics import analogy_hits, similarity_interval
 from training.registry import MODELS
+from training.runlog import RunLog
 from training.word_vector_models import FLOAT16, SETTINGS, report_intervals, train_course_word2vec
 
 SHIPPED = [n for n, m in NAMES.items() if m in read_manifest()["models"]]

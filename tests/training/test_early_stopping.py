@@ -1,10 +1,10 @@
-"""helpers.infra.early_stopping: patience, min_delta, the best state."""
+"""training.early_stopping: patience, min_delta, the best state."""
 import math
 
 import pytest
 import torch
 
-from helpers.infra.early_stopping import EarlyStopping
+from training.early_stopping import EarlyStopping
 
 
 def run(values, **kw):

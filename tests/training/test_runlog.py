@@ -1,11 +1,11 @@
-"""helpers.infra.runlog: the training log, the environment it records, when a replay is exact."""
+"""training.runlog: the training log, the environment it records, when a replay is exact."""
 import subprocess
 
 import numpy as np
 import pytest
 import torch
 
-from helpers.infra.runlog import (
+from training.runlog import (
     RunLog,
     cpu_description,
     library_versions,
