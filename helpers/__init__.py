@@ -1,5 +1,5 @@
 """Shared code for the course "Neural NLP from scratch", in four layers; each imports only
-from the layers below it (``tests/test_layering.py`` checks it):
+from the layers below it (``tests/repo/test_layering.py`` checks it):
 
 - ``helpers.infra``   (0) seeding, plotting, widgets, cache, training loop, checksums;
 - ``helpers.lib``     (1) the library the student builds: pure computation;

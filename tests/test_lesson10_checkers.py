@@ -1,4 +1,4 @@
-"""Lesson 10's checkers, beyond what tests/test_exercise_hints.py tests of every checker: the defects
+"""Lesson 10's checkers, beyond what tests/helpers/exercises/test_hints.py tests of every checker: the defects
 found by the independent check of the checkers (issue 30), each with the answer that used to pass,
 and the experiment's own measurement, which must read the very model and sentences the lesson loads."""
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Exercise checkers: graded steps, targeted hints, and "not attempted yet".
 
 Each lesson's checker module (``helpers.exercises.lesson01`` ...) declares its exercises as data
-and lists them in ``EXERCISES``; ``tests/test_exercise_hints.py`` tests every one of them.
+and lists them in ``EXERCISES``; ``tests/helpers/exercises/test_hints.py`` tests every one of them.
 There are two kinds:
 
 * :class:`FunctionExercise` — the student writes a function. Its ``checks`` call it on worked

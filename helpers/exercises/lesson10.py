@@ -3,7 +3,7 @@
 The experiment (the best layer for *light*) measures its answer itself, on the shipped encoder
 ``data/models/mlm_bert`` and the word-sense sentences ``data/wsd_sentences.tsv``, read here through
 :mod:`helpers.infra` (checksums verified) and rebuilt with :mod:`helpers.lib` alone: a checker never
-imports the course layer (``tests/test_layering.py``); ``tests/test_lesson10_checkers.py`` checks that
+imports the course layer (``tests/repo/test_layering.py``); ``tests/test_lesson10_checkers.py`` checks that
 it reads the very files and model the lesson loads.
 """
 from __future__ import annotations

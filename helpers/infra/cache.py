@@ -18,24 +18,18 @@ set but empty, or relative, is an error (never the current folder), and so is a 
 cannot be created or written, with a message naming the variable, the path, the cause (a file in
 the way, no permission in the nearest folder that exists, a read-only or full disk) and what to do. While a process builds an entry it holds a lock on it (``filelock``: Linux, macOS,
 Windows), so a second process that needs the same entry waits for it instead of building it
-again. :func:`build_missing` builds several entries side by side, one per CPU core.
-
-Entries of the previous format (``*.pkl``) are ignored; delete them to free the space.
+again.
 """
 from __future__ import annotations
 
 import errno
 import os
 import re
-import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
-from typing import Callable, Sequence, TypeVar
+from typing import Callable, TypeVar
 
 import platformdirs
 from filelock import FileLock, Timeout
@@ -46,7 +40,6 @@ from helpers.infra.artifacts import (
     artifact_paths,
     load_artifact,
     save_artifact,
-    verify_artifact,
 )
 
 T = TypeVar("T")
@@ -180,29 +173,7 @@ def _check(path: Path, codec) -> tuple[str, object]:
         return "damaged", f"cannot be decoded by {_codec_name(codec)} ({e!r})"
 
 
-def is_cached(name: str, version: str) -> bool:
-    """True if the entry ``name``/``version`` exists and passes its checksums."""
-    npz, _ = artifact_paths(cache_path(name, version))
-    if not npz.exists():
-        return False
-    try:
-        verify_artifact(npz)
-    except ArtifactError:
-        return False
-    return True
-
-
 # ---------------------------------------------------------------- settings -> versions
-def with_overrides(defaults: dict, overrides: dict, what: str = "") -> dict:
-    """``defaults`` updated by ``overrides``; a key that is not among the defaults is an
-    error naming it (``what`` says whose settings they are)."""
-    unknown = set(overrides) - set(defaults)
-    if unknown:
-        label = f"{what} settings" if what else "settings"
-        raise ValueError(f"unknown {label} {sorted(unknown)}; choose from {sorted(defaults)}")
-    return {**defaults, **overrides}
-
-
 def settings_version(settings: dict, prefix: str = "v1") -> str:
     """A cache version naming every setting, sorted: ``'v1-alpha0.75-dim100-...'``."""
     return prefix + "-" + "-".join(f"{k}{v}" for k, v in sorted(settings.items()))
@@ -266,85 +237,3 @@ def cached(name: str, version: str, build: Callable[[], T], codec=TreeCodec, ver
                                      "build_seconds": seconds, "value": meta})
         stored = load_artifact(path)                # what every later call will read
         return codec.from_arrays(stored.arrays, stored.meta["value"])
-
-
-# ---------------------------------------------------------------- several entries side by side
-@dataclass(frozen=True)
-class CacheJob:
-    """One cache entry and the course function that fills it.
-
-    ``function(**kwargs)`` must be a module-level function (so a worker process can import
-    it) that loads the entry ``name``/``version`` or, when it is missing, builds and stores it.
-    ``label`` names the job in messages."""
-
-    label: str
-    name: str
-    version: str
-    function: Callable
-    kwargs: dict = field(default_factory=dict)
-
-
-def _quiet_worker() -> None:
-    # a worker's progress bars and messages would interleave in the notebook: the parent
-    # reports instead (errors still come back as exceptions)
-    sys.stdout = sys.stderr = open(os.devnull, "w", encoding="utf-8")
-
-
-def _run_job(function: Callable, kwargs: dict) -> float:
-    t = time.perf_counter()
-    function(**kwargs)   # fills the cache; the value stays in the worker
-    return time.perf_counter() - t
-
-
-def _default_workers() -> int:
-    """``$NLP_COURSE_WORKERS`` if set (``make test`` sets 1: it already runs two notebooks at
-    a time), else the number of CPU cores."""
-    env = os.environ.get("NLP_COURSE_WORKERS", "").strip()
-    if env:
-        if not env.isdigit() or int(env) < 1:
-            raise ValueError(f"NLP_COURSE_WORKERS must be a positive integer, got {env!r}")
-        return int(env)
-    return os.cpu_count() or 1
-
-
-def build_missing(jobs: Sequence[CacheJob], workers: int | None = None, verbose: bool = True) -> dict:
-    """Build the entries of ``jobs`` that are not cached yet (or fail their checksums),
-    ``workers`` at a time in separate processes (default: ``$NLP_COURSE_WORKERS`` or one per
-    CPU core; at most one per job). Every job is single-threaded and seeded, so running them
-    side by side gives the same results as one after the other, just sooner. List the longest
-    jobs first: they start first.
-
-    Returns {label: seconds} for the jobs that were built (empty when all were cached).
-    The values themselves are then read from the cache by the usual calls."""
-    missing = [j for j in jobs if not is_cached(j.name, j.version)]
-    if not missing:
-        if verbose:
-            print(f"all {len(jobs)} results are in the cache ({cache_dir()})")
-        return {}
-    workers = max(1, min(workers or _default_workers(), len(missing)))
-    if verbose:
-        print(f"{len(missing)} of {len(jobs)} results are not cached yet: building them "
-              f"({workers} at a time; this runs once) ...", flush=True)
-    t0, done = time.perf_counter(), {}
-    if workers == 1:
-        for job in missing:
-            done[job.label] = _run_job(job.function, job.kwargs)
-            if verbose:
-                print(f"  {job.label}: built in {done[job.label]:.0f} s", flush=True)
-    else:
-        # 'spawn': a fresh interpreter per worker (forking a process that already ran
-        # PyTorch's thread pool can hang)
-        with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_quiet_worker) as pool:
-            futures = {pool.submit(_run_job, j.function, j.kwargs): j for j in missing}
-            for fut in as_completed(futures):
-                job = futures[fut]
-                try:
-                    done[job.label] = fut.result()
-                except Exception as e:
-                    raise RuntimeError(f"building {job.label!r} for the cache failed: {e!r}") from e
-                if verbose:
-                    print(f"  {job.label}: built in {done[job.label]:.0f} s "
-                          f"({time.perf_counter() - t0:.0f} s since the start)", flush=True)
-    if verbose:
-        print(f"done in {time.perf_counter() - t0:.0f} s", flush=True)
-    return done

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("install_torch", ROOT / "tools" / "install_torch.py")
 install_torch = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(install_torch)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LAYERS = {"infra": 0, "lib": 1, "course": 2, "lessons": 3}
 PACKAGES = set(LAYERS) | {"exercises"}
 TOP_LEVEL_MODULES = {"__init__.py"}

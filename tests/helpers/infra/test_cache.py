@@ -1,13 +1,8 @@
 """The first-run cache (helpers.infra.cache): damaged entries are rebuilt, with one line saying
-why; the cache folder is chosen and checked with clear errors; builds are locked across processes.
-
-The module is imported as ``cache`` and its functions looked up when a test runs, and the
-corruption and location tests use only ``cached(name, version, build, verbose=False)`` and
-``cache_dir()`` (finding the entry's files by name, expecting OSError): so this file also runs,
-unchanged, against the previous pickle-based cache, where those tests fail (a flipped byte
-either crashes it or loads silently with other values; an empty variable writes into the
-current folder; an unusable folder raises a bare OSError that does not name the variable)."""
+why; the cache folder is chosen and checked with clear errors; builds are locked across
+processes."""
 import errno
+import multiprocessing
 import os
 import sys
 import tempfile
@@ -110,15 +105,6 @@ def test_nothing_is_pickled(tmp_path, monkeypatch):
     assert sorted(p.suffix for p in entry_files(tmp_path)) == [".json", ".npz"]
     with np.load(tmp_path / "m-v1.npz", allow_pickle=False) as npz:
         assert npz["value/W"].shape == (40, 8)
-
-
-def test_is_cached_checks_the_checksum(tmp_path, monkeypatch):
-    monkeypatch.setenv("NLP_COURSE_CACHE", str(tmp_path))
-    assert not cache.is_cached("m", "v1")
-    cached("m", "v1", value, verbose=False)
-    assert cache.is_cached("m", "v1")
-    flip_at(0.5)(tmp_path / "m-v1.npz")
-    assert not cache.is_cached("m", "v1")           # build_missing then rebuilds it with the others
 
 
 def test_a_value_the_codec_cannot_store_is_a_clear_error(tmp_path, monkeypatch):
@@ -293,3 +279,47 @@ def test_a_second_caller_waits_for_the_lock_and_says_so(tmp_path, monkeypatch, c
     assert same(cached("m", "v1", value), value())
     t.join()
     assert "another process is building m; waiting for it" in capsys.readouterr().out
+
+
+def test_cache_builds_once_and_rebuilds_on_version_or_corruption(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLP_COURSE_CACHE", str(tmp_path))
+    calls = []
+    build = lambda: calls.append(1) or {"w": np.arange(3)}  # noqa: E731
+    assert cached("m", "v1", build, verbose=False)["w"].tolist() == [0, 1, 2]
+    assert cached("m", "v1", build, verbose=False)["w"].tolist() == [0, 1, 2]
+    assert len(calls) == 1
+    cached("m", "v2", build, verbose=False)
+    assert len(calls) == 2
+    (tmp_path / "m-v2.npz").write_bytes(b"garbage")   # a damaged entry is rebuilt
+    cached("m", "v2", build, verbose=False)
+    assert len(calls) == 3
+
+
+def fill_cache_entry(name: str, version: str, value):
+    """A cache job for the tests (module level, so a worker process can import it)."""
+    return cached(name, version, lambda: value, verbose=False)
+
+
+def fail_to_build():
+    raise OSError("disk full")
+
+
+def slow_counted_fill(name: str, version: str, log: str):
+    """Build an entry slowly, recording every build in ``log`` (for the locking test)."""
+    import time
+
+    def build():
+        with open(log, "a", encoding="utf-8") as f:
+            f.write("built\n")
+        time.sleep(1.0)
+        return 42
+    return cached(name, version, build, verbose=False)
+
+
+def test_two_processes_never_build_the_same_entry(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLP_COURSE_CACHE", str(tmp_path))
+    log = tmp_path / "builds.log"
+    with multiprocessing.get_context("spawn").Pool(2) as pool:         # both at once
+        values = pool.starmap(slow_counted_fill, [("shared", "v1", str(log))] * 2)
+    assert values == [42, 42]
+    assert log.read_text(encoding="utf-8").count("built") == 1          # the second waited and loaded

@@ -21,6 +21,7 @@ from helpers.infra.artifacts import (
     state_dict_to_arrays,
     strings_to_array,
 )
+from helpers.lib.text import Vocab
 
 
 def sample_arrays():
@@ -190,3 +191,32 @@ def test_verify_without_reading_the_arrays(tmp_path):
     (tmp_path / "m.npz").unlink()
     with pytest.raises(ArtifactError, match="array file .* is missing"):
         verify_artifact(tmp_path / "m")
+
+
+VOCAB = Vocab(["<pad>", "<unk>", "the", "Zürich", "café"], [0, 0, 9, 3, 2])
+RNG = np.random.default_rng(0)
+
+
+def through_files(tmp_path, value, codec):
+    """value -> arrays + meta -> .npz + .json -> read back with checks -> value."""
+    arrays, meta = codec.to_arrays(value)
+    save_artifact(tmp_path / "v", arrays, meta)
+    art = load_artifact(tmp_path / "v")
+    return codec.from_arrays(art.arrays, art.meta)
+
+
+def test_vocab(tmp_path):
+    back = through_files(tmp_path, VOCAB, Vocab)
+    assert back.itos == VOCAB.itos and back.counts.tolist() == VOCAB.counts.tolist() and back.specials == VOCAB.specials
+    assert back.encode(["café", "nope"]).tolist() == [4, 1]
+
+
+def test_recurrent_lm_result_through_the_default_codec(tmp_path):
+    result = {"kind": "lstm", "seconds_budget": None, "steps": 152, "train_seconds": 40.5,
+              "curve": [(50, 300.5), (100, 250.25), (152, 220.125)], "step_loss": [6.5 - i / 100 for i in range(152)],
+              "valid_ppl": 220.0, "test_ppl": 230.0, "n_params": 1000,
+              "state_dict": {"emb.weight": RNG.standard_normal((4, 2)).astype(np.float32)}}
+    back = through_files(tmp_path, result, TreeCodec)
+    assert back["curve"] == result["curve"] and back["step_loss"] == result["step_loss"]
+    assert np.array_equal(back["state_dict"]["emb.weight"], result["state_dict"]["emb.weight"])
+    assert {k: v for k, v in back.items() if k != "state_dict"} == {k: v for k, v in result.items() if k != "state_dict"}

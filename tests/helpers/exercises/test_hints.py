@@ -17,7 +17,7 @@ import helpers.exercises as framework
 from helpers.exercises import NOT_ATTEMPTED, PASSED, Exercise, ExperimentExercise, FunctionExercise
 from helpers.exercises.guard import Watch
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 MODULES = sorted(m.name for m in pkgutil.iter_modules(framework.__path__) if re.fullmatch(r"lesson\d\d", m.name))
 MIN_MISTAKES = 3

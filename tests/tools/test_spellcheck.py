@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("spellcheck", ROOT / "tools" / "spellcheck.py")
 spellcheck = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = spellcheck   # dataclasses look their module up there

@@ -236,3 +236,17 @@ def test_gradient_expectations_name_the_gradient_and_the_problem():
         expect_gradients([np.full(2, np.nan)], [np.zeros(2)], ["db"], "PyTorch")
     with pytest.raises(ExerciseFailed, match=r"return a tuple of 2 values \(dX, dW\), got a ndarray"):
         expect_tuple(np.zeros(2), ["dX", "dW"])
+
+
+def test_exercise_checks_report_expected_and_got(capsys):
+    def check(f):
+        expect_close(f(2.0), 4.0, "square of 2")
+    assert run_checks("square", lambda x: x * x, [check])
+    assert not run_checks("square", lambda x: x + x + 1, [check])
+    assert "expected 4., got 5." in capsys.readouterr().out
+    def stub(x):
+        raise NotImplementedError
+    assert not run_checks("square", stub, [check])
+    assert "not attempted yet" in capsys.readouterr().out
+    with pytest.raises(ExerciseFailed, match=r"expected shape \(2,\), got \(3,\)"):
+        expect_close([1, 2, 3], [1, 2], "v")
