@@ -1,24 +1,10 @@
 """The course's one plot style: figures, colours, labels, log axes, heat maps, PNG bytes.
 
-Importing this module applies the style to matplotlib (:func:`apply_style`), so every figure of
-a notebook that imports ``helpers`` looks the same, including those a lesson draws itself.
-
-- Sizes: :func:`new_figure` gives every figure the same panel size, wider for a row of panels;
-  fonts are 10 pt (titles 11 pt, ticks and legends 9 pt); its constrained layout keeps titles,
-  labels and colour bars from overlapping (so no ``fig.tight_layout()`` is needed).
-- Colours: the Okabe–Ito palette (:data:`COLOURS`), told apart with every common colour-vision
-  deficiency, with white, greys and light tints (:data:`PALETTE`, which the diagrams of
-  ``notebooks/figures/`` use too). Lines cycle
-  through colour and line style together, so they still differ in greyscale; :data:`MARKERS`
-  pairs a marker with each for scatter plots and measured points.
-  Reference lines (chance level, a baseline, the value the reader chose) use :data:`GREY` and
-  :data:`BLACK`. A colour by name: ``COLOURS["blue"]``.
-- Labels: :func:`set_labels` writes "quantity (unit)" and refuses raw TeX (``\\alpha``, ``h_{t}``
-  outside ``$...$``); mathtext between dollar signs is fine (``r"$\\|\\partial L/\\partial h\\|$"``).
-- Log axes: :func:`log_axis` labels the major ticks only, with plain numbers where they are short.
-- Heat maps: :func:`heatmap` draws with a perceptually uniform colour map (viridis; berlin when
-  the values have a sign) and always adds a labelled colour bar.
-- :func:`figure_to_png` turns a figure into PNG bytes (what explorers show).
+Importing this module applies the style to matplotlib, so every figure looks the same: equal
+panel sizes (:func:`new_figure`), the colour-blind-safe Okabe–Ito palette (:data:`COLOURS`),
+lines that differ in colour and line style, labels "quantity (unit)" (:func:`set_labels`, which
+refuses raw TeX outside ``$...$``), log axes with plain tick labels (:func:`log_axis`), heat
+maps with a labelled colour bar (:func:`heatmap`), and PNG bytes for explorers.
 """
 from __future__ import annotations
 
