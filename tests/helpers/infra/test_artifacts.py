@@ -181,18 +181,6 @@ def test_tree_codec_names_what_it_cannot_store():
         TreeCodec.to_arrays({"a/b": np.zeros(1), "a": {"b": np.ones(1)}})
 
 
-def test_verify_without_reading_the_arrays(tmp_path):
-    from helpers.infra.artifacts import verify_artifact
-    info = save_artifact(tmp_path / "m", sample_arrays(), {"k": 1})
-    assert verify_artifact(tmp_path / "m") == info
-    flip(tmp_path / "m.npz", 10)
-    with pytest.raises(ChecksumError, match="m.npz failed its checksum"):
-        verify_artifact(tmp_path / "m")
-    (tmp_path / "m.npz").unlink()
-    with pytest.raises(ArtifactError, match="array file .* is missing"):
-        verify_artifact(tmp_path / "m")
-
-
 VOCAB = Vocab(["<pad>", "<unk>", "the", "Zürich", "café"], [0, 0, 9, 3, 2])
 RNG = np.random.default_rng(0)
 
