@@ -325,8 +325,6 @@ class TreeCodec:
     (``"value/state_dict/embed.weight"``), the rest stays in the JSON; tuples, tensors and NumPy
     scalars are tagged (``{"$tuple": [...]}``) so they come back as what they were."""
 
-    TAGS = ("$array", "$tensor", "$scalar", "$floats", "$ints", "$tuple", "$float")
-
     @staticmethod
     def to_arrays(value) -> tuple[dict, dict]:
         """(arrays, meta) for ``value``; meta = {"tree": the JSON skeleton}."""
