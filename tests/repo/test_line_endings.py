@@ -13,7 +13,6 @@ import pytest
 from helpers.course import data
 from helpers.course.models import ModelFileError, load_model
 from helpers.infra.checksums import DataError, verify_file
-from tools import doctor
 
 ROOT = Path(__file__).resolve().parents[2]
 GIT = shutil.which("git")
@@ -96,18 +95,6 @@ def test_without_the_attributes_the_message_gives_the_fix_that_works(tmp_path):
         git(*command.split()[1:], cwd=clone)
     assert (clone / JSON).read_bytes() == (ROOT / JSON).read_bytes()
     assert git("status", "--porcelain", cwd=clone) == ""
-
-
-def test_make_doctor_gives_the_line_endings_fix_for_a_converted_file(tmp_path, monkeypatch):
-    copy = tmp_path / "data"
-    shutil.copytree(data.DATA_DIR, copy, ignore=shutil.ignore_patterns("build", "models"))
-    monkeypatch.setattr(data, "DATA_DIR", copy)
-    tsv = copy / "wsd_sentences.tsv"
-    tsv.write_bytes(tsv.read_bytes().replace(b"\n", b"\r\n"))
-    (result,) = [r for r in doctor.check_data() if r.status == "FAIL"]
-    assert "wsd_sentences.tsv has Windows line endings (CRLF)" in result.message
-    assert result.fix.startswith(f"git rm --cached -- {TSV} && git checkout HEAD -- {TSV}")
-    assert "git check-attr text" in result.fix
 
 
 def test_a_converted_model_json_names_the_line_endings(tmp_path):
