@@ -411,6 +411,20 @@ def your_or_reference(result: Result, yours: Callable, reference: Callable, what
     return reference
 
 
+def course_version(result: Result, obj: Any) -> None:
+    """Show the course's code of ``obj`` once the student's answer (``result``) passed."""
+    if not isinstance(result, Result):
+        raise TypeError("course_version: result must be what the checker returned (a Result), "
+                        f"got {type(result).__name__}")
+    if result:
+        from helpers.infra.source import show_source
+        show_source(obj)
+    else:
+        name = getattr(obj, "__qualname__", getattr(obj, "__name__", "it"))
+        print(f"The course's {name} appears here once your answer to '{result.title}' passes "
+              "its checker: re-run this cell then.")
+
+
 def your_work(exercises: Sequence[Exercise]) -> None:
     """Print each exercise's verdict in this session and what ran on the student's code."""
     width = max(len(ex.title) for ex in exercises)

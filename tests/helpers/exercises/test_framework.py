@@ -15,6 +15,7 @@ from helpers.exercises import (
     FunctionExercise,
     Mistake,
     Result,
+    course_version,
     expect_close,
     expect_gradients,
     expect_gradients_match_numerical,
@@ -67,6 +68,19 @@ def test_three_states_and_their_messages(capsys):
     assert Result("t", PASSED, "✓ t")._ipython_display_() is None     # no second display
     assert run_checks("square", lambda x: x ** 2, _square_checks())
     assert not run_checks("square", lambda x: x, _square_checks())
+
+
+def test_the_course_version_is_shown_only_after_the_students_answer_passed(capsys):
+    def course_square(x):
+        return x * x * 1.0
+
+    course_version(SQUARE(lambda x: x + 1), course_square)
+    out = capsys.readouterr().out
+    assert "x * x * 1.0" not in out and "once your answer to 'square' passes" in out
+    course_version(SQUARE(lambda x: x ** 2), course_square)
+    assert "return x * x * 1.0" in capsys.readouterr().out
+    with pytest.raises(TypeError, match="result must be what the checker returned"):
+        course_version(True, course_square)
 
 
 def test_a_mistake_is_recognised_by_a_wrong_implementation_a_predicate_or_an_exception(capsys):
