@@ -1,29 +1,15 @@
 """Exercise checkers: graded steps, targeted hints, and "not attempted yet".
 
-Each lesson's checker module (``helpers.exercises.lesson01`` ...) declares its exercises as data
-and lists them in ``EXERCISES``; ``tests/helpers/exercises/test_hints.py`` tests every one of them.
-There are two kinds:
-
-* :class:`FunctionExercise` — the student writes a function. Its ``checks`` call it on worked
-  examples, random cases, finite differences and PyTorch, and raise :class:`ExerciseFailed` with
-  an "expected ..., got ..." message (:func:`expect_close`, :func:`expect_equal`,
-  :func:`expect_gradients_match_torch`, :func:`expect_gradients_match_numerical` ...).
-* :class:`ExperimentExercise` — the student runs something and enters a number or a choice; it
-  is compared with the right value within a tolerance, and the explanation is printed only after
-  a correct answer.
-
-Both declare the likely :class:`Mistake` s: a name, the hint, and how to recognise the mistake —
-``like`` (a known wrong implementation whose outputs the student's match, or a wrong value) or
-``when`` (a predicate over the student's output). When a check fails, the first mistake that
-matches prints its hint under the expected/got message. A checker is called with the student's
-answer, prints one verdict and returns a :class:`Result` (true only when passed)::
+Each lesson's checker module (``helpers.exercises.lesson01`` ...) lists its exercises in
+``EXERCISES``: a :class:`FunctionExercise` (the student writes a function; checks raise
+:class:`ExerciseFailed` with "expected ..., got ...") or an :class:`ExperimentExercise` (the
+student enters a measured number or a choice). Each declares its likely :class:`Mistake` s,
+whose hint is printed when one matches. A checker prints one verdict and returns a
+:class:`Result`; the student's stub never crashes the notebook::
 
     ✓ stable softmax: all 5 checks passed.
-    ✗ stable softmax (check 3 of 5): softmax([[1000, 1001, 1002]]): expected finite ..., got [nan ...]
+    ✗ stable softmax (check 3 of 5): softmax([[1000, 1001]]): expected finite ..., got [nan nan]
       Hint: np.exp(1000) overflows to inf, and inf / inf is nan: subtract each row's maximum first.
-    … stable softmax: not attempted yet — replace the raise NotImplementedError in my_softmax.
-
-The student's stub never crashes the notebook: every exception is caught and reported.
 """
 from __future__ import annotations
 
@@ -36,7 +22,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from helpers.exercises.expect import (  # noqa: F401  (re-exported: checker modules import them from here)
+from helpers.exercises.expect import (  # noqa: F401  (re-exported for the checker modules)
     ExerciseFailed,
     as_array,
     expect_close,
@@ -50,20 +36,16 @@ from helpers.exercises.expect import (  # noqa: F401  (re-exported: checker modu
     torch_gradients,
 )
 from helpers.exercises.guard import Refused, Watch
-from helpers.infra.source import show_source
 
 PASSED, FAILED, NOT_ATTEMPTED = "passed", "failed", "not attempted"
 STEPS = ("warm-up", "core", "experiment")
 
 
-# ----------------------------------------------------------------------------- results and mistakes
+# ---------------------------------------------------------------- results and mistakes
 @dataclass(frozen=True)
 class Result:
-    """The verdict of a checker: ``status`` is "passed", "failed" or "not attempted".
-
-    True only when passed, so a solution cell can ``assert check_x(x_solution)``. ``message`` is the
-    text the checker printed; ``mistake`` the name of the recognised :class:`Mistake` (or None).
-    """
+    """A checker's verdict: ``status`` "passed", "failed" or "not attempted" (true only when
+    passed), the printed ``message`` and the recognised ``mistake``'s name (or None)."""
 
     title: str
     status: str
@@ -79,20 +61,12 @@ class Result:
 
 @dataclass(frozen=True)
 class Mistake:
-    """A likely mistake in one exercise, how to recognise it, and the hint that fixes it.
+    """A likely mistake, how to recognise it, and the hint that fixes it.
 
-    Give exactly one way to recognise it:
-
-    * ``like`` — for a function exercise, a wrong implementation (same signature as the student's
-      function): the mistake is recognised when the student's function returns the same outputs
-      (or raises the same exception type) on every call the checks made. For an experiment, a
-      wrong value (or ``like(**context) -> value``), matched with the exercise's tolerance.
-    * ``when`` — a predicate: ``when(output, *args)`` for a function exercise, true for at least
-      one call the checks made; ``when(answer, **context)`` for an experiment.
-
-    ``example`` is a typical wrong answer, written the way a student would (a function or a
-    value); the tests feed it to the checker and expect exactly this hint. It defaults to ``like``
-    and is required with ``when``.
+    Exactly one of ``like`` (a wrong implementation whose outputs the student's match on every
+    call, or a wrong value) and ``when`` (a predicate ``when(output, *args)`` true for one call,
+    or ``when(answer, **context)``). ``example``: a typical wrong answer the tests feed to the
+    checker (defaults to ``like``; required with ``when``).
     """
 
     name: str
@@ -117,8 +91,8 @@ class Mistake:
 
 
 def outputs_match(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
-    """True when two outputs are the same: numbers and arrays (or tensors) of the same shape within
-    tolerance, strings and other objects equal, tuples/lists/dicts element by element."""
+    """True when two outputs are the same: numbers and arrays within tolerance, other objects
+    equal, tuples/lists/dicts element by element."""
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
         return len(a) == len(b) and all(outputs_match(x, y, rtol, atol) for x, y in zip(a, b))
     if isinstance(a, dict) and isinstance(b, dict):
@@ -145,24 +119,28 @@ def _copy(v: Any) -> Any:
         return v
 
 
-# ----------------------------------------------------------------------------- the two kinds of exercise
+# ---------------------------------------------------------------- the two kinds of exercise
 class Exercise:
     """What both kinds share: a title, a step, the likely mistakes, an optional explanation."""
 
-    def __init__(self, title: str, *, step: str, mistakes: Sequence[Mistake] = (), explanation: str | None = None):
+    def __init__(self, title: str, *, step: str, mistakes: Sequence[Mistake] = (),
+                 explanation: str | None = None):
         if step not in STEPS:
             raise ValueError(f"step must be one of {STEPS}, got {step!r}")
         names = [m.name for m in mistakes]
         if len(set(names)) != len(names):
             raise ValueError(f"{title}: two mistakes share a name: {names}")
-        self.title, self.step, self.mistakes, self.explanation = title, step, tuple(mistakes), explanation
+        self.title, self.step, self.explanation = title, step, explanation
+        self.mistakes = tuple(mistakes)
 
     def describe(self) -> str:
-        """One line for a lesson's closing note: step, title and the mistakes recognised."""
-        return f"{self.step} — {self.title}; recognises: {', '.join(m.name for m in self.mistakes) or '-'}"
+        """One line: step, title and the mistakes recognised."""
+        names = ", ".join(m.name for m in self.mistakes) or "-"
+        return f"{self.step} — {self.title}; recognises: {names}"
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.title!r} ({self.step}), {len(self.mistakes)} mistakes>"
+        return (f"<{type(self).__name__} {self.title!r} ({self.step}), "
+                f"{len(self.mistakes)} mistakes>")
 
     def _report(self, status: str, text: str, mistake: Mistake | None = None) -> Result:
         VERDICTS[self.title] = status
@@ -179,8 +157,8 @@ class Exercise:
 
 @dataclass
 class Call:
-    """One call of the student's function during the checks: copies of the arguments taken
-    before the call, and a copy of what it returned (or the exception it raised)."""
+    """One call of the student's function: copies of its arguments and of its result (or the
+    exception it raised)."""
 
     args: tuple
     kwargs: dict
@@ -189,8 +167,7 @@ class Call:
 
 
 class _Recorder:
-    """Wraps the student's function and records every call, so mistakes can be recognised.
-    With a :class:`~helpers.exercises.guard.Watch`, each call runs under it."""
+    """The student's function, recording every call (under ``watch`` when given)."""
 
     def __init__(self, fn: Callable, watch: Watch | None = None):
         self.fn, self.calls, self.watch = fn, [], watch
@@ -216,21 +193,16 @@ class _Recorder:
 class FunctionExercise(Exercise):
     """The student writes a function; calling the exercise with it checks it.
 
-    ``checks``: functions ``check(f)`` that call ``f`` and raise :class:`ExerciseFailed` with an
-    "expected ..., got ..." message; they run in order and the first failure is reported.
-    ``reference``: a correct implementation (the tests check that it passes).
-    ``mistakes``: the likely :class:`Mistake` s, tried in order when a check fails.
-    ``explanation``: printed after the last check passes (optional).
-    ``forbidden``: the course's own implementations of what the student writes, in any lesson
-    (functions, classes, methods), and library functions that would do the work. While the
-    answer runs, a call into one of them, or into autograd, a torch optimiser or clipping, or
-    SciPy's differentiation and optimisers, is refused (:mod:`helpers.exercises.guard`). The
-    ``reference`` is always forbidden.
+    ``checks``: ``check(f)`` functions that raise :class:`ExerciseFailed`, run in order;
+    ``reference``: a correct implementation; ``mistakes``: tried in order when a check fails;
+    ``explanation``: printed once all pass; ``forbidden``: the course's implementations and
+    library functions the answer may not call (with autograd, optimisers and the ``reference``;
+    see :mod:`helpers.exercises.guard`).
     """
 
-    def __init__(self, title: str, checks: Sequence[Callable[[Callable], None]], *, reference: Callable | None,
-                 mistakes: Sequence[Mistake] = (), step: str = "core", explanation: str | None = None,
-                 forbidden: Sequence[Any] = ()):
+    def __init__(self, title: str, checks: Sequence[Callable[[Callable], None]], *,
+                 reference: Callable | None, mistakes: Sequence[Mistake] = (), step: str = "core",
+                 explanation: str | None = None, forbidden: Sequence[Any] = ()):
         super().__init__(title, step=step, mistakes=mistakes, explanation=explanation)
         if not checks:
             raise ValueError(f"{title}: an exercise needs at least one check")
@@ -240,16 +212,15 @@ class FunctionExercise(Exercise):
     def __call__(self, candidate: Callable) -> Result:
         """Run the checks on the student's function; print and return the verdict."""
         if candidate is None or candidate is Ellipsis:
-            return self._report(NOT_ATTEMPTED, f"… {self.title}: not attempted yet — write the function "
-                                               "and pass it to the checker.")
+            return self._report(NOT_ATTEMPTED, f"… {self.title}: not attempted yet — write the "
+                                               "function and pass it to the checker.")
         if not callable(candidate):
-            return self._report(FAILED, f"✗ {self.title}: expected a function, got {type(candidate).__name__} "
-                                        f"{short_repr(candidate)}")
+            return self._report(FAILED, f"✗ {self.title}: expected a function, got "
+                                        f"{type(candidate).__name__} {short_repr(candidate)}")
         return self.run_checks(candidate, watch=Watch(self.forbidden))
 
     def run_checks(self, candidate: Callable, watch: Watch | None = None) -> Result:
-        """Run the checks on ``candidate``, under ``watch`` if given (the tests run the reference,
-        which may be the course's own function, without one)."""
+        """Run the checks on ``candidate``, under ``watch`` if given."""
         name = getattr(candidate, "__name__", "your function")
         recorder = _Recorder(candidate, watch)
         n = len(self.checks)
@@ -258,20 +229,21 @@ class FunctionExercise(Exercise):
                 check(recorder)
                 continue
             except Refused as e:
-                return self._report(FAILED, f"✗ {self.title}: {name} is refused: {e}. The exercise is "
-                                            "to write it yourself with NumPy.")
+                return self._report(FAILED, f"✗ {self.title}: {name} is refused: {e}. The "
+                                            "exercise is to write it yourself with NumPy.")
             except NotImplementedError:
                 if recorder.calls and isinstance(recorder.calls[0].error, NotImplementedError):
-                    return self._report(NOT_ATTEMPTED, f"… {self.title}: not attempted yet — replace the "
-                                                       f"raise NotImplementedError in {name}.")
+                    return self._report(NOT_ATTEMPTED, f"… {self.title}: not attempted yet — "
+                                        f"replace the raise NotImplementedError in {name}.")
                 detail = "your function still raises NotImplementedError here: finish it"
             except ExerciseFailed as e:
                 detail = str(e)
             except Exception as e:
                 mine = bool(recorder.calls) and recorder.calls[-1].error is e
-                detail = (f"your code raised {type(e).__name__}: {str(e).strip()}{_where(e, candidate)}" if mine else
-                          f"your output could not be checked ({type(e).__name__}: {e}): is its type and "
-                          "shape what the task asks for?")
+                detail = (f"your code raised {type(e).__name__}: {str(e).strip()}"
+                          f"{_where(e, candidate)}" if mine else
+                          f"your output could not be checked ({type(e).__name__}: {e}): is its "
+                          "type and shape what the task asks for?")
             mistake = self.recognise(recorder.calls)
             return self._report(FAILED, f"✗ {self.title} (check {i} of {n}): {detail}", mistake)
         return self._passed(f"✓ {self.title}: all {n} checks passed.")
@@ -281,8 +253,9 @@ class FunctionExercise(Exercise):
         for mistake in self.mistakes:
             if mistake.like is not None and _behaves_like(mistake.like, calls):
                 return mistake
-            if mistake.when is not None and any(_holds(mistake.when, c.result, *c.args, **c.kwargs)
-                                                for c in calls if c.error is None):
+            if mistake.when is not None and any(
+                    _holds(mistake.when, c.result, *c.args, **c.kwargs)
+                    for c in calls if c.error is None):
                 return mistake
         return None
 
@@ -325,23 +298,17 @@ def _where(error: BaseException, fn: Callable) -> str:
 
 
 class ExperimentExercise(Exercise):
-    """The student runs something and enters a number or a choice; calling the exercise with the
-    answer checks it, and the explanation is printed only after a correct answer.
+    """The student enters a measured number or a choice; the explanation follows a right answer.
 
-    ``expected``: the right value, or a function ``expected(**context) -> value`` that *measures*
-    it. The checker never trusts a measurement the student passes in: ``expected`` recomputes it
-    (memoize it, the tests call it often), and must work with no context at all; ``context``
-    carries only settings that change what is measured, and ``expected`` validates them. If the
-    measurement fails (a missing, empty or invalid setting), the student gets a verdict that says
-    why, never a traceback.
-    Numbers are right within ``atol + rtol * |expected|``; with ``choices`` (strings) the answer must
-    be one of them (case and surrounding spaces ignored). ``example_context``: keyword arguments
-    the tests pass to the checker (a realistic measurement).
+    ``expected``: the value, or ``expected(**context)`` that measures it itself (never trusting
+    the student's measurement; it must work with no context). Numbers are right within
+    ``atol + rtol·|expected|``; with ``choices`` the answer must be one of them (case ignored).
+    ``example_context``: the keyword arguments the tests pass.
     """
 
-    def __init__(self, title: str, expected: Any, *, explanation: str, mistakes: Sequence[Mistake] = (),
-                 rtol: float = 0.0, atol: float = 0.0, choices: Sequence[str] | None = None,
-                 example_context: dict | None = None):
+    def __init__(self, title: str, expected: Any, *, explanation: str,
+                 mistakes: Sequence[Mistake] = (), rtol: float = 0.0, atol: float = 0.0,
+                 choices: Sequence[str] | None = None, example_context: dict | None = None):
         super().__init__(title, step="experiment", mistakes=mistakes, explanation=explanation)
         if not explanation.strip():
             raise ValueError(f"{title}: an experiment needs its explanation")
@@ -364,26 +331,30 @@ class ExperimentExercise(Exercise):
     def __call__(self, answer: Any, **context) -> Result:
         """Check the student's ``answer``; print and return the verdict."""
         if answer is None or answer is Ellipsis:
-            return self._report(NOT_ATTEMPTED, f"… {self.title}: not attempted yet — replace the None with "
-                                               "your answer.")
+            return self._report(NOT_ATTEMPTED, f"… {self.title}: not attempted yet — replace the "
+                                               "None with your answer.")
         if self.choices is not None:
             if not isinstance(answer, str) or _norm(answer) not in map(_norm, self.choices):
-                return self._report(FAILED, f"✗ {self.title}: expected one of {', '.join(map(repr, self.choices))}, "
+                return self._report(FAILED, f"✗ {self.title}: expected one of "
+                                            f"{', '.join(map(repr, self.choices))}, "
                                             f"got {short_repr(answer)}")
         elif _as_number(answer) is None:
-            return self._report(FAILED, f"✗ {self.title}: expected a finite number, got {short_repr(answer)}")
+            return self._report(FAILED, f"✗ {self.title}: expected a finite number, "
+                                        f"got {short_repr(answer)}")
         try:
             right = self.right_answer(**context)
         except Exception as e:  # a missing, empty or invalid setting: a verdict, not a traceback
-            return self._report(FAILED, f"✗ {self.title}: the checker could not measure the right answer with "
-                                        f"the settings given ({type(e).__name__}: {str(e).strip() or 'no message'}); "
-                                        "call it as the lesson's cell does")
+            why = f"{type(e).__name__}: {str(e).strip() or 'no message'}"
+            return self._report(FAILED, f"✗ {self.title}: the checker could not measure the right "
+                                        f"answer with the settings given ({why}); call it as the "
+                                        "lesson's cell does")
         if self._same(answer, right):
             return self._passed(f"✓ {self.title}: right.")
         if self.choices is not None:
             detail = f"{answer!r} is not what the measurement shows"
         else:
-            tol = f"±{self.atol:g}" if not self.rtol else f"±({self.atol:g} + {self.rtol:g}·|value|)"
+            tol = (f"±{self.atol:g}" if not self.rtol
+                   else f"±({self.atol:g} + {self.rtol:g}·|value|)")
             detail = f"{float(answer):g} is not within {tol} of the value the run measures"
         return self._report(FAILED, f"✗ {self.title}: {detail}", self.recognise(answer, **context))
 
@@ -399,7 +370,7 @@ class ExperimentExercise(Exercise):
 
 
 def _as_number(answer: Any) -> float | None:
-    """``answer`` as a finite float, or None when it is not a number (a bool and a string are not)."""
+    """``answer`` as a finite float, or None (a bool and a string are not numbers)."""
     if isinstance(answer, (bool, str, bytes)):
         return None
     try:
@@ -413,7 +384,7 @@ def _norm(choice: Any) -> str:
     return str(choice).strip().lower()
 
 
-# ----------------------------------------------------------------------------- going on with the student's code
+# ---------------------------------------------------------------- the student's code, used
 # What this kernel has seen: the latest verdict of each exercise, and where each function ran.
 VERDICTS: dict[str, str] = {}
 USED: dict[str, list[str]] = {}
@@ -421,12 +392,8 @@ USED: dict[str, list[str]] = {}
 
 def your_or_reference(result: Result, yours: Callable, reference: Callable, what: str,
                       where: str = "") -> Callable:
-    """The function the rest of the lesson uses: the student's ``yours`` once its checker passed
-    (``result`` is what the checker returned), else the course's ``reference``. Prints which, in
-    one line, so the student sees that their code is what trains the model.
-
-    ``what`` names the function in the message, e.g. ``"Adam step"``; ``where`` says what runs on
-    it (e.g. ``"the live training of section 8"``), listed by :func:`your_work`.
+    """The student's ``yours`` once its checker's ``result`` passed, else ``reference``; prints
+    which. ``what`` names it ("Adam step"); ``where`` says what runs on it, for :func:`your_work`.
     """
     if not isinstance(result, Result):
         raise TypeError(f"your_or_reference: result must be what the checker returned (a Result), "
@@ -436,7 +403,8 @@ def your_or_reference(result: Result, yours: Callable, reference: Callable, what
         if where not in USED[result.title]:
             USED[result.title].append(where)
     if result:
-        print(f"→ the lesson goes on with your {what} ({getattr(yours, '__name__', 'your function')}).")
+        name = getattr(yours, "__name__", "your function")
+        print(f"→ the lesson goes on with your {what} ({name}).")
         return yours
     print(f"→ the lesson goes on with the course's {what} until yours passes its checker "
           f"({result.status}).")
@@ -444,22 +412,21 @@ def your_or_reference(result: Result, yours: Callable, reference: Callable, what
 
 
 def course_version(result: Result, obj: Any) -> None:
-    """Show the course's code of ``obj`` once the student's answer passed its checker
-    (``result``); until then, one line saying so. No answer is shown before the student's own."""
+    """Show the course's code of ``obj`` once the student's answer (``result``) passed."""
     if not isinstance(result, Result):
-        raise TypeError(f"course_version: result must be what the checker returned (a Result), "
+        raise TypeError("course_version: result must be what the checker returned (a Result), "
                         f"got {type(result).__name__}")
-    name = getattr(obj, "__qualname__", getattr(obj, "__name__", "it"))
     if result:
+        from helpers.infra.source import show_source
         show_source(obj)
     else:
-        print(f"The course's {name} appears here once your answer to '{result.title}' passes its "
-              "checker: re-run this cell then.")
+        name = getattr(obj, "__qualname__", getattr(obj, "__name__", "it"))
+        print(f"The course's {name} appears here once your answer to '{result.title}' passes "
+              "its checker: re-run this cell then.")
 
 
 def your_work(exercises: Sequence[Exercise]) -> None:
-    """Print, for a lesson's ``exercises``, each one's verdict in this session and what ran on
-    the student's function (the closing section of every lesson)."""
+    """Print each exercise's verdict in this session and what ran on the student's code."""
     width = max(len(ex.title) for ex in exercises)
     print(f"{'exercise':<{width}}  {'verdict':<14}  what ran on your code")
     for ex in exercises:
@@ -470,8 +437,8 @@ def your_work(exercises: Sequence[Exercise]) -> None:
         print(f"{ex.title:<{width}}  {verdict:<14}  {used}")
 
 
-# ----------------------------------------------------------------------------- the one-off form
-def run_checks(title: str, candidate: Callable, checks: Sequence[Callable[[Callable], None]]) -> Result:
-    """Run ``checks`` on ``candidate`` without declared mistakes (an ad-hoc exercise); print and
-    return the verdict. Lesson exercises use :class:`FunctionExercise`, so their mistakes get hints."""
+# ---------------------------------------------------------------- the one-off form
+def run_checks(title: str, candidate: Callable,
+               checks: Sequence[Callable[[Callable], None]]) -> Result:
+    """Run ``checks`` on ``candidate`` as an ad-hoc exercise; print and return the verdict."""
     return FunctionExercise(title, checks, reference=None)(candidate)

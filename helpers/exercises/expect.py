@@ -1,6 +1,5 @@
-"""The expectations a checker's checks use: compare the student's output with the right one and
-raise :class:`ExerciseFailed` with an "expected ..., got ..." message (values, shapes, gradients
-against PyTorch autograd and against finite differences)."""
+"""What a checker's checks expect: values, shapes, and gradients against PyTorch autograd and
+finite differences, each failing with :class:`ExerciseFailed` "expected ..., got ..."."""
 from __future__ import annotations
 
 from typing import Any, Callable, Sequence
@@ -16,25 +15,27 @@ class ExerciseFailed(AssertionError):
 
 
 def as_array(v: Any) -> np.ndarray:
+    """``v`` (a tensor, array, number or list) as a NumPy array."""
     if isinstance(v, torch.Tensor):
         v = v.detach().cpu().numpy()
     return np.asarray(v)
 
 
 def short_repr(v: Any, n: int = 60) -> str:
+    """``repr(v)``, cut to ``n`` characters."""
     text = repr(v)
     return text if len(text) <= n else text[:n - 3] + "..."
 
 
-# ----------------------------------------------------------------------------- expectations for checks
+# ---------------------------------------------------------------- values
 def expect_close(got, expected, what: str, rtol: float = 1e-6, atol: float = 1e-8) -> None:
-    """Fail unless ``got`` equals ``expected`` (arrays or numbers) within tolerance; the message
-    names ``what`` and says expected vs got (shapes first)."""
+    """Fail unless ``got`` equals ``expected`` within tolerance (shapes first)."""
     got_a, exp_a = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
     if got_a.shape != exp_a.shape:
         raise ExerciseFailed(f"{what}: expected shape {exp_a.shape}, got {got_a.shape}")
     if not np.all(np.isfinite(got_a)):
-        raise ExerciseFailed(f"{what}: expected finite numbers, got {np.array2string(got_a, precision=4)}")
+        raise ExerciseFailed(f"{what}: expected finite numbers, "
+                             f"got {np.array2string(got_a, precision=4)}")
     if not np.allclose(got_a, exp_a, rtol=rtol, atol=atol):
         raise ExerciseFailed(f"{what}: expected {np.array2string(exp_a, precision=4)}, "
                              f"got {np.array2string(got_a, precision=4)}")
@@ -51,22 +52,22 @@ def expect_equal(got, expected, what: str) -> None:
 
 
 def expect_tuple(got, names: Sequence[str]) -> None:
-    """Fail unless ``got`` is a tuple (or list) of ``len(names)`` values, named in the message."""
+    """Fail unless ``got`` is a tuple (or list) of ``len(names)`` values."""
     if not isinstance(got, (tuple, list)) or len(got) != len(names):
-        what = f"{type(got).__name__} of length {len(got)}" if isinstance(got, (tuple, list)) else type(got).__name__
-        raise ExerciseFailed(f"return a tuple of {len(names)} values ({', '.join(names)}), got a {what}")
+        what = type(got).__name__
+        if isinstance(got, (tuple, list)):
+            what += f" of length {len(got)}"
+        raise ExerciseFailed(f"return a tuple of {len(names)} values ({', '.join(names)}), "
+                             f"got a {what}")
 
 
-# ----------------------------------------------------------------------------- gradients
+# ---------------------------------------------------------------- gradients
 def torch_gradients(forward: Callable[..., torch.Tensor], inputs: Sequence[np.ndarray],
                     dout: np.ndarray | None = None) -> tuple[np.ndarray, list[np.ndarray | None]]:
-    """The output of a PyTorch computation and its gradients with respect to each input.
+    """(output, [gradient of each input]) of ``forward(*tensors)`` by PyTorch autograd.
 
-    ``forward(*tensors) -> tensor`` is the forward pass the student differentiates by hand, written
-    with torch operations. Floating ``inputs`` become float64 tensors that require gradients,
-    integer ones (token ids) int64 tensors. The scalar differentiated is ``sum(output * dout)``
-    (``dout`` has the output's shape), or the output itself when ``dout`` is None (a scalar loss).
-    Returns (output as a float64 array, [gradient array of each input's shape, None for integers]).
+    Floating inputs become float64 tensors, integer ones int64 (their gradient is None). The
+    scalar differentiated is ``sum(output * dout)``, or the output itself when ``dout`` is None.
     """
     tensors = []
     for a in inputs:
@@ -76,7 +77,10 @@ def torch_gradients(forward: Callable[..., torch.Tensor], inputs: Sequence[np.nd
         else:
             tensors.append(torch.tensor(a, dtype=torch.int64))
     out = forward(*tensors)
-    scalar = out if dout is None else (out * torch.as_tensor(np.asarray(dout), dtype=torch.float64)).sum()
+    if dout is None:
+        scalar = out
+    else:
+        scalar = (out * torch.as_tensor(np.asarray(dout), dtype=torch.float64)).sum()
     if scalar.requires_grad:                   # False when the output depends on no input
         scalar.backward()
     grads = []
@@ -90,21 +94,20 @@ def torch_gradients(forward: Callable[..., torch.Tensor], inputs: Sequence[np.nd
     return out.detach().numpy().astype(np.float64), grads
 
 
-def numerical_gradients(loss: Callable[..., float], inputs: Sequence[np.ndarray], h: float = 1e-5) -> list[np.ndarray | None]:
-    """Centred finite-difference gradients of the scalar ``loss(*inputs)`` with respect to each
-    floating input (None for integer inputs); float64 copies are perturbed, never the inputs."""
-    arrays = [np.array(a, dtype=np.float64) if np.asarray(a).dtype.kind == "f" else np.asarray(a) for a in inputs]
-    grads = []
-    for a in arrays:
-        grads.append(numerical_gradient(lambda: float(loss(*arrays)), a, h) if a.dtype.kind == "f" else None)
-    return grads
+def numerical_gradients(loss: Callable[..., float], inputs: Sequence[np.ndarray],
+                        h: float = 1e-5) -> list[np.ndarray | None]:
+    """Centred finite-difference gradients of ``loss(*inputs)`` for each floating input (None for
+    integer ones), perturbing float64 copies, never the inputs."""
+    arrays = [np.array(a, dtype=np.float64) if np.asarray(a).dtype.kind == "f" else np.asarray(a)
+              for a in inputs]
+    return [numerical_gradient(lambda: float(loss(*arrays)), a, h) if a.dtype.kind == "f" else None
+            for a in arrays]
 
 
 def expect_gradients(got: Sequence, expected: Sequence, names: Sequence[str], against: str,
                      tol: float = 1e-6) -> None:
-    """Fail unless each ``got[i]`` equals ``expected[i]`` (skipped where expected is None): shape
-    first (saying when it is the transpose), then a relative error below ``tol``. ``against``
-    names the source of the expected values in the message ("PyTorch", "finite differences")."""
+    """Fail unless each ``got[i]`` matches ``expected[i]`` (None: skipped): shape first (naming a
+    transpose), then relative error below ``tol``; ``against`` names where expected came from."""
     for name, g, e in zip(names, got, expected, strict=True):
         if e is None:
             continue
@@ -118,24 +121,26 @@ def expect_gradients(got: Sequence, expected: Sequence, names: Sequence[str], ag
             raise ExerciseFailed(f"{name}: expected shape {np.shape(e)}, got {g.shape}"
                                  + (" (the transpose)" if transposed else ""))
         if not np.all(np.isfinite(g)):
-            raise ExerciseFailed(f"{name}: expected finite numbers, got {np.array2string(g, precision=4)}")
+            raise ExerciseFailed(f"{name}: expected finite numbers, "
+                                 f"got {np.array2string(g, precision=4)}")
         err = relative_error(g, e)
         if err > tol:
-            raise ExerciseFailed(f"{name}: relative error {err:.1e} against {against} (tolerance {tol:.0e}); "
-                                 f"expected {np.array2string(np.asarray(e), precision=4, threshold=12)}, "
-                                 f"got {np.array2string(g, precision=4, threshold=12)}")
+            raise ExerciseFailed(
+                f"{name}: relative error {err:.1e} against {against} (tolerance {tol:.0e}); "
+                f"expected {np.array2string(np.asarray(e), precision=4, threshold=12)}, "
+                f"got {np.array2string(g, precision=4, threshold=12)}")
 
 
-def expect_gradients_match_torch(got: Sequence, forward: Callable[..., torch.Tensor], inputs: Sequence[np.ndarray],
-                                 names: Sequence[str], dout: np.ndarray | None = None, tol: float = 1e-6) -> None:
-    """Fail unless the student's gradients ``got`` (one per input, same order) equal PyTorch
-    autograd's for ``forward`` (see :func:`torch_gradients`). Integer inputs are skipped."""
+def expect_gradients_match_torch(got: Sequence, forward: Callable[..., torch.Tensor],
+                                 inputs: Sequence[np.ndarray], names: Sequence[str],
+                                 dout: np.ndarray | None = None, tol: float = 1e-6) -> None:
+    """Fail unless the gradients ``got`` (one per input) equal autograd's for ``forward``."""
     _, expected = torch_gradients(forward, inputs, dout)
     expect_gradients(got, expected, names, "PyTorch autograd", tol)
 
 
-def expect_gradients_match_numerical(got: Sequence, loss: Callable[..., float], inputs: Sequence[np.ndarray],
-                                     names: Sequence[str], tol: float = 1e-6) -> None:
-    """Fail unless the student's gradients ``got`` (one per input, same order) equal the centred
-    finite differences of the scalar ``loss(*inputs)`` (see :func:`numerical_gradients`)."""
+def expect_gradients_match_numerical(got: Sequence, loss: Callable[..., float],
+                                     inputs: Sequence[np.ndarray], names: Sequence[str],
+                                     tol: float = 1e-6) -> None:
+    """Fail unless the gradients ``got`` (one per input) equal finite differences of ``loss``."""
     expect_gradients(got, numerical_gradients(loss, inputs), names, "finite differences", tol)

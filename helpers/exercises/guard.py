@@ -1,18 +1,10 @@
 """Watch what a student's answer runs, and refuse the shortcuts an exercise forbids.
 
-While the student's function runs, :class:`Watch` sees every function call (``sys.setprofile``).
-It refuses a call into:
-
-- PyTorch's autograd (``Tensor.backward``, ``torch.autograd``, ``torch.func``), its optimisers
-  and gradient clipping (``torch.optim``, ``torch.nn.utils.clip_grad_norm_`` ...), SciPy's
-  differentiation and optimisers, and other autodiff libraries;
-- the course's own implementation of what the exercise asks for (``forbidden``), however it is
-  reached: by name, ``getattr``, ``importlib`` (a reloaded module too), an import inside the
-  function, or a subclass. It recognises the course's code by where it runs (file, line, name).
-
-A refused call stops the answer with :class:`Refused` (a ``BaseException``, so the student's
-``except Exception`` cannot swallow it); the refusal is also remembered, so catching it does
-not help either.
+:class:`Watch` sees every call (``sys.setprofile``) and refuses one into PyTorch's autograd,
+optimisers or clipping, SciPy's differentiation or optimisers, other autodiff libraries, or the
+course's own implementation of the exercise (``forbidden``), however reached: it recognises
+code by file, first line and name, so a reloaded module or a subclass is caught too. A refusal
+raises :class:`Refused` (a ``BaseException``) and is remembered, so catching it does not help.
 """
 from __future__ import annotations
 
@@ -48,7 +40,7 @@ class Refused(BaseException):
 
 
 def _code_objects(obj: Any) -> list[types.CodeType]:
-    """The code objects of a function, method, property or class (its own methods), nested ones included."""
+    """The code objects of a function, method, property or class, nested ones included."""
     if isinstance(obj, (staticmethod, classmethod, types.MethodType)):
         obj = obj.__func__
     if isinstance(obj, property):
@@ -60,7 +52,8 @@ def _code_objects(obj: Any) -> list[types.CodeType]:
 
 
 def _walk(code: types.CodeType) -> list[types.CodeType]:
-    return [code] + [inner for c in code.co_consts if isinstance(c, types.CodeType) for inner in _walk(c)]
+    return [code] + [inner for c in code.co_consts if isinstance(c, types.CodeType)
+                     for inner in _walk(c)]
 
 
 def _where(code: types.CodeType) -> tuple[str, int, str]:
@@ -70,7 +63,8 @@ def _where(code: types.CodeType) -> tuple[str, int, str]:
 
 def _name(obj: Any) -> str:
     module = getattr(obj, "__module__", "") or ""
-    return f"{module}.{getattr(obj, '__qualname__', getattr(obj, '__name__', repr(obj)))}".lstrip(".")
+    name = getattr(obj, "__qualname__", getattr(obj, "__name__", repr(obj)))
+    return f"{module}.{name}".lstrip(".")
 
 
 def _library_shortcut(code: types.CodeType) -> str | None:

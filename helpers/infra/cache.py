@@ -1,24 +1,11 @@
-"""A small on-disk cache for results that take longer than a notebook's minute.
+"""A small on-disk cache of artefacts for results that take longer than a notebook's minute.
 
-Each entry is an artefact (:mod:`helpers.infra.artifacts`): ``<name>-<version>.npz`` with the
-arrays and ``<name>-<version>.json`` with the metadata and the checksums, never a pickle. A
-*codec* turns the value into arrays and back: :class:`~helpers.infra.artifacts.TreeCodec` (the
-default) for nested dicts/lists of arrays and numbers, or any class with ``to_arrays()`` and
-``from_arrays(arrays, meta)``, such as the course's result dataclasses.
-
-An entry is rebuilt when it is missing, when its ``version`` string changes, or when it fails
-its checksum or cannot be read; then one line says why, e.g. ``cache entry glove-course-v1-…:
-…/glove-course-v1-….npz failed its checksum (expected 3f…, got 9a…): rebuilding``.
-
-Where: ``$NLP_COURSE_CACHE`` if set, else the folder where this system keeps a user's caches
-(``platformdirs.user_cache_dir``): ``~/.cache/nlp-from-scratch`` on Linux (``$XDG_CACHE_HOME``
-when set), ``~/Library/Caches/nlp-from-scratch`` on macOS,
-``%LOCALAPPDATA%\\nlp-from-scratch\\Cache`` on Windows. The variable must be an absolute folder;
-set but empty, or relative, is an error (never the current folder), and so is a folder that
-cannot be created or written, with a message naming the variable, the path, the cause (a file in
-the way, no permission in the nearest folder that exists, a read-only or full disk) and what to do. While a process builds an entry it holds a lock on it (``filelock``: Linux, macOS,
-Windows), so a second process that needs the same entry waits for it instead of building it
-again.
+``cached(name, version, build)`` returns ``build()``'s value, stored once as the artefact
+``<name>-<version>`` (:mod:`helpers.infra.artifacts`, never a pickle). An entry that is missing,
+has another version, fails its checksum or cannot be read is rebuilt, with one line saying why.
+The folder is ``$NLP_COURSE_CACHE`` (an absolute path) or this system's cache folder
+(``platformdirs``); an unusable folder is a :class:`CacheLocationError` naming the cause and the
+fix. A build holds a file lock, so a second process waits for it instead of building again.
 """
 from __future__ import annotations
 
@@ -49,9 +36,7 @@ _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=,-]*$")
 
 
 class CacheLocationError(OSError):
-    """The cache folder is not usable: ``$NLP_COURSE_CACHE`` is empty or relative, or the folder
-    cannot be created or written. The message names the variable, the path, the cause and what
-    to do; ``fix`` holds the command alone (``make doctor`` prints it on its own line)."""
+    """The cache folder is not usable; ``fix`` holds the command that fixes it."""
 
     def __init__(self, message: str, fix: str = ""):
         super().__init__(message)
@@ -60,20 +45,18 @@ class CacheLocationError(OSError):
 
 # ---------------------------------------------------------------- where
 def default_folder() -> Path:
-    """The course's folder in this system's cache folder (``platformdirs.user_cache_dir``):
-    ``~/.cache/nlp-from-scratch`` on Linux, ``~/Library/Caches/nlp-from-scratch`` on macOS,
-    ``%LOCALAPPDATA%\\nlp-from-scratch\\Cache`` on Windows."""
+    """The course's folder in this system's cache folder (``~/.cache/nlp-from-scratch``)."""
     return Path(platformdirs.user_cache_dir(APP, appauthor=False))
 
 
 def set_variable(value: str) -> str:
-    """The shell command that sets ``$NLP_COURSE_CACHE`` to ``value`` here (PowerShell on Windows)."""
+    """The shell command that sets ``$NLP_COURSE_CACHE`` to ``value`` (PowerShell on Windows)."""
     return f'$env:{ENV} = "{value}"' if os.name == "nt" else f"export {ENV}={value}"
 
 
 def location() -> tuple[Path, str]:
     """(folder, how it was chosen), without creating it; CacheLocationError for an empty or
-    relative ``$NLP_COURSE_CACHE``. "How" names ``$XDG_CACHE_HOME`` when that variable chose it."""
+    relative ``$NLP_COURSE_CACHE``."""
     value = os.environ.get(ENV)
     if value is None:
         folder, xdg = default_folder(), os.environ.get("XDG_CACHE_HOME", "")
@@ -103,34 +86,33 @@ def nearest_existing(folder: Path) -> Path:
 def _cannot_create(folder: Path, how: str, error: OSError) -> CacheLocationError:
     """The error for a cache folder that ``mkdir`` refused, with the cause it really has."""
     other = f"set {ENV} to a folder you can write (`{set_variable('/path/to/folder')}`)"
+    other_capital = other[0].upper() + other[1:]
     existing = nearest_existing(folder)
     head = f"the cache folder {folder} ({how}) cannot be created"
     if isinstance(error, (FileExistsError, NotADirectoryError)) or not existing.is_dir():
-        return CacheLocationError(f"{head}: {existing} is a file, in the way of the folder. Move that file, "
-                                  f"or {other}", f"{set_variable('<a folder you can write>')}")
+        return CacheLocationError(f"{head}: {existing} is a file, in the way of the folder. "
+                                  f"Move that file, or {other}",
+                                  set_variable("<a folder you can write>"))
     if error.errno == errno.EROFS:
-        return CacheLocationError(f"{head}: {existing} is on a read-only file system. {other[0].upper()}{other[1:]}",
+        return CacheLocationError(f"{head}: {existing} is on a read-only file system. "
+                                  f"{other_capital}",
                                   set_variable("<a folder on a writable disk>"))
     if error.errno == errno.ENOSPC:
-        return CacheLocationError(f"{head}: the disk that holds {existing} is full. Free some space, or {other}",
+        return CacheLocationError(f"{head}: the disk that holds {existing} is full. "
+                                  f"Free some space, or {other}",
                                   set_variable("<a folder on a disk with space>"))
     if isinstance(error, PermissionError):
-        which = "the folder itself" if existing == folder else (
-            "its parent" if existing == folder.parent else "the nearest folder of that path that exists")
+        which = ("the folder itself" if existing == folder else "its parent"
+                 if existing == folder.parent else "the nearest folder of that path that exists")
         return CacheLocationError(f"{head}: you may not create folders in {existing} ({which}). "
-                                  f"{other[0].upper()}{other[1:]}, e.g. one in your home folder",
+                                  f"{other_capital}, e.g. one in your home folder",
                                   set_variable(str(Path.home() / ".cache" / APP)))
-    return CacheLocationError(f"{head} ({error.strerror or error}). {other[0].upper()}{other[1:]}",
+    return CacheLocationError(f"{head} ({error.strerror or error}). {other_capital}",
                               set_variable("<a folder you can write>"))
 
 
 def cache_dir() -> Path:
-    """The cache folder, created if needed and checked to be writable.
-
-    Raises CacheLocationError naming ``$NLP_COURSE_CACHE``, the folder, the cause and the fix
-    when the variable is empty or relative, when a file is in the way, when the nearest folder
-    that exists may not be written, when the disk is read-only or full, or when the folder
-    itself cannot be written."""
+    """The cache folder, created if needed and checked to be writable (else CacheLocationError)."""
     folder, how = location()
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -140,18 +122,20 @@ def cache_dir() -> Path:
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".probe-"):
             pass
     except OSError as e:
-        fix = f"chmod u+rwx {folder}" if os.name != "nt" else set_variable("<a folder you can write>")
-        raise CacheLocationError(f"the cache folder {folder} ({how}) is not writable ({e.strerror or e}). "
-                                 f"Run `{fix}`, or set {ENV} to a folder you can write", fix) from None
+        fix = (f"chmod u+rwx {folder}" if os.name != "nt"
+               else set_variable("<a folder you can write>"))
+        raise CacheLocationError(f"the cache folder {folder} ({how}) is not writable "
+                                 f"({e.strerror or e}). Run `{fix}`, or set {ENV} to a folder "
+                                 "you can write", fix) from None
     return folder
 
 
 def cache_path(name: str, version: str) -> Path:
-    """Where the entry ``name``/``version`` is (or would be) stored: its .npz (the .json is beside it)."""
+    """The .npz of the entry ``name``/``version`` (the .json is beside it)."""
     for what, s in (("name", name), ("version", version)):
         if not isinstance(s, str) or not _SAFE_NAME.match(s):
-            raise ValueError(f"a cache {what} must be letters, digits and . _ + = , - (starting with a "
-                             f"letter or digit), got {s!r}")
+            raise ValueError(f"a cache {what} must be letters, digits and . _ + = , - "
+                             f"(starting with a letter or digit), got {s!r}")
     return cache_dir() / f"{name}-{version}.npz"
 
 
@@ -186,10 +170,7 @@ def _codec_name(codec) -> str:
 
 @contextmanager
 def _build_lock(path: Path, name: str, verbose: bool):
-    """Hold an exclusive lock while the entry at ``path`` is built, so two processes (two
-    notebooks open at once, or the test runner's workers) never build the same entry twice:
-    the second one waits, then loads what the first stored. ``filelock`` works on Linux,
-    macOS and Windows."""
+    """Hold the entry's lock while it is built: a second process waits, then loads it."""
     lock = FileLock(str(path.with_suffix(".lock")))
     try:
         lock.acquire(timeout=0)
@@ -203,14 +184,13 @@ def _build_lock(path: Path, name: str, verbose: bool):
         lock.release()
 
 
-def cached(name: str, version: str, build: Callable[[], T], codec=TreeCodec, verbose: bool = True) -> T:
-    """Return the value of ``build()`` stored under ``name``/``version``, building it once.
+def cached(name: str, version: str, build: Callable[[], T], codec=TreeCodec,
+           verbose: bool = True) -> T:
+    """The value of ``build()`` stored under ``name``/``version``, built once.
 
-    ``codec`` converts the value to arrays and back: :class:`TreeCodec` (default) for nested
-    dicts/lists/tuples of arrays, tensors and numbers, or a class with ``to_arrays()`` (value
-    -> (arrays, meta)) and ``from_arrays(arrays, meta)``. What is returned is always what the
-    codec reads back, on the first run too. A damaged entry is rebuilt and one line (printed
-    even when ``verbose`` is False) says why.
+    ``codec``: :class:`TreeCodec`, or a class with ``to_arrays()`` -> (arrays, meta) and
+    ``from_arrays(arrays, meta)``. What is returned is what the codec reads back, on the first
+    run too. A damaged entry is rebuilt, with one line (even when not ``verbose``) saying why.
     """
     path = cache_path(name, version)
     label = f"{name}-{version}"

@@ -1,9 +1,4 @@
-"""Data-file checksums: the sha256 of a file, and a check that names what is wrong.
-
-Every data file the course reads is verified against a recorded sha256 before it is read
-(the values live in :mod:`helpers.course.data` and ``data/README.md``); a missing or modified
-file raises :class:`DataError` with the expected and the actual checksum and how to repair it.
-"""
+"""Data-file checksums: the sha256 of a file, and a check that names what is wrong."""
 from __future__ import annotations
 
 import hashlib
@@ -24,31 +19,28 @@ def sha256_of(path: Path) -> str:
 
 
 def has_converted_line_endings(path: Path, expected_sha256: str) -> bool:
-    """True when ``path`` is the expected file with every LF turned into CRLF: what Git for Windows
-    does to a file it takes for text when ``core.autocrlf`` is true (its default)."""
+    """True when ``path`` is the expected file with every LF turned into CRLF (what Git for
+    Windows does with ``core.autocrlf``, its default)."""
     data = Path(path).read_bytes()
-    return b"\r\n" in data and hashlib.sha256(data.replace(b"\r\n", b"\n")).hexdigest() == expected_sha256
+    lf = data.replace(b"\r\n", b"\n")
+    return b"\r\n" in data and hashlib.sha256(lf).hexdigest() == expected_sha256
 
 
 def line_endings_fix(git_path: str) -> str:
-    """How to get the committed bytes of ``git_path`` (relative to the repository) back after Git
-    converted its line endings: check that .gitattributes keeps it byte for byte, then re-create it."""
-    return (f"Git converted its line endings to Windows' CRLF on checkout (core.autocrlf, Git for Windows' "
-            f"default), which changes its bytes. The repository's .gitattributes tells Git to keep data files "
-            f"byte for byte: make sure your checkout has it (`git pull`; `git check-attr text -- {git_path}` must say "
-            f"'unset'), then re-create the file from the commit: `git rm --cached -- {git_path}` and "
-            f"`git checkout HEAD -- {git_path}` (or clone the repository again)")
+    """How to get back the committed bytes of ``git_path`` after Git converted its line endings."""
+    return ("Git converted its line endings to Windows' CRLF on checkout (core.autocrlf, Git for "
+            "Windows' default), which changes its bytes. The repository's .gitattributes tells Git "
+            "to keep data files byte for byte: make sure your checkout has it (`git pull`; "
+            f"`git check-attr text -- {git_path}` must say 'unset'), then re-create the file from "
+            f"the commit: `git rm --cached -- {git_path}` and `git checkout HEAD -- {git_path}` "
+            "(or clone the repository again)")
 
 
-def verify_file(path: Path, expected_sha256: str, how_to_fix: str, git_path: str | None = None) -> Path:
-    """Check that ``path`` exists and has the expected sha256; return it.
-
-    Raises DataError naming the file, the expected and the actual checksum and ``how_to_fix``.
-    When the file is the expected one with Windows line endings (a checkout that converted it),
-    the message says so, and for a file of the repository (``git_path``, e.g. ``data/x.tsv``)
-    gives :func:`line_endings_fix` instead: ``git checkout`` alone would convert it again when
-    the checkout lacks the .gitattributes that stops the conversion.
-    """
+def verify_file(path: Path, expected_sha256: str, how_to_fix: str,
+                git_path: str | None = None) -> Path:
+    """``path``, checked to exist with the expected sha256; else DataError naming the file, both
+    checksums and ``how_to_fix`` (for a repository file ``git_path`` whose line endings Git
+    converted: :func:`line_endings_fix`)."""
     path = Path(path)
     if not path.is_file():
         raise DataError(f"data file {path} is missing. {how_to_fix}")
@@ -56,8 +48,9 @@ def verify_file(path: Path, expected_sha256: str, how_to_fix: str, git_path: str
     if got != expected_sha256:
         if has_converted_line_endings(path, expected_sha256):
             fix = line_endings_fix(git_path) if git_path else how_to_fix
-            raise DataError(f"data file {path} has Windows line endings (CRLF) where the recorded file has LF "
-                            f"(expected sha256 {expected_sha256}, got {got}; with LF line endings it matches). {fix}")
+            raise DataError(f"data file {path} has Windows line endings (CRLF) where the recorded "
+                            f"file has LF (expected sha256 {expected_sha256}, got {got}; with LF "
+                            f"line endings it matches). {fix}")
         raise DataError(
             f"data file {path} is corrupt or has been modified: expected sha256 "
             f"{expected_sha256}, got {got}. {how_to_fix}"

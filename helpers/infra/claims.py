@@ -1,16 +1,9 @@
-"""One readable line per checked claim: ``claim(condition, "what the prose says")``.
-
-A lesson states a result in words and checks it in code. The check should not crowd the cell the
-student reads and re-runs, so instead of a block of ``assert`` statements a cell ends with lines
-such as::
+"""One readable line per checked claim of the prose::
 
     claim(lstm_loss < trigram_loss, "the LSTM beats the character trigram on Hamlet")
-    claim_between(share, 0.4, 0.6, "about half of the misspellings find their word")
 
-Each prints ``✓ <statement>`` when it holds (or nothing, with ``show=False``: a lesson shows at
-most a dozen claims, the ones a student should see; the rest still run). When a claim does not
-hold, it raises :class:`ClaimFailed` (an ``AssertionError``, so CI's notebook run fails loudly)
-with the statement and what was measured: the prose and the outputs never silently disagree.
+prints ``✓ <statement>`` when it holds (nothing with ``show=False``) and raises
+:class:`ClaimFailed`, an ``AssertionError`` with what was measured, when it does not.
 """
 from __future__ import annotations
 
@@ -32,14 +25,8 @@ def _number(x, what: str) -> float:
 
 
 def claim(condition, statement: str, measured: str | None = None, show: bool = True) -> None:
-    """Print ``✓ statement`` if ``condition`` is true, else raise :class:`ClaimFailed`.
-
-    ``condition``: a bool (or anything with a truth value, e.g. a NumPy bool);
-    ``statement``: the claim in the lesson's words; ``measured``: optional text naming the
-    measured values, added to the message (and to the ✓ line, in brackets); ``show=False``
-    prints nothing when the claim holds.
-    Returns None, so a claim can end a cell without an ``Out[..]``.
-    """
+    """Print ``✓ statement`` (with ``measured`` in brackets) if ``condition`` is true, else
+    raise :class:`ClaimFailed`."""
     if not isinstance(statement, str) or not statement.strip():
         raise ValueError("claim needs a statement: the sentence of the lesson that this checks")
     try:
@@ -67,9 +54,10 @@ def claim_between(value, low: float, high: float, statement: str, fmt: str = ".3
 
 def claim_close(value, target: float, statement: str, rtol: float = 1e-6, atol: float = 0.0,
                 fmt: str = ".6g", show: bool = True) -> None:
-    """``claim(|value - target| <= atol + rtol·|target|, ...)``, with both numbers in the message."""
+    """``claim(|value - target| <= atol + rtol·|target|, ...)``, with both numbers shown."""
     v, t = _number(value, "value"), _number(target, "target")
     if rtol < 0 or atol < 0:
-        raise ValueError(f"claim_close {statement!r}: tolerances must be ≥ 0, got rtol={rtol}, atol={atol}")
+        raise ValueError(f"claim_close {statement!r}: tolerances must be ≥ 0, "
+                         f"got rtol={rtol}, atol={atol}")
     ok = math.isfinite(v) and abs(v - t) <= atol + rtol * abs(t)
     claim(ok, statement, f"{v:{fmt}} vs {t:{fmt}}", show)

@@ -1,10 +1,7 @@
 """The course's one plot style: figures, colours, labels, log axes, heat maps, PNG bytes.
 
-Importing this module applies the style to matplotlib, so every figure looks the same: equal
-panel sizes (:func:`new_figure`), the colour-blind-safe Okabe–Ito palette (:data:`COLOURS`),
-lines that differ in colour and line style, labels "quantity (unit)" (:func:`set_labels`, which
-refuses raw TeX outside ``$...$``), log axes with plain tick labels (:func:`log_axis`), heat
-maps with a labelled colour bar (:func:`heatmap`), and PNG bytes for explorers.
+Importing it applies the style to matplotlib: the colour-blind-safe Okabe–Ito palette, lines
+that differ in colour and style, equal panel sizes, labels "quantity (unit)" without raw TeX.
 """
 from __future__ import annotations
 
@@ -47,7 +44,8 @@ PALETTE = {
        if name != "black"},
 }
 #: the Okabe–Ito colours by name (hex strings), in the order lines use them
-COLOURS = {name: PALETTE[name] for name in ("blue", "orange", "green", "vermillion", "purple", "sky", "black")}
+COLOURS = {name: PALETTE[name]
+           for name in ("blue", "orange", "green", "vermillion", "purple", "sky", "black")}
 GREY, GREY_DARK, BLACK = PALETTE["grey"], PALETTE["grey_dark"], PALETTE["black"]
 #: line styles paired with the colours (the n-th line differs in both), and markers for points
 LINESTYLES = ("-", "--", "-.", ":", (0, (6, 2, 1, 2, 1, 2)), (0, (8, 3)), (0, (1, 1)))
@@ -55,7 +53,7 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 #: colour maps for heat maps: perceptually uniform (sequential; diverging for signed values)
 SEQUENTIAL_CMAP, DIVERGING_CMAP = "viridis", "berlin"
 
-PANEL_WIDTH = {1: 6.4, 2: 5.0, 3: 4.2}   # inches per panel, by panels in a row (wider rows, narrower panels)
+PANEL_WIDTH = {1: 6.4, 2: 5.0, 3: 4.2}   # inches per panel, by the number of panels in a row
 PANEL_HEIGHT = 3.6
 
 STYLE = {
@@ -104,22 +102,20 @@ def apply_style() -> None:
     mpl.rcParams.update(STYLE)
 
 
-def new_figure(ncols: int = 1, nrows: int = 1, width: float | None = None, height: float | None = None,
-               **subplots_kw):
-    """A figure of ``nrows x ncols`` panels in the course style. Returns ``(fig, ax)`` for one
-    panel, else ``(fig, axes)`` with ``axes`` a flat array (row by row).
-
-    ``width``/``height`` are per panel, in inches; leave them out for the course's sizes
-    (:data:`PANEL_WIDTH`, :data:`PANEL_HEIGHT`). Other keywords go to ``plt.subplots``
-    (``sharex``, ``sharey``, ``width_ratios``...).
-    """
+def new_figure(ncols: int = 1, nrows: int = 1, width: float | None = None,
+               height: float | None = None, **subplots_kw):
+    """A figure of ``nrows x ncols`` panels in the course style: ``(fig, ax)`` for one panel,
+    else ``(fig, axes)`` with ``axes`` flat, row by row. ``width``/``height``: per panel, in
+    inches; other keywords go to ``plt.subplots``."""
     if ncols < 1 or nrows < 1:
-        raise ValueError(f"a figure needs at least one row and one column of panels, got {nrows} x {ncols}")
+        raise ValueError("a figure needs at least one row and one column of panels, "
+                         f"got {nrows} x {ncols}")
     apply_style()
     width = width or PANEL_WIDTH.get(ncols, 3.6)
     height = height or PANEL_HEIGHT
     subplots_kw.setdefault("layout", "constrained")   # titles, labels and colour bars never overlap
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False, **subplots_kw)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False,
+                             **subplots_kw)
     return fig, (axes[0, 0] if axes.size == 1 else axes.ravel())
 
 
@@ -139,8 +135,8 @@ def tex_problem(text: str) -> str | None:
     rest = _MATH.sub("", text)
     bad = _RAW_TEX.search(rest)
     if bad:
-        return (f"raw TeX {bad.group(0)!r} outside $...$ in {text!r}: write mathtext between dollar signs "
-                "(r'$h_{t-1}$') or plain Unicode (h\u209c, \u03b1)")
+        return (f"raw TeX {bad.group(0)!r} outside $...$ in {text!r}: write mathtext between "
+                "dollar signs (r'$h_{t-1}$') or plain Unicode (h\u209c, \u03b1)")
     return None
 
 
@@ -153,10 +149,10 @@ def axis_label(quantity: str, unit: str | None = None) -> str:
     return text
 
 
-def set_labels(ax, title: str, x: str, y: str, x_unit: str | None = None, y_unit: str | None = None):
-    """Title and axis labels of ``ax`` in one call, each "quantity (unit)" (units optional:
-    leave them out for counts, probabilities and other pure numbers). Raw TeX is refused
-    with a ValueError that says how to write it. Returns ``ax``."""
+def set_labels(ax, title: str, x: str, y: str, x_unit: str | None = None,
+               y_unit: str | None = None):
+    """Title and axis labels "quantity (unit)" of ``ax`` (no unit for pure numbers); raw TeX is
+    a ValueError saying how to write it. Returns ``ax``."""
     problem = tex_problem(title)
     if problem:
         raise ValueError(problem)
@@ -167,8 +163,8 @@ def set_labels(ax, title: str, x: str, y: str, x_unit: str | None = None, y_unit
 
 
 class _LogTickFormatter(Formatter):
-    """Labels of a log axis: plain numbers when every labelled tick is short (0.001 ... 99999),
-    otherwise ``base^k`` (or ``m×10^k``) in mathtext for all of them, so an axis never mixes both."""
+    """Labels of a log axis: plain numbers when every tick is short (0.001 ... 99999), else
+    ``base^k`` (or ``m×10^k``) for all of them."""
 
     def __init__(self, base: float):
         self.base = base
@@ -203,15 +199,14 @@ class _CleanLogLocator(LogLocator):
     def tick_values(self, vmin, vmax):
         if vmin > 0 and vmax > 0 and vmin != vmax:
             span = abs(np.log(vmax / vmin) / np.log(self.course_base))
-            self.set_params(subs=(1.0,) if span >= 2.5 or self.course_base != 10 else (1.0, 2.0, 5.0))
+            wide = span >= 2.5 or self.course_base != 10
+            self.set_params(subs=(1.0,) if wide else (1.0, 2.0, 5.0))
         return super().tick_values(vmin, vmax)
 
 
 def log_axis(ax, axis: str = "y", base: float = 10, ticks=None):
-    """Make ``axis`` ('x' or 'y') of ``ax`` logarithmic with clean ticks: labels on the major
-    ticks only (plain numbers where short, ``10^k`` otherwise), unlabelled minor ticks.
-    ``ticks`` (optional): the values to label instead, e.g. the measured sizes (two or more;
-    with fewer, the axis keeps its automatic ticks so that it can still be read). Returns ``ax``."""
+    """Make ``axis`` ('x' or 'y') of ``ax`` logarithmic with clean labelled major ticks, or
+    with ``ticks`` (two or more values, e.g. the measured sizes) labelled. Returns ``ax``."""
     if axis not in ("x", "y"):
         raise ValueError(f"axis must be 'x' or 'y', got {axis!r}")
     (ax.set_xscale if axis == "x" else ax.set_yscale)("log", base=base)
@@ -228,20 +223,18 @@ def log_axis(ax, axis: str = "y", base: float = 10, ticks=None):
     return ax
 
 
-def heatmap(ax, values, *, title: str, x: str, y: str, colour_label: str | None = None, xticklabels=None,
-            yticklabels=None,
-            vmin: float | None = None, vmax: float | None = None, signed: bool = False, with_bar: bool = True):
-    """Draw the matrix ``values`` (rows, cols) on ``ax`` with its colour bar.
+def heatmap(ax, values, *, title: str, x: str, y: str, colour_label: str | None = None,
+            xticklabels=None, yticklabels=None, vmin: float | None = None,
+            vmax: float | None = None, signed: bool = False, with_bar: bool = True):
+    """Draw the matrix ``values`` (rows, cols) on ``ax``; return the image.
 
-    Rows run down the y axis, columns along x. A perceptually uniform map: :data:`SEQUENTIAL_CMAP`,
-    or :data:`DIVERGING_CMAP` centred on 0 when ``signed``. ``xticklabels``/``yticklabels``:
-    one label per column/row (column labels turn vertical when any is longer than two characters).
-    ``with_bar=False`` when several panels share one bar (then call
-    :func:`colour_bar` once with all the axes). Returns the image (a ``matplotlib.image.AxesImage``).
+    A sequential colour map, or a diverging one centred on 0 when ``signed``; one tick label per
+    column/row; ``with_bar=False`` when panels share one :func:`colour_bar`.
     """
     values = np.asarray(values, dtype=float)
     if with_bar and not colour_label:
-        raise ValueError("a heat map's colour bar needs a label (colour_label='what the colour shows (unit)')")
+        raise ValueError("a heat map's colour bar needs a label "
+                         "(colour_label='what the colour shows (unit)')")
     if values.ndim != 2:
         raise ValueError(f"a heat map needs a 2-D matrix, got shape {values.shape}")
     if signed and vmin is None and vmax is None:
@@ -255,7 +248,8 @@ def heatmap(ax, values, *, title: str, x: str, y: str, colour_label: str | None 
         if labels is not None:
             labels = [str(s) for s in labels]
             if len(labels) != count:
-                raise ValueError(f"{len(labels)} tick labels for the {count} {which}s of the heat map")
+                raise ValueError(f"{len(labels)} tick labels for the {count} {which}s "
+                                 "of the heat map")
             long = which == "column" and max(map(len, labels), default=0) > 2
             setter(range(count), labels, rotation=90 if long else 0)
     set_labels(ax, title, x, y)
@@ -271,8 +265,8 @@ def colour_bar(image, axes, label: str):
 
 def plot_curves(ax, curves: dict[str, list[float]], title: str, xlabel: str, ylabel: str,
                 logy: bool = False, smooth: int = 1, x=None):
-    """Draw named curves on ``ax`` against 1, 2, ... (or ``x``), optionally moving-averaged over
-    ``smooth`` points, in the course's colours and line styles. Returns ``ax``."""
+    """Draw named curves on ``ax`` against 1, 2, ... (or ``x``), moving-averaged over ``smooth``
+    points. Returns ``ax``."""
     if not curves:
         raise ValueError("no curves to plot")
     for name, ys in curves.items():
@@ -290,8 +284,7 @@ def plot_curves(ax, curves: dict[str, list[float]], title: str, xlabel: str, yla
 
 
 def figure_to_png(fig, dpi: int = 100) -> bytes:
-    """Render ``fig`` to PNG bytes and close it (so it is not also shown inline). At the default
-    dpi an explorer's plot has the size of an inline figure of the same ``figsize``."""
+    """``fig`` as PNG bytes, closed so that it is not also shown inline."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
     plt.close(fig)

@@ -1,5 +1,4 @@
-"""Show the real code of a helper in the notebook, so the reader sees what a lesson relies on
-without leaving it."""
+"""``show_source``: the real code of a helper, shown in the notebook."""
 from __future__ import annotations
 
 import html
@@ -14,8 +13,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 class NumberedCode(Code):
-    """``IPython.display.Code`` with the file's line numbers: highlighted HTML in a notebook,
-    numbered plain text elsewhere (a terminal, nbval, a text export)."""
+    """``IPython.display.Code`` with the file's line numbers (HTML in a notebook, else text)."""
 
     def __init__(self, data: str, first_line: int = 1, title: str = ""):
         super().__init__(data=data, language="python")
@@ -29,32 +27,28 @@ class NumberedCode(Code):
 
     def __repr__(self) -> str:
         width = len(str(self.first_line + self.data.count("\n")))
-        lines = [f"{n:>{width}}  {line}" for n, line in enumerate(self.data.splitlines(), self.first_line)]
+        lines = [f"{n:>{width}}  {line}"
+                 for n, line in enumerate(self.data.splitlines(), self.first_line)]
         return "\n".join([self.title] + lines)
 
 
 class Source(str):
-    """The source code as a string. Its own notebook display is empty: :func:`show_source`
-    has already shown it, so ``show_source(f)`` as a cell's last line shows the code once."""
+    """The source code as a string that displays nothing (:func:`show_source` showed it)."""
 
     def _ipython_display_(self) -> None:
         pass
 
 
 def show_source(obj) -> Source:
-    """Display the source code of a function, class, method or module, highlighted, under its
-    file path (relative to the repository) and with the file's line numbers; return the source
-    as a string (:class:`Source`).
-
-    Raises TypeError naming the object when it has no Python source (a built-in function, a
-    NumPy ufunc, an object defined in the notebook itself ...).
-    """
+    """Display the source of a function, class, method or module under its file path, with
+    line numbers, and return it; TypeError for an object without Python source."""
     target = inspect.unwrap(obj)
     try:
         lines, first = inspect.getsourcelines(target)
         path = Path(inspect.getsourcefile(target)).resolve()
     except (OSError, TypeError) as e:
-        raise TypeError(f"cannot show the source of {obj!r}: it has no Python source file ({e})") from None
+        raise TypeError(f"cannot show the source of {obj!r}: it has no Python source file "
+                        f"({e})") from None
     source = "".join(lines)
     try:
         where = path.relative_to(REPO).as_posix()

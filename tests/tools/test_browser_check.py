@@ -1,15 +1,18 @@
-"""The real-browser check's judgements (tools/browser_check.py) that need no browser: the blank-plot
-detector tells a plot from a blank image; the explorer pictures a saved notebook holds."""
+"""tools/browser_check.py without a browser: blank images told from plots, and the explorer
+pictures a saved notebook holds."""
 import io
 
 import matplotlib
 
 matplotlib.use("Agg")
+import json  # noqa: E402
+
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from helpers.infra.plotting import figure_to_png, new_figure  # noqa: E402
+from helpers.infra.widgets import Explorer, slider  # noqa: E402
 from tools.browser_check import assert_not_blank, saved_fallbacks  # noqa: E402
 
 
@@ -19,19 +22,18 @@ def _png(array):
     return buf.getvalue()
 
 
-def test_blank_images_are_rejected():
-    with pytest.raises(AssertionError, match="looks blank"):
-        assert_not_blank(_png(np.full((200, 300, 3), 255, np.uint8)), "white")
-    with pytest.raises(AssertionError, match="looks blank"):
-        assert_not_blank(_png(np.zeros((200, 300, 3), np.uint8)), "black")
-    # an empty axes frame is not blank as an image, but a white canvas with one dot is
+def one_dot():
     img = np.full((200, 300, 3), 255, np.uint8)
     img[100, 150] = 0
+    return img
+
+
+@pytest.mark.parametrize("image", [np.full((200, 300, 3), 255, np.uint8),
+                                   np.zeros((200, 300, 3), np.uint8), one_dot()],
+                         ids=["white", "black", "one dot"])
+def test_blank_images_are_rejected_and_a_real_plot_passes(image):
     with pytest.raises(AssertionError, match="looks blank"):
-        assert_not_blank(_png(img), "one dot")
-
-
-def test_a_real_plot_passes():
+        assert_not_blank(_png(image), "blank")
     fig, ax = new_figure()
     ax.plot(np.arange(10), np.arange(10) ** 2)
     ax.set_title("a curve")
@@ -39,10 +41,6 @@ def test_a_real_plot_passes():
 
 
 def test_saved_fallbacks_counts_the_explorer_pictures_of_a_notebook(tmp_path):
-    import json
-
-    from helpers.infra.widgets import Explorer, slider
-
     def render(a):
         fig, ax = new_figure()
         ax.plot([0, 1], [0, a])

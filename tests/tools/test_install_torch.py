@@ -1,8 +1,5 @@
-"""tools/install_torch.py: which torch build `make setup` installs, and from where.
-
-Linux without an NVIDIA GPU gets the CPU build from PyTorch's CPU index (or, when that index
-cannot be reached, from pip's local wheels, never silently the 2.7 GB CUDA build); a GPU,
-macOS and Windows get PyPI's default."""
+"""tools/install_torch.py: Linux without an NVIDIA GPU gets the CPU build from PyTorch's CPU
+index (or local wheels, never silently the CUDA build); a GPU, macOS and Windows get PyPI's."""
 import http.server
 import importlib.util
 import os
@@ -19,10 +16,12 @@ _spec.loader.exec_module(install_torch)
 
 
 def test_torch_requirement_is_read_from_requirements_txt(tmp_path):
-    lines = [line.split("#")[0].strip() for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()]
-    assert install_torch.torch_requirement() in lines
+    text = (ROOT / "requirements.txt").read_text(encoding="utf-8")
+    assert install_torch.torch_requirement() in [line.split("#")[0].strip()
+                                                 for line in text.splitlines()]
     other = tmp_path / "requirements.txt"
-    other.write_text("# torch comes below\ntorchvision>=0.1   # not this one\ntorch>=2.2,<3  # this\n", encoding="utf-8")
+    other.write_text("# torch comes below\ntorchvision>=0.1   # not this one\n"
+                     "torch>=2.2,<3  # this\n", encoding="utf-8")
     assert install_torch.torch_requirement(other) == "torch>=2.2,<3"
     other.write_text("numpy\n", encoding="utf-8")
     with pytest.raises(SystemExit, match="no torch line"):
@@ -30,19 +29,14 @@ def test_torch_requirement_is_read_from_requirements_txt(tmp_path):
 
 
 @pytest.mark.parametrize("system, gpu, build", [
-    ("Linux", False, "cpu"), ("Linux", True, "pypi"), ("Darwin", False, "pypi"), ("Windows", False, "pypi"),
-    ("Windows", True, "pypi"),
-])
-def test_auto_chooses_the_build_by_platform_and_gpu(monkeypatch, system, gpu, build):
+    ("Linux", False, "cpu"), ("Linux", True, "pypi"), ("Darwin", False, "pypi"),
+    ("Windows", False, "pypi"), ("Windows", True, "pypi")])
+def test_auto_chooses_the_build_by_platform_and_gpu_and_an_explicit_build_wins(
+        monkeypatch, system, gpu, build):
     monkeypatch.setattr(install_torch.platform, "system", lambda: system)
     monkeypatch.setattr(install_torch, "nvidia_gpu", lambda: gpu)
     assert install_torch.choose_build("auto")[0] == build
-
-
-def test_an_explicit_build_wins(monkeypatch):
-    monkeypatch.setattr(install_torch, "nvidia_gpu", lambda: True)
     assert install_torch.choose_build("cpu") == ("cpu", "asked for with --build cpu")
-    monkeypatch.setattr(install_torch, "nvidia_gpu", lambda: False)
     assert install_torch.choose_build("pypi")[0] == "pypi"
 
 
@@ -67,19 +61,16 @@ def _run_main(monkeypatch, reachable, rc=0, argv=()):
     calls = []
     monkeypatch.setattr(install_torch.platform, "system", lambda: "Linux")
     monkeypatch.setattr(install_torch, "nvidia_gpu", lambda: False)
-    monkeypatch.setattr(install_torch, "reachable", lambda url: (reachable, "" if reachable else "Name or service not known"))
+    why = "" if reachable else "Name or service not known"
+    monkeypatch.setattr(install_torch, "reachable", lambda url: (reachable, why))
     monkeypatch.setattr(install_torch, "pip_install", lambda args: calls.append(args) or rc)
     return install_torch.main(list(argv)), calls
 
 
-def test_cpu_build_comes_from_the_cpu_index(monkeypatch):
+def test_cpu_build_comes_from_the_cpu_index_with_the_constraints(monkeypatch):
     status, calls = _run_main(monkeypatch, reachable=True)
-    spec = install_torch.torch_requirement()
-    assert status == 0
-    assert calls == [["--no-deps", *install_torch.PIP_NETWORK, "--index-url", install_torch.CPU_INDEX, spec]]
-
-
-def test_constraints_are_passed_on(monkeypatch):
+    assert status == 0 and calls == [["--no-deps", *install_torch.PIP_NETWORK, "--index-url",
+                                      install_torch.CPU_INDEX, install_torch.torch_requirement()]]
     _, calls = _run_main(monkeypatch, reachable=True, argv=["--constraint", "constraints.txt"])
     assert calls[0][-2:] == ["--constraint", "constraints.txt"]
 
@@ -133,6 +124,7 @@ def test_setup_installs_the_torch_build_before_the_other_requirements():
     recipe = recipe[:recipe.index("\n\n")]
     steps = [line.strip() for line in recipe.splitlines()[1:]]
     torch_step = next(i for i, s in enumerate(steps) if "tools/install_torch.py" in s)
-    requirements_step = next(i for i, s in enumerate(steps) if re.search(r"pip install -r requirements.txt", s))
+    requirements_step = next(i for i, s in enumerate(steps)
+                             if re.search(r"pip install -r requirements.txt", s))
     assert torch_step < requirements_step
     assert "--build $(TORCH)" in steps[torch_step]

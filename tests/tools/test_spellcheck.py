@@ -1,5 +1,5 @@
-"""tools/spellcheck.py (`make lint`): what counts as prose, what is reported and where, the
-course's British spelling, the project word list, and the course's own text being clean."""
+"""tools/spellcheck.py (`make lint`): what is prose, what is reported where, British spelling,
+the project word list, and the course's own text being clean."""
 import importlib.util
 import json
 import os
@@ -17,38 +17,35 @@ _spec.loader.exec_module(spellcheck)
 
 @pytest.fixture(scope="module")
 def checker():
-    """The checker with the project word list; without the dictionary, skipped (except in CI,
-    whose .ci/run installs it)."""
+    """The checker with the word list; skipped without the dictionary, except in CI."""
     try:
         folder = spellcheck.find_dictionary()
     except SystemExit:
         if os.environ.get("CI"):
             raise
-        pytest.skip("the en_GB Hunspell dictionary is not installed (" + spellcheck.HOW_TO_INSTALL_DICTIONARY + ")")
+        pytest.skip(f"no en_GB Hunspell dictionary ({spellcheck.HOW_TO_INSTALL_DICTIONARY})")
     return spellcheck.Checker(spellcheck.read_word_list(), folder)
 
 
-def test_code_maths_urls_html_and_paths_are_not_prose():
+def test_code_maths_urls_html_paths_identifiers_and_other_scripts_are_not_prose():
     text = ("Intro with `inline_code(x)` and $\\alpha_t$ and\n"
             "```python\nnot_prose = 1\n```\n"
-            "$$\\mathrm{softmaxx}(z)$$ see https://example.org/x_y and [the docs](https://d.org/p)\n"
-            "<details><summary>Solution</summary> data/README.md helpers.data *goverment*</details>\n"
+            "$$\\mathrm{softmaxx}(z)$$ see https://example.org/x_y and "
+            "[the docs](https://d.org/p)\n<details><summary>Solution</summary> "
+            "data/README.md helpers.data *goverment*</details>\n"
             "input/output stays")
-    prose = spellcheck.prose_only(text)
-    assert prose.count("\n") == text.count("\n")           # line numbers stay right
+    assert spellcheck.prose_only(text).count("\n") == text.count("\n")   # line numbers kept
     kept = [w for _, w in spellcheck.words(text)]
     assert kept == ["Intro", "with", "and", "and", "see", "and", "the", "docs", "Solution",
                     "input", "output", "stays"]
-
-
-def test_identifiers_acronyms_letters_and_other_scripts_are_skipped():
     text = "word2vec LSTM RNNs x_t a β 한국어 naïve PyTorch's don't well-known"
     assert [w for _, w in spellcheck.words(text)] == ["naïve", "PyTorch", "don't", "well-known"]
 
 
 def test_misspellings_are_reported_with_file_and_line(tmp_path, checker):
     page = tmp_path / "page.md"
-    page.write_text("# Title\n\nThe gradeint is checked.\nWe recieve `recieve_in_code` it.\n", encoding="utf-8")
+    page.write_text("# Title\n\nThe gradeint is checked.\nWe recieve `recieve_in_code` it.\n",
+                    encoding="utf-8")
     findings, n_words = spellcheck.check([page], checker)
     assert [(f.where, f.word) for f in findings] == [("line 3", "gradeint"), ("line 4", "recieve")]
     assert "did you mean: " in findings[0].why and "gradient" in findings[0].why
@@ -57,7 +54,8 @@ def test_misspellings_are_reported_with_file_and_line(tmp_path, checker):
 
 def test_notebook_markdown_cells_are_checked_and_code_cells_are_not(tmp_path, checker):
     nb = {"cells": [{"cell_type": "code", "source": ["teh_code = 'teh'\n"], "metadata": {}},
-                    {"cell_type": "markdown", "source": ["Fine text.\n", "A sentense here.\n"], "metadata": {}}],
+                    {"cell_type": "markdown", "metadata": {},
+                     "source": ["Fine text.\n", "A sentense here.\n"]}],
           "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     path = tmp_path / "lesson.ipynb"
     path.write_text(json.dumps(nb), encoding="utf-8")
@@ -66,32 +64,25 @@ def test_notebook_markdown_cells_are_checked_and_code_cells_are_not(tmp_path, ch
     assert findings[0].word == "sentense"
 
 
-def test_british_spelling_is_the_course_s(checker):
-    assert checker.problems("normalise") == [] and checker.problems("colour") == []
-    assert checker.problems("normalize") == [("normalize", "American spelling: the course writes 'normalise'")]
-    assert checker.problems("optimizers")[0][1] == "American spelling: the course writes 'optimisers'"
-    assert checker.problems("prize") == [] and checker.problems("size") == []   # not -ise words
-    assert checker.problems("color") == [("color", "American spelling: the course writes 'colour'")]   # codespell
-    assert checker.problems("colr")[0][1].startswith("unknown word")                                   # Hunspell
-
-
-def test_hyphenated_compounds_are_checked_whole_then_by_part(checker):
-    assert checker.problems("well-known") == []
+def test_british_spelling_compounds_and_the_word_lists_capitals(checker):
+    american = "American spelling: the course writes "
+    for word in ("normalise", "colour", "prize", "size", "well-known", "softmax", "Softmax",
+                 "PyTorch"):
+        assert checker.problems(word) == [], word
+    assert checker.problems("normalize") == [("normalize", american + "'normalise'")]
+    assert checker.problems("optimizers")[0][1] == american + "'optimisers'"
+    assert checker.problems("color") == [("color", american + "'colour'")]       # codespell
+    assert checker.problems("colr")[0][1].startswith("unknown word")             # Hunspell
     assert [w for w, _ in checker.problems("well-knwon")] == ["knwon"]
-
-
-def test_word_list_entries_keep_their_capitals(checker):
-    assert checker.problems("softmax") == [] and checker.problems("Softmax") == []
-    assert checker.problems("PyTorch") == []
     assert checker.problems("Pytorch") and checker.problems("pytorch")
 
 
 def test_word_list_is_sorted_unique_and_holds_only_unknown_words(checker):
     words = spellcheck.read_word_list()
-    assert words == sorted(words, key=str.lower), "keep tools/spelling_words.txt in alphabetical order"
+    assert words == sorted(words, key=str.lower), "keep tools/spelling_words.txt sorted"
     assert len(words) == len(set(words)), "a word is listed twice"
     known = [w for w in words if checker.hunspell.spell(w)]
-    assert not known, f"the dictionary already knows these; remove them from the word list: {known}"
+    assert not known, f"the dictionary knows these; remove them from the word list: {known}"
 
 
 def test_main_exit_status_and_how_to_add_a_word(tmp_path, capsys, checker):
@@ -99,7 +90,8 @@ def test_main_exit_status_and_how_to_add_a_word(tmp_path, capsys, checker):
     bad.write_text("A mispelled word, and a zorblax.\n", encoding="utf-8")
     assert spellcheck.main([str(bad)]) == 1
     out = capsys.readouterr().out
-    assert f"{bad}, line 1: 'mispelled': misspelling (codespell): did you mean misspelled?" in out
+    assert (f"{bad}, line 1: 'mispelled': misspelling (codespell): did you mean misspelled?"
+            in out)
     assert f"{bad}, line 1: 'zorblax': unknown word" in out          # Hunspell's pass
     assert "add it on its own line to tools/spelling_words.txt" in out
     assert spellcheck.main([str(bad), "--unknown"]) == 1
@@ -132,10 +124,12 @@ def test_codespell_finds_misspellings_and_american_spellings_without_a_dictionar
     assert c.problem("normalize") == "American spelling: the course writes 'normalise'"
     for word in ("colour", "normalise", "license", "practice", "program", "story", "softmax"):
         assert c.problem(word) is None, word
-    assert c.problems("well-modeled") == [("modeled", "American spelling: the course writes 'modelled'")]
+    assert c.problems("well-modeled") == [
+        ("modeled", "American spelling: the course writes 'modelled'")]
 
 
-def test_main_without_the_dictionary_runs_the_first_pass_and_says_so(tmp_path, capsys, no_dictionary):
+def test_main_without_the_dictionary_runs_the_first_pass_and_says_so(tmp_path, capsys,
+                                                                      no_dictionary):
     bad = tmp_path / "bad.md"
     bad.write_text("We recieve the color of the text.\n", encoding="utf-8")
     assert spellcheck.main([str(bad)]) == 1

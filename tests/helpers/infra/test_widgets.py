@@ -13,8 +13,10 @@ def _render(freq, kind="sin"):
 
 
 def test_explorer_redraws_when_a_slider_moves():
-    ex = Explorer(_render, {"freq": slider(1.0, 0.5, 3.0, 0.5, "f"), "kind": dropdown(["sin", "cos"], "sin", "k")})
-    assert ex.renders == 1 and ex.summary == "sin at frequency 1.0" and ex.png.startswith(b"\x89PNG")
+    ex = Explorer(_render, {"freq": slider(1.0, 0.5, 3.0, 0.5, "f"),
+                            "kind": dropdown(["sin", "cos"], "sin", "k")})
+    assert ex.renders == 1 and ex.summary == "sin at frequency 1.0"
+    assert ex.png.startswith(b"\x89PNG")
     first = ex.png
     ex.controls["freq"].value = 2.0
     assert ex.renders == 2 and ex.summary == "sin at frequency 2.0" and ex.png != first
