@@ -36,6 +36,7 @@ from helpers.exercises.expect import (  # noqa: F401  (re-exported for the check
     torch_gradients,
 )
 from helpers.exercises.guard import Refused, Watch
+from helpers.infra.source import show_source
 
 PASSED, FAILED, NOT_ATTEMPTED = "passed", "failed", "not attempted"
 STEPS = ("warm-up", "core", "experiment")
@@ -417,7 +418,6 @@ def course_version(result: Result, obj: Any) -> None:
         raise TypeError("course_version: result must be what the checker returned (a Result), "
                         f"got {type(result).__name__}")
     if result:
-        from helpers.infra.source import show_source
         show_source(obj)
     else:
         name = getattr(obj, "__qualname__", getattr(obj, "__name__", "it"))
