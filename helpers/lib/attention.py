@@ -290,7 +290,7 @@ class MultiHeadAttention(Layer):
         full = _full_mask(mask, key_padding, (B, self.h, T, T), where, causal)
         out, self.cache = self.mha_forward(X, self.params, self.h, mask=full, attend=self.attend)
         self.weights = self.cache[4]
-        return self.remember(out)
+        return self.remember(out.astype(X.dtype, copy=False))      # float32 stays float32
 
     def backward(self, dout):
         self.check_dout(dout=dout)
@@ -298,7 +298,7 @@ class MultiHeadAttention(Layer):
                                       attend_backward=self.attend_backward)
         for mine, g in zip(self.grads, grads, strict=True):
             mine[...] = g
-        return dX
+        return dX.astype(dout.dtype, copy=False)
 
     def load_torch(self, mha) -> "MultiHeadAttention":
         """Copy the weights of a ``torch.nn.MultiheadAttention(d, h, batch_first=True)``.

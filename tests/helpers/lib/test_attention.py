@@ -95,6 +95,8 @@ def test_bad_masks_and_shapes_are_refused_with_a_reason():
         A.scaled_dot_product_attention(Q, K, V[:, :4])
     with pytest.raises(ValueError, match="no keys"):
         A.scaled_dot_product_attention(Q, K[:, :0], V[:, :0])
+    with pytest.raises(ValueError, match="no keys"):
+        A.attention_single_query(Q[0, 0], K[0, :0], V[0, :0])
 
 
 @budget(2)

@@ -144,7 +144,7 @@ def test_gelu_and_the_layer_norm_backward_equal_torch(B, T_, d, seed):
     np.testing.assert_allclose(gelu.backward(dy), tx.grad.numpy(), atol=1e-12)
 
 
-def test_the_model_runs_the_attention_it_is_given_and_round_trips_through_torch():
+def test_the_model_runs_the_attention_it_is_given_and_samples_with_a_seed():
     calls = []
 
     def attend(Q, K, V, mask=None, scale=None):
@@ -168,12 +168,6 @@ def test_the_model_runs_the_attention_it_is_given_and_round_trips_through_torch(
         for g, h in zip(mine.grads, plain.grads, strict=True):
             np.testing.assert_array_equal(g, h)
     assert calls == ["attend", "attend", "backward", "backward"] * 2
-    tm = plain.to_torch()
-    back = D.NumpyDecoderLM.from_torch(tm, dtype=np.float32)
-    for a, b in zip(plain.params, back.params, strict=True):
-        np.testing.assert_array_equal(a, b)
-    with torch.no_grad():
-        np.testing.assert_allclose(plain.forward(ids), tm(torch.as_tensor(ids)).numpy(), atol=1e-5)
     sample = plain.generate([1, 2], 5, temperature=0.7, seed=0)
     assert sample.shape == (7,) and list(sample[:2]) == [1, 2] and sample.max() < 13
     np.testing.assert_array_equal(sample, plain.generate([1, 2], 5, temperature=0.7, seed=0))
