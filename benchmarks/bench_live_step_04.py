@@ -1,4 +1,4 @@
-"""Benchmark: one training step of lesson 04's live NumPy Transformer against the same model in PyTorch.
+"""Benchmark: a training step of lesson 04's live NumPy Transformer against the same in PyTorch.
 
 The live model of lesson 04 (section 8): :class:`helpers.lib.decoder.NumpyDecoderLM` with 2 Pre-LN
 blocks, d = 64, 4 heads, learned positions, windows of 64 characters, batches of 16, float32. One
@@ -6,10 +6,10 @@ step is what the lesson's ``train_step`` does: a random batch of Shakespeare, th
 the cross-entropy, the hand-written backward pass, then clipping at 1 and an Adam update
 (:func:`helpers.lib.optim.clip_global_norm`, :class:`helpers.lib.optim.Adam`). The PyTorch step is
 the same model, :class:`helpers.lib.transformer.DecoderLM` (its weights copied into the NumPy model
-with :meth:`NumpyDecoderLM.from_torch`), with autograd, ``clip_grad_norm_`` and ``torch.optim.Adam``
-on the same shapes. :func:`benchmarks.step_timing.compare_steps` times both on one thread,
-interleaved, and prints the medians and their ratio (target: NumPy at most 2x PyTorch). The losses of
-the first step, from the same weights and batch, are printed as the quality check.
+with :meth:`NumpyDecoderLM.from_torch`), with autograd, ``clip_grad_norm_`` and
+``torch.optim.Adam`` on the same shapes. :func:`benchmarks.step_timing.compare_steps` times both
+on one thread, interleaved, and prints the medians and their ratio (target: NumPy at most 2x
+PyTorch). The losses of the first step, from the same weights and batch, are the quality check.
 
 Run:  python benchmarks/bench_live_step_04.py [--repeats N]
 """
@@ -44,7 +44,8 @@ def main(argv=None) -> dict:
     model = NumpyDecoderLM.from_torch(torch_model, dtype=np.float32)
     x0, y0 = random_batch(split.train, BATCH, CONTEXT, np.random.default_rng(1))
     first_np = model.loss(x0, y0)
-    first_torch = F.cross_entropy(torch_model(torch.as_tensor(x0)).flatten(0, 1), torch.as_tensor(y0).flatten()).item()
+    first_torch = F.cross_entropy(torch_model(torch.as_tensor(x0)).flatten(0, 1),
+                                  torch.as_tensor(y0).flatten()).item()
     print(f"same weights, same batch: loss NumPy {first_np:.6f}, PyTorch {first_torch:.6f}")
 
     rng_np, rng_torch = np.random.default_rng(0), np.random.default_rng(0)
@@ -62,15 +63,16 @@ def main(argv=None) -> dict:
 
     def torch_step():
         x, y = random_batch(split.train, BATCH, CONTEXT, rng_torch)
-        loss = F.cross_entropy(torch_model(torch.as_tensor(x)).flatten(0, 1), torch.as_tensor(y).flatten())
+        logits = torch_model(torch.as_tensor(x)).flatten(0, 1)
+        loss = F.cross_entropy(logits, torch.as_tensor(y).flatten())
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(torch_model.parameters(), 1.0)
         opt.step()
         return loss.item()
 
-    return compare_steps("lesson 04 live Transformer (2 blocks, d=64, batch 16 x 64)", numpy_step, torch_step,
-                         repeats=args.repeats)
+    return compare_steps("lesson 04 live Transformer (2 blocks, d=64, batch 16 x 64)", numpy_step,
+                         torch_step, repeats=args.repeats)
 
 
 if __name__ == "__main__":

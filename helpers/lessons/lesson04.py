@@ -3,8 +3,6 @@ the copy task and its challenge, attention maps, sampling, Pre-LN against Post-L
 ``render_*`` returns ``(Figure, summary str)`` for :class:`helpers.infra.widgets.Explorer`."""
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -21,7 +19,7 @@ from helpers.infra.plotting import (
 )
 from helpers.lib.layers import softmax
 from helpers.lib.positions import sinusoidal_encoding
-from helpers.lib.transformer import LSTMLM, DecoderLM, TransformerConfig, evaluate_lm
+from helpers.lib.transformer import DecoderLM, TransformerConfig, evaluate_lm
 
 
 # ---------------------------------------------------------------- §2 why √d_k
@@ -117,36 +115,6 @@ def copy_problems(rng: np.random.Generator, n: int, length: int, n_symbols: int 
     s = rng.integers(1, n_symbols + 1, (n, length))
     seq = np.concatenate([s, np.zeros((n, 1), s.dtype), s], 1)
     return seq[:, :-1], seq[:, 1:]
-
-
-def copy_experiment(lengths=(4, 8, 16, 32), steps=None, batch: int = 32, seed: int = 0) -> dict:
-    """A PyTorch Transformer (2 blocks, d = 32, 2 heads) and an LSTM (66 units) of about its size,
-    trained for each copy length on the same batches (the LSTM for twice the steps: about the same
-    CPU time), then their per-symbol accuracy on 200 fresh problems."""
-    steps = steps or {"Transformer": 150, "LSTM": 300}
-    out = {"lengths": lengths, "accuracy": {}, "params": {}, "steps": steps, "cpu_seconds": {}}
-    for name in steps:
-        out["accuracy"][name], out["cpu_seconds"][name] = [], 0.0
-        for length in lengths:
-            model = (DecoderLM(TransformerConfig(17, d_model=32, n_heads=2, n_layers=2,
-                                                 max_len=2 * max(lengths)), seed=seed)
-                     if name == "Transformer" else LSTMLM(17, 32, 66, seed=seed))
-            out["params"][name] = sum(p.numel() for p in model.parameters())
-            opt, rng, t0 = torch.optim.Adam(model.parameters(), lr=3e-3), np.random.default_rng(
-                seed + length), time.process_time()
-            for _ in range(steps[name]):
-                x, y = (torch.as_tensor(a) for a in copy_problems(rng, batch, length))
-                loss = F.cross_entropy(model(x)[:, length:].flatten(0, 1), y[:, length:].flatten())
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                opt.step()
-            out["cpu_seconds"][name] += time.process_time() - t0
-            x, y = copy_problems(np.random.default_rng(10_000 + length), 200, length)
-            with torch.no_grad():
-                guess = model.eval()(torch.as_tensor(x)).argmax(-1).numpy()
-            out["accuracy"][name].append(float((guess[:, length:] == y[:, length:]).mean()))
-    return out
 
 
 def plot_copy_experiment(result: dict):

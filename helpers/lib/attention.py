@@ -1,26 +1,16 @@
 """Scaled dot-product attention and multi-head attention in NumPy, forward and backward (lesson 04).
 
-Tokens are rows: ``Q`` is (..., T_q, d_k), ``K`` (..., T_k, d_k), ``V`` (..., T_k, d_v); the leading
-axes are batch (and head) axes. A mask is boolean (0/1 integers are accepted, floats refused),
-``True`` meaning "this query may look at this key"; it is read from the right against the scores
-(..., T_q, T_k), as NumPy broadcasts and ``torch.nn.functional.scaled_dot_product_attention``
-reads ``attn_mask``, so a 2-D mask is always (T_q, T_k). A key-padding mask (B, T_k) has its own
-argument, ``key_padding``.
+Tokens are rows: ``Q`` (..., T_q, d_k), ``K`` (..., T_k, d_k), ``V`` (..., T_k, d_v), the leading
+axes batch (and head) axes. A mask is boolean, True = "this query may look at this key", read from
+the right against the scores (..., T_q, T_k) as ``torch.nn.functional.scaled_dot_product_attention``
+reads ``attn_mask`` (a 2-D mask is (T_q, T_k)); a key-padding mask (B, T_k) goes in ``key_padding``.
 
-**Your functions inside the layers.** The layers take the functions they run as keyword
-arguments (the defaults are the course's), so that a student's code runs inside them:
-
-- ``attend(Q, K, V, mask=None, scale=None) -> (out, weights)`` —
-  :func:`scaled_dot_product_attention`; the layers call it with ``mask=`` (padding and causal
-  mask already combined into one bool mask) and ``scale=`` 1/√d_k.
-- ``attend_backward(dout, Q, K, V, weights, scale) -> (dQ, dK, dV)`` —
-  :func:`softmax_attention_backward`.
-- ``mha_forward(X, params, num_heads, mask=None, attend=...) -> (out, cache)`` —
-  :func:`mha_forward`; ``cache = (X, Q, K, V, weights, concat)`` with the heads split.
-- ``mha_backward(dout, cache, params, attend_backward=...) -> (dX, grads)`` — :func:`mha_backward`.
-
-``Attention(attend=, attend_backward=)`` and ``MultiHeadAttention(d, h, rng, attend=,
-attend_backward=, mha_forward=, mha_backward=)`` take them; ``DecoderBlock`` and
+The layers run the functions they are given (the course's by default), so a student's run inside:
+``attend(Q, K, V, mask=None, scale=None) -> (out, weights)`` (called with one combined bool
+``mask=`` and ``scale=``), ``attend_backward(dout, Q, K, V, weights, scale) -> (dQ, dK, dV)``,
+``mha_forward(X, params, num_heads, mask=None, attend=...) -> (out, cache)`` and
+``mha_backward(dout, cache, params, attend_backward=...) -> (dX, grads)``. :class:`Attention` and
+:class:`MultiHeadAttention` take them as keyword arguments; ``DecoderBlock``,
 ``NumpyDecoderLM`` (:mod:`helpers.lib.decoder`), ``EncoderBlock`` and ``NumpyEncoder``
 (:mod:`helpers.lib.encoder_numpy`) pass them down.
 """
@@ -90,17 +80,11 @@ def _full_mask(mask, key_padding, score_shape: tuple, where: str, causal: bool =
 # ---------------------------------------------------------------- attention, forward
 def attention_single_query(q, K, V):
     """One query against all keys: z = Σ_i softmax_i(q·k_i / √d_k) v_i (lesson 04 §1).
-
     q: (d_k,), K: (T, d_k), V: (T, d_v). Returns (z (d_v,), weights (T,))."""
-    q, K, V = (check_finite(np.asarray(a), n, "attention_single_query") for a, n in
-               ((q, "q"), (K, "K"), (V, "V")))
-    if q.ndim != 1 or K.shape[-1:] != q.shape or K.ndim != 2 or V.ndim != 2 or len(K) != len(V):
-        raise ValueError(f"expected q (d_k,), K (T, d_k), V (T, d_v); got {q.shape}, {K.shape}, "
-                         f"{V.shape}")
-    if len(K) == 0:
-        raise ValueError("there are no keys (T = 0): a softmax over no scores is undefined")
-    w = softmax(K @ q / math.sqrt(len(q)))
-    return w @ V, w
+    if np.ndim(q) != 1 or np.ndim(K) != 2:
+        raise ValueError(f"expected q (d_k,) and K (T, d_k), got {np.shape(q)}, {np.shape(K)}")
+    z, w = scaled_dot_product_attention(np.asarray(q)[None], K, V)
+    return z[0], w[0]
 
 
 def scaled_dot_product_attention(Q, K, V, mask=None, scale=None, key_padding=None):
@@ -193,32 +177,23 @@ class Attention(Layer):
 # ---------------------------------------------------------------- multi-head attention
 def split_heads(X, num_heads: int):
     """(B, T, d) -> (B, h, T, d/h): head i gets columns i·d/h ... (i+1)·d/h − 1 (lesson 04 §5)."""
-    X = np.asarray(X)
-    num_heads = check_whole(num_heads, "num_heads", "split_heads", minimum=1)
-    if X.ndim != 3 or X.shape[-1] % num_heads:
-        raise ValueError(f"split_heads expects X (B, T, d) with d divisible by num_heads="
-                         f"{num_heads}, got {X.shape}")
     B, T, d = X.shape
     return X.reshape(B, T, num_heads, d // num_heads).transpose(0, 2, 1, 3)
 
 
 def merge_heads(X):
     """(B, h, T, d_h) -> (B, T, h·d_h), the inverse of :func:`split_heads` (lesson 04 §5)."""
-    X = np.asarray(X)
-    if X.ndim != 4:
-        raise ValueError(f"merge_heads expects X of shape (B, h, T, d_h), got {X.shape}")
     B, h, T, dh = X.shape
     return X.transpose(0, 2, 1, 3).reshape(B, T, h * dh)
 
 
 def mha_forward(X, params, num_heads, mask=None, attend=scaled_dot_product_attention):
-    """Multi-head self-attention forward: Concat(head_1..h) W_O + b_O (lesson 04 §5).
+    """Multi-head self-attention, Concat(head_1..h) W_O + b_O, for X (B, T, d) (lesson 04 §5).
 
-    X: (B, T, d); params = [W_Q, b_Q, W_K, b_K, W_V, b_V, W_O, b_O], W_* (d, d), b_* (d,): head i
-    owns columns i·d/h ... (i+1)·d/h − 1 of W_Q, W_K, W_V. Each head runs
-    ``attend(Q_i, K_i, V_i, mask=mask, scale=1/√(d/h))`` (all heads in one call on (B, h, T, d/h)).
-    Returns (out (B, T, d), cache = (X, Q, K, V, weights, concat)) with Q, K, V (B, h, T, d/h),
-    weights (B, h, T, T) and concat (B, T, d), the merged heads."""
+    params = [W_Q, b_Q, W_K, b_K, W_V, b_V, W_O, b_O], W (d, d), b (d,); head i owns columns
+    i·d/h ... (i+1)·d/h − 1. All heads attend in one ``attend(Q, K, V, mask=, scale=1/√(d/h))``
+    call. Returns (out (B, T, d), cache = (X, Q, K, V, weights, concat)): Q, K, V and weights
+    split into heads, (B, h, T, ·), concat the merged heads (B, T, d)."""
     W_Q, b_Q, W_K, b_K, W_V, b_V, W_O, b_O = params
     Q, K, V = (split_heads(X @ W + b, num_heads) for W, b in ((W_Q, b_Q), (W_K, b_K), (W_V, b_V)))
     heads, weights = attend(Q, K, V, mask=mask, scale=1.0 / math.sqrt(Q.shape[-1]))
@@ -227,12 +202,9 @@ def mha_forward(X, params, num_heads, mask=None, attend=scaled_dot_product_atten
 
 
 def mha_backward(dout, cache, params, attend_backward=softmax_attention_backward):
-    """Multi-head self-attention backward (lesson 04 §5).
-
-    dout: (B, T, d); ``cache`` and ``params`` as :func:`mha_forward`. The heads' gradient
-    dout W_Oᵀ is split, ``attend_backward`` gives dQ, dK, dV per head, and they are merged back;
-    X feeds Q, K and V, so dX sums the three paths. Returns (dX (B, T, d), grads), grads parallel
-    to ``params``."""
+    """Multi-head self-attention backward: (dX (B, T, d), grads parallel to ``params``) from dout
+    (B, T, d) and :func:`mha_forward`'s cache (lesson 04 §5). dout W_Oᵀ is split into heads,
+    ``attend_backward`` gives their dQ, dK, dV, merged back; dX sums the three paths into X."""
     X, Q, K, V, weights, concat = cache
     W_Q, _, W_K, _, W_V, _, W_O, _ = params
     d = X.shape[-1]
@@ -249,14 +221,10 @@ def mha_backward(dout, cache, params, attend_backward=softmax_attention_backward
 
 
 class MultiHeadAttention(Layer):
-    """Multi-head self-attention as a NumPy layer, forward and backward (lesson 04 §5).
-
-    params = [W_Q, b_Q, W_K, b_K, W_V, b_V, W_O, b_O] (Xavier-uniform matrices (d, d), zero
-    biases, as ``torch.nn.MultiheadAttention``). forward(X (B, T, d), mask=None, causal=False,
-    key_padding=None) -> (B, T, d): ``mask`` (bool) is (T, T), (B, T, T) or (B, h, T, T),
-    ``causal`` adds the causal mask, ``key_padding`` (B, T) marks the real tokens. ``weights``
-    keeps the last attention weights (B, h, T, T). The four functions it runs are keyword
-    arguments (see the module's docstring)."""
+    """Multi-head self-attention as a NumPy layer, running the four functions it is given
+    (lesson 04 §5). params as :func:`mha_forward` (Xavier-uniform, zero biases, as PyTorch's).
+    forward(X (B, T, d), mask, causal, key_padding) -> (B, T, d): ``mask`` (T, T), (B, T, T) or
+    (B, h, T, T); ``key_padding`` (B, T), True at real tokens. ``weights`` keeps (B, h, T, T)."""
 
     def __init__(self, d_model: int, num_heads: int, rng: np.random.Generator, dtype=np.float64,
                  attend=scaled_dot_product_attention, attend_backward=softmax_attention_backward,
@@ -301,24 +269,16 @@ class MultiHeadAttention(Layer):
         return dX.astype(dout.dtype, copy=False)
 
     def load_torch(self, mha) -> "MultiHeadAttention":
-        """Copy the weights of a ``torch.nn.MultiheadAttention(d, h, batch_first=True)``.
-
-        PyTorch stores y = x Wᵀ + b with in_proj_weight = [W_Q; W_K; W_V] (3d, d): our matrices
-        are its transposed blocks. A module without biases gives zero biases."""
-        if mha.embed_dim != self.d or mha.num_heads != self.h:
-            raise ValueError(f"torch module has d={mha.embed_dim}, h={mha.num_heads}; "
-                             f"this layer has d={self.d}, h={self.h}")
-        if mha.in_proj_weight is None:
-            raise ValueError("load_torch: this nn.MultiheadAttention has separate q/k/v weights; "
-                             "the NumPy layer is self-attention with one width d")
-        d = self.d
-
-        def numpy(t, shape):
-            return np.zeros(shape) if t is None else t.detach().cpu().double().numpy()
-        W, b = numpy(mha.in_proj_weight, (3 * d, d)), numpy(mha.in_proj_bias, (3 * d,))
+        """Copy the weights of a ``torch.nn.MultiheadAttention(d, h, batch_first=True)``: y = x Wᵀ
+        + b with in_proj_weight = [W_Q; W_K; W_V], so ours are its transposed blocks."""
+        if (mha.embed_dim, mha.num_heads) != (self.d, self.h) or mha.in_proj_weight is None:
+            raise ValueError(f"load_torch needs a self-attention module, d={self.d}, h={self.h}")
+        d, W = self.d, mha.in_proj_weight.detach().double().numpy()
+        b = [np.zeros(3 * d) if t is None else t.detach().double().numpy()
+             for t in (mha.in_proj_bias, mha.out_proj.bias)]
         for k in range(3):
-            self.params[2 * k][...] = W[k * d:(k + 1) * d].T
-            self.params[2 * k + 1][...] = b[k * d:(k + 1) * d]
-        self.params[6][...] = numpy(mha.out_proj.weight, (d, d)).T
-        self.params[7][...] = numpy(mha.out_proj.bias, (d,))
+            rows = slice(k * d, (k + 1) * d)
+            self.params[2 * k][...], self.params[2 * k + 1][...] = W[rows].T, b[0][rows]
+        self.params[6][...] = mha.out_proj.weight.detach().double().numpy().T
+        self.params[7][...] = b[1][:d]
         return self

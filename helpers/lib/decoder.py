@@ -68,8 +68,8 @@ class FeedForward(Layer):
     def backward(self, dout):
         self.check_dout(dout=dout)
         B, T, d = dout.shape
-        return self.fc1.backward(self.act.backward(self.fc2.backward(dout.reshape(B * T, d)))
-                                 ).reshape(B, T, d)
+        dh = self.act.backward(self.fc2.backward(dout.reshape(B * T, d)))
+        return self.fc1.backward(dh).reshape(B, T, d)
 
 
 class DecoderBlock(Layer):
@@ -85,11 +85,6 @@ class DecoderBlock(Layer):
                  attend=scaled_dot_product_attention, attend_backward=softmax_attention_backward,
                  mha_forward=mha_forward, mha_backward=mha_backward):
         super().__init__()
-        if norm not in ("pre", "post"):
-            raise ValueError(f"norm must be 'pre' or 'post', got {norm!r}")
-        if rope and (d // n_heads) % 2:
-            raise ValueError(f"RoPE rotates pairs of features: the head width {d // n_heads} must "
-                             "be even")
         if rope:
             attend, attend_backward = rotary(attend, attend_backward)
         self.pre = norm == "pre"
@@ -140,8 +135,13 @@ class NumpyDecoderLM(Layer):
         if positions not in ("learned", "sinusoidal", "rope"):
             raise ValueError(f"positions must be 'learned', 'sinusoidal' or 'rope', got "
                              f"{positions!r}")
+        if norm not in ("pre", "post"):
+            raise ValueError(f"norm must be 'pre' or 'post', got {norm!r}")
         if d_model % n_heads:
             raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+        if positions == "rope" and (d_model // n_heads) % 2:
+            raise ValueError(f"RoPE rotates pairs of features: the head width "
+                             f"{d_model // n_heads} must be even")
         d_ff = 4 * d_model if d_ff is None else d_ff
         self.max_len = max_len
         rng = np.random.default_rng(seed)
@@ -170,9 +170,9 @@ class NumpyDecoderLM(Layer):
 
     def forward(self, ids):
         ids = np.asarray(ids)
-        if ids.ndim != 2 or ids.shape[1] > self.max_len:
-            raise ValueError(f"NumpyDecoderLM expects token ids of shape (B, T) with T <= max_len="
-                             f"{self.max_len}, got {ids.shape}")
+        if ids.ndim != 2 or not (ids.shape[0] >= 1 and 1 <= ids.shape[1] <= self.max_len):
+            raise ValueError(f"NumpyDecoderLM expects token ids of shape (B, T), B >= 1 and 1 <= T "
+                             f"<= max_len={self.max_len} (not an empty batch), got {ids.shape}")
         B, T = ids.shape
         x = self.tok.forward(ids)                                   # (B, T, d)
         if self.pos is not None:
@@ -233,8 +233,6 @@ class NumpyDecoderLM(Layer):
         ``parts`` (``layer_norm=``, ``attend=`` ...) go to the constructor. PyTorch's Linear
         stores W as (out, in), ours as (in, out); its qkv holds W_Q, W_K, W_V stacked."""
         c = model.cfg
-        if c.dropout:
-            raise ValueError("the NumPy decoder has no dropout: copy a DecoderLM with dropout=0")
         out = cls(c.vocab_size, c.d_model, c.n_heads, c.n_layers, c.d_ff, c.max_len, c.norm,
                   c.positions, dtype=dtype, **parts)
         d = c.d_model

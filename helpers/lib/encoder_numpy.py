@@ -48,13 +48,13 @@ class EncoderBlock(Layer):
 
     x = x + Attn(LN1(x), key_padding);  x = x + FFN(LN2(x)), as ``nn.TransformerEncoderLayer(norm_first=True)``.
     No causal mask: a position sees its whole sentence; ``key_padding`` (B, L) bool marks the real tokens.
-    ``attend`` and ``attend_backward`` are the attention functions (:mod:`helpers.lib.attention`)."""
+    ``attend``, ``attend_backward``: the attention's functions (:mod:`helpers.lib.attention`)."""
 
     def __init__(self, d: int, n_heads: int, d_ff: int, rng: np.random.Generator, dtype=np.float64,
                  attend=scaled_dot_product_attention, attend_backward=softmax_attention_backward):
         super().__init__()
         self.ln1 = LayerNorm(d, dtype=dtype)
-        self.attn = MultiHeadAttention(d, n_heads, rng, dtype, attend=attend, attend_backward=attend_backward)
+        self.attn = MultiHeadAttention(d, n_heads, rng, dtype, attend, attend_backward)
         self.ln2, self.ff = LayerNorm(d, dtype=dtype), FeedForward(d, d_ff, rng, dtype)
         self.parts = [self.ln1, self.attn, self.ln2, self.ff]
         self.params = [p for part in self.parts for p in part.params]

@@ -28,21 +28,17 @@ class TransformerConfig:
     n_layers: int = 2
     d_ff: int | None = None
     max_len: int = 128
-    dropout: float = 0.0
     norm: str = "pre"
     positions: str = "learned"
 
     def __post_init__(self):
-        if self.d_ff is None:
-            self.d_ff = 4 * self.d_model
+        self.d_ff = 4 * self.d_model if self.d_ff is None else self.d_ff
         if self.n_heads < 1 or self.d_model % self.n_heads:
-            raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}: "
-                             "every head needs the same width d_model / n_heads")
+            raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
         if self.norm not in ("pre", "post"):
             raise ValueError(f"norm must be 'pre' or 'post', got {self.norm!r}")
         if self.positions not in ("learned", "sinusoidal", "rope"):
-            raise ValueError(f"positions must be 'learned', 'sinusoidal' or 'rope', got "
-                             f"{self.positions!r}")
+            raise ValueError(f"positions: learned, sinusoidal or rope, got {self.positions!r}")
         if self.positions == "rope" and (self.d_model // self.n_heads) % 2:
             raise ValueError(f"RoPE needs an even head width, got {self.d_model // self.n_heads}")
 
@@ -68,7 +64,6 @@ class CausalSelfAttention(nn.Module):
         self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
         self.proj = nn.Linear(cfg.d_model, cfg.d_model)
         self.rope = cfg.positions == "rope"
-        self.dropout = cfg.dropout
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         B, T, d = x.shape
@@ -76,8 +71,7 @@ class CausalSelfAttention(nn.Module):
                    for t in self.qkv(x).split(d, dim=-1))
         if self.rope:
             q, k = rope_torch(q), rope_torch(k)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True,
-                                           dropout_p=self.dropout if self.training else 0.0)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return self.proj(y.transpose(1, 2).reshape(B, T, d))
 
 
@@ -92,14 +86,13 @@ class Block(nn.Module):
         self.attn = CausalSelfAttention(cfg)
         self.ff = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_ff), nn.GELU(),
                                 nn.Linear(cfg.d_ff, cfg.d_model))
-        self.drop = nn.Dropout(cfg.dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.pre:
-            x = x + self.drop(self.attn(self.ln1(x)))
-            return x + self.drop(self.ff(self.ln2(x)))
-        x = self.ln1(x + self.drop(self.attn(x)))
-        return self.ln2(x + self.drop(self.ff(x)))
+            x = x + self.attn(self.ln1(x))
+            return x + self.ff(self.ln2(x))
+        x = self.ln1(x + self.attn(x))
+        return self.ln2(x + self.ff(x))
 
 
 def _init_weights(module: nn.Module) -> None:

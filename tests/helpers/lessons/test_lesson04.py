@@ -1,5 +1,4 @@
-"""helpers.lessons.lesson04: the √d_k statistics, per-character losses, the copy task and its
-challenge's scorer, the word-start measure, the Pre-LN/Post-LN runs and the explorer views."""
+"""helpers.lessons.lesson04: statistics, losses, copy problems and scorer, views and norm runs."""
 import numpy as np
 import pytest
 
@@ -21,7 +20,8 @@ def _toy_split(n=6000):
 def test_scaling_statistics_and_the_softmax_jacobian_norm():
     small, big = (L.dot_product_statistics(d, 16, np.random.default_rng(0)) for d in (4, 256))
     assert abs(big["var_raw"] / 256 - 1) < 0.1 and abs(small["var_raw"] / 4 - 1) < 0.1
-    assert abs(big["var_scaled"] - 1) < 0.1 and big["max_weight_raw"] > 0.85 > big["max_weight_scaled"]
+    assert abs(big["var_scaled"] - 1) < 0.1
+    assert big["max_weight_raw"] > 0.85 > big["max_weight_scaled"]
     assert big["jacobian_raw"] < 0.5 * big["jacobian_scaled"]
     for p in (softmax(np.arange(6.0)), softmax(10 * np.arange(6.0)), np.full(4, 0.25)):
         assert np.isclose(L.softmax_jacobian_norm(p), np.linalg.norm(np.diag(p) - np.outer(p, p)))
@@ -30,20 +30,18 @@ def test_scaling_statistics_and_the_softmax_jacobian_norm():
 
 def test_char_nlls_average_to_evaluate_lm():
     split = _toy_split()
-    model = DecoderLM(TransformerConfig(split.V, d_model=16, n_heads=2, n_layers=1, max_len=32), seed=0)
+    model = DecoderLM(TransformerConfig(split.V, d_model=16, n_heads=2, n_layers=1, max_len=32))
     nll = L.char_nlls(model, split.test, 32, 640)
     assert nll.shape == (640,)
-    assert nll.mean() == pytest.approx(evaluate_lm(model, split.test, seq_len=32, max_tokens=640), rel=1e-6)
+    mean = evaluate_lm(model, split.test, seq_len=32, max_tokens=640)
+    assert nll.mean() == pytest.approx(mean, rel=1e-6)
 
 
-def test_copy_problems_a_tiny_copy_experiment_and_the_challenge_score(capsys):
+def test_copy_problems_and_the_challenge_score(capsys):
     x, y = L.copy_problems(np.random.default_rng(0), 3, 5, 7)
     assert x.shape == y.shape == (3, 10) and (x[:, 5] == 0).all()
     np.testing.assert_array_equal(y[:, 5:], x[:, :5])
     assert x[:, :5].min() >= 1 and x.max() <= 7 and np.array_equal(y[:, :-1], x[:, 1:])
-    r = L.copy_experiment(lengths=(2, 3), steps={"Transformer": 2, "LSTM": 2})
-    assert all(len(a) == 2 and 0 <= min(a) <= max(a) <= 1 for a in r["accuracy"].values())
-    assert abs(r["params"]["LSTM"] / r["params"]["Transformer"] - 1) < 0.1
 
     class Copier:                               # looks n + 1 back: a perfect copy model
         def forward(self, ids):
@@ -89,7 +87,8 @@ def test_the_attention_and_temperature_views_follow_their_controls():
     split = _toy_split()
     model = NumpyDecoderLM(split.V, d_model=16, n_heads=4, n_layers=2, max_len=32, seed=0)
     maps = L.attention_maps(model, split.encode("abc defg"))
-    assert maps.shape == (2, 4, 8, 8) and np.allclose(np.triu(maps, 1), 0) and np.allclose(maps.sum(-1), 1)
+    assert maps.shape == (2, 4, 8, 8) and np.allclose(np.triu(maps, 1), 0)
+    assert np.allclose(maps.sum(-1), 1)
     _, head0 = L.render_attention(model, split, "abc defg", head=0)
     _, head3 = L.render_attention(model, split, "abc defg", head=3, layer=1)
     assert head0 != head3 and "layer 1, head 3" in head3

@@ -1,6 +1,5 @@
-"""helpers.lib.positions: the sinusoidal, learned and rotary position encodings are their formulas,
-RoPE scores depend on the offset only and equal PyTorch's, the rotary attention's backward is
-autograd's, and bad input is refused with a message that names the argument."""
+"""helpers.lib.positions: the encodings are their formulas, RoPE equals PyTorch's and depends on the
+offset only, the rotary attention's backward is autograd's, bad input is named."""
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -26,7 +25,8 @@ def test_position_encodings_are_their_formulas_and_rope_is_torchs(data):
     close(pe[:, 1::2], np.cos(np.arange(T_)[:, None] / 10000 ** (i / d)))
     x = data.draw(float_arrays((2, T_, d)))
     close(P.apply_rope(x), rope_torch(torch.tensor(x)))
-    z = (x[..., 0::2] + 1j * x[..., 1::2]) * np.exp(1j * np.arange(T_)[:, None] * 10000.0 ** (-i / d))
+    angle = np.arange(T_)[:, None] * 10000.0 ** (-i / d)
+    z = (x[..., 0::2] + 1j * x[..., 1::2]) * np.exp(1j * angle)
     close(P.apply_rope(x)[..., 0::2], z.real)                    # a rotation of each pair
     close(P.apply_rope(x)[..., 1::2], z.imag)
     raises_naming(lambda: P.apply_rope(x[0, 0]), "apply_rope", ValueError)

@@ -1,5 +1,6 @@
-"""helpers.lib.transformer: the decoder-only model (causal for every norm and position setting,
-its fused attention equal to the NumPy layer), its LSTM baseline, parameter counts, evaluation."""
+"""helpers.lib.transformer: the decoder-only model (causal for every norm and position setting;
+tests/helpers/lib/test_decoder.py checks it against the NumPy decoder), its LSTM baseline,
+parameter counts, evaluation."""
 import numpy as np
 import pytest
 import torch
@@ -7,22 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from helpers.lib import transformer as TR
-from helpers.lib.attention import MultiHeadAttention
-from helpers.lib.gradcheck import assert_close_to_torch
 from helpers.lib.language_models import count_parameters
 from tests.props import budget, check_bad_ids, closeness, corrupted, dims, raises_naming
 
 T = torch.tensor
 close = closeness(1e-10)
 _CFG = TR.TransformerConfig(vocab_size=7, d_model=8, n_heads=2, n_layers=1, max_len=6)
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    n = torch.get_num_threads()           # tiny models: threads cost more than they save
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 @budget(2)
@@ -60,23 +51,6 @@ def test_positions_break_permutation_symmetry_and_the_seed_alone_sets_the_weight
     a, b, c = (TR.DecoderLM(cfg, seed=s) for s in (3, 3, 4))
     assert torch.equal(torch.random.get_rng_state(), state)       # the global generator untouched
     assert torch.equal(a.tok.weight, b.tok.weight) and not torch.equal(a.tok.weight, c.tok.weight)
-
-
-def test_the_fused_attention_equals_the_numpy_multihead_layer():
-    cfg = TR.TransformerConfig(10, d_model=12, n_heads=3, max_len=8)
-    torch.manual_seed(0)
-    attn = TR.CausalSelfAttention(cfg).double()
-    x = torch.randn(2, 6, 12, dtype=torch.float64)
-    fused = attn(x)
-    ours = MultiHeadAttention(12, 3, np.random.default_rng(0))     # the same weights in NumPy
-    Wqkv, bqkv = attn.qkv.weight.detach().numpy(), attn.qkv.bias.detach().numpy()
-    for k in range(3):
-        ours.params[2 * k][...] = Wqkv[12 * k:12 * (k + 1)].T
-        ours.params[2 * k + 1][...] = bqkv[12 * k:12 * (k + 1)]
-    ours.params[6][...] = attn.proj.weight.detach().numpy().T
-    ours.params[7][...] = attn.proj.bias.detach().numpy()
-    assert_close_to_torch(ours.forward(x.numpy(), causal=True), fused,
-                          "NumPy MHA vs CausalSelfAttention", rtol=1e-10, atol=1e-12)
 
 
 def test_pre_and_post_ln_differ_in_where_the_norm_sits():
