@@ -123,7 +123,8 @@ class NumpyDecoderLM(Layer):
 
     forward(ids (B, T)) -> logits (B, T, V), position t seeing tokens 0..t; loss(ids, targets)
     -> mean cross-entropy (nats), then backward() fills ``grads`` (``names`` names each array).
-    Settings as :class:`helpers.lib.transformer.TransformerConfig`; GPT-2's initialisation.
+    Settings as :class:`helpers.lib.transformer.TransformerConfig` (also ``positions=None``: no
+    position information); GPT-2's initialisation.
     ``layer_norm`` and the attention functions go to every :class:`DecoderBlock`."""
 
     def __init__(self, vocab_size: int, d_model: int = 64, n_heads: int = 4, n_layers: int = 2,
@@ -132,9 +133,9 @@ class NumpyDecoderLM(Layer):
                  attend=scaled_dot_product_attention, attend_backward=softmax_attention_backward,
                  mha_forward=mha_forward, mha_backward=mha_backward):
         super().__init__()
-        if positions not in ("learned", "sinusoidal", "rope"):
-            raise ValueError(f"positions must be 'learned', 'sinusoidal' or 'rope', got "
-                             f"{positions!r}")
+        if positions not in ("learned", "sinusoidal", "rope", None):
+            raise ValueError(f"positions must be 'learned', 'sinusoidal', 'rope' or None (no "
+                             f"position information), got {positions!r}")
         if norm not in ("pre", "post"):
             raise ValueError(f"norm must be 'pre' or 'post', got {norm!r}")
         if d_model % n_heads:

@@ -42,6 +42,13 @@ def test_the_numpy_decoder_is_decoder_lm_and_causal_for_every_setting(data):
     raises_naming(lambda: D.NumpyDecoderLM(7, positions="alibi"), "positions", ValueError)
 
 
+def test_without_positions_one_block_sees_the_set_of_earlier_tokens_not_their_order():
+    nm = D.NumpyDecoderLM(7, d_model=8, n_heads=2, n_layers=1, positions=None, dtype=np.float64)
+    logits, swapped = nm.forward([[1, 2, 3, 4]]), nm.forward([[2, 1, 3, 4]])
+    np.testing.assert_allclose(swapped[:, 2:], logits[:, 2:], atol=1e-12)   # same token, same set
+    assert np.abs(swapped[:, 0] - logits[:, 0]).max() > 1e-6
+
+
 @pytest.mark.parametrize("norm,positions", [("pre", "learned"), ("pre", "rope"),
                                             ("post", "learned"), ("post", "sinusoidal")])
 def test_loss_and_every_gradient_equal_decoder_lm(norm, positions):
