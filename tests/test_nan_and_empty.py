@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from helpers.lib.attention import attention_single_query, scaled_dot_product_attention
 from helpers.lib.batching import pad_sequences
 from helpers.lib.counting import cooccurrence_matrix, cooccurrence_python, pmi, ppmi
 from helpers.lib.glove import GloVeNumpy, cooccurrence_entries, glove_weight
@@ -127,13 +126,6 @@ def test_word_vectors_with_nan_name_the_word():
         nearest_neighbours(np.eye(4), vocab, np.array([1.0, NAN, 0, 0]))
     with pytest.raises(ValueError, match="cosine: a vector holds nan or inf"):
         cosine(np.array([1.0, NAN]), np.array([1.0, 0.0]))
-
-
-def test_attention_over_no_keys():
-    with pytest.raises(ValueError, match=r"there are no keys \(T_k = 0"):
-        scaled_dot_product_attention(np.ones((2, 3, 4)), np.ones((2, 0, 4)), np.ones((2, 0, 5)))
-    with pytest.raises(ValueError, match=r"there are no keys \(T = 0\)"):
-        attention_single_query(np.ones(4), np.ones((0, 4)), np.ones((0, 5)))
 
 
 def test_empty_sequences_and_evaluation_sets():

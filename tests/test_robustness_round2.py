@@ -9,7 +9,6 @@ import scipy.sparse as sp
 import torch
 
 from helpers.lib import glove, mlm
-from helpers.lib.attention import MultiHeadAttention, padding_mask, scaled_dot_product_attention
 from helpers.lib.bpe import BPETokenizer
 from helpers.lib.counting import pmi
 from helpers.lib.hsoftmax import HierarchicalSoftmax, hs_loss_and_grads, huffman_tree
@@ -18,7 +17,6 @@ from helpers.lib.layers import SoftmaxCrossEntropy, softmax
 from helpers.lib.metrics import nearest_neighbours
 from helpers.lib.ngram import KneserNeyLM
 from helpers.lib.optim import Adam
-from helpers.lib.positions import apply_rope
 from helpers.lib.recurrent import TimeLSTM, TimeRNN, copy_from_torch
 from helpers.lib.text import Vocab
 
@@ -57,35 +55,6 @@ def test_2_apply_80_10_10_reads_an_integer_chosen_as_booleans():
         mlm.apply_80_10_10(ids, np.full(ids.shape, 2), u, r, 4)
     with pytest.raises(TypeError, match="chosen must be boolean"):
         mlm.apply_80_10_10(ids, np.zeros(ids.shape), u, r, 4)
-
-
-def test_3_a_3d_mask_of_multi_head_attention_is_one_per_sequence_even_when_B_equals_the_heads():
-    rng = np.random.default_rng(0)
-    mha = MultiHeadAttention(4, 2, rng)
-    X = rng.standard_normal((2, 3, 4))                       # B = 2 = number of heads
-    m = np.array([[[1, 0, 0], [1, 1, 0], [1, 1, 1]], [[1, 1, 1], [1, 1, 1], [1, 1, 1]]], bool)
-    per_sequence = mha.forward(X, mask=m[:, None])          # (B, 1, T, T): the unambiguous form
-    np.testing.assert_allclose(mha.forward(X, mask=m), per_sequence, rtol=0, atol=0)
-    np.testing.assert_allclose(mha.forward(X, mask=m.astype(int)), per_sequence, rtol=0, atol=0)
-    with pytest.raises(ValueError, match=r"mask must be \(T, T\), \(B, T, T\) or \(B, h, T, T\)"):
-        mha.forward(X, mask=m[None, None])
-
-
-def test_4_a_key_padding_mask_has_its_own_argument_and_a_2d_mask_is_always_Tq_Tk():
-    rng = np.random.default_rng(1)
-    Q = rng.standard_normal((3, 3, 4))                       # B = T_q = 3
-    lengths = [3, 1, 2]
-    reference, _ = scaled_dot_product_attention(Q, Q, Q, padding_mask(lengths, 3))
-    keep = padding_mask(lengths, 3)[:, 0]                     # (B, T_k)
-    out, w = scaled_dot_product_attention(Q, Q, Q, key_padding=keep)
-    np.testing.assert_allclose(out, reference, rtol=0, atol=0)
-    assert np.all(w[1, :, 1:] == 0)                           # sequence 1 has one real key
-    # a (B, T_k) mask whose B is not T_q cannot pass for (T_q, T_k): the error points to key_padding
-    Q2 = rng.standard_normal((2, 3, 4))
-    with pytest.raises(ValueError, match="a key-padding mask .* goes in key_padding="):
-        scaled_dot_product_attention(Q2, Q2, Q2, padding_mask([3, 1], 3)[:, 0])
-    with pytest.raises(ValueError, match=r"key_padding must have shape \(B, T_k\) = \(2, 3\)"):
-        scaled_dot_product_attention(Q2, Q2, Q2, key_padding=keep)
 
 
 def test_5_time_lstm_backward_checks_the_shape_of_dc_T():
@@ -134,12 +103,6 @@ def test_9_vocab_decode_refuses_float_ids_and_encode_refuses_ids_for_tokens():
     with pytest.raises(TypeError, match="tokens must be str, got int 0 at position 0; these look like ids"):
         v.encode([0, 1])
     assert v.decode([2, 3]) == ["b", "a"] and v.encode(["a", "zzz"]).tolist() == [3, 1]
-
-
-def test_10_padding_mask_refuses_float_lengths():
-    with pytest.raises(TypeError, match="lengths must be whole numbers"):
-        padding_mask([2.5], 4)
-    np.testing.assert_array_equal(padding_mask(np.array([2]), 4)[0, 0], [True, True, False, False])
 
 
 def test_11_glove_trainers_refuse_a_vocabulary_of_another_size():
@@ -205,20 +168,9 @@ def test_copy_from_torch_without_biases_gives_the_same_function(kind):
     np.testing.assert_allclose(layer.forward(x), module(torch.tensor(x))[0].detach().numpy(), rtol=1e-10, atol=1e-12)
 
 
-def test_multi_head_attention_loads_a_torch_module_without_biases():
-    torch.manual_seed(0)
-    t_mha = torch.nn.MultiheadAttention(4, 2, bias=False, batch_first=True).double()
-    ours = MultiHeadAttention(4, 2, np.random.default_rng(0)).load_torch(t_mha)
-    x = np.random.default_rng(1).standard_normal((2, 3, 4))
-    tx = torch.tensor(x)
-    np.testing.assert_allclose(ours.forward(x), t_mha(tx, tx, tx)[0].detach().numpy(), rtol=1e-10, atol=1e-12)
-
-
 def test_bare_numpy_errors_now_name_the_problem():
     with pytest.raises(ValueError, match=r"softmax: axis -1 of z \(shape \(3, 0\)\) is empty"):
         softmax(np.zeros((3, 0)))
-    with pytest.raises(ValueError, match=r"apply_rope expects x of shape \(\.\.\., T, d\)"):
-        apply_rope(np.zeros(4))
     tree = huffman_tree([3, 2, 1])
     with pytest.raises(ValueError, match=r"targets must be word ids in \[0, 3\), got 3"):
         hs_loss_and_grads(np.ones((1, 2)), np.zeros((2, 2)), tree, np.array([3]))

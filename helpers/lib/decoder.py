@@ -1,46 +1,34 @@
-"""A decoder-only Transformer language model in NumPy, assembled from the course's own layers.
-
-Lesson 04 builds every piece of this model by hand — :class:`helpers.lib.layers.Embedding`,
-:class:`helpers.lib.positions.LearnedPositions` (or RoPE, :func:`helpers.lib.positions.apply_rope`),
-:class:`helpers.lib.layers.LayerNorm`, :class:`helpers.lib.attention.MultiHeadAttention` with the
-causal mask and :class:`helpers.lib.layers.Linear` — and this module only stacks them::
+"""A decoder-only Transformer language model in NumPy, stacked from the course's layers (lesson 04).
 
     ids (B, T) -> token embedding + positions -> n_layers x DecoderBlock -> final LayerNorm
                -> Linear head -> logits (B, T, V)
 
-Every layer follows the course's layer protocol (``params``, ``grads``, ``forward``, ``backward``),
-so the model's backward pass is the layers' hand-written backward passes called in reverse order.
-It is the same architecture as :class:`helpers.lib.transformer.DecoderLM` (PyTorch):
-:meth:`NumpyDecoderLM.from_torch` copies a trained DecoderLM's weights in, :meth:`to_torch` the other
-way. Arrays are float32 for training speed unless ``dtype=np.float64`` (gradient checks).
+Every layer keeps the layer protocol, so the model's backward pass is the layers' backward passes
+in reverse order. It is :class:`helpers.lib.transformer.DecoderLM`'s architecture:
+:meth:`NumpyDecoderLM.from_torch` copies a trained DecoderLM's weights in. float32 for training
+speed unless ``dtype=np.float64`` (gradient checks).
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
-import torch
 from scipy.special import erf
 
 from helpers.lib.attention import (
-    Attention,
     MultiHeadAttention,
+    mha_backward,
+    mha_forward,
     scaled_dot_product_attention,
     softmax_attention_backward,
 )
 from helpers.lib.layers import Embedding, Layer, LayerNorm, Linear, SoftmaxCrossEntropy, softmax
-from helpers.lib.positions import LearnedPositions, apply_rope, sinusoidal_encoding
-from helpers.lib.transformer import DecoderLM, TransformerConfig
+from helpers.lib.positions import LearnedPositions, rotary, sinusoidal_encoding
 
 
-# ---------------------------------------------------------------- the pieces this module adds
 def layer_norm_backward(dy, x, gamma, eps: float = 1e-5):
-    """LayerNorm's backward pass as a function of its input: (dx, dγ, dβ). Taught in lesson 04, section 7.
-
-    For y = γ ⊙ x̂ + β with x̂ = (x − μ)/σ over the last axis (σ² + eps under the root), x and dy
-    (..., d), γ (d,): what :meth:`helpers.lib.layers.LayerNorm.backward` computes, recomputing the
-    forward pass from ``x``. Returns dx (..., d), dγ (d,) and dβ (d,) (summed over every other axis).
-    """
+    """LayerNorm's backward pass as a function: (dx, dγ, dβ) for x, dy (..., d), γ (d,)
+    (lesson 04 §7); what :meth:`helpers.lib.layers.LayerNorm.backward` computes."""
     layer = LayerNorm(np.shape(x)[-1], eps, dtype=np.result_type(x, np.float32))
     layer.params[0][...] = gamma
     layer.forward(x)
@@ -49,14 +37,11 @@ def layer_norm_backward(dy, x, gamma, eps: float = 1e-5):
 
 
 class GELU(Layer):
-    """GELU(x) = x·Φ(x), Φ the standard normal CDF (the exact form of ``torch.nn.GELU()``). Taught in lesson 04, section 8.
-
-    Any shape in, the same out. Backward: d/dx [x Φ(x)] = Φ(x) + x φ(x), φ the normal density.
-    """
+    """GELU(x) = x·Φ(x), Φ the standard normal CDF, as ``torch.nn.GELU()`` (lesson 04 §8).
+    Backward: d/dx [x Φ(x)] = Φ(x) + x φ(x), φ the normal density."""
 
     def forward(self, x):
-        self.x = x
-        self.cdf = 0.5 * (1.0 + erf(x / math.sqrt(2.0)))
+        self.x, self.cdf = x, 0.5 * (1.0 + erf(x / math.sqrt(2.0)))
         return self.remember(x * self.cdf)
 
     def backward(self, dout):
@@ -66,15 +51,14 @@ class GELU(Layer):
 
 
 class FeedForward(Layer):
-    """The position-wise feed-forward network, (B, T, d) -> (B, T, d). Taught in lesson 04, section 8.
-
-    Linear(d, d_ff) -> GELU -> Linear(d_ff, d), the same at every position."""
+    """Linear(d, d_ff) -> GELU -> Linear(d_ff, d) at every position, (B, T, d) -> (B, T, d)
+    (lesson 04 §8)."""
 
     def __init__(self, d: int, d_ff: int, rng: np.random.Generator, dtype=np.float32):
         super().__init__()
-        self.fc1, self.act, self.fc2 = Linear(d, d_ff, rng, dtype), GELU(), Linear(d_ff, d, rng, dtype)
-        self.params = self.fc1.params + self.fc2.params
-        self.grads = self.fc1.grads + self.fc2.grads
+        self.fc1, self.act = Linear(d, d_ff, rng, dtype), GELU()
+        self.fc2 = Linear(d_ff, d, rng, dtype)
+        self.params, self.grads = self.fc1.params + self.fc2.params, self.fc1.grads + self.fc2.grads
 
     def forward(self, x):
         B, T, d = x.shape
@@ -84,84 +68,39 @@ class FeedForward(Layer):
     def backward(self, dout):
         self.check_dout(dout=dout)
         B, T, d = dout.shape
-        dh = self.fc1.backward(self.act.backward(self.fc2.backward(dout.reshape(B * T, d))))
-        return dh.reshape(B, T, d)
-
-
-class RotaryAttention(Attention):
-    """Softmax attention, queries and keys first rotated by RoPE if ``rope``. Taught in lesson 04, section 8.
-
-    forward(Q, K, V, mask) on (B, h, T, d_k) heads, as :class:`helpers.lib.attention.Attention`.
-    A rotation is orthogonal, so the backward pass rotates dQ and dK back by the opposite angles:
-    if Q' = R Q then dQ = Rᵀ dQ' = R(−m) dQ'. The scale 1/√d_k is a Python float, so float32
-    inputs stay float32.
-    """
-
-    def __init__(self, rope: bool = False):
-        super().__init__()
-        self.rope = bool(rope)
-
-    def forward(self, Q, K, V, mask=None):
-        if self.rope:
-            Q, K = apply_rope(Q).astype(Q.dtype), apply_rope(K).astype(K.dtype)
-        self.scale = 1.0 / math.sqrt(Q.shape[-1])
-        out, self.weights = scaled_dot_product_attention(Q, K, V, mask, self.scale)
-        self.Q, self.K, self.V = Q, K, V
-        return self.remember(out)
-
-    def backward(self, dout):
-        self.check_dout(dout=dout)
-        dQ, dK, dV = softmax_attention_backward(dout, self.Q, self.K, self.V, self.weights, self.scale)
-        if self.rope:
-            back = -np.arange(dQ.shape[-2])                  # rotate by the opposite angles
-            dQ = apply_rope(dQ, positions=back).astype(dQ.dtype)
-            dK = apply_rope(dK, positions=back).astype(dK.dtype)
-        return dQ, dK, dV
-
-
-class DecoderAttention(MultiHeadAttention):
-    """Causal multi-head self-attention of a decoder block. Taught in lesson 04, section 8.
-
-    :class:`MultiHeadAttention` whose attention is :class:`RotaryAttention` (RoPE on every head's
-    queries and keys when ``rope``). forward(X (B, T, d)) -> (B, T, d), always with the causal mask."""
-
-    def __init__(self, d_model: int, num_heads: int, rng: np.random.Generator, dtype=np.float32,
-                 rope: bool = False):
-        super().__init__(d_model, num_heads, rng, dtype)
-        if rope and (d_model // num_heads) % 2:
-            raise ValueError(f"RoPE rotates pairs of features: the head width {d_model // num_heads} must be even")
-        self.attn = RotaryAttention(rope)
-
-    def forward(self, X, mask=None, causal: bool = True, key_padding=None):
-        return self.remember(super().forward(X, mask=mask, causal=True, key_padding=key_padding))
+        dh = self.act.backward(self.fc2.backward(dout.reshape(B * T, d)))
+        return self.fc1.backward(dh).reshape(B, T, d)
 
 
 class DecoderBlock(Layer):
-    """One Transformer block of a decoder, Pre-LN or Post-LN. (B, T, d) -> (B, T, d). Taught in lesson 04, section 8.
+    """One decoder block, Pre-LN or Post-LN, (B, T, d) -> (B, T, d) (lesson 04 §8).
 
-    Pre-LN:  x = x + Attn(LN1(x));  x = x + FFN(LN2(x))
-    Post-LN: x = LN1(x + Attn(x));  x = LN2(x + FFN(x))
-    Backward: a residual sum x + f(x) passes its gradient both ways (dx = dout + f's backward of dout).
-    ``layer_norm`` is the LayerNorm class to use (the lesson passes one whose backward is the student's).
-    """
+    Pre-LN: x = x + Attn(LN1(x)); x = x + FFN(LN2(x)). Post-LN: x = LN1(x + Attn(x));
+    x = LN2(x + FFN(x)). Attn is causal multi-head self-attention (RoPE on queries and keys if
+    ``rope``); a residual sum x + f(x) sends its gradient down both paths. ``layer_norm`` is the
+    LayerNorm class, ``attend`` ... ``mha_backward`` the attention's functions."""
 
     def __init__(self, d: int, n_heads: int, d_ff: int, rng: np.random.Generator, norm: str = "pre",
-                 rope: bool = False, dtype=np.float32, layer_norm=LayerNorm):
+                 rope: bool = False, dtype=np.float32, layer_norm=LayerNorm,
+                 attend=scaled_dot_product_attention, attend_backward=softmax_attention_backward,
+                 mha_forward=mha_forward, mha_backward=mha_backward):
         super().__init__()
-        if norm not in ("pre", "post"):
-            raise ValueError(f"norm must be 'pre' or 'post', got {norm!r}")
+        if rope:
+            attend, attend_backward = rotary(attend, attend_backward)
         self.pre = norm == "pre"
-        self.ln1, self.attn = layer_norm(d, dtype=dtype), DecoderAttention(d, n_heads, rng, dtype, rope)
-        self.ln2, self.ff = layer_norm(d, dtype=dtype), FeedForward(d, d_ff, rng, dtype)
-        self.parts = [self.ln1, self.attn, self.ln2, self.ff]
-        self.params = [p for part in self.parts for p in part.params]
-        self.grads = [g for part in self.parts for g in part.grads]
+        self.ln1, self.ln2 = layer_norm(d, dtype=dtype), layer_norm(d, dtype=dtype)
+        self.attn = MultiHeadAttention(d, n_heads, rng, dtype, attend, attend_backward,
+                                       mha_forward, mha_backward)
+        self.ff = FeedForward(d, d_ff, rng, dtype)
+        parts = [self.ln1, self.attn, self.ln2, self.ff]
+        self.params = [p for part in parts for p in part.params]
+        self.grads = [g for part in parts for g in part.grads]
 
     def forward(self, x):
         if self.pre:
-            x = x + self.attn.forward(self.ln1.forward(x))
+            x = x + self.attn.forward(self.ln1.forward(x), causal=True)
             return self.remember(x + self.ff.forward(self.ln2.forward(x)))
-        x = self.ln1.forward(x + self.attn.forward(x))
+        x = self.ln1.forward(x + self.attn.forward(x, causal=True))
         return self.remember(self.ln2.forward(x + self.ff.forward(x)))
 
     def backward(self, dout):
@@ -174,53 +113,56 @@ class DecoderBlock(Layer):
         return d + self.attn.backward(d)
 
 
-# ---------------------------------------------------------------- the model
+BLOCK_NAMES = ["ln1.gamma", "ln1.beta", "attn.W_Q", "attn.b_Q", "attn.W_K", "attn.b_K", "attn.W_V",
+               "attn.b_V", "attn.W_O", "attn.b_O", "ln2.gamma", "ln2.beta", "ff.W_1", "ff.b_1",
+               "ff.W_2", "ff.b_2"]
+
+
 class NumpyDecoderLM(Layer):
-    """A decoder-only Transformer language model in NumPy, forward and backward by hand. Taught in lesson 04, section 8.
+    """A decoder-only Transformer language model in NumPy, forward and backward (lesson 04 §8).
 
-    forward(ids (B, T) int) -> logits (B, T, V); position t sees tokens 0..t only.
-    loss(ids, targets (B, T) int) -> mean cross-entropy (nats), ready for backward().
-    backward(dlogits=None) fills ``grads`` (parallel to ``params``) from the last loss (or from a
-    given dL/dlogits) and returns None (ids are not differentiable). ``names``: one name per
-    parameter array ("block0.attn.W_Q", ...), parallel to ``params``.
-
-    Settings as :class:`helpers.lib.transformer.TransformerConfig`: ``norm`` 'pre' | 'post',
-    ``positions`` 'learned' | 'sinusoidal' | 'rope', ``d_ff`` = 4·d_model by default. Weights start
-    as GPT-2's (and DecoderLM's): N(0, 0.02) matrices, zero biases, LayerNorms at the identity.
-    """
+    forward(ids (B, T)) -> logits (B, T, V), position t seeing tokens 0..t; loss(ids, targets)
+    -> mean cross-entropy (nats), then backward() fills ``grads`` (``names`` names each array).
+    Settings as :class:`helpers.lib.transformer.TransformerConfig` (also ``positions=None``: no
+    position information); GPT-2's initialisation.
+    ``layer_norm`` and the attention functions go to every :class:`DecoderBlock`."""
 
     def __init__(self, vocab_size: int, d_model: int = 64, n_heads: int = 4, n_layers: int = 2,
-                 d_ff: int | None = None, max_len: int = 64, norm: str = "pre", positions: str = "learned",
-                 seed: int = 0, dtype=np.float32, layer_norm=LayerNorm):
+                 d_ff: int | None = None, max_len: int = 64, norm: str = "pre",
+                 positions: str = "learned", seed: int = 0, dtype=np.float32, layer_norm=LayerNorm,
+                 attend=scaled_dot_product_attention, attend_backward=softmax_attention_backward,
+                 mha_forward=mha_forward, mha_backward=mha_backward):
         super().__init__()
-        if positions not in ("learned", "sinusoidal", "rope"):
-            raise ValueError(f"positions must be 'learned', 'sinusoidal' or 'rope', got {positions!r}")
+        if positions not in ("learned", "sinusoidal", "rope", None):
+            raise ValueError(f"positions must be 'learned', 'sinusoidal', 'rope' or None (no "
+                             f"position information), got {positions!r}")
+        if norm not in ("pre", "post"):
+            raise ValueError(f"norm must be 'pre' or 'post', got {norm!r}")
         if d_model % n_heads:
             raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+        if positions == "rope" and (d_model // n_heads) % 2:
+            raise ValueError(f"RoPE rotates pairs of features: the head width "
+                             f"{d_model // n_heads} must be even")
         d_ff = 4 * d_model if d_ff is None else d_ff
-        self.config = dict(vocab_size=vocab_size, d_model=d_model, n_heads=n_heads, n_layers=n_layers, d_ff=d_ff,
-                           max_len=max_len, norm=norm, positions=positions)
-        self.max_len, self.dtype = max_len, dtype
+        self.max_len = max_len
         rng = np.random.default_rng(seed)
         self.tok = Embedding(vocab_size, d_model, rng, dtype=dtype, scale=0.02)
         self.pos = LearnedPositions(max_len, d_model, rng) if positions == "learned" else None
         if self.pos is not None:                    # the table in the model's dtype
             self.pos.params[0] = self.pos.params[0].astype(dtype)
             self.pos.grads[0] = np.zeros_like(self.pos.params[0])
-        self.pe = sinusoidal_encoding(max_len, d_model).astype(dtype) if positions == "sinusoidal" else None
-        self.blocks = [DecoderBlock(d_model, n_heads, d_ff, rng, norm, positions == "rope", dtype, layer_norm)
+        self.pe = (sinusoidal_encoding(max_len, d_model).astype(dtype)
+                   if positions == "sinusoidal" else None)
+        self.blocks = [DecoderBlock(d_model, n_heads, d_ff, rng, norm, positions == "rope", dtype,
+                                    layer_norm, attend, attend_backward, mha_forward, mha_backward)
                        for _ in range(n_layers)]
         self.ln_f = layer_norm(d_model, dtype=dtype) if norm == "pre" else None
         self.head = Linear(d_model, vocab_size, rng, dtype)
-        self.layers = ([self.tok] + ([self.pos] if self.pos else []) + self.blocks
-                       + ([self.ln_f] if self.ln_f else []) + [self.head])
-        self.params = [p for layer in self.layers for p in layer.params]
-        self.grads = [g for layer in self.layers for g in layer.grads]
-        block_names = ["ln1.gamma", "ln1.beta", "attn.W_Q", "attn.b_Q", "attn.W_K", "attn.b_K", "attn.W_V",
-                       "attn.b_V", "attn.W_O", "attn.b_O", "ln2.gamma", "ln2.beta", "ff.W_1", "ff.b_1", "ff.W_2",
-                       "ff.b_2"]
+        layers = [x for x in (self.tok, self.pos, *self.blocks, self.ln_f, self.head) if x]
+        self.params = [p for layer in layers for p in layer.params]
+        self.grads = [g for layer in layers for g in layer.grads]
         self.names = (["tok.E"] + (["pos.P"] if self.pos else [])
-                      + [f"block{i}.{n}" for i in range(n_layers) for n in block_names]
+                      + [f"block{i}.{n}" for i in range(n_layers) for n in BLOCK_NAMES]
                       + (["ln_f.gamma", "ln_f.beta"] if self.ln_f else []) + ["head.W", "head.b"])
         for p in self.params:                       # GPT-2's initialisation (as DecoderLM's)
             if p.ndim == 2:
@@ -229,14 +171,13 @@ class NumpyDecoderLM(Layer):
 
     def forward(self, ids):
         ids = np.asarray(ids)
-        if ids.ndim != 2:
-            raise ValueError(f"NumpyDecoderLM expects token ids of shape (B, T), got {ids.shape}")
+        if ids.ndim != 2 or not (ids.shape[0] >= 1 and 1 <= ids.shape[1] <= self.max_len):
+            raise ValueError(f"NumpyDecoderLM expects token ids of shape (B, T), B >= 1 and 1 <= T "
+                             f"<= max_len={self.max_len} (not an empty batch), got {ids.shape}")
         B, T = ids.shape
-        if T > self.max_len:
-            raise ValueError(f"sequence length {T} exceeds max_len={self.max_len} of this model")
         x = self.tok.forward(ids)                                   # (B, T, d)
         if self.pos is not None:
-            x = x + self.pos.forward(T)                             # the same (T, d) rows for every sequence
+            x = x + self.pos.forward(T)                             # added to every sequence
         elif self.pe is not None:
             x = x + self.pe[:T]
         for block in self.blocks:
@@ -248,10 +189,10 @@ class NumpyDecoderLM(Layer):
 
     def loss(self, ids, targets) -> float:
         """Mean next-token cross-entropy (nats) of ``targets`` (B, T) given ``ids`` (B, T)."""
-        logits = self.forward(ids)
-        targets = np.asarray(targets)
+        logits, targets = self.forward(ids), np.asarray(targets)
         if targets.shape != logits.shape[:2]:
-            raise ValueError(f"targets must have the shape of ids {logits.shape[:2]}, got {targets.shape}")
+            raise ValueError(f"targets must have the shape of ids {logits.shape[:2]}, got "
+                             f"{targets.shape}")
         return self.criterion.forward(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
     def backward(self, dlogits=None):
@@ -265,20 +206,19 @@ class NumpyDecoderLM(Layer):
         for block in reversed(self.blocks):
             dx = block.backward(dx)
         if self.pos is not None:
-            self.pos.backward(dx)                   # summed over the batch inside
+            self.pos.backward(dx)
         self.tok.backward(dx)
         return None
 
     def next_probs(self, ids, temperature: float = 1.0) -> np.ndarray:
-        """P(next token | ids (T,)) at ``temperature``, (V,) float64, from the last max_len tokens."""
+        """P(next token | ids (T,)) = softmax(logits / temperature) from the last max_len tokens."""
         if not temperature > 0:
             raise ValueError(f"temperature must be > 0, got {temperature}")
         ids = np.asarray(ids)[-self.max_len:]
         return softmax(self.forward(ids[None])[0, -1].astype(np.float64) / temperature)
 
-    def generate(self, prompt_ids, n_new: int, temperature: float = 1.0, seed: int = 0) -> np.ndarray:
-        """``prompt_ids`` (1-D ints) followed by ``n_new`` sampled tokens, one at a time (each from the
-        last max_len tokens at ``temperature``, with a seeded generator)."""
+    def generate(self, prompt_ids, n_new: int, temperature: float = 1.0, seed: int = 0):
+        """``prompt_ids`` (1-D) and ``n_new`` tokens drawn one at a time from :meth:`next_probs`."""
         ids = [int(i) for i in np.asarray(prompt_ids).ravel()]
         if not ids:
             raise ValueError("generation needs a prompt of at least one token")
@@ -288,62 +228,28 @@ class NumpyDecoderLM(Layer):
             ids.append(int(rng.choice(len(p), p=p)))
         return np.array(ids)
 
-    # ------------------------------------------------------------ the same model in PyTorch
     @classmethod
-    def from_torch(cls, model, dtype=np.float64, layer_norm=LayerNorm) -> "NumpyDecoderLM":
-        """A NumpyDecoderLM holding the weights of ``model``, a :class:`helpers.lib.transformer.DecoderLM`."""
+    def from_torch(cls, model, dtype=np.float64, **parts) -> "NumpyDecoderLM":
+        """A NumpyDecoderLM holding the weights of a :class:`helpers.lib.transformer.DecoderLM`;
+        ``parts`` (``layer_norm=``, ``attend=`` ...) go to the constructor. PyTorch's Linear
+        stores W as (out, in), ours as (in, out); its qkv holds W_Q, W_K, W_V stacked."""
         c = model.cfg
-        if c.dropout:
-            raise ValueError("the NumPy decoder has no dropout: copy a DecoderLM with dropout=0")
-        out = cls(c.vocab_size, c.d_model, c.n_heads, c.n_layers, c.d_ff, c.max_len, c.norm, c.positions,
-                  dtype=dtype, layer_norm=layer_norm)
-        for p, w in zip(out.params, _torch_order(model), strict=True):
-            if p.shape != w.shape:
-                raise ValueError(f"weight of shape {w.shape} does not fit the NumPy parameter {p.shape}")
-            p[...] = w
+        out = cls(c.vocab_size, c.d_model, c.n_heads, c.n_layers, c.d_ff, c.max_len, c.norm,
+                  c.positions, dtype=dtype, **parts)
+        d = c.d_model
+        rows = [(model.tok.weight, False)] + ([(model.pos.weight, False)] if model.pos else [])
+        for b in model.blocks:
+            W, bias = b.attn.qkv.weight, b.attn.qkv.bias
+            rows += [(b.ln1.weight, False), (b.ln1.bias, False)]
+            for k in range(3):                          # W_Q, b_Q, W_K, b_K, W_V, b_V
+                rows += [(W[k * d:(k + 1) * d], True), (bias[k * d:(k + 1) * d], False)]
+            rows += [(b.attn.proj.weight, True), (b.attn.proj.bias, False), (b.ln2.weight, False),
+                     (b.ln2.bias, False), (b.ff[0].weight, True), (b.ff[0].bias, False),
+                     (b.ff[2].weight, True), (b.ff[2].bias, False)]
+        if c.norm == "pre":
+            rows += [(model.ln_f.weight, False), (model.ln_f.bias, False)]
+        rows += [(model.head.weight, True), (model.head.bias, False)]
+        for p, (tensor, transpose) in zip(out.params, rows, strict=True):
+            w = tensor.detach().cpu().double().numpy()
+            p[...] = w.T if transpose else w
         return out
-
-    def to_torch(self):
-        """The same model as a :class:`helpers.lib.transformer.DecoderLM`, these weights copied in
-        (float64 for a float64 NumPy model, float32 otherwise)."""
-        model = DecoderLM(TransformerConfig(**self.config))
-        if self.dtype == np.float64:
-            model = model.double()
-        layout = _torch_layout(model)
-        if len(layout) != len(self.params):
-            raise ValueError(f"DecoderLM has {len(layout)} weights, the NumPy model {len(self.params)}")
-        with torch.no_grad():
-            for (tensor, transpose), p in zip(layout, self.params, strict=True):
-                tensor.copy_(torch.as_tensor(np.ascontiguousarray(p.T if transpose else p), dtype=tensor.dtype))
-        return model
-
-
-def _torch_layout(model):
-    """(tensor, transposed?) of DecoderLM ``model``'s weights, in NumpyDecoderLM's ``params``
-    order. PyTorch's Linear stores W as (out, in), ours as (in, out); its qkv holds W_Q, W_K, W_V stacked."""
-    d = model.cfg.d_model
-    rows = [(model.tok.weight, False)]
-    if model.pos is not None:
-        rows.append((model.pos.weight, False))
-    for b in model.blocks:
-        qkv_w, qkv_b = b.attn.qkv.weight, b.attn.qkv.bias
-        rows += [(b.ln1.weight, False), (b.ln1.bias, False)]
-        for k in range(3):                        # W_Q, b_Q, W_K, b_K, W_V, b_V
-            rows += [(qkv_w[k * d:(k + 1) * d], True), (qkv_b[k * d:(k + 1) * d], False)]
-        rows += [(b.attn.proj.weight, True), (b.attn.proj.bias, False),
-                 (b.ln2.weight, False), (b.ln2.bias, False),
-                 (b.ff[0].weight, True), (b.ff[0].bias, False),
-                 (b.ff[2].weight, True), (b.ff[2].bias, False)]
-    if model.cfg.norm == "pre":
-        rows += [(model.ln_f.weight, False), (model.ln_f.bias, False)]
-    rows += [(model.head.weight, True), (model.head.bias, False)]
-    return rows
-
-
-def _torch_order(model) -> list[np.ndarray]:
-    """DecoderLM ``model``'s weights as NumPy arrays (float64), in NumpyDecoderLM's ``params`` order and layout."""
-    out = []
-    for tensor, transpose in _torch_layout(model):
-        w = tensor.detach().cpu().double().numpy()
-        out.append(w.T if transpose else w)
-    return out

@@ -1,11 +1,9 @@
 """A small decoder-only Transformer language model in PyTorch and its LSTM baseline (lesson 04).
 
 Shapes: ids (B, T) int64, logits (B, T, V) float32. Every model takes its initial weights from
-an explicit ``seed`` (the global torch generator is left untouched).
-"""
+an explicit ``seed`` (the global torch generator is left untouched)."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,19 +11,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from helpers.infra.seeding import choose_device, torch_generator
-from helpers.lib.checks import check_ids, check_integers, check_whole
+from helpers.infra.seeding import choose_device
+from helpers.lib.checks import check_ids
 from helpers.lib.positions import sinusoidal_encoding
 
 
 # ---------------------------------------------------------------- the model
 @dataclass
 class TransformerConfig:
-    """The sizes of a :class:`DecoderLM`. Taught in lesson 04, section 8.
-
-    norm: 'pre' (LayerNorm before each sub-layer, GPT-2) or 'post' (after the residual sum, as in
-    the original Transformer); positions: 'learned', 'sinusoidal' or 'rope'; d_ff: 4·d_model
-    unless given."""
+    """The sizes of a :class:`DecoderLM` (lesson 04 §8): norm 'pre' (GPT-2) or 'post' (the
+    original); positions 'learned', 'sinusoidal' or 'rope'; d_ff 4·d_model unless given."""
 
     vocab_size: int
     d_model: int = 128
@@ -33,30 +28,24 @@ class TransformerConfig:
     n_layers: int = 2
     d_ff: int | None = None
     max_len: int = 128
-    dropout: float = 0.0
     norm: str = "pre"
     positions: str = "learned"
 
     def __post_init__(self):
-        if self.d_ff is None:
-            self.d_ff = 4 * self.d_model
+        self.d_ff = 4 * self.d_model if self.d_ff is None else self.d_ff
         if self.n_heads < 1 or self.d_model % self.n_heads:
-            raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}: "
-                             "every head needs the same width d_model / n_heads")
+            raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
         if self.norm not in ("pre", "post"):
             raise ValueError(f"norm must be 'pre' or 'post', got {self.norm!r}")
         if self.positions not in ("learned", "sinusoidal", "rope"):
-            raise ValueError(f"positions must be 'learned', 'sinusoidal' or 'rope', got "
-                             f"{self.positions!r}")
+            raise ValueError(f"positions: learned, sinusoidal or rope, got {self.positions!r}")
         if self.positions == "rope" and (self.d_model // self.n_heads) % 2:
             raise ValueError(f"RoPE needs an even head width, got {self.d_model // self.n_heads}")
 
 
 def rope_torch(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
-    """Rotary positions (RoPE) in PyTorch. Taught in lesson 04, section 6.
-
-    On (..., T, d): the pair (x_2i, x_2i+1) at position m rotated by m·base^(−2i/d), as
-    :func:`helpers.lib.positions.apply_rope` does in NumPy."""
+    """RoPE in PyTorch, as :func:`helpers.lib.positions.apply_rope` (lesson 04 §6): on (..., T, d),
+    the pair (x_2i, x_2i+1) at position m rotated by m·base^(−2i/d)."""
     T, d = x.shape[-2], x.shape[-1]
     theta = base ** (-torch.arange(0, d, 2, device=x.device, dtype=torch.float64) / d)
     ang = torch.arange(T, device=x.device, dtype=torch.float64)[:, None] * theta[None, :]
@@ -66,11 +55,8 @@ def rope_torch(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
 
 
 class CausalSelfAttention(nn.Module):
-    """Multi-head self-attention with a causal mask. Taught in lesson 04, section 8.
-
-    (B, T, d) -> (B, T, d). With ``need_weights=True`` the softmax is computed explicitly and its
-    weights (B, h, T, T) kept in ``last_weights``; otherwise PyTorch's fused
-    ``scaled_dot_product_attention`` runs."""
+    """Causal multi-head self-attention with PyTorch's fused kernel, (B, T, d) -> (B, T, d)
+    (lesson 04 §8)."""
 
     def __init__(self, cfg: TransformerConfig):
         super().__init__()
@@ -78,35 +64,20 @@ class CausalSelfAttention(nn.Module):
         self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
         self.proj = nn.Linear(cfg.d_model, cfg.d_model)
         self.rope = cfg.positions == "rope"
-        self.dropout = cfg.dropout
-        self.last_weights: torch.Tensor | None = None
 
-    def forward(self, x: torch.Tensor, need_weights: bool = False) -> torch.Tensor:
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         B, T, d = x.shape
         q, k, v = (t.view(B, T, self.h, d // self.h).transpose(1, 2)
                    for t in self.qkv(x).split(d, dim=-1))
         if self.rope:
             q, k = rope_torch(q), rope_torch(k)
-        if need_weights:
-            scores = q @ k.transpose(-1, -2) / math.sqrt(d // self.h)
-            causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
-            w = scores.masked_fill(~causal, float("-inf")).softmax(dim=-1)
-            self.last_weights = w.detach()
-            y = w @ v
-        else:
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True,
-                                               dropout_p=self.dropout if self.training else 0.0)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return self.proj(y.transpose(1, 2).reshape(B, T, d))
 
 
 class Block(nn.Module):
-    """One Transformer block, Pre-LN or Post-LN. Taught in lesson 04, section 7.
-
-    Attention and a position-wise feed-forward network, each with a residual connection and a
-    LayerNorm:
-
-    Pre-LN:  x = x + Attn(LN1(x));  x = x + FFN(LN2(x))
-    Post-LN: x = LN1(x + Attn(x));  x = LN2(x + FFN(x))      (the original 2017 order)"""
+    """One Transformer block (lesson 04 §7). Pre-LN: x = x + Attn(LN1(x)); x = x + FFN(LN2(x)).
+    Post-LN (the original 2017 order): x = LN1(x + Attn(x)); x = LN2(x + FFN(x))."""
 
     def __init__(self, cfg: TransformerConfig):
         super().__init__()
@@ -115,14 +86,13 @@ class Block(nn.Module):
         self.attn = CausalSelfAttention(cfg)
         self.ff = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_ff), nn.GELU(),
                                 nn.Linear(cfg.d_ff, cfg.d_model))
-        self.drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, x: torch.Tensor, need_weights: bool = False) -> torch.Tensor:
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.pre:
-            x = x + self.drop(self.attn(self.ln1(x), need_weights))
-            return x + self.drop(self.ff(self.ln2(x)))
-        x = self.ln1(x + self.drop(self.attn(x, need_weights)))
-        return self.ln2(x + self.drop(self.ff(x)))
+            x = x + self.attn(self.ln1(x))
+            return x + self.ff(self.ln2(x))
+        x = self.ln1(x + self.attn(x))
+        return self.ln2(x + self.ff(x))
 
 
 def _init_weights(module: nn.Module) -> None:
@@ -138,11 +108,8 @@ def _init_weights(module: nn.Module) -> None:
 
 
 class DecoderLM(nn.Module):
-    """A decoder-only Transformer language model. Taught in lesson 04, section 8.
-
-    Token embedding + positions -> n_layers blocks -> (a final LayerNorm for Pre-LN) -> logits.
-    forward(ids (B, T)) -> (B, T, V); position t sees tokens 0..t only, so one pass trains all
-    T predictions."""
+    """A decoder-only Transformer language model (lesson 04 §8): embeddings + positions ->
+    blocks -> (final LayerNorm for Pre-LN) -> logits (B, T, V); position t sees tokens 0..t."""
 
     def __init__(self, cfg: TransformerConfig, seed: int = 0):
         super().__init__()
@@ -160,7 +127,7 @@ class DecoderLM(nn.Module):
             pe = torch.tensor(sinusoidal_encoding(cfg.max_len, cfg.d_model), dtype=torch.float32)
             self.register_buffer("pe", pe, persistent=False)
 
-    def forward(self, ids: torch.Tensor, need_weights: bool = False) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
         if ids.ndim != 2:
             raise ValueError(f"DecoderLM expects token ids of shape (B, T), got {tuple(ids.shape)}")
         check_ids(ids, self.cfg.vocab_size, "ids", "DecoderLM.forward", noun="token ids")
@@ -173,24 +140,13 @@ class DecoderLM(nn.Module):
         elif self.cfg.positions == "sinusoidal":
             x = x + self.pe[:T]
         for block in self.blocks:
-            x = block(x, need_weights)
+            x = block(x)
         return self.head(self.ln_f(x))
-
-    @torch.no_grad()
-    def attention_maps(self, ids: torch.Tensor) -> np.ndarray:
-        """The attention weights of every layer and head for one sequence ids (T,) or (1, T):
-        (n_layers, n_heads, T, T) float32."""
-        was = self.training
-        self.eval()
-        self(ids.view(1, -1), need_weights=True)
-        self.train(was)
-        return np.stack([b.attn.last_weights[0].cpu().numpy() for b in self.blocks])
 
 
 class LSTMLM(nn.Module):
-    """The recurrent baseline of the character models. Taught in lesson 04, section 8.
-
-    Embedding -> torch.nn.LSTM -> linear, (B, T) -> (B, T, V)."""
+    """The recurrent baseline: embedding -> torch.nn.LSTM -> linear, (B, T) -> (B, T, V)
+    (lesson 04 §10)."""
 
     def __init__(self, vocab_size: int, emb_dim: int = 64, hidden: int = 256, num_layers: int = 1,
                  seed: int = 0):
@@ -210,10 +166,8 @@ class LSTMLM(nn.Module):
 
 
 def block_parameter_count(d_model: int, d_ff: int | None = None) -> dict[str, int]:
-    """The parameters of one Transformer block, by part. Taught in lesson 04, section 7.
-
-    With biases: attention 4(d² + d) for W_Q, W_K, W_V, W_O; feed-forward 2·d·d_ff + d_ff + d; two
-    LayerNorms 2·2d. With d_ff = 4d (the default) the total is 12d² + 13d."""
+    """The parameters of one block by part (lesson 04 §7): attention 4(d² + d), feed-forward
+    2·d·d_ff + d_ff + d, two LayerNorms 4d; 12d² + 13d in all with d_ff = 4d."""
     d_ff = 4 * d_model if d_ff is None else d_ff
     parts = {"attention": 4 * (d_model * d_model + d_model),
              "feed_forward": 2 * d_model * d_ff + d_ff + d_model,
@@ -226,10 +180,8 @@ def block_parameter_count(d_model: int, d_ff: int | None = None) -> dict[str, in
 @torch.no_grad()
 def evaluate_lm(model: nn.Module, ids: np.ndarray, seq_len: int = 128, max_tokens: int = 32768,
                 batch_size: int = 64, device=None) -> float:
-    """The mean next-token cross-entropy on held-out text. Taught in lesson 04, section 8.
-
-    In nats, over the first ``max_tokens`` + 1 tokens of ``ids`` cut into non-overlapping windows of
-    ``seq_len``, each window starting with empty context."""
+    """Mean next-token cross-entropy (nats) on the first ``max_tokens`` + 1 tokens of ``ids`` in
+    non-overlapping windows of ``seq_len``, each starting with empty context (lesson 04 §10)."""
     device = choose_device(device) if not isinstance(device, torch.device) else device
     n = min(len(ids) - 1, max_tokens) // seq_len
     if n < 1:
@@ -245,75 +197,3 @@ def evaluate_lm(model: nn.Module, ids: np.ndarray, seq_len: int = 128, max_token
                                  reduction="sum").item()
     model.train(was)
     return total / (n * seq_len)
-
-
-def _model_ids(ids, model: nn.Module, name: str, where: str) -> np.ndarray:
-    """``ids`` checked as integers, and against the vocabulary when ``model`` has a token
-    embedding (``tok`` for DecoderLM, ``embed`` for LSTMLM)."""
-    for attr in ("tok", "embed"):
-        emb = getattr(model, attr, None)
-        if isinstance(emb, nn.Embedding):
-            return check_ids(ids, emb.num_embeddings, name, where, noun="token ids")
-    return check_integers(ids, name, where, "integer token ids")
-
-
-@torch.no_grad()
-def next_token_probs(model: nn.Module, ids, temperature: float = 1.0, device=None) -> np.ndarray:
-    """P(next token | ids) at a temperature. Taught in lesson 04, section 12.2.
-
-    softmax(logits / temperature), (V,) float64."""
-    if temperature <= 0:
-        raise ValueError(f"temperature must be > 0, got {temperature}")
-    device = next(model.parameters()).device if device is None else device
-    ids = _model_ids(ids, model, "ids", "next_token_probs")
-    if ids.ndim != 1 or len(ids) < 1:
-        raise ValueError(f"next_token_probs: ids must be a non-empty 1-D sequence of token ids, "
-                         f"got shape {tuple(ids.shape)}")
-    x = torch.as_tensor(np.asarray(ids, dtype=np.int64)[None, :], device=device)
-    was = model.training
-    model.eval()
-    logits = model(x)[0, -1].double()
-    model.train(was)
-    return torch.softmax(logits / temperature, dim=-1).cpu().numpy()
-
-
-def sample_from_logits(logits: torch.Tensor, temperature: float, generator: torch.Generator,
-                       num_samples: int = 1) -> torch.Tensor:
-    """Token ids drawn from softmax(logits / temperature). Taught in lesson 04, section 12.2.
-
-    (V,) -> (num_samples,) int64; the argmax at temperature 0 (greedy)."""
-    if temperature < 0:
-        raise ValueError(f"temperature must be >= 0, got {temperature}")
-    if temperature == 0:
-        return logits.argmax().repeat(num_samples)
-    probs = torch.softmax(logits.double() / temperature, dim=-1)
-    return torch.multinomial(probs, num_samples, replacement=True, generator=generator)
-
-
-@torch.no_grad()
-def generate(model: nn.Module, prompt_ids, n_new: int, temperature: float = 1.0, seed: int = 0,
-             max_context: int | None = None) -> np.ndarray:
-    """Tokens sampled one at a time after a prompt. Taught in lesson 04, section 12.2.
-
-    ``prompt_ids`` (1-D) and ``n_new`` tokens after it. Each step runs the model on the context so
-    far (its last ``max_context`` tokens, a DecoderLM's max_len by default) and samples from
-    softmax(last logits / temperature) with a seeded generator; temperature 0 is greedy."""
-    if temperature < 0:
-        raise ValueError(f"temperature must be >= 0, got {temperature}")
-    device = next(model.parameters()).device
-    if max_context is None:
-        max_context = model.cfg.max_len if isinstance(model, DecoderLM) else 10 ** 9
-    n_new = check_whole(n_new, "n_new", "generate", minimum=0)
-    prompt_ids = _model_ids(prompt_ids, model, "prompt_ids", "generate")
-    ids = torch.as_tensor(np.asarray(prompt_ids, dtype=np.int64), device=device).view(1, -1)
-    if ids.shape[1] < 1:
-        raise ValueError("generation needs a prompt of at least one token")
-    g = torch_generator(seed, device)
-    was = model.training
-    model.eval()
-    for _ in range(n_new):
-        logits = model(ids[:, -max_context:])[0, -1]
-        ids = torch.cat([ids, sample_from_logits(logits, temperature, g).view(1, 1)], dim=1)
-    model.train(was)
-    return ids[0].cpu().numpy()
-

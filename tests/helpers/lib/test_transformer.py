@@ -1,6 +1,6 @@
-"""helpers.lib.transformer: the decoder-only model (causal for every norm and position setting,
-the fused attention equal to the explicit one and to the NumPy layer), its LSTM baseline,
-parameter counts, evaluation and sampling."""
+"""helpers.lib.transformer: the decoder-only model (causal for every norm and position setting;
+tests/helpers/lib/test_decoder.py checks it against the NumPy decoder), its LSTM baseline,
+parameter counts, evaluation."""
 import numpy as np
 import pytest
 import torch
@@ -8,22 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from helpers.lib import transformer as TR
-from helpers.lib.attention import MultiHeadAttention
-from helpers.lib.gradcheck import assert_close_to_torch
 from helpers.lib.language_models import count_parameters
 from tests.props import budget, check_bad_ids, closeness, corrupted, dims, raises_naming
 
 T = torch.tensor
 close = closeness(1e-10)
 _CFG = TR.TransformerConfig(vocab_size=7, d_model=8, n_heads=2, n_layers=1, max_len=6)
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    n = torch.get_num_threads()           # tiny models: threads cost more than they save
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 @budget(2)
@@ -43,8 +33,6 @@ def test_the_decoder_is_causal_for_every_setting_and_refuses_bad_ids(data):
         changed = ids.copy()
         changed[:, t:] = (changed[:, t:] + 1) % 7          # the future changes ...
         close(out[:, :t], model(T(changed))[:, :t], 1e-5)  # ... the past does not see it
-        maps = model.attention_maps(T(ids[0]))
-    assert maps.shape == (1, 2, T_, T_) and np.allclose(np.triu(maps[0, 0], 1), 0)
     check_bad_ids(lambda x: model(torch.as_tensor(x)), ids, 7, "ids", data.draw(corrupted(ids, 7)))
     raises_naming(lambda: model(T(np.zeros((1, 7), np.int64))), "max_len", ValueError)
     raises_naming(lambda: model(T(np.zeros(5, np.int64))), "(B, T)", ValueError)
@@ -63,27 +51,6 @@ def test_positions_break_permutation_symmetry_and_the_seed_alone_sets_the_weight
     a, b, c = (TR.DecoderLM(cfg, seed=s) for s in (3, 3, 4))
     assert torch.equal(torch.random.get_rng_state(), state)       # the global generator untouched
     assert torch.equal(a.tok.weight, b.tok.weight) and not torch.equal(a.tok.weight, c.tok.weight)
-
-
-def test_explicit_attention_equals_fused_and_numpy_multihead():
-    cfg = TR.TransformerConfig(10, d_model=12, n_heads=3, max_len=8)
-    torch.manual_seed(0)
-    attn = TR.CausalSelfAttention(cfg).double()
-    x = torch.randn(2, 6, 12, dtype=torch.float64)
-    fused = attn(x)
-    torch.testing.assert_close(attn(x, need_weights=True), fused)
-    W = attn.last_weights
-    torch.testing.assert_close(W.sum(-1), torch.ones(2, 3, 6, dtype=torch.float64))
-    assert torch.all(W.triu(1) == 0)
-    ours = MultiHeadAttention(12, 3, np.random.default_rng(0))     # the same weights in NumPy
-    Wqkv, bqkv = attn.qkv.weight.detach().numpy(), attn.qkv.bias.detach().numpy()
-    for k in range(3):
-        ours.params[2 * k][...] = Wqkv[12 * k:12 * (k + 1)].T
-        ours.params[2 * k + 1][...] = bqkv[12 * k:12 * (k + 1)]
-    ours.params[6][...] = attn.proj.weight.detach().numpy().T
-    ours.params[7][...] = attn.proj.bias.detach().numpy()
-    assert_close_to_torch(ours.forward(x.numpy(), causal=True), fused,
-                          "NumPy MHA vs CausalSelfAttention", rtol=1e-10, atol=1e-12)
 
 
 def test_pre_and_post_ln_differ_in_where_the_norm_sits():
@@ -125,41 +92,6 @@ def test_evaluate_lm_is_the_mean_cross_entropy_of_non_overlapping_windows():
     expected = torch.nn.functional.cross_entropy(logits.flatten(0, 1), T(ids[1:37])).item()
     assert TR.evaluate_lm(model, ids, seq_len=6, batch_size=4) == pytest.approx(expected, rel=1e-6)
     raises_naming(lambda: TR.evaluate_lm(model, ids[:3], seq_len=6), "tokens", ValueError)
-
-
-def test_the_sampler_draws_from_the_softmax_at_the_temperature():
-    logits = torch.tensor([2.0, 1.0, 0.0, -1.0], dtype=torch.float64)
-    g, n = torch.Generator().manual_seed(0), 40_000
-    for temp in (0.5, 1.0, 2.0):
-        freq = np.bincount(TR.sample_from_logits(logits, temp, g, num_samples=n).numpy(),
-                           minlength=4) / n
-        p = torch.softmax(logits / temp, dim=0).numpy()
-        assert np.all(np.abs(freq - p) < 4 * np.sqrt(p * (1 - p) / n) + 1e-3), (temp, freq, p)
-    assert TR.sample_from_logits(logits, 0.0, g, num_samples=3).tolist() == [0, 0, 0]
-    raises_naming(lambda: TR.sample_from_logits(logits, -1.0, g), "temperature", ValueError)
-
-
-@budget()
-@given(st.data())
-def test_generation_is_seeded_greedy_at_temperature_0_and_refuses_bad_prompts(data):
-    model = TR.DecoderLM(_CFG, seed=0)
-    prompt = np.array(data.draw(st.lists(st.integers(0, 6), min_size=1, max_size=4)))
-    temp = data.draw(st.sampled_from([0.5, 1.0, 3.0]))
-    with torch.no_grad():
-        logits = model(T(prompt[None]))[0, -1].double()
-    close(TR.next_token_probs(model, prompt, temp), torch.softmax(logits / temp, -1), 1e-6)
-    a, b = (TR.generate(model, prompt, 8, temperature=1.0, seed=5) for _ in range(2))
-    assert len(a) == len(prompt) + 8 and np.array_equal(a[:len(prompt)], prompt)
-    assert np.array_equal(a, b)
-    greedy = TR.generate(model, prompt, 8, temperature=0)    # the context is cropped to max_len
-    for t in range(len(prompt), len(greedy)):
-        assert greedy[t] == np.argmax(TR.next_token_probs(model, greedy[max(0, t - 6):t]))
-    assert len(TR.generate(TR.LSTMLM(7, emb_dim=4, hidden=8), prompt, 3, seed=1)) == len(prompt) + 3
-    check_bad_ids(lambda x: TR.generate(model, x, 1), prompt, 7, "prompt_ids",
-                  data.draw(corrupted(prompt, 7)))
-    check_bad_ids(lambda x: TR.next_token_probs(model, x), prompt, 7, "ids",
-                  data.draw(corrupted(prompt, 7)))
-    raises_naming(lambda: TR.next_token_probs(model, prompt, 0.0), "temperature", ValueError)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the error of a machine without a GPU")
