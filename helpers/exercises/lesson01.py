@@ -128,13 +128,20 @@ check_hidden_backward = FunctionExercise(
 
 
 # ------------------------------------------------------------------ core: the forward pass
-def _forward_cases(f):
-    for what, (X, _, *params) in [("the figure's network", _graph(*GRAPH)),
-                                  ("a random batch of 5, K = 6", _random_mlp(0)),
-                                  ("X sparse and scores in the thousands", _hard_case(1))]:
+def _forward_case(what, case):
+    """A check of the forward pass on ``case`` = (X, y, W1, b1, W2, b2)."""
+    X, _, *params = case
+
+    def check(f):
         with np.errstate(all="ignore"):
             got = np.asarray(f(X, *params), dtype=float)
         expect_close(got, _mlp_forward_reference(X, *params), f"P for {what}")
+    return check
+
+
+_FORWARD_CASES = [_forward_case("the figure's network", _graph(*GRAPH)),
+                  _forward_case("a random batch of 5, K = 6", _random_mlp(0)),
+                  _forward_case("X sparse and scores in the thousands", _hard_case(1))]
 
 
 def _no_tanh_forward(X, W1, b1, W2, b2):
@@ -142,8 +149,13 @@ def _no_tanh_forward(X, W1, b1, W2, b2):
     return _rows(np.exp(Z - Z.max(axis=1, keepdims=True)))
 
 
+def _np_dot_forward(X, W1, b1, W2, b2):
+    Z = np.tanh(np.dot(X, W1) + b1) @ W2 + b2
+    return _rows(np.exp(Z - Z.max(axis=1, keepdims=True)))
+
+
 check_mlp_forward = FunctionExercise(
-    "the MLP's forward pass", [_forward_cases], reference=_mlp_forward_reference, step="core",
+    "the MLP's forward pass", _FORWARD_CASES, reference=_mlp_forward_reference, step="core",
     forbidden=MLP_CODE,
     mistakes=[
         Mistake("scores_not_probabilities", "return the probabilities P = softmax(Z2), each row "
@@ -153,7 +165,7 @@ check_mlp_forward = FunctionExercise(
                 "layers are one linear map.", like=_no_tanh_forward),
         Mistake("np_dot_with_sparse", "np.dot does not understand SciPy's sparse matrices (the "
                 "classifier's word counts): write X @ W1.",
-                like=lambda X, W1, b1, *p: _mlp_forward_reference(np.dot(X, W1), 1, b1, *p)),
+                like=_np_dot_forward),
         Mistake("softmax_overflows", "scores in the thousands overflow np.exp: subtract each row's "
                 "maximum first.", when=lambda out, *args: np.isnan(np.asarray(out, float)).any(),
                 example=lambda X, W1, b1, W2, b2: _rows(np.exp(np.tanh(X @ W1 + b1) @ W2 + b2))),

@@ -113,6 +113,17 @@ def render_activation(z: float = 1.0, activation: str = "tanh"):
     return fig, f"{activation}({z:+.2f}) = {fz:.4f}, derivative = {dfz:.4f}: {state}"
 
 
+def lm_token_nll(forward, weights, X: np.ndarray, y: np.ndarray, batch: int = 4096) -> np.ndarray:
+    """−log P(y[i] | X[i]) (nats) of every window, for an MLP ``forward(x, W1, b1, W2, b2) -> P``
+    behind the embedding table: ``weights`` = (E, W1, b1, W2, b2), x the window's vectors side by side."""
+    E, *mlp_weights = weights
+    out = []
+    for s in range(0, len(y), batch):
+        P = forward(E[X[s:s + batch]].reshape(len(X[s:s + batch]), -1), *mlp_weights)
+        out.append(-np.log(P[np.arange(len(P)), y[s:s + batch]]))
+    return np.concatenate(out).astype(np.float64)
+
+
 def embedding_agreement(E: np.ndarray, train_ids: np.ndarray, words: np.ndarray) -> float:
     """Spearman's ρ, over all pairs of ``words``, between the cosine of their embeddings (rows of
     ``E``) and the cosine of their next-word distributions in ``train_ids``: near 0 for random

@@ -27,7 +27,7 @@ def _token_stream(ids, where: str) -> np.ndarray:
 
 
 def ngram_windows(ids: np.ndarray, context: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every (``context`` ids, next id) pair of a stream: X (N, context), y (N,) (lesson 01 §10)."""
+    """Every (``context`` ids, next id) pair of a stream: X (N, context), y (N,) (lesson 01 §9)."""
     ids = _token_stream(ids, "ngram_windows")
     context = check_whole(context, "context", "ngram_windows", minimum=1)
     if len(ids) <= context:

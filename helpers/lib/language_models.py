@@ -13,7 +13,7 @@ from helpers.lib.checks import check_class_ids, check_ids
 
 
 def perplexity(mean_nll: float) -> float:
-    """exp(mean NLL in nats): how many equally likely next words the model hesitates between (lesson 01 §9).
+    """exp(mean NLL in nats): how many equally likely next words the model hesitates between (lesson 01 §8).
 
     Above about 709.78 nats it is inf, with a RuntimeWarning (a diverged run)."""
     try:
@@ -45,7 +45,7 @@ def unigram_loss(train_ids: np.ndarray, valid_ids: np.ndarray, vocab_size: int) 
 
 
 def parameter_table(module: nn.Module) -> list[tuple[str, tuple[int, ...], int]]:
-    """(name, shape, count) of every parameter of a PyTorch ``module`` (lesson 01 §10)."""
+    """(name, shape, count) of every parameter of a PyTorch ``module`` (lesson 01 §9)."""
     return [(name, tuple(p.shape), p.numel()) for name, p in module.named_parameters()]
 
 
@@ -56,7 +56,7 @@ def count_parameters(module: nn.Module) -> int:
 
 def sample_text(next_probs: Callable[[np.ndarray], np.ndarray], start_ids, n_tokens: int,
                 rng: np.random.Generator, temperature: float = 1.0, banned=()) -> list[int]:
-    """Draw ``n_tokens`` ids one at a time, sliding a window as long as ``start_ids`` (lesson 01 §10).
+    """Draw ``n_tokens`` ids one at a time, sliding a window as long as ``start_ids`` (lesson 01 §9).
 
     ``next_probs(window (1, n)) -> (1, V)`` probabilities of the next id; each id is drawn from
     them raised to the power 1/temperature and renormalised (softmax(log p / T)), ``banned`` ids never.

@@ -202,7 +202,7 @@ class Activation(Layer):
 
 class Dropout(Layer):
     """Inverted dropout: in training each unit is zeroed with probability ``rate`` and the
-    survivors scaled by 1/(1 - rate); at inference nothing changes (lesson 01 §6)."""
+    survivors scaled by 1/(1 - rate); at inference nothing changes (lesson 01 §10)."""
 
     def __init__(self, rate: float, rng: np.random.Generator):
         super().__init__()

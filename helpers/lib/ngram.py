@@ -37,7 +37,7 @@ def _lookup(keys: np.ndarray, values: np.ndarray, queries: np.ndarray) -> np.nda
 
 
 class KneserNeyLM:
-    """Interpolated Kneser-Ney over integer ids in [0, vocab_size) (lesson 01 §9).
+    """Interpolated Kneser-Ney over integer ids in [0, vocab_size) (lesson 01 §8).
 
     P(w | h) = max(c(h w) − D, 0) / c(h ·) + D · N1+(h ·) / c(h ·) · P(w | h'), h' = h without its
     oldest word; c is the raw count at the top order and the continuation count N1+(· h w) below;
@@ -74,7 +74,7 @@ class KneserNeyLM:
         return self
 
     def token_nll(self, ids, start: int | None = None) -> np.ndarray:
-        """−log P(ids[i] | the up to n−1 ids before it) for i = start .. len − 1, in nats (lesson 01 §9).
+        """−log P(ids[i] | the up to n−1 ids before it) for i = start .. len − 1, in nats (lesson 01 §8).
 
         ``start`` defaults to n − 1 (full histories); a smaller one scores the first targets with
         the shorter history they have, as a model with a shorter window would.

@@ -168,7 +168,7 @@ def adam_update(p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, t: i
 
 
 class AdamW(Adam):
-    """Adam with decoupled weight decay (Loshchilov & Hutter 2019), as ``torch.optim.AdamW`` (lesson 01 §6).
+    """Adam with decoupled weight decay (Loshchilov & Hutter 2019), as ``torch.optim.AdamW`` (lesson 01 §10).
 
     θ ← (1 − η λ) θ, then the Adam step on the loss's gradient alone: every weight shrinks by the
     same factor, whereas an L2 penalty's gradient is divided by √v̂ like the rest.
@@ -188,7 +188,7 @@ class AdamW(Adam):
 
 
 def add_weight_penalty(weights, grads, l1: float = 0.0, l2: float = 0.0) -> float:
-    """Add the gradient of l1·Σ|w| + l2·Σw² to ``grads`` in place; return the penalty (lesson 01 §6)."""
+    """Add the gradient of l1·Σ|w| + l2·Σw² to ``grads`` in place; return the penalty (lesson 01 §10)."""
     if not (l1 >= 0 and l2 >= 0 and np.isfinite(l1) and np.isfinite(l2)):
         raise ValueError(f"the penalty strengths must be finite and >= 0, got l1={l1}, l2={l2}")
     weights, grads = check_parallel(weights, grads, "add_weight_penalty", ("weight", "gradient"))

@@ -51,7 +51,7 @@ _ASCII_PATTERNS = _word_patterns("[a-z0-9]", "[a-z]")   # the same tokens on ASC
 
 
 def tokenize(text: str, punctuation: bool = False) -> list[str]:
-    """Lower-cased word tokens of ``text``, in any script (lesson 01 §9).
+    """Lower-cased word tokens of ``text``, in any script (lesson 01 §8).
 
     ``tokenize("Zürich café don't 한국어")`` is ``['zürich', 'café', "don't", '한국어']``; with
     ``punctuation=True`` every other non-space character is a token too.
@@ -110,7 +110,7 @@ def _preview(text: str, n: int = 40) -> str:
 
 
 def check_tokens(tokens, name: str, where: str) -> None:
-    """Refuse one str where a sequence of tokens is expected (it would be read as characters) (lesson 01 §9)."""
+    """Refuse one str where a sequence of tokens is expected (it would be read as characters) (lesson 01 §8)."""
     if isinstance(tokens, str):
         raise TypeError(f"{where}: {name} must be a sequence of tokens (a list of str), got one str "
                         f"{_preview(tokens)}; tokenize it first: tokenize(text) (or list(text) for "
@@ -118,7 +118,7 @@ def check_tokens(tokens, name: str, where: str) -> None:
 
 
 def check_token_lists(lists, name: str, where: str, item: str = "sentence") -> None:
-    """Refuse a str, or a list holding a str, where token lists are expected (lesson 01 §9)."""
+    """Refuse a str, or a list holding a str, where token lists are expected (lesson 01 §8)."""
     fix = "tokenize each text first: [tokenize(t) for t in texts]"
     if isinstance(lists, str):
         raise TypeError(f"{where}: {name} must be a sequence of token lists, got one str "
@@ -140,7 +140,7 @@ def _check_token_type(token, where: str, position: int | None = None) -> None:
 
 
 def decode_ids(ids, n: int, where: str) -> list[int]:
-    """``ids`` (a sequence or a 1-D array of integer ids in [0, n)) as a list of ints (lesson 01 §9)."""
+    """``ids`` (a sequence or a 1-D array of integer ids in [0, n)) as a list of ints (lesson 01 §8)."""
     if isinstance(ids, str):
         raise TypeError(f"{where}: ids must be a sequence of integer ids, got a str {_preview(ids)}")
     if not isinstance(ids, np.ndarray) and not hasattr(ids, "detach"):
@@ -155,7 +155,7 @@ def decode_ids(ids, n: int, where: str) -> list[int]:
 
 
 class UnknownWordError(KeyError):
-    """A word is not in the vocabulary, which has no unknown token (lesson 01 §9)."""
+    """A word is not in the vocabulary, which has no unknown token (lesson 01 §8)."""
 
     def __str__(self) -> str:  # KeyError would print the message with quotes
         return self.args[0]
@@ -163,7 +163,7 @@ class UnknownWordError(KeyError):
 
 class Vocab:
     """Tokens <-> ids: special tokens first (``<pad>`` = 0, ``<unk>`` = 1 by default), then tokens
-    by decreasing count, ties alphabetically (lesson 01 §9).
+    by decreasing count, ties alphabetically (lesson 01 §8).
 
     ``itos`` id -> token, ``stoi`` token -> id, ``counts`` (V,) the corpus count of each token.
     """
