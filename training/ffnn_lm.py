@@ -55,14 +55,15 @@ class FeedForwardLM(nn.Module):
 
     def forward(self, ctx: torch.Tensor) -> torch.Tensor:
         if ctx.ndim != 2 or ctx.shape[1] != self.context:
-            raise ValueError(f"expected context ids of shape (B, {self.context}), got {tuple(ctx.shape)}")
+            raise ValueError(f"expected context ids of shape (B, {self.context}), got "
+                             f"{tuple(ctx.shape)}")
         check_ids(ctx, self.embed.num_embeddings, "ctx", "FeedForwardLM.forward", noun="token ids")
         x = self.drop(self.embed(ctx).flatten(1))
         return self.out(self.drop(torch.tanh(self.hidden(x))))
 
 
 def torch_model(shipped) -> FeedForwardLM:
-    """The shipped weights (``load_model("ffnn_lm")``, laid out for x W) back in the PyTorch model."""
+    """The shipped weights (``load_model("ffnn_lm")``, laid out for x W) in the PyTorch model."""
     s, w = shipped.settings, shipped.weights
     model = FeedForwardLM(len(shipped.vocab), s["context"], s["emb_dim"], s["hidden"], s["dropout"])
     state = {"embed.weight": w["E"], "hidden.weight": w["W1"].T, "hidden.bias": w["b1"],

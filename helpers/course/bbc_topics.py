@@ -16,7 +16,8 @@ def bbc_groups() -> np.ndarray:
     """(2,225,) int: each article's near-duplicate group (the collection files some stories more
     than once); a held-out article with a copy in training would be text seen with its label."""
     sources = [src for src, _ in modern_english_documents()]
-    groups = np.array(document_groups())[[i for i, src in enumerate(sources) if src.startswith("bbc:")]]
+    bbc = [i for i, src in enumerate(sources) if src.startswith("bbc:")]
+    groups = np.array(document_groups())[bbc]
     if len(groups) != len(load_bbc_news()):
         raise RuntimeError(f"{len(groups)} BBC documents in the corpus but {len(load_bbc_news())} "
                            "articles: the data changed")
@@ -45,8 +46,8 @@ def bbc_topic_data(seed: int = 0) -> TopicData:
     a = round(0.7 * len(order))
     b = a + round(0.15 * len(order))
     train, groups = order[:a], bbc_groups()
-    return TopicData(topics, [f"{x.title}\n{x.text}" for x in articles], labels, train,
-                     without_copies(order[a:b], train, groups), without_copies(order[b:], train, groups))
+    valid, test = (without_copies(split, train, groups) for split in (order[a:b], order[b:]))
+    return TopicData(topics, [f"{x.title}\n{x.text}" for x in articles], labels, train, valid, test)
 
 
 def bbc_topic_task() -> tuple[list[list[str]], list[str]]:

@@ -21,7 +21,8 @@ from helpers.lib.text import Vocab, tokenize
 @lru_cache(maxsize=2)
 def lm_streams(vocab_size: int = 2000) -> tuple[Vocab, np.ndarray, np.ndarray, np.ndarray]:
     """(vocab, train_ids, valid_ids, test_ids): the Wikipedia token streams, int64."""
-    tokens = [t for text in load_wikipedia().values() for t in tokenize(text, punctuation=True) + ["<eos>"]]
+    tokens = [t for text in load_wikipedia().values()
+              for t in tokenize(text, punctuation=True) + ["<eos>"]]
     a, b = int(0.9 * len(tokens)), int(0.95 * len(tokens))
     vocab = Vocab.build(tokens[:a], max_size=vocab_size, specials=("<unk>",))
     ids = vocab.encode(tokens)
@@ -69,7 +70,7 @@ def load_ffnn_lm(artifact: Artifact) -> ShippedFFNNLM:
                "W2": m["out.weight"].T, "b2": m["out.bias"]}
     curve = arrays_to_curves(artifact.arrays)
     curve["step"] = [int(x) for x in curve["step"]]
-    return ShippedFFNNLM({k: np.ascontiguousarray(v) for k, v in weights.items()},
-                         Vocab.from_arrays(unprefixed(artifact.arrays, "vocab/"), artifact.meta["vocab"]),
+    vocab = Vocab.from_arrays(unprefixed(artifact.arrays, "vocab/"), artifact.meta["vocab"])
+    return ShippedFFNNLM({k: np.ascontiguousarray(v) for k, v in weights.items()}, vocab,
                          artifact.meta["settings"], artifact.meta["metrics"], curve,
                          artifact.meta["kn_baseline"])

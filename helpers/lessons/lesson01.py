@@ -11,7 +11,15 @@ from helpers.course.bbc_topics import TopicData
 from helpers.infra.plotting import GREY, new_figure, set_labels
 from helpers.infra.training import History, train_loop
 from helpers.lib.batching import minibatch_indices
-from helpers.lib.layers import ACTIVATIONS, Activation, Linear, Sequential, SoftmaxCrossEntropy, mlp, softmax
+from helpers.lib.layers import (
+    ACTIVATIONS,
+    Activation,
+    Linear,
+    Sequential,
+    SoftmaxCrossEntropy,
+    mlp,
+    softmax,
+)
 from helpers.lib.optim import SGD, Adam, AdamW, Momentum, RMSProp, add_weight_penalty
 from helpers.lib.stats import spearman
 
@@ -40,12 +48,14 @@ def evaluate(net: Sequential, X, y) -> tuple[float, float]:
     net.eval()
     P = np.concatenate([softmax(net.forward(X[s:s + 512])) for s in range(0, X.shape[0], 512)])
     net.train()
-    return float(-np.log(P[np.arange(len(y)), y] + 1e-12).mean()), float((P.argmax(axis=1) == y).mean())
+    loss = float(-np.log(P[np.arange(len(y)), y] + 1e-12).mean())
+    return loss, float((P.argmax(axis=1) == y).mean())
 
 
-def train_classifier(X_train, y_train, X_valid, y_valid, *, hidden: int = 64, optimizer: str = "Adam",
-                     lr: float = 1e-3, epochs: int = 5, batch_size: int = 32, l1: float = 0.0,
-                     l1_proximal: bool = False, seed: int = 0) -> tuple[Sequential, History]:
+def train_classifier(X_train, y_train, X_valid, y_valid, *, hidden: int = 64,
+                     optimizer: str = "Adam", lr: float = 1e-3, epochs: int = 5,
+                     batch_size: int = 32, l1: float = 0.0, l1_proximal: bool = False,
+                     seed: int = 0) -> tuple[Sequential, History]:
     """A one-hidden-layer tanh MLP trained with mini-batches; returns it and its History (per
     epoch: train_loss, valid_loss, valid_acc). ``l1``: λ·Σ|w| on the weights, as a subgradient or,
     with ``l1_proximal``, as soft-thresholding after each step, w ← sign(w) max(|w| − lr·λ, 0)."""
@@ -67,13 +77,13 @@ def train_classifier(X_train, y_train, X_valid, y_valid, *, hidden: int = 64, op
     def metrics():
         return dict(zip(("valid_loss", "valid_acc"), evaluate(net, X_valid, y_valid)))
 
-    hist = train_loop(step, lambda epoch: minibatch_indices(X_train.shape[0], batch_size, rng), epochs,
-                      evaluate=metrics, desc=f"MLP {optimizer}", progress=False)
+    hist = train_loop(step, lambda epoch: minibatch_indices(X_train.shape[0], batch_size, rng),
+                      epochs, evaluate=metrics, desc=f"MLP {optimizer}", progress=False)
     return net, hist
 
 
-def init_statistics(scheme_std: float, activation: str, depth: int = 15, width: int = 128, n: int = 256,
-                    seed: int = 0) -> dict[str, np.ndarray]:
+def init_statistics(scheme_std: float, activation: str, depth: int = 15, width: int = 128,
+                    n: int = 256, seed: int = 0) -> dict[str, np.ndarray]:
     """A batch up and a gradient down ``depth`` Linear + activation layers whose weights are
     N(0, scheme_std²): per layer, ``act_std``, ``grad_std`` (of ∂L/∂h) and ``saturated`` (|h| > 0.99
     for tanh, h = 0 for ReLU)."""
@@ -115,7 +125,7 @@ def render_activation(z: float = 1.0, activation: str = "tanh"):
 
 def lm_token_nll(forward, weights, X: np.ndarray, y: np.ndarray, batch: int = 4096) -> np.ndarray:
     """−log P(y[i] | X[i]) (nats) of every window, for an MLP ``forward(x, W1, b1, W2, b2) -> P``
-    behind the embedding table: ``weights`` = (E, W1, b1, W2, b2), x the window's vectors side by side."""
+    behind the table E: ``weights`` = (E, W1, b1, W2, b2), x the window's vectors side by side."""
     E, *mlp_weights = weights
     out = []
     for s in range(0, len(y), batch):

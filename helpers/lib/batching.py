@@ -11,7 +11,8 @@ from helpers.lib.checks import check_integers, check_whole
 
 def minibatch_indices(n: int, batch_size: int, rng: np.random.Generator | None = None,
                       drop_last: bool = False) -> Iterator[np.ndarray]:
-    """Index arrays of at most ``batch_size`` covering ``range(n)`` once, shuffled by ``rng`` (lesson 01 §5)."""
+    """Index arrays of at most ``batch_size`` covering ``range(n)`` once, shuffled by ``rng``
+    (lesson 01 §5)."""
     n = check_whole(n, "n", "minibatch_indices", minimum=0)
     batch_size = check_whole(batch_size, "batch_size", "minibatch_indices", minimum=1)
     order = rng.permutation(n) if rng is not None else np.arange(n)
@@ -31,7 +32,8 @@ def ngram_windows(ids: np.ndarray, context: int) -> tuple[np.ndarray, np.ndarray
     ids = _token_stream(ids, "ngram_windows")
     context = check_whole(context, "context", "ngram_windows", minimum=1)
     if len(ids) <= context:
-        raise ValueError(f"need more than {context} tokens for {context}-token contexts, got {len(ids)}")
+        raise ValueError(f"need more than {context} tokens for {context}-token contexts, got "
+                         f"{len(ids)}")
     return np.lib.stride_tricks.sliding_window_view(ids[:-1], context).copy(), ids[context:].copy()
 
 
@@ -53,8 +55,9 @@ def random_windows(ids: np.ndarray, batch_size: int, seq_len: int,
     return rows[:, :-1].astype(np.int64), rows[:, 1:].astype(np.int64)
 
 
-def bptt_batches(ids: np.ndarray, batch_size: int, seq_len: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Truncated-BPTT batches: (x, y) of shape (batch_size, ≤ seq_len), y shifted by one (lesson 02 §3).
+def bptt_batches(ids: np.ndarray, batch_size: int,
+                 seq_len: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Truncated-BPTT batches (x, y), (batch_size, ≤ seq_len), y shifted by one (lesson 02 §3).
 
     The stream is cut into ``batch_size`` contiguous rows; row b of a batch continues row b of the
     previous one, so a model can carry its hidden state across batches.
@@ -73,7 +76,8 @@ def bptt_batches(ids: np.ndarray, batch_size: int, seq_len: int) -> Iterator[tup
 
 def pad_sequences(seqs: Sequence[Sequence[int]], pad_id: int,
                   max_len: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Integer sequences padded (and cut to ``max_len``) into ids (B, L) and a mask, True at real tokens (lesson 10 §2.2)."""
+    """Integer sequences padded (and cut to ``max_len``) into ids (B, L) and a mask, True at the
+    real tokens (lesson 10 §2.2)."""
     if len(seqs) == 0:
         raise ValueError("cannot pad an empty list of sequences")
     pad_id = check_whole(pad_id, "pad_id", "pad_sequences")
@@ -81,8 +85,9 @@ def pad_sequences(seqs: Sequence[Sequence[int]], pad_id: int,
             for i, s in enumerate(seqs)]
     for i, s in enumerate(seqs):
         if s.ndim != 1:
-            raise ValueError(f"pad_sequences: sequence {i} must be 1-D (a list of ids), got shape {s.shape}")
-    L = max(len(s) for s in seqs) if max_len is None else check_whole(max_len, "max_len", "pad_sequences")
+            raise ValueError(f"pad_sequences: sequence {i} must be 1-D (a list of ids), got shape "
+                             f"{s.shape}")
+    L = max(map(len, seqs)) if max_len is None else check_whole(max_len, "max_len", "pad_sequences")
     if L < 1:
         raise ValueError("pad_sequences: every sequence is empty (or max_len < 1): a batch needs "
                          "at least one position")

@@ -18,7 +18,7 @@ import numpy as np
 
 
 class IdOutOfRangeError(ValueError, IndexError):
-    """An id outside the table it indexes (a ValueError, and an IndexError like NumPy's) (lesson 01 §3)."""
+    """An id outside the table it indexes: a ValueError, and an IndexError (lesson 01 §3)."""
 
 
 def _is_tensor(x) -> bool:
@@ -47,13 +47,15 @@ def _numpy(x) -> np.ndarray:
 
 
 def describe_offending(values, bad, what: str, shown: int = 3) -> str:
-    """'-1 at index (0, 2), 7 at index 4 (2 of 8 labels)': the first offending entries (lesson 01 §3)."""
+    """'-1 at index (0, 2), 7 at index 4 (2 of 8 labels)': the offending entries (lesson 01 §3)."""
     values, bad = _numpy(values), _numpy(bad)
     if np.ndim(values) == 0:
         return repr(np.asarray(values).item())
     where = np.argwhere(bad)
-    items = [f"{values[tuple(i)].item()!r} at index {int(i[0]) if len(i) == 1 else tuple(map(int, i))}"
-             for i in where[:shown]]
+    items = []
+    for index in where[:shown]:
+        at = int(index[0]) if len(index) == 1 else tuple(int(i) for i in index)
+        items.append(f"{values[tuple(index)].item()!r} at index {at}")
     more = ", ..." if len(where) > shown else ""
     return f"{', '.join(items)}{more} ({len(where)} of {values.size} {what})"
 
@@ -75,7 +77,7 @@ def check_integers(values, name: str, where: str, what: str = "integers"):
 
 
 def check_ids(ids, n: int, name: str, where: str, ignore: int | None = None, noun: str = "ids"):
-    """``ids`` (any shape) checked to be integer ids in [0, n), ``ignore`` also allowed (lesson 01 §3)."""
+    """``ids`` (any shape) checked: integer ids in [0, n), or ``ignore`` (lesson 01 §3)."""
     ids = check_integers(ids, name, where, f"integer {noun}")
     if (ids.numel() if _is_tensor(ids) else ids.size) == 0:
         return ids
@@ -106,7 +108,7 @@ def check_whole(value, name: str, where: str, minimum: int | None = None,
                         f"{type(value).__name__} {value!r}")
     value = int(value)
     if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
-        bounds = [f">= {minimum}"] * (minimum is not None) + [f"<= {maximum}"] * (maximum is not None)
+        bounds = [f"{op} {v}" for op, v in ((">=", minimum), ("<=", maximum)) if v is not None]
         raise ValueError(f"{where}: {name} must be {' and '.join(bounds)}, got {value}")
     return value
 
@@ -156,7 +158,8 @@ def check_finite(x, name: str, where: str,
         return x
     values = x.data if hasattr(x, "tocsr") else x
     bad = ~np.isfinite(_numpy(values))
-    raise ValueError(f"{where}: {name} holds nan or inf (" + describe_offending(values, bad, "values")
+    raise ValueError(f"{where}: {name} holds nan or inf ("
+                     + describe_offending(values, bad, "values")
                      + f"); every result computed from it would be nan; {hint}")
 
 
@@ -165,6 +168,7 @@ def check_log_base(base, where: str) -> float:
     if isinstance(base, (bool, np.bool_)) or not isinstance(base, numbers.Real):
         raise TypeError(f"{where}: base must be a number, got {type(base).__name__} {base!r}")
     if not (math.isfinite(base) and base > 0 and base != 1):
+        why = "; log base 1 divides by log 1 = 0" if base == 1 else ""
         raise ValueError(f"{where}: the logarithm base must be a finite number > 0 and != 1 "
-                         f"(2, e or 10), got {base}" + ("; log base 1 divides by log 1 = 0" if base == 1 else ""))
+                         f"(2, e or 10), got {base}{why}")
     return float(base)

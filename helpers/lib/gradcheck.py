@@ -63,7 +63,7 @@ class GradReport:
 def check_layer(layer, *inputs: np.ndarray, dout: np.ndarray | None = None,
                 rng: np.random.Generator | None = None, reset: Callable[[], None] | None = None,
                 h: float = 1e-5, tol: float = 1e-6) -> GradReport:
-    """Gradient-check a layer of the course's protocol, its parameters and first input (lesson 01 §4).
+    """Gradient-check a layer's parameters and first input by finite differences (lesson 01 §4).
 
     The scalar is ``sum(forward(*inputs) * dout)`` for a random ``dout``; integer inputs (ids)
     are not differentiated; ``reset()`` runs before every forward (re-seed a sampling layer).
@@ -81,29 +81,24 @@ def check_layer(layer, *inputs: np.ndarray, dout: np.ndarray | None = None,
     if dout is None:
         dout = (rng or np.random.default_rng(0)).standard_normal(np.shape(out))
     dx = layer.backward(dout)
-    analytic = [g.copy() for g in layer.grads]
-
-    def f():
-        return float(np.sum(forward() * dout))
-
-    report = GradReport(tol=tol)
-    for k, (p, g) in enumerate(zip(layer.params, analytic)):
-        report.errors[f"param[{k}]"] = relative_error(g, numerical_gradient(f, p, h))
+    wrt, analytic = list(layer.params), [g.copy() for g in layer.grads]
+    names = [f"param[{k}]" for k in range(len(wrt))]
     if inputs and np.issubdtype(np.asarray(inputs[0]).dtype, np.floating):
-        report.errors["input"] = relative_error(dx, numerical_gradient(f, inputs[0], h))
-    return report
+        wrt, analytic, names = wrt + [inputs[0]], analytic + [dx], names + ["input"]
+    return check_function(lambda: float(np.sum(forward() * dout)), wrt, analytic, names, h, tol)
 
 
-def check_function(f: Callable[[], float], wrt: Sequence[np.ndarray], analytic: Sequence[np.ndarray],
-                   names: Sequence[str] | None = None, h: float = 1e-5,
-                   tol: float = 1e-6) -> GradReport:
-    """Gradient-check ``analytic``, the gradients of the scalar ``f()`` for each array of ``wrt`` (lesson 02 §3)."""
+def check_function(f: Callable[[], float], wrt: Sequence[np.ndarray],
+                   analytic: Sequence[np.ndarray], names: Sequence[str] | None = None,
+                   h: float = 1e-5, tol: float = 1e-6) -> GradReport:
+    """Gradient-check ``analytic``, the gradients of the scalar ``f()`` with respect to the
+    arrays ``wrt``, against finite differences (lesson 02 §3)."""
     names = names or [f"arg[{i}]" for i in range(len(wrt))]
     if not len(names) == len(wrt) == len(analytic):
         raise ValueError(f"check_function: {len(wrt)} arrays (wrt), {len(analytic)} analytic "
                          f"gradients and {len(names)} names; they must pair up")
     report = GradReport(tol=tol)
-    for name, x, g in zip(names, wrt, analytic):
+    for name, x, g in zip(names, wrt, analytic, strict=True):
         if np.shape(g) != np.shape(x):
             raise ValueError(f"gradient for {name} has shape {np.shape(g)}, expected {np.shape(x)}")
         report.errors[name] = relative_error(g, numerical_gradient(f, x, h))
@@ -112,7 +107,7 @@ def check_function(f: Callable[[], float], wrt: Sequence[np.ndarray], analytic: 
 
 def assert_close_to_torch(ours: np.ndarray, theirs, name: str, rtol: float = 1e-5,
                           atol: float = 1e-7) -> None:
-    """Assert a NumPy result equals a PyTorch tensor (or array); the message says where not (lesson 01 §4)."""
+    """Assert a NumPy result equals a PyTorch tensor or array, saying where not (lesson 01 §4)."""
     if hasattr(theirs, "detach"):
         theirs = theirs.detach().cpu().numpy()
     ours, theirs = np.asarray(ours), np.asarray(theirs)

@@ -13,9 +13,8 @@ from helpers.lib.checks import check_class_ids, check_ids
 
 
 def perplexity(mean_nll: float) -> float:
-    """exp(mean NLL in nats): how many equally likely next words the model hesitates between (lesson 01 §8).
-
-    Above about 709.78 nats it is inf, with a RuntimeWarning (a diverged run)."""
+    """exp(mean NLL in nats): the number of equally likely next words the model hesitates
+    between (lesson 01 §8). Above about 709.78 nats, inf with a RuntimeWarning (a diverged run)."""
     try:
         if isinstance(mean_nll, (bool, str, bytes)):
             raise TypeError
@@ -28,14 +27,15 @@ def perplexity(mean_nll: float) -> float:
                          f"{mean_nll} (nan: did training diverge?)")
     if mean_nll > 709.78:
         warnings.warn(f"perplexity: a mean NLL of {mean_nll} nats gives a perplexity beyond the "
-                      "largest float64: returning inf. The model diverged (try a smaller learning rate)",
-                      RuntimeWarning, stacklevel=2)
+                      "largest float64: returning inf. The model diverged (try a smaller "
+                      "learning rate)", RuntimeWarning, stacklevel=2)
         return math.inf
     return math.exp(mean_nll)
 
 
 def unigram_loss(train_ids: np.ndarray, valid_ids: np.ndarray, vocab_size: int) -> float:
-    """Held-out loss (nats per token) of the add-one unigram model, the floor every LM must beat (lesson 04 §8)."""
+    """Held-out loss (nats per token) of the add-one unigram model, the floor every LM must
+    beat (lesson 04 §8)."""
     for name, ids in (("train_ids", train_ids), ("valid_ids", valid_ids)):
         if len(ids) == 0:
             raise ValueError(f"unigram_loss: {name} is empty")
@@ -56,10 +56,10 @@ def count_parameters(module: nn.Module) -> int:
 
 def sample_text(next_probs: Callable[[np.ndarray], np.ndarray], start_ids, n_tokens: int,
                 rng: np.random.Generator, temperature: float = 1.0, banned=()) -> list[int]:
-    """Draw ``n_tokens`` ids one at a time, sliding a window as long as ``start_ids`` (lesson 01 §9).
+    """Draw ``n_tokens`` ids one by one, sliding a window as long as ``start_ids`` (lesson 01 §9).
 
     ``next_probs(window (1, n)) -> (1, V)`` probabilities of the next id; each id is drawn from
-    them raised to the power 1/temperature and renormalised (softmax(log p / T)), ``banned`` ids never.
+    them raised to the power 1/temperature, renormalised (softmax(log p / T)); ``banned`` never.
     """
     if not temperature > 0:
         raise ValueError(f"temperature must be positive, got {temperature}")
@@ -74,7 +74,7 @@ def sample_text(next_probs: Callable[[np.ndarray], np.ndarray], start_ids, n_tok
             logp = np.log(p) / temperature
         logp[banned] = -np.inf
         if not np.isfinite(logp).any():
-            raise ValueError("sample_text: every id is banned or has probability 0: nothing to draw")
+            raise ValueError("sample_text: every id is banned or has probability 0")
         q = np.exp(logp - logp.max())
         out.append(int(rng.choice(len(q), p=q / q.sum())))
         window = window[1:] + out[-1:]

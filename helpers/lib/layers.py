@@ -40,7 +40,7 @@ def _scores(z, axis: int, where: str) -> np.ndarray:
 
 
 def softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Softmax along ``axis``, the maximum subtracted first so exp cannot overflow (lesson 01 §3)."""
+    """Softmax along ``axis``, the maximum subtracted first: no overflow (lesson 01 §3)."""
     z = _scores(z, axis, "softmax")
     e = np.exp(z - np.max(z, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
@@ -67,12 +67,12 @@ ACTIVATIONS = {   # name: (f(z), f'(z))
 
 # ---------------------------------------------------------------- layers
 class Layer:
-    """What every layer shares: ``params``, ``grads``, a train/eval switch, backward's check (lesson 01 §4).
+    """What every layer shares: params, grads, train/eval, backward's check (lesson 01 §4).
 
     ``forward`` ends with ``return self.remember(out)``; ``backward`` starts with
     ``self.check_dout(dout=dout)``, which refuses to run before forward, and refuses an upstream
     gradient of another shape than its output (it would broadcast silently) or holding nan/inf.
-    ``dout_may_add_batch_axes``: also accept extra leading axes (a table added to every sequence).
+    ``dout_may_add_batch_axes``: also accept extra leading axes (a table added to each sequence).
     """
 
     training: bool = True
@@ -88,21 +88,25 @@ class Layer:
         return out
 
     def check_dout(self, **douts) -> None:
-        """Raise unless forward has run and each upstream gradient has its output's shape and is finite."""
+        """Raise unless forward has run and each upstream gradient has its output's shape and
+        is finite."""
         where = f"{type(self).__name__}.backward"
         if self.out_shapes is None:
             raise RuntimeError(f"{where} was called before forward: call forward before backward "
                                "(backward uses what forward computed)")
-        for k, ((name, dout), expected) in enumerate(zip(douts.items(), self.out_shapes), 1):
-            got = np.shape(dout) if dout is not None else None
-            extra_axes = (self.dout_may_add_batch_axes and got is not None and len(got) > len(expected)
-                          and got[len(got) - len(expected):] == expected)
-            if got != expected and not extra_axes:
-                output = "the forward output" if len(self.out_shapes) == 1 else f"forward's output {k}"
-                if expected == ():
-                    raise ValueError(f"{where}: {name} must be a number like {output} (a scalar loss), "
-                                     f"got {'None' if got is None else f'an array of shape {got}'}")
-                raise ValueError(f"{where}: {name} must have shape {expected} like {output}, got {got}")
+        outputs = zip(douts.items(), self.out_shapes, strict=False)  # a layer may take fewer douts
+        for k, ((name, dout), want) in enumerate(outputs, 1):
+            got = None if dout is None else np.shape(dout)
+            extra_axes = (self.dout_may_add_batch_axes and got is not None and len(got) > len(want)
+                          and got[len(got) - len(want):] == want)
+            if got != want and not extra_axes:
+                several = len(self.out_shapes) > 1
+                output = f"forward's output {k}" if several else "the forward output"
+                if want == ():
+                    got = "None" if got is None else f"an array of shape {got}"
+                    raise ValueError(f"{where}: {name} must be a number like {output} (a scalar "
+                                     f"loss), got {got}")
+                raise ValueError(f"{where}: {name} must have shape {want} like {output}, got {got}")
             check_finite(dout, name, where)
 
     def train(self, mode: bool = True):
@@ -223,7 +227,7 @@ class Dropout(Layer):
 
 
 class Sequential(Layer):
-    """Layers applied in order, as one layer; ``params``/``grads`` are theirs, the same arrays (lesson 01 §4)."""
+    """Layers applied in order, as one layer; its params and grads are theirs (lesson 01 §4)."""
 
     def __init__(self, *layers: Layer):
         super().__init__()
@@ -259,11 +263,11 @@ class Sequential(Layer):
 
 def mlp(sizes: list[int], rng: np.random.Generator, activation: str = "tanh",
         dropout: float = 0.0, dtype=np.float64) -> Sequential:
-    """Linear -> activation (-> Dropout) ... -> Linear scores, ``sizes = [D_in, H_1, ..., K]`` (lesson 01 §4)."""
+    """Linear, activation (Dropout), ..., Linear, for sizes [D_in, H_1, ..., K] (lesson 01 §4)."""
     if len(sizes) < 2:
         raise ValueError(f"need at least input and output sizes, got {sizes}")
     layers: list[Layer] = []
-    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
         layers.append(Linear(a, b, rng, dtype))
         if i < len(sizes) - 2:
             layers.append(Activation(activation))
@@ -276,7 +280,7 @@ def mlp(sizes: list[int], rng: np.random.Generator, activation: str = "tanh",
 class SoftmaxCrossEntropy(Layer):
     """Softmax over K classes and the mean negative log-likelihood (lesson 01 §3).
 
-    forward(logits (N, K), targets (N,) int) -> mean loss; backward(dout=1) -> (softmax - onehot) / N.
+    forward(logits (N, K), targets (N,) int) -> mean loss; backward(dout=1) -> (P - onehot) / N.
     """
 
     def forward(self, logits, targets):
@@ -318,8 +322,8 @@ class SigmoidCrossEntropy(Layer):
         check_finite(scores, "scores", "SigmoidCrossEntropy.forward")
         bad = (labels != 0) & (labels != 1)
         if bad.any():
-            raise ValueError("SigmoidCrossEntropy: labels must be 0 or 1 (binary cross-entropy), got "
-                             + describe_offending(labels, bad, "labels")
+            raise ValueError("SigmoidCrossEntropy: labels must be 0 or 1 (binary cross-entropy), "
+                             "got " + describe_offending(labels, bad, "labels")
                              + "; for labels -1/+1 pass (labels + 1) / 2")
         self.y, self.t = sigmoid(scores), labels
         # -log sigmoid(s) = log(1 + e^-s), written stably with logaddexp
@@ -355,7 +359,7 @@ class Embedding(Layer):
         self.padding_idx, self.scatter = padding_idx, scatter
 
     def forward(self, ids):
-        self.ids = check_ids(ids, self.params[0].shape[0], "ids", "Embedding.forward", noun="token ids")
+        self.ids = check_ids(ids, len(self.params[0]), "ids", "Embedding.forward", noun="token ids")
         return self.remember(np.take(self.params[0], self.ids, axis=0))
 
     def backward(self, dout):

@@ -55,33 +55,39 @@ class KneserNeyLM:
     def _ids(self, ids, name: str, where: str) -> np.ndarray:
         ids = np.asarray(ids).ravel()
         ids = ids.astype(np.int64) if ids.size == 0 else ids    # an empty history: no ids
-        return check_ids(ids, self.V, name, f"KneserNeyLM.{where}", noun="token ids").astype(np.int64)
+        ids = check_ids(ids, self.V, name, f"KneserNeyLM.{where}", noun="token ids")
+        return ids.astype(np.int64)
 
     def _check_fitted(self, where: str) -> None:
         if not hasattr(self, "levels"):
-            raise RuntimeError(f"KneserNeyLM.{where}: the model has not been fitted; call fit(ids) first")
+            raise RuntimeError(f"KneserNeyLM.{where}: the model has not been fitted; call "
+                               "fit(ids) first")
 
     def fit(self, ids) -> "KneserNeyLM":
         """Count the n-grams of every order in the stream ``ids``."""
         ids = self._ids(ids, "ids", "fit")
         if len(ids) < self.n:
-            raise ValueError(f"need at least {self.n} tokens to fit an order-{self.n} model, got {len(ids)}")
+            raise ValueError(f"need at least {self.n} tokens to fit an order-{self.n} model, got "
+                             f"{len(ids)}")
         keys, counts = np.unique(_codes(ids, self.n, self.V, self.dtype), return_counts=True)
         self.levels = {self.n: (keys, counts.astype(np.float64))}
         for k in range(self.n - 1, 0, -1):            # continuation counts: drop the oldest word
-            keys, counts = np.unique(self.levels[k + 1][0] % self.dtype(self.V ** k), return_counts=True)
+            suffixes = self.levels[k + 1][0] % self.dtype(self.V ** k)
+            keys, counts = np.unique(suffixes, return_counts=True)
             self.levels[k] = (keys, counts.astype(np.float64))
         return self
 
     def token_nll(self, ids, start: int | None = None) -> np.ndarray:
-        """−log P(ids[i] | the up to n−1 ids before it) for i = start .. len − 1, in nats (lesson 01 §8).
+        """−log P(ids[i] | up to n−1 ids before it), i = start .. len − 1, in nats (lesson 01 §8).
 
         ``start`` defaults to n − 1 (full histories); a smaller one scores the first targets with
         the shorter history they have, as a model with a shorter window would.
         """
         self._check_fitted("token_nll")
         ids = self._ids(ids, "ids", "token_nll")
-        start = self.n - 1 if start is None else check_whole(start, "start", "KneserNeyLM.token_nll")
+        if start is None:
+            start = self.n - 1
+        start = check_whole(start, "start", "KneserNeyLM.token_nll")
         if not 0 <= start < len(ids):
             raise ValueError(f"start must be in [0, {len(ids)}) for {len(ids)} tokens, got {start}")
         pos, V = np.arange(start, len(ids)), self.dtype(self.V)
@@ -91,7 +97,7 @@ class KneserNeyLM:
             contexts, first = np.unique(keys // V, return_index=True)
             total = np.add.reduceat(counts, first)
             types = np.diff(np.append(first, len(keys))).astype(np.float64)
-            grams = _codes(ids, k, self.V, self.dtype)[np.maximum(pos - k + 1, 0)]  # k-gram ending at pos
+            grams = _codes(ids, k, self.V, self.dtype)[np.maximum(pos - k + 1, 0)]  # ending at pos
             t = np.where(pos >= k - 1, _lookup(contexts, total, grams // V), 0)
             c, ty = _lookup(keys, counts, grams), _lookup(contexts, types, grams // V)
             seen = t > 0
@@ -118,6 +124,7 @@ class KneserNeyLM:
         return float(np.mean(_lookup(*self.levels[self.n], codes) == 0)) if len(codes) else 0.0
 
 
-def kneser_ney_nlls(train, eval_ids, order: int, vocab_size: int, discount: float = 0.75) -> np.ndarray:
-    """Per-token NLL of ``eval_ids[order-1:]`` under Kneser-Ney counted on ``train`` (lesson 02 §4)."""
+def kneser_ney_nlls(train, eval_ids, order: int, vocab_size: int,
+                    discount: float = 0.75) -> np.ndarray:
+    """Per-token NLL of ``eval_ids[order-1:]``, Kneser-Ney counted on ``train`` (lesson 02 §4)."""
     return KneserNeyLM(order, vocab_size, discount).fit(train).token_nll(eval_ids)

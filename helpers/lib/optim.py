@@ -1,8 +1,8 @@
 """Optimisers and weight penalties for lists of NumPy arrays, updated in place.
 
 Every optimiser has ``step(params, grads)``: ``params[i]`` moves against ``grads[i]``. A stateful
-one (velocities, moments) keeps its state per position, so it refuses a different list of arrays
-later (its state would belong to the wrong array): make a new optimiser when the model changes.
+one keeps its state per position, so it refuses another list of arrays later (its state would
+belong to the wrong array): make a new optimiser when the model changes.
 """
 from __future__ import annotations
 
@@ -25,24 +25,25 @@ def array_list(arrays, where: str, what: str = "gradient") -> list[np.ndarray]:
 
 
 def check_parallel(params, grads, where: str, names: tuple[str, str] = ("parameter", "gradient")):
-    """Two lists of arrays that pair up, same length and shapes (``zip`` would drop extras) (lesson 01 §5)."""
+    """Two lists of arrays that pair up, in length and shapes (lesson 01 §5)."""
     a, b = names
     params, grads = array_list(params, where, a), array_list(grads, where, b)
     if len(params) != len(grads):
         raise ValueError(f"{where}: {len(params)} {a}s but {len(grads)} {b}s; the two lists must "
                          f"be parallel ({b} i belongs to {a} i)")
-    for i, (p, g) in enumerate(zip(params, grads)):
+    for i, (p, g) in enumerate(zip(params, grads, strict=True)):
         if p.shape != g.shape:
-            raise ValueError(f"{where}: {b} {i} has shape {g.shape}, but {a} {i} has shape {p.shape}")
+            raise ValueError(f"{where}: {b} {i} has shape {g.shape}, but {a} {i} has shape "
+                             f"{p.shape}")
     return params, grads
 
 
 class Optimizer:
-    """What every optimiser shares: the checks of ``step`` and the arrays its state belongs to (lesson 01 §5).
+    """What every optimiser shares: the checks of ``step``, and its state's arrays (lesson 01 §5).
 
-    The learning rate is a positive number, each decay rate in [0, 1). ``step`` refuses lists that
-    do not pair up, a gradient holding nan or inf, and one array listed twice, then calls the
-    subclass's ``update``; a stateful ``update`` creates its state when :meth:`first_step` says so.
+    ``step`` refuses lists that do not pair up, a gradient holding nan or inf and an array listed
+    twice, then calls ``update``; a stateful ``update`` creates its state when :meth:`first_step`
+    is true.
     """
 
     def __init__(self, lr: float, **decays: float):
@@ -52,19 +53,18 @@ class Optimizer:
         for key, value in decays.items():
             if not 0 <= value < 1:
                 raise ValueError(f"{name}: {key} must lie in [0, 1), got {value}")
-        self.lr = lr
-        self.state_params: list[np.ndarray] | None = None
+        self.lr, self.state_params = lr, None
 
     def step(self, params, grads) -> None:
         where = f"{type(self).__name__}.step"
         params, grads = check_parallel(params, grads, where)
         for i, g in enumerate(grads):
             if not all_finite(g):
-                raise ValueError(f"{where}: gradient {i} (shape {g.shape}) holds inf or nan; training "
-                                 "has diverged (try a smaller learning rate, or clip the gradients)")
+                raise ValueError(f"{where}: gradient {i} (shape {g.shape}) holds inf or nan; "
+                                 "training has diverged (try a smaller learning rate)")
         if len({id(p) for p in params}) != len(params):
-            raise ValueError(f"{where}: one array is listed twice and would be updated twice; list a "
-                             "shared (tied) array once, with the sum of its gradients")
+            raise ValueError(f"{where}: an array is listed twice and would be updated twice; "
+                             "list a shared (tied) array once, with the sum of its gradients")
         self.update(params, grads)
 
     def update(self, params: list[np.ndarray], grads: list[np.ndarray]) -> None:
@@ -76,11 +76,10 @@ class Optimizer:
             self.state_params = list(params)
             return True
         if len(params) != len(self.state_params) or any(
-                new is not old for new, old in zip(params, self.state_params)):
-            raise ValueError(f"{type(self).__name__}.step: the parameters are not the arrays the "
-                             "optimiser's state was made for (one was added, removed or replaced by "
-                             "a new array); update parameters in place (p[...] = ...), or make a new "
-                             "optimiser when the model changes")
+                new is not old for new, old in zip(params, self.state_params, strict=True)):
+            raise ValueError(f"{type(self).__name__}.step: these are not the arrays the state was "
+                             "made for (one was added, removed or replaced by a new array); update "
+                             "parameters in place (p[...] = ...), or make a new optimiser")
         return False
 
 
@@ -91,7 +90,7 @@ class SGD(Optimizer):
         super().__init__(lr)
 
     def update(self, params, grads):
-        for p, g in zip(params, grads):
+        for p, g in zip(params, grads, strict=True):
             p -= self.lr * g
 
 
@@ -105,7 +104,7 @@ class Momentum(Optimizer):
     def update(self, params, grads):
         if self.first_step(params):
             self.v = [np.zeros_like(p) for p in params]
-        for p, g, v in zip(params, grads, self.v):
+        for p, g, v in zip(params, grads, self.v, strict=True):
             v *= self.beta
             v -= self.lr * g
             p += v
@@ -121,44 +120,18 @@ class RMSProp(Optimizer):
     def update(self, params, grads):
         if self.first_step(params):
             self.s = [np.zeros_like(p) for p in params]
-        for p, g, s in zip(params, grads, self.s):
+        for p, g, s in zip(params, grads, self.s, strict=True):
             s *= self.rho
             s += (1 - self.rho) * g * g
             p -= self.lr * g / (np.sqrt(s) + self.eps)
-
-
-class Adam(Optimizer):
-    """Adam (Kingma & Ba 2015): momentum on g and RMSProp on g², both bias-corrected (lesson 01 §5).
-
-    m ← β₁m + (1 − β₁)g, v ← β₂v + (1 − β₂)g², θ ← θ − η m̂ / (√v̂ + ε) with m̂ = m/(1 − β₁ᵗ),
-    v̂ = v/(1 − β₂ᵗ), as ``torch.optim.Adam``.
-    """
-
-    def __init__(self, lr: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
-                 eps: float = 1e-8):
-        super().__init__(lr, beta1=beta1, beta2=beta2)
-        self.b1, self.b2, self.eps = beta1, beta2, eps
-
-    def update(self, params, grads):
-        if self.first_step(params):
-            self.m = [np.zeros_like(p) for p in params]
-            self.v = [np.zeros_like(p) for p in params]
-            self.t = 0
-        self.t += 1
-        c1, c2 = 1 - self.b1 ** self.t, 1 - self.b2 ** self.t
-        for p, g, m, v in zip(params, grads, self.m, self.v):
-            m *= self.b1
-            m += (1 - self.b1) * g
-            v *= self.b2
-            v += (1 - self.b2) * g * g
-            p -= self.lr * (m / c1) / (np.sqrt(v / c2) + self.eps)
 
 
 def adam_update(p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, t: int,
                 lr: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8):
     """One Adam step for one array, as a pure function: the new ``(p, m, v)`` (lesson 01 §5).
 
-    ``t`` is this step's number, from 1; the arithmetic of :class:`Adam`, inputs left unchanged.
+    m ← β₁m + (1 − β₁)g, v ← β₂v + (1 − β₂)g², p ← p − η m̂ / (√v̂ + ε) with the bias corrections
+    m̂ = m/(1 − β₁ᵗ), v̂ = v/(1 − β₂ᵗ) at step ``t`` (from 1), as ``torch.optim.Adam``.
     """
     if int(t) != t or t < 1:
         raise ValueError(f"adam_update: t is the number of the step, counted from 1; got {t!r}")
@@ -167,11 +140,29 @@ def adam_update(p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, t: i
     return p - lr * (m / (1 - beta1 ** t)) / (np.sqrt(v / (1 - beta2 ** t)) + eps), m, v
 
 
-class AdamW(Adam):
-    """Adam with decoupled weight decay (Loshchilov & Hutter 2019), as ``torch.optim.AdamW`` (lesson 01 §10).
+class Adam(Optimizer):
+    """Adam (Kingma & Ba 2015), :func:`adam_update` on every array of the list (lesson 01 §5)."""
 
-    θ ← (1 − η λ) θ, then the Adam step on the loss's gradient alone: every weight shrinks by the
-    same factor, whereas an L2 penalty's gradient is divided by √v̂ like the rest.
+    def __init__(self, lr: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
+                 eps: float = 1e-8):
+        super().__init__(lr, beta1=beta1, beta2=beta2)
+        self.betas, self.eps = (beta1, beta2), eps
+
+    def update(self, params, grads):
+        if self.first_step(params):
+            self.m, self.v = [np.zeros_like(p) for p in params], [np.zeros_like(p) for p in params]
+            self.t = 0
+        self.t += 1
+        for i, (p, g) in enumerate(zip(params, grads, strict=True)):
+            p[...], self.m[i], self.v[i] = adam_update(p, g, self.m[i], self.v[i], self.t, self.lr,
+                                                       *self.betas, self.eps)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter 2019) (lesson 01 §10).
+
+    θ ← (1 − η λ) θ, then the Adam step on the loss's gradient alone (``torch.optim.AdamW``):
+    every weight shrinks alike, whereas an L2 penalty's gradient is divided by √v̂ like the rest.
     """
 
     def __init__(self, lr: float = 1e-3, weight_decay: float = 1e-2, beta1: float = 0.9,
@@ -188,12 +179,12 @@ class AdamW(Adam):
 
 
 def add_weight_penalty(weights, grads, l1: float = 0.0, l2: float = 0.0) -> float:
-    """Add the gradient of l1·Σ|w| + l2·Σw² to ``grads`` in place; return the penalty (lesson 01 §10)."""
+    """Add the gradient of l1·Σ|w| + l2·Σw² to ``grads``; return the penalty (lesson 01 §10)."""
     if not (l1 >= 0 and l2 >= 0 and np.isfinite(l1) and np.isfinite(l2)):
         raise ValueError(f"the penalty strengths must be finite and >= 0, got l1={l1}, l2={l2}")
     weights, grads = check_parallel(weights, grads, "add_weight_penalty", ("weight", "gradient"))
     total = 0.0
-    for w, g in zip(weights, grads):
+    for w, g in zip(weights, grads, strict=True):
         if l1:
             total += l1 * np.abs(w).sum()
             g += l1 * np.sign(w)
@@ -204,7 +195,7 @@ def add_weight_penalty(weights, grads, l1: float = 0.0, l2: float = 0.0) -> floa
 
 
 def clip_global_norm(grads, max_norm: float) -> float:
-    """Scale all gradients together so that their joint L2 norm is at most ``max_norm`` (lesson 02 §5).
+    """Scale all gradients together to a joint L2 norm of at most ``max_norm`` (lesson 02 §5).
 
     In place; returns the norm before clipping. It tames exploding gradients, it cannot revive
     vanished ones; a gradient holding inf or nan raises (no rescaling could repair it).
@@ -227,8 +218,8 @@ def clip_adam_step(params, grads, m, v, t: int, lr: float, max_norm: float = 1.0
                    beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8):
     """Clip the gradients' global norm, then an Adam step, as a pure function (lesson 04 §8).
 
-    Lists of arrays in; the clipping is ``torch.nn.utils.clip_grad_norm_``'s (1e-6 in the
-    denominator), the step :func:`adam_update`'s. Returns new lists (params, m, v).
+    Lists of arrays in; the clipping of ``torch.nn.utils.clip_grad_norm_`` (1e-6 in the
+    denominator), the step of :func:`adam_update`. Returns new lists (params, m, v).
     """
     params, grads = check_parallel(params, grads, "clip_adam_step")
     if not (isinstance(t, (int, np.integer)) and t >= 1):
@@ -236,5 +227,5 @@ def clip_adam_step(params, grads, m, v, t: int, lr: float, max_norm: float = 1.0
     norm = float(np.sqrt(sum(float(np.sum(np.square(g))) for g in grads)))
     scale = max_norm / (norm + 1e-6) if norm > max_norm else 1.0
     steps = [adam_update(p, g * scale, m_, v_, t, lr, beta1, beta2, eps)
-             for p, g, m_, v_ in zip(params, grads, m, v)]
+             for p, g, m_, v_ in zip(params, grads, m, v, strict=True)]
     return [s[0] for s in steps], [s[1] for s in steps], [s[2] for s in steps]

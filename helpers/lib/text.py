@@ -33,7 +33,7 @@ def _word_patterns(alnum: str, letter: str, mark: str = "") -> tuple[re.Pattern,
 @lru_cache(maxsize=1)
 def _unicode_patterns() -> tuple[re.Pattern, re.Pattern]:
     """The word patterns for every script, built on first use: letters and digits are
-    ``[^\\W_]``; combining marks (categories M*) have no class in ``re`` and are listed as ranges."""
+    ``[^\\W_]``; combining marks (categories M*) have no class in ``re``: listed as ranges."""
     ranges, run = [], []
     for cp in itertools.chain(range(0x300, 0x20000), range(0xE0100, 0xE01F0)):
         if unicodedata.category(chr(cp)).startswith("M"):
@@ -57,8 +57,9 @@ def tokenize(text: str, punctuation: bool = False) -> list[str]:
     ``punctuation=True`` every other non-space character is a token too.
     """
     if not isinstance(text, str):
-        raise TypeError(f"tokenize takes one text (a str), got {type(text).__name__}"
-                        + ("; tokenize each text of a list separately" if isinstance(text, (list, tuple)) else ""))
+        many = isinstance(text, (list, tuple))
+        hint = "; tokenize each text of a list separately" if many else ""
+        raise TypeError(f"tokenize takes one text (a str), got {type(text).__name__}{hint}")
     text = text.lower()
     if text.isascii():
         words, words_and_punctuation = _ASCII_PATTERNS
@@ -71,9 +72,8 @@ def tokenize(text: str, punctuation: bool = False) -> list[str]:
 _OPENERS = "\"'([“‘«„¿¡"
 # a newline; . ! ? ؟ । then spaces and (maybe after an opener) a capital, a digit or a non-ASCII
 # character (checked by _starts_a_sentence); an ideographic 。！？ with the spaces after it
-_SENTENCE_BREAK = re.compile(r"\n+"
-                             r"|(?<=[.!?؟।])\s+(?=[" + re.escape(_OPENERS) + r"]?(?:[A-Z0-9]|[^\x00-\x7f]))"
-                             r"|[。！？]\s*")
+_SENTENCE_BREAK = re.compile(r"\n+|(?<=[.!?؟।])\s+(?=[" + re.escape(_OPENERS)
+                             + r"]?(?:[A-Z0-9]|[^\x00-\x7f]))|[。！？]\s*")
 
 
 def _starts_a_sentence(text: str, i: int) -> bool:
@@ -110,11 +110,12 @@ def _preview(text: str, n: int = 40) -> str:
 
 
 def check_tokens(tokens, name: str, where: str) -> None:
-    """Refuse one str where a sequence of tokens is expected (it would be read as characters) (lesson 01 §8)."""
+    """Refuse one str where a sequence of tokens is expected: it would be read as characters
+    (lesson 01 §8)."""
     if isinstance(tokens, str):
-        raise TypeError(f"{where}: {name} must be a sequence of tokens (a list of str), got one str "
-                        f"{_preview(tokens)}; tokenize it first: tokenize(text) (or list(text) for "
-                        "its characters)")
+        raise TypeError(f"{where}: {name} must be a sequence of tokens (a list of str), got one "
+                        f"str {_preview(tokens)}; tokenize it first: tokenize(text) (or "
+                        "list(text) for its characters)")
 
 
 def check_token_lists(lists, name: str, where: str, item: str = "sentence") -> None:
@@ -133,16 +134,20 @@ def _check_token_type(token, where: str, position: int | None = None) -> None:
     """Refuse a token that is not a str (an id, a list): it would silently encode as <unk>."""
     if not isinstance(token, str):
         at = "" if position is None else f" at position {position}"
-        hint = ("; these look like ids, which are already encoded (Vocab.decode turns ids into tokens)"
-                if isinstance(token, (int, np.integer)) else
-                "; tokenised sentences must be flattened first" if isinstance(token, (list, tuple)) else "")
-        raise TypeError(f"{where}: tokens must be str, got {type(token).__name__} {token!r}{at}{hint}")
+        hint = ""
+        if isinstance(token, (int, np.integer)):
+            hint = "; these look like ids, already encoded (Vocab.decode turns ids into tokens)"
+        elif isinstance(token, (list, tuple)):
+            hint = "; tokenised sentences must be flattened first"
+        raise TypeError(f"{where}: tokens must be str, got {type(token).__name__} {token!r}"
+                        f"{at}{hint}")
 
 
 def decode_ids(ids, n: int, where: str) -> list[int]:
-    """``ids`` (a sequence or a 1-D array of integer ids in [0, n)) as a list of ints (lesson 01 §8)."""
+    """``ids``, a sequence or 1-D array of integer ids in [0, n), as a list (lesson 01 §8)."""
     if isinstance(ids, str):
-        raise TypeError(f"{where}: ids must be a sequence of integer ids, got a str {_preview(ids)}")
+        raise TypeError(f"{where}: ids must be a sequence of integer ids, got a str "
+                        f"{_preview(ids)}")
     if not isinstance(ids, np.ndarray) and not hasattr(ids, "detach"):
         ids = list(ids)
         if any(isinstance(i, (bool, np.bool_)) for i in ids):   # np.asarray([1, True]) is int
@@ -176,7 +181,8 @@ class Vocab:
         if len(set(self.itos)) != len(self.itos):
             raise ValueError("vocabulary tokens must be unique")
         self.stoi = {t: i for i, t in enumerate(self.itos)}
-        self.counts = np.zeros(len(self.itos), np.int64) if counts is None else np.asarray(counts, np.int64)
+        counts = np.zeros(len(self.itos)) if counts is None else counts
+        self.counts = np.asarray(counts, np.int64)
         if self.counts.shape != (len(self.itos),):
             raise ValueError(f"counts has shape {self.counts.shape}, expected ({len(self.itos)},)")
 
@@ -190,15 +196,17 @@ class Vocab:
         try:
             counter = Counter(tokens)
         except TypeError:      # a list among the tokens: sentences, not tokens
-            raise TypeError("Vocab.build: tokens must be one flat sequence of str, but it holds lists; "
-                            "flatten the sentences first: (t for s in sentences for t in s)") from None
+            raise TypeError("Vocab.build: tokens must be one flat sequence of str, but it holds "
+                            "lists; flatten the sentences first: (t for s in sentences for t in s)"
+                            ) from None
         not_str = next((t for t in counter if not isinstance(t, str)), None)
         if not_str is not None:
             raise TypeError(f"Vocab.build: every token must be a str, got {type(not_str).__name__} "
-                            f"{not_str!r}; a vocabulary maps words to ids (ids are already numbers)")
-        if max_size is not None and (isinstance(max_size, bool) or not isinstance(max_size, (int, np.integer))
-                                     or max_size < 1):
-            raise ValueError(f"Vocab.build: max_size must be a whole number >= 1 or None, got {max_size!r}")
+                            f"{not_str!r}; a vocabulary maps words to ids (ids are numbers)")
+        whole = isinstance(max_size, (int, np.integer)) and not isinstance(max_size, bool)
+        if max_size is not None and not (whole and max_size >= 1):
+            raise ValueError(f"Vocab.build: max_size must be a whole number >= 1 or None, got "
+                             f"{max_size!r}")
         if not counter:
             raise ValueError("cannot build a vocabulary from an empty corpus: it has no tokens. "
                              "tokenize() gives no tokens for a text without letters or digits: "
@@ -207,11 +215,11 @@ class Vocab:
                       key=lambda ct: (-ct[0], ct[1]))[:max_size]
         if not kept:
             top, n = max(counter.items(), key=lambda tc: (tc[1], tc[0]))
-            raise ValueError(f"no token occurs at least min_count={min_count} times: the corpus has "
-                             f"{sum(counter.values())} tokens of {len(counter)} types, the most "
-                             f"frequent ({top!r}) {n} time" + ("" if n == 1 else "s"))
-        return cls(list(specials) + [t for _, t in kept], [0] * len(specials) + [c for c, _ in kept],
-                   specials)
+            raise ValueError(f"no token occurs at least min_count={min_count} times: the corpus "
+                             f"has {sum(counter.values())} tokens of {len(counter)} types, the "
+                             f"most frequent ({top!r}) {n} time" + ("" if n == 1 else "s"))
+        itos = list(specials) + [t for _, t in kept]
+        return cls(itos, [0] * len(specials) + [c for c, _ in kept], specials)
 
     def __len__(self) -> int:
         return len(self.itos)
@@ -238,10 +246,11 @@ class Vocab:
             return self.stoi[token]
         except (KeyError, TypeError):      # TypeError: an unhashable token (a list)
             _check_token_type(token, "Vocab.index")
-            raise UnknownWordError(f"{token!r} is not in the vocabulary ({len(self)} tokens)") from None
+            raise UnknownWordError(f"{token!r} is not in the vocabulary ({len(self)} tokens)"
+                                   ) from None
 
     def encode(self, tokens: Iterable[str]) -> np.ndarray:
-        """Token ids (n,) int64; an unknown token is ``<unk>``, or an UnknownWordError without one."""
+        """Token ids (n,) int64; an unknown token is ``<unk>``, or without one UnknownWordError."""
         check_tokens(tokens, "tokens", "Vocab.encode")
         unk = self.unk_id
         if unk is None:
@@ -260,8 +269,9 @@ class Vocab:
         return [self.itos[i] for i in decode_ids(ids, len(self.itos), "Vocab.decode")]
 
     def to_arrays(self) -> tuple[dict, dict]:
-        """({'itos': (V,) unicode, 'counts': (V,) int64}, {'specials': [...]}), to save without pickle."""
-        return {"itos": strings_to_array(self.itos), "counts": self.counts}, {"specials": list(self.specials)}
+        """({'itos': (V,) unicode, 'counts': (V,) int64}, {'specials': [...]}): no pickle."""
+        arrays = {"itos": strings_to_array(self.itos), "counts": self.counts}
+        return arrays, {"specials": list(self.specials)}
 
     @classmethod
     def from_arrays(cls, arrays: dict, meta: dict) -> "Vocab":

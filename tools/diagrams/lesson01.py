@@ -37,14 +37,16 @@ BLANK = ("dh", "dz1", "dx", "dW1", "db1")      # the step of the lesson's Exerci
 def worked_example() -> dict:
     """Every value and gradient of the lesson's tiny network (``GRAPH`` of its checkers), from the
     checkers' reference code; the gradients of ``BLANK`` are left for the student."""
-    v = {"x": GRAPH["X"], "y": int(GRAPH["y"][0]), **{k: GRAPH[k] for k in ("W1", "b1", "W2", "b2")}}
+    v = {"x": GRAPH["X"], "y": int(GRAPH["y"][0])}
+    v.update({k: GRAPH[k] for k in ("W1", "b1", "W2", "b2")})
     v["z1"] = v["x"] @ v["W1"] + v["b1"]
     v["h"] = np.tanh(v["z1"])
     v["z2"] = v["h"] @ v["W2"] + v["b2"]
     v["p"] = np.exp(v["z2"]) / np.exp(v["z2"]).sum()
     onehot = np.eye(3)[[v["y"]]]
     v["dp"], v["dz2"] = -onehot / v["p"], v["p"] - onehot
-    v["L"], (v["dx"], v["dW1"], v["db1"], v["dW2"], v["db2"]) = check_mlp_backward.reference(*GRAPH.values())
+    v["L"], grads = check_mlp_backward.reference(*GRAPH.values())
+    v.update(zip(("dx", "dW1", "db1", "dW2", "db2"), grads, strict=True))
     v["dh"], v["dz1"] = check_hidden_backward.reference(v["dz2"], v["W2"], v["h"])
     return v
 
