@@ -160,15 +160,6 @@ def test_penalty_and_clipping_are_their_formulas(data):
     raises_naming(lambda: optim.clip_global_norm(np.array([3.0, 4.0]), 1.0), "gradients", TypeError)
 
 
-def test_l2_under_sgd_is_weight_decay():
-    rng = np.random.default_rng(0)
-    w, g = rng.standard_normal(4), rng.standard_normal(4)
-    decayed, grad = w.copy(), g.copy()
-    optim.add_weight_penalty([decayed], [grad], l2=0.01)
-    optim.SGD(0.1).step([decayed], [grad])
-    close(decayed, (1 - 2 * 0.1 * 0.01) * w - 0.1 * g)
-
-
 def test_clip_adam_step_is_clipping_then_adam():
     rng = np.random.default_rng(1)
     params = [rng.standard_normal(3), rng.standard_normal((2, 2))]
