@@ -9,7 +9,6 @@ epoch beside the count model's, and speed as a ratio measured in this run.
 import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -21,12 +20,10 @@ from helpers.course.data import load_wikipedia
 from helpers.infra.seeding import seeded_init
 from helpers.lessons.lesson01 import evaluate, featurize, train_classifier
 from helpers.lib.batching import minibatch_indices, ngram_windows
-from helpers.lib.language_models import FeedForwardLM, perplexity
+from helpers.lib.language_models import perplexity
 from helpers.lib.ngram import KneserNeyLM
 from helpers.lib.text import Vocab, tokenize
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))     # the repository root: training/
-from training.ffnn_lm import mean_nll  # noqa: E402
+from training.ffnn_lm import FeedForwardLM, mean_nll
 
 
 def language_models(epochs: int) -> None:
@@ -60,7 +57,7 @@ def classifier_speed() -> None:
     Xtr, Xva, Xte = featurize(data, "counts", 5000)
     ytr, yva, yte = data.labels[data.train], data.labels[data.valid], data.labels[data.test]
     t0 = time.perf_counter()
-    net, _ = train_classifier(Xtr, ytr, Xva, yva, epochs=4, progress=False)
+    net, _ = train_classifier(Xtr, ytr, Xva, yva, epochs=4)
     ours = time.perf_counter() - t0
     t0 = time.perf_counter()
     with warnings.catch_warnings():

@@ -39,7 +39,6 @@ def _cases():
     from helpers.lib.decoder import GELU, DecoderBlock, FeedForward, NumpyDecoderLM
     from helpers.lib.encoder_numpy import EncoderBlock
     from helpers.lib.fasttext import SubwordEmbedding
-    from helpers.lib.feedforward_lm import NumpyFeedForwardLM
     from helpers.lib.glove import GloVeNumpy
     from helpers.lib.hsoftmax import HierarchicalSoftmax, huffman_tree
     from helpers.lib.layers import (
@@ -105,7 +104,6 @@ def _cases():
                                1.0, np.ones(2)),
         "CBOWNS": lambda: (CBOWNS(6, 3, sampler, k=2), (ids, np.array([4, 5])), 1.0, np.ones((2, 1))),
         "NumpyMaskedLM": mlm,
-        "NumpyFeedForwardLM": lambda: (NumpyFeedForwardLM(7, 2, 3, 4, rng), (ids,), np.ones((2, 7)), np.ones((2, 1))),
         "LayerNorm": lambda: (LayerNorm(3), (xs,), np.ones((2, 5, 3)), np.ones((2, 5, 4))),
         "GELU": lambda: (GELU(), (x,), np.ones((2, 3)), np.ones((3, 2))),
         "FeedForward": lambda: (FeedForward(4, 8, rng, np.float64), (rng.standard_normal((2, 5, 4)),),

@@ -85,23 +85,6 @@ def test_the_word_lm_split_has_no_copy_across_splits():
     assert shared < 0.01, shared
 
 
-def test_the_bbc_topic_splits_score_no_copy_of_a_training_article():
-    from helpers.course.bbc_topics import bbc_groups, bbc_split, bbc_topic_data
-
-    groups = bbc_groups()
-    assert len(groups) == 2225
-    data = bbc_topic_data(seed=0)
-    seen = set(groups[data.train])
-    assert not any(groups[i] in seen for i in np.concatenate([data.valid, data.test]))
-    assert len(data.train) == 1558 and len(data.test) < 333           # 333 before the copies left out
-    pool_docs, pool_y, test_docs, test_y, _ = bbc_split()
-    assert len(pool_docs) == 1557 and len(test_docs) == len(test_y) < 668
-    # every test document differs from every pool document in most of its 12-grams
-    pool_grams = {tuple(d[i:i + 12]) for d in pool_docs for i in range(len(d) - 11)}
-    worst = max(np.mean([tuple(d[i:i + 12]) in pool_grams for i in range(len(d) - 11)]) for d in test_docs if len(d) > 11)
-    assert worst < 0.5, worst
-
-
 def test_seen_ngram_share():
     train = list("abcdefghij")
     assert seen_ngram_share(train, list("cdefg"), n=3) == 1.0

@@ -142,12 +142,6 @@ def _case_activation():
     return render_activation(1.0, "tanh")
 
 
-def _case_regularisation():
-    from helpers.lessons.lesson01 import render_regularisation
-
-    return render_regularisation(l2=1e-3, dropout=0.2, n_train=20, epochs=2, hidden=8)
-
-
 def _case_gradient_flow():
     from helpers.lessons.lesson02 import render_gradient_flow
 
@@ -168,12 +162,6 @@ def _case_temperature_words():
 
     vocab = _words_vocab()
     return render_temperature(0.7, model=RecurrentLM(len(vocab), "lstm", emb_dim=8, hidden=8), vocab=vocab, top=6)
-
-
-def _case_init_study():
-    from helpers.lessons.lesson01 import plot_init_study
-
-    return plot_init_study(depth=3, width=8)[0]
 
 
 def _case_exposure_gaps():
@@ -554,8 +542,6 @@ def _case_live_finetune():
 # function (module:qualified name) -> how to draw it on tiny inputs
 CASES = {
     "helpers.lessons.lesson01:render_activation": _case_activation,
-    "helpers.lessons.lesson01:render_regularisation": _case_regularisation,
-    "helpers.lessons.lesson01:plot_init_study": _case_init_study,
     "helpers.lessons.lesson02:render_gradient_flow": _case_gradient_flow,
     "helpers.lessons.lesson02:render_temperature": _case_temperature_words,
     "helpers.lessons.lesson02:plot_exposure_gaps": _case_exposure_gaps,

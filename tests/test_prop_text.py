@@ -1,19 +1,17 @@
-"""Properties of helpers.lib.text, bpe, batching, ngram, near_duplicates, mlm and counting:
+"""Properties of helpers.lib.bpe, near_duplicates, mlm and counting (those of text, batching
+and ngram are in tests/helpers/lib/):
 round trips, the reference implementations (plain Python loops, scikit-learn), and errors naming
 the argument for ids at -1 and V, float or bool ids and every mask form."""
 import math
-from collections import Counter
 
 import numpy as np
 import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from helpers.lib import batching as BA
 from helpers.lib import counting as C
 from helpers.lib import mlm as M
 from helpers.lib import near_duplicates as ND
-from helpers.lib import ngram as NG
 from helpers.lib import text as TX
 from helpers.lib.bpe import BPETokenizer
 from tests.props import (
@@ -37,44 +35,6 @@ TOK = BPETokenizer.train(["the", "bank", "banks", "river", "money", "the", "bank
 close = closeness(1e-10)
 
 
-# ---------------------------------------------------------------- text
-@covers("text.tokenize", "text.split_sentences", "text.check_tokens", "text.check_token_lists",
-        "text.UnknownWordError")
-@budget()
-@given(words=st.lists(WORDS, min_size=1, max_size=6), punct=st.booleans())
-def test_tokenize_splits_on_what_is_not_a_word_and_refuses_lists(words, punct):
-    text = " , ".join(w.upper() for w in words)
-    toks = TX.tokenize(text, punctuation=punct)
-    assert [t for t in toks if t != ","] == [w.lower() for w in words]
-    assert TX.split_sentences(". ".join(w.capitalize() for w in words) + ".")[0].startswith(words[0][0].upper())
-    raises_naming(lambda: TX.tokenize(words), "tokenize", TypeError)
-    raises_naming(lambda: TX.check_tokens("a b", "tokens", "here"), "tokens", TypeError)
-    raises_naming(lambda: TX.check_token_lists([["a"], "b c"], "sentences", "here"), "sentences", TypeError)
-    assert isinstance(TX.UnknownWordError("x"), KeyError)
-
-
-@covers("text.Vocab", "text.decode_ids")
-@budget(2)
-@given(st.data())
-def test_vocab_round_trips_and_refuses_ids_for_tokens_and_floats_for_ids(data):
-    tokens = data.draw(st.lists(WORDS, min_size=1, max_size=12))
-    vocab = TX.Vocab.build(tokens, max_size=data.draw(st.none() | st.integers(1, 5)))
-    known = [t for t in tokens if t in vocab]
-    assert vocab.decode(vocab.encode(known)) == known
-    assert all(i == vocab.unk_id for i, t in zip(vocab.encode(tokens), tokens, strict=True) if t not in vocab)
-    ids = vocab.encode(known or [vocab.itos[0]])
-    check_bad_ids(vocab.decode, ids, len(vocab), "ids", data.draw(corrupted(ids, len(vocab))))
-    raises_naming(lambda: vocab.encode([int(i) for i in ids]), "tokens", TypeError)
-    raises_naming(lambda: vocab.decode([True]), "ids", TypeError)
-    raises_naming(lambda: vocab.decode(ids[None]), "ids", ValueError)
-    raises_naming(lambda: TX.Vocab.build(tokens, max_size=0), "max_size", ValueError)
-    raises_naming(lambda: TX.Vocab.build([1, 2]), "token", TypeError)
-    back = TX.Vocab.from_arrays(*vocab.to_arrays())
-    assert back.itos == vocab.itos and np.array_equal(back.counts, vocab.counts)
-    counts = Counter(tokens)
-    assert all(vocab.counts[vocab.index(t)] == counts[t] for t in vocab.itos if t not in vocab.specials)
-
-
 @covers("bpe.BPETokenizer")
 @budget()
 @given(st.data())
@@ -88,74 +48,6 @@ def test_bpe_decodes_what_it_encodes_and_refuses_bad_ids(data):
     check_bad_ids(TOK.pieces, ids, len(TOK), "ids", data.draw(corrupted(ids, len(TOK))))
     raises_naming(lambda: BPETokenizer.train(["ab"], vocab_size=3), "vocab_size", ValueError)
     raises_naming(lambda: TOK.tokenize_word(3), "word", TypeError)
-
-
-# ---------------------------------------------------------------- batching
-@covers("batching.minibatch_indices", "batching.train_valid_test_split")
-@budget()
-@given(n=st.integers(0, 30), bs=dims(1, 8), drop=st.booleans(), shuffle=st.booleans())
-def test_index_batches_cover_every_index_once(n, bs, drop, shuffle):
-    rng = np.random.default_rng(n) if shuffle else None
-    batches = list(BA.minibatch_indices(n, bs, rng, drop_last=drop))
-    seen = np.concatenate(batches) if batches else np.array([], int)
-    assert len(set(seen.tolist())) == len(seen) and (drop or sorted(seen.tolist()) == list(range(n)))
-    assert all(len(b) == bs for b in batches[:-1])
-    raises_naming(lambda: list(BA.minibatch_indices(n, 0)), "batch_size", ValueError)
-    raises_naming(lambda: list(BA.minibatch_indices(float(n), bs)), "n", TypeError)
-    if n:
-        parts = BA.train_valid_test_split(n, rng=rng)
-        assert sorted(np.concatenate(parts).tolist()) == list(range(n))
-    raises_naming(lambda: BA.train_valid_test_split(n + 1, (0.5, 0.6, 0.1)), "fractions", ValueError)
-
-
-@covers("batching.ngram_windows", "batching.bptt_batches", "batching.pad_sequences")
-@budget()
-@given(st.data())
-def test_windows_streams_and_padding_are_their_formulas(data):
-    ids = np.array(data.draw(st.lists(st.integers(0, 9), min_size=2, max_size=20)))
-    c = data.draw(st.integers(1, len(ids) - 1))
-    X, y = BA.ngram_windows(ids, c)
-    assert all(list(X[i]) == list(ids[i:i + c]) and y[i] == ids[i + c] for i in range(len(y)))
-    raises_naming(lambda: BA.ngram_windows(ids.astype(float), c), "ids", TypeError)
-    bs = data.draw(st.integers(1, max(1, (len(ids) - 1))))
-    seq = data.draw(dims(1, 5))
-    pairs = list(BA.bptt_batches(ids, bs, seq))
-    xs = np.concatenate([x for x, _ in pairs], axis=1)
-    n_cols = (len(ids) - 1) // bs
-    np.testing.assert_array_equal(xs, ids[:n_cols * bs].reshape(bs, n_cols))
-    raises_naming(lambda: list(BA.bptt_batches(ids.astype(float), bs, seq)), "ids", TypeError)
-    seqs = [list(ids[: data.draw(st.integers(0, len(ids)))]) for _ in range(3)]
-    if any(seqs):
-        padded, mask = BA.pad_sequences(seqs, pad_id=99)
-        assert mask.sum(1).tolist() == [len(s) for s in seqs]
-        assert all(list(padded[i, :len(s)]) == s for i, s in enumerate(seqs)) and np.all(padded[~mask] == 99)
-    raises_naming(lambda: BA.pad_sequences([[1.5, 2.0]], 0), "sequence 0", TypeError)
-    raises_naming(lambda: BA.pad_sequences([[1]], 0.5), "pad_id", TypeError)
-
-
-# ---------------------------------------------------------------- n-grams
-@covers("ngram.KneserNeyLM", "ngram.kneser_ney_nlls")
-@budget(2)
-@given(st.data())
-def test_kneser_ney_sums_to_1_matches_its_vectorised_form_and_refuses_bad_ids(data):
-    V, order = data.draw(dims(2, 5)), data.draw(dims(1, 3))
-    train = np.array(data.draw(st.lists(st.integers(0, V - 1), min_size=order, max_size=25)))
-    ev = np.array(data.draw(st.lists(st.integers(0, V - 1), min_size=order, max_size=12)))
-    kn = NG.KneserNeyLM(order, V).fit(train)
-    ctx = tuple(ev[: order - 1])
-    close(sum(kn.prob(ctx, w) for w in range(V)), 1.0, 1e-9)        # a distribution over the vocabulary
-    close(NG.kneser_ney_nlls(train, ev, order, V), kn.token_nll(ev), 1e-9)
-    close(kn.mean_nll(ev), kn.token_nll(ev).mean())
-    assert 0 <= kn.unseen_fraction(ev) <= 1
-    check_bad_ids(kn.fit, train, V, "ids", data.draw(corrupted(train, V)))
-    check_bad_ids(lambda x: kn.token_nll(x), ev, V, "ids", data.draw(corrupted(ev, V)))
-    check_bad_ids(lambda x: NG.kneser_ney_nlls(x, ev, order, V), train, V, "train", data.draw(corrupted(train, V)))
-    check_bad_ids(lambda x: NG.kneser_ney_nlls(train, x, order, V), ev, V, "eval_ids", data.draw(corrupted(ev, V)))
-    w = data.draw(st.sampled_from([-1, V, V + 7]))
-    raises_naming(lambda: kn.prob(ctx, w), "w", ValueError)
-    raises_naming(lambda: kn.prob(ctx, 1.0), "w", TypeError)
-    raises_naming(lambda: NG.KneserNeyLM(order, V).prob(ctx, 0), "fit", RuntimeError)
-    raises_naming(lambda: NG.KneserNeyLM(0, V), "order", ValueError)
 
 
 # ---------------------------------------------------------------- near duplicates

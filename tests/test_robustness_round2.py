@@ -12,10 +12,8 @@ from helpers.lib import glove, mlm
 from helpers.lib.bpe import BPETokenizer
 from helpers.lib.counting import pmi
 from helpers.lib.hsoftmax import HierarchicalSoftmax, hs_loss_and_grads, huffman_tree
-from helpers.lib.language_models import perplexity
 from helpers.lib.layers import SoftmaxCrossEntropy, softmax
 from helpers.lib.metrics import nearest_neighbours
-from helpers.lib.ngram import KneserNeyLM
 from helpers.lib.optim import Adam
 from helpers.lib.recurrent import TimeLSTM, TimeRNN, copy_from_torch
 from helpers.lib.text import Vocab
@@ -81,30 +79,6 @@ def test_6_hierarchical_softmax_refuses_negative_and_too_large_ids():
             hs_loss_and_grads(h, U, tree, np.array([t]))
 
 
-def test_7_kneser_ney_prob_refuses_ids_outside_the_vocabulary():
-    kn = KneserNeyLM(2, 3).fit([0, 1, 2, 0, 1, 2, 0])
-    assert 0 < kn.prob((0,), 1) < 1
-    for w in (7, -1):
-        with pytest.raises(ValueError, match=r"w must be token ids in \[0, 3\)"):
-            kn.prob((0,), w)
-    with pytest.raises(ValueError, match=r"context must be token ids in \[0, 3\)"):
-        kn.prob((5,), 1)
-
-
-def test_8_kneser_ney_fit_refuses_float_ids():
-    with pytest.raises(TypeError, match="ids must be integer token ids, got dtype float64.*truncated"):
-        KneserNeyLM(2, 3).fit(np.array([0.0, 1.7, 2.2]))
-
-
-def test_9_vocab_decode_refuses_float_ids_and_encode_refuses_ids_for_tokens():
-    v = Vocab.build(["a", "b", "b"])
-    with pytest.raises(TypeError, match="ids must be integer token ids, got dtype float64"):
-        v.decode([1.7])
-    with pytest.raises(TypeError, match="tokens must be str, got int 0 at position 0; these look like ids"):
-        v.encode([0, 1])
-    assert v.decode([2, 3]) == ["b", "a"] and v.encode(["a", "zzz"]).tolist() == [3, 1]
-
-
 def test_11_glove_trainers_refuse_a_vocabulary_of_another_size():
     train = glove.train_pairwise
     counts = sp.csr_matrix(np.array([[0, 2.0, 1], [2, 0, 3], [1, 3, 0]]))
@@ -151,12 +125,6 @@ def test_14_nan_and_inf_are_refused_by_the_loss_the_recurrent_layers_and_adam():
 
 
 # ====================================================================== unhelpful errors
-def test_perplexity_of_a_diverged_nll_is_inf_with_a_warning():
-    with pytest.warns(RuntimeWarning, match="beyond the largest float64"):
-        assert perplexity(800.0) == math.inf
-    assert perplexity(math.inf) == math.inf and perplexity(0.0) == 1.0
-
-
 @pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
 def test_copy_from_torch_without_biases_gives_the_same_function(kind):
     from helpers.lib.recurrent import TimeGRU
@@ -169,7 +137,7 @@ def test_copy_from_torch_without_biases_gives_the_same_function(kind):
 
 
 def test_bare_numpy_errors_now_name_the_problem():
-    with pytest.raises(ValueError, match=r"softmax: axis -1 of z \(shape \(3, 0\)\) is empty"):
+    with pytest.raises(ValueError, match=r"softmax: z \(shape \(3, 0\)\) needs a non-empty axis -1"):
         softmax(np.zeros((3, 0)))
     tree = huffman_tree([3, 2, 1])
     with pytest.raises(ValueError, match=r"targets must be word ids in \[0, 3\), got 3"):

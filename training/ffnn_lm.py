@@ -1,7 +1,7 @@
 """Recipe of ``ffnn_lm``: lesson 01's feed-forward language model (``make models NAME=ffnn_lm``).
 
 Data: :func:`helpers.course.ffnn_lm.ffnn_lm_data` (lesson 01's Wikipedia split, windows of
-``context`` tokens). Model: :class:`helpers.lib.language_models.FeedForwardLM`, Adam, shuffled
+``context`` tokens). Model: :class:`FeedForwardLM` below, Adam, shuffled
 mini-batches epoch after epoch. Every ``eval_every`` steps the validation cross-entropy decides
 early stopping (the best weights are kept) and, when it did not improve, halves the learning
 rate. The interpolated Kneser-Ney baseline (orders 2-5, discount chosen on validation) is scored
@@ -14,12 +14,14 @@ import math
 
 import numpy as np
 import torch
+from torch import nn
 from torch.nn import functional as F
 
 from helpers.course.ffnn_lm import ffnn_lm_data, lm_streams
 from helpers.infra.seeding import seeded_init
 from helpers.lib.batching import minibatch_indices
-from helpers.lib.language_models import FeedForwardLM, perplexity
+from helpers.lib.checks import check_ids
+from helpers.lib.language_models import perplexity
 from helpers.lib.ngram import KneserNeyLM
 from training.loop import model_arrays, torch_snapshot, train_steps
 from training.runlog import RunLog
@@ -31,6 +33,43 @@ SETTINGS = dict(vocab_size=2000, context=4, emb_dim=48, hidden=128, dropout=0.2,
 SUBSET = 5000                                              # test windows of the subset metric
 KN_ORDERS = (2, 3, 4, 5)
 KN_DISCOUNTS = (0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)      # chosen on validation, per order
+
+
+class FeedForwardLM(nn.Module):
+    """The feed-forward (Bengio-style) language model of lesson 01 §10, in PyTorch.
+
+    ids (B, n) -> embeddings (B, n, d) -> concatenated (B, n·d) -> tanh hidden (B, h) -> scores
+    (B, V); ``dropout`` on the concatenated embeddings and on the hidden layer in training mode.
+    The lesson runs the trained weights with the student's NumPy MLP."""
+
+    def __init__(self, vocab_size: int, context: int = 3, emb_dim: int = 64, hidden: int = 128,
+                 dropout: float = 0.0):
+        super().__init__()
+        if not 0 <= dropout < 1:
+            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        self.context = context
+        self.drop = nn.Dropout(dropout)
+        self.embed = nn.Embedding(vocab_size, emb_dim)
+        self.hidden = nn.Linear(context * emb_dim, hidden)
+        self.out = nn.Linear(hidden, vocab_size)
+
+    def forward(self, ctx: torch.Tensor) -> torch.Tensor:
+        if ctx.ndim != 2 or ctx.shape[1] != self.context:
+            raise ValueError(f"expected context ids of shape (B, {self.context}), got "
+                             f"{tuple(ctx.shape)}")
+        check_ids(ctx, self.embed.num_embeddings, "ctx", "FeedForwardLM.forward", noun="token ids")
+        x = self.drop(self.embed(ctx).flatten(1))
+        return self.out(self.drop(torch.tanh(self.hidden(x))))
+
+
+def torch_model(shipped) -> FeedForwardLM:
+    """The shipped weights (``load_model("ffnn_lm")``, laid out for x W) in the PyTorch model."""
+    s, w = shipped.settings, shipped.weights
+    model = FeedForwardLM(len(shipped.vocab), s["context"], s["emb_dim"], s["hidden"], s["dropout"])
+    state = {"embed.weight": w["E"], "hidden.weight": w["W1"].T, "hidden.bias": w["b1"],
+             "out.weight": w["W2"].T, "out.bias": w["b2"]}
+    model.load_state_dict({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in state.items()})
+    return model.eval()
 
 
 @torch.no_grad()
@@ -134,5 +173,5 @@ def subset_metric(shipped) -> tuple[str, float]:
     if data.vocab.itos != shipped.vocab.itos:
         raise ValueError("the shipped model's vocabulary differs from the one the current data "
                          "gives: rebuild it with `make models NAME=ffnn_lm`")
-    nll = mean_nll(shipped.model, data.X_test[:SUBSET], data.y_test[:SUBSET])
+    nll = mean_nll(torch_model(shipped), data.X_test[:SUBSET], data.y_test[:SUBSET])
     return f"test_ppl_first_{SUBSET}", perplexity(nll)

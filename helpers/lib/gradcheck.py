@@ -1,12 +1,10 @@
 """Checking hand-written gradients: centred finite differences and PyTorch.
 
-Typical use in a test or notebook::
-
     report = check_layer(Linear(4, 3, rng), x)      # every parameter and the input
     assert report.ok, report
 
-Work in float64: with h = 1e-5 the centred difference has error O(h^2) ~ 1e-10,
-so a correct gradient shows a relative error around 1e-8 or less.
+Work in float64: with h = 1e-5 a centred difference is off by O(h²), so a correct gradient shows
+a relative error around 1e-8 or less.
 """
 from __future__ import annotations
 
@@ -17,7 +15,7 @@ import numpy as np
 
 
 def relative_error(a: np.ndarray, b: np.ndarray) -> float:
-    """max |a - b| / max(|a| + |b|), 0 when both are zero. Shapes must match. Taught in lesson 01, section 4."""
+    """max |a − b| / max(|a| + |b|), 0 when both are zero; shapes must match (lesson 01 §4)."""
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     if a.shape != b.shape:
         raise ValueError(f"shapes differ: {a.shape} vs {b.shape}")
@@ -26,19 +24,15 @@ def relative_error(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def numerical_gradient(f: Callable[[], float], x: np.ndarray, h: float = 1e-5) -> np.ndarray:
-    """Centred finite-difference gradient of the scalar ``f()`` with respect to ``x``. Taught in lesson 01, section 4.
+    """Centred finite differences of the scalar ``f()`` with respect to ``x`` (lesson 01 §4).
 
-    ``x`` is perturbed in place, one element at a time, and restored afterwards, so
-    ``f`` must read ``x`` (e.g. a layer's parameter array). Returns an array of x's shape.
-    For a loss that samples (dropout, negative sampling) make ``f`` reset its generator
-    so both evaluations see the same draw.
+    ``x`` is perturbed in place, one element at a time, and restored, so ``f`` must read it. For
+    a loss that samples (dropout), ``f`` must re-seed its generator so both sides see one draw.
     """
     if x.dtype != np.float64:
         raise TypeError(f"finite differences need float64 arrays, got {x.dtype}")
     grad = np.zeros_like(x)
-    it = np.nditer(x, flags=["multi_index"])
-    for _ in it:
-        i = it.multi_index
+    for i in np.ndindex(x.shape):
         old = x[i]
         x[i] = old + h
         f_plus = f()
@@ -51,7 +45,7 @@ def numerical_gradient(f: Callable[[], float], x: np.ndarray, h: float = 1e-5) -
 
 @dataclass
 class GradReport:
-    """Relative errors of analytic vs numerical gradients, by name. Taught in lesson 01, section 4."""
+    """Relative errors of hand-written against numerical gradients, by name (lesson 01 §4)."""
 
     errors: dict[str, float] = field(default_factory=dict)
     tol: float = 1e-6
@@ -69,51 +63,40 @@ class GradReport:
 def check_layer(layer, *inputs: np.ndarray, dout: np.ndarray | None = None,
                 rng: np.random.Generator | None = None, reset: Callable[[], None] | None = None,
                 h: float = 1e-5, tol: float = 1e-6) -> GradReport:
-    """Gradient-check a layer of the course protocol (params, grads, forward, backward). Taught in lesson 01, section 4.
+    """Gradient-check a layer's parameters and first input by finite differences (lesson 01 §4).
 
-    The scalar checked is ``sum(forward(*inputs) * dout)`` with a random ``dout``, so
-    ``backward(dout)`` must return the gradient of that sum for the first input and
-    fill ``layer.grads``. Integer inputs (token ids) are not differentiated.
-    ``reset`` is called before every forward pass (re-seed a sampling layer there).
+    The scalar is ``sum(forward(*inputs) * dout)`` for a random ``dout``; integer inputs (ids)
+    are not differentiated; ``reset()`` runs before every forward (re-seed a sampling layer).
     """
-    rng = rng or np.random.default_rng(0)
+    if len(layer.params) != len(layer.grads):
+        raise ValueError(f"{type(layer).__name__} has {len(layer.params)} params but "
+                         f"{len(layer.grads)} grads; every parameter needs its gradient array")
 
     def forward():
         if reset is not None:
             reset()
         return layer.forward(*inputs)
 
-    if len(layer.params) != len(layer.grads):
-        raise ValueError(f"{type(layer).__name__} has {len(layer.params)} params but {len(layer.grads)} grads; "
-                         "every parameter needs its gradient array (same order, same shape)")
     out = forward()
     if dout is None:
-        dout = rng.standard_normal(np.shape(out))
+        dout = (rng or np.random.default_rng(0)).standard_normal(np.shape(out))
     dx = layer.backward(dout)
-    analytic = [g.copy() for g in layer.grads]
-
-    def f():
-        return float(np.sum(forward() * dout))
-
-    report = GradReport(tol=tol)
-    for k, (p, g) in enumerate(zip(layer.params, analytic, strict=True)):
-        report.errors[f"param[{k}]"] = relative_error(g, numerical_gradient(f, p, h))
-    x0 = inputs[0] if inputs else None
-    if x0 is not None and np.issubdtype(np.asarray(x0).dtype, np.floating):
-        report.errors["input"] = relative_error(dx, numerical_gradient(f, x0, h))
-    return report
+    wrt, analytic = list(layer.params), [g.copy() for g in layer.grads]
+    names = [f"param[{k}]" for k in range(len(wrt))]
+    if inputs and np.issubdtype(np.asarray(inputs[0]).dtype, np.floating):
+        wrt, analytic, names = wrt + [inputs[0]], analytic + [dx], names + ["input"]
+    return check_function(lambda: float(np.sum(forward() * dout)), wrt, analytic, names, h, tol)
 
 
-def check_function(f: Callable[[], float], wrt: Sequence[np.ndarray], analytic: Sequence[np.ndarray],
-                   names: Sequence[str] | None = None, h: float = 1e-5, tol: float = 1e-6) -> GradReport:
-    """Gradient-check the analytic gradients of a scalar function. Taught in lesson 02, section 3.
-
-    Compare analytic gradients of a scalar ``f()`` with finite differences for each
-    array in ``wrt`` (perturbed in place)."""
+def check_function(f: Callable[[], float], wrt: Sequence[np.ndarray],
+                   analytic: Sequence[np.ndarray], names: Sequence[str] | None = None,
+                   h: float = 1e-5, tol: float = 1e-6) -> GradReport:
+    """Gradient-check ``analytic``, the gradients of the scalar ``f()`` with respect to the
+    arrays ``wrt``, against finite differences (lesson 02 §3)."""
     names = names or [f"arg[{i}]" for i in range(len(wrt))]
     if not len(names) == len(wrt) == len(analytic):
-        raise ValueError(f"check_function: {len(wrt)} arrays (wrt), {len(analytic)} analytic gradients and "
-                         f"{len(names)} names; they must pair up")
+        raise ValueError(f"check_function: {len(wrt)} arrays (wrt), {len(analytic)} analytic "
+                         f"gradients and {len(names)} names; they must pair up")
     report = GradReport(tol=tol)
     for name, x, g in zip(names, wrt, analytic, strict=True):
         if np.shape(g) != np.shape(x):
@@ -122,11 +105,9 @@ def check_function(f: Callable[[], float], wrt: Sequence[np.ndarray], analytic: 
     return report
 
 
-def assert_close_to_torch(ours: np.ndarray, theirs, name: str, rtol: float = 1e-5, atol: float = 1e-7) -> None:
-    """Assert a NumPy result equals a PyTorch tensor (or array) within tolerance. Taught in lesson 01, section 4.
-
-    The message says which quantity differs, by how much, and where.
-    """
+def assert_close_to_torch(ours: np.ndarray, theirs, name: str, rtol: float = 1e-5,
+                          atol: float = 1e-7) -> None:
+    """Assert a NumPy result equals a PyTorch tensor or array, saying where not (lesson 01 §4)."""
     if hasattr(theirs, "detach"):
         theirs = theirs.detach().cpu().numpy()
     ours, theirs = np.asarray(ours), np.asarray(theirs)
@@ -135,7 +116,6 @@ def assert_close_to_torch(ours: np.ndarray, theirs, name: str, rtol: float = 1e-
     if not np.allclose(ours, theirs, rtol=rtol, atol=atol):
         diff = np.abs(ours.astype(np.float64) - theirs.astype(np.float64))
         where = np.unravel_index(np.argmax(diff), diff.shape)
-        raise AssertionError(
-            f"{name}: differs from PyTorch by up to {diff.max():.3e} at index {tuple(int(i) for i in where)} "
-            f"(expected {theirs[where]!r}, got {ours[where]!r}; rtol={rtol}, atol={atol})"
-        )
+        raise AssertionError(f"{name}: differs from PyTorch by up to {diff.max():.3e} at index "
+                             f"{tuple(int(i) for i in where)} (expected {theirs[where]!r}, got "
+                             f"{ours[where]!r}; rtol={rtol}, atol={atol})")

@@ -1,12 +1,8 @@
-"""Optimisers and weight penalties for parameter lists (NumPy, updated in place).
+"""Optimisers and weight penalties for lists of NumPy arrays, updated in place.
 
-All optimisers share ``step(params, grads)``: ``params[i] -= (update from grads[i])``.
-``params`` and ``grads`` are parallel lists of arrays (a model's ``params`` and ``grads``).
-State (velocities, moment estimates) is kept per parameter position, so a stateful
-optimiser remembers the arrays it was first stepped with and refuses a different list later
-(a parameter added, removed or replaced): its state would belong to the wrong array, or the
-new array would never be updated. Make a new optimiser, or call ``reset()``, when the model
-changes.
+Every optimiser has ``step(params, grads)``: ``params[i]`` moves against ``grads[i]``. A stateful
+one keeps its state per position, so it refuses another list of arrays later (its state would
+belong to the wrong array): make a new optimiser when the model changes.
 """
 from __future__ import annotations
 
@@ -15,17 +11,8 @@ import numpy as np
 from helpers.lib.checks import all_finite
 
 
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
 def array_list(arrays, where: str, what: str = "gradient") -> list[np.ndarray]:
-    """``arrays`` as a list, checked: a list of NumPy arrays, not one array. Taught in lesson 01, section 5.
-
-    Raises TypeError when ``arrays`` is itself an array (iterating it would give rows or
-    scalars, and a scalar cannot be updated in place) or an entry is not an array. ``what``
-    names one entry in the message ("parameter", "gradient", ...).
-    """
+    """``arrays`` as a list of NumPy arrays; one bare array is refused (lesson 01 §5)."""
     if isinstance(arrays, np.ndarray):
         raise TypeError(f"{where}: the {what}s must be a list of arrays, got one array of shape "
                         f"{arrays.shape}; wrap it in a list: [array]")
@@ -38,93 +25,66 @@ def array_list(arrays, where: str, what: str = "gradient") -> list[np.ndarray]:
 
 
 def check_parallel(params, grads, where: str, names: tuple[str, str] = ("parameter", "gradient")):
-    """Check that two lists of arrays pair up: same length, each pair the same shape. Taught in lesson 01, section 5.
-
-    Returns both as lists (so a generator may be passed). Raises TypeError as
-    :func:`array_list` does, and ValueError naming the first length or shape that differs:
-    ``zip`` would silently drop the extra entries, which would then never be updated.
-    """
+    """Two lists of arrays that pair up, in length and shapes (lesson 01 §5)."""
     a, b = names
     params, grads = array_list(params, where, a), array_list(grads, where, b)
     if len(params) != len(grads):
-        raise ValueError(f"{where}: {_count(len(params), a)} but {_count(len(grads), b)}; the two lists must "
+        raise ValueError(f"{where}: {len(params)} {a}s but {len(grads)} {b}s; the two lists must "
                          f"be parallel ({b} i belongs to {a} i)")
     for i, (p, g) in enumerate(zip(params, grads, strict=True)):
         if p.shape != g.shape:
-            raise ValueError(f"{where}: {b} {i} has shape {g.shape}, but {a} {i} has shape {p.shape}")
+            raise ValueError(f"{where}: {b} {i} has shape {g.shape}, but {a} {i} has shape "
+                             f"{p.shape}")
     return params, grads
 
 
 class Optimizer:
-    """What every optimiser shares: checking ``step``'s lists, and the state's arrays. Taught in lesson 01, section 5.
+    """What every optimiser shares: the checks of ``step``, and its state's arrays (lesson 01 §5).
 
-    The learning rate must be a positive number and each decay rate (momentum, the running
-    averages) lie in [0, 1). ``step(params, grads)`` checks the two lists with :func:`check_parallel` and refuses
-    a gradient holding nan or inf (a step would spread it), then calls the
-    subclass's ``update(params, grads)``. A stateful subclass calls :meth:`first_step` in
-    ``update`` to know when to create its state; from then on every step must be given the
-    very same arrays (checked by identity, in order). :meth:`reset` forgets the state.
+    ``step`` refuses lists that do not pair up, a gradient holding nan or inf and an array listed
+    twice, then calls ``update``; a stateful ``update`` creates its state when :meth:`first_step`
+    is true.
     """
 
     def __init__(self, lr: float, **decays: float):
         name = type(self).__name__
         if not (lr > 0 and np.isfinite(lr)):
             raise ValueError(f"{name}: the learning rate must be a positive number, got {lr}")
-        for key, value in decays.items():            # momentum and averaging rates: in [0, 1)
+        for key, value in decays.items():
             if not 0 <= value < 1:
                 raise ValueError(f"{name}: {key} must lie in [0, 1), got {value}")
-        self.lr = lr
-        self.state_params: list[np.ndarray] | None = None   # the arrays the state belongs to
+        self.lr, self.state_params = lr, None
 
     def step(self, params, grads) -> None:
         where = f"{type(self).__name__}.step"
         params, grads = check_parallel(params, grads, where)
-        for i, g in enumerate(grads):       # the gradients only: a parameter turns nan through one of them
+        for i, g in enumerate(grads):
             if not all_finite(g):
-                raise ValueError(f"{where}: gradient {i} (shape {g.shape}) holds inf or nan; training has "
-                                 "diverged (try a smaller learning rate, or clip the gradients): a step "
-                                 "would spread the nan to every parameter it updates")
-        seen = {}
-        for i, p in enumerate(params):
-            if id(p) in seen:
-                raise ValueError(f"{type(self).__name__}.step: parameters {seen[id(p)]} and {i} are the same "
-                                 "array, which would be updated twice; list a shared (tied) array once, "
-                                 "with the sum of its gradients")
-            seen[id(p)] = i
+                raise ValueError(f"{where}: gradient {i} (shape {g.shape}) holds inf or nan; "
+                                 "training has diverged (try a smaller learning rate)")
+        if len({id(p) for p in params}) != len(params):
+            raise ValueError(f"{where}: an array is listed twice and would be updated twice; "
+                             "list a shared (tied) array once, with the sum of its gradients")
         self.update(params, grads)
 
     def update(self, params: list[np.ndarray], grads: list[np.ndarray]) -> None:
         raise NotImplementedError
 
     def first_step(self, params: list[np.ndarray]) -> bool:
-        """True on the first step (create the state now); later, check ``params`` are the same arrays."""
-        name = type(self).__name__
+        """True on the first step (create the state now); later, refuse other arrays than then."""
         if self.state_params is None:
             self.state_params = list(params)
             return True
-        if len(params) != len(self.state_params):
-            change = "added" if len(params) > len(self.state_params) else "removed"
-            raise ValueError(f"{name}.step: the optimiser's state was made for "
-                             f"{_count(len(self.state_params), 'parameter')}, but it is now given "
-                             f"{len(params)} (a parameter was {change}). "
-                             "Make a new optimiser, or call reset(), when the model changes")
-        for i, (old, new) in enumerate(zip(self.state_params, params, strict=True)):
-            if new is not old:
-                raise ValueError(f"{name}.step: parameter {i} (shape {new.shape}) is not the array the "
-                                 f"optimiser's state was made for (shape {old.shape}): it was replaced "
-                                 "by a new array. Update parameters in place (p[...] = ...), or make a "
-                                 "new optimiser (or call reset())")
+        if len(params) != len(self.state_params) or any(
+                new is not old for new, old in zip(params, self.state_params, strict=True)):
+            raise ValueError(f"{type(self).__name__}.step: these are not the arrays the state was "
+                             "made for (one was added, removed or replaced by a new array); update "
+                             "parameters in place (p[...] = ...), or make a new optimiser")
         return False
-
-    def reset(self) -> None:
-        """Forget the state (velocities, moments, step count): the next step starts afresh."""
-        self.state_params = None
 
 
 class SGD(Optimizer):
-    """Plain stochastic gradient descent. Taught in lesson 01, section 5.
-
-    theta <- theta - lr * g   (no state)"""
+    """Plain gradient descent, θ ← θ − η g (lesson 01 §5)."""
 
     def __init__(self, lr: float = 0.1):
         super().__init__(lr)
@@ -135,13 +95,11 @@ class SGD(Optimizer):
 
 
 class Momentum(Optimizer):
-    """Gradient descent with (heavy-ball) momentum. Taught in lesson 01, section 5.
-
-    v <- beta v - lr g;  theta <- theta + v   (heavy-ball momentum)"""
+    """Heavy-ball momentum: v ← βv − ηg, θ ← θ + v (lesson 01 §5)."""
 
     def __init__(self, lr: float = 0.05, beta: float = 0.9):
         super().__init__(lr, beta=beta)
-        self.beta, self.v = beta, None
+        self.beta = beta
 
     def update(self, params, grads):
         if self.first_step(params):
@@ -153,13 +111,11 @@ class Momentum(Optimizer):
 
 
 class RMSProp(Optimizer):
-    """RMSProp: steps scaled by a running root mean square of the gradient. Taught in lesson 01, section 5.
-
-    s <- rho s + (1 - rho) g^2;  theta <- theta - lr g / (sqrt(s) + eps)"""
+    """s ← ρs + (1 − ρ)g², θ ← θ − η g / (√s + ε): a step size per parameter (lesson 01 §5)."""
 
     def __init__(self, lr: float = 1e-3, rho: float = 0.9, eps: float = 1e-8):
         super().__init__(lr, rho=rho)
-        self.rho, self.eps, self.s = rho, eps, None
+        self.rho, self.eps = rho, eps
 
     def update(self, params, grads):
         if self.first_step(params):
@@ -170,63 +126,47 @@ class RMSProp(Optimizer):
             p -= self.lr * g / (np.sqrt(s) + self.eps)
 
 
-class Adam(Optimizer):
-    """Adam (Kingma & Ba 2015): momentum on g and RMSProp on g^2, both bias-corrected. Taught in lesson 01, section 5.
+def adam_update(p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, t: int,
+                lr: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8):
+    """One Adam step for one array, as a pure function: the new ``(p, m, v)`` (lesson 01 §5).
 
-    m <- b1 m + (1-b1) g;  v <- b2 v + (1-b2) g^2;
-    theta <- theta - lr * m_hat / (sqrt(v_hat) + eps), with m_hat = m/(1-b1^t), v_hat = v/(1-b2^t).
-    """
-
-    def __init__(self, lr: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8):
-        super().__init__(lr, beta1=beta1, beta2=beta2)
-        self.b1, self.b2, self.eps = beta1, beta2, eps
-        self.m = self.v = None
-        self.t = 0
-
-    def update(self, params, grads):
-        if self.first_step(params):
-            self.m = [np.zeros_like(p) for p in params]
-            self.v = [np.zeros_like(p) for p in params]
-            self.t = 0
-        self.t += 1
-        c1, c2 = 1 - self.b1 ** self.t, 1 - self.b2 ** self.t
-        for p, g, m, v in zip(params, grads, self.m, self.v, strict=True):
-            m *= self.b1
-            m += (1 - self.b1) * g
-            v *= self.b2
-            v += (1 - self.b2) * g * g
-            p -= self.lr * (m / c1) / (np.sqrt(v / c2) + self.eps)
-
-
-def adam_update(p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, t: int, lr: float = 1e-3,
-                beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8):
-    """One Adam step for one parameter array, as a pure function. Taught in lesson 01, section 5.
-
-    ``p``, ``g``, ``m``, ``v``: the parameter, its gradient and the two moment estimates, all of one
-    shape; ``t``: the number of this step, from 1. Returns the new ``(p, m, v)`` (new arrays; the
-    inputs are not changed): m <- b1 m + (1-b1) g, v <- b2 v + (1-b2) g², then
-    p <- p - lr m̂ / (√v̂ + eps) with m̂ = m/(1-b1^t), v̂ = v/(1-b2^t) — the same arithmetic as
-    :class:`Adam` (and ``torch.optim.Adam``).
+    m ← β₁m + (1 − β₁)g, v ← β₂v + (1 − β₂)g², p ← p − η m̂ / (√v̂ + ε) with the bias corrections
+    m̂ = m/(1 − β₁ᵗ), v̂ = v/(1 − β₂ᵗ) at step ``t`` (from 1), as ``torch.optim.Adam``.
     """
     if int(t) != t or t < 1:
         raise ValueError(f"adam_update: t is the number of the step, counted from 1; got {t!r}")
     m = beta1 * m + (1 - beta1) * g
     v = beta2 * v + (1 - beta2) * g * g
-    m_hat, v_hat = m / (1 - beta1 ** t), v / (1 - beta2 ** t)
-    return p - lr * m_hat / (np.sqrt(v_hat) + eps), m, v
+    return p - lr * (m / (1 - beta1 ** t)) / (np.sqrt(v / (1 - beta2 ** t)) + eps), m, v
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba 2015), :func:`adam_update` on every array of the list (lesson 01 §5)."""
+
+    def __init__(self, lr: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
+                 eps: float = 1e-8):
+        super().__init__(lr, beta1=beta1, beta2=beta2)
+        self.betas, self.eps = (beta1, beta2), eps
+
+    def update(self, params, grads):
+        if self.first_step(params):
+            self.m, self.v = [np.zeros_like(p) for p in params], [np.zeros_like(p) for p in params]
+            self.t = 0
+        self.t += 1
+        for i, (p, g) in enumerate(zip(params, grads, strict=True)):
+            p[...], self.m[i], self.v[i] = adam_update(p, g, self.m[i], self.v[i], self.t, self.lr,
+                                                       *self.betas, self.eps)
 
 
 class AdamW(Adam):
-    """Adam with decoupled weight decay (Loshchilov & Hutter 2019). Taught in lesson 01, section 7.
+    """Adam with decoupled weight decay (Loshchilov & Hutter 2019) (lesson 01 §10).
 
-    theta <- theta - lr * weight_decay * theta, then the Adam step on the loss gradient alone —
-    the order and the form of ``torch.optim.AdamW``. Unlike an L2 penalty added to the gradient
-    (which Adam divides by sqrt(v_hat), so weights with large gradients are barely decayed), every
-    weight shrinks by the same factor (1 - lr * weight_decay) per step.
+    θ ← (1 − η λ) θ, then the Adam step on the loss's gradient alone (``torch.optim.AdamW``):
+    every weight shrinks alike, whereas an L2 penalty's gradient is divided by √v̂ like the rest.
     """
 
-    def __init__(self, lr: float = 1e-3, weight_decay: float = 1e-2, beta1: float = 0.9, beta2: float = 0.999,
-                 eps: float = 1e-8):
+    def __init__(self, lr: float = 1e-3, weight_decay: float = 1e-2, beta1: float = 0.9,
+                 beta2: float = 0.999, eps: float = 1e-8):
         if not (np.isfinite(weight_decay) and weight_decay >= 0):
             raise ValueError(f"weight_decay must be finite and >= 0, got {weight_decay}")
         super().__init__(lr, beta1, beta2, eps)
@@ -238,17 +178,8 @@ class AdamW(Adam):
         super().update(params, grads)
 
 
-OPTIMIZERS = {"SGD": SGD, "Momentum": Momentum, "RMSProp": RMSProp, "Adam": Adam, "AdamW": AdamW}
-
-
 def add_weight_penalty(weights, grads, l1: float = 0.0, l2: float = 0.0) -> float:
-    """Add L1/L2 penalties on ``weights`` to the loss and their gradients to ``grads``. Taught in lesson 01, section 7.
-
-    penalty = l1 * sum|w| + l2 * sum w^2; gradient l1 * sign(w) + 2 * l2 * w, added in
-    place to the gradient array paired with each weight. Returns the penalty value.
-    ``weights`` and ``grads`` are parallel lists (the same arrays the optimiser sees);
-    a length or shape that differs raises (see :func:`check_parallel`).
-    """
+    """Add the gradient of l1·Σ|w| + l2·Σw² to ``grads``; return the penalty (lesson 01 §10)."""
     if not (l1 >= 0 and l2 >= 0 and np.isfinite(l1) and np.isfinite(l2)):
         raise ValueError(f"the penalty strengths must be finite and >= 0, got l1={l1}, l2={l2}")
     weights, grads = check_parallel(weights, grads, "add_weight_penalty", ("weight", "gradient"))
@@ -264,12 +195,10 @@ def add_weight_penalty(weights, grads, l1: float = 0.0, l2: float = 0.0) -> floa
 
 
 def clip_global_norm(grads, max_norm: float) -> float:
-    """Scale all gradients together so their joint L2 norm is at most ``max_norm``. Taught in lesson 02, section 5.
+    """Scale all gradients together to a joint L2 norm of at most ``max_norm`` (lesson 02 §5).
 
-    Returns the norm before clipping. The direction of the update is unchanged, only its
-    length; this tames exploding gradients but cannot revive vanished ones. ``grads`` is a
-    list of arrays, scaled in place; a gradient holding inf or nan raises (no rescaling
-    could repair it: the step before diverged).
+    In place; returns the norm before clipping. It tames exploding gradients, it cannot revive
+    vanished ones; a gradient holding inf or nan raises (no rescaling could repair it).
     """
     if not max_norm > 0:
         raise ValueError(f"max_norm must be positive, got {max_norm}")
@@ -285,28 +214,18 @@ def clip_global_norm(grads, max_norm: float) -> float:
     return norm
 
 
-def clip_adam_step(params, grads, m, v, t: int, lr: float, max_norm: float = 1.0, beta1: float = 0.9,
-                   beta2: float = 0.999, eps: float = 1e-8):
-    """One training update as a function: clip the gradients' global norm, then an Adam step. Taught in lesson 04, section 8.
+def clip_adam_step(params, grads, m, v, t: int, lr: float, max_norm: float = 1.0,
+                   beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8):
+    """Clip the gradients' global norm, then an Adam step, as a pure function (lesson 04 §8).
 
-    ``params``, ``grads``, ``m``, ``v``: parallel lists of arrays (the first and second moments start
-    at zero); ``t``: the step number, counted from 1. If the joint L2 norm of all gradients exceeds
-    ``max_norm`` every gradient is scaled by max_norm / norm (as ``torch.nn.utils.clip_grad_norm_``,
-    with its 1e-6 in the denominator); then m ← β₁m + (1 − β₁)g, v ← β₂v + (1 − β₂)g²,
-    p ← p − lr · m̂ / (√v̂ + ε) with m̂ = m/(1 − β₁ᵗ), v̂ = v/(1 − β₂ᵗ) — :class:`Adam`'s update.
-    Returns new lists (params, m, v); the arrays passed in are left unchanged.
+    Lists of arrays in; the clipping of ``torch.nn.utils.clip_grad_norm_`` (1e-6 in the
+    denominator), the step of :func:`adam_update`. Returns new lists (params, m, v).
     """
     params, grads = check_parallel(params, grads, "clip_adam_step")
     if not (isinstance(t, (int, np.integer)) and t >= 1):
         raise ValueError(f"clip_adam_step: t counts the steps from 1, got {t!r}")
     norm = float(np.sqrt(sum(float(np.sum(np.square(g))) for g in grads)))
     scale = max_norm / (norm + 1e-6) if norm > max_norm else 1.0
-    new_p, new_m, new_v = [], [], []
-    for p, g, m_, v_ in zip(params, grads, m, v, strict=True):
-        g = g * scale
-        m_ = beta1 * m_ + (1 - beta1) * g
-        v_ = beta2 * v_ + (1 - beta2) * g * g
-        new_p.append(p - lr * (m_ / (1 - beta1 ** t)) / (np.sqrt(v_ / (1 - beta2 ** t)) + eps))
-        new_m.append(m_)
-        new_v.append(v_)
-    return new_p, new_m, new_v
+    steps = [adam_update(p, g * scale, m_, v_, t, lr, beta1, beta2, eps)
+             for p, g, m_, v_ in zip(params, grads, m, v, strict=True)]
+    return [s[0] for s in steps], [s[1] for s in steps], [s[2] for s in steps]

@@ -6,7 +6,7 @@ the cross-entropy loss ``L = −log p_y`` for the true class ``y``.
 
 import numpy as np
 
-from helpers.lessons.lesson01 import mlp_worked_example
+from helpers.exercises.lesson01 import GRAPH, check_hidden_backward, check_mlp_backward
 from tools.diagrams.style import DATA, GRAD, LOSS, OP, PARAM
 from tools.diagrams.svg import SMALL_SIZE, Drawing, fmt
 
@@ -14,6 +14,8 @@ LESSON = 1
 
 
 def _vec(a) -> str:
+    if isinstance(a, str):                     # a blank the student fills in
+        return a
     return "[" + ", ".join(fmt(x) for x in np.ravel(a)) + "]"
 
 
@@ -22,16 +24,39 @@ def _assign(d: Drawing, x: float, y: float, name: str, value, color: str = "blac
     """Write ``name = value`` at ``x`` (left end), one matrix row per line, the rows aligned
     after the ``=``; returns the height of the next free line."""
     head = d.text(x, y, f"{name} = ", anchor="start", size=SMALL_SIZE, color=color)
-    for i, row in enumerate(np.atleast_2d(value)):
+    rows = [value] if isinstance(value, str) else np.atleast_2d(value)
+    for i, row in enumerate(rows):
         d.text(head.x + head.w, y + i * line, _vec(row), anchor="start", size=SMALL_SIZE,
                color=color)
-    return y + len(np.atleast_2d(value)) * line
+    return y + len(rows) * line
+
+
+BLANK = ("dh", "dz1", "dx", "dW1", "db1")      # the step of the lesson's Exercise 1, and below it
+
+
+def worked_example() -> dict:
+    """Every value and gradient of the lesson's tiny network (``GRAPH`` of its checkers), from the
+    checkers' reference code; the gradients of ``BLANK`` are left for the student."""
+    v = {"x": GRAPH["X"], "y": int(GRAPH["y"][0])}
+    v.update({k: GRAPH[k] for k in ("W1", "b1", "W2", "b2")})
+    v["z1"] = v["x"] @ v["W1"] + v["b1"]
+    v["h"] = np.tanh(v["z1"])
+    v["z2"] = v["h"] @ v["W2"] + v["b2"]
+    v["p"] = np.exp(v["z2"]) / np.exp(v["z2"]).sum()
+    onehot = np.eye(3)[[v["y"]]]
+    v["dp"], v["dz2"] = -onehot / v["p"], v["p"] - onehot
+    v["L"], grads = check_mlp_backward.reference(*GRAPH.values())
+    v.update(zip(("dx", "dW1", "db1", "dW2", "db2"), grads, strict=True))
+    v["dh"], v["dz1"] = check_hidden_backward.reference(v["dz2"], v["W2"], v["h"])
+    return v
 
 
 def mlp_graph() -> Drawing:
     """The MLP's computational graph with the forward values and the backward gradients of a
-    tiny worked example (x → Linear → tanh → Linear → softmax → cross-entropy)."""
-    v = mlp_worked_example()
+    tiny worked example (x → Linear → tanh → Linear → softmax → cross-entropy); the gradients at
+    h and below are question marks, the step the lesson's student fills in."""
+    v = worked_example()
+    shown = {k: ("?" if k in BLANK else v[k]) for k in v}
     d = Drawing(
         900, 860,
         title="Computational graph of a two-layer MLP with forward values and backward gradients",
@@ -64,11 +89,11 @@ def mlp_graph() -> Drawing:
 
     # edges: (from, to, forward value, gradient rule, gradient value)
     edges = [
-        ("x", "lin1", f"x = {_vec(v['x'])}", "∂L/∂x = ∂L/∂z_1 W_1^⊤", v["dx"]),
-        ("lin1", "tanh", f"z_1 = {_vec(v['z1'])}", "∂L/∂z_1 = ∂L/∂h ⊙ (1 − h^2)", v["dz1"]),
-        ("tanh", "lin2", f"h = {_vec(v['h'])}", "∂L/∂h = ∂L/∂z_2 W_2^⊤", v["dh"]),
-        ("lin2", "soft", f"z_2 = {_vec(v['z2'])}", "∂L/∂z_2 = p − onehot(y)", v["dz2"]),
-        ("soft", "ce", f"p = {_vec(v['p'])}", "∂L/∂p = −1/p_y at y, else 0", v["dp"]),
+        ("x", "lin1", f"x = {_vec(v['x'])}", "∂L/∂x = ∂L/∂z_1 W_1^⊤", shown["dx"]),
+        ("lin1", "tanh", f"z_1 = {_vec(v['z1'])}", "∂L/∂z_1 = ?", shown["dz1"]),
+        ("tanh", "lin2", f"h = {_vec(v['h'])}", "∂L/∂h = ?", shown["dh"]),
+        ("lin2", "soft", f"z_2 = {_vec(v['z2'])}", "∂L/∂z_2 = p − onehot(y)", shown["dz2"]),
+        ("soft", "ce", f"p = {_vec(v['p'])}", "∂L/∂p = −1/p_y at y, else 0", shown["dp"]),
     ]
     for a, b, forward, rule, grad in edges:
         top, bottom = boxes[a].y + boxes[a].h, boxes[b].y
@@ -101,8 +126,8 @@ def mlp_graph() -> Drawing:
         z_name = "z_" + weight[1]
         d.text(x0 + 12, gy, f"∂L/∂{w_name} = {x_name}^⊤ ∂L/∂{z_name}", anchor="start",
                size=SMALL_SIZE, color=GRAD)
-        y = _assign(d, x0 + 32, gy + 20, "", v["d" + weight], color=GRAD)
-        _assign(d, x0 + 12, y, f"∂L/∂{b_name}", v["d" + bias], color=GRAD)
+        y = _assign(d, x0 + 32, gy + 20, "", shown["d" + weight], color=GRAD)
+        _assign(d, x0 + 12, y, f"∂L/∂{b_name}", shown["d" + bias], color=GRAD)
         box = boxes[layer]
         d.arrow((x0, rows[row] - 8), (box.x + box.w, rows[row] - 8))
         d.arrow((box.x + box.w, rows[row] + 8), (x0 - 4, gy), color=GRAD, dashed=True)

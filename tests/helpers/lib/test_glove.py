@@ -325,3 +325,8 @@ def test_a_pairwise_batch_is_the_loop_over_its_pairs(data):
     close(loss, ref_loss)
     for ours, ref in zip(tp + tG, list(ref_params) + ref_acc, strict=True):
         close(ours, ref)
+
+
+def test_load_numpy_wants_the_four_arrays():
+    with pytest.raises(ValueError, match=r"load_numpy expects the four arrays \[W, W~, b, b~\], got 2"):
+        G.GloVeTorch(4, 2).load_numpy([np.zeros((4, 2)), np.zeros((4, 2))])
