@@ -1,5 +1,5 @@
-"""The shipped grid of word2vec quality against corpus size and dimension, as lesson 09 §7
-reads it (``make models NAME=wv_scaling_grid`` trains it: :mod:`training.scaling_grid`).
+"""Lesson 09's grid of word2vec quality against corpus size and dimension, as shipped (``make
+models NAME=wv_scaling_grid`` trains it: :mod:`training.scaling_grid`) and read in §7.
 
 gensim's CBOW on nested random samples of the corpus times a few dimensions, three seeds, and a
 control that trains every sample for as many updates as the whole corpus gets; every cell is

@@ -1,0 +1,63 @@
+"""Lesson 09's checkers beyond what tests/test_exercise_hints.py tries on every exercise: each
+exclusion rule and each epsilon matters, the checkers' wrong variants at their defaults are the
+course's code, and the gradient's answers that overflow or underflow fail with their hints."""
+import itertools
+
+import numpy as np
+import pytest
+
+from helpers.exercises import PASSED
+from helpers.exercises import lesson09 as L
+from helpers.lib.extrinsic import softmax_regression_loss_grad
+from helpers.lib.metrics import analogy_scores
+
+PROPER_SUBSETS = ["".join(s) for k in range(3) for s in itertools.combinations("abc", k)]
+
+
+@pytest.mark.parametrize("exclude", PROPER_SUBSETS)
+@pytest.mark.parametrize("rule", ["add", "mul"])
+def test_every_exclusion_rule_is_needed(rule, exclude, capsys):
+    check = L.check_three_cos_add if rule == "add" else L.check_three_cos_mul
+    result = check(lambda V, a, b, c: L._scores(V, a, b, c, rule, exclude=exclude))
+    out = capsys.readouterr().out
+    assert result.status == "failed", out
+    assert result.mistake in ("query_words_kept", "some_query_words_kept"), out
+
+
+def test_a_query_word_wins_each_near_question_unless_excluded():
+    E = L.query_word_space()
+    for (a, b, c), winner in zip(L.NEAR_QUESTIONS[:3], "cba"):
+        kept = L._scores(E, [a], [b], [c], exclude="abc".replace(winner, ""))[0]
+        assert kept.argmax() == {"a": a, "b": b, "c": c}[winner]
+
+
+@pytest.mark.parametrize("eps", [0.0, 1e-6, 1e-5, 1e-2, 0.1])
+def test_3cosmul_tells_its_epsilon_from_others(eps, capsys):
+    result = L.check_three_cos_mul(lambda V, a, b, c: L._scores(V, a, b, c, "mul", eps=eps))
+    assert result.status == "failed" and (eps == 0.0 or result.mistake == "wrong_epsilon")
+    capsys.readouterr()
+
+
+def test_the_checkers_variants_at_their_defaults_are_the_course_s_code():
+    rng = np.random.default_rng(0)
+    E, (a, b, c) = rng.normal(size=(20, 4)), rng.integers(0, 20, (3, 5))
+    for rule in ("add", "mul"):
+        np.testing.assert_allclose(L._scores(E, a, b, c, rule), analogy_scores(E, a, b, c, rule))
+    X, y, W, bias = rng.normal(size=(7, 3)), rng.integers(0, 4, 7), rng.normal(size=(3, 4)), rng.normal(size=4)
+    for got, want in zip(L._logreg(X, y, W, bias, 0.3), softmax_regression_loss_grad(X, y, W, bias, 0.3)):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+    assert L.check_gradient_entry.right_answer() == pytest.approx(L._hand_entry(), abs=1e-6)
+
+
+def test_a_loss_that_overflows_or_underflows_fails_with_its_hint(capsys):
+    """A document whose own topic scores 2000 below the best has p_y = 0 in float64, yet a loss
+    of 2000: -log of the (stable) softmax gives inf, and exp without the shift gives nan."""
+    for mistake, words in (("log_of_underflow", "its log is not"), ("unstable", "overflows")):
+        result = L.check_logreg_gradient(L._variant(**({"log_first": False} if mistake == "log_of_underflow"
+                                                        else {"shift": False, "log_first": False})))
+        assert result.mistake == mistake and words in result.message
+    loss = softmax_regression_loss_grad(np.eye(2), np.array([1, 0]), np.diag([2000.0, 1500.0]),
+                                        np.zeros(2), 0.0)[0]
+    assert loss == pytest.approx(1750.0)
+    assert L.check_logreg_gradient.run_checks(softmax_regression_loss_grad).status == PASSED
+    capsys.readouterr()
