@@ -18,36 +18,30 @@ from helpers.exercises import (
     as_array,
     expect_close,
     expect_equal,
+    expect_gradients_match_numerical,
+    expect_gradients_match_torch,
+    numerical_gradients,
 )
-from helpers.lib import stats
+from helpers.lib import layers, metrics, stats
 from helpers.lib.extrinsic import fit_softmax_regression, softmax_regression_loss_grad
-from helpers.lib.layers import SoftmaxCrossEntropy, log_softmax, softmax
-from helpers.lib.metrics import (
-    analogy,
-    analogy_accuracy,
-    analogy_hits,
-    analogy_rank,
-    analogy_scores,
-    nearest_neighbours,
-    paired_similarity_difference,
-    similarity_correlation,
-    similarity_interval,
-)
 
 # ----------------------------------------------------------------------------- Spearman with OOV
 PAIRS = [("a", "b", 9.0), ("a", "c", 5.0), ("b", "c", 7.0), ("a", "z", 3.0), ("c", "d", 1.0)]
 SIMS = {("a", "b"): 0.8, ("a", "c"): 0.1, ("b", "c"): 0.5, ("c", "d"): 0.2}
 
 
-def _known(sims, pairs):
-    return [(sims[(a, b)], s) for a, b, s in pairs if (a, b) in sims]
+def _spearman(sims, pairs, correlate=spearmanr, oov_as_zero=False, nan=False, count_known=False):
+    """(rho, n_oov) over the known pairs, right or with one of the typical mistakes."""
+    found = [(a, b) in sims for a, b, _ in pairs]
+    known = [(sims.get((a, b), 0.0), s) for (a, b, s), ok in zip(pairs, found) if ok or oov_as_zero]
+    n_oov = found.count(True) if count_known else found.count(False)
+    if sum(found) < 2:
+        return (float("nan") if nan else None), n_oov
+    return float(correlate(*zip(*known)).statistic), n_oov
 
 
 def _spearman_reference(sims, pairs):
-    known = _known(sims, pairs)
-    if len(known) < 2:
-        return None, len(pairs) - len(known)
-    return float(spearmanr(*zip(*known, strict=True)).statistic), len(pairs) - len(known)
+    return _spearman(sims, pairs)
 
 
 def _values(f):
@@ -70,45 +64,25 @@ def _all_oov(f):
     expect_equal(int(n_oov), 5, "number of OOV pairs when none is known")
 
 
-def _pearson(sims, pairs):
-    rho, n_oov = _spearman_reference(sims, pairs)
-    known = _known(sims, pairs)
-    return (None if rho is None else float(pearsonr(*zip(*known, strict=True)).statistic)), n_oov
-
-
-def _oov_scored_zero(sims, pairs):
-    n_oov = sum((a, b) not in sims for a, b, _ in pairs)
-    if n_oov == len(pairs):
-        return None, n_oov
-    scores = [sims.get((a, b), 0.0) for a, b, _ in pairs]
-    return float(spearmanr(scores, [s for _, _, s in pairs]).statistic), n_oov
-
-
-def _nan_for_none(sims, pairs):
-    rho, n_oov = _spearman_reference(sims, pairs)
-    return (float("nan") if rho is None else rho), n_oov
-
-
-def _known_counted(sims, pairs):
-    rho, n_oov = _spearman_reference(sims, pairs)
-    return rho, len(pairs) - n_oov
-
-
 check_spearman_with_oov = FunctionExercise(
     "Spearman with OOV", [_values, _ranks_only, _all_oov], reference=_spearman_reference,
     step="warm-up",
-    forbidden=(similarity_correlation, similarity_interval, paired_similarity_difference,
+    forbidden=(metrics.similarity_correlation, metrics.similarity_interval,
+               metrics.paired_similarity_difference,
                stats.spearman, stats.spearman_rows, stats.spearman_interval,
                stats.paired_spearman_difference),
     mistakes=[
         Mistake("pearson", "Spearman's rho correlates the RANKS (scipy.stats.spearmanr); Pearson's "
-                "r correlates the values and moves when one cosine grows.", like=_pearson),
+                "r correlates the values and moves when one cosine grows.",
+                like=lambda *args: _spearman(*args, correlate=pearsonr)),
         Mistake("oov_scored_zero", "leave the out-of-vocabulary pairs out of the correlation and "
-                "count them; scoring them 0 invents a similarity.", like=_oov_scored_zero),
+                "count them; scoring them 0 invents a similarity.",
+                like=lambda *args: _spearman(*args, oov_as_zero=True)),
         Mistake("nan_for_none", "with fewer than two known pairs return None for rho, as the task "
-                "says: a NaN would slip silently into an average.", like=_nan_for_none),
+                "says: a NaN would slip silently into an average.",
+                like=lambda *args: _spearman(*args, nan=True)),
         Mistake("known_counted", "n_oov counts the pairs NOT found in sims; you returned the number "
-                "found.", like=_known_counted),
+                "found.", like=lambda *args: _spearman(*args, count_known=True)),
     ])
 
 
@@ -143,11 +117,11 @@ def _scores(vectors, a, b, c, rule="add", normalise=True, exclude="abc", across=
 
 
 def _add_reference(vectors, a, b, c):
-    return analogy_scores(vectors, a, b, c, "add")
+    return metrics.analogy_scores(vectors, a, b, c, "add")
 
 
 def _mul_reference(vectors, a, b, c):
-    return analogy_scores(vectors, a, b, c, "mul")
+    return metrics.analogy_scores(vectors, a, b, c, "mul")
 
 
 def _expect_scores(f, vectors, questions, rule, what):
@@ -166,15 +140,6 @@ def _expect_scores(f, vectors, questions, rule, what):
                              f"{want[q, d]:.6g}, got {got[q, d]:.6g}")
 
 
-def _toy(rule):
-    def check(f):
-        rows = [[WORDS.index(w) for w in q] for q in TOY]
-        _expect_scores(f, VECTORS, rows, rule, "man : woman :: king : ?, woman : man :: queen : ? "
-                       "and king : man :: queen : ? together on the toy space")
-    check.__name__ = f"toy_{rule}"
-    return check
-
-
 def query_word_space(seed: int = 3) -> np.ndarray:
     """24 random 6-dimensional vectors of random lengths, rows 1 and 2 close to row 0, so that
     a query word would win each of the questions of :data:`NEAR_QUESTIONS` if it were kept."""
@@ -188,11 +153,17 @@ def query_word_space(seed: int = 3) -> np.ndarray:
 NEAR_QUESTIONS = [(0, 1, 5), (0, 7, 2), (0, 1, 2), (3, 9, 11), (12, 4, 20), (8, 23, 6)]
 
 
-def _random(rule):
+def _questions(rule, space):
+    """A check: the scores of the toy space's three questions, or of the random space's six."""
     def check(f):
-        _expect_scores(f, query_word_space(), NEAR_QUESTIONS, rule, "six questions on 24 random "
-                       "vectors of random lengths, three of them with b or c close to a")
-    check.__name__ = f"random_{rule}"
+        if space == "toy":
+            _expect_scores(f, VECTORS, [[WORDS.index(w) for w in q] for q in TOY], rule,
+                           "man : woman :: king : ?, woman : man :: queen : ? and king : man :: "
+                           "queen : ? together on the toy space")
+        else:
+            _expect_scores(f, query_word_space(), NEAR_QUESTIONS, rule, "six questions on 24 "
+                           "random vectors of random lengths, three of them with b or c near a")
+    check.__name__ = f"{space}_{rule}"
     return check
 
 
@@ -213,14 +184,14 @@ def _other_epsilon(out, vectors, a, b, c):
     return bool(np.ptp(eps) < 1e-6 and abs(np.mean(eps) - 1e-3) > 1e-7)
 
 
-ANALOGY_SHORTCUTS = (analogy_scores, analogy, analogy_rank, analogy_accuracy, analogy_hits,
-                     nearest_neighbours)
+ANALOGY_SHORTCUTS = (metrics.analogy_scores, metrics.analogy, metrics.analogy_rank,
+                     metrics.analogy_accuracy, metrics.analogy_hits, metrics.nearest_neighbours)
 ACROSS = ("you excluded every question's query words from every row: scores[:, a] = -inf "
           "blanks those columns for all questions. Exclude each question's own words only, "
           "scores[np.arange(Q), a] = -inf (the same for b and c).")
 
 check_three_cos_add = FunctionExercise(
-    "3CosAdd", [_toy("add"), _random("add")], reference=_add_reference, step="core",
+    "3CosAdd", [_questions("add", "toy"), _questions("add", "random")], reference=_add_reference, step="core",
     forbidden=ANALOGY_SHORTCUTS,
     mistakes=[
         Mistake("query_words_kept", "give the three query words of each question the score -inf: "
@@ -239,7 +210,7 @@ check_three_cos_add = FunctionExercise(
     ])
 
 check_three_cos_mul = FunctionExercise(
-    "3CosMul", [_toy("mul"), _random("mul")], reference=_mul_reference, step="core",
+    "3CosMul", [_questions("mul", "toy"), _questions("mul", "random")], reference=_mul_reference, step="core",
     forbidden=ANALOGY_SHORTCUTS,
     mistakes=[
         Mistake("no_shift", "shift each cosine to [0, 1] first, cos' = (cos + 1) / 2: with raw "
@@ -259,7 +230,8 @@ check_three_cos_mul = FunctionExercise(
                 "exploding for a word opposite to a, and its size decides between such words.",
                 when=_other_epsilon, example=lambda *args: _scores(*args, "mul", eps=1e-6)),
         Mistake("some_query_words_kept", "exclude all three query words, not only some: with b "
-                "and c both near a, a itself scores highest.", when=_some_query_words_kept, example=lambda *args: _scores(*args, "mul", exclude="bc")),
+                "and c both near a, a itself scores highest.", when=_some_query_words_kept,
+                example=lambda *args: _scores(*args, "mul", exclude="bc")),
     ])
 
 
@@ -321,43 +293,27 @@ def _like_the_library(f):
             expect_close(g, e, f"{name} for {what}", rtol=1e-6, atol=1e-8)
 
 
-def _numerical(X, y, W, b, l2, h=1e-6) -> list[np.ndarray]:
-    """[dL/dW, dL/db] by central differences of the loss."""
-    grads = []
-    for k in range(2):
-        g = np.zeros_like((W, b)[k])
-        for idx in np.ndindex(g.shape):
-            losses = []
-            for step in (h, -h):
-                params = [W.copy(), b.copy()]
-                params[k][idx] += step
-                losses.append(softmax_regression_loss_grad(X, y, *params, l2)[0])
-            g[idx] = (losses[0] - losses[1]) / (2 * h)
-        grads.append(g)
-    return grads
+def _loss(X, y, l2):
+    return lambda W, b: softmax_regression_loss_grad(X, y, W, b, l2)[0]
 
 
 def _finite_differences(f):
     X, y, W, b = _random_problem(3)
     _, dW, db = _unpack(f(X, y, W, b, 0.1), "a random problem")
-    num_W, num_b = _numerical(X, y, W, b, 0.1)
-    expect_close(dW, num_W, "dW against central finite differences of the loss (l2 = 0.1)",
-                 rtol=1e-5, atol=1e-7)
-    expect_close(db, num_b, "db against central finite differences of the loss", rtol=1e-5,
-                 atol=1e-7)
+    expect_gradients_match_numerical([dW, db], _loss(X, y, 0.1), [W, b], ["dW (l2 = 0.1)", "db"])
 
 
 def _matches_pytorch(f):
     X, y, W, b = _random_problem(4, n=40, d=7, K=5)
     loss, dW, db = _unpack(f(X, y, W, b, 0.05), "a random problem")
-    Wt, bt = torch.tensor(W, requires_grad=True), torch.tensor(b, requires_grad=True)
-    ref = torch.nn.functional.cross_entropy(torch.tensor(X) @ Wt + bt, torch.tensor(y))
-    ref = ref + 0.025 * (Wt ** 2).sum()
-    ref.backward()
-    expect_close(loss, ref.item(), "the loss against PyTorch's cross_entropy (40 documents, 5 "
-                 "classes)")
-    expect_close(dW, Wt.grad.numpy(), "dW against PyTorch's autograd")
-    expect_close(db, bt.grad.numpy(), "db against PyTorch's autograd")
+
+    def forward(Wt, bt):
+        Z = torch.tensor(X) @ Wt + bt
+        return torch.nn.functional.cross_entropy(Z, torch.tensor(y)) + 0.025 * (Wt ** 2).sum()
+
+    expect_close(loss, forward(torch.tensor(W), torch.tensor(b)).item(), "the loss against "
+                 "PyTorch's cross_entropy (40 documents, 5 classes)")
+    expect_gradients_match_torch([dW, db], forward, [W, b], ["dW", "db"])
 
 
 def _fits_like_scikit_learn(f):
@@ -390,7 +346,9 @@ def _hand_entry(**mistake) -> float:
 
 
 check_gradient_entry = ExperimentExercise(
-    "one entry of dW", lambda: float(_numerical(**HAND)[0][0, 0]), atol=2e-3,
+    "one entry of dW", lambda: float(numerical_gradients(_loss(HAND["X"], HAND["y"], HAND["l2"]),
+                                                        [HAND["W"], HAND["b"]])[0][0, 0]),
+    atol=2e-3,
     explanation=("dL/dW[j, k] = sum_i X[i, j] (P[i, k] - Y[i, k]) / n + l2 W[j, k], so the "
                  "whole matrix is dW = X^T (P - Y) / n + l2 W, and db = the column sums of "
                  "(P - Y) / n. That is the function to write next."),
@@ -412,7 +370,7 @@ check_logreg_gradient = FunctionExercise(
     "classifier gradient",
     [_hand_example, _like_the_library, _finite_differences, _matches_pytorch, _fits_like_scikit_learn],
     reference=softmax_regression_loss_grad,
-    forbidden=(fit_softmax_regression, softmax, log_softmax, SoftmaxCrossEntropy,
+    forbidden=(fit_softmax_regression, layers.softmax, layers.log_softmax, layers.SoftmaxCrossEntropy,
                scipy.special.softmax, scipy.special.log_softmax, scipy.special.logsumexp,
                torch.nn.functional.cross_entropy, torch.nn.functional.log_softmax,
                torch.nn.functional.softmax),

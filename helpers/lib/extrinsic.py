@@ -1,5 +1,5 @@
-"""Extrinsic evaluation of word vectors: topics of documents from their averaged word vectors
-(lesson 09 §5).
+"""Extrinsic evaluation of word vectors: the classifiers of documents' topics from their averaged
+word vectors (lesson 09 §5).
 
 Softmax regression in NumPy: scores Z = X W + b, P = softmax(Z) by rows, and for n documents of
 classes y the loss L = (1/n) sum_i -log P[i, y_i] + (l2 / 2) ||W||^2 (the bias not penalised).
@@ -8,20 +8,16 @@ C = 1 / (l2 n), so both reach the same minimum.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 from scipy.optimize import minimize
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import train_test_split
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from helpers.lib.checks import check_class_ids, check_finite, check_whole
-from helpers.lib.metrics import document_vectors
-from helpers.lib.near_duplicates import without_copies
 
 
 def make_classifier(name: str):
@@ -32,43 +28,6 @@ def make_classifier(name: str):
     if name not in models:
         raise ValueError(f"unknown classifier {name!r}; choose one of {sorted(models)}")
     return make_pipeline(StandardScaler(), models[name]())
-
-
-@dataclass
-class ClassificationResult:
-    """Held-out accuracy of a classifier on averaged word vectors (lesson 09 §5)."""
-
-    classifier: str
-    accuracy: float
-    n_train: int
-    n_test: int
-    unknown_token_share: float
-
-
-def extrinsic_classification(vectors, vocab, documents: Sequence[Sequence[str]], labels: Sequence,
-                             classifier: str = "logreg", test_fraction: float = 0.3,
-                             seed: int = 0, groups: Sequence[int] | None = None
-                             ) -> ClassificationResult:
-    """Topic accuracy from averaged word vectors on a stratified, seeded held-out split
-    (lesson 09 §5).
-
-    ``groups`` (one id per document): a test document whose group has a member among the
-    training documents is not scored (a copy of a training document is no test)."""
-    if len(documents) != len(labels):
-        raise ValueError(f"{len(documents)} documents but {len(labels)} labels")
-    if groups is not None and len(groups) != len(documents):
-        raise ValueError(f"{len(documents)} documents but {len(groups)} group ids")
-    if len(set(labels)) < 2:
-        raise ValueError("classification needs at least two different labels")
-    X, unknown = document_vectors(vectors, vocab, documents)
-    y = np.asarray(labels)
-    train, test = train_test_split(np.arange(len(y)), test_size=test_fraction,
-                                   random_state=seed, stratify=y)
-    if groups is not None:
-        test = without_copies(test, train, groups)
-    clf = make_classifier(classifier).fit(X[train], y[train])
-    return ClassificationResult(classifier, float(np.mean(clf.predict(X[test]) == y[test])),
-                                len(train), len(test), unknown)
 
 
 def softmax_regression_loss_grad(X, y, W, b, l2: float) -> tuple[float, np.ndarray, np.ndarray]:

@@ -58,13 +58,9 @@ def _check(vectors, vocab):
     if vectors.ndim != 2 or vectors.shape[0] != len(itos):
         raise ValueError(f"vectors must be (V, D) with V = {len(itos)} (the vocabulary size), "
                          f"got shape {vectors.shape}")
-    data = vectors.data if sp.issparse(vectors) else vectors
-    if not np.all(np.isfinite(data)):
-        if sp.issparse(vectors):
-            bad = np.flatnonzero(~np.isfinite(data))[0]
-            row = int(np.searchsorted(vectors.indptr, bad, side="right") - 1)
-        else:
-            row = int(np.flatnonzero(~np.all(np.isfinite(vectors), axis=1))[0])
+    bad = ~np.isfinite(vectors.data if sp.issparse(vectors) else vectors)
+    if bad.any():
+        row = int((vectors.tocoo().row[bad] if sp.issparse(vectors) else np.nonzero(bad)[0]).min())
         raise ValueError(f"the vectors hold nan or inf (first in row {row}, the word "
                          f"{itos[row]!r}); did their training diverge?")
     return vectors, stoi, itos
@@ -215,13 +211,6 @@ class AnalogyResult:
         n = sum(r[1] for r in rows)
         return sum(r[0] for r in rows) / n if n else None
 
-    def __str__(self) -> str:
-        if not self.answered:
-            return (f"analogies ({self.method}): every one of the {self.oov} questions has a word "
-                    "out of vocabulary")
-        return (f"analogies ({self.method}): {self.accuracy:.1%} of {self.answered} answered "
-                f"({self.oov} skipped as out of vocabulary)")
-
 
 def analogy_accuracy(vectors, vocab, questions: dict, method: str = "add") -> AnalogyResult:
     """Accuracy on {category: [(a, b, c, d)]}, category by category (lesson 09 §4)."""
@@ -261,12 +250,6 @@ class SimilarityResult:
     @property
     def n_used(self) -> int:
         return self.n_pairs - self.n_oov
-
-    def __str__(self) -> str:
-        if self.rho is None:
-            return f"{self.name}: {self.n_used} of {self.n_pairs} pairs in vocabulary; no rho"
-        return (f"{self.name}: Spearman rho = {self.rho:.3f} on {self.n_used} pairs "
-                f"({self.n_oov} of {self.n_pairs} out of vocabulary)")
 
 
 def similarity_correlation(vectors, vocab, pairs: Sequence[tuple[str, str, float]],

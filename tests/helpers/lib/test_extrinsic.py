@@ -1,13 +1,10 @@
 """helpers.lib.extrinsic: softmax regression's loss and gradient are PyTorch's (scores in the
-thousands too), its L-BFGS fit reaches scikit-learn's minimum, topics are scored on held-out
-documents without copies of training ones, and bad input names the argument."""
+thousands too), its L-BFGS fit reaches scikit-learn's minimum, and bad input names the argument."""
 import numpy as np
-import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import train_test_split
 
 from helpers.lib import extrinsic as EX
 from tests.props import budget, corrupted, dims, float_arrays, inject, non_finite, raises_naming
@@ -56,26 +53,3 @@ def test_the_fit_reaches_scikit_learns_minimum():
     raises_naming(lambda: EX.fit_softmax_regression(X, y, 2, 0.1), "y", ValueError)
     raises_naming(lambda: EX.fit_softmax_regression(X, y, 2.0, 0.1), "n_classes", TypeError)
     raises_naming(lambda: EX.fit_softmax_regression(inject(X, np.nan, 0), y, k, 0.1), "X", ValueError)
-
-
-def test_topics_are_scored_on_held_out_documents_without_copies():
-    E = np.array([[1.0, 0.0, 0.1], [0.9, 0.1, 0.0], [0.0, 1.0, 0.1], [0.1, 0.9, 0.0]])
-    words = ["man", "woman", "apple", "pear"]
-    rng = np.random.default_rng(0)
-    docs = [list(rng.choice(words[:2], 6)) for _ in range(40)] + \
-        [list(rng.choice(words[2:], 6)) for _ in range(40)]
-    labels = ["people"] * 40 + ["fruit"] * 40
-    for clf in ("logreg", "knn"):
-        res = EX.extrinsic_classification(E, words, docs, labels, clf)
-        assert res.accuracy == 1.0 and res.n_test == 24 and res.unknown_token_share == 0
-    flat = EX.extrinsic_classification(np.ones_like(E), words, docs, labels)
-    assert flat.accuracy <= 0.6                              # identical words: chance
-    train, test = train_test_split(np.arange(80), test_size=0.3, random_state=0, stratify=labels)
-    groups = [i // 2 for i in range(80)]                     # documents 2k and 2k + 1 are copies
-    res = EX.extrinsic_classification(E, words, docs, labels, groups=groups)
-    assert res.n_test == sum(groups[i] not in {groups[j] for j in train} for i in test) < len(test)
-    raises_naming(lambda: EX.make_classifier("svm"), "classifier", ValueError)
-    with pytest.raises(ValueError, match="labels"):
-        EX.extrinsic_classification(E, words, docs, labels[:-1])
-    with pytest.raises(ValueError, match="group ids"):
-        EX.extrinsic_classification(E, words, docs, labels, groups=groups[:-1])
