@@ -484,15 +484,6 @@ def _case_projection():
     return make_projection_render({"toy": (E, words)}, groups)(1, "PCA", "toy")
 
 
-def _case_norm_vs_count():
-    from helpers.lessons.lesson09 import plot_norm_vs_count
-
-    rng = np.random.default_rng(0)
-    counts = np.sort(rng.integers(5, 5000, 200))[::-1]
-    words = [f"w{i}" for i in range(200)]
-    return plot_norm_vs_count(rng.uniform(1, 4, 200), counts, words, ["w0", "w100"], 0.3)
-
-
 def _case_grid_and_control():
     from helpers.course.scaling_grid import METRICS, ScalingGrid
     from helpers.lessons.lesson09 import plot_grid_and_control
@@ -583,7 +574,6 @@ CASES = {
     "helpers.lessons.lesson08:plot_pmi_link": _case_pmi_link,
     "helpers.lessons.lesson08:LiveScore.figure": _case_live_glove,
     "helpers.lessons.lesson09:make_projection_render.render": _case_projection,
-    "helpers.lessons.lesson09:plot_norm_vs_count": _case_norm_vs_count,
     "helpers.lessons.lesson09:plot_grid_and_control": _case_grid_and_control,
     "helpers.lessons.lesson10:render_sense_explorer": _case_sense_explorer,
     "helpers.lessons.lesson07:plot_tricks": _case_tricks,

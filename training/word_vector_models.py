@@ -19,7 +19,6 @@ import logging
 import time
 
 import numpy as np
-from sklearn.model_selection import train_test_split
 
 from helpers.course.bbc_topics import bbc_groups, bbc_topic_task
 from helpers.course.benchmarks import (
@@ -35,7 +34,7 @@ from helpers.course.word_vectors import (
     queen_rank,
     rare_neighbour_share,
 )
-from helpers.lib.extrinsic import make_classifier
+from helpers.lib.extrinsic import held_out_split, make_classifier
 from helpers.lib.fasttext import FastTextVectors
 from helpers.lib.glove import train_pairwise
 from helpers.lib.metrics import (
@@ -45,7 +44,6 @@ from helpers.lib.metrics import (
     similarity_correlation,
     similarity_interval,
 )
-from helpers.lib.near_duplicates import without_copies
 from helpers.lib.text import Vocab
 from training.early_stopping import EarlyStopping
 from training.runlog import RunLog
@@ -120,21 +118,14 @@ def report_intervals(vectors, vocab, n_boot: int = 1000, seed: int = 0) -> dict:
 
 
 def topic_accuracy(W, vocab, documents, labels, classifier: str, seed: int, groups=None) -> float:
-    """Held-out topic accuracy from averaged unit word vectors (lesson 09 §5): a stratified 70/30
-    split by ``seed``, scikit-learn's ``classifier``; a test document whose group (``groups``,
-    one id per document) has a member among the training ones is not scored."""
-    if len(documents) != len(labels) or (groups is not None and len(groups) != len(labels)):
-        raise ValueError(f"{len(documents)} documents, {len(labels)} labels and "
-                         f"{None if groups is None else len(groups)} group ids: they must match")
+    """Held-out topic accuracy of scikit-learn's ``classifier`` on averaged unit word vectors, on
+    :func:`helpers.lib.extrinsic.held_out_split`'s split (lesson 09 §5)."""
+    if len(documents) != len(labels):
+        raise ValueError(f"{len(documents)} documents but {len(labels)} labels")
     X, _ = document_vectors(W, vocab, documents)
     y = np.asarray(labels)
-    train, test = train_test_split(np.arange(len(y)), test_size=0.3, random_state=seed, stratify=y)
-    if groups is not None:
-        test = without_copies(test, train, groups)
-    if not len(test):
-        raise ValueError("every test document has a copy among the training ones (groups)")
-    clf = make_classifier(classifier).fit(X[train], y[train])
-    return float(np.mean(clf.predict(X[test]) == y[test]))
+    train, test = held_out_split(y, seed, groups)
+    return float(np.mean(make_classifier(classifier).fit(X[train], y[train]).predict(X[test]) == y[test]))
 
 
 def records(W: np.ndarray, vocab: Vocab, extrinsic: bool = True) -> dict:

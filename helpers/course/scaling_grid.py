@@ -1,10 +1,6 @@
-"""Lesson 09's grid of word2vec quality against corpus size and dimension, as shipped (``make
-models NAME=wv_scaling_grid`` trains it: :mod:`training.scaling_grid`) and read in §7.
-
-gensim's CBOW on nested random samples of the corpus times a few dimensions, three seeds, and a
-control that trains every sample for as many updates as the whole corpus gets; every cell is
-scored on the same words (the smallest sample's vocabulary) on the report half of the benchmarks.
-"""
+"""Lesson 09's grid of word2vec quality against corpus size and dimension (§7): gensim's CBOW
+on nested samples of the corpus x dimensions x seeds, and the control with equal updates, as
+``make models NAME=wv_scaling_grid`` (:mod:`training.scaling_grid`) shipped them."""
 from __future__ import annotations
 
 from dataclasses import dataclass

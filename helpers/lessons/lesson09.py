@@ -1,40 +1,20 @@
-"""Lesson 09 (evaluating word vectors): its figures, explorer and measurements.
-
-Cosine against Euclidean neighbours (§1), antonyms in the similarity benchmarks (§2), the
-semantic questions of the analogy set (§4), the BBC topic task on every method's vectors with the
-student's classifier (§5), each method against the best on the same items (§6), the scaling
-grid's figure (§7), the 2-D projection explorer (§8) and the WEAT word sets (§9).
-"""
+"""Lesson 09 (evaluating word vectors): its figures, explorer and measurements, section by
+section."""
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 from sklearn.decomposition import PCA
-from sklearn.model_selection import train_test_split
 
-from helpers.course.bbc_topics import bbc_groups, bbc_topic_task
+from helpers.course.bbc_topics import bbc_topic_task
 from helpers.infra.plotting import BLACK, COLOURS, MARKERS, log_axis, new_figure, set_labels
 from helpers.lib.extrinsic import fit_softmax_regression, make_classifier
 from helpers.lib.metrics import document_vectors, nearest_neighbours, normalize_rows, vocab_maps
-from helpers.lib.near_duplicates import without_copies
 from helpers.lib.stats import Interval
 
 
 # ---------------------------------------------------------------- §1 cosine vs Euclidean
-def plot_norm_vs_count(norms, counts, itos: Sequence[str], label_words: Sequence[str], rho: float):
-    """Each word's vector norm against its corpus count (log scale), a few words labelled."""
-    fig, ax = new_figure(width=6.5)
-    ax.scatter(counts, norms, s=2, alpha=0.3)
-    index = {w: i for i, w in enumerate(itos)}
-    for w in label_words:
-        ax.annotate(w, (counts[index[w]], norms[index[w]]), color=COLOURS["vermillion"], fontsize=9)
-    ax.set_xscale("log")
-    set_labels(ax, f"Vector norm vs word count (Spearman ρ = {rho:.2f})",
-               "word count in the corpus (log scale)", "norm of the skip-gram vector W[w]")
-    return fig
-
-
 def neighbour_overlap(W: np.ndarray, vocab, bands=((5, 10), (10, 50), (50, 500), (500, None)),
                       k: int = 10, per_band: int = 200, seed: int = 0) -> list[dict]:
     """For ``per_band`` random words of each count band [lo, hi): the share of their ``k``
@@ -52,34 +32,18 @@ def neighbour_overlap(W: np.ndarray, vocab, bands=((5, 10), (10, 50), (50, 500),
         out.append({"band": (lo, hi), "n_words": len(q),
                     "overlap": float(np.mean([len(set(x) & set(z)) / k for x, z in zip(nc, ne)])),
                     "median_count_cosine": float(np.median(counts[nc])),
-                    "median_count_euclidean": float(np.median(counts[ne])),
-                    "median_norm": float(np.median(np.sqrt(sq[q])))})
+                    "median_count_euclidean": float(np.median(counts[ne]))})
     return out
-
-
-def euclidean_neighbours(W: np.ndarray, vocab, word: str, k: int = 6) -> list[str]:
-    """The ``k`` nearest words of ``word`` by Euclidean distance (the word excluded)."""
-    d = np.linalg.norm(W - W[vocab.index(word)], axis=1)
-    d[vocab.index(word)] = np.inf
-    return [vocab.itos[j] for j in np.argsort(d)[:k]]
 
 
 # ---------------------------------------------------------------- §2 antonyms
 ANTONYMS = [("happy", "sad"), ("hot", "cold"), ("old", "new"), ("good", "bad"), ("big", "small"),
-            ("rich", "poor"), ("win", "lose"), ("dark", "light"), ("strong", "weak"),
-            ("fast", "slow"), ("hard", "easy"), ("love", "hate"), ("buy", "sell"), ("high", "low"),
-            ("young", "old"), ("early", "late"), ("war", "peace"), ("long", "short"),
-            ("wide", "narrow"), ("heavy", "light"), ("true", "false"), ("accept", "reject"),
-            ("increase", "decrease"), ("smart", "dumb"), ("friend", "enemy"), ("clean", "dirty"),
-            ("difficult", "easy"), ("wet", "dry"), ("cheap", "expensive"), ("success", "failure"),
-            ("sunny", "cloudy"), ("ancient", "modern"), ("stupid", "smart"), ("inside", "outside"),
-            ("dangerous", "safe"), ("deep", "shallow"), ("guilty", "innocent"), ("give", "take"),
-            ("begin", "end"), ("start", "finish"), ("left", "right"), ("up", "down"),
-            ("nice", "nasty"), ("fear", "courage"), ("polite", "rude"), ("sharp", "dull"),
-            ("private", "public"), ("major", "minor"), ("maximum", "minimum"), ("plus", "minus"),
-            ("positive", "negative"), ("entrance", "exit"), ("north", "south"), ("east", "west"),
-            ("top", "bottom"), ("day", "night"), ("rise", "fall"), ("attack", "defend"),
-            ("forget", "remember"), ("sell", "purchase")]
+            ("rich", "poor"), ("win", "lose"), ("strong", "weak"), ("fast", "slow"), ("hard", "easy"),
+            ("love", "hate"), ("buy", "sell"), ("high", "low"), ("war", "peace"), ("long", "short"),
+            ("wide", "narrow"), ("true", "false"), ("accept", "reject"), ("smart", "dumb"),
+            ("smart", "stupid"), ("difficult", "easy"), ("ancient", "modern"), ("sharp", "dull"),
+            ("north", "south"), ("east", "west"), ("top", "bottom"), ("day", "night"),
+            ("rise", "fall"), ("begin", "end"), ("left", "right"), ("up", "down"), ("wet", "dry")]
 
 
 def antonym_table(W: np.ndarray, vocab, pairs_by_set: dict, antonyms=ANTONYMS) -> list[dict]:
@@ -112,52 +76,32 @@ def semantic_mask(questions: dict, vocab) -> np.ndarray:
 def against_best(estimates: dict, difference: Callable[[str, str], Interval]) -> tuple[str, dict]:
     """The method with the highest estimate, and {other method: ``difference(method, best)``},
     the Interval of method - best measured on the same items."""
-    if not estimates:
-        raise ValueError("no methods to compare")
     best = max(estimates, key=estimates.get)
     return best, {m: difference(m, best) for m in estimates if m != best}
 
 
 # ---------------------------------------------------------------- §5 BBC topics
-def topic_splits(seeds: Sequence[int] = (0, 1, 2)) -> list[tuple[np.ndarray, np.ndarray]]:
-    """[(train ids, test ids)]: stratified 70/30 splits of the BBC articles, one per seed, each
-    test part without the articles that have a near-copy among the training ones."""
-    _, labels = bbc_topic_task()
-    y, groups = np.asarray(labels), bbc_groups()
-    out = []
-    for s in seeds:
-        train, test = train_test_split(np.arange(len(y)), test_size=0.3, random_state=s, stratify=y)
-        out.append((train, without_copies(test, train, groups)))
-    return out
-
-
 def topic_results(vectors, vocab, loss_grad: Callable, splits) -> dict:
-    """{'logreg': [...], 'knn': [...]}: per split, whether each test article's topic is right,
-    from its mean unit word vector; 'logreg' is softmax regression trained with ``loss_grad``
-    (standardised features, l2 = 1 / n, scikit-learn's C = 1), 'knn' scikit-learn's 10-NN."""
+    """{classifier: (accuracy of each split, each article's share of right answers over the
+    splits that test it)} from the articles' mean unit word vectors: 'logreg' is softmax
+    regression trained with ``loss_grad`` (standardised features, l2 = 1 / n, scikit-learn's
+    C = 1), 'knn' scikit-learn's 10-NN. The articles are those tested at least once, in order."""
     docs, labels = bbc_topic_task()
     topics = sorted(set(labels))
     y = np.array([topics.index(t) for t in labels])
     X, _ = document_vectors(vectors, vocab, docs)
-    out = {"logreg": [], "knn": []}
+    articles = np.unique(np.concatenate([test for _, test in splits]))
+    out = {c: ([], np.zeros(len(articles)), np.zeros(len(articles))) for c in ("logreg", "knn")}
     for train, test in splits:
         Z = (X - X[train].mean(axis=0)) / X[train].std(axis=0)
         W, b = fit_softmax_regression(Z[train], y[train], len(topics), 1 / len(train), loss_grad)
-        out["logreg"].append((Z[test] @ W + b).argmax(axis=1) == y[test])
-        out["knn"].append(make_classifier("knn").fit(X[train], y[train]).predict(X[test]) == y[test])
-    return out
-
-
-def per_article(correct: list, splits) -> np.ndarray:
-    """Each article's share of right answers over the splits that test it (articles tested at
-    least once, in id order): the items of a paired comparison."""
-    articles = np.unique(np.concatenate([test for _, test in splits]))
-    total, seen = np.zeros(len(articles)), np.zeros(len(articles))
-    for ok, (_, test) in zip(correct, splits, strict=True):
-        k = np.searchsorted(articles, test)
-        total[k] += ok
-        seen[k] += 1
-    return total / seen
+        knn = make_classifier("knn").fit(X[train], y[train])
+        for c, guess in (("logreg", (Z[test] @ W + b).argmax(axis=1)), ("knn", knn.predict(X[test]))):
+            accuracy, right, seen = out[c]
+            accuracy.append(float(np.mean(guess == y[test])))
+            right[np.searchsorted(articles, test)] += guess == y[test]
+            seen[np.searchsorted(articles, test)] += 1
+    return {c: (accuracy, right / seen) for c, (accuracy, right, seen) in out.items()}
 
 
 # ---------------------------------------------------------------- §7 more data or dimensions
@@ -196,10 +140,8 @@ WORD_GROUPS = {
 
 def project_2d(X: np.ndarray, method: str = "PCA", seed: int = 0) -> np.ndarray:
     """2-D coordinates (N, 2) of the unit-length rows of X (N, D), by 'PCA' or 't-SNE'."""
-    from sklearn.manifold import TSNE      # loaded only when a projection is drawn
+    from sklearn.manifold import TSNE  # loaded only when a projection is drawn
     X = normalize_rows(X)
-    if len(X) < 3:
-        raise ValueError(f"need at least 3 words to project, got {len(X)}")
     if method == "PCA":
         return PCA(n_components=2, random_state=seed).fit_transform(X)
     if method == "t-SNE":
@@ -233,21 +175,20 @@ def make_projection_render(embeddings: dict, groups: dict | None = None):
         if len(words) < 3:
             raise ValueError(f"fewer than 3 of the group words are in the vocabulary of {name}")
         Y = project_2d(np.asarray(vectors)[[stoi[w] for w in words]], method)
+        seeds, lab = np.array(is_seed), np.array(labels)
         fig, ax = new_figure(width=7, height=5)
-        palette = list(COLOURS.values())
-        style = {g: (palette[i % len(palette)], MARKERS[i % len(MARKERS)])
-                 for i, g in enumerate(groups)}
-        for (x, y), w, g, s in zip(Y, words, labels, is_seed, strict=True):
-            ax.scatter(x, y, color=style[g][0], marker=style[g][1], s=40 if s else 12,
-                       alpha=1.0 if s else 0.6)
-            ax.annotate(w, (x, y), fontsize=9 if s else 7, color=style[g][0],
-                        alpha=1.0 if s else 0.7, xytext=(2, 2), textcoords="offset points")
-        for g in groups:
-            ax.scatter([], [], color=style[g][0], marker=style[g][1], label=g)
+        for i, g in enumerate(groups):
+            colour, marker = list(COLOURS.values())[i % len(COLOURS)], MARKERS[i % len(MARKERS)]
+            for big, size, alpha in ((True, 40, 1.0), (False, 12, 0.6)):
+                pick = (lab == g) & (seeds == big)
+                ax.scatter(*Y[pick].T, color=colour, marker=marker, s=size, alpha=alpha,
+                           label=g if big else None)
+                for (x, y), w in zip(Y[pick], np.array(words)[pick]):
+                    ax.annotate(w, (x, y), fontsize=9 if big else 7, color=colour, alpha=alpha,
+                                xytext=(2, 2), textcoords="offset points")
         ax.legend(loc="best")
         set_labels(ax, f"{method} of {len(words)} words, {name}", f"{method} dimension 1",
                    f"{method} dimension 2")
-        seeds, lab = np.array(is_seed), np.array(labels)
         D = np.linalg.norm(Y[:, None, :] - Y[None, seeds, :], axis=2)
         D[np.flatnonzero(seeds), np.arange(seeds.sum())] = np.inf   # not its own neighbour
         agree = float(np.mean(lab[seeds][D.argmin(axis=1)] == lab))
@@ -256,15 +197,3 @@ def make_projection_render(embeddings: dict, groups: dict | None = None):
                      "of them")
 
     return render
-
-
-# ---------------------------------------------------------------- §9 bias
-WEAT_SETS = {   # Caliskan et al. (2017), WEAT 6 with terms instead of first names (rare here)
-    "career": ["executive", "management", "professional", "corporation", "salary", "office",
-               "business", "career"],
-    "family": ["home", "parents", "children", "family", "cousins", "marriage", "wedding",
-               "relatives"],
-    "male": ["he", "him", "his", "man", "men", "boy", "father", "son", "brother", "husband"],
-    "female": ["she", "her", "hers", "woman", "women", "girl", "mother", "daughter", "sister",
-               "wife"],
-}

@@ -1,11 +1,6 @@
-"""Extrinsic evaluation of word vectors: the classifiers of documents' topics from their averaged
-word vectors (lesson 09 §5).
-
-Softmax regression in NumPy: scores Z = X W + b, P = softmax(Z) by rows, and for n documents of
-classes y the loss L = (1/n) sum_i -log P[i, y_i] + (l2 / 2) ||W||^2 (the bias not penalised).
-scikit-learn's ``LogisticRegression(C)`` minimises the same objective times 1 / l2 when
-C = 1 / (l2 n), so both reach the same minimum.
-"""
+"""Extrinsic evaluation of word vectors: classifiers of documents' topics from their averaged
+word vectors, and softmax regression in NumPy, Z = X W + b with the loss
+(1/n) sum_i -log softmax(Z)[i, y_i] + (l2 / 2) ||W||^2 (lesson 09 §5)."""
 from __future__ import annotations
 
 from typing import Callable
@@ -13,11 +8,13 @@ from typing import Callable
 import numpy as np
 from scipy.optimize import minimize
 from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import train_test_split
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from helpers.lib.checks import check_class_ids, check_finite, check_whole
+from helpers.lib.near_duplicates import without_copies
 
 
 def make_classifier(name: str):
@@ -28,6 +25,19 @@ def make_classifier(name: str):
     if name not in models:
         raise ValueError(f"unknown classifier {name!r}; choose one of {sorted(models)}")
     return make_pipeline(StandardScaler(), models[name]())
+
+
+def held_out_split(labels, seed: int, groups=None) -> tuple[np.ndarray, np.ndarray]:
+    """(train ids, test ids): a stratified 70/30 split by ``seed``, without the test documents
+    whose group (one id per document) has a member among the training ones (lesson 09 §5)."""
+    y = np.asarray(labels)
+    if groups is not None and len(groups) != len(y):
+        raise ValueError(f"{len(y)} labels but {len(groups)} group ids")
+    train, test = train_test_split(np.arange(len(y)), test_size=0.3, random_state=seed, stratify=y)
+    test = test if groups is None else without_copies(test, train, groups)
+    if not len(test):
+        raise ValueError("every test document has a copy among the training ones (groups)")
+    return train, test
 
 
 def softmax_regression_loss_grad(X, y, W, b, l2: float) -> tuple[float, np.ndarray, np.ndarray]:

@@ -245,11 +245,20 @@ class SimilarityResult:
     rho: float | None
     n_pairs: int
     n_oov: int
-    oov_pairs: list = field(default_factory=list, repr=False)
 
     @property
     def n_used(self) -> int:
         return self.n_pairs - self.n_oov
+
+
+def _known_pairs(vectors, vocab, pairs, at_least: int = 3) -> np.ndarray:
+    """(cosines (n,), human scores (n,)) of the pairs with both words known, ``at_least`` of them."""
+    sims = pair_cosines(vectors, vocab, pairs)
+    known = [(sims[(a, b)], s) for a, b, s in pairs if (a, b) in sims]
+    if len(known) < at_least:
+        raise ValueError(f"only {len(known)} of {len(pairs)} pairs are in the vocabulary; "
+                         f"need at least {at_least}")
+    return np.array(known, dtype=np.float64).reshape(-1, 2).T
 
 
 def similarity_correlation(vectors, vocab, pairs: Sequence[tuple[str, str, float]],
@@ -258,23 +267,10 @@ def similarity_correlation(vectors, vocab, pairs: Sequence[tuple[str, str, float
     with an unknown word are counted, not scored (lesson 09 §2)."""
     if not pairs:
         raise ValueError(f"{name}: the list of pairs is empty")
-    sims = pair_cosines(vectors, vocab, pairs)
-    known = [(sims[(w1, w2)], s) for w1, w2, s in pairs if (w1, w2) in sims]
-    oov = [(w1, w2) for w1, w2, _ in pairs if (w1, w2) not in sims]
-    x, y = np.array(known).reshape(-1, 2).T
-    ok = len(known) >= 2 and np.ptp(x) > 0 and np.ptp(y) > 0
-    rho = float(spearmanr(x, y).statistic) if ok else None
-    return SimilarityResult(name, rho, len(pairs), len(oov), oov)
-
-
-def _known_pairs(vectors, vocab, pairs):
-    """(cosines (n,), human scores (n,)) of the pairs with both words known; at least 3."""
-    sims = pair_cosines(vectors, vocab, pairs)
-    known = [(sims[(a, b)], s) for a, b, s in pairs if (a, b) in sims]
-    if len(known) < 3:
-        raise ValueError(f"only {len(known)} of {len(pairs)} pairs are in the vocabulary; "
-                         "need at least 3")
-    return np.array(known, dtype=np.float64).T
+    x, y = _known_pairs(vectors, vocab, pairs, at_least=0)
+    ok = len(x) >= 2 and np.ptp(x) > 0 and np.ptp(y) > 0
+    return SimilarityResult(name, float(spearmanr(x, y).statistic) if ok else None, len(pairs),
+                            len(pairs) - len(x))
 
 
 def similarity_interval(vectors, vocab, pairs: Sequence[tuple[str, str, float]],

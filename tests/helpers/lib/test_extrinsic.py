@@ -53,3 +53,17 @@ def test_the_fit_reaches_scikit_learns_minimum():
     raises_naming(lambda: EX.fit_softmax_regression(X, y, 2, 0.1), "y", ValueError)
     raises_naming(lambda: EX.fit_softmax_regression(X, y, 2.0, 0.1), "n_classes", TypeError)
     raises_naming(lambda: EX.fit_softmax_regression(inject(X, np.nan, 0), y, k, 0.1), "X", ValueError)
+
+
+def test_the_held_out_split_leaves_copies_of_training_documents_out():
+    labels = ["a"] * 40 + ["b"] * 40
+    train, test = EX.held_out_split(labels, 0)
+    assert len(test) == 24 and not set(train) & set(test)
+    assert sum(labels[i] == "a" for i in test) == 12                  # stratified
+    groups = [i // 2 for i in range(80)]                               # 2k and 2k + 1: copies
+    kept = EX.held_out_split(labels, 0, groups)[1]
+    assert list(kept) == [i for i in test if groups[i] not in {groups[j] for j in train}]
+    assert 0 < len(kept) < len(test)
+    raises_naming(lambda: EX.held_out_split(labels, 0, groups[:-1]), "group", ValueError)
+    raises_naming(lambda: EX.held_out_split(labels, 0, [0] * 80), "groups", ValueError)
+    raises_naming(lambda: EX.make_classifier("svm"), "classifier", ValueError)
