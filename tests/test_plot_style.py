@@ -491,7 +491,8 @@ def _case_grid_and_control():
     rng = np.random.default_rng(0)
     g = ScalingGrid(fractions=(0.25, 0.5, 1.0), dims=(16, 32, 64, 128),
                     tokens=np.array([100_000, 200_000, 400_000]),
-                    scores={m: rng.uniform(0.05, 0.4, (3, 3, 4)) for m in METRICS}, seconds=np.ones((3, 4)),
+                    scores={m: rng.uniform(0.05, 0.4, (3, 3, 4)) for m in METRICS},
+                    seconds=np.ones((3, 4)),
                     n_scored={m: 100 for m in METRICS}, n_words=1000, config={"epochs": [5, 5, 5]})
     return plot_grid_and_control(g, g, (20, 10, 5), "wordsim353", "WordSim-353 ρ")
 

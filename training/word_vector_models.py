@@ -125,7 +125,8 @@ def topic_accuracy(W, vocab, documents, labels, classifier: str, seed: int, grou
     X, _ = document_vectors(W, vocab, documents)
     y = np.asarray(labels)
     train, test = held_out_split(y, seed, groups)
-    return float(np.mean(make_classifier(classifier).fit(X[train], y[train]).predict(X[test]) == y[test]))
+    guess = make_classifier(classifier).fit(X[train], y[train]).predict(X[test])
+    return float(np.mean(guess == y[test]))
 
 
 def records(W: np.ndarray, vocab: Vocab, extrinsic: bool = True) -> dict:

@@ -52,8 +52,9 @@ def load_grid_artifact(artifact: Artifact) -> ShippedGrid:
     seconds = timings_from_meta(meta["timings"])
 
     def part(name, epochs):
-        return ScalingGrid(tuple(s["fractions"]), tuple(s["dims"]), a["tokens"],
-                           {m: a[f"scores/{name}/{m}"] for m in METRICS}, seconds[f"seconds/{name}"],
+        scores = {m: a[f"scores/{name}/{m}"] for m in METRICS}
+        return ScalingGrid(tuple(s["fractions"]), tuple(s["dims"]), a["tokens"], scores,
+                           seconds[f"seconds/{name}"],
                            dict(meta["n_scored"]), int(meta["n_words"]),
                            {**cfg, "epochs": epochs, "part": name})
 

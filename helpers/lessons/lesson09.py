@@ -38,8 +38,9 @@ def neighbour_overlap(W: np.ndarray, vocab, bands=((5, 10), (10, 50), (50, 500),
 
 # ---------------------------------------------------------------- §2 antonyms
 ANTONYMS = [("happy", "sad"), ("hot", "cold"), ("old", "new"), ("good", "bad"), ("big", "small"),
-            ("rich", "poor"), ("win", "lose"), ("strong", "weak"), ("fast", "slow"), ("hard", "easy"),
-            ("love", "hate"), ("buy", "sell"), ("high", "low"), ("war", "peace"), ("long", "short"),
+            ("rich", "poor"), ("win", "lose"), ("strong", "weak"), ("fast", "slow"),
+            ("hard", "easy"), ("love", "hate"), ("buy", "sell"), ("high", "low"), ("war", "peace"),
+            ("long", "short"),
             ("wide", "narrow"), ("true", "false"), ("accept", "reject"), ("smart", "dumb"),
             ("smart", "stupid"), ("difficult", "easy"), ("ancient", "modern"), ("sharp", "dull"),
             ("north", "south"), ("east", "west"), ("top", "bottom"), ("day", "night"),
@@ -82,10 +83,9 @@ def against_best(estimates: dict, difference: Callable[[str, str], Interval]) ->
 
 # ---------------------------------------------------------------- §5 BBC topics
 def topic_results(vectors, vocab, loss_grad: Callable, splits) -> dict:
-    """{classifier: (accuracy of each split, each article's share of right answers over the
-    splits that test it)} from the articles' mean unit word vectors: 'logreg' is softmax
-    regression trained with ``loss_grad`` (standardised features, l2 = 1 / n, scikit-learn's
-    C = 1), 'knn' scikit-learn's 10-NN. The articles are those tested at least once, in order."""
+    """{classifier: (accuracy per split, each article's share of right answers over the splits
+    testing it)} from mean unit word vectors: 'logreg', softmax regression trained with
+    ``loss_grad`` (standardised, l2 = 1 / n, scikit-learn's C = 1); 'knn', scikit-learn's."""
     docs, labels = bbc_topic_task()
     topics = sorted(set(labels))
     y = np.array([topics.index(t) for t in labels])
@@ -96,7 +96,8 @@ def topic_results(vectors, vocab, loss_grad: Callable, splits) -> dict:
         Z = (X - X[train].mean(axis=0)) / X[train].std(axis=0)
         W, b = fit_softmax_regression(Z[train], y[train], len(topics), 1 / len(train), loss_grad)
         knn = make_classifier("knn").fit(X[train], y[train])
-        for c, guess in (("logreg", (Z[test] @ W + b).argmax(axis=1)), ("knn", knn.predict(X[test]))):
+        guesses = {"logreg": (Z[test] @ W + b).argmax(axis=1), "knn": knn.predict(X[test])}
+        for c, guess in guesses.items():
             accuracy, right, seen = out[c]
             accuracy.append(float(np.mean(guess == y[test])))
             right[np.searchsorted(articles, test)] += guess == y[test]
@@ -151,10 +152,9 @@ def project_2d(X: np.ndarray, method: str = "PCA", seed: int = 0) -> np.ndarray:
 
 
 def make_projection_render(embeddings: dict, groups: dict | None = None):
-    """The explorer's render(neighbours, method, embedding) -> (figure, summary): each group's
-    words of ``embeddings`` {name: (vectors, vocab)} and their ``neighbours`` nearest neighbours,
-    projected to 2-D; the summary says how often a word's nearest group word in 2-D is from its
-    own group."""
+    """The explorer's render(neighbours, method, embedding) -> (figure, summary): the ``groups``'
+    words and their nearest neighbours in 2-D, and how often a word's nearest group word there
+    is of its own group. ``embeddings``: {name: (vectors, vocab)}."""
     groups = groups or WORD_GROUPS
 
     def render(neighbours: int = 0, method: str = "PCA", embedding: str | None = None):

@@ -1,10 +1,6 @@
-"""Comparing word vectors: cosines, nearest neighbours, analogies, human similarity ratings,
-document vectors and an association test (lesson 09).
-
-Every function takes ``vectors`` (V, D) and ``vocab``: a :class:`helpers.lib.text.Vocab`, anything
-with ``stoi`` and ``itos``, a {word: row} dict or a list of words. An unknown word raises
-:class:`helpers.lib.text.UnknownWordError` naming it.
-"""
+"""Comparing word vectors: neighbours, analogies, human ratings, documents and bias (lesson 09).
+``vectors`` (V, D) go with a ``vocab``: a Vocab, anything with ``stoi`` and ``itos``, a
+{word: row} dict or a list of words; an unknown word raises UnknownWordError naming it."""
 from __future__ import annotations
 
 import itertools
@@ -67,10 +63,8 @@ def _check(vectors, vocab):
 
 
 def normalize_rows(vectors):
-    """Rows scaled to unit length; zero rows stay zero (lesson 09 §1).
-
-    Dense in, dense out (float32 stays float32, anything else becomes float64); a sparse matrix
-    comes back as float64 CSR."""
+    """Rows scaled to unit length, zero rows kept (lesson 09 §1); float32 stays float32, other
+    dense arrays become float64, a sparse matrix float64 CSR."""
     if sp.issparse(vectors):
         x = sp.csr_matrix(vectors, dtype=np.float64, copy=True)
         norms = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel())
@@ -85,11 +79,8 @@ def normalize_rows(vectors):
 
 def nearest_neighbours(vectors, vocab, query, k: int = 10,
                        exclude: Sequence[str] = ()) -> list[tuple[str, float]]:
-    """The ``k`` words with the highest cosine with ``query``, [(word, cosine)] best first
-    (lesson 05 §4).
-
-    ``vectors`` dense or sparse (V, D); ``query`` a word or a (D,) vector. Never returned: the
-    query word, ``exclude``, the vocabulary's special tokens and all-zero rows."""
+    """The ``k`` words [(word, cosine)] nearest ``query`` (a word or a (D,) vector), best first,
+    never the query word, ``exclude``, special tokens or all-zero rows (lesson 05 §4)."""
     k = check_whole(k, "k", "nearest_neighbours", minimum=0)
     check_tokens(exclude, "exclude", "nearest_neighbours")
     vectors, stoi, itos = _check(sp.csr_matrix(vectors) if sp.issparse(vectors) else vectors, vocab)
@@ -252,7 +243,7 @@ class SimilarityResult:
 
 
 def _known_pairs(vectors, vocab, pairs, at_least: int = 3) -> np.ndarray:
-    """(cosines (n,), human scores (n,)) of the pairs with both words known, ``at_least`` of them."""
+    """(cosines (n,), human scores (n,)) of the pairs with both words known (``at_least`` n)."""
     sims = pair_cosines(vectors, vocab, pairs)
     known = [(sims[(a, b)], s) for a, b, s in pairs if (a, b) in sims]
     if len(known) < at_least:
@@ -326,12 +317,9 @@ class WeatResult:
 
 def weat(vectors, vocab, X: Sequence[str], Y: Sequence[str], A: Sequence[str], B: Sequence[str],
          max_exact: int = 200_000, n_perm: int = 100_000, seed: int = 0) -> WeatResult:
-    """Word-embedding association test, Caliskan et al. 2017 (lesson 09 §9).
-
-    s(w) = mean cos(w, A) - mean cos(w, B); d = (mean_X s - mean_Y s) / std_{X∪Y} s (ddof 1);
-    p = share of the equal-size splits of X ∪ Y whose sum_Xi s - sum_Yi s is at least the
-    observed one: all splits when there are at most ``max_exact``, else ``n_perm`` random ones.
-    Unknown words are dropped and listed; each set must keep 2 words."""
+    """Word-embedding association test, Caliskan et al. 2017 (lesson 09 §9): s(w) = mean cos(w, A)
+    - mean cos(w, B); d = (mean_X s - mean_Y s) / std_{X∪Y} s; p = the share of the equal splits
+    of X ∪ Y (all, or ``n_perm`` random ones) whose sum_Xi s - sum_Yi s reaches the observed."""
     vectors, stoi, _ = _check(vectors, vocab)
     missing = [w for w in (*X, *Y, *A, *B) if w not in stoi]
     sets = [[w for w in S if w in stoi] for S in (X, Y, A, B)]

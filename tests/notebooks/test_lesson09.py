@@ -26,7 +26,8 @@ def test_cosine_and_euclidean_neighbours_agree_only_for_equal_lengths():
     W = rng.normal(size=(200, 8)) * np.log(counts)[:, None]
     unit = W / np.linalg.norm(W, axis=1, keepdims=True)
     bands = ((5, 1000), (1000, None))
-    assert all(r["overlap"] == pytest.approx(1.0) for r in L.neighbour_overlap(unit, vocab, bands, k=5))
+    rows = L.neighbour_overlap(unit, vocab, bands, k=5)
+    assert all(r["overlap"] == pytest.approx(1.0) for r in rows)
     rows = L.neighbour_overlap(W, vocab, bands, k=5, per_band=20)
     assert all(0 <= r["overlap"] < 1 for r in rows) and rows[0]["n_words"] == 20
 
@@ -49,7 +50,8 @@ def test_the_semantic_mask_follows_analogy_hits_order_and_the_best_is_compared()
     assert mask.shape == analogy_hits(rng.normal(size=(30, 5)), words[:30], qs).shape
     assert mask.sum() == 10 and not mask[10:].any()
     base = rng.random(400) < 0.5
-    hits = {"good": base | (rng.random(400) < 0.3), "same": base, "bad": base & (rng.random(400) < 0.5)}
+    hits = {"good": base | (rng.random(400) < 0.3), "same": base,
+            "bad": base & (rng.random(400) < 0.5)}
     best, diffs = L.against_best({k: h.mean() for k, h in hits.items()},
                                  lambda m, b: bootstrap_mean(hits[m].astype(float) - hits[b]))
     assert best == "good" and set(diffs) == {"same", "bad"} and diffs["bad"].high < 0
@@ -81,15 +83,17 @@ def test_the_grid_figure_and_the_projection_explorer():
     sg = load_model("wv_scaling_grid")
     fig = L.plot_grid_and_control(sg.grid, sg.control, sg.control_epochs, "analogy", "accuracy")
     assert len(fig.axes) == 2 and "equal updates: 40/20/10/5 epochs" in fig.axes[1].get_title()
-    E = np.array([[1.0, 0.0, 0.1, 0.0], [1.0, 1.0, 0.1, 0.0], [0.1, 0.0, 1.0, 0.0], [0.1, 1.0, 1.0, 0.0],
-                  [0.05, 0.2, 0.0, 1.0], [0.0, 0.3, 0.1, 1.0], [0.1, 0.1, 0.05, 1.0]])
+    E = np.array([[1.0, 0.0, 0.1, 0.0], [1.0, 1.0, 0.1, 0.0], [0.1, 0.0, 1.0, 0.0],
+                  [0.1, 1.0, 1.0, 0.0], [0.05, 0.2, 0.0, 1.0], [0.0, 0.3, 0.1, 1.0],
+                  [0.1, 0.1, 0.05, 1.0]])
     words = ["man", "woman", "king", "queen", "apple", "banana", "cherry"]
     render = L.make_projection_render({"toy": (E, words)},
                                       {"people": words[:4], "fruit": ["apple", "banana"]})
     assert "6 words" in render(0, "PCA", "toy")[1] and L.project_2d(E, "t-SNE").shape == (7, 2)
     with pytest.raises(ValueError, match="PCA"):
         L.project_2d(E, "UMAP")
-    ex = Explorer(render, {"neighbours": slider(0, 0, 1, 1, "n"), "method": dropdown(["PCA"], "PCA", "m"),
+    ex = Explorer(render, {"neighbours": slider(0, 0, 1, 1, "n"),
+                           "method": dropdown(["PCA"], "PCA", "m"),
                            "embedding": dropdown(["toy"], "toy", "e")})
     ex.controls["neighbours"].value = 1
     assert ex.renders == 2 and "7 words" in ex.summary

@@ -15,7 +15,8 @@ def test_the_shipped_grid_and_its_control():
     for part in (sg.grid, sg.control):
         for m in METRICS:
             assert part.scores[m].shape == (S, F, D) and np.all(np.isfinite(part.scores[m]))
-    assert sg.control_epochs == tuple(cell_epochs(s, f, True) for f in s["fractions"]) == (40, 20, 10, 5)
+    epochs = tuple(cell_epochs(s, f, True) for f in s["fractions"])
+    assert sg.control_epochs == epochs == (40, 20, 10, 5)
     updates = np.array(sg.control_epochs) * sg.grid.tokens
     assert np.allclose(updates / updates[-1], 1, atol=0.01)
     for m in METRICS:

@@ -43,8 +43,9 @@ def test_the_checkers_variants_at_their_defaults_are_the_course_s_code():
     E, (a, b, c) = rng.normal(size=(20, 4)), rng.integers(0, 20, (3, 5))
     for rule in ("add", "mul"):
         np.testing.assert_allclose(L._scores(E, a, b, c, rule), analogy_scores(E, a, b, c, rule))
-    X, y, W, bias = rng.normal(size=(7, 3)), rng.integers(0, 4, 7), rng.normal(size=(3, 4)), rng.normal(size=4)
-    for got, want in zip(L._logreg(X, y, W, bias, 0.3), softmax_regression_loss_grad(X, y, W, bias, 0.3)):
+    problem = (rng.normal(size=(7, 3)), rng.integers(0, 4, 7), rng.normal(size=(3, 4)),
+               rng.normal(size=4), 0.3)
+    for got, want in zip(L._logreg(*problem), softmax_regression_loss_grad(*problem)):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
     assert L.check_gradient_entry.right_answer() == pytest.approx(L._hand_entry(), abs=1e-6)
 
@@ -53,8 +54,8 @@ def test_a_loss_that_overflows_or_underflows_fails_with_its_hint(capsys):
     """A document whose own topic scores 2000 below the best has p_y = 0 in float64, yet a loss
     of 2000: -log of the (stable) softmax gives inf, and exp without the shift gives nan."""
     for mistake, words in (("log_of_underflow", "its log is not"), ("unstable", "overflows")):
-        result = L.check_logreg_gradient(L._variant(**({"log_first": False} if mistake == "log_of_underflow"
-                                                        else {"shift": False, "log_first": False})))
+        shift = mistake == "log_of_underflow"
+        result = L.check_logreg_gradient(L._variant(shift=shift, log_first=False))
         assert result.mistake == mistake and words in result.message
     loss = softmax_regression_loss_grad(np.eye(2), np.array([1, 0]), np.diag([2000.0, 1500.0]),
                                         np.zeros(2), 0.0)[0]
