@@ -30,8 +30,7 @@ class ScalingGrid:
 
 @dataclass
 class ShippedGrid:
-    """The shipped ``grid`` and its equal-updates ``control``, the control's epochs per sample,
-    and the metadata."""
+    """The shipped ``grid``, its equal-updates ``control`` (and epochs per sample), the metadata."""
 
     grid: ScalingGrid
     control: ScalingGrid

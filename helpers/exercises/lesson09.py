@@ -145,20 +145,18 @@ def random_space(seed: int = 3) -> np.ndarray:
     return E
 
 
-def _questions(rule, space):
-    """A check: the scores of the toy space's three questions, or of the random space's six."""
-    def check(f):
-        if space == "toy":
-            _expect_scores(f, VECTORS, [[WORDS.index(w) for w in q] for q in TOY], rule,
-                           "man : woman :: king : ?, woman : man :: queen : ? and king : man :: "
-                           "queen : ? together on the toy space")
-        else:
-            _expect_scores(f, random_space(), [(0, 1, 5), (0, 7, 2), (0, 1, 2), (3, 9, 11),
-                                               (12, 4, 20), (8, 23, 6)], rule,
-                           "six questions on 24 random vectors of random lengths, three of them "
-                           "with b or c near a")
-    check.__name__ = f"{space}_{rule}"
-    return check
+def _questions(rule):
+    """The checks: the toy space's three questions, then six on random vectors."""
+    def toy(f):
+        _expect_scores(f, VECTORS, [[WORDS.index(w) for w in q] for q in TOY], rule,
+                       "man : woman :: king : ?, woman : man :: queen : ? and king : man :: "
+                       "queen : ? together on the toy space")
+
+    def random(f):
+        _expect_scores(f, random_space(), [(0, 1, 5), (0, 7, 2), (0, 1, 2), (3, 9, 11), (12, 4, 20),
+                                           (8, 23, 6)], rule, "six questions on 24 random vectors "
+                       "of random lengths, three of them with b or c near a")
+    return [toy, random]
 
 
 def _some_query_words_kept(out, vectors, a, b, c):
@@ -175,7 +173,7 @@ ACROSS = ("you excluded every question's query words from every row: scores[:, a
           "scores[np.arange(Q), a] = -inf (the same for b and c).")
 
 check_three_cos_add = FunctionExercise(
-    "3CosAdd", [_questions("add", "toy"), _questions("add", "random")], reference=_add_reference,
+    "3CosAdd", _questions("add"), reference=_add_reference,
     forbidden=ANALOGY_SHORTCUTS,
     mistakes=[
         Mistake("query_words_kept", "give the three query words of each question the score -inf: "
@@ -195,7 +193,7 @@ check_three_cos_add = FunctionExercise(
     ])
 
 check_three_cos_mul = FunctionExercise(
-    "3CosMul", [_questions("mul", "toy"), _questions("mul", "random")], reference=_mul_reference,
+    "3CosMul", _questions("mul"), reference=_mul_reference,
     forbidden=ANALOGY_SHORTCUTS,
     mistakes=[
         Mistake("no_shift", "shift each cosine to [0, 1] first, cos' = (cos + 1) / 2: with raw "

@@ -67,8 +67,7 @@ def antonym_table(W: np.ndarray, vocab, pairs_by_set: dict, antonyms=ANTONYMS) -
 
 # ---------------------------------------------------------------- §4 and §6 comparisons
 def semantic_mask(questions: dict, vocab) -> np.ndarray:
-    """(n,) bool over the answerable questions (all four words known), in the order
-    :func:`helpers.lib.metrics.analogy_hits` scores them: True for a semantic category."""
+    """(n,) True for a semantic question, over the answerable questions in analogy_hits' order."""
     stoi, _ = vocab_maps(vocab)
     return np.array([not cat.startswith("gram") for cat, qs in questions.items() for q in qs
                      if all(w in stoi for w in q)], dtype=bool)
@@ -129,16 +128,6 @@ def plot_grid_and_control(grid, control, control_epochs, metric: str, label: str
 
 
 # ---------------------------------------------------------------- §8 2-D projections
-WORD_GROUPS = {
-    "countries": ["france", "germany", "italy", "spain", "china", "japan", "india"],
-    "sport": ["football", "tennis", "cricket", "rugby", "golf", "olympic"],
-    "music": ["album", "band", "song", "singer", "guitar", "concert"],
-    "economy": ["bank", "shares", "profit", "market", "economy", "prices"],
-    "family": ["mother", "father", "son", "daughter", "wife", "husband"],
-    "numbers": ["two", "three", "four", "five", "six", "seven"],
-}
-
-
 def project_2d(X: np.ndarray, method: str = "PCA", seed: int = 0) -> np.ndarray:
     """2-D coordinates (N, 2) of the unit-length rows of X (N, D), by 'PCA' or 't-SNE'."""
     from sklearn.manifold import TSNE  # loaded only when a projection is drawn
@@ -151,11 +140,10 @@ def project_2d(X: np.ndarray, method: str = "PCA", seed: int = 0) -> np.ndarray:
     raise ValueError(f"method must be 'PCA' or 't-SNE', got {method!r}")
 
 
-def make_projection_render(embeddings: dict, groups: dict | None = None):
+def make_projection_render(embeddings: dict, groups: dict):
     """The explorer's render(neighbours, method, embedding) -> (figure, summary): the ``groups``'
     words and their nearest neighbours in 2-D, and how often a word's nearest group word there
-    is of its own group. ``embeddings``: {name: (vectors, vocab)}."""
-    groups = groups or WORD_GROUPS
+    is of its own group. ``embeddings``: {name: (vectors, vocab)}; ``groups``: {name: words}."""
 
     def render(neighbours: int = 0, method: str = "PCA", embedding: str | None = None):
         name = embedding or next(iter(embeddings))

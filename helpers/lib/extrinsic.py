@@ -18,8 +18,7 @@ from helpers.lib.near_duplicates import without_copies
 
 
 def make_classifier(name: str):
-    """scikit-learn's standardise-then-classify pipeline, 'logreg' or 'knn' (10 neighbours,
-    cosine) (lesson 09 §5)."""
+    """scikit-learn's standardise-then-classify pipeline: 'logreg' or 'knn' (lesson 09 §5)."""
     models = {"logreg": lambda: LogisticRegression(max_iter=2000, C=1.0),
               "knn": lambda: KNeighborsClassifier(n_neighbors=10, metric="cosine")}
     if name not in models:
@@ -71,12 +70,11 @@ def softmax_regression_loss_grad(X, y, W, b, l2: float) -> tuple[float, np.ndarr
 
 
 def fit_softmax_regression(X, y, n_classes: int, l2: float,
-                           loss_grad: Callable = softmax_regression_loss_grad,
-                           max_iter: int = 1000) -> tuple[np.ndarray, np.ndarray]:
+                           loss_grad: Callable = softmax_regression_loss_grad
+                           ) -> tuple[np.ndarray, np.ndarray]:
     """Softmax regression (W (d, K), b (K,)) fitted by L-BFGS from zeros with the gradient
     ``loss_grad(X, y, W, b, l2) -> (loss, dW, db)`` returns (lesson 09 §5)."""
     n_classes = check_whole(n_classes, "n_classes", "fit_softmax_regression", minimum=1)
-    max_iter = check_whole(max_iter, "max_iter", "fit_softmax_regression", minimum=1)
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
         raise ValueError(f"fit_softmax_regression: X must be (n, d), got shape {X.shape}")
@@ -92,5 +90,5 @@ def fit_softmax_regression(X, y, n_classes: int, l2: float,
         return loss, np.concatenate([np.ravel(dW), np.ravel(db)])
 
     theta = minimize(objective, np.zeros(d * K + K), jac=True, method="L-BFGS-B",
-                     options=dict(maxiter=max_iter, gtol=1e-8)).x
+                     options=dict(maxiter=1000, gtol=1e-8)).x
     return theta[:d * K].reshape(d, K), theta[d * K:]

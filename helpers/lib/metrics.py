@@ -173,8 +173,7 @@ def analogy_hits(vectors, vocab, questions: dict, method: str | Callable = "add"
 
 @dataclass
 class AnalogyResult:
-    """Analogy accuracy by category: {category: (correct, answered, out of vocabulary)}
-    (lesson 09 §4)."""
+    """Analogy accuracy: {category: (correct, answered, out of vocabulary)} (lesson 09 §4)."""
 
     method: str
     per_category: dict = field(default_factory=dict)
@@ -229,8 +228,7 @@ def pair_cosines(vectors, vocab, pairs: Sequence[tuple]) -> dict:
 
 @dataclass
 class SimilarityResult:
-    """Spearman's rho of cosines with human ratings, and the pairs it could not score
-    (lesson 09 §2); rho is None when fewer than two pairs could be scored."""
+    """Spearman's rho (None below two scored pairs) and the pairs not scored (lesson 09 §2)."""
 
     name: str
     rho: float | None
