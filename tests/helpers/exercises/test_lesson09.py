@@ -1,12 +1,10 @@
-"""Lesson 09's checkers beyond what tests/test_exercise_hints.py tries on every exercise: each
-exclusion rule and each epsilon matters, the checkers' wrong variants at their defaults are the
-course's code, and the gradient's answers that overflow or underflow fail with their hints."""
+"""Lesson 09's checkers beyond tests/test_exercise_hints.py: each exclusion rule and each epsilon
+matters, and the checkers' wrong variants at their defaults are the course's code."""
 import itertools
 
 import numpy as np
 import pytest
 
-from helpers.exercises import PASSED
 from helpers.exercises import lesson09 as L
 from helpers.lib.extrinsic import softmax_regression_loss_grad
 from helpers.lib.metrics import analogy_scores
@@ -31,10 +29,9 @@ def test_a_query_word_wins_each_near_question_unless_excluded():
         assert kept.argmax() == {"a": a, "b": b, "c": c}[winner]
 
 
-@pytest.mark.parametrize("eps", [0.0, 1e-6, 1e-5, 1e-2, 0.1])
+@pytest.mark.parametrize("eps", [1e-6, 1e-5, 1e-2, 0.1])
 def test_3cosmul_tells_its_epsilon_from_others(eps, capsys):
-    result = L.check_three_cos_mul(lambda V, a, b, c: L._scores(V, a, b, c, "mul", eps=eps))
-    assert result.status == "failed" and (eps != 0.0 or result.mistake == "no_epsilon")
+    assert L.check_three_cos_mul(lambda *q: L._scores(*q, "mul", eps=eps)).status == "failed"
     capsys.readouterr()
 
 
@@ -48,17 +45,3 @@ def test_the_checkers_variants_at_their_defaults_are_the_course_s_code():
     for got, want in zip(L._logreg(*problem), softmax_regression_loss_grad(*problem)):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
     assert L.check_gradient_entry.right_answer() == pytest.approx(L._hand_entry(), abs=1e-6)
-
-
-def test_a_loss_that_overflows_or_underflows_fails_with_its_hint(capsys):
-    """A document whose own topic scores 2000 below the best has p_y = 0 in float64, yet a loss
-    of 2000: -log of the (stable) softmax gives inf, and exp without the shift gives nan."""
-    for mistake, words in (("log_of_underflow", "its log is not"), ("unstable", "overflows")):
-        shift = mistake == "log_of_underflow"
-        result = L.check_logreg_gradient(L._variant(shift=shift, log_first=False))
-        assert result.mistake == mistake and words in result.message
-    loss = softmax_regression_loss_grad(np.eye(2), np.array([1, 0]), np.diag([2000.0, 1500.0]),
-                                        np.zeros(2), 0.0)[0]
-    assert loss == pytest.approx(1750.0)
-    assert L.check_logreg_gradient.run_checks(softmax_regression_loss_grad).status == PASSED
-    capsys.readouterr()

@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 from scipy.stats import spearmanr
 
 from helpers.lib import metrics as ME
-from helpers.lib.stats import paired_spearman_difference
 from helpers.lib.text import UnknownWordError, Vocab
 from tests.props import budget, closeness, float_arrays, inject, non_finite, raises_naming
 
@@ -36,6 +35,8 @@ def test_vocabularies_cosines_and_neighbours_are_brute_forces(data):
     unit = E / np.linalg.norm(E, axis=1, keepdims=True)
     close(ME.normalize_rows(E), unit)
     close(ME.normalize_rows(sp.csr_matrix(E)).toarray(), unit)
+    assert ME.normalize_rows(E.astype(np.float32)).dtype == np.float32
+    assert np.all(ME.normalize_rows(np.zeros((2, 3))) == 0)
     k = data.draw(st.integers(0, 6))
     got = ME.nearest_neighbours(E, voc, "a", k=k)
     sims = unit[1:] @ unit[0]
@@ -44,6 +45,7 @@ def test_vocabularies_cosines_and_neighbours_are_brute_forces(data):
     close([s for _, s in got], sims[order])
     assert [w for w, _ in ME.nearest_neighbours(sp.csr_matrix(E), voc, "a", k=k)] == \
         [w for w, _ in got]
+    assert ME.nearest_neighbours(E, voc, E[0], k=1)[0][0] == "a"     # a vector keeps its word
     close(list(ME.pair_cosines(E, voc, [("a", "b", 1.0), ("a", "zz", 2.0)]).values()),
           [unit[0] @ unit[1]])
     raises_naming(lambda: ME.nearest_neighbours(E, voc, "a", k=-1), "k", ValueError)
@@ -54,17 +56,6 @@ def test_vocabularies_cosines_and_neighbours_are_brute_forces(data):
     bad = inject(E, data.draw(non_finite), 3)
     raises_naming(lambda: ME.nearest_neighbours(bad, voc, "a"), "vectors", ValueError)
     raises_naming(lambda: ME.nearest_neighbours(sp.csr_matrix(bad), voc, "a"), "vectors")
-
-
-def test_dtypes_zero_rows_and_a_vector_query():
-    E = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.0, 0.0]])
-    assert ME.normalize_rows(E.astype(np.float32)).dtype == np.float32
-    assert ME.normalize_rows(np.eye(2, dtype=int)).dtype == np.float64
-    assert np.all(ME.normalize_rows(E)[3] == 0)
-    assert [w for w, _ in ME.nearest_neighbours(E, list("abcd"), np.array([1.0, 0.0]), k=4)] == \
-        ["a", "b", "c"]                                  # the query vector's own word is kept
-    with pytest.raises(ValueError, match="the word 'b'"):
-        ME.analogy(inject(E, np.nan, 2), list("abcd"), "a", "c", "d")
 
 
 @budget(2)
@@ -97,7 +88,7 @@ def test_analogies_are_brute_forces(data):
     close(ME.analogy_hits(E, WORDS, qs, method=scorer), expected)
     raises_naming(lambda: ME.analogy(E, WORDS, "a", "b", "c", method="sub"), "method", ValueError)
     raises_naming(lambda: ME.analogy(E, WORDS, "a", "b", "c", k=-2), "k", ValueError)
-    raises_naming(lambda: ME.analogy(E, WORDS, "a", "zz", "c"), "'zz'", UnknownWordError)
+    raises_naming(lambda: ME.analogy(inject(E, np.nan, 4), WORDS, "a", "c", "d"), "'b'")
 
 
 def test_the_restricted_analogy_test_is_gensim_s_restrict_vocab(tmp_path):
@@ -138,14 +129,11 @@ def test_similarity_counts_the_pairs_it_cannot_score():
     assert ME.similarity_correlation(E, words, [("x", "y", 1.0)]).rho is None
     with pytest.raises(ValueError, match="empty"):
         ME.similarity_correlation(E, words, [])
-    iv = ME.similarity_interval(E, words, pairs, n_boot=200)
-    assert iv.low <= r.rho <= iv.high and iv.n_items == 4
+    assert ME.similarity_interval(E, words, pairs, n_boot=200).estimate == pytest.approx(r.rho)
     other = E + np.array([[0.0, 0.5], [0.3, 0.0], [0.0, 0.0], [0.5, 0.5]])
     diff = ME.paired_similarity_difference(E, other, words, pairs, n_boot=200)
-    want = paired_spearman_difference(list(cos.values()),
-                                      list(ME.pair_cosines(other, words, pairs).values()),
-                                      [9.0, 5.0, 7.0, 1.0], n_boot=200)
-    assert (diff.estimate, diff.low, diff.high) == pytest.approx(tuple(want))
+    rho_other = ME.similarity_correlation(other, words, pairs).rho
+    assert diff.estimate == pytest.approx(r.rho - rho_other)
     with pytest.raises(ValueError, match="only 1 of 2 pairs"):
         ME.similarity_interval(E, words, [("a", "b", 1.0), ("a", "z", 2.0)])
 
@@ -183,9 +171,7 @@ def test_weat_p_values_exact_and_sampled():
     r = ME.weat(E, words, words[:3], words[3:6], words[6:8], words[8:] + ["nope"])
     assert r.exact and r.n_partitions == 20 and r.p_value == pytest.approx(1 / 20)
     assert r.missing == ["nope"]
-    rng = np.random.default_rng(0)
-    E, words = rng.normal(size=(30, 5)), [f"w{i}" for i in range(30)]
-    sets = words[:6], words[6:12], words[12:16], words[16:20]
-    sampled = ME.weat(E, words, *sets, max_exact=10, n_perm=20_000, seed=1)
+    sampled = ME.weat(E, words, words[:3], words[3:6], words[6:8], words[8:], max_exact=10,
+                      n_perm=20_000)
     assert not sampled.exact and sampled.n_partitions == 20_001
-    assert sampled.p_value == pytest.approx(ME.weat(E, words, *sets).p_value, abs=0.02)
+    assert sampled.p_value == pytest.approx(r.p_value, abs=0.01)
