@@ -1,5 +1,4 @@
-"""training.scaling_grid: the nested samples and the cells it trains. Its first cells are
-replayed and one cell retrained by tests/test_models.py."""
+"""training.scaling_grid: its nested samples, its cells and the one the replay retrains."""
 import pytest
 
 from helpers.course.models import load_model, model_info

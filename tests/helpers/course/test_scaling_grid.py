@@ -1,5 +1,4 @@
-"""helpers.course.scaling_grid: the shipped grid and its equal-updates control, as lesson 09 §7
-reads them."""
+"""helpers.course.scaling_grid: the shipped grid and its equal-updates control (lesson 09 §7)."""
 import numpy as np
 
 from helpers.course.models import load_model
