@@ -465,43 +465,17 @@ def _case_projection():
     return make_projection_render({"toy": (E, words)}, groups)(1, "PCA", "toy")
 
 
-def _case_norm_vs_count():
-    from helpers.lessons.lesson09 import plot_norm_vs_count
-
-    rng = np.random.default_rng(0)
-    counts = np.sort(rng.integers(5, 5000, 200))[::-1]
-    words = [f"w{i}" for i in range(200)]
-    return plot_norm_vs_count(rng.uniform(1, 4, 200), counts, words, ["w0", "w100"], 0.3)
-
-
-def _grid():
-    from helpers.course.scaling_grid import METRICS, ScalingGrid
-
-    rng = np.random.default_rng(0)
-    F, D = 3, 4
-    return ScalingGrid(fractions=(0.25, 0.5, 1.0), dims=(16, 32, 64, 128), tokens=np.array([100_000, 200_000, 400_000]),
-                       scores={m: rng.uniform(0.05, 0.4, (F, D)) for m in METRICS}, seconds=np.ones((F, D)),
-                       n_scored={m: 100 for m in METRICS}, n_words=1000, config={"model": "cbow"})
-
-
-def _case_scaling_by_size():
-    from helpers.lessons.lesson09 import scaling_render
-
-    return scaling_render(_grid(), "analogy", "corpus size")
-
-
-def _case_scaling_by_dimension():
-    from helpers.lessons.lesson09 import scaling_render
-
-    return scaling_render(_grid(), "wordsim353", "dimension")
-
-
 def _case_grid_and_control():
+    from helpers.course.scaling_grid import METRICS, ScalingGrid
     from helpers.lessons.lesson09 import plot_grid_and_control
 
-    g = _grid()
-    g.config["epochs"] = [5, 5, 5]
-    return plot_grid_and_control(g, g, (20, 10, 5), "wordsim353")
+    rng = np.random.default_rng(0)
+    g = ScalingGrid(fractions=(0.25, 0.5, 1.0), dims=(16, 32, 64, 128),
+                    tokens=np.array([100_000, 200_000, 400_000]),
+                    scores={m: rng.uniform(0.05, 0.4, (3, 3, 4)) for m in METRICS},
+                    seconds=np.ones((3, 4)),
+                    n_scored={m: 100 for m in METRICS}, n_words=1000, config={"epochs": [5, 5, 5]})
+    return plot_grid_and_control(g, g, (20, 10, 5), "wordsim353", "WordSim-353 ρ")
 
 
 def _case_sense_explorer():
@@ -579,9 +553,6 @@ CASES = {
     "helpers.lessons.lesson08:plot_pmi_link": _case_pmi_link,
     "helpers.lessons.lesson08:LiveScore.figure": _case_live_glove,
     "helpers.lessons.lesson09:make_projection_render.render": _case_projection,
-    "helpers.lessons.lesson09:plot_norm_vs_count": _case_norm_vs_count,
-    "helpers.lessons.lesson09:scaling_render": _case_scaling_by_size,
-    "helpers.lessons.lesson09:scaling_render (by dimension)": _case_scaling_by_dimension,
     "helpers.lessons.lesson09:plot_grid_and_control": _case_grid_and_control,
     "helpers.lessons.lesson10:render_sense_explorer": _case_sense_explorer,
     "helpers.lessons.lesson07:plot_tricks": _case_tricks,

@@ -30,7 +30,6 @@ def _cases():
     from helpers.lib import (
         contextual,
         counting,
-        extrinsic,
         fasttext,
         lsa,
         metrics,
@@ -67,8 +66,6 @@ def _cases():
                                        "exclude"),
         "metrics.vocab_maps": (lambda: metrics.vocab_maps(TEXT), "vocab"),
         "near_duplicates.near_duplicate_groups": (lambda: near_duplicates.near_duplicate_groups(texts), "documents"),
-        "extrinsic.extrinsic_classification": (
-            lambda: extrinsic.extrinsic_classification(vectors, V, texts, [0, 1]), "documents"),
         "fasttext.SubwordEmbedding.__init__": (lambda: fasttext.SubwordEmbedding(3, 10, vocab=TEXT), "vocab"),
         "fasttext.SubwordEmbedding.forward": (lambda: fasttext.SubwordEmbedding(3, 10).forward("cat"), "words"),
         "fasttext.FastTextVectors.vectors_for": (

@@ -5,13 +5,20 @@ checksum and subset metric and replays its first epochs."""
 import numpy as np
 import pytest
 
+from helpers.course.bbc_topics import bbc_groups, bbc_topic_task
 from helpers.course.benchmarks import benchmark_halves, evaluate_vectors
 from helpers.course.models import read_manifest
 from helpers.course.word_vectors import NAMES, load_word_vectors
 from helpers.lib.metrics import analogy_hits, similarity_interval
 from training.registry import MODELS
 from training.runlog import RunLog
-from training.word_vector_models import FLOAT16, SETTINGS, report_intervals, train_course_word2vec
+from training.word_vector_models import (
+    FLOAT16,
+    SETTINGS,
+    report_intervals,
+    topic_accuracy,
+    train_course_word2vec,
+)
 
 SHIPPED = [n for n, m in NAMES.items() if m in read_manifest()["models"]]
 
@@ -69,3 +76,25 @@ def test_keep_last_runs_the_whole_schedule():
     with pytest.raises(ValueError, match="keep"):
         train_course_word2vec(dict(SETTINGS["wv_torch_skipgram"], keep="middle"), RunLog(),
                               max_steps=1)
+
+
+def test_topics_are_scored_on_held_out_documents():
+    E = np.array([[1.0, 0.0, 0.1], [0.9, 0.1, 0.0], [0.0, 1.0, 0.1], [0.1, 0.9, 0.0]])
+    words = ["man", "woman", "apple", "pear"]
+    rng = np.random.default_rng(0)
+    docs = [list(rng.choice(words[:2], 6)) for _ in range(40)] + \
+        [list(rng.choice(words[2:], 6)) for _ in range(40)]
+    labels = ["people"] * 40 + ["fruit"] * 40
+    for clf in ("logreg", "knn"):
+        assert topic_accuracy(E, words, docs, labels, clf, 0) == 1.0
+    assert topic_accuracy(np.ones_like(E), words, docs, labels, "logreg", 0) <= 0.6   # chance
+    with pytest.raises(ValueError, match="labels"):
+        topic_accuracy(E, words, docs, labels[:-1], "knn", 0)
+
+
+def test_the_recorded_topic_accuracies_reproduce():
+    W, _, vocab, meta = load_word_vectors("torch-skipgram")
+    docs, labels = bbc_topic_task()
+    for c, recorded in meta["records"]["bbc_topic_accuracy"].items():
+        refit = [topic_accuracy(W, vocab, docs, labels, c, s, bbc_groups()) for s in (0, 1, 2)]
+        assert refit == recorded
