@@ -155,7 +155,7 @@ def _case_gradient_flow():
 
 
 def _words_vocab():
-    from helpers.lib.rnn_lm import EOS
+    from helpers.course.word_lms import EOS
     from helpers.lib.text import Vocab
 
     words = [EOS, "the", "government", "said", "it", "would", "not", "be", "a", "plan", "new", "year", "of"]
@@ -164,10 +164,10 @@ def _words_vocab():
 
 def _case_temperature_words():
     from helpers.lessons.lesson02 import render_temperature
-    from helpers.lib.rnn_lm import RecurrentLM
+    from helpers.lib.recurrent import NumpyLM
 
     vocab = _words_vocab()
-    return render_temperature(0.7, model=RecurrentLM(len(vocab), "lstm", emb_dim=8, hidden=8), vocab=vocab, top=6)
+    return render_temperature(0.7, model=NumpyLM(len(vocab), 8, 8, "lstm"), vocab=vocab, top=6)
 
 
 def _case_init_study():
@@ -185,7 +185,7 @@ def _case_exposure_gaps():
 
 
 def _case_trained_gradient_flow():
-    from helpers.course.trained_word_lms import plot_gradient_flow
+    from helpers.course.word_lms import plot_gradient_flow
 
     rng = np.random.default_rng(0)
     flows = {name: 10 ** np.cumsum(-rng.random((8, 12)) * d, axis=1) for name, d in (("RNN", 0.5), ("LSTM", 0.1))}
@@ -215,17 +215,15 @@ def _case_live_runs():
 def _case_long_range():
     from helpers.lessons.lesson03 import render_long_range
 
-    return render_long_range(steps=3, forget_bias=1.0, hidden=4, max_distance=15)
+    return render_long_range(steps=3, keep_bias=1.0, hidden=4)
 
 
 def _case_gate_heatmap():
     from helpers.lessons.lesson03 import gate_heatmap
-    from helpers.lib.recurrent import TimeLSTM
+    from helpers.lib.recurrent import NumpyLM
 
-    rng = np.random.default_rng(0)
     words = ["the", "cat", "sat", "on", "the", "mat"]
-    return gate_heatmap(TimeLSTM(4, 6, rng), rng.standard_normal((5, 4)), np.array([0, 1, 2, 3, 0, 4]), words,
-                        n_units=4)
+    return gate_heatmap(NumpyLM(5, 4, 6, "lstm"), np.array([0, 1, 2, 3, 0, 4]), words, n_units=4)
 
 
 def _case_forget_bias_flow():
@@ -566,7 +564,7 @@ CASES = {
     "helpers.lessons.lesson02:render_gradient_flow": _case_gradient_flow,
     "helpers.lessons.lesson02:render_temperature": _case_temperature_words,
     "helpers.lessons.lesson02:plot_exposure_gaps": _case_exposure_gaps,
-    "helpers.course.trained_word_lms:plot_gradient_flow": _case_trained_gradient_flow,
+    "helpers.course.word_lms:plot_gradient_flow": _case_trained_gradient_flow,
     "helpers.infra.live_training:LiveTraining.figure": _case_live_training_figure,
     "helpers.lessons.lesson03:plot_live_runs": _case_live_runs,
     "helpers.lessons.lesson03:render_long_range": _case_long_range,

@@ -19,7 +19,6 @@ from helpers.lib.metrics import nearest_neighbours
 from helpers.lib.ngram import KneserNeyLM
 from helpers.lib.optim import Adam
 from helpers.lib.positions import apply_rope
-from helpers.lib.recurrent import TimeLSTM, TimeRNN, copy_from_torch
 from helpers.lib.text import Vocab
 
 TOK = BPETokenizer.train(["the", "cat", "sat", "on", "a", "mat", "the", "cat"] * 3, vocab_size=30)
@@ -86,17 +85,6 @@ def test_4_a_key_padding_mask_has_its_own_argument_and_a_2d_mask_is_always_Tq_Tk
         scaled_dot_product_attention(Q2, Q2, Q2, padding_mask([3, 1], 3)[:, 0])
     with pytest.raises(ValueError, match=r"key_padding must have shape \(B, T_k\) = \(2, 3\)"):
         scaled_dot_product_attention(Q2, Q2, Q2, key_padding=keep)
-
-
-def test_5_time_lstm_backward_checks_the_shape_of_dc_T():
-    rng = np.random.default_rng(2)
-    layer = TimeLSTM(3, 4, rng)
-    layer.forward(rng.standard_normal((2, 5, 3)))
-    dhs = rng.standard_normal((2, 5, 4))
-    for bad in (np.ones(4), np.ones((2, 1)), np.ones((1, 4))):
-        with pytest.raises(ValueError, match=r"dc_T must have shape \(2, 4\)"):
-            layer.backward(dhs, bad)
-    layer.backward(dhs, np.ones((2, 4)))
 
 
 def test_6_hierarchical_softmax_refuses_negative_and_too_large_ids():
@@ -166,21 +154,12 @@ def test_13_pmi_refuses_base_1_and_nearest_neighbours_refuses_a_negative_k():
         nearest_neighbours(vectors, ["a", "b", "c"], "a", k=1.5)
 
 
-def test_14_nan_and_inf_are_refused_by_the_loss_the_recurrent_layers_and_adam():
+def test_14_nan_and_inf_are_refused_by_the_loss_and_adam():
     loss = SoftmaxCrossEntropy()
     for bad in (np.inf, np.nan, -np.inf):
         logits = np.array([[bad, 0.0, 1.0]])
         with pytest.raises(ValueError, match="SoftmaxCrossEntropy.forward: logits holds nan or inf"):
             loss.forward(logits, np.array([0]))
-    rng = np.random.default_rng(0)
-    xs = rng.standard_normal((2, 3, 4))
-    xs[1, 2, 0] = np.nan
-    with pytest.raises(ValueError, match=r"TimeRNN.forward: xs holds nan or inf \(nan at index \(1, 2, 0\)"):
-        TimeRNN(4, 5, rng).forward(xs)
-    layer = TimeRNN(4, 5, rng)
-    layer.forward(xs[:1])
-    with pytest.raises(ValueError, match="TimeRNN.backward: dhs holds nan or inf"):
-        layer.backward(np.full((1, 3, 5), np.inf))
     p, g = np.ones(3), np.array([0.1, np.nan, 0.2])
     with pytest.raises(ValueError, match=r"Adam.step: gradient 0 \(shape \(3,\)\) holds inf or nan"):
         Adam().step([p], [g])
@@ -192,17 +171,6 @@ def test_perplexity_of_a_diverged_nll_is_inf_with_a_warning():
     with pytest.warns(RuntimeWarning, match="beyond the largest float64"):
         assert perplexity(800.0) == math.inf
     assert perplexity(math.inf) == math.inf and perplexity(0.0) == 1.0
-
-
-@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
-def test_copy_from_torch_without_biases_gives_the_same_function(kind):
-    from helpers.lib.recurrent import TimeGRU
-    torch.manual_seed(0)
-    module = getattr(torch.nn, kind)(3, 4, bias=False, batch_first=True).double()
-    layer = copy_from_torch({"RNN": TimeRNN, "LSTM": TimeLSTM, "GRU": TimeGRU}[kind](3, 4, np.random.default_rng(0)),
-                            module)
-    x = np.random.default_rng(1).standard_normal((2, 5, 3))
-    np.testing.assert_allclose(layer.forward(x), module(torch.tensor(x))[0].detach().numpy(), rtol=1e-10, atol=1e-12)
 
 
 def test_multi_head_attention_loads_a_torch_module_without_biases():

@@ -20,8 +20,8 @@ from helpers.exercises import (
 )
 from helpers.lib.gradcheck import numerical_gradient
 from helpers.lib.optim import clip_adam_step, clip_global_norm
+from helpers.course.word_lms import RecurrentLM
 from helpers.lib.recurrent import (
-    NumpyLM,
     gradient_norms,
     gradient_through_time,
     random_recurrent_lm,
@@ -29,7 +29,8 @@ from helpers.lib.recurrent import (
     rnn_forward,
 )
 
-RECURRENT_COURSE = (rnn_forward, NumpyLM, gradient_through_time, torch.nn.RNN, torch.nn.RNNCell)
+# the course's other RNNs: the backward inside gradient_through_time, PyTorch's
+RECURRENT_COURSE = (gradient_through_time, RecurrentLM, torch.nn.RNN, torch.nn.RNNCell)
 
 
 def _case(seed: int, B: int, T: int, D: int, H: int):

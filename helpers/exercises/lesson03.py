@@ -22,24 +22,14 @@ from helpers.exercises import (
     short_repr,
 )
 from helpers.lib.gradcheck import numerical_gradient
-from helpers.lib.recurrent import (
-    NumpyLM,
-    gradient_through_time,
-    gru_bptt,
-    gru_forward,
-    gru_step,
-    gru_step_backward,
-    lstm_bptt,
-    lstm_forward,
-    lstm_step,
-    lstm_step_backward,
-)
+from helpers.course.word_lms import RecurrentLM
+from helpers.lib.recurrent import gru_step, gru_step_backward, lstm_step, lstm_step_backward
 from helpers.lib.recurrent_tasks import train_long_range
 from helpers.lib.transformer import LSTMLM
 
-LSTM_COURSE = (lstm_forward, lstm_bptt, NumpyLM, gradient_through_time, LSTMLM, torch.nn.LSTM,
-               torch.nn.LSTMCell)
-GRU_COURSE = (gru_forward, gru_bptt, NumpyLM, gradient_through_time, torch.nn.GRU, torch.nn.GRUCell)
+# the course's other LSTMs and GRUs (the NumPy loops over time call the step, which is refused)
+LSTM_COURSE = (LSTMLM, RecurrentLM, torch.nn.LSTM, torch.nn.LSTMCell)
+GRU_COURSE = (RecurrentLM, torch.nn.GRU, torch.nn.GRUCell)
 
 
 def _sigmoid(z):

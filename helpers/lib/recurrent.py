@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from helpers.lib.batching import bptt_batches
-from helpers.lib.checks import check_ids
+from helpers.lib.checks import check_finite, check_ids
 from helpers.lib.layers import log_softmax
 
 GATES = {"rnn": 1, "lstm": 4, "gru": 3}
@@ -233,11 +233,14 @@ class NumpyLM:
         """The hidden states (B, T+1, H) of the recurrence over ``ids`` (B, T), the first one the
         initial ``state`` (zeros when None); keeps what the backward pass needs."""
         ids = _check_ids(ids, self.V)
+        for name, p in zip(self.names, self.params):
+            check_finite(p, name, "NumpyLM")
         E, Wx, Wh, b, *rest = self.params
         xs = E[ids]                                                   # (B, T, D)
         if state is None:
             h = np.zeros((len(ids), self.H), E.dtype)
             state = (h, h.copy()) if self.kind == "lstm" else h
+        self._check_state(state, len(ids))
         caches = None
         if self.kind == "rnn":
             hs = rnn_forward(xs, state, Wx, Wh, b)
@@ -250,6 +253,16 @@ class NumpyLM:
             self.last_state = hs[:, -1]
         self.cache = (ids, xs, hs, caches)
         return hs
+
+    def _check_state(self, state, B: int) -> None:
+        """A state given to :meth:`states` must be h (B, H), or the pair (h, c) for the LSTM."""
+        if self.kind == "lstm" and not (isinstance(state, tuple) and len(state) == 2):
+            raise TypeError(f"NumpyLM: an LSTM's state is the pair (h, c), got {type(state).__name__}")
+        for s in state if self.kind == "lstm" else (state,):
+            if not isinstance(s, np.ndarray) or s.shape != (B, self.H):
+                raise ValueError(f"NumpyLM: the state must be arrays of shape ({B}, {self.H}) (batch, "
+                                 f"hidden), got {getattr(s, 'shape', type(s).__name__)}")
+            check_finite(s, "state", "NumpyLM")
 
     def loss(self, ids, targets, state=None) -> float:
         """Mean negative log-likelihood (nats per token) of ``targets`` (B, T), forward only;
@@ -316,17 +329,19 @@ class NumpyLM:
         (tanh), ``nn.LSTM`` or ``nn.GRU`` layer (``rnn`` or ``lstm``) and a linear ``out`` or
         ``head``. PyTorch keeps two biases where one suffices; they are summed (b_hn kept apart)."""
         rnn = getattr(module, "rnn", None) or getattr(module, "lstm", None)
-        out, embed = getattr(module, "out", None) or getattr(module, "head", None), module.embed
+        out = getattr(module, "out", None) or getattr(module, "head", None)
+        embed = getattr(module, "embed", None)
         kind = {"RNN": "rnn", "LSTM": "lstm", "GRU": "gru"}.get(type(rnn).__name__)
-        if kind is None or out is None:
+        if kind is None or out is None or embed is None:
             raise TypeError(f"expected embed -> nn.RNN, nn.LSTM or nn.GRU -> linear, got "
                             f"{type(module).__name__} with a {type(rnn).__name__} layer")
         if rnn.num_layers != 1 or rnn.bidirectional or getattr(rnn, "nonlinearity", "tanh") != "tanh":
             raise ValueError("from_torch copies one unidirectional layer (tanh for an RNN)")
         arr = lambda t: t.detach().cpu().double().numpy()  # noqa: E731
         model = cls(embed.num_embeddings, embed.embedding_dim, rnn.hidden_size, kind, dtype=dtype)
-        b_ih, b_hh = arr(rnn.bias_ih_l0), arr(rnn.bias_hh_l0)
         H = rnn.hidden_size
+        b_ih, b_hh = ((arr(rnn.bias_ih_l0), arr(rnn.bias_hh_l0)) if rnn.bias       # bias=False: zeros
+                      else (np.zeros(GATES[kind] * H), np.zeros(GATES[kind] * H)))
         biases = [b_ih + b_hh] if kind != "gru" else [b_ih + np.r_[b_hh[:2 * H], np.zeros(H)],
                                                        b_hh[2 * H:]]
         weights = [arr(embed.weight), arr(rnn.weight_ih_l0).T, arr(rnn.weight_hh_l0).T, *biases,

@@ -24,12 +24,12 @@ from helpers.lib.recurrent import NumpyLM, rnn_bptt, rnn_forward
 # ---------------------------------------------------------------- exploding gradients (lesson 02)
 @single_thread_blas
 def train_recall(scale: float, clip: float | None, steps: int = 150, lr: float = 0.2, T: int = 30,
-                 lag: int = 3, hidden: int = 32, seed: int = 0, clip_fn=clip_global_norm,
+                 lag: int = 3, hidden: int = 32, seed: int = 0, clip_fn=None,
                  bptt=rnn_bptt) -> dict[str, np.ndarray]:
     """Plain SGD on a memory task: a tanh RNN reads inputs N(0, 1) of size 4 and a linear readout
     predicts the first input of ``lag`` steps before (mean squared error), from a recurrent matrix
-    of the given ``scale``; with ``clip``, ``clip_fn(grads, clip)`` clips before each step
-    (lesson 02 §6). Returns per-step ``loss`` and ``grad_norm`` (before clipping); nan once the
+    of the given ``scale``; with ``clip``, ``clip_fn(grads, clip) -> (clipped, norm)`` clips before
+    each step (lesson 02 §6; default: the course's clipping). Returns per-step ``loss`` and ``grad_norm`` (before clipping); nan once the
     run has blown up."""
     if not 0 <= lag < T:
         raise ValueError(f"lag must be in [0, T), got lag={lag}, T={T}")
@@ -53,8 +53,10 @@ def train_recall(scale: float, clip: float | None, steps: int = 150, lr: float =
             if not (np.isfinite(losses[s]) and np.isfinite(norms[s])):
                 losses[s] = norms[s] = np.nan
                 break
-            if clip:
-                clip_fn(grads, clip)
+            if clip and clip_fn:
+                grads = list(clip_fn(grads, clip)[0])
+            elif clip:
+                clip_global_norm(grads, clip)
             opt.step(params, grads)
     return {"loss": losses, "grad_norm": norms}
 
