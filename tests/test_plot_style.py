@@ -154,34 +154,10 @@ def _case_gradient_flow():
     return render_gradient_flow(2.0, steps=12, hidden=8)
 
 
-def _words_vocab():
-    from helpers.course.word_lms import EOS
-    from helpers.lib.text import Vocab
-
-    words = [EOS, "the", "government", "said", "it", "would", "not", "be", "a", "plan", "new", "year", "of"]
-    return Vocab.build(words)
-
-
-def _case_temperature_words():
-    from helpers.lessons.lesson02 import render_temperature
-    from helpers.lib.recurrent import NumpyLM
-
-    vocab = _words_vocab()
-    return render_temperature(0.7, model=NumpyLM(len(vocab), 8, 8, "lstm"), vocab=vocab, top=6)
-
-
 def _case_init_study():
     from helpers.lessons.lesson01 import plot_init_study
 
     return plot_init_study(depth=3, width=8)[0]
-
-
-def _case_exposure_gaps():
-    from helpers.lessons.lesson02 import plot_exposure_gaps
-
-    rng = np.random.default_rng(0)
-    runs = {s: {"gap": rng.normal(0, 0.01, 30), "data_kl": 0.2 + rng.normal(0, 0.01, 30)} for s in range(3)}
-    return plot_exposure_gaps(runs)
 
 
 def _case_trained_gradient_flow():
@@ -205,13 +181,6 @@ def _case_live_training_figure():
     return _live_run(1.0).figure("Training a model")
 
 
-def _case_live_runs():
-    from helpers.lessons.lesson03 import plot_live_runs
-
-    return plot_live_runs({"LSTM": _live_run(0.9), "RNN": _live_run(1.0)}, {"trigram": 2.0, "4-gram": 1.8},
-                          "Held-out loss against updates")
-
-
 def _case_long_range():
     from helpers.lessons.lesson03 import render_long_range
 
@@ -224,12 +193,6 @@ def _case_gate_heatmap():
 
     words = ["the", "cat", "sat", "on", "the", "mat"]
     return gate_heatmap(NumpyLM(5, 4, 6, "lstm"), np.array([0, 1, 2, 3, 0, 4]), words, n_units=4)
-
-
-def _case_forget_bias_flow():
-    from helpers.lessons.lesson03 import render_forget_bias_flow
-
-    return render_forget_bias_flow(2.0, steps=12)
 
 
 def _case_scaling():
@@ -562,14 +525,10 @@ CASES = {
     "helpers.lessons.lesson01:render_regularisation": _case_regularisation,
     "helpers.lessons.lesson01:plot_init_study": _case_init_study,
     "helpers.lessons.lesson02:render_gradient_flow": _case_gradient_flow,
-    "helpers.lessons.lesson02:render_temperature": _case_temperature_words,
-    "helpers.lessons.lesson02:plot_exposure_gaps": _case_exposure_gaps,
     "helpers.course.word_lms:plot_gradient_flow": _case_trained_gradient_flow,
     "helpers.infra.live_training:LiveTraining.figure": _case_live_training_figure,
-    "helpers.lessons.lesson03:plot_live_runs": _case_live_runs,
     "helpers.lessons.lesson03:render_long_range": _case_long_range,
     "helpers.lessons.lesson03:gate_heatmap": _case_gate_heatmap,
-    "helpers.lessons.lesson03:render_forget_bias_flow": _case_forget_bias_flow,
     "helpers.lessons.lesson04:render_scaling": _case_scaling,
     "helpers.lessons.lesson04:render_attention": _case_attention,
     "helpers.lessons.lesson04:render_temperature": _case_temperature_chars,

@@ -27,7 +27,6 @@ RNG = np.random.default_rng(0)
 
 def _cases():
     """{qualified name: (call with a str where tokens are expected, the argument's name)}."""
-    from helpers.lessons import lesson02
     from helpers.lib import (
         contextual,
         counting,
@@ -80,7 +79,6 @@ def _cases():
             "words"),
         "counting.pmi_table": (lambda: counting.pmi_table(np.ones((2, 2)), "ab", ["c", "d"], [2, 2], [2, 2], 4),
                                "rows"),
-        "lesson02.frequency_profile": (lambda: lesson02.frequency_profile(TEXT, V), "tokens"),
         "word2vec.prepare_corpus": (lambda: word2vec.prepare_corpus(texts, min_count=1), "sentences"),
     }
 

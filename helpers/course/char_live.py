@@ -1,8 +1,5 @@
 """Character-level Shakespeare for lessons 02-04: train on 40 works, watch *Othello*, report on
-*Hamlet*; live training batches, held-out scores in windows, and the Kneser-Ney yardsticks, scored
-on the same characters as the models (the first 8,192 predictions of *Othello* for the curves, the
-first 32,768 of *Hamlet* for the reported number).
-"""
+*Hamlet*; live batches, held-out scores, and the Kneser-Ney yardsticks on the models' characters."""
 from __future__ import annotations
 
 import functools
@@ -24,8 +21,7 @@ VALID_PREDICTIONS = 8_192    # Othello's first predictions: the curves' points, 
 
 @dataclass(frozen=True)
 class CharSplit:
-    """Shakespeare split by work: ``train`` (40 works joined by newlines), ``valid`` and ``test``
-    (one play each) as (n,) int64 character ids; ``vocab``: the 84 characters of the 42 works."""
+    """Shakespeare split by work as character ids: 40 works, a play to validate, one to test."""
 
     vocab: Vocab
     train: np.ndarray
@@ -39,7 +35,6 @@ class CharSplit:
         return len(self.vocab)
 
     def encode(self, text: str) -> np.ndarray:
-        """Character ids of ``text``; an unknown character is an error naming it."""
         return encode_chars(self.vocab, text)
 
     def decode(self, ids) -> str:
@@ -47,7 +42,7 @@ class CharSplit:
 
 
 def encode_chars(vocab: Vocab, text: str) -> np.ndarray:
-    """(len(text),) int64 ids of the characters of ``text``; an unknown one is an error naming it."""
+    """The character ids (len(text),) of ``text``; an unknown character is an error naming it."""
     codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
     table = np.full(int(codes.max(initial=0)) + 1, -1, dtype=np.int64)
     for ch, i in vocab.stoi.items():
@@ -79,23 +74,17 @@ def live_split() -> CharSplit:
 
 def random_batch(ids: np.ndarray, batch: int, seq_len: int,
                  rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """``batch`` random windows of ``ids``: inputs x and targets y (batch, seq_len), y[:, t] the
-    character after x[:, t]. (The last window of ``ids`` is never drawn, as in the lessons' runs.)"""
-    ids = np.asarray(ids)
-    if ids.ndim != 1:
-        raise TypeError(f"ids must be a 1-D integer array, got shape {ids.shape}")
-    return random_windows(ids[:-1], batch, seq_len, rng)
+    """``batch`` random windows of ``ids``: x and y (batch, seq_len), y the next characters (the
+    last window is never drawn, as in the lessons' committed runs)."""
+    return random_windows(np.asarray(ids)[:-1], batch, seq_len, rng)
 
 
 def windows(ids: np.ndarray, seq_len: int, predictions: int) -> tuple[np.ndarray, np.ndarray]:
-    """The first ``predictions`` predictions of ``ids`` as non-overlapping windows: x and y of
-    shape (predictions // seq_len, seq_len); y scores ids[1 .. predictions]."""
+    """The first ``predictions`` predictions of ``ids`` as windows x, y of ``seq_len``."""
     ids = np.asarray(ids)
-    if seq_len < 1 or predictions % seq_len or predictions < seq_len:
+    if seq_len < 1 or predictions % seq_len or predictions < seq_len or len(ids) <= predictions:
         raise ValueError(f"predictions ({predictions}) must be a positive multiple of seq_len "
-                         f"({seq_len}): every window full, the same characters for every model")
-    if len(ids) < predictions + 1:
-        raise ValueError(f"the text has {len(ids)} ids, fewer than the {predictions + 1} needed")
+                         f"({seq_len}), below the length of the text ({len(ids)})")
     n = predictions // seq_len
     return (ids[:predictions].reshape(n, seq_len).astype(np.int64),
             ids[1:predictions + 1].reshape(n, seq_len).astype(np.int64))
@@ -103,15 +92,14 @@ def windows(ids: np.ndarray, seq_len: int, predictions: int) -> tuple[np.ndarray
 
 def heldout_loss(loss_fn: Callable[[np.ndarray, np.ndarray], float], ids: np.ndarray, seq_len: int,
                  predictions: int, batch: int = 64) -> float:
-    """Mean NLL (nats per character) of a model over the first ``predictions`` predictions of
-    ``ids``, in windows of ``seq_len`` each read from the initial state; ``loss_fn(x, y)`` is the
-    model's mean loss on a batch of windows."""
+    """Mean NLL (nats per character) over the first ``predictions`` predictions of ``ids``, in
+    windows of ``seq_len`` from the initial state; ``loss_fn(x, y)``: the mean loss of a batch."""
     x, y = windows(ids, seq_len, predictions)
     total = 0.0
     for i in range(0, len(x), batch):
         loss = float(loss_fn(x[i:i + batch], y[i:i + batch]))
         if not np.isfinite(loss):
-            raise FloatingPointError(f"the model's loss on held-out windows {i}..{i + batch} is {loss}")
+            raise FloatingPointError(f"the loss on held-out windows {i}..{i + batch} is {loss}")
         total += loss * len(x[i:i + batch])
     return total / len(x)
 
@@ -122,9 +110,8 @@ def ngram_path():
 
 
 def load_char_ngram() -> dict:
-    """The stored character n-gram baseline: its table of orders ('rows', 'chosen', ...) and
-    ``test_nll``, the chosen order's NLL of each of the first 32,768 test predictions (NaN where
-    the context is not full)."""
+    """The stored character n-gram baseline: its table of orders and ``test_nll``, the chosen
+    order's NLL of each of the first 32,768 test predictions (NaN without a full context)."""
     try:
         art = load_artifact(ngram_path())
     except ArtifactError as e:
@@ -135,10 +122,9 @@ def load_char_ngram() -> dict:
 
 @functools.lru_cache(maxsize=4)
 def kn_baselines(orders: tuple[int, ...] = (3, 4)) -> dict[int, dict]:
-    """Kneser-Ney character n-grams, the discount of each order chosen on *Othello*:
-    {n: {'discount', 'valid_loss' (the first 8,192 predictions of Othello, as the curves),
-    'test_loss' (the first 32,768 of Hamlet)}} in nats per character; the first n - 2
-    predictions, without a full context, are not scored."""
+    """Kneser-Ney character n-grams, each order's discount chosen on *Othello*: {n: {'discount',
+    'valid_loss' (Othello's first 8,192 predictions, as the curves), 'test_loss' (Hamlet's first
+    32,768)}} in nats per character, without the n - 2 predictions that lack a full context."""
     split, rows = live_split(), {r["n"]: r for r in load_char_ngram()["rows"]}
     out = {}
     for n in orders:

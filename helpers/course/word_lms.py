@@ -1,10 +1,8 @@
-"""The word-level language models of lessons 02-03: their data, the PyTorch model ``make models``
-trains (``load_model("rnn_lm")``, ``"gru_lm"``, ``"lstm_lm"``), the stored Kneser-Ney baselines,
-per-token losses, and how much gradient reaches far back in a trained model.
-"""
+"""The word-level language models of lessons 02-03: the data, the shipped PyTorch models
+(``load_model("rnn_lm")``, ``"gru_lm"``, ``"lstm_lm"``), the stored Kneser-Ney baselines, and how
+much gradient reaches far back in a trained model."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,18 +11,10 @@ from torch import nn
 
 from helpers.course.corpus import document_groups, modern_english_documents
 from helpers.course.data import DATA_DIR
-from helpers.infra.artifacts import (
-    Artifact,
-    ArtifactError,
-    arrays_to_curves,
-    arrays_to_state_dict,
-    load_artifact,
-    unprefixed,
-)
+from helpers.infra import artifacts
 from helpers.infra.plotting import COLOURS, log_axis, new_figure, set_labels
-from helpers.lib.batching import bptt_batches
 from helpers.lib.checks import check_ids
-from helpers.lib.language_models import perplexity, unigram_loss
+from helpers.lib.layers import softmax
 from helpers.lib.near_duplicates import split_by_group
 from helpers.lib.recurrent import NumpyLM, gradient_through_time
 from helpers.lib.stats import Interval, bootstrap_interval
@@ -33,32 +23,21 @@ from helpers.lib.text import UNK, Vocab, split_sentences, tokenize
 EOS = "<eos>"
 
 
-# ---------------------------------------------------------------- the data
 @dataclass
 class LMData:
-    """A word-level corpus as id streams ``train``, ``valid``, ``test`` (n,) int64, sentences
-    joined by ``<eos>`` (lesson 02 §5)."""
+    """A word-level corpus as id streams, sentences joined by ``<eos>`` (lesson 02 §5)."""
 
     vocab: Vocab
     train: np.ndarray
     valid: np.ndarray
     test: np.ndarray
 
-    def describe(self) -> str:
-        rate = float(np.mean(self.train == self.vocab.unk_id))
-        return (f"vocabulary {len(self.vocab):,} types (incl. <unk>, <eos>); tokens train "
-                f"{len(self.train):,}, valid {len(self.valid):,}, test {len(self.test):,}; <unk> "
-                f"rate in train {rate:.1%}")
-
 
 def lm_data(vocab_size: int = 3000, fractions=(0.9, 0.05, 0.05), seed: int = 0,
             keep_copies_together: bool = True) -> LMData:
-    """The modern-English corpus (Wikipedia and BBC News) split by document (lesson 02 §5).
-
-    Documents shuffled with ``seed`` and split by ``fractions``, the near-duplicate articles of
-    :func:`helpers.course.corpus.document_groups` kept on one side (``keep_copies_together=False``:
-    the plain split); the vocabulary is the ``vocab_size`` most frequent training words, the rest
-    ``<unk>``."""
+    """The modern-English corpus split by document, near-duplicate articles on one side (unless
+    ``keep_copies_together=False``); the ``vocab_size`` most frequent training words, the rest
+    ``<unk>`` (lesson 02 §5)."""
     docs = [text for _, text in modern_english_documents()]
     order = np.random.default_rng(seed).permutation(len(docs))
     groups = document_groups() if keep_copies_together else list(range(len(docs)))
@@ -78,12 +57,6 @@ def lm_data(vocab_size: int = 3000, fractions=(0.9, 0.05, 0.05), seed: int = 0,
     return LMData(vocab, vocab.encode(train), vocab.encode(valid), vocab.encode(test))
 
 
-def unigram_perplexity(train: np.ndarray, eval_ids: np.ndarray, vocab_size: int) -> float:
-    """The perplexity of the add-one unigram model: the floor a model that reads context beats."""
-    return perplexity(unigram_loss(train, eval_ids, vocab_size))
-
-
-# ---------------------------------------------------------------- the shipped models
 class RecurrentLM(nn.Module):
     """Embedding -> one ``nn.RNN`` (tanh), ``nn.LSTM`` or ``nn.GRU`` -> linear, in PyTorch: the
     shipped word models. forward(ids (B, T), state=None) -> (logits (B, T, V), new state)."""
@@ -112,8 +85,7 @@ class RecurrentLM(nn.Module):
 
 @dataclass
 class ShippedWordLM:
-    """A shipped word model: ``model`` (eval mode), ``vocab``, ``settings``, ``metrics``, the
-    validation ``curve``, ``train_seconds`` and ``stopped_by``."""
+    """A shipped word model (eval mode), its vocabulary, settings, metrics and validation curve."""
 
     model: RecurrentLM
     vocab: Vocab
@@ -124,29 +96,30 @@ class ShippedWordLM:
     stopped_by: str
 
 
-def load_word_lm(artifact: Artifact) -> ShippedWordLM:
+def load_word_lm(artifact) -> ShippedWordLM:
     """A shipped model from its checked artefact (the loader of ``load_model("lstm_lm")``)."""
     s = artifact.meta["settings"]
-    vocab = Vocab.from_arrays(unprefixed(artifact.arrays, "vocab/"), artifact.meta["vocab"])
+    vocab_arrays = artifacts.unprefixed(artifact.arrays, "vocab/")
+    vocab = Vocab.from_arrays(vocab_arrays, artifact.meta["vocab"])
     model = RecurrentLM(len(vocab), s["kind"], s["emb_dim"], s["hidden"], seed=s["seed"])
-    weights = arrays_to_state_dict(artifact.arrays, "model/")
+    weights = artifacts.arrays_to_state_dict(artifact.arrays, "model/")
     model.load_state_dict({k: v.float() for k, v in weights.items()})
-    curve = arrays_to_curves(artifact.arrays)
+    curve = artifacts.arrays_to_curves(artifact.arrays)
     curve["step"] = [int(x) for x in curve["step"]]
     return ShippedWordLM(model.eval(), vocab, s, artifact.meta["metrics"], curve,
-                         float(artifact.meta.get("train_seconds", math.nan)),
+                         float(artifact.meta.get("train_seconds", float("nan"))),
                          artifact.meta["stopped_by"])
 
 
 def kn_path():
-    """``data/models/baselines/word_kn``: the stored Kneser-Ney baselines of the word models."""
+    """Where the Kneser-Ney baselines of the word models are stored."""
     return DATA_DIR / "models" / "baselines" / "word_kn"
 
 
 @dataclass
 class KNBaselines:
-    """The stored Kneser-Ney baselines: ``orders``, ``ppl[split][n]``, and ``nll['test'][n]`` (the
-    per-token test NLLs of the order chosen on validation, without the first ``skipped`` tokens)."""
+    """The Kneser-Ney baselines: ``ppl[split][n]``, and ``nll['test'][n]`` per test token for the
+    order best on validation, without the first ``skipped`` tokens."""
 
     orders: list
     nll: dict
@@ -161,9 +134,9 @@ class KNBaselines:
 def load_kn_baselines() -> KNBaselines:
     """The baselines ``python -m training.word_lms kn`` stored (checksums verified)."""
     try:
-        art = load_artifact(kn_path())
-    except ArtifactError as e:
-        raise ArtifactError(f"the Kneser-Ney baselines {kn_path()}: {e}. Rebuild them with "
+        art = artifacts.load_artifact(kn_path())
+    except artifacts.ArtifactError as e:
+        raise artifacts.ArtifactError(f"the Kneser-Ney baselines {kn_path()}: {e}. Rebuild with "
                             f"`python -m training.word_lms kn` (about a minute)") from None
     orders, best = [int(n) for n in art.meta["orders"]], int(art.meta["best_order"])
     m = art.meta["metrics"]
@@ -172,35 +145,14 @@ def load_kn_baselines() -> KNBaselines:
     return KNBaselines(orders, nll, ppl, int(art.meta["skipped_tokens"]))
 
 
-@torch.no_grad()
-def token_nlls(model: RecurrentLM, ids: np.ndarray, batch_size: int = 16,
-               seq_len: int = 64) -> tuple[np.ndarray, np.ndarray]:
-    """Per-token NLL (nats) of a model over a stream read as ``batch_size`` rows, the state carried
-    across windows: (nll (n,) float64, the positions in ``ids`` of the scored tokens)."""
-    model.eval()
-    rows, state = [], None
-    for x, y in bptt_batches(ids, batch_size, seq_len):
-        logits, state = model(torch.as_tensor(x), state)
-        loss = nn.functional.cross_entropy(logits.transpose(1, 2), torch.as_tensor(y),
-                                           reduction="none")
-        rows.append(loss.double().numpy())
-    nll = np.concatenate(rows, axis=1)                          # (batch_size, n_cols)
-    return nll.reshape(-1), 1 + np.arange(batch_size * nll.shape[1])
-
-
-# ---------------------------------------------------------------- the gradient reaching far back
 def trained_gradient_flow(model: RecurrentLM, ids: np.ndarray, T: int = 60, windows: int = 256,
                           warm_up: int = 60, seed: int = 0) -> np.ndarray:
-    """How much of the gradient reaches k words back in a trained model (lesson 02 §6).
-
-    ``windows`` windows of ``T`` words of ``ids`` (seeded starts: the same for every model), each
-    read after the ``warm_up`` words before it; the loss is the cross-entropy of the word after
-    the window, followed back through the model's NumPy copy. Returns (windows, T):
-    ||dL/dh_{T-k}|| / ||dL/dh_T|| for k = 0 .. T-1."""
-    if T < 2 or windows < 2 or warm_up < 0:
-        raise ValueError(f"need T >= 2, windows >= 2 and warm_up >= 0, got {T}, {windows}, {warm_up}")
-    if len(ids) < warm_up + T + 2:
-        raise ValueError(f"the text has {len(ids)} tokens, too few for windows of {warm_up} + {T} + 1")
+    """How much gradient reaches k words back in a trained model (lesson 02 §6): the loss of the
+    word after each of ``windows`` seeded windows of ``T`` words (read after the ``warm_up`` words
+    before it), followed back -> (windows, T), ||dL/dh_{T-k}|| / ||dL/dh_T|| for k = 0 .. T-1."""
+    if T < 2 or windows < 2 or warm_up < 0 or len(ids) < warm_up + T + 2:
+        raise ValueError(f"need T >= 2, windows >= 2, warm_up >= 0 and a text longer than warm_up "
+                         f"+ T + 1; got {T}, {windows}, {warm_up} and {len(ids)} tokens (too few?)")
     lm = NumpyLM.from_torch(model, dtype=np.float64)
     Wy, by = lm.params[-2:]
     starts = np.random.default_rng(seed).integers(warm_up, len(ids) - T - 1, windows)
@@ -211,9 +163,7 @@ def trained_gradient_flow(model: RecurrentLM, ids: np.ndarray, T: int = 60, wind
             lm.states(np.stack([ids[s - warm_up:s] for s in part]))
             state = lm.last_state
         hs = lm.states(np.stack([ids[s:s + T] for s in part]), state)
-        z = hs[:, -1] @ Wy + by
-        p = np.exp(z - z.max(axis=1, keepdims=True))
-        p /= p.sum(axis=1, keepdims=True)
+        p = softmax(hs[:, -1] @ Wy + by)
         p[np.arange(len(part)), np.asarray(ids)[part + T]] -= 1        # dL/dlogits
         out.append(gradient_through_time(lm, p @ Wy.T))
     norms = np.concatenate(out)

@@ -1,13 +1,7 @@
 """Recurrent networks in NumPy: the tanh RNN, the LSTM and the GRU, forward and backward through
-time, and the language model built from them (lessons 02 and 03).
-
-Row vectors throughout, one row per sequence of a batch: h_t = tanh(x_t Wx + h_{t-1} Wh + b).
-The gate blocks of Wx (D, G*H), Wh (H, G*H) and b (G*H,) sit side by side in PyTorch's order
-(LSTM i, f, g, o; GRU r, z, n), so the weights of ``torch.nn.RNN``/``LSTM``/``GRU`` copy in
-transposed with their two biases summed; the GRU keeps ``b_hn`` apart, because it sits inside the
-reset gate. Each recurrence is a pair of plain functions (a step or a sequence, and its backward
-pass), so a lesson can run the model on the student's own functions once they pass their checkers.
-"""
+time, and the language model built from them (lessons 02 and 03). Row vectors, one row per
+sequence; the gate blocks of Wx (D, G*H), Wh (H, G*H) and b (G*H,) in PyTorch's order (LSTM i, f,
+g, o; GRU r, z, n); each recurrence is plain functions, so a lesson can run the student's own."""
 from __future__ import annotations
 
 import numpy as np
@@ -20,16 +14,14 @@ GATES = {"rnn": 1, "lstm": 4, "gru": 3}
 
 
 def _sigmoid(z):
-    """Lesson 01's sigmoid in the form (1 + tanh(z/2)) / 2: exact, no overflow, one ufunc."""
+    """Lesson 01's sigmoid as (1 + tanh(z/2)) / 2: exact, no overflow, one ufunc."""
     return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
 # ---------------------------------------------------------------- the tanh RNN (lesson 02)
 def rnn_forward(xs, h0, Wx, Wh, b):
-    """The tanh RNN over a sequence (lesson 02 §3).
-
-    xs (B, T, D), h0 (B, H), Wx (D, H), Wh (H, H), b (H,) -> hs (B, T+1, H) with hs[:, 0] = h0 and
-    hs[:, t+1] = tanh(xs[:, t] Wx + hs[:, t] Wh + b)."""
+    """The tanh RNN over a sequence (lesson 02 §3): xs (B, T, D), h0 (B, H) -> hs (B, T+1, H),
+    hs[:, 0] = h0 and hs[:, t+1] = tanh(xs[:, t] Wx + hs[:, t] Wh + b)."""
     B, T, _ = xs.shape
     ax = xs @ Wx + b                      # the inputs' share of every step at once: it needs no h
     hs = np.empty((B, T + 1, Wh.shape[0]), dtype=ax.dtype)
@@ -40,10 +32,8 @@ def rnn_forward(xs, h0, Wx, Wh, b):
 
 
 def rnn_bptt(dhs, xs, hs, Wx, Wh):
-    """Backpropagation through time for :func:`rnn_forward` (lesson 02 §3).
-
-    dhs (B, T, H): dL/dh_t arriving from the outputs. Returns (dxs, dh0, dWx, dWh, db) for a loss
-    summed over the batch."""
+    """Backpropagation through time for :func:`rnn_forward` (lesson 02 §3): dhs (B, T, H) from
+    the outputs -> (dxs, dh0, dWx, dWh, db), for a loss summed over the batch."""
     dWx, dWh, db = np.zeros_like(Wx), np.zeros_like(Wh), np.zeros(Wh.shape[0], dtype=Wh.dtype)
     dxs, dh_next = np.zeros_like(xs), np.zeros_like(hs[:, 0])
     for t in reversed(range(xs.shape[1])):
@@ -58,10 +48,8 @@ def rnn_bptt(dhs, xs, hs, Wx, Wh):
 
 # ---------------------------------------------------------------- the LSTM (lesson 03)
 def lstm_step(x, h_prev, c_prev, Wx, Wh, b):
-    """One LSTM step, gate blocks i, f, g, o (lesson 03 §2).
-
-    x (B, D), h_prev and c_prev (B, H). Returns (h, c, cache) with c = f * c_prev + i * g,
-    h = o * tanh(c) and cache = (x, h_prev, c_prev, i, f, g, o, c)."""
+    """One LSTM step (lesson 03 §2): x (B, D), h_prev, c_prev (B, H) -> (h, c, cache) with
+    c = f * c_prev + i * g, h = o * tanh(c), cache = (x, h_prev, c_prev, i, f, g, o, c)."""
     H = h_prev.shape[1]
     a = x @ Wx + h_prev @ Wh + b
     i, f, o = _sigmoid(a[:, :H]), _sigmoid(a[:, H:2 * H]), _sigmoid(a[:, 3 * H:])
@@ -71,10 +59,8 @@ def lstm_step(x, h_prev, c_prev, Wx, Wh, b):
 
 
 def lstm_step_backward(dh, dc, cache, Wx, Wh):
-    """The backward pass of :func:`lstm_step` (lesson 03 §2).
-
-    dh, dc (B, H): dL/dh_t and dL/dC_t from above and from the next step. Returns
-    (dx, dh_prev, dc_prev, dWx, dWh, db)."""
+    """The backward pass of :func:`lstm_step` (lesson 03 §2): dh, dc (B, H) arriving at h_t and
+    C_t -> (dx, dh_prev, dc_prev, dWx, dWh, db)."""
     x, h_prev, c_prev, i, f, g, o, c = cache
     tc = np.tanh(c)
     dc = dc + dh * o * (1 - tc * tc)                 # h = o * tanh(c) depends on c too
@@ -84,9 +70,8 @@ def lstm_step_backward(dh, dc, cache, Wx, Wh):
 
 
 def lstm_forward(xs, h0, c0, Wx, Wh, b, step=lstm_step):
-    """The LSTM over a sequence, one ``step`` at a time (lesson 03 §2).
-
-    Returns (hs, cs, caches): hs and cs (B, T+1, H) starting with h0 and c0, and the steps' caches."""
+    """The LSTM over a sequence, one ``step`` at a time (lesson 03 §2) -> (hs, cs, caches): hs and
+    cs (B, T+1, H) starting with h0 and c0, and the steps' caches."""
     B, T, _ = xs.shape
     hs = np.empty((B, T + 1, h0.shape[1]), dtype=Wh.dtype)
     cs = np.empty_like(hs)
@@ -98,10 +83,8 @@ def lstm_forward(xs, h0, c0, Wx, Wh, b, step=lstm_step):
 
 
 def lstm_bptt(dhs, caches, Wx, Wh, step_backward=lstm_step_backward):
-    """Backpropagation through time for :func:`lstm_forward` (lesson 03 §2).
-
-    Each step hands dh_prev and dc_prev to the step before; the weights' gradients add up.
-    Returns (dxs (B, T, D), dh0, dc0, dWx, dWh, db)."""
+    """Backpropagation through time for :func:`lstm_forward` (lesson 03 §2) ->
+    (dxs (B, T, D), dh0, dc0, dWx, dWh, db)."""
     B, T, H = dhs.shape
     dWx, dWh, db = np.zeros_like(Wx), np.zeros_like(Wh), np.zeros(Wh.shape[1], dtype=Wh.dtype)
     dxs = np.zeros((B, T, Wx.shape[0]), dtype=Wx.dtype)
@@ -116,11 +99,9 @@ def lstm_bptt(dhs, caches, Wx, Wh, step_backward=lstm_step_backward):
 
 # ---------------------------------------------------------------- the GRU (lesson 03)
 def gru_step(x, h_prev, Wx, Wh, b, b_hn):
-    """One GRU step in PyTorch's form, gate blocks r, z, n (lesson 03 §7).
-
-    r = s(x Wx_r + h Wh_r + b_r), z = s(x Wx_z + h Wh_z + b_z),
-    n = tanh(x Wx_n + b_n + r * (h Wh_n + b_hn)), h' = (1 - z) * n + z * h.
-    Returns (h', cache), cache = (x, h_prev, r, z, n, h Wh_n + b_hn)."""
+    """One GRU step in PyTorch's form (lesson 03 §5): r, z = sigmoids of x Wx + h Wh + b,
+    n = tanh(x Wx_n + b_n + r * (h Wh_n + b_hn)), h' = (1 - z) * n + z * h -> (h', cache),
+    cache = (x, h_prev, r, z, n, h Wh_n + b_hn)."""
     H = h_prev.shape[1]
     ax, ah = x @ Wx + b, h_prev @ Wh
     r = _sigmoid(ax[:, :H] + ah[:, :H])
@@ -131,21 +112,21 @@ def gru_step(x, h_prev, Wx, Wh, b, b_hn):
 
 
 def gru_step_backward(dh, cache, Wx, Wh):
-    """The backward pass of :func:`gru_step` (lesson 03 §7).
-
-    dh (B, H): dL/dh_t. Returns (dx, dh_prev, dWx, dWh, db, db_hn)."""
+    """The backward pass of :func:`gru_step` (lesson 03 §5): dh (B, H) arriving at h_t ->
+    (dx, dh_prev, dWx, dWh, db, db_hn)."""
     x, h_prev, r, z, n, hn = cache
     dan = dh * (1 - z) * (1 - n * n)
     dar = dan * hn * r * (1 - r)
     daz = dh * (h_prev - n) * z * (1 - z)
     dax = np.concatenate([dar, daz, dan], axis=1)
-    dah = np.concatenate([dar, daz, dan * r], axis=1)
+    dah = np.concatenate([dar, daz, dan * r], axis=1)           # r multiplies h Wh_n + b_hn
     return (dax @ Wx.T, dh * z + dah @ Wh.T, x.T @ dax, h_prev.T @ dah, dax.sum(axis=0),
-            dah[:, 2 * r.shape[1]:].sum(axis=0))
+            (dan * r).sum(axis=0))
 
 
 def gru_forward(xs, h0, Wx, Wh, b, b_hn, step=gru_step):
-    """The GRU over a sequence, one ``step`` at a time (lesson 03 §7). Returns (hs (B, T+1, H), caches)."""
+    """The GRU over a sequence, one ``step`` at a time (lesson 03 §5) -> (hs (B, T+1, H), the
+    steps' caches)."""
     B, T, _ = xs.shape
     hs = np.empty((B, T + 1, h0.shape[1]), dtype=Wh.dtype)
     hs[:, 0], caches = h0, []
@@ -156,9 +137,8 @@ def gru_forward(xs, h0, Wx, Wh, b, b_hn, step=gru_step):
 
 
 def gru_bptt(dhs, caches, Wx, Wh, step_backward=gru_step_backward):
-    """Backpropagation through time for :func:`gru_forward` (lesson 03 §7).
-
-    Returns (dxs (B, T, D), dh0, dWx, dWh, db, db_hn)."""
+    """Backpropagation through time for :func:`gru_forward` (lesson 03 §5) ->
+    (dxs (B, T, D), dh0, dWx, dWh, db, db_hn)."""
     B, T, H = dhs.shape
     grads = [np.zeros_like(Wx), np.zeros_like(Wh), np.zeros(3 * H, Wh.dtype), np.zeros(H, Wh.dtype)]
     dxs, dh = np.zeros((B, T, Wx.shape[0]), dtype=Wx.dtype), np.zeros((B, H), Wh.dtype)
@@ -169,32 +149,13 @@ def gru_bptt(dhs, caches, Wx, Wh, step_backward=gru_step_backward):
     return (dxs, dh, *grads)
 
 
-# ---------------------------------------------------------------- sizes
-def rnn_param_count(input_size: int, hidden: int) -> int:
-    """(H + D) H + H: the weights and bias of h = tanh(x Wx + h Wh + b) (lesson 02 §1)."""
-    return (hidden + input_size) * hidden + hidden
-
-
-def lstm_param_count(input_size: int, hidden: int) -> int:
-    """4 (H + D) H + 4 H: four gate blocks on [h, x], one bias each (lesson 03 §3)."""
-    return 4 * (hidden + input_size) * hidden + 4 * hidden
-
-
-def gru_param_count(input_size: int, hidden: int) -> int:
-    """3 (H + D) H + 3 H + H: three gate blocks and the candidate's second bias b_hn (lesson 03 §7)."""
-    return 3 * (hidden + input_size) * hidden + 4 * hidden
-
-
 # ---------------------------------------------------------------- the language model
 class NumpyLM:
     """Embedding -> tanh RNN, LSTM or GRU -> linear -> softmax, in NumPy (lesson 02 §4).
 
-    ``params`` = [E (V, D), Wx, Wh, b, (b_hn for the GRU), Wy (H, V), by (V,)], initialised as
-    PyTorch initialises its layers (E ~ N(0, 1), the rest uniform in ±1/sqrt(H)); ``grads`` alike,
-    filled by :meth:`train_loss`. The recurrence runs on the attributes ``bptt`` (the RNN) or
-    ``step`` and ``step_backward`` (LSTM, GRU): replace them with your own functions.
-    The state is h (B, H), or (h, c) for the LSTM; ``last_state`` holds it after :meth:`forward`.
-    """
+    ``params`` = [E (V, D), Wx, Wh, b, (b_hn: GRU), Wy (H, V), by (V,)], initialised as PyTorch
+    does; ``forget_bias`` starts the LSTM's forget or the GRU's update gates. The recurrence runs
+    on the attributes ``bptt`` (RNN) or ``step``, ``step_backward``: yours can replace them."""
 
     def __init__(self, vocab_size: int, emb_dim: int, hidden: int, kind: str = "rnn",
                  rng: np.random.Generator | None = None, dtype=np.float32,
@@ -211,13 +172,13 @@ class NumpyLM:
         shapes += [(hidden,)] * (kind == "gru") + [(hidden, vocab_size), (vocab_size,)]
         self.params = [rng.standard_normal((vocab_size, emb_dim)).astype(dtype)]
         self.params += [rng.uniform(-k, k, s).astype(dtype) for s in shapes]
-        if kind != "rnn" and forget_bias is not None:      # the LSTM's f, the GRU's z
+        if kind != "rnn" and forget_bias is not None:
             self.params[3][hidden:2 * hidden] = forget_bias
         self.grads = [np.zeros_like(p) for p in self.params]
         self.names = ["E", "Wx", "Wh", "b"] + ["b_hn"] * (kind == "gru") + ["Wy", "by"]
         self.bptt = rnn_bptt
-        self.step, self.step_backward = {"rnn": (None, None), "lstm": (lstm_step, lstm_step_backward),
-                                         "gru": (gru_step, gru_step_backward)}[kind]
+        self.step, self.step_backward = {"rnn": (None, None), "gru": (gru_step, gru_step_backward),
+                                         "lstm": (lstm_step, lstm_step_backward)}[kind]
         self.last_state = None
 
     def n_params(self) -> int:
@@ -230,8 +191,8 @@ class NumpyLM:
         return self.states(ids, state)[:, 1:] @ Wy + by
 
     def states(self, ids, state=None):
-        """The hidden states (B, T+1, H) of the recurrence over ``ids`` (B, T), the first one the
-        initial ``state`` (zeros when None); keeps what the backward pass needs."""
+        """The states (B, T+1, H) over ``ids`` (B, T) from ``state`` (zeros when None); keeps
+        what the backward pass needs, and the last state in ``last_state``."""
         ids = _check_ids(ids, self.V)
         for name, p in zip(self.names, self.params):
             check_finite(p, name, "NumpyLM")
@@ -255,18 +216,17 @@ class NumpyLM:
         return hs
 
     def _check_state(self, state, B: int) -> None:
-        """A state given to :meth:`states` must be h (B, H), or the pair (h, c) for the LSTM."""
         if self.kind == "lstm" and not (isinstance(state, tuple) and len(state) == 2):
-            raise TypeError(f"NumpyLM: an LSTM's state is the pair (h, c), got {type(state).__name__}")
+            raise TypeError(f"NumpyLM: an LSTM's state is the pair (h, c), got "
+                            f"{type(state).__name__}")
         for s in state if self.kind == "lstm" else (state,):
             if not isinstance(s, np.ndarray) or s.shape != (B, self.H):
-                raise ValueError(f"NumpyLM: the state must be arrays of shape ({B}, {self.H}) (batch, "
-                                 f"hidden), got {getattr(s, 'shape', type(s).__name__)}")
+                raise ValueError(f"NumpyLM: the state must be arrays of shape ({B}, {self.H}), got "
+                                 f"{getattr(s, 'shape', type(s).__name__)}")
             check_finite(s, "state", "NumpyLM")
 
     def loss(self, ids, targets, state=None) -> float:
-        """Mean negative log-likelihood (nats per token) of ``targets`` (B, T), forward only;
-        a target of -1 is not scored."""
+        """Mean NLL (nats per token) of ``targets`` (B, T), forward only; -1 is not scored."""
         return self.train_loss(ids, targets, state, backward=False)
 
     def train_loss(self, ids, targets, state=None, backward: bool = True) -> float:
@@ -274,22 +234,19 @@ class NumpyLM:
         and its gradient in ``grads``: the hand-written backward pass of every piece."""
         logits = self.forward(ids, state)
         targets = _check_ids(targets, self.V, "targets", shape=logits.shape[:2], ignore=-1)
-        scored = targets >= 0
+        scored, idx = targets >= 0, np.maximum(targets, 0)[..., None]
         logp = log_softmax(logits.astype(np.float64, copy=False))
-        picked = np.take_along_axis(logp, np.maximum(targets, 0)[..., None], 2)[..., 0]
-        loss = float(-picked[scored].mean())
+        loss = float(-np.take_along_axis(logp, idx, 2)[scored].mean())
         if not backward:
             return loss
         ids, xs, hs, caches = self.cache
-        E, Wx, Wh, *rest = self.params
-        Wy = rest[-2]
+        E, Wx, Wh, Wy = *self.params[:3], self.params[-2]
         B, T, V = logits.shape
         # softmax cross-entropy: dL/dlogits = (softmax - one-hot) / (number scored)
-        dlogits, idx = np.exp(logp), np.maximum(targets, 0)[..., None]
+        dlogits = np.exp(logp)
         np.put_along_axis(dlogits, idx, np.take_along_axis(dlogits, idx, 2) - 1, 2)
         dlogits = (dlogits * (scored[..., None] / scored.sum())).astype(E.dtype)
-        h = hs[:, 1:].reshape(B * T, -1)
-        dWy, dby = h.T @ dlogits.reshape(B * T, V), dlogits.sum(axis=(0, 1))
+        dWy = hs[:, 1:].reshape(B * T, -1).T @ dlogits.reshape(B * T, V)
         dhs = dlogits @ Wy.T                                              # (B, T, H)
         if self.kind == "rnn":
             dxs, _, *drec = self.bptt(dhs, xs, hs, Wx, Wh)
@@ -299,19 +256,19 @@ class NumpyLM:
             dxs, _, *drec = gru_bptt(dhs, caches, Wx, Wh, self.step_backward)
         dE = np.zeros_like(E)                  # each row collects the positions that read it
         np.add.at(dE, ids.reshape(-1), dxs.reshape(B * T, -1))
-        for g, d in zip(self.grads, (dE, *drec, dWy, dby), strict=True):
+        for g, d in zip(self.grads, (dE, *drec, dWy, dlogits.sum(axis=(0, 1))), strict=True):
             g[...] = d
         return loss
 
-    def sample(self, start, n: int, temperature: float = 1.0, rng: np.random.Generator | None = None,
-               banned=(), greedy: bool = False) -> np.ndarray:
-        """``n`` tokens written after the ids ``start``, each drawn from softmax(logits / temperature)
-        (the most likely one if ``greedy``) and fed back in; ``banned`` ids are never written."""
+    def sample(self, start, n: int, temperature: float = 1.0, rng=None, banned=(),
+               greedy: bool = False) -> np.ndarray:
+        """``n`` ids written after the ids ``start``, each drawn from softmax(logits / temperature)
+        (the most likely if ``greedy``) and fed back in; ``banned`` ids are never written."""
         start = _check_ids(np.asarray(start)[None], self.V, "start")
         if not temperature > 0:
             raise ValueError(f"temperature must be positive, got {temperature}")
         rng = np.random.default_rng(0) if rng is None else rng
-        banned = check_ids(np.asarray(banned, np.int64).reshape(-1), self.V, "banned", "NumpyLM.sample")
+        banned = check_ids(np.asarray(banned, np.int64).ravel(), self.V, "banned", "NumpyLM")
         if np.unique(banned).size == self.V:
             raise ValueError("NumpyLM.sample: banned holds every id of the vocabulary")
         logits, out = self.forward(start)[0, -1], np.empty(n, np.int64)
@@ -325,9 +282,9 @@ class NumpyLM:
 
     @classmethod
     def from_torch(cls, module, dtype=np.float32) -> "NumpyLM":
-        """The NumPy model with a PyTorch model's weights: an embedding ``embed``, one ``nn.RNN``
-        (tanh), ``nn.LSTM`` or ``nn.GRU`` layer (``rnn`` or ``lstm``) and a linear ``out`` or
-        ``head``. PyTorch keeps two biases where one suffices; they are summed (b_hn kept apart)."""
+        """The NumPy model with the weights of a PyTorch ``embed`` -> one ``nn.RNN`` (tanh),
+        ``nn.LSTM`` or ``nn.GRU`` (``rnn`` or ``lstm``) -> linear ``out`` or ``head``; PyTorch's
+        two biases are summed (the GRU's b_hn kept apart)."""
         rnn = getattr(module, "rnn", None) or getattr(module, "lstm", None)
         out = getattr(module, "out", None) or getattr(module, "head", None)
         embed = getattr(module, "embed", None)
@@ -335,15 +292,15 @@ class NumpyLM:
         if kind is None or out is None or embed is None:
             raise TypeError(f"expected embed -> nn.RNN, nn.LSTM or nn.GRU -> linear, got "
                             f"{type(module).__name__} with a {type(rnn).__name__} layer")
-        if rnn.num_layers != 1 or rnn.bidirectional or getattr(rnn, "nonlinearity", "tanh") != "tanh":
+        if rnn.num_layers > 1 or rnn.bidirectional or getattr(rnn, "nonlinearity", "") == "relu":
             raise ValueError("from_torch copies one unidirectional layer (tanh for an RNN)")
         arr = lambda t: t.detach().cpu().double().numpy()  # noqa: E731
-        model = cls(embed.num_embeddings, embed.embedding_dim, rnn.hidden_size, kind, dtype=dtype)
-        H = rnn.hidden_size
-        b_ih, b_hh = ((arr(rnn.bias_ih_l0), arr(rnn.bias_hh_l0)) if rnn.bias       # bias=False: zeros
-                      else (np.zeros(GATES[kind] * H), np.zeros(GATES[kind] * H)))
-        biases = [b_ih + b_hh] if kind != "gru" else [b_ih + np.r_[b_hh[:2 * H], np.zeros(H)],
-                                                       b_hh[2 * H:]]
+        H, zeros = rnn.hidden_size, np.zeros(GATES[kind] * rnn.hidden_size)
+        b_ih, b_hh = (arr(rnn.bias_ih_l0), arr(rnn.bias_hh_l0)) if rnn.bias else (zeros, zeros)
+        biases = [b_ih + b_hh]                              # the GRU keeps b_hn, inside r *
+        if kind == "gru":
+            biases = [b_ih + np.r_[b_hh[:2 * H], zeros[:H]], b_hh[2 * H:]]
+        model = cls(embed.num_embeddings, embed.embedding_dim, H, kind, dtype=dtype)
         weights = [arr(embed.weight), arr(rnn.weight_ih_l0).T, arr(rnn.weight_hh_l0).T, *biases,
                    arr(out.weight).T, arr(out.bias)]
         for p, w in zip(model.params, weights, strict=True):
@@ -351,7 +308,7 @@ class NumpyLM:
         return model
 
 
-def _check_ids(ids, V: int, what: str = "ids", shape: tuple | None = None, ignore=None) -> np.ndarray:
+def _check_ids(ids, V: int, what: str = "ids", shape: tuple | None = None, ignore=None):
     ids = np.asarray(ids)
     if ids.ndim != 2 or ids.dtype.kind not in "iu":
         raise TypeError(f"NumpyLM: {what} must be a 2-D integer array (batch, time), got "
@@ -363,25 +320,23 @@ def _check_ids(ids, V: int, what: str = "ids", shape: tuple | None = None, ignor
     return check_ids(ids, V, what, "NumpyLM", ignore=ignore)
 
 
-def stream_nll(model: NumpyLM, ids: np.ndarray, batch_size: int = 16, seq_len: int = 64) -> float:
-    """The mean NLL (nats) over a whole id stream read as ``batch_size`` rows in windows of
-    ``seq_len``, the state carried from window to window, as ``make models`` scores (lesson 02 §5)."""
-    total, n, state = 0.0, 0, None
+def stream_nlls(model: NumpyLM, ids: np.ndarray, batch_size: int = 16, seq_len: int = 64):
+    """The NLL of each token of a stream read as ``batch_size`` rows in windows of ``seq_len``, the
+    state carried (lesson 02 §5) -> (nll (n,), the positions in ``ids`` of the tokens scored)."""
+    rows, state = [], None
     for x, y in bptt_batches(np.asarray(ids), batch_size, seq_len):
-        total += model.loss(x, y, state) * y.size
-        state, n = model.last_state, n + y.size
-    if n == 0:
-        raise ValueError(f"stream_nll: {len(ids)} ids give no window in {batch_size} rows")
-    return total / n
+        logp = log_softmax(model.forward(x, state).astype(np.float64))
+        rows.append(-np.take_along_axis(logp, y[..., None], axis=2)[..., 0])
+        state = model.last_state
+    nll = np.concatenate(rows, axis=1)                  # row b holds the b-th part of the stream
+    return nll.reshape(-1), 1 + np.arange(nll.size)
 
 
 # ---------------------------------------------------------------- the gradient through time
 def gradient_through_time(model: NumpyLM, dh_last: np.ndarray) -> np.ndarray:
-    """The norm of dL/dh_t at every step of the model's last forward pass, for a loss that reads
-    only the last state, dL/dh_T = ``dh_last`` (B, H) (lesson 02 §6).
-
-    Returns (B, T): column k holds step T - k. For the RNN each step back multiplies by the
-    one-step Jacobian diag(1 - h_t^2) Wh^T; the gated cells go back through their step_backward."""
+    """||dL/dh_t|| at every step of the model's last forward pass for a loss that reads only the
+    last state, dL/dh_T = ``dh_last`` (B, H) -> (B, T), column k for step T - k (lesson 02 §6).
+    For the RNN each step back multiplies by the one-step Jacobian diag(1 - h_t^2) Wh^T."""
     _, xs, hs, caches = model.cache
     Wx, Wh = model.params[1:3]
     B, T = xs.shape[:2]
@@ -400,14 +355,14 @@ def gradient_through_time(model: NumpyLM, dh_last: np.ndarray) -> np.ndarray:
 
 def random_recurrent_lm(kind: str, scale: float, hidden: int = 64, forget_bias: float = 0.0,
                         seed: int = 0) -> NumpyLM:
-    """An untrained float64 NumpyLM whose recurrent matrix (each gate block) is ``scale`` times a
-    random orthogonal matrix, so ``scale`` is its largest singular value; input weights
-    N(0, 1/D) on embeddings N(0, 1), biases 0 (the LSTM's forget gate ``forget_bias``) (lesson 02 §6)."""
+    """An untrained float64 NumpyLM, its recurrent blocks ``scale`` times random orthogonal
+    matrices, input weights N(0, 1/D), biases 0 but the LSTM's ``forget_bias`` (lesson 02 §6)."""
     rng = np.random.default_rng(seed)
     model = NumpyLM(50, 16, hidden, kind, rng, dtype=np.float64)
     Wx, Wh, b = model.params[1:4]
     for g in range(GATES[kind]):
-        Wh[:, g * hidden:(g + 1) * hidden] = scale * np.linalg.qr(rng.standard_normal((hidden, hidden)))[0]
+        Q = np.linalg.qr(rng.standard_normal((hidden, hidden)))[0]
+        Wh[:, g * hidden:(g + 1) * hidden] = scale * Q
     Wx[...] = rng.standard_normal(Wx.shape) / np.sqrt(Wx.shape[0])
     b[...] = 0
     if kind == "lstm":
@@ -416,8 +371,9 @@ def random_recurrent_lm(kind: str, scale: float, hidden: int = 64, forget_bias: 
 
 
 def gradient_norms(model: NumpyLM, T: int = 60, batch: int = 8, seed: int = 0) -> np.ndarray:
-    """The mean norm of the gradient reaching k = 0 .. T-1 steps back, (T,), for a loss
-    L = <v, h_T> on random text, v random of norm about 1 (lesson 02 §6)."""
+    """The mean norm of the gradient reaching k = 0 .. T-1 steps back (T,), for L = <v, h_T> on
+    random text, v random of norm about 1 (lesson 02 §6)."""
     rng = np.random.default_rng(seed + 1)
     model.forward(rng.integers(0, model.V, (batch, T)))
-    return gradient_through_time(model, rng.standard_normal((batch, model.H)) / np.sqrt(model.H)).mean(0)
+    dh_last = rng.standard_normal((batch, model.H)) / np.sqrt(model.H)
+    return gradient_through_time(model, dh_last).mean(axis=0)

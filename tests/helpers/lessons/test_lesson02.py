@@ -1,5 +1,5 @@
 """helpers.lessons.lesson02: the challenge scores the model itself and refuses shipped weights,
-how bland a text is, and the explorers redraw."""
+and the explorer redraws."""
 import numpy as np
 import pytest
 
@@ -7,8 +7,6 @@ from helpers.course.char_live import live_split
 from helpers.course.models import load_model
 from helpers.infra.widgets import Explorer, slider
 from helpers.lessons import lesson02 as L
-from helpers.lib.recurrent import NumpyLM
-from helpers.lib.text import UNK, Vocab
 
 
 class _Unigram:
@@ -44,25 +42,9 @@ def test_the_challenge_scores_the_model_itself_and_not_shipped_weights(capsys, m
         L.run_challenge(lambda: 3)
 
 
-def test_the_frequency_profile():
-    vocab = Vocab.build(("the cat sat on the mat " * 5).split() + ["<eos>"], specials=(UNK, "<eos>"))
-    assert L.frequency_profile(["the", "the", "cat", "mat", "<eos>"], vocab, top=1) == \
-        {"top_share": 0.5, "median_rank": 1.5, "distinct": 0.75}
-    with pytest.raises(ValueError, match="without ordinary"):
-        L.frequency_profile(["<eos>"], vocab)
-    with pytest.raises(TypeError, match="tokens"):
-        L.frequency_profile("the cat", vocab)
-
-
-def test_the_explorers_redraw():
+def test_the_gradient_explorer_redraws():
     ex = Explorer(L.render_gradient_flow, {"scale": slider(1.0, 0.25, 4.0, 0.25, "scale"),
                                            "steps": slider(20, 10, 60, 10, "steps")})
     first = ex.summary
     ex.controls["scale"].value = 3.0
     assert ex.renders == 2 and ex.summary != first and "explodes" in ex.summary
-    vocab = Vocab.build("the government said it would".split() + ["<eos>"], specials=(UNK, "<eos>"))
-    model = NumpyLM(len(vocab), 4, 8, "rnn")
-    ex = Explorer(lambda temperature: L.render_temperature(temperature, model=model, vocab=vocab, top=4),
-                  {"temperature": slider(1.0, 0.1, 3.0, 0.1, "T")})
-    ex.controls["temperature"].value = 0.3
-    assert ex.summary.startswith("T=0.3") and "<unk>" not in ex.summary.split("|")[1]

@@ -11,7 +11,15 @@ from helpers.course.word_lms import RecurrentLM
 from helpers.lib import recurrent as R
 from helpers.lib.gradcheck import check_function
 from helpers.lib.transformer import LSTMLM
-from tests.props import budget, check_bad_ids, closeness, corrupted, dims, float_arrays, raises_naming
+from tests.props import (
+    budget,
+    check_bad_ids,
+    closeness,
+    corrupted,
+    dims,
+    float_arrays,
+    raises_naming,
+)
 
 T = torch.tensor
 close = closeness(1e-9)
@@ -101,12 +109,16 @@ def test_the_language_model_is_pytorch_s_with_the_same_weights(kind):
         close(R.NumpyLM.from_torch(torch_model, np.float64).forward(x), torch_model(T(x))[0])
 
 
-def test_stream_nll_carries_the_state_as_make_models_scores():
+def test_stream_nlls_carry_the_state_as_make_models_scores_token_by_token_in_stream_order():
     from training.word_lms import evaluate_nll
     torch_model = RecurrentLM(7, "lstm", emb_dim=3, hidden=4, seed=5)
-    ids = np.random.default_rng(6).integers(0, 7, 500)
-    assert R.stream_nll(R.NumpyLM.from_torch(torch_model, np.float64), ids, 4, 16) == pytest.approx(
-        evaluate_nll(torch_model, ids, batch_size=4, seq_len=16), rel=1e-6)
+    ids = np.random.default_rng(6).integers(0, 7, 501)
+    nll, positions = R.stream_nlls(R.NumpyLM.from_torch(torch_model, np.float64), ids, 4, 16)
+    assert nll.shape == positions.shape == (500,) and positions[5] == 6
+    assert nll.mean() == pytest.approx(evaluate_nll(torch_model, ids, batch_size=4, seq_len=16), rel=1e-6)
+    with torch.no_grad():                                  # row 0 of the batch reads ids[0:125]
+        logits, _ = torch_model(T(ids[None, :40]))
+    assert nll[5] == pytest.approx(-torch.log_softmax(logits[0, 5].double(), -1)[ids[6]].item(), rel=1e-6)
     model = R.NumpyLM(7, 3, 4, "gru", dtype=np.float64)
     whole = model.forward(ids[None, :9])
     first = model.forward(ids[None, :4])
@@ -143,14 +155,11 @@ def test_random_layers_have_the_chosen_scale_and_the_gradient_vanishes_or_explod
     assert open_[-1] / open_[0] > 1e3 * closed[-1] / closed[0]
 
 
-def test_parameter_counts_are_the_layers_and_torchs():
+def test_the_recurrences_have_torch_s_parameters_but_its_redundant_biases():
     for D, H in ((300, 256), (1, 1), (7, 3)):
-        assert R.lstm_param_count(D, H) == sum(p.numel() for p in torch.nn.LSTM(D, H).parameters()) - 4 * H
-        assert R.gru_param_count(D, H) == sum(p.numel() for p in torch.nn.GRU(D, H).parameters()) - 2 * H
-        assert R.rnn_param_count(D, H) == sum(p.numel() for p in torch.nn.RNN(D, H).parameters()) - H
-        for kind, count in (("rnn", R.rnn_param_count), ("lstm", R.lstm_param_count), ("gru", R.gru_param_count)):
-            assert R.NumpyLM(2, D, H, kind).n_params() - 2 * D - H * 2 - 2 == count(D, H)
-    assert R.lstm_param_count(300, 256) == 570_368
+        for kind, redundant in (("rnn", H), ("lstm", 4 * H), ("gru", 2 * H)):
+            torch_count = sum(p.numel() for p in TORCH[kind](D, H).parameters())
+            assert R.NumpyLM(2, D, H, kind).n_params() - 2 * D - 2 * H - 2 == torch_count - redundant
 
 
 def test_a_few_hundred_steps_learn_a_repeating_text_and_sample_it():
