@@ -22,8 +22,6 @@ def pending(stem_or_number: str) -> str | None:
 _BUILD = "the student does not yet build the subject (issues 39-41)"
 BUILD_PENDING: dict[str, str] = {
     "01": _BUILD,
-    "02": _BUILD,
-    "03": _BUILD,
     "04": _BUILD,
     "05": _BUILD,
     "06": _BUILD,

@@ -7,7 +7,6 @@ import textwrap
 import numpy as np
 import torch
 
-from helpers.course.word_lms import RecurrentLM
 from helpers.exercises import ExperimentExercise, FunctionExercise, Mistake
 from helpers.exercises.expect import (
     ExerciseFailed,
@@ -21,8 +20,8 @@ from helpers.lib.gradcheck import numerical_gradient
 from helpers.lib.optim import clip_adam_step, clip_global_norm
 from helpers.lib.recurrent import gradient_norms, random_recurrent_lm, rnn_forward
 
-# the course's other RNNs: the backward inside gradient_through_time, PyTorch's
-RECURRENT_COURSE = (recurrent.gradient_through_time, RecurrentLM, torch.nn.RNN, torch.nn.RNNCell)
+# the course's other RNNs: the backward in gradient_through_time, PyTorch's (the shipped word RNN)
+RECURRENT_COURSE = (recurrent.gradient_through_time, torch.nn.RNN, torch.nn.RNNCell)
 
 
 def _case(seed: int, B: int, T: int, D: int, H: int):

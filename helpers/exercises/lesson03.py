@@ -9,17 +9,16 @@ import textwrap
 import numpy as np
 import torch
 
-from helpers.course.word_lms import RecurrentLM
 from helpers.exercises import ExperimentExercise, FunctionExercise, Mistake, outputs_match
 from helpers.exercises.expect import expect_close, expect_gradients, expect_tuple
 from helpers.lib.gradcheck import numerical_gradient
 from helpers.lib.recurrent import gru_step, gru_step_backward, lstm_step, lstm_step_backward
 from helpers.lib.recurrent_tasks import train_long_range
-from helpers.lib.transformer import LSTMLM
 
-# the course's other LSTMs and GRUs (the NumPy loops over time call the step, which is refused)
-LSTM_COURSE = (LSTMLM, RecurrentLM, torch.nn.LSTM, torch.nn.LSTMCell)
-GRU_COURSE = (RecurrentLM, torch.nn.GRU, torch.nn.GRUCell)
+# the course's other LSTMs and GRUs: the NumPy loops over time call the (refused) step; the
+# shipped models and lesson 04's LSTMLM run PyTorch's
+LSTM_COURSE = (torch.nn.LSTM, torch.nn.LSTMCell)
+GRU_COURSE = (torch.nn.GRU, torch.nn.GRUCell)
 
 
 def _sigmoid(z):
