@@ -71,7 +71,6 @@ def _cases():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((2, 3))
     xs = rng.standard_normal((2, 5, 3))
-    h = rng.standard_normal((2, 4))
     ids = np.array([[1, 2], [3, 0]])
     sampler = NoiseSampler(np.ones(6))
 

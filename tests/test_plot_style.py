@@ -588,8 +588,9 @@ def _figure_makers(node, prefix: str = ""):
             name = f"{prefix}{child.name}"
             nested = {id(n) for f in ast.walk(child) if f is not child and isinstance(f, ast.FunctionDef)
                       for n in ast.walk(f)}
-            if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == "new_figure"
-                   and id(c) not in nested for c in ast.walk(child)):
+            if any(isinstance(c, ast.Call) and id(c) not in nested and "new_figure" in (
+                    getattr(c.func, "id", None), getattr(c.func, "attr", None))   # plotting.new_figure
+                   for c in ast.walk(child)):
                 yield name
             yield from _figure_makers(child, f"{name}.")
         elif isinstance(child, ast.ClassDef):
