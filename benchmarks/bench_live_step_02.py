@@ -1,6 +1,6 @@
 """One training step of lesson 02's live model, NumPy against PyTorch, same run.
 
-The model: lesson 02's character RNN language model (``helpers.lib.recurrent_lm.NumpyLM``, kind
+The model: lesson 02's character RNN language model (``helpers.lib.recurrent.NumpyLM``, kind
 'rnn': embedding 64 -> tanh RNN 128 with the hand-written ``rnn_bptt`` -> linear over the 84
 characters -> softmax cross-entropy), trained as the lesson trains it: a batch of 32 windows of 64
 characters, the forward pass, the backward pass through time, global-norm clipping at 1, an Adam
@@ -19,8 +19,8 @@ import numpy as np
 import torch
 from step_timing import compare_steps  # benchmarks/ is the script's folder, so on sys.path
 
-from helpers.lib.optim import Adam
-from helpers.lib.recurrent_lm import NumpyLM, clip_gradients
+from helpers.lib.optim import Adam, clip_global_norm
+from helpers.lib.recurrent import NumpyLM
 
 
 def steps(kind: str = "rnn", V=84, D=64, H=128, B=32, T=64, lr=3e-3, clip=1.0):
@@ -39,8 +39,8 @@ def steps(kind: str = "rnn", V=84, D=64, H=128, B=32, T=64, lr=3e-3, clip=1.0):
 
     def numpy_step():
         loss = ours.train_loss(x, y)
-        grads, _ = clip_gradients(ours.grads, clip)
-        opt_np.step(ours.params, grads)
+        clip_global_norm(ours.grads, clip)
+        opt_np.step(ours.params, ours.grads)
         return loss
 
     def torch_step():

@@ -1,6 +1,6 @@
 """One training step of lesson 03's live models, NumPy against PyTorch, same run.
 
-Lesson 03 trains its character LSTM language model (``helpers.lib.recurrent_lm.NumpyLM``, kind
+Lesson 03 trains its character LSTM language model (``helpers.lib.recurrent.NumpyLM``, kind
 'lstm': embedding 64 -> LSTM 128, one ``lstm_step`` and one hand-written ``lstm_step_backward``
 per character -> linear over the 84 characters -> softmax cross-entropy) beside lesson 02's RNN,
 each step a batch of 32 windows of 64 characters, clipping at 1 and an Adam step. Each is timed

@@ -17,7 +17,6 @@ from helpers.lib.glove import GloVeNumpy, cooccurrence_entries, glove_weight
 from helpers.lib.language_models import perplexity
 from helpers.lib.lsa import energy_kept, inverse_document_frequency, svd_vectors, truncated_svd
 from helpers.lib.negative_sampling import NoiseSampler, unigram_noise
-from helpers.lib.recurrent import TimeLSTM
 
 NAN, INF = float("nan"), float("inf")
 
@@ -82,8 +81,6 @@ def test_svd_refuses_nan_and_more_dimensions_than_the_rank():
 
 
 def test_empty_sequences_and_evaluation_sets():
-    with pytest.raises(ValueError, match="the sequence is empty"):
-        TimeLSTM(3, 4, np.random.default_rng(0)).forward(np.zeros((2, 0, 3)))
     with pytest.raises(ValueError, match="every sequence is empty"):
         pad_sequences([[], []], pad_id=0)
     with pytest.raises(ValueError, match=r"perplexity: .* got nan \(nan: did training diverge\?\)"):

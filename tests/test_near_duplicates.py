@@ -70,7 +70,7 @@ def test_split_by_group_rejects_bad_input():
 
 def test_the_word_lm_split_has_no_copy_across_splits():
     from helpers.course.corpus import document_groups, modern_english_documents
-    from helpers.course.recurrent_lms import lm_data
+    from helpers.course.word_lms import lm_data
 
     groups = document_groups()
     assert len(groups) == len(modern_english_documents())
@@ -97,7 +97,7 @@ def test_seen_ngram_share():
 
 
 def test_the_plain_split_is_the_old_one_and_leaks():
-    from helpers.course.recurrent_lms import lm_data
+    from helpers.course.word_lms import lm_data
 
     plain, grouped = lm_data(keep_copies_together=False), lm_data()
     # the plain split is the shuffle cut at the same fractions: the split of the course before the groups

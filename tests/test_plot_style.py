@@ -148,32 +148,8 @@ def _case_gradient_flow():
     return render_gradient_flow(2.0, steps=12, hidden=8)
 
 
-def _words_vocab():
-    from helpers.lib.rnn_lm import EOS
-    from helpers.lib.text import Vocab
-
-    words = [EOS, "the", "government", "said", "it", "would", "not", "be", "a", "plan", "new", "year", "of"]
-    return Vocab.build(words)
-
-
-def _case_temperature_words():
-    from helpers.lessons.lesson02 import render_temperature
-    from helpers.lib.rnn_lm import RecurrentLM
-
-    vocab = _words_vocab()
-    return render_temperature(0.7, model=RecurrentLM(len(vocab), "lstm", emb_dim=8, hidden=8), vocab=vocab, top=6)
-
-
-def _case_exposure_gaps():
-    from helpers.lessons.lesson02 import plot_exposure_gaps
-
-    rng = np.random.default_rng(0)
-    runs = {s: {"gap": rng.normal(0, 0.01, 30), "data_kl": 0.2 + rng.normal(0, 0.01, 30)} for s in range(3)}
-    return plot_exposure_gaps(runs)
-
-
 def _case_trained_gradient_flow():
-    from helpers.course.trained_word_lms import plot_gradient_flow
+    from helpers.course.word_lms import plot_gradient_flow
 
     rng = np.random.default_rng(0)
     flows = {name: 10 ** np.cumsum(-rng.random((8, 12)) * d, axis=1) for name, d in (("RNN", 0.5), ("LSTM", 0.1))}
@@ -193,33 +169,18 @@ def _case_live_training_figure():
     return _live_run(1.0).figure("Training a model")
 
 
-def _case_live_runs():
-    from helpers.lessons.lesson03 import plot_live_runs
-
-    return plot_live_runs({"LSTM": _live_run(0.9), "RNN": _live_run(1.0)}, {"trigram": 2.0, "4-gram": 1.8},
-                          "Held-out loss against updates")
-
-
 def _case_long_range():
     from helpers.lessons.lesson03 import render_long_range
 
-    return render_long_range(steps=3, forget_bias=1.0, hidden=4, max_distance=15)
+    return render_long_range(steps=3, keep_bias=1.0, hidden=4)
 
 
 def _case_gate_heatmap():
     from helpers.lessons.lesson03 import gate_heatmap
-    from helpers.lib.recurrent import TimeLSTM
+    from helpers.lib.recurrent import NumpyLM
 
-    rng = np.random.default_rng(0)
     words = ["the", "cat", "sat", "on", "the", "mat"]
-    return gate_heatmap(TimeLSTM(4, 6, rng), rng.standard_normal((5, 4)), np.array([0, 1, 2, 3, 0, 4]), words,
-                        n_units=4)
-
-
-def _case_forget_bias_flow():
-    from helpers.lessons.lesson03 import render_forget_bias_flow
-
-    return render_forget_bias_flow(2.0, steps=12)
+    return gate_heatmap(NumpyLM(5, 4, 6, "lstm"), np.array([0, 1, 2, 3, 0, 4]), words, n_units=4)
 
 
 def _case_scaling():
@@ -493,7 +454,6 @@ def _case_sense_explorer():
     return render_sense_explorer(model, tok, ex, sentence=0, word="bank", layer=1)
 
 
-
 def _case_tricks():
     # the shipped measurement (scores only, a few KB): load_model is cheap
     from helpers.course.models import load_model
@@ -517,14 +477,10 @@ def _case_live_finetune():
 CASES = {
     "helpers.lessons.lesson01:render_activation": _case_activation,
     "helpers.lessons.lesson02:render_gradient_flow": _case_gradient_flow,
-    "helpers.lessons.lesson02:render_temperature": _case_temperature_words,
-    "helpers.lessons.lesson02:plot_exposure_gaps": _case_exposure_gaps,
-    "helpers.course.trained_word_lms:plot_gradient_flow": _case_trained_gradient_flow,
+    "helpers.course.word_lms:plot_gradient_flow": _case_trained_gradient_flow,
     "helpers.infra.live_training:LiveTraining.figure": _case_live_training_figure,
-    "helpers.lessons.lesson03:plot_live_runs": _case_live_runs,
     "helpers.lessons.lesson03:render_long_range": _case_long_range,
     "helpers.lessons.lesson03:gate_heatmap": _case_gate_heatmap,
-    "helpers.lessons.lesson03:render_forget_bias_flow": _case_forget_bias_flow,
     "helpers.lessons.lesson04:render_scaling": _case_scaling,
     "helpers.lessons.lesson04:render_attention": _case_attention,
     "helpers.lessons.lesson04:render_temperature": _case_temperature_chars,
@@ -580,8 +536,9 @@ def _figure_makers(node, prefix: str = ""):
             name = f"{prefix}{child.name}"
             nested = {id(n) for f in ast.walk(child) if f is not child and isinstance(f, ast.FunctionDef)
                       for n in ast.walk(f)}
-            if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == "new_figure"
-                   and id(c) not in nested for c in ast.walk(child)):
+            if any(isinstance(c, ast.Call) and id(c) not in nested and "new_figure" in (
+                    getattr(c.func, "id", None), getattr(c.func, "attr", None))   # plotting.new_figure
+                   for c in ast.walk(child)):
                 yield name
             yield from _figure_makers(child, f"{name}.")
         elif isinstance(child, ast.ClassDef):

@@ -6,7 +6,6 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-import torch
 
 from helpers.lib import glove, mlm
 from helpers.lib.bpe import BPETokenizer
@@ -15,7 +14,6 @@ from helpers.lib.hsoftmax import HierarchicalSoftmax, hs_loss_and_grads, huffman
 from helpers.lib.layers import SoftmaxCrossEntropy, softmax
 from helpers.lib.metrics import nearest_neighbours
 from helpers.lib.optim import Adam
-from helpers.lib.recurrent import TimeLSTM, TimeRNN, copy_from_torch
 from helpers.lib.text import Vocab
 
 TOK = BPETokenizer.train(["the", "cat", "sat", "on", "a", "mat", "the", "cat"] * 3, vocab_size=30)
@@ -55,17 +53,6 @@ def test_2_apply_80_10_10_reads_an_integer_chosen_as_booleans():
         mlm.apply_80_10_10(ids, np.zeros(ids.shape), u, r, 4)
 
 
-def test_5_time_lstm_backward_checks_the_shape_of_dc_T():
-    rng = np.random.default_rng(2)
-    layer = TimeLSTM(3, 4, rng)
-    layer.forward(rng.standard_normal((2, 5, 3)))
-    dhs = rng.standard_normal((2, 5, 4))
-    for bad in (np.ones(4), np.ones((2, 1)), np.ones((1, 4))):
-        with pytest.raises(ValueError, match=r"dc_T must have shape \(2, 4\)"):
-            layer.backward(dhs, bad)
-    layer.backward(dhs, np.ones((2, 4)))
-
-
 def test_6_hierarchical_softmax_refuses_negative_and_too_large_ids():
     tree = huffman_tree([5, 3, 2, 1])
     layer = HierarchicalSoftmax(tree, 3, np.random.default_rng(0))
@@ -103,21 +90,12 @@ def test_13_pmi_refuses_base_1_and_nearest_neighbours_refuses_a_negative_k():
         nearest_neighbours(vectors, ["a", "b", "c"], "a", k=1.5)
 
 
-def test_14_nan_and_inf_are_refused_by_the_loss_the_recurrent_layers_and_adam():
+def test_14_nan_and_inf_are_refused_by_the_loss_and_adam():
     loss = SoftmaxCrossEntropy()
     for bad in (np.inf, np.nan, -np.inf):
         logits = np.array([[bad, 0.0, 1.0]])
         with pytest.raises(ValueError, match="SoftmaxCrossEntropy.forward: logits holds nan or inf"):
             loss.forward(logits, np.array([0]))
-    rng = np.random.default_rng(0)
-    xs = rng.standard_normal((2, 3, 4))
-    xs[1, 2, 0] = np.nan
-    with pytest.raises(ValueError, match=r"TimeRNN.forward: xs holds nan or inf \(nan at index \(1, 2, 0\)"):
-        TimeRNN(4, 5, rng).forward(xs)
-    layer = TimeRNN(4, 5, rng)
-    layer.forward(xs[:1])
-    with pytest.raises(ValueError, match="TimeRNN.backward: dhs holds nan or inf"):
-        layer.backward(np.full((1, 3, 5), np.inf))
     p, g = np.ones(3), np.array([0.1, np.nan, 0.2])
     with pytest.raises(ValueError, match=r"Adam.step: gradient 0 \(shape \(3,\)\) holds inf or nan"):
         Adam().step([p], [g])
@@ -125,15 +103,6 @@ def test_14_nan_and_inf_are_refused_by_the_loss_the_recurrent_layers_and_adam():
 
 
 # ====================================================================== unhelpful errors
-@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
-def test_copy_from_torch_without_biases_gives_the_same_function(kind):
-    from helpers.lib.recurrent import TimeGRU
-    torch.manual_seed(0)
-    module = getattr(torch.nn, kind)(3, 4, bias=False, batch_first=True).double()
-    layer = copy_from_torch({"RNN": TimeRNN, "LSTM": TimeLSTM, "GRU": TimeGRU}[kind](3, 4, np.random.default_rng(0)),
-                            module)
-    x = np.random.default_rng(1).standard_normal((2, 5, 3))
-    np.testing.assert_allclose(layer.forward(x), module(torch.tensor(x))[0].detach().numpy(), rtol=1e-10, atol=1e-12)
 
 
 def test_bare_numpy_errors_now_name_the_problem():

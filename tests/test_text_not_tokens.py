@@ -36,7 +36,6 @@ def _cases():
         mlm,
         near_duplicates,
         pretraining,
-        rnn_lm,
         word2vec,
     )
     vectors = RNG.standard_normal((len(V), 3))
@@ -77,9 +76,6 @@ def _cases():
             "words"),
         "counting.pmi_table": (lambda: counting.pmi_table(np.ones((2, 2)), "ab", ["c", "d"], [2, 2], [2, 2], 4),
                                "rows"),
-        "rnn_lm.generate": (lambda: rnn_lm.generate(None, V, "the cat", greedy=True), "prompt"),
-        "rnn_lm.next_word_logits": (lambda: rnn_lm.next_word_logits(None, V, "the cat"), "prompt"),
-        "rnn_lm.frequency_profile": (lambda: rnn_lm.frequency_profile(TEXT, V), "tokens"),
         "word2vec.prepare_corpus": (lambda: word2vec.prepare_corpus(texts, min_count=1), "sentences"),
     }
 

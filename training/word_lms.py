@@ -1,7 +1,7 @@
 """Recipe of ``rnn_lm``, ``gru_lm`` and ``lstm_lm``: the word-level recurrent LMs of lessons 02-03.
 
-Data: :func:`helpers.course.recurrent_lms.lm_data` (the modern-English corpus split by document,
-3,000 words). Model: :class:`helpers.lib.rnn_lm.RecurrentLM`, the three kinds with the same
+Data: :func:`helpers.course.word_lms.lm_data` (the modern-English corpus split by document,
+3,000 words). Model: :class:`helpers.course.word_lms.RecurrentLM`, the three kinds with the same
 sizes. Training: truncated BPTT (``batch_size`` rows read ``seq_len`` tokens at a time, the state
 carried across windows and detached), Adam, global-norm clipping. Every ``eval_every`` steps
 (half an epoch) the perplexity of the whole validation split decides early stopping (the best
@@ -18,13 +18,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from helpers.course.recurrent_lms import lm_data
-from helpers.course.word_lms import kn_path
+from helpers.course.word_lms import RecurrentLM, kn_path, lm_data
 from helpers.infra.artifacts import save_artifact
 from helpers.lib.batching import bptt_batches
 from helpers.lib.language_models import perplexity
 from helpers.lib.ngram import kneser_ney_nlls
-from helpers.lib.rnn_lm import RecurrentLM
 from training.loop import model_arrays, round_to_float16, torch_snapshot, train_steps
 from training.runlog import RunLog
 

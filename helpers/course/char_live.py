@@ -1,16 +1,5 @@
-"""Character-level Shakespeare for lessons 02-04: the split, live training batches, held-out
-scores and the Kneser-Ney baselines, shared so that every character model compares with every
-other and with the shipped PyTorch models.
-
-* data: train on 40 works, validate on *Othello*, test on *Hamlet* (:func:`char_split`; 84
-  characters, nothing of the two held-out plays is trained on);
-* batches: random windows of the training works (:func:`random_batch`);
-* scores: mean NLL in nats per character over the first predictions of a held-out play, in
-  non-overlapping windows (:func:`heldout_loss`): the validation play draws the curves, the first
-  32,768 predictions of *Hamlet* (those the shipped models are scored on) give the reported number;
-* baselines: interpolated Kneser-Ney character n-grams, the discount of each order chosen on the
-  validation play (:func:`load_char_ngram`, :func:`kn_baselines`).
-"""
+"""Character-level Shakespeare for lessons 02-04: train on 40 works, watch *Othello*, report on
+*Hamlet*; live batches, held-out scores, and the Kneser-Ney yardsticks on the models' characters."""
 from __future__ import annotations
 
 import functools
@@ -27,13 +16,12 @@ from helpers.lib.text import Vocab
 
 LIVE = dict(batch=32, seq_len=64, lr=3e-3, clip=1.0)   # the settings the lessons start from
 TEST_PREDICTIONS = 32_768    # Hamlet's predictions 1 .. 32,768, as the shipped models are scored
-VALID_PREDICTIONS = 8_192    # Othello's first predictions: the curve's point, cheap to score often
+VALID_PREDICTIONS = 8_192    # Othello's first predictions: the curves' points, cheap to score often
 
 
 @dataclass(frozen=True)
 class CharSplit:
-    """Shakespeare split by work: ``train`` (40 works joined by newlines), ``valid`` and ``test``
-    (one play each), (n,) int64 character ids; ``vocab``: the 84 characters of all 42 works."""
+    """Shakespeare split by work as character ids: 40 works, a play to validate, one to test."""
 
     vocab: Vocab
     train: np.ndarray
@@ -47,7 +35,6 @@ class CharSplit:
         return len(self.vocab)
 
     def encode(self, text: str) -> np.ndarray:
-        """Character ids of ``text`` (an unknown character is an error naming it)."""
         return encode_chars(self.vocab, text)
 
     def decode(self, ids) -> str:
@@ -55,8 +42,7 @@ class CharSplit:
 
 
 def encode_chars(vocab: Vocab, text: str) -> np.ndarray:
-    """(len(text),) int64 ids of the characters of ``text``; an unknown character is an error
-    naming it."""
+    """The character ids (len(text),) of ``text``; an unknown character is an error naming it."""
     codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
     table = np.full(int(codes.max(initial=0)) + 1, -1, dtype=np.int64)
     for ch, i in vocab.stoi.items():
@@ -70,12 +56,11 @@ def encode_chars(vocab: Vocab, text: str) -> np.ndarray:
 
 @functools.lru_cache(maxsize=2)
 def char_split(valid_work: str = "othello", test_work: str = "hamlet") -> CharSplit:
-    """The split by work (cached): validation *Othello*, test *Hamlet*, training the other 40."""
+    """The split by work (cached): the other 40 works are the training text."""
     works = load_shakespeare()
-    missing = [w for w in (valid_work, test_work) if w not in works]
-    if missing or valid_work == test_work:
-        raise KeyError(f"need two different works, got {valid_work!r}, {test_work!r}; "
-                       f"choose from {sorted(works)}")
+    if valid_work not in works or test_work not in works or valid_work == test_work:
+        raise KeyError(f"need two different works, got {valid_work!r}, {test_work!r}; choose from "
+                       f"{sorted(works)}")
     train_text = "\n".join(t for w, t in works.items() if w not in (valid_work, test_work))
     vocab = Vocab.build(list(train_text + works[valid_work] + works[test_work]), specials=())
     return CharSplit(vocab, encode_chars(vocab, train_text), encode_chars(vocab, works[valid_work]),
@@ -89,45 +74,32 @@ def live_split() -> CharSplit:
 
 def random_batch(ids: np.ndarray, batch: int, seq_len: int,
                  rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """``batch`` random windows of ``ids``: inputs x and targets y, (batch, seq_len) int64, with
-    ``y[:, t]`` the character after ``x[:, t]``."""
-    ids = np.asarray(ids)
-    if ids.ndim != 1:
-        raise TypeError(f"ids must be a 1-D integer array, got shape {ids.shape}")
-    # ids[:-1]: the draw the lessons' committed live runs were made with (never the last window)
-    return random_windows(ids[:-1], batch, seq_len, rng)
+    """``batch`` random windows of ``ids``: x and y (batch, seq_len), y the next characters (the
+    last window is never drawn, as in the lessons' committed runs)."""
+    return random_windows(np.asarray(ids)[:-1], batch, seq_len, rng)
 
 
 def windows(ids: np.ndarray, seq_len: int, predictions: int) -> tuple[np.ndarray, np.ndarray]:
-    """The first ``predictions`` predictions of ``ids`` as non-overlapping windows: x and y of
-    shape (predictions // seq_len, seq_len); y scores ids[1 .. predictions]."""
+    """The first ``predictions`` predictions of ``ids`` as windows x, y of ``seq_len``."""
     ids = np.asarray(ids)
-    if seq_len < 1 or predictions < seq_len:
-        raise ValueError(f"need seq_len >= 1 and predictions >= seq_len, got {seq_len} and "
-                         f"{predictions}")
-    if predictions % seq_len:
-        raise ValueError(f"predictions ({predictions}) must be a multiple of seq_len ({seq_len}): "
-                         "every window full, the same characters for every model")
-    if len(ids) < predictions + 1:
-        raise ValueError(f"the text has {len(ids)} ids, fewer than the {predictions + 1} needed")
+    if seq_len < 1 or predictions % seq_len or predictions < seq_len or len(ids) <= predictions:
+        raise ValueError(f"predictions ({predictions}) must be a positive multiple of seq_len "
+                         f"({seq_len}), below the length of the text ({len(ids)})")
     n = predictions // seq_len
-    x = ids[:predictions].reshape(n, seq_len).astype(np.int64)
-    y = ids[1:predictions + 1].reshape(n, seq_len).astype(np.int64)
-    return x, y
+    return (ids[:predictions].reshape(n, seq_len).astype(np.int64),
+            ids[1:predictions + 1].reshape(n, seq_len).astype(np.int64))
 
 
 def heldout_loss(loss_fn: Callable[[np.ndarray, np.ndarray], float], ids: np.ndarray, seq_len: int,
                  predictions: int, batch: int = 64) -> float:
-    """Mean NLL (nats per character) of a model over the first ``predictions`` predictions of
-    ``ids``; ``loss_fn(x, y)`` is its mean loss on a batch of windows, each from the initial state.
-    The mean is over characters, so the last, smaller batch weighs what it holds."""
+    """Mean NLL (nats per character) over the first ``predictions`` predictions of ``ids``, in
+    windows of ``seq_len`` from the initial state; ``loss_fn(x, y)``: the mean loss of a batch."""
     x, y = windows(ids, seq_len, predictions)
     total = 0.0
     for i in range(0, len(x), batch):
         loss = float(loss_fn(x[i:i + batch], y[i:i + batch]))
         if not np.isfinite(loss):
-            raise FloatingPointError(f"the model's loss on held-out windows {i}..{i + batch} is "
-                                     f"{loss}")
+            raise FloatingPointError(f"the loss on held-out windows {i}..{i + batch} is {loss}")
         total += loss * len(x[i:i + batch])
     return total / len(x)
 
@@ -138,9 +110,8 @@ def ngram_path():
 
 
 def load_char_ngram() -> dict:
-    """The stored character n-gram baseline: its table of orders ('rows', 'chosen', ...) and
-    ``test_nll``, the chosen order's NLL (float64, nats) of each of the first 32,768 test
-    predictions (NaN where its context is not full)."""
+    """The stored character n-gram baseline: its table of orders and ``test_nll``, the chosen
+    order's NLL of each of the first 32,768 test predictions (NaN without a full context)."""
     try:
         art = load_artifact(ngram_path())
     except ArtifactError as e:
@@ -151,18 +122,17 @@ def load_char_ngram() -> dict:
 
 @functools.lru_cache(maxsize=4)
 def kn_baselines(orders: tuple[int, ...] = (3, 4)) -> dict[int, dict]:
-    """Kneser-Ney character n-grams of ``orders``: {n: {'discount' (the stored choice on the
-    validation play), 'valid_loss', 'test_loss' (the first 32,768 test predictions, nats/char)}}.
-    The first n - 2 predictions have no full context and are not scored."""
-    split = live_split()
-    rows = {r["n"]: r for r in load_char_ngram()["rows"]}
+    """Kneser-Ney character n-grams, each order's discount chosen on *Othello*: {n: {'discount',
+    'valid_loss' (Othello's first 8,192 predictions, as the curves), 'test_loss' (Hamlet's first
+    32,768)}} in nats per character, without the n - 2 predictions that lack a full context."""
+    split, rows = live_split(), {r["n"]: r for r in load_char_ngram()["rows"]}
     out = {}
     for n in orders:
         if n not in rows:
-            raise ValueError(f"no stored Kneser-Ney order {n}; the stored table has orders "
-                             f"{sorted(rows)}")
+            raise ValueError(f"no stored Kneser-Ney order {n}; the table has {sorted(rows)}")
         D = float(rows[n]["discount"])
-        nll = kneser_ney_nlls(split.train, split.test[:TEST_PREDICTIONS + 1], n, split.V, D)
-        out[n] = {"discount": D, "valid_loss": float(rows[n]["valid_loss"]),
-                  "test_loss": float(nll.mean())}
+        out[n] = {"discount": D}
+        for key, ids, k in (("valid_loss", split.valid, VALID_PREDICTIONS),
+                            ("test_loss", split.test, TEST_PREDICTIONS)):
+            out[n][key] = float(kneser_ney_nlls(split.train, ids[:k + 1], n, split.V, D).mean())
     return out

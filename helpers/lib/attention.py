@@ -52,8 +52,8 @@ def _full_mask(mask, key_padding, score_shape: tuple, where: str, causal: bool =
     full = None
     if mask is not None:
         full = check_mask(mask, "mask", where, "this query may attend to this key")
-        fits = 2 <= full.ndim <= len(score_shape) and all(
-            m in (1, s) for m, s in zip(full.shape[::-1], score_shape[::-1], strict=False))
+        pairs = zip(full.shape[::-1], score_shape[::-1], strict=False)  # fewer axes broadcast
+        fits = 2 <= full.ndim <= len(score_shape) and all(m in (1, s) for m, s in pairs)
         if not fits:
             padding = len(score_shape) > 2 and full.shape == (score_shape[0], score_shape[-1])
             hint = ("; a key-padding mask (B, T_k) goes in key_padding= (a 2-D mask is (T_q, T_k))"

@@ -1,8 +1,8 @@
 """Diagrams of lesson 03 (LSTM gates).
 
-The lesson's notation: gates f_t, i_t, o_t and the candidate C̃_t on [h_{t−1}, x_t];
-C_t = f_t ⊙ C_{t−1} + i_t ⊙ C̃_t, h_t = o_t ⊙ tanh(C_t). The GRU in PyTorch's form
-(section 7): r_t, z_t, n_t = tanh(W_in x_t + b_in + r_t ⊙ (W_hn h_{t−1} + b_hn)),
+The lesson's notation, with row vectors as in its code: gates f_t, i_t, o_t and the candidate
+C̃_t on [h_{t−1}, x_t] W + b; C_t = f_t ⊙ C_{t−1} + i_t ⊙ C̃_t, h_t = o_t ⊙ tanh(C_t). The GRU in
+PyTorch's form (section 5): r_t, z_t, n_t = tanh(x_t W_{x,n} + b_n + r_t ⊙ (h_{t−1} W_{h,n} + b_hn)),
 h_t = (1 − z_t) ⊙ n_t + z_t ⊙ h_{t−1}.
 """
 
@@ -87,11 +87,11 @@ def lstm_cell() -> Drawing:
            plain=True)
 
     # the equations, in the lesson's form
-    eq = [("f_t = σ(W_f [h_{t−1}, x_t] + b_f)", "forget gate: how much of C_{t−1} to keep"),
-          ("i_t = σ(W_i [h_{t−1}, x_t] + b_i)", "input gate: how much new information to write"),
-          ("C̃_t = tanh(W_C [h_{t−1}, x_t] + b_C)", "candidate: the new information"),
+    eq = [("f_t = σ([h_{t−1}, x_t] W_f + b_f)", "forget gate: how much of C_{t−1} to keep"),
+          ("i_t = σ([h_{t−1}, x_t] W_i + b_i)", "input gate: how much new information to write"),
+          ("C̃_t = tanh([h_{t−1}, x_t] W_C + b_C)", "candidate: the new information"),
           ("C_t = f_t ⊙ C_{t−1} + i_t ⊙ C̃_t", "update: forget, then add"),
-          ("o_t = σ(W_o [h_{t−1}, x_t] + b_o)", "output gate: how much to read out"),
+          ("o_t = σ([h_{t−1}, x_t] W_o + b_o)", "output gate: how much to read out"),
           ("h_t = o_t ⊙ tanh(C_t)", "the new hidden state")]
     for k, (formula, note) in enumerate(eq):
         d.text(40, 560 + 23 * k, formula, anchor="start", size=SMALL_SIZE)
@@ -108,7 +108,7 @@ def gru_cell() -> Drawing:
         desc=("The previous state h_{t-1} runs across the top; it is scaled by the update gate "
               "z_t and added to (1 - z_t) times the candidate n_t to give h_t. The reset gate r_t "
               "and the update gate z_t are sigmoid layers on [h_{t-1}, x_t]; the candidate is "
-              "tanh of W_in x_t + b_in plus r_t times (W_hn h_{t-1} + b_hn)."))
+              "tanh of x_t W_x,n + b_n plus r_t times (h_{t-1} W_h,n + b_hn)."))
     y_h, y_gate, y_bus = 90, 350, 430
     d.rect(120, 45, 700, 445, fill="white", stroke="grey", stroke_width=1.5, rx=18)
     d.text(140, 62, "GRU cell, step t", anchor="start", size=SMALL_SIZE, color="grey_dark",
@@ -143,9 +143,9 @@ def gru_cell() -> Drawing:
         d.text(g.cx + 6, y_gate + 40, role, size=SMALL_SIZE, color="grey_dark", anchor="start",
                plain=True)
 
-    # the candidate n_t = tanh(W_in x_t + b_in + r_t ⊙ (W_hn h_{t−1} + b_hn))
-    hn = d.box(460, 400, None, 34, "W_{hn} h_{t−1} + b_{hn}", fill="white", size=SMALL_SIZE)
-    xin = d.box(620, 400, None, 34, "W_{in} x_t + b_{in}", fill="white", size=SMALL_SIZE)
+    # the candidate n_t = tanh(x_t W_{x,n} + b_n + r_t ⊙ (h_{t−1} W_{h,n} + b_hn))
+    hn = d.box(460, 400, None, 34, "h_{t−1} W_{h,n} + b_{hn}", fill="white", size=SMALL_SIZE)
+    xin = d.box(620, 400, None, 34, "x_t W_{x,n} + b_n", fill="white", size=SMALL_SIZE)
     mul_r = d.circle(460, 290, _R, "⊙")
     d.arrow(hn.top, mul_r.bottom)
     d.elbow(r.top, mul_r.left, first="v", label="r_t", label_at=1, label_dy=-12,
@@ -168,9 +168,9 @@ def gru_cell() -> Drawing:
             label_color="black")
     d.arrow_path([mul_n.right, (800, 215), add.bottom])
 
-    eq = [("r_t = σ(W_{ir} x_t + b_{ir} + W_{hr} h_{t−1} + b_{hr})", "reset gate"),
-          ("z_t = σ(W_{iz} x_t + b_{iz} + W_{hz} h_{t−1} + b_{hz})", "update gate"),
-          ("n_t = tanh(W_{in} x_t + b_{in} + r_t ⊙ (W_{hn} h_{t−1} + b_{hn}))", "candidate"),
+    eq = [("r_t = σ(x_t W_{x,r} + h_{t−1} W_{h,r} + b_r)", "reset gate"),
+          ("z_t = σ(x_t W_{x,z} + h_{t−1} W_{h,z} + b_z)", "update gate"),
+          ("n_t = tanh(x_t W_{x,n} + b_n + r_t ⊙ (h_{t−1} W_{h,n} + b_{hn}))", "candidate"),
           ("h_t = (1 − z_t) ⊙ n_t + z_t ⊙ h_{t−1}", "interpolation: an additive path again")]
     for k, (formula, note) in enumerate(eq):
         d.text(40, 610 + 24 * k, formula, anchor="start", size=SMALL_SIZE)
@@ -184,5 +184,5 @@ FIGURES = (lstm_cell, gru_cell)
 # where each figure belongs in the lesson (a suggestion for the lesson's authors)
 PLACES = {
     lstm_cell: "section “Idea: a memory cell with gates”",
-    gru_cell: "section “Variants” (GRU)",
+    gru_cell: "section “The GRU: two gates, no cell”",
 }

@@ -1,0 +1,33 @@
+"""helpers.lessons.lesson03: the agreement set and the long-range explorer."""
+import pytest
+
+from helpers.infra.widgets import Explorer, slider
+from helpers.lessons import lesson03 as L
+from helpers.lib.text import UNK, Vocab
+
+WORDS = sorted({w for pair in L.AGREEMENT_NOUNS + L.AGREEMENT_VERBS for w in pair}
+               | {w for f in L.AGREEMENT_FRAMES.values() for w in f.split() if w not in "SABC"})
+
+
+def test_the_agreement_items():
+    vocab = Vocab.build(WORDS + ["cat"], specials=(UNK, "<eos>"))
+    items = L.agreement_items(vocab, per_subject=2)
+    plural = {p[1] for p in L.AGREEMENT_NOUNS}
+    for it in items:
+        frame = L.AGREEMENT_FRAMES[it.distance].split()
+        assert len(it.words) == len(frame) == it.distance + 2 and (it.words[1] in plural) == (it.number == "pl")
+        nouns = [w for w, slot in zip(it.words, frame) if slot in "ABC"]
+        assert all((w in plural) == ((it.number == "pl") == (it.attractors == "same")) for w in nouns)
+    assert len(items) == 2 * 16 + 4 * (2 * 16 * 2 * 2)
+    with pytest.raises(ValueError, match="not in the vocabulary"):
+        L.agreement_items(Vocab.build(["the", "man"], specials=(UNK, "<eos>")))
+
+
+def test_the_long_range_explorer_trains_on_the_button():
+    ex = Explorer(L.render_long_range, {"steps": slider(4, 2, 8, 2, "steps"),
+                                        "keep_bias": slider(3.0, 0.0, 4.0, 1.0, "bias")}, run_button="Train")
+    first = ex.summary
+    ex.controls["steps"].value = 6
+    assert ex.renders == 1                # nothing trains until the button is pressed
+    ex.button.click()
+    assert ex.renders == 2 and ex.summary != first and "GRU: d=5" in ex.summary
