@@ -25,8 +25,6 @@ BUILD_PENDING: dict[str, str] = {
     "02": _BUILD,
     "03": _BUILD,
     "04": _BUILD,
-    "05": _BUILD,
-    "06": _BUILD,
     "07": _BUILD,
     "08": _BUILD,
     "09": _BUILD,
