@@ -14,10 +14,8 @@ import scipy.sparse as sp
 
 from helpers.lib.attention import attention_single_query, scaled_dot_product_attention
 from helpers.lib.batching import pad_sequences
-from helpers.lib.counting import cooccurrence_matrix, cooccurrence_python, pmi, ppmi
 from helpers.lib.glove import GloVeNumpy, cooccurrence_entries, glove_weight
 from helpers.lib.language_models import perplexity
-from helpers.lib.lsa import energy_kept, inverse_document_frequency, svd_vectors, truncated_svd
 from helpers.lib.metrics import analogy, cosine, nearest_neighbours, similarity_correlation
 from helpers.lib.negative_sampling import NoiseSampler, unigram_noise
 from helpers.lib.optim import SGD, Adam, Momentum, RMSProp
@@ -67,49 +65,6 @@ def test_softmax_cross_entropy_on_an_empty_batch():
 
 
 # ---------------------------------------------------------------- the same class of problem elsewhere
-def test_counting_refuses_an_empty_corpus_and_nan_marginals():
-    with pytest.raises(ValueError, match="empty corpus"):
-        cooccurrence_python([np.array([], int)], 5)                  # returned an empty matrix
-    with pytest.raises(ValueError, match=r"token id 7 is outside the vocabulary \[0, 5\)"):
-        cooccurrence_python([np.array([1, 7])], 5)                   # failed inside SciPy
-    with pytest.raises(ValueError, match="window must be an integer >= 1"):
-        cooccurrence_python([np.array([1, 2])], 5, window=0)
-    with pytest.raises(ValueError, match="empty corpus"):
-        cooccurrence_matrix([np.array([], int)], 5)                  # already so: the two agree
-    counts = np.array([[2.0, 1.0], [1.0, 3.0]])
-    with pytest.raises(ValueError, match="counts must be finite"):
-        pmi(np.array([[2.0, NAN], [1.0, 3.0]]))
-    with pytest.raises(ValueError, match="row_sums must be finite and non-negative"):
-        pmi(counts, row_sums=[3.0, NAN])                            # gave nan PMI
-    with pytest.raises(ValueError, match="the total count must be finite, got nan"):
-        ppmi(counts, total=NAN)
-
-
-def test_svd_refuses_nan_and_more_dimensions_than_the_rank():
-    rng = np.random.default_rng(0)
-    with pytest.raises(ValueError, match="the matrix holds nan or inf"):
-        truncated_svd(np.array([[1.0, NAN], [0.0, 1.0]]), 1)
-    with pytest.raises(ValueError, match="the matrix holds nan or inf"):
-        truncated_svd(sp.csr_matrix(np.array([[1.0, INF], [0.0, 1.0]])), 1)
-    rank2 = rng.standard_normal((8, 2)) @ rng.standard_normal((2, 6))
-    with pytest.raises(ValueError, match=r"k=4 exceeds the matrix's numerical rank 2; the last 2 columns of U are "
-                                         r"arbitrary"):
-        svd_vectors(rank2, 4, weighting="U", solver="dense")      # gave two random directions per word
-    with pytest.raises(ValueError, match="rank 2"):
-        svd_vectors(rank2, 3, weighting="sqrtS", solver="dense")
-    us = svd_vectors(rank2, 4, weighting="US", solver="dense")   # US scales them to zero: allowed
-    assert np.allclose(us[:, 2:], 0, atol=1e-12)
-    assert svd_vectors(rank2, 2, weighting="U", solver="dense").shape == (8, 2)
-    with pytest.raises(ValueError, match="the matrix is all zeros"):
-        svd_vectors(np.zeros((4, 3)), 2, solver="dense")
-    with pytest.raises(ValueError, match="frobenius_sq must be positive and finite"):
-        energy_kept([1.0, 0.5], 0.0)                               # was inf/nan with warnings
-    with pytest.raises(ValueError, match="finite numbers"):
-        energy_kept([1.0, NAN], 2.0)
-    with pytest.raises(ValueError, match="document frequencies must lie in"):
-        inverse_document_frequency([1.0, NAN], 3)
-
-
 def test_word_vectors_with_nan_name_the_word():
     vocab = ["king", "queen", "man", "woman"]
     vectors = np.eye(4)

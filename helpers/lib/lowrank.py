@@ -30,10 +30,8 @@ def lowrank_loss_grad(X: np.ndarray, U: np.ndarray, V: np.ndarray):
 
 def fit_lowrank(X: np.ndarray, k: int, loss_grad: Callable = lowrank_loss_grad, seed: int = 0,
                 max_iter: int = 500, scale: float = 0.1) -> dict:
-    """U (m, k) and V (n, k) minimising ``loss_grad``'s loss by L-BFGS from a small random start
-    (lesson 05 §7): {"U", "V", "losses" (one per iteration), "loss", "iterations"}.
-
-    ``loss_grad(X, U, V) -> (loss, dU, dV)``: the course's :func:`lowrank_loss_grad` or yours."""
+    """U (m, k) and V (n, k) minimising the loss of ``loss_grad(X, U, V) -> (loss, dU, dV)`` by
+    L-BFGS from a small random start (lesson 05 §7): {"U", "V", "losses", "loss", "iterations"}."""
     X = np.asarray(X, np.float64)
     if X.ndim != 2 or not np.all(np.isfinite(X)):       # nan: L-BFGS would stop at once, silently
         raise ValueError(f"fit_lowrank: X must be a finite (m, n) matrix, got shape {X.shape}")

@@ -117,7 +117,10 @@ def energy_kept(singular_values, frobenius_sq: float) -> tuple[np.ndarray, np.nd
     if not (frobenius_sq > 0 and np.isfinite(frobenius_sq)):
         raise ValueError(f"energy_kept: frobenius_sq must be positive and finite, got "
                          f"{frobenius_sq}")
-    energy = np.cumsum(np.asarray(singular_values, np.float64) ** 2) / float(frobenius_sq)
+    s2 = np.asarray(singular_values, np.float64) ** 2
+    if s2.size == 0 or not np.all(np.isfinite(s2)):
+        raise ValueError("energy_kept: singular_values must be a non-empty array of finite numbers")
+    energy = np.cumsum(s2) / float(frobenius_sq)
     return energy, np.sqrt(np.clip(1.0 - energy, 0.0, None))
 
 

@@ -66,7 +66,6 @@ def target_ranks(scores: np.ndarray, targets: np.ndarray, groups=None) -> np.nda
 
 
 def _ranked_relevance(scores: np.ndarray, relevant: np.ndarray) -> np.ndarray:
-    """The relevance of each query's documents in ranked order, (Q, |D|) bool."""
     scores, relevant = np.asarray(scores, np.float64), np.asarray(relevant, bool)
     if scores.ndim != 2 or scores.shape != relevant.shape:
         raise ValueError(f"scores and relevant must be (Q, D) arrays of one shape, got "
