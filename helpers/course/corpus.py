@@ -51,9 +51,9 @@ def document_sentences(min_tokens: int = 3) -> tuple[tuple[tuple[str, ...], ...]
         if sents:
             docs.append(sents)
     if not docs:
-        raise DataError(f"the corpus has no sentence of {min_tokens} or more words in its "
-                        f"{len(modern_english_documents())} texts. Run `make doctor` to check the "
-                        "data files")
+        raise DataError(f"the corpus has no tokens: tokenize() found no sentence of {min_tokens} or "
+                        f"more words (letters or digits) in its {len(modern_english_documents())} "
+                        "texts. Run `make doctor` to check the data files")
     return tuple(docs)
 
 
