@@ -42,8 +42,7 @@ def document_groups() -> tuple[int, ...]:
 
 @lru_cache(maxsize=2)
 def document_sentences(min_tokens: int = 3) -> tuple[tuple[tuple[str, ...], ...], ...]:
-    """The corpus as documents of tokenised sentences (lower-case word tokens), sentences shorter
-    than ``min_tokens`` dropped."""
+    """The corpus as documents of tokenised sentences of at least ``min_tokens`` word tokens."""
     docs = []
     for _, text in modern_english_documents():
         tokens = (tuple(tokenize(s)) for s in split_sentences(text))
@@ -51,9 +50,10 @@ def document_sentences(min_tokens: int = 3) -> tuple[tuple[tuple[str, ...], ...]
         if sents:
             docs.append(sents)
     if not docs:
-        raise DataError(f"the corpus has no tokens: tokenize() found no sentence of {min_tokens} or "
-                        f"more words (letters or digits) in its {len(modern_english_documents())} "
-                        "texts. Run `make doctor` to check the data files")
+        raise DataError(f"the corpus has no tokens: tokenize() found no sentence of {min_tokens} "
+                        "or more words (letters or digits) in its "
+                        f"{len(modern_english_documents())} texts. Run `make doctor` to check the "
+                        "data files")
     return tuple(docs)
 
 
