@@ -15,7 +15,6 @@ import scipy.sparse as sp
 from helpers.lib.batching import pad_sequences
 from helpers.lib.glove import GloVeNumpy, cooccurrence_entries, glove_weight
 from helpers.lib.language_models import perplexity
-from helpers.lib.lsa import energy_kept, inverse_document_frequency, svd_vectors, truncated_svd
 from helpers.lib.negative_sampling import NoiseSampler, unigram_noise
 
 NAN, INF = float("nan"), float("inf")
@@ -53,31 +52,6 @@ def test_the_noise_distribution_refuses_nan_negative_and_all_zero_counts(make):
         make([INF, 1.0])
     with pytest.raises(ValueError, match="every one of the 3 counts is 0"):
         make([0, 0, 0])
-
-
-def test_svd_refuses_nan_and_more_dimensions_than_the_rank():
-    rng = np.random.default_rng(0)
-    with pytest.raises(ValueError, match="the matrix holds nan or inf"):
-        truncated_svd(np.array([[1.0, NAN], [0.0, 1.0]]), 1)
-    with pytest.raises(ValueError, match="the matrix holds nan or inf"):
-        truncated_svd(sp.csr_matrix(np.array([[1.0, INF], [0.0, 1.0]])), 1)
-    rank2 = rng.standard_normal((8, 2)) @ rng.standard_normal((2, 6))
-    with pytest.raises(ValueError, match=r"k=4 exceeds the matrix's numerical rank 2; the last 2 columns of U are "
-                                         r"arbitrary"):
-        svd_vectors(rank2, 4, weighting="U", solver="dense")      # gave two random directions per word
-    with pytest.raises(ValueError, match="rank 2"):
-        svd_vectors(rank2, 3, weighting="sqrtS", solver="dense")
-    us = svd_vectors(rank2, 4, weighting="US", solver="dense")   # US scales them to zero: allowed
-    assert np.allclose(us[:, 2:], 0, atol=1e-12)
-    assert svd_vectors(rank2, 2, weighting="U", solver="dense").shape == (8, 2)
-    with pytest.raises(ValueError, match="the matrix is all zeros"):
-        svd_vectors(np.zeros((4, 3)), 2, solver="dense")
-    with pytest.raises(ValueError, match="frobenius_sq must be positive and finite"):
-        energy_kept([1.0, 0.5], 0.0)                               # was inf/nan with warnings
-    with pytest.raises(ValueError, match="finite numbers"):
-        energy_kept([1.0, NAN], 2.0)
-    with pytest.raises(ValueError, match="document frequencies must lie in"):
-        inverse_document_frequency([1.0, NAN], 3)
 
 
 def test_empty_sequences_and_evaluation_sets():

@@ -271,22 +271,6 @@ def _case_lsa():
                       u=np.linalg.qr(rng.standard_normal((12, 6)))[0], vocab=vocab, n_neighbours=4)
 
 
-def _case_retrieval():
-    from helpers.lessons.lesson05 import render_retrieval
-
-    rng = np.random.default_rng(0)
-    ks = [2, 4, 8]
-    docs = rng.standard_normal((10, 8))
-
-    def doc_vectors_at(k):
-        v = docs[:, :k]
-        return v / np.linalg.norm(v, axis=1, keepdims=True)
-
-    return render_retrieval(4, ks=ks, valid_curve=[0.5, 0.7, 0.6], test_curve=[0.45, 0.68, 0.62], tfidf_valid=0.55,
-                            doc_vectors_at=doc_vectors_at, query_doc=0, titles=[f"title {i}" for i in range(10)],
-                            topics=["sport", "tech"] * 5)
-
-
 def _toy_ids():
     from helpers.lib.text import Vocab
 
@@ -490,7 +474,6 @@ CASES = {
     "helpers.lessons.lesson04:plot_copy_experiment": _case_copy_experiment,
     "helpers.lessons.lesson04:plot_reversal": _case_reversal,
     "helpers.lessons.lesson05:render_lsa": _case_lsa,
-    "helpers.lessons.lesson05:render_retrieval": _case_retrieval,
     "helpers.lessons.lesson06:render_collocations": _case_collocations,
     "helpers.lessons.lesson06:render_contexts": _case_contexts,
     "helpers.lessons.lesson07:SimilarityTraining.figure": _case_w2v_live_training,

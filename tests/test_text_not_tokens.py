@@ -29,7 +29,6 @@ def _cases():
     """{qualified name: (call with a str where tokens are expected, the argument's name)}."""
     from helpers.lib import (
         contextual,
-        counting,
         fasttext,
         lsa,
         metrics,
@@ -54,12 +53,8 @@ def _cases():
         "contextual.word_vectors": (lambda: contextual.word_vectors(None, TOK, texts, [0, 0]), "sentences"),
         "contextual.find_word": (lambda: contextual.find_word(TEXT, "cat"), "words"),
         "lsa.document_term_matrix": (lambda: lsa.document_term_matrix(texts, V), "documents"),
-        "lsa.tfidf_matrix": (lambda: lsa.tfidf_matrix(texts, V), "documents"),
         "lsa.group_sentences": (lambda: lsa.group_sentences(texts, 2), "sentences"),
         "lsa.lsa_word_vectors": (lambda: lsa.lsa_word_vectors(texts, V, k=1), "sentences"),
-        "lsa.DocumentIndex.build": (lambda: lsa.DocumentIndex.build(texts, V), "documents"),
-        "lsa.DocumentIndex.query_vector": (lambda: lsa.DocumentIndex.build([words], V).query_vector("cat"), "query"),
-        "lsa.DocumentIndex.search": (lambda: lsa.DocumentIndex.build([words], V).search("cat"), "query"),
         "metrics.document_vectors": (lambda: metrics.document_vectors(vectors, V, texts), "documents"),
         "metrics.nearest_neighbours": (lambda: metrics.nearest_neighbours(vectors, V, "cat", exclude="mat"),
                                        "exclude"),
@@ -74,8 +69,6 @@ def _cases():
             lambda: fasttext.misspelling_test(
                 fasttext.FastTextVectors([], np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((4, 3)), 3, 6, 0.0), "cat"),
             "words"),
-        "counting.pmi_table": (lambda: counting.pmi_table(np.ones((2, 2)), "ab", ["c", "d"], [2, 2], [2, 2], 4),
-                               "rows"),
         "word2vec.prepare_corpus": (lambda: word2vec.prepare_corpus(texts, min_count=1), "sentences"),
     }
 

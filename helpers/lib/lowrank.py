@@ -1,7 +1,5 @@
-"""A rank-k factorisation X ≈ U Vᵀ by gradient descent: the loss, its gradient and the fit.
-
-Lesson 05, after Exercise 5. The truncated SVD is the minimum of the same loss (Eckart and Young
-1936); fitting U and V by gradient shows it without an SVD solver.
+"""The SVD without an SVD solver: power iteration for the first singular pair, and a rank-k
+factorisation X ≈ U Vᵀ fitted with its gradient (lesson 05 §3 and §7).
 """
 from __future__ import annotations
 
@@ -10,43 +8,37 @@ from typing import Callable
 import numpy as np
 from scipy.optimize import minimize
 
-__all__ = ["lowrank_loss_grad", "fit_lowrank"]
+
+def power_iteration(A, x0: np.ndarray, n_steps: int = 100) -> tuple[float, np.ndarray]:
+    """σ₁ and u₁ of an (m, n) matrix (dense or sparse) by power iteration from ``x0`` (n,):
+    v ← Aᵀ(A v) / ‖Aᵀ(A v)‖ ``n_steps`` times, then σ₁ = ‖A v‖ and u₁ = A v / σ₁ (lesson 05 §3)."""
+    v = np.asarray(x0, np.float64) / np.linalg.norm(x0)
+    for _ in range(n_steps):
+        v = A.T @ (A @ v)
+        v = v / np.linalg.norm(v)
+    u = A @ v
+    sigma = float(np.linalg.norm(u))
+    return sigma, u / sigma
 
 
 def lowrank_loss_grad(X: np.ndarray, U: np.ndarray, V: np.ndarray):
-    """The loss of a rank-k factorisation and its gradients. Taught in lesson 05, section 6.
-
-    ``L = ½ ‖X − U Vᵀ‖_F²`` and its gradients: ``(L, dU (m, k), dV (n, k))``.
-
-    X (m, n), U (m, k), V (n, k). Taught in lesson 05, Exercise 5: with the residual
-    R = X − U Vᵀ, dU = −R V and dV = −Rᵀ U."""
-    X, U, V = (np.asarray(a, np.float64) for a in (X, U, V))
-    m, n = X.shape if X.ndim == 2 else (-1, -1)
-    if U.ndim != 2 or V.ndim != 2 or (U.shape[0], V.shape[0], U.shape[1]) != (m, n, V.shape[1]):
-        shapes = f"{X.shape}, {U.shape}, {V.shape}"
-        raise ValueError(f"expected X (m, n), U (m, k), V (n, k); got {shapes}")
+    """L = ½ ‖X − U Vᵀ‖_F² and its gradients: ``(L, dU (m, k), dV (n, k))`` for X (m, n),
+    U (m, k), V (n, k) (lesson 05 §7)."""
     R = X - U @ V.T
     return float(0.5 * np.sum(R * R)), -R @ V, -R.T @ U
 
 
 def fit_lowrank(X: np.ndarray, k: int, loss_grad: Callable = lowrank_loss_grad, seed: int = 0,
                 max_iter: int = 500, scale: float = 0.1) -> dict:
-    """A rank-k factorisation fitted by L-BFGS. Taught in lesson 05, section 6.
-
-    Minimise ``loss_grad``'s loss over U (m, k) and V (n, k) with L-BFGS from a small random start.
-
-    ``loss_grad(X, U, V) -> (loss, dU, dV)`` — the course's :func:`lowrank_loss_grad` or the
-    student's. Returns {"U", "V", "losses": the loss after each iteration (a list), "loss": the
-    final loss, "iterations"}."""
+    """U (m, k) and V (n, k) minimising the loss of ``loss_grad(X, U, V) -> (loss, dU, dV)`` by
+    L-BFGS from a small random start (lesson 05 §7): {"U", "V", "losses", "loss", "iterations"}."""
     X = np.asarray(X, np.float64)
-    if X.ndim != 2 or not np.all(np.isfinite(X)):      # nan: L-BFGS would stop at once, silently
-        raise ValueError(f"fit_lowrank: X must be a finite (m, n) matrix, got shape {X.shape}"
-                         + ("" if X.ndim != 2 else " holding nan or inf"))
+    if X.ndim != 2 or not np.all(np.isfinite(X)):       # nan: L-BFGS would stop at once, silently
+        raise ValueError(f"fit_lowrank: X must be a finite (m, n) matrix, got shape {X.shape}")
     m, n = X.shape
     if not 1 <= k <= min(m, n):
-        raise ValueError(f"k must be in [1, {min(m, n)}] for a {m}x{n} matrix, got {k}")
-    rng = np.random.default_rng(seed)
-    theta0 = rng.standard_normal(m * k + n * k) * scale
+        raise ValueError(f"fit_lowrank: k must be in [1, {min(m, n)}] for an {m}x{n} X, got {k}")
+    theta0 = np.random.default_rng(seed).standard_normal(m * k + n * k) * scale
 
     def objective(theta):
         loss, dU, dV = loss_grad(X, theta[:m * k].reshape(m, k), theta[m * k:].reshape(n, k))
