@@ -27,7 +27,7 @@ BUILD_PENDING: dict[str, str] = {
     "04": _BUILD,
     "05": _BUILD,
     "06": _BUILD,
-    "07": _BUILD,
+
     "08": _BUILD,
     "09": _BUILD,
     "10": _BUILD,

@@ -165,9 +165,9 @@ def test_every_zip_in_the_library_says_whether_lengths_must_agree():
 
 
 def test_the_zips_made_strict_now_raise_on_a_mismatch():
-    from helpers.lib.glove import GloVeTorch
     from helpers.lib.gradcheck import check_function, check_layer
     from helpers.lib.layers import Linear
+    from training.glove_torch import GloVeTorch
 
     layer = Linear(3, 2, np.random.default_rng(0))
     layer.grads = layer.grads[:1]               # a layer that forgot its bias gradient

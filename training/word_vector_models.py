@@ -36,7 +36,6 @@ from helpers.course.word_vectors import (
 )
 from helpers.lib.extrinsic import extrinsic_classification
 from helpers.lib.fasttext import FastTextVectors
-from helpers.lib.glove import train_pairwise
 from helpers.lib.metrics import (
     analogy_hits,
     bootstrap_interval,
@@ -45,6 +44,7 @@ from helpers.lib.metrics import (
 )
 from helpers.lib.text import Vocab
 from training.early_stopping import EarlyStopping
+from training.glove_torch import train_pairwise
 from training.runlog import RunLog
 from training.word2vec_trainers import train_numpy, train_torch
 
