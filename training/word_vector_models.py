@@ -336,7 +336,7 @@ def train_course_word2vec(settings: dict, log: RunLog, max_steps: int | None = N
 def train_glove_vectors(settings: dict, log: RunLog, max_steps: int | None = None,
                         progress: bool = True) -> tuple[dict, dict, dict]:
     """GloVe on the course corpus's harmonic co-occurrences, fitted by glove.c's per-pair AdaGrad
-    in batches (:func:`helpers.lib.glove.train_pairwise`), validated on W + W~ after every epoch,
+    in batches (:func:`training.glove_torch.train_pairwise`), validated on W + W~ after every epoch,
     early-stopped. A step's value is the epoch's loss J / P. Ships the best epoch's W + W~ as W."""
     s = settings
     corpus = course_corpus()
