@@ -10,7 +10,7 @@ pair at a time as word2vec.c does (each pair sees the updates of the pairs befor
 pass both are scored: validation WordSim-353 ρ and the share of rare words (seen fewer than 20
 times) among the 10 nearest neighbours of 500 frequent words. gensim's skip-gram (one worker) is
 trained for the same three epochs at the same settings, and for the shipped models' schedule (20
-epochs, the rate 0.05), scored after each epoch. About 10 CPU-minutes.
+epochs, the rate 0.05), scored after each epoch. About 6 CPU-minutes.
 """
 from __future__ import annotations
 
