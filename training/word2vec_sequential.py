@@ -12,6 +12,7 @@ times) among the 10 nearest neighbours of 500 frequent words. gensim's skip-gram
 trained for the same three epochs at the same settings, and for the shipped models' schedule (20
 epochs, the rate 0.05), scored after each epoch. About 6 CPU-minutes.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,7 +33,7 @@ SETTINGS = dict(dim=100, k=5, window=5, sample=1e-4, alpha=0.1, passes=3, batch=
 
 
 def _pairs(corpus, s):
-    """The pairs of ``passes`` passes (each subsampled and shuffled afresh) and their noise words."""
+    """The pairs of ``passes`` passes (each subsampled and shuffled afresh), their noise words."""
     rng = np.random.default_rng(s["seed"] + 1)
     keep = keep_probabilities(corpus.vocab.counts, s["sample"])
     words, contexts = [], []
@@ -43,17 +44,21 @@ def _pairs(corpus, s):
         words.append(w[order])
         contexts.append(c[order])
     table = unigram_table(corpus.vocab.counts)
-    negatives = table[np.random.default_rng(s["seed"] + 2).integers(0, len(table), (sum(map(len, words)), s["k"]))]
+    negatives = table[
+        np.random.default_rng(s["seed"] + 2).integers(0, len(table), (sum(map(len, words)), s["k"]))
+    ]
     return np.concatenate(words), np.concatenate(contexts), negatives, len(words[0])
 
 
 def _score(W, vocab) -> dict:
-    return {"rho": round(evaluate_vectors(W, vocab, "validation", analogies=False)["wordsim"], 4),
-            "rare": round(rare_neighbour_share(W, vocab.counts), 3)}
+    return {
+        "rho": round(evaluate_vectors(W, vocab, "validation", analogies=False)["wordsim"], 4),
+        "rare": round(rare_neighbour_share(W, vocab.counts), 3),
+    }
 
 
 def course_run(batch: int, s: dict = SETTINGS) -> list[dict]:
-    """The live skip-gram with batches of ``batch`` pairs (1: one pair at a time), scored every half pass."""
+    """The live skip-gram in batches of ``batch`` pairs (1: one at a time), scored every half pass."""
     corpus = course_corpus()
     V, d = len(corpus.vocab), s["dim"]
     rng = np.random.default_rng(s["seed"])
@@ -64,7 +69,7 @@ def course_run(batch: int, s: dict = SETTINGS) -> list[dict]:
     labels = np.r_[1.0, np.zeros(s["k"])].astype(np.float32)
     for start in range(0, total, batch):
         lr = s["alpha"] * max(1e-4, 1 - start / total)
-        if batch == 1:                       # word2vec.c: the output rows move first, then the word's
+        if batch == 1:  # word2vec.c: the output rows move first, then the word's
             w, ids = words[start], np.r_[contexts[start], negatives[start]]
             v, U = W[w].copy(), C[ids]
             g = 1 / (1 + np.exp(-(U @ v))) - labels
@@ -75,8 +80,13 @@ def course_run(batch: int, s: dict = SETTINGS) -> list[dict]:
             sgns.sgd_step(W, C, words[sl], contexts[sl], negatives[sl], lr)
         done = min(start + batch, total)
         if done // every > start // every or done == total:
-            out.append({"passes": round(done / per_pass, 2), **_score(W, corpus.vocab),
-                        "cpu_seconds": round(time.process_time() - t0, 1)})
+            out.append(
+                {
+                    "passes": round(done / per_pass, 2),
+                    **_score(W, corpus.vocab),
+                    "cpu_seconds": round(time.process_time() - t0, 1),
+                }
+            )
             print(batch, out[-1], flush=True)
     return out
 
@@ -84,25 +94,48 @@ def course_run(batch: int, s: dict = SETTINGS) -> list[dict]:
 def gensim_run(s: dict = SETTINGS) -> list[dict]:
     """gensim's skip-gram at the settings ``s`` for ``s['passes']`` epochs, scored after each."""
     from gensim.models import Word2Vec
+
     corpus = course_corpus()
-    m = Word2Vec(vector_size=s["dim"], window=s["window"], negative=s["k"], sample=s["sample"], sg=1, hs=0,
-                 min_count=5, workers=1, seed=s["seed"])
+    m = Word2Vec(
+        vector_size=s["dim"],
+        window=s["window"],
+        negative=s["k"],
+        sample=s["sample"],
+        sg=1,
+        hs=0,
+        min_count=5,
+        workers=1,
+        seed=s["seed"],
+    )
     m.build_vocab(corpus.sentences)
     out, t0 = [], time.process_time()
     for e in range(s["passes"]):
         a0, a1 = (s["alpha"] - (s["alpha"] - 1e-4) * x / s["passes"] for x in (e, e + 1))
-        m.train(corpus.sentences, total_examples=m.corpus_count, epochs=1, start_alpha=a0, end_alpha=a1)
+        m.train(
+            corpus.sentences, total_examples=m.corpus_count, epochs=1, start_alpha=a0, end_alpha=a1
+        )
         W = np.stack([m.wv[w] for w in corpus.vocab.itos])
-        out.append({"passes": e + 1, **_score(W, corpus.vocab), "cpu_seconds": round(time.process_time() - t0, 1)})
+        out.append(
+            {
+                "passes": e + 1,
+                **_score(W, corpus.vocab),
+                "cpu_seconds": round(time.process_time() - t0, 1),
+            }
+        )
         print("gensim", out[-1], flush=True)
     return out
 
 
 def main() -> None:
-    record = {"what": __doc__.split("\n\n")[2].replace("\n", " "), "command": "python -m training.word2vec_sequential",
-              "settings": SETTINGS, "batched": course_run(SETTINGS["batch"]), "one_pair_at_a_time": course_run(1),
-              "gensim": gensim_run(),
-              "gensim_shipped_schedule": gensim_run(dict(SETTINGS, passes=20, alpha=0.05))}
+    record = {
+        "what": __doc__.split("\n\n")[2].replace("\n", " "),
+        "command": "python -m training.word2vec_sequential",
+        "settings": SETTINGS,
+        "batched": course_run(SETTINGS["batch"]),
+        "one_pair_at_a_time": course_run(1),
+        "gensim": gensim_run(),
+        "gensim_shipped_schedule": gensim_run(dict(SETTINGS, passes=20, alpha=0.05)),
+    }
     (model_dir() / FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
 
