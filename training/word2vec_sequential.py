@@ -79,7 +79,8 @@ def course_run(batch: int, s: dict = SETTINGS) -> list[dict]:
             sl = slice(start, start + batch)
             sgns.sgd_step(W, C, words[sl], contexts[sl], negatives[sl], lr)
         done = min(start + batch, total)
-        if done // every > start // every or done == total:
+        half_passes = done // every           # every half pass before the last, then the end
+        if done == total or (half_passes > start // every and half_passes < 2 * s["passes"]):
             out.append(
                 {
                     "passes": round(done / per_pass, 2),
