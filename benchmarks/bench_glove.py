@@ -25,7 +25,7 @@ from scipy.stats import spearmanr
 
 from helpers.course.corpus import course_corpus, modern_english_sentences
 from helpers.course.data import load_word_similarity
-from helpers.lib.glove import glove_cooccurrence
+from helpers.lib.counting import cooccurrence_matrix
 from helpers.lib.metrics import similarity_correlation
 from training.glove_torch import train_torch
 from training.word2vec_trainers import train_fasttext, train_gensim
@@ -63,7 +63,8 @@ def main() -> int:
     # --- GloVe: count, then fit
     gcfg = {**GLOVE_CONFIG, "epochs": args.glove_epochs}
     sents = np.split(corpus.ids, np.flatnonzero(np.diff(corpus.sentence)) + 1)
-    counts, cw, cc = _timed(lambda: glove_cooccurrence(sents, len(corpus.vocab), window=gcfg["window"]))
+    counts, cw, cc = _timed(lambda: cooccurrence_matrix(sents, len(corpus.vocab), window=gcfg["window"],
+                                                         weighting="harmonic"))
     print(f"GloVe co-occurrence: {counts.nnz:,} non-zero pairs (window {gcfg['window']}), {cw:.1f} s wall, "
           f"{cc:.1f} s CPU", flush=True)
     kw = {k: v for k, v in gcfg.items() if k != "window"}

@@ -3,9 +3,9 @@
 One step is one batch of 1,024 co-occurring pairs of the course corpus (window 10, 4.7M pairs,
 15,824 words, 100 dimensions), each pair taking glove.c's AdaGrad step:
 
-- NumPy: :meth:`helpers.lib.glove_numpy.PairwiseGloVe.step`, the code lesson 08 trains live
+- NumPy: :meth:`helpers.lib.glove.PairwiseGloVe.step`, the code lesson 08 trains live
   (with the course's cell gradient and AdaGrad step, the functions the student's replace);
-- PyTorch: :func:`helpers.lib.glove.pairwise_step_torch`, one batch of the trainer of the shipped
+- PyTorch: :func:`training.glove_torch.pairwise_step_torch`, one batch of the trainer of the shipped
   model (``make models NAME=wv_glove``), on the same pairs in the same order.
 
 Both on one thread, interleaved, median of repeats (:func:`benchmarks.step_timing.compare_steps`;
@@ -21,8 +21,8 @@ from step_timing import compare_steps  # benchmarks/ (the script's folder) is on
 
 from helpers.course.models import model_info
 from helpers.course.word_vectors import glove_counts
-from helpers.lib.glove import glove_weight, pairwise_step_torch
-from helpers.lib.glove_numpy import PairwiseGloVe
+from helpers.lib.glove import PairwiseGloVe, glove_weight
+from training.glove_torch import pairwise_step_torch
 
 
 def main() -> dict:

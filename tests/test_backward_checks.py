@@ -38,9 +38,6 @@ def _cases():
     from helpers.lib.bert import NumpyMaskedLM
     from helpers.lib.decoder import GELU, DecoderBlock, FeedForward, NumpyDecoderLM
     from helpers.lib.encoder_numpy import EncoderBlock
-    from helpers.lib.fasttext import SubwordEmbedding
-    from helpers.lib.glove import GloVeNumpy
-    from helpers.lib.hsoftmax import HierarchicalSoftmax, huffman_tree
     from helpers.lib.layers import (
         Activation,
         Dropout,
@@ -51,20 +48,13 @@ def _cases():
         SigmoidCrossEntropy,
         SoftmaxCrossEntropy,
     )
-    from helpers.lib.negative_sampling import (
-        CBOWNS,
-        EmbeddingDot,
-        NoiseSampler,
-        SkipGramNS,
-        _NegativeSamplingLoss,
-    )
+    from helpers.lib.negative_sampling import EmbeddingDot
     from helpers.lib.positions import LearnedPositions
 
     rng = np.random.default_rng(0)
     x = rng.standard_normal((2, 3))
     xs = rng.standard_normal((2, 5, 3))
     ids = np.array([[1, 2], [3, 0]])
-    sampler = NoiseSampler(np.ones(6))
 
     def mlm():
         layer = NumpyMaskedLM(7, 3, rng)
@@ -84,16 +74,7 @@ def _cases():
         "MultiHeadAttention": lambda: (MultiHeadAttention(4, 2, rng), (rng.standard_normal((2, 5, 4)),),
                                        np.ones((2, 5, 4)), np.ones((2, 4, 4))),
         "LearnedPositions": lambda: (LearnedPositions(8, 3, rng), (5,), np.ones((2, 5, 3)), np.ones((4, 3))),
-        "GloVeNumpy": lambda: (GloVeNumpy(5, 3, rng), (np.array([0, 1]), np.array([2, 3]), np.array([1.0, 4.0])),
-                               1.0, np.ones(2)),
-        "SubwordEmbedding": lambda: (SubwordEmbedding(3, 50, ["cat"]), (["cat", "dog"],),
-                                     np.ones((2, 3)), np.ones((3, 3))),
         "EmbeddingDot": lambda: (EmbeddingDot(5, 3, rng), (x, ids), np.ones((2, 2)), np.ones((2, 3))),
-        "_NegativeSamplingLoss": lambda: (_NegativeSamplingLoss(6, 3, sampler, 2, rng, np.float64, "add.at"),
-                                          (x, np.array([1, 2]), np.array([[3, 4], [5, 0]])), 1.0, np.ones(2)),
-        "SkipGramNS": lambda: (SkipGramNS(6, 3, sampler, k=2), (np.array([0, 1]), np.array([2, 3])),
-                               1.0, np.ones(2)),
-        "CBOWNS": lambda: (CBOWNS(6, 3, sampler, k=2), (ids, np.array([4, 5])), 1.0, np.ones((2, 1))),
         "NumpyMaskedLM": mlm,
         "LayerNorm": lambda: (LayerNorm(3), (xs,), np.ones((2, 5, 3)), np.ones((2, 5, 4))),
         "GELU": lambda: (GELU(), (x,), np.ones((2, 3)), np.ones((3, 2))),
@@ -105,8 +86,6 @@ def _cases():
                                  np.ones((2, 5, 4)), np.ones((2, 5, 1))),
         "NumpyDecoderLM": lambda: (NumpyDecoderLM(7, d_model=4, n_heads=2, n_layers=1, max_len=8,
                                                   dtype=np.float64), (ids,), np.ones((2, 2, 7)), np.ones((2, 2, 1))),
-        "HierarchicalSoftmax": lambda: (HierarchicalSoftmax(huffman_tree(np.array([5, 3, 2, 1, 1])), 3, rng),
-                                        (np.array([0, 1]), np.array([2, 3])), 1.0, np.ones(2)),
     }
 
 

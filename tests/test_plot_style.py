@@ -302,7 +302,7 @@ def _toy_shipped_meta():
 
 
 def _case_w2v_live_training():
-    from helpers.lessons.lesson07 import SimilarityTraining
+    from helpers.lessons.lesson07 import ScoreTraining
 
     state = {"rho": 0.0}
 
@@ -310,61 +310,33 @@ def _case_w2v_live_training():
         state["rho"] += 0.02
         return 3.0 - state["rho"]
 
-    run = SimilarityTraining(step, lambda: state["rho"], eval_every=5,
-                             baselines={"PPMI-SVD (lesson 06)": 0.45, "LSA (lesson 05)": 0.47, "shipped": 0.5})
+    run = ScoreTraining(step, lambda: state["rho"], eval_every=5, reference=("shipped", [5, 10], [0.1, 0.2]),
+                        baselines={"PPMI-SVD (lesson 06)": 0.45, "LSA (lesson 05)": 0.47, "shipped": 0.5})
     run.train(20, progress=False)
     return run.figure()
 
 
-def _case_w2v_validation_curves():
-    from types import SimpleNamespace
+def _case_dimension_runs():
+    from helpers.lessons.lesson07 import DimensionRuns
 
-    from helpers.lessons.lesson07 import plot_validation_curves
+    class Run:                                    # a stand-in for LiveSkipGram: the explorer's bookkeeping
+        def __init__(self, dim):
+            self.W, self.corpus, self.t = np.eye(4, dim), None, 0.0
 
-    return plot_validation_curves({"toy": SimpleNamespace(metadata=_toy_shipped_meta())})
+        def step(self):
+            self.t += 0.01
+            return 1.0
 
+        def validation_rho(self):
+            return self.t
 
-def _case_w2v_epoch_budget():
-    from helpers.lessons.lesson07 import plot_epoch_budget
-    runs = [{"change": {"max_epochs": n}, "epoch": list(range(1, n + 1)),
-             "valid_wordsim": list(np.linspace(0.2, 0.36 + 0.01 * n, n))} for n in (2, 4, 6)]
-    return plot_epoch_budget(runs, 4, "toy schedules")
+        def plan(self, steps):
+            pass
 
-
-def _case_w2v_schedule_choice():
-    from helpers.lessons.lesson07 import plot_schedule_choice
-    runs = [{"model": m, "change": {"max_epochs": n}, "best_valid_wordsim": 0.3 + 0.02 * k + 0.01 * np.log(n)}
-            for k, m in enumerate(("a", "b")) for n in (10, 20, 40)]
-    return plot_schedule_choice(runs, {"a": 20, "b": 40}, {"a": "model a", "b": "model b"}, 0.005)
-
-
-def _case_w2v_dimension_quality():
-    from types import SimpleNamespace
-
-    from helpers.lessons.lesson07 import plot_dimension_quality
-    rng = np.random.default_rng(0)
-    grid = SimpleNamespace(dims=(10, 25, 50, 100), scores={"wordsim353": rng.uniform(0.4, 0.6, (3, 2, 4)),
-                                                           "analogy": rng.uniform(0.0, 0.05, (3, 2, 4))})
-    return plot_dimension_quality(grid)[0]
-
-
-def _case_glove_search():
-    from helpers.lessons.lesson08 import plot_glove_search
-
-    def run(name, value, best, vs=None):
-        return {"settings": {name: value}, "best_valid_wordsim": best, "vs_best": vs}
-    record = {"stages": [
-        {"setting": "lr", "chosen": 0.1, "runs": [run("lr", 0.05, 0.13, [-0.03, -0.06, 0.0]), run("lr", 0.1, 0.16),
-                                                  run("lr", 0.2, 0.15, [-0.01, -0.04, 0.02])]},
-        {"setting": "x_max", "chosen": 10.0, "runs": [run("x_max", 10.0, 0.22), run("x_max", 30.0, 0.2, [-0.02, -0.05, 0.01]),
-                                                      run("x_max", 100.0, 0.16, [-0.06, -0.1, -0.02])]},
-        {"setting": "lr", "chosen": 0.1, "runs": [run("lr", 0.05, 0.2, [-0.02, -0.05, 0.01]), run("lr", 0.1, 0.22),
-                                                  run("lr", 0.2, None)]},
-        {"setting": "window", "chosen": 10, "runs": [run("window", 5, 0.2, [-0.02, -0.05, 0.01]), run("window", 10, 0.22),
-                                                     run("window", 15, 0.21, [-0.01, -0.03, 0.01])]},
-        {"setting": "dim", "chosen": 100, "runs": [run("dim", 50, 0.19, [-0.03, -0.06, 0.0]), run("dim", 100, 0.22),
-                                                   run("dim", 200, 0.22, [-0.002, -0.02, 0.02])]}]}
-    return plot_glove_search(record)
+    runs = DimensionRuns(Run, steps=5)
+    runs.results[100] = dict(rho=0.38, ms=3.0, money=["cash"])
+    runs.results[25] = dict(rho=0.3, ms=1.2, money=["funds"])
+    return runs.render(25)[0]
 
 
 def _case_pmi_link():
@@ -372,21 +344,8 @@ def _case_pmi_link():
     rng = np.random.default_rng(0)
     x = rng.normal(5, 2, 300)
     p = rng.normal(0, 1, 400)
-    return plot_pmi_link({"log_x_i": x, "b": x + rng.normal(0, 1, 300), "pmi": p, "dot": p + rng.normal(0, 1, 400),
-                          "bias_r": 0.9, "dot_r": 0.7})
-
-
-def _case_live_glove():
-    from helpers.lessons.lesson08 import LiveScore
-    state = {"t": 0}
-
-    def step():
-        state["t"] += 1
-        return 1.0 / state["t"]
-    run = LiveScore(step, lambda: 0.3 - 0.3 / (1 + state["t"]), eval_every=5,
-                    baselines={"raw co-occurrence rows": 0.15, "PPMI rows (lesson 06)": 0.35})
-    run.train(20, progress=False)
-    return run.figure()
+    return plot_pmi_link({"log_x": x, "b": x + rng.normal(0, 1, 300), "pmi": p, "dot": p + rng.normal(0, 1, 400),
+                          "bias_r": 0.9, "dot_r": 0.7}, "a GloVe")
 
 
 def _case_glove_weight():
@@ -438,13 +397,6 @@ def _case_sense_explorer():
     return render_sense_explorer(model, tok, ex, sentence=0, word="bank", layer=1)
 
 
-def _case_tricks():
-    # the shipped measurement (scores only, a few KB): load_model is cheap
-    from helpers.course.models import load_model
-    from helpers.lessons.lesson07 import plot_tricks
-    return plot_tricks(load_model("wv_tricks"))
-
-
 def _case_finetune():
     from helpers.course.models import load_model
     from helpers.lessons.lesson10 import plot_finetune
@@ -476,25 +428,17 @@ CASES = {
     "helpers.lessons.lesson05:render_lsa": _case_lsa,
     "helpers.lessons.lesson06:render_collocations": _case_collocations,
     "helpers.lessons.lesson06:render_contexts": _case_contexts,
-    "helpers.lessons.lesson07:SimilarityTraining.figure": _case_w2v_live_training,
-    "helpers.lessons.lesson07:plot_validation_curves": _case_w2v_validation_curves,
+    "helpers.lessons.lesson07:ScoreTraining.figure": _case_w2v_live_training,
+    "helpers.lessons.lesson07:DimensionRuns.render": _case_dimension_runs,
     "helpers.lessons.lesson07:plot_output_layer_timings": lambda: __import__(
         "helpers.lessons.lesson07", fromlist=["plot_output_layer_timings"]).plot_output_layer_timings(
         [{"vocab_size": v, "softmax": 1e-3 * v / 1000, "ns_rows": 6e-4, "ns_dense": 2e-3 + 1e-7 * v, "hs": 1e-3,
           "hs_mean_depth": 8.0} for v in (1_000, 4_000, 16_000, 32_000)]),
-    "helpers.lessons.lesson07:plot_dimension_quality": _case_w2v_dimension_quality,
-    "helpers.lessons.lesson07:plot_epoch_budget": _case_w2v_epoch_budget,
-    "helpers.lessons.lesson07:plot_schedule_choice": _case_w2v_schedule_choice,
     "helpers.lessons.lesson08:render_glove_weight": _case_glove_weight,
-    "helpers.lessons.lesson08:plot_glove_search": _case_glove_search,
-    "helpers.lessons.lesson08:plot_weighting": lambda: __import__(
-        "helpers.lessons.lesson08", fromlist=["plot_weighting"]).plot_weighting(np.array([0.5, 0.2, 3.0, 40.0]), 10 / 3),
     "helpers.lessons.lesson08:plot_pmi_link": _case_pmi_link,
-    "helpers.lessons.lesson08:LiveScore.figure": _case_live_glove,
     "helpers.lessons.lesson09:make_projection_render.render": _case_projection,
     "helpers.lessons.lesson09:plot_grid_and_control": _case_grid_and_control,
     "helpers.lessons.lesson10:render_sense_explorer": _case_sense_explorer,
-    "helpers.lessons.lesson07:plot_tricks": _case_tricks,
     "helpers.lessons.lesson10:plot_finetune": _case_finetune,
     "helpers.lessons.lesson10:render_live_finetune": _case_live_finetune,
     "helpers.lessons.lesson10:plot_live_pretraining": lambda: __import__(

@@ -60,8 +60,6 @@ def _cases():
                                        "exclude"),
         "metrics.vocab_maps": (lambda: metrics.vocab_maps(TEXT), "vocab"),
         "near_duplicates.near_duplicate_groups": (lambda: near_duplicates.near_duplicate_groups(texts), "documents"),
-        "fasttext.SubwordEmbedding.__init__": (lambda: fasttext.SubwordEmbedding(3, 10, vocab=TEXT), "vocab"),
-        "fasttext.SubwordEmbedding.forward": (lambda: fasttext.SubwordEmbedding(3, 10).forward("cat"), "words"),
         "fasttext.FastTextVectors.vectors_for": (
             lambda: fasttext.FastTextVectors([], np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((4, 3)), 3, 6, 0.0)
             .vectors_for("cat"), "words"),
@@ -136,6 +134,7 @@ def _functions_taking_tokens():
 # Parameters with those names that are not tokens.
 NOT_TOKENS = {
     "contextual.nearest_sense": "query is a vector",
+    "sgns.sgd_step": "words are word ids, a (B,) integer array",
     "text.check_tokens": "the check itself",
     "word2vec.Corpus.__init__": "a dataclass filled by prepare_corpus",
 }

@@ -18,7 +18,7 @@ the skip-gram's.
 
 One thread per run (``NLP_COURSE_WORKERS`` runs of a stage at once), seeded. Finished runs are
 kept in ``$NLP_COURSE_CACHE/glove_search/``, so an interrupted search resumes. Lesson 08 reads
-the record (:func:`helpers.course.study_records.load_search`).
+the record (read with :func:`helpers.course.study_records.read_log`).
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ gensim's defaults for skip-gram with negative sampling (d = 100, window 5, k = 5
 learning rate. This study measures that one change at a time on the **validation half**: gensim's
 skip-gram (one worker: deterministic), two seeds per setting, scored after the last epoch, each
 setting compared with the defaults on the same pairs by a paired bootstrap, seed by seed. Lesson
-07 reads the record (:func:`helpers.course.study_records.load_settings_record`).
+07 reads the record (with :func:`helpers.course.study_records.read_log`).
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 The same algorithm (skip-gram or CBOW with negative sampling, Mikolov et al. 2013) three ways,
 with the same hyperparameters, so speed and quality compare in one table:
 
-- :func:`train_numpy`: the course's NumPy layers (:class:`helpers.lib.negative_sampling.SkipGramNS`,
+- :func:`train_numpy`: the course's NumPy layers (:class:`training.word2vec_layers.SkipGramNS`,
   ``CBOWNS``) trained by SGD: the shipped ``wv_numpy_skipgram``;
 - :func:`train_torch`: PyTorch tensors, gradients in closed form applied with ``index_add_``;
   several workers run "Hogwild" (``wv_torch_skipgram`` runs one);
@@ -25,9 +25,10 @@ import torch.nn.functional as F
 from helpers.infra.progress import progress_bar
 from helpers.infra.seeding import choose_device
 from helpers.lib.fasttext import FastTextVectors
-from helpers.lib.negative_sampling import CBOWNS, NoiseSampler, SkipGramNS, unigram_table
+from helpers.lib.negative_sampling import NoiseSampler, unigram_table
 from helpers.lib.text import Vocab, check_token_lists
-from helpers.lib.word2vec import Corpus, cbow_examples, keep_probabilities, skipgram_pairs
+from helpers.lib.word2vec import Corpus, keep_probabilities, skipgram_pairs
+from training.word2vec_layers import CBOWNS, SkipGramNS
 
 
 @dataclass
@@ -76,6 +77,25 @@ def _check_some_examples(n: int, corpus: Corpus, sample: float, window: int, epo
 
 def _lr_schedule(alpha, min_alpha, done, total):
     return alpha - (alpha - min_alpha) * min(done / total, 1.0)
+
+
+def cbow_examples(ids: np.ndarray, sentence: np.ndarray, window: int, rng: np.random.Generator):
+    """CBOW examples with the dynamic window (lesson 07 §7): (contexts (N, 2 window) int64, mask
+    (N, 2 window) bool, centres (N,) int64); centres without a context word are dropped."""
+    n = len(ids)
+    b = rng.integers(1, window + 1, size=n)
+    ctx = np.zeros((n, 2 * window), np.int64)
+    mask = np.zeros((n, 2 * window), bool)
+    for o in range(1, window + 1):
+        same = sentence[o:] == sentence[:-o]
+        right = same & (b[:-o] >= o)            # centre i sees i + o
+        ctx[:-o, o - 1] = np.where(right, ids[o:], 0)
+        mask[:-o, o - 1] = right
+        left = same & (b[o:] >= o)              # centre i + o sees i
+        ctx[o:, window + o - 1] = np.where(left, ids[:-o], 0)
+        mask[o:, window + o - 1] = left
+    has = mask.any(axis=1)
+    return ctx[has], mask[has], ids[has]
 
 
 def _epoch_data(corpus: Corpus, model: str, sample: float, window: int, rng, dynamic: bool = True):

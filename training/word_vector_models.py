@@ -36,7 +36,6 @@ from helpers.course.word_vectors import (
 )
 from helpers.lib.extrinsic import held_out_split, make_classifier
 from helpers.lib.fasttext import FastTextVectors
-from helpers.lib.glove import train_pairwise
 from helpers.lib.metrics import (
     analogy_hits,
     bootstrap_interval,
@@ -46,6 +45,7 @@ from helpers.lib.metrics import (
 )
 from helpers.lib.text import Vocab
 from training.early_stopping import EarlyStopping
+from training.glove_torch import train_pairwise
 from training.runlog import RunLog
 from training.word2vec_trainers import train_numpy, train_torch
 
@@ -348,7 +348,7 @@ def train_course_word2vec(settings: dict, log: RunLog, max_steps: int | None = N
 def train_glove_vectors(settings: dict, log: RunLog, max_steps: int | None = None,
                         progress: bool = True) -> tuple[dict, dict, dict]:
     """GloVe on the course corpus's harmonic co-occurrences, fitted by glove.c's per-pair AdaGrad
-    in batches (:func:`helpers.lib.glove.train_pairwise`), validated on W + W~ after every epoch,
+    in batches (:func:`training.glove_torch.train_pairwise`), validated on W + W~ after every epoch,
     early-stopped. A step's value is the epoch's loss J / P. Ships the best epoch's W + W~ as W."""
     s = settings
     corpus = course_corpus()

@@ -51,6 +51,8 @@ class LiveTraining:
     ``name``: the model's name in the figure; ``unit``: the loss's unit ("nats/char").
     """
 
+    postfix = "heldout"            # the progress bar's label of the evaluation
+
     def __init__(self, step: Callable[[], float], evaluate: Callable[[], float], eval_every: int,
                  baselines: dict[str, float] | None = None, name: str = "your model", unit: str = "nats"):
         if not callable(step) or not callable(evaluate):
@@ -98,7 +100,7 @@ class LiveTraining:
                 bar.update(1)
                 if self.steps % self.eval_every == 0:
                     self._record()
-                    bar.set_postfix(heldout=f"{self.curve.heldout_loss[-1]:.3f}")
+                    bar.set_postfix({self.postfix: f"{self.curve.heldout_loss[-1]:.3f}"})
         finally:
             one_core.unregister()
             bar.close()

@@ -1,23 +1,16 @@
-"""Lesson 07 (the embedding layer and word2vec): timing the output layers as the vocabulary
-grows (full softmax, negative sampling, hierarchical softmax), the subsampling and dynamic-window
-statistics, the live training's bookkeeping (:class:`SimilarityTraining`: its curve, summary and
-"Train on" button around the lesson's own step function), the shipped vectors' scores, curves and
-neighbours, the measured effect of the two tricks (the shipped ``wv_tricks``), and the challenge's
-scoreboard (:func:`challenge_standing`)."""
+"""Lesson 07 (the embedding layer and word2vec): the output layers timed as the vocabulary grows,
+what subsampling and the dynamic window do to the data, the live skip-gram (its data, its curve,
+the dimension explorer, gensim beside it), and the challenge's scoreboard."""
 from __future__ import annotations
 
 import time
-from functools import lru_cache
 from typing import Callable, Sequence
 
 import numpy as np
-from matplotlib.ticker import MaxNLocator
-from scipy.stats import rankdata
 
 from helpers.course.benchmarks import benchmark_halves, count_rows_rho, evaluate_vectors
 from helpers.course.models import load_model
-from helpers.course.study_records import TricksResult, paired_setting_difference
-from helpers.course.word_vectors import queen_rank, validated_count_vectors
+from helpers.course.word_vectors import validated_count_vectors
 from helpers.infra.live_training import LiveTraining
 from helpers.infra.plotting import (
     BLACK,
@@ -31,79 +24,76 @@ from helpers.infra.plotting import (
 from helpers.infra.threads import single_thread_blas
 from helpers.lib.counting import cooccurrence_matrix
 from helpers.lib.hsoftmax import hs_loss_and_grads, huffman_tree
-from helpers.lib.metrics import Interval, nearest_neighbours, normalize_rows
-from helpers.lib.negative_sampling import NoiseSampler, SkipGramNS, full_softmax_step
-from helpers.lib.word2vec import Corpus, keep_probabilities
+from helpers.lib.layers import SoftmaxCrossEntropy
+from helpers.lib.metrics import nearest_neighbours, paired_similarity_difference
+from helpers.lib.sgns import ns_loss_and_gradients, scatter_rows
+from helpers.lib.stats import verdict
+from helpers.lib.word2vec import Corpus, keep_probabilities, skipgram_pairs
 
 # the shipped word2vec models of this lesson, in the order of its table
 SHIPPED = {"PyTorch skip-gram": "torch-skipgram", "NumPy skip-gram": "numpy-skipgram",
            "gensim skip-gram": "gensim-skipgram", "gensim CBOW": "gensim-cbow"}
 
 
-# ---------------------------------------------------------------- section 1/5: cost per batch as |V| grows
-def _median_seconds(repeats: int, fn, *args) -> float:
-    """Median wall-clock seconds of ``fn(*args)`` over ``repeats`` calls."""
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn(*args)
-        times.append(time.perf_counter() - t)
-    return float(np.median(times))
+# ---------------------------------------------------------------- §6: the cost of the output layers
+def _softmax(W, C, words, contexts, negatives):
+    h = W[words]
+    loss = SoftmaxCrossEntropy()
+    loss.forward(h @ C.T, contexts)                      # (B, V): the bottleneck
+    dz = loss.backward()
+    return dz.T @ h, dz @ C
 
 
-def _forward_backward(layer, centers, contexts, negatives) -> None:
-    layer.forward(centers, contexts, negatives)
-    layer.backward()
+def _ns_rows(W, C, words, contexts, negatives):
+    _, dv, du, dU = ns_loss_and_gradients(W[words], C[contexts], C[negatives])
+    return scatter_rows(words, dv, len(W)), scatter_rows(np.r_[contexts, negatives.ravel()],
+                                                         np.r_[du, dU.reshape(-1, du.shape[1])], len(C))
 
 
-def _hs_step(W_in, U, tree, centers, contexts) -> None:
-    hs_loss_and_grads(W_in[centers], U, tree, contexts)
-
-
-@single_thread_blas
-def time_output_layers(vocab_sizes: Sequence[int], dim: int = 100, batch: int = 128, k: int = 5,
-                       repeats: int = 5, seed: int = 0) -> list[dict]:
-    """Median seconds of one forward + backward pass over a batch of (centre, context) pairs,
-    for each vocabulary size, of four output layers on the same random float32 weights and ids:
-    'softmax' (:func:`full_softmax_step`), 'ns_rows' (negative sampling as the NumPy trainer runs
-    it: gradients of the rows used only), 'ns_dense' (the same layer filling dense (V, d)
-    gradient arrays, zeroed every step) and 'hs' (hierarchical softmax over a Huffman tree of
-    Zipf counts, gradients of the rows used only; adding them into the tables is not timed, for
-    any layer). NumPy's BLAS runs on one thread here, for every layer (on a busy 2-core machine
-    BLAS threads made the full softmax at |V| = 1,000 sixty times slower when we measured). Returns one dict per size with those keys
-    (seconds) and 'vocab_size', 'hs_mean_depth' (the mean path length of the batch's targets)."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for V in vocab_sizes:
-        W_in = (rng.standard_normal((V, dim)) * 0.1).astype(np.float32)
-        W_out = (rng.standard_normal((V, dim)) * 0.1).astype(np.float32)
-        zipf = 1.0 / np.arange(1, V + 1)
-        # ids drawn from the Zipf distribution, as in text (frequent words are most of the pairs)
-        c, o = (rng.choice(V, size=batch, p=zipf / zipf.sum()) for _ in range(2))
-        layers = {}
-        for scatter in ("rows", "add.at"):
-            m = SkipGramNS(V, dim, NoiseSampler(zipf, rng=rng), k=k, rng=rng, dtype=np.float32, scatter=scatter)
-            m.params[0][...], m.params[1][...] = W_in, W_out
-            layers[scatter] = m
-        tree = huffman_tree(zipf)
-        U = W_out[: V - 1]
-        negatives = layers["rows"].ns.sampler.sample((batch, k))
-        row = {"vocab_size": int(V), "hs_mean_depth": float(tree.depth[o].mean())}
-        row["softmax"] = _median_seconds(repeats, full_softmax_step, W_in, W_out, c, o)
-        for name, scatter in (("ns_rows", "rows"), ("ns_dense", "add.at")):
-            row[name] = _median_seconds(repeats, _forward_backward, layers[scatter], c, o, negatives)
-        row["hs"] = _median_seconds(repeats, _hs_step, W_in, U, tree, c, o)
-        out.append(row)
-    return out
+def _ns_dense(W, C, words, contexts, negatives):
+    _, dv, du, dU = ns_loss_and_gradients(W[words], C[contexts], C[negatives])
+    dW, dC = np.zeros_like(W), np.zeros_like(C)          # the layer protocol's dense gradients
+    np.add.at(dW, words, dv)
+    np.add.at(dC, np.r_[contexts, negatives.ravel()], np.r_[du, dU.reshape(-1, du.shape[1])])
+    return dW, dC
 
 
 TIMING_NAMES = {"softmax": "full softmax", "ns_rows": "neg. sampling (rows)", "ns_dense": "neg. sampling (dense)",
                 "hs": "hierarchical softmax"}
 
 
+@single_thread_blas
+def time_output_layers(vocab_sizes: Sequence[int], dim: int = 100, batch: int = 128, k: int = 5,
+                       repeats: int = 5, seed: int = 0) -> list[dict]:
+    """Median seconds of the loss and gradients of one batch of Zipf-distributed pairs for each
+    vocabulary size, four output layers on the same random weights (:data:`TIMING_NAMES`; 'hs'
+    over a Huffman tree of the Zipf counts). One row per size, with 'vocab_size' and
+    'hs_mean_depth' (the mean path length of the batch's contexts)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for V in vocab_sizes:
+        W, C = ((rng.standard_normal((V, dim)) * 0.1).astype(np.float32) for _ in range(2))
+        zipf = 1.0 / np.arange(1, V + 1)
+        words, contexts = (rng.choice(V, size=batch, p=zipf / zipf.sum()) for _ in range(2))
+        negatives = rng.choice(V, size=(batch, k), p=zipf ** 0.75 / np.sum(zipf ** 0.75))
+        tree = huffman_tree(zipf)
+        batch_args = (W, C, words, contexts, negatives)
+        calls = {"softmax": (_softmax, batch_args), "ns_rows": (_ns_rows, batch_args),
+                 "ns_dense": (_ns_dense, batch_args), "hs": (hs_loss_and_grads, (W[words], C[:V - 1], tree, contexts))}
+        row = {"vocab_size": int(V), "hs_mean_depth": float(tree.depth[contexts].mean())}
+        for name, (fn, args) in calls.items():
+            times = []
+            for _ in range(repeats):
+                t = time.perf_counter()
+                fn(*args)
+                times.append(time.perf_counter() - t)
+            row[name] = float(np.median(times))
+        out.append(row)
+    return out
+
+
 def plot_output_layer_timings(timings: list[dict]):
-    """Milliseconds per batch of each output layer against the vocabulary size (log-log), from
-    :func:`time_output_layers`. Returns the figure."""
+    """Milliseconds per batch of each output layer against |V| (log-log), from :func:`time_output_layers`."""
     fig, ax = new_figure(width=7)
     sizes = [r["vocab_size"] for r in timings]
     for (key, label), style, colour in zip(TIMING_NAMES.items(), ["o-", "s--", "^-.", "D:"],
@@ -112,206 +102,29 @@ def plot_output_layer_timings(timings: list[dict]):
         ax.plot(sizes, [r[key] * 1e3 for r in timings], style, color=colour, label=label)
     ax.set_xscale("log")
     log_axis(ax, "y")
-    set_labels(ax, "Forward + backward of one batch as the vocabulary grows (median of repeats)",
+    set_labels(ax, "Loss and gradients of one batch as the vocabulary grows (median of repeats)",
                "vocabulary size |V|", "time per batch (ms, log scale)")
     ax.legend(fontsize=8, loc="upper left")
     return fig
 
 
-# ---------------------------------------------------------------- section 6: the shipped vectors
-def shipped_scores(vectors: dict) -> dict:
-    """For each shipped model {label: ShippedVectors}: the report-half scores stored at training
-    time with their 95 % bootstrap intervals (:class:`Interval` for 'wordsim', 'simlex', 'analogy'),
-    the report-half WordSim-353 ρ recomputed here from the vectors ('wordsim_now'), the rank of
-    *queen* for king − man + woman recomputed here, the best (validated) epoch and the training
-    time. ``vectors`` as loaded by :func:`helpers.course.word_vectors.load_word_vectors`."""
-    out = {}
-    for label, sv in vectors.items():
-        rec = sv.metadata["records"]
-        row = {k: Interval(*rec["report_intervals"][k]) for k in ("wordsim", "simlex", "analogy")}
-        row["wordsim_now"] = evaluate_vectors(sv.W, sv.vocab, "report", analogies=False)["wordsim"]
-        row["queen_rank"] = queen_rank(sv.W, sv.vocab)
-        row["best_epoch"] = sv.metadata["best_epoch"]
-        row["epochs_run"] = sv.metadata["epochs_run"]
-        row["train_seconds"] = sv.metadata["train_seconds"]
-        out[label] = row
-    return out
-
-
-def similarity_items(vectors, vocab, pairs: Sequence) -> tuple[np.ndarray, np.ndarray]:
-    """Cosine similarities (n,) and human scores (n,) of the ``pairs`` [(w1, w2, score)] whose two
-    words are in ``vocab`` (the pairs :func:`helpers.lib.metrics.similarity_correlation` scores)."""
-    known = [(vocab.index(a), vocab.index(b), float(score)) for a, b, score in pairs if a in vocab and b in vocab]
-    if not known:
-        return np.zeros(0), np.zeros(0)
-    i, j, gold = (np.array(x) for x in zip(*known, strict=True))
-    E = np.asarray(vectors)
-    x = np.asarray(normalize_rows(E[i].astype(np.float64)))
-    y = np.asarray(normalize_rows(E[j].astype(np.float64)))
-    got = np.sum(x * y, axis=1)
-    return got, gold.astype(np.float64)
-
-
-def _spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Spearman ρ of each row pair of two (B, n) arrays (average ranks for ties): (B,)."""
-    rx, ry = rankdata(x, axis=1), rankdata(y, axis=1)
-    rx -= rx.mean(axis=1, keepdims=True)
-    ry -= ry.mean(axis=1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (rx * ry).sum(axis=1) / np.sqrt((rx ** 2).sum(axis=1) * (ry ** 2).sum(axis=1))
-
-
-def paired_difference(vectors_a, vectors_b, vocab, pairs: Sequence, n_boot: int = 1000, seed: int = 0,
-                      level: float = 0.95) -> Interval:
-    """Spearman ρ(a) − ρ(b) on the same rated ``pairs`` (both sets of vectors share ``vocab``), with
-    a paired percentile bootstrap interval: each resample of the pairs scores both. An interval
-    that contains 0 is a tie."""
-    return paired_differences({"a": vectors_a, "b": vectors_b}, vocab, pairs, n_boot, seed, level)["a", "b"]
-
-
-def paired_differences(vectors: dict, vocab, pairs: Sequence, n_boot: int = 1000, seed: int = 0,
-                       level: float = 0.95) -> dict:
-    """:func:`paired_difference` for every pair of ``vectors`` {label: (V, D) array}: {(a, b): Interval}
-    for a before b in the dict's order. Every pair is scored on the same resamples of the rated pairs
-    (those of one :func:`paired_difference` call with the same seed), and each method's resampled ρ
-    is computed once instead of once per pair it is in."""
-    items = {label: similarity_items(W, vocab, pairs) for label, W in vectors.items()}
-    if len(items) < 2:
-        raise ValueError(f"need at least two sets of vectors to compare, got {len(items)}")
-    gold = next(iter(items.values()))[1]
-    if len(gold) < 3:
-        raise ValueError(f"only {len(gold)} of {len(pairs)} pairs have both words in the vocabulary; need >= 3")
-    idx = np.random.default_rng(seed).integers(0, len(gold), size=(n_boot, len(gold)))
-    boot = {label: _spearman_rows(x[idx], gold[idx]) for label, (x, _) in items.items()}
-    est = {label: _spearman_rows(x[None], gold[None])[0] for label, (x, _) in items.items()}
-    labels, out = list(items), {}
-    for i, a in enumerate(labels):
-        for b in labels[i + 1:]:
-            lo, hi = np.nanpercentile(boot[a] - boot[b], [50 * (1 - level), 50 * (1 + level)])
-            out[a, b] = Interval(float(est[a] - est[b]), float(lo), float(hi), level, len(gold), n_boot)
-    return out
-
-
-def call_difference(d: Interval) -> str:
-    """The course's one rule for a paired difference (lesson 01, "how the course compares models"):
-    'ahead' when its 95 % interval lies above 0, 'behind' when it lies below, 'tie' when it contains 0."""
-    if d.low > 0:
-        return "ahead"
-    if d.high < 0:
-        return "behind"
-    return "tie"
-
-
-def plot_validation_curves(vectors: dict):
-    """Validation-half WordSim-353 ρ after every epoch of each shipped run (the early-stopping
-    curve), the kept (best) epoch circled. Returns the figure."""
-    fig, ax = new_figure(width=7)
-    styles = ["o-", "s--", "^-.", "D:"]
-    colours = [COLOURS["vermillion"], COLOURS["blue"], COLOURS["green"], COLOURS["purple"]]
-    for (label, sv), style, colour in zip(vectors.items(), styles, colours, strict=False):
-        curve = sv.metadata["curve"]
-        ax.plot(curve["epoch"], curve["valid_wordsim"], style, color=colour, label=label, markersize=4)
-        best = sv.metadata["best_epoch"]
-        ax.plot([best], [curve["valid_wordsim"][curve["epoch"].index(best)]], "o", mfc="none", mec=colour,
-                markersize=12, markeredgewidth=1.5)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    set_labels(ax, "Shipped runs: WordSim-353 after each epoch (circle: the epoch kept)",
-               "epoch", "Spearman ρ (validation pairs)")
-    ax.legend(fontsize=8, loc="lower right")
-    return fig
-
-
-def plot_epoch_budget(runs: list[dict], chosen: int, title: str):
-    """Validation-half WordSim-353 ρ after every epoch on schedules of different lengths, from the
-    record of ``training.word2vec_budget`` (``runs``: its runs of one model that change
-    only ``max_epochs``, each with ``epoch``, ``valid_wordsim``); the ``chosen`` schedule drawn
-    solid, each run's best epoch circled. Returns the figure."""
-    fig, ax = new_figure(width=7)
-    runs = sorted(runs, key=lambda r: r["change"]["max_epochs"])
-    colours = [COLOURS["vermillion"], COLOURS["orange"], COLOURS["blue"], COLOURS["green"], COLOURS["purple"], GREY_DARK]
-    for r, colour in zip(runs, colours, strict=False):
-        total, epochs, values = r["change"]["max_epochs"], r["epoch"], r["valid_wordsim"]
-        mine = total == chosen
-        best = int(np.argmax(values))
-        ax.plot(epochs, values, "o-" if mine else ".--", color=colour, markersize=4, lw=2 if mine else 1,
-                label=f"{total}-epoch schedule" + (" (chosen, shipped)" if mine else ""))
-        ax.plot([epochs[best]], [values[best]], "o", mfc="none", mec=colour, markersize=11, markeredgewidth=1.5)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    set_labels(ax, title, "epoch", "Spearman ρ (validation half)")
-    ax.legend(fontsize=8, loc="lower right")
-    return fig
-
-
-def plot_schedule_choice(runs: list[dict], chosen: dict, labels: dict, tolerance: float):
-    """Each model's best validation-half WordSim-353 ρ against the length of its schedule (the
-    runs of ``training.word2vec_budget`` that change only ``max_epochs``); ``chosen``
-    {model: schedule} circled, with a bar down to the best ρ minus ``tolerance`` (a schedule above
-    it ties with the best). ``labels`` {model: name}. Returns the figure."""
-    fig, ax = new_figure(width=7)
-    colours = [COLOURS["blue"], COLOURS["vermillion"], COLOURS["green"], COLOURS["purple"], COLOURS["orange"]]
-    if len(labels) > len(colours):
-        raise ValueError(f"plot_schedule_choice draws at most {len(colours)} models, got {len(labels)}")
-    for (model, label), colour in zip(labels.items(), colours, strict=False):
-        rs = sorted((r for r in runs if r["model"] == model and set(r["change"]) == {"max_epochs"}),
-                    key=lambda r: r["change"]["max_epochs"])
-        x, y = [r["change"]["max_epochs"] for r in rs], [r["best_valid_wordsim"] for r in rs]
-        ax.plot(x, y, "o-", color=colour, markersize=4, label=f"{label} (chosen: {chosen[model]} epochs)")
-        ax.plot([chosen[model]], [y[x.index(chosen[model])]], "o", mfc="none", mec=colour, markersize=12,
-                markeredgewidth=1.5)
-        ax.vlines(x[int(np.argmax(y))], max(y) - tolerance, max(y), color=colour, lw=3, alpha=0.5)
-    ax.set_xticks(sorted({r["change"]["max_epochs"] for r in runs}))
-    set_labels(ax, "Best validation ρ against the length of the schedule (circle: chosen)", "schedule (epochs)",
-               "Spearman ρ (validation half)")
-    ax.legend(fontsize=8, loc="lower right")
-    return fig
-
-
-def plot_dimension_quality(grid) -> tuple:
-    """Quality against the dimension d on the whole corpus, from the shipped scaling grid of lesson 09
-    (``load_model("wv_scaling_grid").grid``: gensim CBOW, 5 epochs, seeds x fractions x dims scores):
-    WordSim-353 ρ and analogy accuracy, the mean of the seeds with min-max bars. Returns
-    (figure, {metric: (lo (D,), mean (D,), hi (D,))})."""
-    fig, axes = new_figure(ncols=2, width=4.5)
-    dims, stats = list(grid.dims), {}
-    for ax, (metric, title, ylabel, scale) in zip(axes, [
-            ("wordsim353", "WordSim-353 (test pairs)", "Spearman ρ", 1),
-            ("analogy", "Analogies (test questions, 3CosAdd)", "accuracy (%)", 100)], strict=True):
-        whole = np.asarray(grid.scores[metric])[:, -1, :]          # (seeds, D): the whole corpus
-        lo, mean, hi = whole.min(0), whole.mean(0), whole.max(0)
-        stats[metric] = (lo, mean, hi)
-        ax.errorbar(dims, scale * mean, yerr=[scale * (mean - lo), scale * (hi - mean)], marker="o", capsize=3,
-                    color=COLOURS["blue"])
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(dims, [str(d) for d in dims])
-        ax.minorticks_off()
-        set_labels(ax, title, "dimension d", ylabel)
-    return fig, stats
-
-
-# ---------------------------------------------------------------- section 6: subsampling and the dynamic window
+# ---------------------------------------------------------------- §7: subsampling and the dynamic window
 def keep_probability_paper(counts: np.ndarray, sample: float) -> np.ndarray:
-    """The keep probability of Mikolov et al. 2013b: an occurrence of word w is discarded with
-    probability 1 − sqrt(t / f(w)), f the word's relative frequency, t = ``sample``; kept with
-    min(1, sqrt(t / f)). Returns (V,) float64. (The code's version is
-    :func:`helpers.lib.word2vec.keep_probabilities`.)"""
+    """The paper's keep probability min(1, sqrt(t / f)) of each word, f its relative frequency (V,)."""
     counts = np.asarray(counts, dtype=np.float64)
-    f = counts / counts.sum()
-    return np.minimum(1.0, np.sqrt(sample / f))
+    return np.minimum(1.0, np.sqrt(sample / (counts / counts.sum())))
 
 
 def pair_statistics(corpus: Corpus, sample: float, dynamic: bool = True, window: int = 5,
                     seeds: Sequence[int] = (0, 1, 2), top: int = 10) -> dict:
-    """What subsampling and the dynamic window do to one epoch's skip-gram training data, for each
-    of ``seeds`` (the trainers' draws: subsampling, then one window size b per centre, as in
-    :func:`helpers.lib.word2vec.skipgram_pairs`): 'tokens' (tokens kept), 'pairs' (training
-    pairs), 'top_share' (share of pairs whose context is one of the ``top`` most frequent words),
-    'cbow_examples' (CBOW examples: kept tokens with a neighbour in their sentence), each a list over seeds, and 'by_distance' (share of the pairs at distance 1..window, summed
-    over seeds). Counts the pairs without building them."""
+    """One epoch's skip-gram data for each seed, counted without building the pairs: 'tokens' kept,
+    'pairs', 'top_share' (pairs whose context is one of the ``top`` most frequent words), each a
+    list over seeds, and 'by_distance' (the share of pairs at distance 1..window)."""
     counts = corpus.vocab.counts
     is_top = np.zeros(len(counts), dtype=bool)
     is_top[np.argsort(-counts)[:top]] = True
     keep = keep_probabilities(counts, sample)
-    out = {"tokens": [], "pairs": [], "top_share": [], "cbow_examples": []}
+    out = {"tokens": [], "pairs": [], "top_share": []}
     by_distance = np.zeros(window)
     for seed in seeds:
         rng = np.random.default_rng(seed)
@@ -323,209 +136,224 @@ def pair_statistics(corpus: Corpus, sample: float, dynamic: bool = True, window:
         n_pairs = n_top = 0
         for d in range(1, window + 1):
             same = sent[d:] == sent[:-d]
-            right = same & (b[:-d] >= d)            # centre i, context i + d
-            left = same & (b[d:] >= d)              # centre i + d, context i
-            n_d = int(right.sum() + left.sum())
+            right, left = same & (b[:-d] >= d), same & (b[d:] >= d)     # word i sees i + d; i + d sees i
+            n_pairs += int(right.sum() + left.sum())
+            by_distance[d - 1] += right.sum() + left.sum()
             n_top += int(is_top[ids[d:]][right].sum() + is_top[ids[:-d]][left].sum())
-            n_pairs += n_d
-            by_distance[d - 1] += n_d
         out["tokens"].append(int(kept.sum()))
-        # CBOW: one example per kept token with at least one context word (a neighbour in its sentence)
-        near = np.zeros(len(ids), dtype=bool)
-        near[1:] |= sent[1:] == sent[:-1]
-        near[:-1] |= sent[:-1] == sent[1:]
-        out["cbow_examples"].append(int(near.sum()))
         out["pairs"].append(n_pairs)
         out["top_share"].append(n_top / n_pairs)
     out["by_distance"] = (by_distance / by_distance.sum()).tolist()
     return out
 
 
-# ---------------------------------------------------------------- section 7: what the two tricks do to the vectors
-TRICK_STYLE = {"shipped": ("o", "-", COLOURS["blue"]), "no_subsampling": ("s", "--", COLOURS["orange"]),
-               "fixed_window": ("^", "-.", COLOURS["green"])}
+# ---------------------------------------------------------------- §7.1: the live skip-gram
+class LiveSkipGram:
+    """The lesson's live skip-gram: the tables W (uniform in ±0.5/d) and C (zero), word2vec.c's
+    unigram table built from ``noise(counts, 0.75)``, and each pass over the corpus subsampled
+    afresh, paired with the dynamic window and shuffled. :meth:`step` trains one batch with
+    ``step(W, C, words, contexts, negatives, lr, gradients)``, the learning rate falling linearly
+    to zero at the end of the steps :meth:`plan` announced."""
+
+    def __init__(self, corpus: Corpus, noise: Callable, gradients: Callable, step: Callable, dim: int = 100,
+                 k: int = 5, window: int = 5, sample: float = 1e-4, batch: int = 1024, alpha: float = 0.1,
+                 seed: int = 0):
+        self.corpus, self.gradients, self.step_fn = corpus, gradients, step
+        self.k, self.window, self.batch, self.alpha = k, window, batch, alpha
+        self.rng = np.random.default_rng(seed)
+        V = len(corpus.vocab)
+        self.W = ((self.rng.random((V, dim)) - 0.5) / dim).astype(np.float32)
+        self.C = np.zeros((V, dim), np.float32)
+        p = np.asarray(noise(corpus.vocab.counts, 0.75))
+        self.table = np.repeat(np.arange(V), np.maximum(np.round(p * 1_000_000), p > 0).astype(np.int64))
+        self.keep = keep_probabilities(corpus.vocab.counts, sample)
+        self.pairs, self.at, self.steps, self.planned, self.pairs_done = self.one_pass(), 0, 0, 0, 0
+
+    def one_pass(self) -> tuple[np.ndarray, np.ndarray]:
+        """(words, contexts) of one pass over the corpus, shuffled."""
+        kept = self.rng.random(len(self.corpus.ids)) < self.keep[self.corpus.ids]
+        w, c = skipgram_pairs(self.corpus.ids[kept], self.corpus.sentence[kept], self.window, self.rng)
+        order = self.rng.permutation(len(w))
+        return w[order], c[order]
+
+    def plan(self, steps: int) -> None:
+        """``steps`` more steps are coming: the rate now falls to zero at their end."""
+        self.planned = self.steps + steps
+
+    def step(self) -> float:
+        words, contexts = self.pairs
+        if self.at + self.batch > len(words):                   # the pass is used up: a fresh one
+            self.pairs, self.at = self.one_pass(), 0
+            words, contexts = self.pairs
+        batch = slice(self.at, self.at + self.batch)
+        self.at += self.batch
+        lr = self.alpha * max(1e-3, 1 - self.steps / max(self.planned, 1))
+        self.steps += 1
+        self.pairs_done += self.batch
+        negatives = self.table[self.rng.integers(0, len(self.table), size=(self.batch, self.k))]
+        loss, self.W, self.C = self.step_fn(self.W, self.C, words[batch], contexts[batch], negatives, lr,
+                                            self.gradients)
+        return loss
+
+    def passes(self) -> float:
+        """Passes over the corpus trained so far."""
+        return self.pairs_done / len(self.pairs[0])
+
+    def validation_rho(self) -> float:
+        """WordSim-353 ρ of W on the validation pairs."""
+        return evaluate_vectors(self.W, self.corpus.vocab, "validation", analogies=False)["wordsim"]
 
 
-def plot_tricks(result: TricksResult):
-    """Quality against training CPU time, from the shipped measurement (``load_model("wv_tricks")``):
-    report-half WordSim-353 and SimLex-999 ρ after every epoch of every run (one line per run, a
-    marker on its last epoch; colour and marker by setting) and each run's final analogy accuracy
-    against its total CPU seconds. Returns the figure."""
-    fig, axes = new_figure(ncols=3, width=3.6)
-    cpu = np.cumsum(result.curves["cpu_seconds"], axis=2)              # (S, V, E)
-    for j, name in enumerate(result.variants):
-        marker, line, colour = TRICK_STYLE.get(name, ("D", ":", GREY_DARK))
-        for k in range(len(result.seeds)):
-            label = result.labels[name] if k == 0 else None
-            for ax, key in zip(axes[:2], ("report/wordsim", "report/simlex"), strict=True):
-                y = result.curves[key][k, j]
-                ax.plot(cpu[k, j], y, line, color=colour, lw=1, alpha=0.8)
-                ax.plot(cpu[k, j, -1], y[-1], marker, color=colour, label=label, markersize=6)
-            axes[2].plot(cpu[k, j, -1], 100 * result.final["report/analogy"][k, j], marker, color=colour,
-                         label=label, markersize=7, mfc="none" if k else colour)
-    epochs = result.metadata["settings"]["epochs"]
-    set_labels(axes[0], f"WordSim-353 after each of {epochs} epochs", "training time (CPU seconds)",
-               "Spearman ρ (test pairs)")
-    set_labels(axes[1], f"SimLex-999 after each of {epochs} epochs", "training time (CPU seconds)",
-               "Spearman ρ (test pairs)")
-    set_labels(axes[2], f"Analogies after {epochs} epochs", "training time (CPU seconds)",
-               "accuracy (%, test questions)")
-    axes[2].legend(fontsize=7, loc="upper left")          # the corner the runs leave empty
-    return fig
+class ScoreTraining(LiveTraining):
+    """:class:`helpers.infra.live_training.LiveTraining` for a score that rises, a Spearman ρ on the
+    validation pairs (lessons 07 and 08): :attr:`scores` holds it after each evaluation. ``plan``,
+    if given, is told the number of steps before each :meth:`train`; ``reference`` = (label, steps,
+    scores) draws another run's points."""
 
-
-def tricks_table(result: TricksResult) -> dict:
-    """Per setting (in the measurement's order): {'words_per_epoch', 'cpu' (mean, min, max CPU
-    seconds of a run), and for each report-half metric 'wordsim', 'simlex', 'analogy' and the
-    validation half's 'valid_wordsim': (mean, min, max) over the seeds}."""
-    out = {}
-    cpu = result.cpu_seconds()
-    for j, name in enumerate(result.variants):
-        row = {"words_per_epoch": float(result.curves["words_trained"][:, j].mean())}
-        for key, values in (("cpu", cpu[:, j]), ("wordsim", result.final["report/wordsim"][:, j]),
-                            ("simlex", result.final["report/simlex"][:, j]),
-                            ("analogy", result.final["report/analogy"][:, j]),
-                            ("valid_wordsim", result.final["validation/wordsim"][:, j])):
-            row[key] = (float(values.mean()), float(values.min()), float(values.max()))
-        out[name] = row
-    return out
-
-
-def tricks_comparisons(result: TricksResult, n_boot: int = 2000, seed: int = 0) -> dict:
-    """{(metric, other): Interval of shipped minus other} for every other setting and the three
-    report-half metrics (:func:`helpers.course.study_records.paired_setting_difference`: items
-    and seeds resampled, paired)."""
-    return {(metric, other): paired_setting_difference(result, metric, "shipped", other, n_boot=n_boot, seed=seed)
-            for other in result.variants if other != "shipped" for metric in ("wordsim", "simlex", "analogy")}
-
-
-# ---------------------------------------------------------------- section 7: neighbours above a frequency floor
-@lru_cache(maxsize=8)
-def _rare_words(vocab_id: int, counts: tuple, itos: tuple, min_count: int) -> tuple:
-    return tuple(w for w, c in zip(itos, counts, strict=True) if c < min_count)
-
-
-def frequent_neighbours(vectors, vocab, word: str, k: int = 5, min_count: int = 50) -> list[tuple[str, float]]:
-    """The ``k`` cosine nearest neighbours of ``word`` among the words seen at least ``min_count``
-    times (:func:`helpers.lib.metrics.nearest_neighbours` with the rarer words excluded): a word
-    seen five times has a vector estimated from a handful of pairs, and such words crowd the
-    neighbour lists of a skip-gram. Returns [(word, cosine)]."""
-    rare = _rare_words(id(vocab), tuple(int(c) for c in vocab.counts), tuple(vocab.itos), int(min_count))
-    return nearest_neighbours(vectors, vocab, word, k=k, exclude=rare)
-
-
-# ---------------------------------------------------------------- section 7: the live training's bookkeeping
-class SimilarityTraining(LiveTraining):
-    """The live word2vec run of lesson 07: :class:`helpers.infra.live_training.LiveTraining` whose
-    held-out number is a similarity score (Spearman ρ on held-out word pairs: higher is better).
-
-    ``step() -> training loss`` and ``evaluate() -> ρ`` are the lesson's own functions;
-    ``baselines`` {name: ρ} are drawn as reference lines; ``plan(steps)``, if given, is called
-    before every :meth:`train` with the number of steps about to run (the lesson's learning-rate
-    schedule uses it to fall to zero at the end of the steps planned so far, so "Train on" plans
-    more). The curve's ``heldout_loss`` list holds the ρ values."""
+    postfix = "valid ρ"
 
     def __init__(self, step: Callable[[], float], evaluate: Callable[[], float], eval_every: int,
                  baselines: dict[str, float] | None = None, name: str = "your skip-gram",
-                 plan: Callable[[int], None] | None = None):
-        super().__init__(step, evaluate, eval_every, baselines, name, unit="Spearman ρ")
-        self.plan = plan
+                 plan: Callable[[int], None] | None = None, reference: tuple | None = None):
+        super().__init__(step, evaluate, eval_every, baselines, name, unit="")
+        self.plan, self.reference = plan, reference
 
-    def train(self, steps: int, progress: bool = True, desc: str | None = None) -> "SimilarityTraining":
+    def train(self, steps: int, progress: bool = True, desc: str | None = None) -> "ScoreTraining":
         if self.plan is not None:
             self.plan(int(steps))
         return super().train(steps, progress, desc)
 
     @property
-    def rho(self) -> float:
-        """The last held-out ρ."""
-        return self.heldout_loss
+    def scores(self) -> list[float]:
+        """The validation ρ after each evaluation (the untrained model's first)."""
+        return self.curve.heldout_loss
 
     def summary(self) -> str:
         if not self.curve.step:
             return f"{self.name}: not trained yet"
-        rho = self.curve.heldout_loss[-1]
-        above = [k for k, v in self.baselines.items() if rho > v]
+        rho = self.scores[-1]
         text = (f"{self.name} after {self.steps:,} steps ({self.cpu_seconds:.0f} CPU-s of training): "
-                f"ρ {rho:.3f} on the validation pairs")
+                f"ρ {rho:.3f} on the validation pairs of WordSim-353")
         if self.baselines:
+            above = [k for k, v in self.baselines.items() if rho > v]
             text += "\n  " + ", ".join(f"{k} {v:.3f}" for k, v in self.baselines.items())
             text += f"\n  — above {', '.join(above)}" if above else "\n  — below every baseline so far"
         return text
 
     def figure(self, title: str | None = None):
-        """Training loss per pair (left) and held-out ρ (right) against steps; baselines as lines."""
+        """Training loss (left) and validation ρ (right) against steps; baselines as lines."""
         fig, (ax_loss, ax_rho) = new_figure(ncols=2, width=4.6)
         c = self.curve
-        if c.step:
+        if len(c.step) > 1:
             ax_loss.plot(c.step[1:], c.train_loss[1:], color=COLOURS["blue"], marker="o", ms=3)
-            ax_rho.plot(c.step, c.heldout_loss, color=COLOURS["vermillion"], marker="o", ms=3, label=self.name)
+        ax_rho.plot(c.step, self.scores, color=COLOURS["vermillion"], marker="o", ms=3, label=self.name)
+        if self.reference is not None and c.step:
+            label, xs, ys = self.reference
+            shown = [(x, y) for x, y in zip(xs, ys, strict=True) if x <= max(c.step) * 1.02]
+            if shown:
+                ax_rho.plot(*zip(*shown), ls="none", marker="D", ms=7, mfc="none", mec=BLACK, label=label)
         for i, (name, v) in enumerate(self.baselines.items()):
             ax_rho.axhline(v, color=GREY_DARK if i % 2 else BLACK, ls=LINESTYLES[1 + i % 3], lw=1.2, label=name)
-        ax_rho.set_ylim(-0.1, 1.0)
         set_labels(ax_loss, "Training loss (mean of the batches between points)", "training step",
                    "loss per pair", y_unit="nats")
-        set_labels(ax_rho, title or "Similarity on held-out word pairs", "training step",
-                   "Spearman ρ (WordSim-353, validation pairs)")
-        ax_rho.legend(loc="upper left", fontsize=7, ncol=2)
+        set_labels(ax_rho, title or "Similarity on the validation pairs", "training step",
+                   "Spearman ρ (WordSim-353)")
+        ax_rho.legend(loc="lower right", fontsize=7)
         return fig
 
 
-# ---------------------------------------------------------------- section 9: the challenge
+def frequent_neighbours(vectors, vocab, word: str, k: int = 5, min_count: int = 50) -> list[tuple[str, float]]:
+    """The ``k`` cosine neighbours of ``word`` among the words seen at least ``min_count`` times."""
+    rare = [w for w, c in zip(vocab.itos, vocab.counts, strict=True) if c < min_count]
+    return nearest_neighbours(vectors, vocab, word, k=k, exclude=rare)
+
+
+def baselines(corpus: Corpus, window: int = 5, half: str = "validation") -> dict[str, float]:
+    """WordSim-353 ρ on ``half`` of the vectors that need no training (each word's row of raw
+    co-occurrence counts within ±``window``) and of lessons 05-06's count-based vectors (their
+    shipped records)."""
+    counts = cooccurrence_matrix(corpus.sentence_ids(), len(corpus.vocab), window=window)
+    rec = load_model("wv_count_records")
+    return {"raw co-occurrence rows": count_rows_rho(counts, corpus.vocab, benchmark_halves()[half].wordsim),
+            "PPMI-SVD (lesson 06)": rec["PPMI-SVD"][half]["wordsim"], "LSA (lesson 05)": rec["LSA"][half]["wordsim"]}
+
+
+# ---------------------------------------------------------------- §7.2: the dimension, and gensim
+class DimensionRuns:
+    """The dimension explorer: the live skip-gram trained for ``steps`` steps at each dimension
+    tried (``make(dim)`` -> a fresh :class:`LiveSkipGram`). :meth:`render` trains a dimension not
+    tried yet, then draws validation ρ and CPU milliseconds per step against the dimension."""
+
+    def __init__(self, make: Callable[[int], LiveSkipGram], steps: int):
+        self.make, self.steps, self.results = make, steps, {}
+
+    def add(self, dim: int, run: LiveSkipGram, training: LiveTraining) -> None:
+        """Record a run already trained (the lesson's own, at d = 100)."""
+        self.results[dim] = dict(rho=training.curve.heldout_loss[-1], ms=1e3 * training.cpu_seconds / training.steps,
+                                 money=[w for w, _ in frequent_neighbours(run.W, run.corpus.vocab, "money", k=4)])
+
+    def render(self, dim: int):
+        if dim not in self.results:
+            run = self.make(dim)
+            training = ScoreTraining(run.step, run.validation_rho, self.steps, plan=run.plan)
+            self.add(dim, run, training.train(self.steps, progress=False))
+        dims = sorted(self.results)
+        fig, (ax1, ax2) = new_figure(ncols=2, width=4.2)
+        ax1.plot(dims, [self.results[d]["rho"] for d in dims], "o-", color=COLOURS["vermillion"])
+        ax2.plot(dims, [self.results[d]["ms"] for d in dims], "s-", color=COLOURS["blue"])
+        for ax in (ax1, ax2):
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(dims, [str(d) for d in dims])
+            ax.minorticks_off()
+        set_labels(ax1, f"Validation ρ after {self.steps:,} steps", "dimension d", "Spearman ρ (WordSim-353)")
+        set_labels(ax2, "Cost of a step", "dimension d", "CPU time per step", y_unit="ms")
+        r = self.results[dim]
+        return fig, (f"d = {dim}: ρ {r['rho']:.3f} after {self.steps:,} steps, {r['ms']:.1f} CPU-ms per step; "
+                     f"money → {', '.join(r['money'])}")
+
+
+def gensim_skipgram(corpus: Corpus, epochs: int, dim: int = 100, window: int = 5, negative: int = 5,
+                    sample: float = 1e-4, alpha: float = 0.1, seed: int = 0) -> tuple[np.ndarray, float]:
+    """gensim's skip-gram (one worker) on the course corpus at the live run's settings: (W in the
+    course vocabulary's order, CPU seconds of training)."""
+    from gensim.models import Word2Vec  # imported only here: the rest of the lesson does without
+    t0 = time.process_time()
+    model = Word2Vec(corpus.sentences, vector_size=dim, window=window, negative=negative, sample=sample,
+                     alpha=alpha, min_alpha=1e-4, sg=1, hs=0, min_count=5, workers=1, seed=seed, epochs=epochs)
+    cpu = time.process_time() - t0
+    return np.stack([model.wv[w] for w in corpus.vocab.itos]), cpu
+
+
+# ---------------------------------------------------------------- §9: the challenge
 CHALLENGE_CPU_MINUTES = 5
 
 
-@lru_cache(maxsize=1)
-def _count_baselines() -> dict:
-    """{name: (V, k) vectors} of the count-based baselines at their validated settings (built once, cached)."""
-    built = validated_count_vectors()
-    return {"PPMI-SVD (lesson 06)": built["PPMI-SVD"][0], "LSA (lesson 05)": built["LSA"][0]}
-
-
-def raw_count_baseline(corpus: Corpus, window: int = 5, half: str = "validation") -> dict[str, float]:
-    """The simplest vectors of all, which need no training: each word's row of co-occurrence
-    counts within ±``window`` words (lesson 06, before PPMI), V numbers per word. Returns
-    {'raw co-occurrence rows': WordSim-353 ρ on ``half``}."""
-    counts = cooccurrence_matrix(corpus.sentence_ids(), len(corpus.vocab), window=window)
-    return {"raw co-occurrence rows": count_rows_rho(counts, corpus.vocab, benchmark_halves()[half].wordsim)}
-
-
-def baseline_scores(half: str = "validation") -> dict[str, float]:
-    """WordSim-353 ρ of the count-based baselines on one half of the benchmark, from their shipped
-    records (``wv_count_records``): {'PPMI-SVD (lesson 06)': ρ, 'LSA (lesson 05)': ρ}."""
-    rec = load_model("wv_count_records")
-    return {"PPMI-SVD (lesson 06)": rec["PPMI-SVD"][half]["wordsim"], "LSA (lesson 05)": rec["LSA"][half]["wordsim"]}
-
-
-def challenge_standing(W: np.ndarray, vocab, cpu_seconds: float, shipped: dict, n_boot: int = 10_000) -> dict:
-    """Score the student's vectors ``W`` (V, D; the course vocabulary ``vocab``) on the **test**
-    pairs of WordSim-353 (the report half, never used for tuning) beside the count-based baselines
-    and the shipped models ``shipped`` {label: (V, D) vectors}, with the paired difference from
-    each (95 % interval, 10,000 resamples of the same pairs; the course's tie rule), and whether
-    the training stayed within :data:`CHALLENGE_CPU_MINUTES`. Prints the scoreboard; returns
-    {'rho': {name: ρ}, 'vs': {name: Interval of yours minus it}, 'calls': {name: call},
-    'within_budget': bool, 'beats': [names yours is ahead of]}."""
+def challenge_standing(W: np.ndarray, vocab, cpu_seconds: float, rivals: dict, n_boot: int = 10_000) -> dict:
+    """Score the student's vectors ``W`` (V, D) on the test pairs of WordSim-353 beside ``rivals``
+    {name: (V, D)} and the count-based vectors, with the paired difference from each (the course's
+    tie rule); print the scoreboard. Returns {'rho', 'vs', 'calls', 'within_budget', 'beats'}."""
     W = np.asarray(W, dtype=np.float32)
     if W.ndim != 2 or W.shape[0] != len(vocab):
-        raise ValueError(f"W must be (V, D) with V = {len(vocab)} (the course vocabulary), got shape {W.shape}")
+        raise ValueError(f"challenge_standing: W must be (V, D) with V = {len(vocab)} (the course vocabulary), "
+                         f"got shape {W.shape}")
     if not np.all(np.isfinite(W)):
-        raise ValueError("W has NaN or infinite entries: the training diverged (a smaller learning rate?)")
-    others = {**shipped, **_count_baselines()}
-    vectors = {"yours": W, **others}
+        raise ValueError("challenge_standing: W has NaN or infinite entries: the training diverged (a smaller "
+                         "learning rate?)")
+    built = validated_count_vectors()
+    others = {**rivals, "PPMI-SVD (lesson 06)": built["PPMI-SVD"][0], "LSA (lesson 05)": built["LSA"][0]}
     pairs = benchmark_halves()["report"].wordsim
-    diffs = paired_differences(vectors, vocab, pairs, n_boot=n_boot, seed=0)
-    rho = {name: evaluate_vectors(V_, vocab, "report", analogies=False)["wordsim"] for name, V_ in vectors.items()}
-    vs = {name: diffs["yours", name] for name in others}
-    calls = {name: call_difference(d) for name, d in vs.items()}
+    rho = {name: evaluate_vectors(V_, vocab, "report", analogies=False)["wordsim"]
+           for name, V_ in {"yours": W, **others}.items()}
+    vs = {name: paired_similarity_difference(W, V_, vocab, pairs, n_boot=n_boot) for name, V_ in others.items()}
+    calls = {name: verdict(d, "yours", name) for name, d in vs.items()}
     within = cpu_seconds <= 60 * CHALLENGE_CPU_MINUTES
-    n = len(similarity_items(W, vocab, pairs)[1])
-    print(f"test pairs of WordSim-353 ({n} scored), Spearman ρ; yours minus each, paired 95 % interval:")
-    for name in sorted(vectors, key=lambda k: -rho[k]):
+    print("test pairs of WordSim-353, Spearman ρ; yours minus each, paired 95 % interval:")
+    for name in sorted(rho, key=lambda n: -rho[n]):
         tail = "" if name == "yours" else f"{str(vs[name]):>28}  {calls[name]}"
         print(f"  {name:<26}{rho[name]:>7.3f}{tail}")
     print(f"your training: {cpu_seconds / 60:.1f} CPU-minutes of {CHALLENGE_CPU_MINUTES} "
           f"({'within' if within else 'OVER'} the budget)")
-    beats = [name for name, c in calls.items() if c == "ahead"]
+    beats = [name for name, c in calls.items() if c == "yours ahead"]
     if within and beats:
         print("you beat: " + ", ".join(beats))
     return {"rho": rho, "vs": vs, "calls": calls, "within_budget": within, "beats": beats}

@@ -1,12 +1,10 @@
 """fastText's idea (Bojanowski et al. 2017): a word is the sum of its character n-grams.
 
-A word in boundary markers, ``<where>``, is cut into its n-grams for n = 3..6 (``<wh``, ``whe``,
-..., ``<whe``, ...); each is hashed (32-bit FNV-1a, as fastText) into one of a fixed number of
-buckets, so the n-gram table has a fixed size (n-grams may share a bucket). A word's vector is
-the mean (fastText) or sum of its n-grams' vectors, plus its own when it was in the training
-vocabulary: an unseen or misspelled word still gets one, where word2vec has none.
-:class:`SubwordEmbedding` is the NumPy sketch; :class:`FastTextVectors` a trained model's
-vectors (the shipped gensim fastText).
+A word in boundary markers, ``<where>``, is cut into its n-grams for n = 3..6; each is hashed
+(32-bit FNV-1a, as fastText) into one of a fixed number of buckets. The paper sums a word's n-gram
+vectors (and its own, when it was in the training vocabulary); the implementations, fastText's
+and gensim's, average them, which changes the length of the vector and not its direction. An
+unseen or misspelled word still gets a vector, where word2vec has none.
 """
 from __future__ import annotations
 
@@ -16,12 +14,8 @@ from typing import Sequence
 import numpy as np
 
 from helpers.lib.checks import check_whole
-from helpers.lib.layers import Layer
 from helpers.lib.metrics import nearest_neighbours
 from helpers.lib.text import check_tokens
-
-__all__ = ["char_ngrams", "fnv1a_32", "ngram_buckets", "SubwordEmbedding", "FastTextVectors",
-           "misspell", "misspelling_test"]
 
 BOW, EOW = "<", ">"
 
@@ -40,7 +34,7 @@ def _check_n(min_n: int, max_n: int):
 
 
 def char_ngrams(word: str, min_n: int = 3, max_n: int = 6, include_word: bool = False) -> list[str]:
-    """Character n-grams of ``<word>``, n = min_n..max_n. Taught in lesson 08, section 4.
+    """Character n-grams of ``<word>``, n = min_n..max_n (lesson 08 §6).
 
     By n, then by position: ``char_ngrams("where", 3, 3)`` is ``['<wh', 'whe', 'her', 'ere',
     're>']``; a repeated n-gram (``ana`` in ``banana``) is listed each time. ``include_word``
@@ -55,7 +49,7 @@ def char_ngrams(word: str, min_n: int = 3, max_n: int = 6, include_word: bool = 
 
 
 def fnv1a_32(text: str) -> int:
-    """fastText's 32-bit FNV-1a hash of a string's UTF-8 bytes. Taught in lesson 08, section 4.
+    """fastText's 32-bit FNV-1a hash of a string's UTF-8 bytes (lesson 08 §6).
 
     h = 2166136261; for each byte h = (h XOR byte) * 16777619 mod 2^32. As in fastText's C++
     a byte is a *signed* char: b >= 128 is XOR-ed as b - 256, sign-extended. Returns [0, 2^32)."""
@@ -68,7 +62,7 @@ def fnv1a_32(text: str) -> int:
 
 def ngram_buckets(word: str, buckets: int = 2_000_000, min_n: int = 3,
                   max_n: int = 6) -> np.ndarray:
-    """The hash buckets of a word's character n-grams. Taught in lesson 08, section 4.
+    """The hash buckets of a word's character n-grams (lesson 08 §6).
 
     ``fnv1a_32(g) % buckets`` for the n-grams g of :func:`char_ngrams` (repeats kept) but the
     lone markers ``<`` and ``>`` of ``min_n = 1``, which fastText never hashes. (n_grams,) int64."""
@@ -79,71 +73,10 @@ def ngram_buckets(word: str, buckets: int = 2_000_000, min_n: int = 3,
     return np.array([fnv1a_32(g) % buckets for g in grams], dtype=np.int64)
 
 
-# ---------------------------------------------------------------- the NumPy sketch
-class SubwordEmbedding(Layer):
-    """fastText's word vector from n-grams, as a NumPy layer. Taught in lesson 08, section 4.
-
-    params = [E_word (len(vocab), D), E_ngram (buckets, D)], uniform in [-1/D, 1/D].
-    forward(words: N str) -> (N, D): row k is the mean (fastText) or sum of E_ngram's rows of
-        ``ngram_buckets(word_k)`` and E_word's row of word_k when it is in ``vocab``.
-    backward(dout (N, D)) fills ``grads`` (repeated rows accumulate) and returns None.
-    """
-
-    def __init__(self, dim: int, buckets: int = 100_000, vocab: Sequence[str] = (), min_n: int = 3,
-                 max_n: int = 6, combine: str = "mean", rng: np.random.Generator | None = None,
-                 dtype=np.float64):
-        super().__init__()
-        if dim < 1 or buckets < 1:
-            raise ValueError(f"dim and buckets must be >= 1, got {dim} and {buckets}")
-        if combine not in ("mean", "sum"):
-            raise ValueError(f"combine must be 'mean' or 'sum', got {combine!r}")
-        _check_n(min_n, max_n)
-        check_tokens(vocab, "vocab", "SubwordEmbedding")
-        rng = rng if rng is not None else np.random.default_rng(0)
-        self.itos = list(vocab)
-        self.stoi = {w: i for i, w in enumerate(self.itos)}
-        self.dim, self.buckets, self.combine = dim, buckets, combine
-        self.min_n, self.max_n = min_n, max_n
-        def u(n):
-            return rng.uniform(-1 / dim, 1 / dim, (n, dim)).astype(dtype)
-        self.params = [u(len(self.itos)), u(buckets)]
-        self.grads = [np.zeros_like(p) for p in self.params]
-        self.cache = None
-
-    def rows(self, word: str) -> tuple[list[int], np.ndarray]:
-        """([row in E_word] or [], bucket rows in E_ngram) that make up ``word``'s vector."""
-        own = [self.stoi[word]] if word in self.stoi else []
-        return own, ngram_buckets(word, self.buckets, self.min_n, self.max_n)
-
-    def forward(self, words: Sequence[str]) -> np.ndarray:
-        check_tokens(words, "words", "SubwordEmbedding.forward")
-        Ew, En = self.params
-        out = np.zeros((len(words), self.dim), dtype=En.dtype)
-        parts = []
-        for k, w in enumerate(words):
-            own, grams = self.rows(w)
-            n = len(own) + len(grams)
-            scale = 1.0 / n if self.combine == "mean" else 1.0
-            out[k] = (Ew[own].sum(0) + En[grams].sum(0)) * scale
-            parts.append((own, grams, scale))
-        self.cache = parts
-        return self.remember(out)
-
-    def backward(self, dout):
-        self.check_dout(dout=dout)
-        dout = np.asarray(dout)            # its shape (N, D) is checked by Layer
-        for g in self.grads:
-            g[...] = 0
-        for k, (own, grams, scale) in enumerate(self.cache):
-            np.add.at(self.grads[0], own, scale * dout[k])
-            np.add.at(self.grads[1], grams, scale * dout[k])      # a repeated n-gram counts twice
-        return None
-
-
 # ---------------------------------------------------------------- a trained fastText
 @dataclass
 class FastTextVectors:
-    """A trained fastText's vectors, for known and unseen words. Taught in lesson 08, section 4.
+    """A fastText's vectors, for known and unseen words (lesson 08 §6).
 
     itos          : the vocabulary (list of str)
     W             : (V, D) float32, each word's vector: its own and its n-grams' averaged
@@ -202,7 +135,7 @@ class FastTextVectors:
 
 # ---------------------------------------------------------------- misspellings
 def misspell(word: str, rng: np.random.Generator) -> str:
-    """One typing slip inside a word. Taught in lesson 08, section 4.
+    """One typing slip inside a word (lesson 08 §6).
 
     The first and last letters kept, ``rng`` drops a letter, swaps two neighbours or doubles one."""
     if len(word) < 4:
@@ -218,7 +151,7 @@ def misspell(word: str, rng: np.random.Generator) -> str:
 
 def misspelling_test(fasttext: FastTextVectors, words: Sequence[str], k: int = 5,
                      seed: int = 0) -> dict:
-    """Do fastText's neighbours of a misspelling hold the word? Taught in lesson 08, section 4.
+    """Do fastText's neighbours of a misspelling hold the word? (lesson 08 §6)
 
     Each word misspelled once (:func:`misspell`, seeded; a slip giving a vocabulary word is
     redrawn). Returns {'pairs': [(word, misspelling)], 'hits' (n,) 0/1 (the word among the ``k``

@@ -12,8 +12,7 @@ inner nodes). A pair costs its path length, about log2 V dot products, instead o
 
 - :func:`huffman_tree`: the tree (codes, inner-node paths, path lengths) from word counts;
 - :func:`hs_loss_and_grads`: loss and gradients for a batch, the gradients of the rows used only;
-- :class:`HierarchicalSoftmax`: a skip-gram layer of the course protocol (params, grads,
-  forward, backward), gradient-checked against finite differences and PyTorch in lesson 07.
+- :func:`hs_probabilities`: P(w | h) over the whole vocabulary (each row sums to 1).
 """
 from __future__ import annotations
 
@@ -24,12 +23,12 @@ from typing import Sequence
 import numpy as np
 
 from helpers.lib.checks import all_finite, check_finite, check_ids
-from helpers.lib.layers import Layer, sigmoid
+from helpers.lib.layers import sigmoid
 
 
 @dataclass
 class HuffmanTree:
-    """A Huffman tree over V words. Taught in lesson 07, section 6.
+    """A Huffman tree over V words (lesson 07 §6).
 
     nodes : (V, L) int64, the inner nodes (0 .. V-2) on each word's path, root first, padded with 0
     codes : (V, L) int8, the branch taken at each of those nodes (0 or 1), padded with 0
@@ -49,7 +48,7 @@ class HuffmanTree:
 
 
 def huffman_tree(counts: Sequence[float]) -> HuffmanTree:
-    """The Huffman tree of word2vec.c from (V,) positive word counts. Taught in lesson 07, section 6.
+    """The Huffman tree of word2vec.c from (V,) positive word counts (lesson 07 §6).
 
     Repeatedly merges the two least frequent nodes (the first popped takes code 0, the second
     code 1, as in word2vec.c); ties are broken by node number, so the tree is deterministic.
@@ -71,34 +70,25 @@ def huffman_tree(counts: Sequence[float]) -> HuffmanTree:
         parent[a], branch[a] = new, 0
         parent[b], branch[b] = new, 1
         heapq.heappush(heap, (c0 + c1, new))
-    root = 2 * V - 2
-    # walk all leaves up at once, one level per iteration (leaf -> root order, reversed below)
-    up_nodes, up_codes, real = [], [], []
-    node, alive = np.arange(V), np.ones(V, dtype=bool)
-    while alive.any():
-        real.append(alive)
-        up_codes.append(np.where(alive, branch[node], 0))
-        node = np.where(alive, parent[node], node)
-        up_nodes.append(np.where(alive, node - V, 0))
-        alive = alive & (node != root)
-    steps, real = len(real), np.stack(real)                                          # (steps, V)
-    depth = real.sum(axis=0)
-    # reverse each word's path so that it starts at the root
-    L = int(depth.max())
-    nodes = np.zeros((V, L), dtype=np.int64)
-    codes = np.zeros((V, L), dtype=np.int8)
-    up_nodes, up_codes = np.stack(up_nodes, axis=1), np.stack(up_codes, axis=1)     # (V, steps)
-    pos = depth[:, None] - 1 - np.arange(steps)[None, :]                            # root-first position
-    ok = real.T
-    rows = np.broadcast_to(np.arange(V)[:, None], (V, steps))
-    nodes[rows[ok], pos[ok]] = up_nodes[ok]
-    codes[rows[ok], pos[ok]] = up_codes[ok]
-    mask = np.arange(L)[None, :] < depth[:, None]
-    return HuffmanTree(nodes, codes, mask, depth.astype(np.int64))
+    paths = []                                           # each leaf's walk up to the root
+    for leaf in range(V):
+        up_nodes, up_codes, node = [], [], leaf
+        while node != 2 * V - 2:
+            up_codes.append(branch[node])
+            node = parent[node]
+            up_nodes.append(node - V)                    # inner node n is row n - V of U
+        paths.append((up_nodes[::-1], up_codes[::-1]))   # root first
+    depth = np.array([len(p[0]) for p in paths], dtype=np.int64)
+    nodes = np.zeros((V, depth.max()), dtype=np.int64)
+    codes = np.zeros((V, depth.max()), dtype=np.int8)
+    for w, (path, code) in enumerate(paths):
+        nodes[w, :len(path)], codes[w, :len(code)] = path, code
+    mask = np.arange(depth.max())[None, :] < depth[:, None]
+    return HuffmanTree(nodes, codes, mask, depth)
 
 
 def hs_loss_and_grads(h: np.ndarray, U: np.ndarray, tree: HuffmanTree, targets: np.ndarray):
-    """Hierarchical-softmax loss of a batch and its gradients. Taught in lesson 07, section 6.
+    """Hierarchical-softmax loss of a batch and its gradients (lesson 07 §6).
 
     h : (N, D) hidden vectors (the centre words' input vectors); U : (V-1, D) inner-node
     vectors; targets : (N,) int word ids. Loss = mean over N of -sum_j log sigmoid(sign_j s_j),
@@ -131,7 +121,7 @@ def hs_loss_and_grads(h: np.ndarray, U: np.ndarray, tree: HuffmanTree, targets: 
 
 
 def hs_probabilities(h: np.ndarray, U: np.ndarray, tree: HuffmanTree) -> np.ndarray:
-    """P(w | h) for every word w: (N, V), each row summing to 1. Taught in lesson 07, section 6.
+    """P(w | h) for every word w: (N, V), each row summing to 1 (lesson 07 §6).
 
     h (N, D), U (V-1, D) float, finite."""
     h = check_finite(np.asarray(h), "h", "hs_probabilities")
@@ -143,44 +133,3 @@ def hs_probabilities(h: np.ndarray, U: np.ndarray, tree: HuffmanTree) -> np.ndar
     sign = 1.0 - 2.0 * tree.codes
     logp = np.sum(tree.mask * -np.logaddexp(0.0, -sign * s), axis=2)
     return np.exp(logp)
-
-
-class HierarchicalSoftmax(Layer):
-    """Skip-gram with hierarchical softmax, NumPy. Taught in lesson 07, section 6.
-
-    params = [W_in (V, D), U (V-1, D)] (U: one output vector per inner node of ``tree``).
-    forward(centers (N,) int, contexts (N,) int) -> the mean over pairs of -log P(context | centre)
-    (:func:`hs_loss_and_grads`); backward(dout=1.0) fills the dense ``grads`` (repeated rows
-    accumulate) and returns None (ids have no gradient). U starts at zero, as in word2vec.c.
-    """
-
-    def __init__(self, tree: HuffmanTree, dim: int, rng: np.random.Generator | None = None, dtype=np.float64):
-        super().__init__()
-        rng = rng if rng is not None else np.random.default_rng(0)
-        V = len(tree.depth)
-        self.tree = tree
-        W_in = ((rng.random((V, dim)) - 0.5) / dim).astype(dtype)
-        U = np.zeros((V - 1, dim), dtype=dtype)
-        self.params, self.grads = [W_in, U], [np.zeros_like(W_in), np.zeros_like(U)]
-
-    def forward(self, centers, contexts):
-        centers, contexts = np.asarray(centers), np.asarray(contexts)
-        if centers.ndim != 1 or centers.shape != contexts.shape:
-            raise ValueError(f"centers and contexts must be 1-D of equal length, got {centers.shape} and {contexts.shape}")
-        centers = check_ids(centers, self.params[0].shape[0], "centers", "HierarchicalSoftmax.forward", noun="word ids")
-        contexts = check_ids(contexts, self.params[0].shape[0], "contexts", "HierarchicalSoftmax.forward",
-                             noun="word ids")
-        self.centers = centers
-        loss, self.dh, self.nodes, self.dU_rows = hs_loss_and_grads(self.params[0][centers], self.params[1],
-                                                                    self.tree, contexts)
-        return self.remember(loss)
-
-    def backward(self, dout=1.0):
-        self.check_dout(dout=dout)
-        dW, dU = self.grads
-        dW[...] = 0
-        dU[...] = 0
-        np.add.at(dW, self.centers, dout * self.dh)
-        D = dU.shape[1]
-        np.add.at(dU, self.nodes.reshape(-1), dout * self.dU_rows.reshape(-1, D))
-        return None

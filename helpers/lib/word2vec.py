@@ -1,6 +1,5 @@
-"""Word2vec's training data: the corpus as one id stream, subsampling, skip-gram pairs and CBOW
-examples with the dynamic window (lesson 07 §7). The trainers of the shipped models, which use
-them, are in ``training/``."""
+"""Word2vec's training data: the corpus as one id stream, subsampling, and skip-gram pairs with
+the dynamic window (lesson 07 §7). The trainers of the shipped models are in ``training/``."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -96,25 +95,3 @@ def skipgram_pairs(ids: np.ndarray, sentence: np.ndarray, window: int, rng: np.r
         cs += [ids[:-o][right], ids[o:][left]]
         os_ += [ids[o:][right], ids[:-o][left]]
     return np.concatenate(cs), np.concatenate(os_)
-
-
-def cbow_examples(ids: np.ndarray, sentence: np.ndarray, window: int, rng: np.random.Generator):
-    """CBOW examples with the dynamic window. Taught in lesson 07, section 7.
-
-    Returns (contexts (N, 2 window) int64, mask (N, 2 window) bool, centers (N,) int64); centres
-    without a context word are dropped."""
-    ids, sentence = _check_stream(ids, sentence, window, "cbow_examples")
-    n = len(ids)
-    b = rng.integers(1, window + 1, size=n)
-    ctx = np.zeros((n, 2 * window), np.int64)
-    mask = np.zeros((n, 2 * window), bool)
-    for o in range(1, window + 1):
-        same = sentence[o:] == sentence[:-o]
-        right = same & (b[:-o] >= o)            # centre i sees i + o
-        ctx[:-o, o - 1] = np.where(right, ids[o:], 0)
-        mask[:-o, o - 1] = right
-        left = same & (b[o:] >= o)              # centre i + o sees i
-        ctx[o:, window + o - 1] = np.where(left, ids[:-o], 0)
-        mask[o:, window + o - 1] = left
-    has = mask.any(axis=1)
-    return ctx[has], mask[has], ids[has]

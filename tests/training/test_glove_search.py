@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 
 import training.glove_search as gs
-from helpers.course.study_records import load_search
+from helpers.course.study_records import read_log
 
 
 @pytest.fixture(scope="module")
 def record():
-    return load_search()
+    return read_log("wv_glove_search.json")
 
 
 def test_every_run_stopped_by_its_rule_and_kept_its_best_epoch(record):
@@ -76,7 +76,7 @@ def test_each_choice_follows_the_rule_and_sits_inside_its_grid(record):
 def test_the_shipped_glove_has_the_chosen_settings():
     from training.word_vector_models import SETTINGS
     shipped = SETTINGS["wv_glove"]
-    chosen = load_search()["chosen"]
+    chosen = read_log("wv_glove_search.json")["chosen"]
     assert {k: shipped[k] for k in gs.TUNED} == chosen
     assert (
         shipped["max_epochs"] == gs.START["max_epochs"]

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from helpers.course.study_records import load_settings_record
+from helpers.course.study_records import read_log
 from training import word2vec_settings as study
 from training.word_vector_models import WORD2VEC
 
-RECORD = load_settings_record()
+RECORD = read_log("wv_settings.json")
 ROOT = Path(__file__).resolve().parents[2]
 
 

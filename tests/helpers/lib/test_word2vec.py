@@ -1,12 +1,12 @@
-"""Tests of helpers.lib.word2vec (lesson 07): the corpus, subsampling, skip-gram pairs and CBOW
-examples stay inside sentences and windows."""
+"""Tests of helpers.lib.word2vec (lesson 07): the corpus, subsampling, and skip-gram pairs that
+stay inside sentences and windows."""
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from helpers.lib import word2vec as W2V
-from helpers.lib.word2vec import cbow_examples, keep_probabilities, prepare_corpus, skipgram_pairs
+from helpers.lib.word2vec import keep_probabilities, prepare_corpus, skipgram_pairs
 from tests.props import budget, dims, raises_naming
 
 
@@ -26,9 +26,6 @@ def test_skipgram_pairs_window_and_sentences():
     rng = np.random.default_rng(0)
     c, _ = skipgram_pairs(np.arange(10000), np.zeros(10000, int), 5, rng)
     assert len(c) / 10000 == pytest.approx(6.0, rel=0.03)
-    ctx, mask, cen = cbow_examples(ids, sent, 2, Fixed())
-    assert ctx.shape == (6, 4) and mask.sum(1).tolist() == [2, 3, 3, 2, 1, 1]
-    assert set(ctx[0][mask[0]].tolist()) == {11, 12}
 
 
 def test_keep_probabilities():
@@ -55,7 +52,7 @@ SENTS = st.lists(st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=0, max
 
 @budget()
 @given(st.data())
-def test_pairs_and_examples_stay_inside_sentences_and_windows(data):
+def test_pairs_stay_inside_sentences_and_windows(data):
     sents = data.draw(SENTS)
     if not any(sents):
         raises_naming(lambda: W2V.prepare_corpus(sents, min_count=1), "corpus", ValueError)
@@ -68,33 +65,12 @@ def test_pairs_and_examples_stay_inside_sentences_and_windows(data):
     )
     ref = [(s[i], s[j]) for s in (corpus.vocab.encode(x) for x in sents) for i in range(len(s))
            for j in range(len(s)) if 0 < abs(i - j) <= window]
-    assert sorted(zip(c.tolist(), o.tolist(), strict=True)) == sorted(
-        (int(a), int(b)) for a, b in ref
-    )
-    ctx, mask, cen = W2V.cbow_examples(
-        corpus.ids, corpus.sentence, window, np.random.default_rng(0)
-    )
-    assert mask.dtype == bool and mask.any(1).all() and len(cen) == len(ctx)
+    assert sorted(zip(c.tolist(), o.tolist(), strict=True)) == sorted((int(a), int(b)) for a, b in ref)
     p = W2V.keep_probabilities(corpus.vocab.counts, 1e-3)
-    assert np.all((0 < p) & (p <= 1)) and np.all(
-        W2V.keep_probabilities(corpus.vocab.counts, 0) == 1
-    )
-    raises_naming(
-        lambda: W2V.skipgram_pairs(corpus.ids, corpus.sentence, 0, np.random.default_rng(0)),
-        "window",
-        ValueError,
-    )
-    raises_naming(
-        lambda: W2V.skipgram_pairs(
-            corpus.ids.astype(float), corpus.sentence, 1, np.random.default_rng(0)
-        ),
-        "ids",
-        TypeError,
-    )
-    raises_naming(
-        lambda: W2V.cbow_examples(
-            corpus.ids, corpus.sentence.astype(float), 1, np.random.default_rng(0)
-        ),
-        "sentence",
-        TypeError,
-    )
+    assert np.all((0 < p) & (p <= 1)) and np.all(W2V.keep_probabilities(corpus.vocab.counts, 0) == 1)
+    raises_naming(lambda: W2V.skipgram_pairs(corpus.ids, corpus.sentence, 0, np.random.default_rng(0)),
+                  "window", ValueError)
+    raises_naming(lambda: W2V.skipgram_pairs(corpus.ids.astype(float), corpus.sentence, 1,
+                                             np.random.default_rng(0)), "ids", TypeError)
+    raises_naming(lambda: W2V.skipgram_pairs(corpus.ids, corpus.sentence.astype(float), 1,
+                                             np.random.default_rng(0)), "sentence", TypeError)

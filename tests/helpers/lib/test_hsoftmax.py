@@ -1,4 +1,4 @@
-"""Hierarchical softmax (helpers.lib.hsoftmax): the Huffman tree, a proper distribution,
+"""Tests of helpers.lib.hsoftmax (lesson 07): the Huffman tree, a proper distribution, the loss's
 gradients against finite differences and PyTorch autograd, clear errors."""
 from __future__ import annotations
 
@@ -10,13 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from helpers.lib import hsoftmax as HS
-from helpers.lib.gradcheck import check_layer
-from helpers.lib.hsoftmax import (
-    HierarchicalSoftmax,
-    hs_loss_and_grads,
-    hs_probabilities,
-    huffman_tree,
-)
+from helpers.lib.gradcheck import numerical_gradient
+from helpers.lib.hsoftmax import hs_loss_and_grads, hs_probabilities, huffman_tree
 from tests.props import (
     budget,
     check_bad_ids,
@@ -70,35 +65,15 @@ def test_probabilities_sum_to_one_and_match_the_loss():
     assert np.isclose(loss, -np.mean(np.log(P[np.arange(3), targets])))
 
 
-def test_layer_gradients_finite_differences_with_repeated_ids():
+def test_gradients_with_repeated_targets_against_finite_differences():
     rng = np.random.default_rng(1)
     tree = huffman_tree(rng.integers(1, 30, 10))
-    layer = HierarchicalSoftmax(tree, 5, rng)
-    layer.params[1][...] = rng.standard_normal(layer.params[1].shape)   # U starts at zero; test away from it
-    report = check_layer(layer, np.array([3, 3, 7, 0, 9]), np.array([5, 1, 3, 3, 5]))
-    assert report.ok, str(report)
-
-
-def test_layer_matches_pytorch_autograd():
-    rng = np.random.default_rng(2)
-    counts = rng.integers(1, 100, 20)
-    tree = huffman_tree(counts)
-    layer = HierarchicalSoftmax(tree, 6, rng)
-    layer.params[1][...] = rng.standard_normal(layer.params[1].shape)
-    centers, contexts = rng.integers(0, 20, 16), rng.integers(0, 20, 16)
-    loss = layer.forward(centers, contexts)
-    layer.backward()
-    W = torch.tensor(layer.params[0], requires_grad=True)
-    U = torch.tensor(layer.params[1], requires_grad=True)
-    nodes = torch.from_numpy(tree.nodes[contexts])
-    sign = torch.from_numpy(1.0 - 2.0 * tree.codes[contexts])
-    mask = torch.from_numpy(tree.mask[contexts].astype(np.float64))
-    s = (U[nodes] * W[torch.from_numpy(centers)][:, None, :]).sum(-1)
-    loss_t = -(mask * torch.nn.functional.logsigmoid(sign * s)).sum(1).mean()
-    loss_t.backward()
-    assert abs(loss - loss_t.item()) < 1e-12
-    np.testing.assert_allclose(layer.grads[0], W.grad.numpy(), atol=1e-12)
-    np.testing.assert_allclose(layer.grads[1], U.grad.numpy(), atol=1e-12)
+    h, U, t = rng.standard_normal((5, 4)), rng.standard_normal((9, 4)), np.array([5, 1, 3, 3, 5])
+    _, dh, nodes, dU_rows = hs_loss_and_grads(h, U, tree, t)
+    dU = np.zeros_like(U)
+    np.add.at(dU, nodes.reshape(-1), dU_rows.reshape(-1, 4))
+    np.testing.assert_allclose(dh, numerical_gradient(lambda: hs_loss_and_grads(h, U, tree, t)[0], h), atol=1e-8)
+    np.testing.assert_allclose(dU, numerical_gradient(lambda: hs_loss_and_grads(h, U, tree, t)[0], U), atol=1e-8)
 
 
 def test_clear_errors():
@@ -140,11 +115,5 @@ def test_the_huffman_tree_is_a_prefix_code_and_the_loss_is_autograds(data):
     close(loss, -np.log(HS.hs_probabilities(h, U, tree)[np.arange(N), t]).mean(), 1e-8)
     check_bad_ids(lambda x: HS.hs_loss_and_grads(h, U, tree, x), t, V, "targets",
                   data.draw(corrupted(t, V)))
-    layer = HS.HierarchicalSoftmax(tree, D, np.random.default_rng(0))
-    c = ids_of(data, V, N)
-    layer.forward(c, t)
-    layer.backward()
-    check_bad_ids(lambda x: layer.forward(x, t), c, V, "centers", data.draw(corrupted(c, V)))
-    check_bad_ids(lambda x: layer.forward(c, x), t, V, "contexts", data.draw(corrupted(t, V)))
     raises_naming(lambda: HS.hs_loss_and_grads(inject(h, np.nan, 0), U, tree, t), "h", ValueError)
     raises_naming(lambda: HS.huffman_tree([3]), "counts", ValueError)
