@@ -108,7 +108,7 @@ def test_the_restricted_analogy_test_is_gensim_s_restrict_vocab(tmp_path):
     kv.add_vectors(words, E)
     path = tmp_path / "questions-words.txt"
     path.write_text("".join(f": {cat}\n" + "".join(" ".join(q) + "\n" for q in q_list)
-                            for cat, q_list in qs.items()))
+                            for cat, q_list in qs.items()), encoding="utf-8")
     for top in (120, 300):
         _, sections = kv.evaluate_word_analogies(str(path), restrict_vocab=top,
                                                  case_insensitive=False)
