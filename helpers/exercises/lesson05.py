@@ -26,7 +26,7 @@ from helpers.exercises import (
 )
 from helpers.lib.lowrank import fit_lowrank, lowrank_loss_grad, power_iteration
 from helpers.lib.lsa import lsa_word_vectors, svd_vectors, tfidf, truncated_svd
-from helpers.lib.metrics import cosine, nearest_neighbours, normalize_rows
+from helpers.lib.metrics import nearest_neighbours, normalize_rows
 
 
 # ----------------------------------------------------------------------------- TF-IDF by hand
@@ -248,7 +248,7 @@ check_lsa_cosines = FunctionExercise(
                 "length only where it is above 0, so its cosines are 0, not nan.",
                 like=_lsa_variant()),
     ],
-    forbidden=(normalize_rows, cosine, nearest_neighbours, cosine_similarity, normalize,
+    forbidden=(normalize_rows, nearest_neighbours, cosine_similarity, normalize,
                TruncatedSVD))
 
 
