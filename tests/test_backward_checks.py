@@ -36,14 +36,7 @@ def _cases():
     """{class name: make() -> (layer, forward args, a correct dout, a wrong dout)}."""
     from helpers.lib.attention import Attention, MultiHeadAttention
     from helpers.lib.bert import NumpyMaskedLM
-    from helpers.lib.decoder import (
-        GELU,
-        DecoderAttention,
-        DecoderBlock,
-        FeedForward,
-        NumpyDecoderLM,
-        RotaryAttention,
-    )
+    from helpers.lib.decoder import GELU, DecoderBlock, FeedForward, NumpyDecoderLM
     from helpers.lib.encoder_numpy import EncoderBlock
     from helpers.lib.fasttext import SubwordEmbedding
     from helpers.lib.feedforward_lm import NumpyFeedForwardLM
@@ -117,10 +110,6 @@ def _cases():
         "GELU": lambda: (GELU(), (x,), np.ones((2, 3)), np.ones((3, 2))),
         "FeedForward": lambda: (FeedForward(4, 8, rng, np.float64), (rng.standard_normal((2, 5, 4)),),
                                 np.ones((2, 5, 4)), np.ones((2, 5, 1))),
-        "RotaryAttention": lambda: (RotaryAttention(rope=True), (rng.standard_normal((2, 5, 4)),) * 3,
-                                    np.ones((2, 5, 4)), np.ones((2, 4, 4))),
-        "DecoderAttention": lambda: (DecoderAttention(4, 2, rng, np.float64), (rng.standard_normal((2, 5, 4)),),
-                                     np.ones((2, 5, 4)), np.ones((2, 4, 4))),
         "DecoderBlock": lambda: (DecoderBlock(4, 2, 8, rng, dtype=np.float64), (rng.standard_normal((2, 5, 4)),),
                                  np.ones((2, 5, 4)), np.ones((2, 5, 1))),
         "EncoderBlock": lambda: (EncoderBlock(4, 2, 8, rng), (rng.standard_normal((2, 5, 4)),),

@@ -15,9 +15,9 @@ from helpers.exercises import (
     expect_gradients_match_torch,
     expect_tuple,
 )
+from helpers.lessons.lesson04 import dot_product_statistics
 from helpers.lib.attention import (
     causal_mask,
-    dot_product_statistics,
     merge_heads,
     scaled_dot_product_attention,
     split_heads,

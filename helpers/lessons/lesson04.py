@@ -38,7 +38,6 @@ from helpers.infra.plotting import (
     set_labels,
 )
 from helpers.infra.seeding import torch_generator
-from helpers.lib.attention import dot_product_statistics
 from helpers.lib.layers import softmax
 from helpers.lib.positions import sinusoidal_encoding
 from helpers.lib.transformer import (
@@ -190,6 +189,29 @@ def time_parallel_vs_sequential(model: DecoderLM, T: int, repeats: int = 5, seed
 
 
 # ---------------------------------------------------------------- explorer views
+def softmax_jacobian_norm(p: np.ndarray) -> np.ndarray:
+    """The Frobenius norm of the softmax Jacobian diag(p) − p pᵀ of each distribution p (..., n):
+    sqrt(Σp² − 2Σp³ + (Σp²)²), how much gradient a softmax passes back (0 when p is one-hot)."""
+    s2 = np.sum(p ** 2, axis=-1)
+    return np.sqrt(np.maximum(s2 - 2 * np.sum(p ** 3, axis=-1) + s2 ** 2, 0.0))
+
+
+def dot_product_statistics(d_k: int, n_keys: int, rng: np.random.Generator, n_queries: int = 2000):
+    """What scaling does for random q, k with N(0, 1) entries: the variance of q·k (theory d_k)
+    and of q·k/√d_k (theory 1), and for a softmax over ``n_keys`` keys the mean largest weight
+    and the mean norm of its Jacobian, unscaled ('raw') and scaled."""
+    q = rng.standard_normal((n_queries, d_k))
+    k = rng.standard_normal((n_queries, n_keys, d_k))
+    raw = np.einsum("nd,ntd->nt", q, k)
+    out = {"d_k": d_k, "raw": raw, "var_raw": float(raw.var()),
+           "var_scaled": float((raw / np.sqrt(d_k)).var())}
+    for name, s in (("raw", raw), ("scaled", raw / np.sqrt(d_k))):
+        p = softmax(s)
+        out[f"max_weight_{name}"] = float(p.max(axis=-1).mean())
+        out[f"jacobian_{name}"] = float(softmax_jacobian_norm(p).mean())
+    return out
+
+
 def render_scaling(d_k: int = 16, n_keys: int = 16, seed: int = 0):
     """Explorer view for √d_k: histograms of q·k with and without scaling, and the
     softmax of one query's scores both ways. Returns (figure, summary)."""

@@ -23,13 +23,14 @@ import torch
 from scipy.special import erf
 
 from helpers.lib.attention import (
-    Attention,
     MultiHeadAttention,
+    mha_backward,
+    mha_forward,
     scaled_dot_product_attention,
     softmax_attention_backward,
 )
 from helpers.lib.layers import Embedding, Layer, LayerNorm, Linear, SoftmaxCrossEntropy, softmax
-from helpers.lib.positions import LearnedPositions, apply_rope, sinusoidal_encoding
+from helpers.lib.positions import LearnedPositions, rotary, sinusoidal_encoding
 from helpers.lib.transformer import DecoderLM, TransformerConfig
 
 
@@ -88,80 +89,42 @@ class FeedForward(Layer):
         return dh.reshape(B, T, d)
 
 
-class RotaryAttention(Attention):
-    """Softmax attention, queries and keys first rotated by RoPE if ``rope``. Taught in lesson 04, section 8.
-
-    forward(Q, K, V, mask) on (B, h, T, d_k) heads, as :class:`helpers.lib.attention.Attention`.
-    A rotation is orthogonal, so the backward pass rotates dQ and dK back by the opposite angles:
-    if Q' = R Q then dQ = Rᵀ dQ' = R(−m) dQ'. The scale 1/√d_k is a Python float, so float32
-    inputs stay float32.
-    """
-
-    def __init__(self, rope: bool = False):
-        super().__init__()
-        self.rope = bool(rope)
-
-    def forward(self, Q, K, V, mask=None):
-        if self.rope:
-            Q, K = apply_rope(Q).astype(Q.dtype), apply_rope(K).astype(K.dtype)
-        self.scale = 1.0 / math.sqrt(Q.shape[-1])
-        out, self.weights = scaled_dot_product_attention(Q, K, V, mask, self.scale)
-        self.Q, self.K, self.V = Q, K, V
-        return self.remember(out)
-
-    def backward(self, dout):
-        self.check_dout(dout=dout)
-        dQ, dK, dV = softmax_attention_backward(dout, self.Q, self.K, self.V, self.weights, self.scale)
-        if self.rope:
-            back = -np.arange(dQ.shape[-2])                  # rotate by the opposite angles
-            dQ = apply_rope(dQ, positions=back).astype(dQ.dtype)
-            dK = apply_rope(dK, positions=back).astype(dK.dtype)
-        return dQ, dK, dV
-
-
-class DecoderAttention(MultiHeadAttention):
-    """Causal multi-head self-attention of a decoder block. Taught in lesson 04, section 8.
-
-    :class:`MultiHeadAttention` whose attention is :class:`RotaryAttention` (RoPE on every head's
-    queries and keys when ``rope``). forward(X (B, T, d)) -> (B, T, d), always with the causal mask."""
-
-    def __init__(self, d_model: int, num_heads: int, rng: np.random.Generator, dtype=np.float32,
-                 rope: bool = False):
-        super().__init__(d_model, num_heads, rng, dtype)
-        if rope and (d_model // num_heads) % 2:
-            raise ValueError(f"RoPE rotates pairs of features: the head width {d_model // num_heads} must be even")
-        self.attn = RotaryAttention(rope)
-
-    def forward(self, X, mask=None, causal: bool = True, key_padding=None):
-        return self.remember(super().forward(X, mask=mask, causal=True, key_padding=key_padding))
-
-
 class DecoderBlock(Layer):
-    """One Transformer block of a decoder, Pre-LN or Post-LN. (B, T, d) -> (B, T, d). Taught in lesson 04, section 8.
+    """One Transformer block of a decoder, Pre-LN or Post-LN, (B, T, d) -> (B, T, d) (lesson 04 §8).
 
     Pre-LN:  x = x + Attn(LN1(x));  x = x + FFN(LN2(x))
     Post-LN: x = LN1(x + Attn(x));  x = LN2(x + FFN(x))
-    Backward: a residual sum x + f(x) passes its gradient both ways (dx = dout + f's backward of dout).
-    ``layer_norm`` is the LayerNorm class to use (the lesson passes one whose backward is the student's).
-    """
+    Attn is causal multi-head self-attention (RoPE on its queries and keys if ``rope``).
+    Backward: a residual sum x + f(x) passes its gradient both ways (dx = dout + f's backward).
+    ``layer_norm`` is the LayerNorm class; ``attend``, ``attend_backward``, ``mha_forward`` and
+    ``mha_backward`` are the functions the attention runs (:mod:`helpers.lib.attention`)."""
 
     def __init__(self, d: int, n_heads: int, d_ff: int, rng: np.random.Generator, norm: str = "pre",
-                 rope: bool = False, dtype=np.float32, layer_norm=LayerNorm):
+                 rope: bool = False, dtype=np.float32, layer_norm=LayerNorm,
+                 attend=scaled_dot_product_attention, attend_backward=softmax_attention_backward,
+                 mha_forward=mha_forward, mha_backward=mha_backward):
         super().__init__()
         if norm not in ("pre", "post"):
             raise ValueError(f"norm must be 'pre' or 'post', got {norm!r}")
+        if rope and (d // n_heads) % 2:
+            raise ValueError(f"RoPE rotates pairs of features: the head width {d // n_heads} "
+                             "must be even")
+        if rope:
+            attend, attend_backward = rotary(attend, attend_backward)
         self.pre = norm == "pre"
-        self.ln1, self.attn = layer_norm(d, dtype=dtype), DecoderAttention(d, n_heads, rng, dtype, rope)
-        self.ln2, self.ff = layer_norm(d, dtype=dtype), FeedForward(d, d_ff, rng, dtype)
+        self.ln1, self.ln2 = layer_norm(d, dtype=dtype), layer_norm(d, dtype=dtype)
+        self.attn = MultiHeadAttention(d, n_heads, rng, dtype, attend, attend_backward,
+                                       mha_forward, mha_backward)
+        self.ff = FeedForward(d, d_ff, rng, dtype)
         self.parts = [self.ln1, self.attn, self.ln2, self.ff]
         self.params = [p for part in self.parts for p in part.params]
         self.grads = [g for part in self.parts for g in part.grads]
 
     def forward(self, x):
         if self.pre:
-            x = x + self.attn.forward(self.ln1.forward(x))
+            x = x + self.attn.forward(self.ln1.forward(x), causal=True)
             return self.remember(x + self.ff.forward(self.ln2.forward(x)))
-        x = self.ln1.forward(x + self.attn.forward(x))
+        x = self.ln1.forward(x + self.attn.forward(x, causal=True))
         return self.remember(self.ln2.forward(x + self.ff.forward(x)))
 
     def backward(self, dout):
@@ -175,31 +138,36 @@ class DecoderBlock(Layer):
 
 
 # ---------------------------------------------------------------- the model
+BLOCK_NAMES = ["ln1.gamma", "ln1.beta", "attn.W_Q", "attn.b_Q", "attn.W_K", "attn.b_K", "attn.W_V",
+               "attn.b_V", "attn.W_O", "attn.b_O", "ln2.gamma", "ln2.beta", "ff.W_1", "ff.b_1",
+               "ff.W_2", "ff.b_2"]
+
+
 class NumpyDecoderLM(Layer):
-    """A decoder-only Transformer language model in NumPy, forward and backward by hand. Taught in lesson 04, section 8.
+    """A decoder-only Transformer language model in NumPy, forward and backward by hand (lesson 04 §8).
 
     forward(ids (B, T) int) -> logits (B, T, V); position t sees tokens 0..t only.
-    loss(ids, targets (B, T) int) -> mean cross-entropy (nats), ready for backward().
-    backward(dlogits=None) fills ``grads`` (parallel to ``params``) from the last loss (or from a
-    given dL/dlogits) and returns None (ids are not differentiable). ``names``: one name per
-    parameter array ("block0.attn.W_Q", ...), parallel to ``params``.
-
-    Settings as :class:`helpers.lib.transformer.TransformerConfig`: ``norm`` 'pre' | 'post',
-    ``positions`` 'learned' | 'sinusoidal' | 'rope', ``d_ff`` = 4·d_model by default. Weights start
-    as GPT-2's (and DecoderLM's): N(0, 0.02) matrices, zero biases, LayerNorms at the identity.
-    """
+    loss(ids, targets (B, T)) -> mean cross-entropy (nats), ready for backward(), which fills
+    ``grads`` (parallel to ``params``; ``names`` names each array, "block0.attn.W_Q" ...).
+    Settings as :class:`helpers.lib.transformer.TransformerConfig`; weights start as GPT-2's:
+    N(0, 0.02) matrices, zero biases, LayerNorms at the identity. ``layer_norm`` (the LayerNorm
+    class) and the attention functions ``attend``, ``attend_backward``, ``mha_forward``,
+    ``mha_backward`` go to every block (:class:`DecoderBlock`)."""
 
     def __init__(self, vocab_size: int, d_model: int = 64, n_heads: int = 4, n_layers: int = 2,
-                 d_ff: int | None = None, max_len: int = 64, norm: str = "pre", positions: str = "learned",
-                 seed: int = 0, dtype=np.float32, layer_norm=LayerNorm):
+                 d_ff: int | None = None, max_len: int = 64, norm: str = "pre",
+                 positions: str = "learned", seed: int = 0, dtype=np.float32, layer_norm=LayerNorm,
+                 attend=scaled_dot_product_attention, attend_backward=softmax_attention_backward,
+                 mha_forward=mha_forward, mha_backward=mha_backward):
         super().__init__()
         if positions not in ("learned", "sinusoidal", "rope"):
             raise ValueError(f"positions must be 'learned', 'sinusoidal' or 'rope', got {positions!r}")
         if d_model % n_heads:
             raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
         d_ff = 4 * d_model if d_ff is None else d_ff
-        self.config = dict(vocab_size=vocab_size, d_model=d_model, n_heads=n_heads, n_layers=n_layers, d_ff=d_ff,
-                           max_len=max_len, norm=norm, positions=positions)
+        self.config = dict(vocab_size=vocab_size, d_model=d_model, n_heads=n_heads,
+                           n_layers=n_layers, d_ff=d_ff, max_len=max_len, norm=norm,
+                           positions=positions)
         self.max_len, self.dtype = max_len, dtype
         rng = np.random.default_rng(seed)
         self.tok = Embedding(vocab_size, d_model, rng, dtype=dtype, scale=0.02)
@@ -207,8 +175,10 @@ class NumpyDecoderLM(Layer):
         if self.pos is not None:                    # the table in the model's dtype
             self.pos.params[0] = self.pos.params[0].astype(dtype)
             self.pos.grads[0] = np.zeros_like(self.pos.params[0])
-        self.pe = sinusoidal_encoding(max_len, d_model).astype(dtype) if positions == "sinusoidal" else None
-        self.blocks = [DecoderBlock(d_model, n_heads, d_ff, rng, norm, positions == "rope", dtype, layer_norm)
+        self.pe = (sinusoidal_encoding(max_len, d_model).astype(dtype)
+                   if positions == "sinusoidal" else None)
+        self.blocks = [DecoderBlock(d_model, n_heads, d_ff, rng, norm, positions == "rope", dtype,
+                                    layer_norm, attend, attend_backward, mha_forward, mha_backward)
                        for _ in range(n_layers)]
         self.ln_f = layer_norm(d_model, dtype=dtype) if norm == "pre" else None
         self.head = Linear(d_model, vocab_size, rng, dtype)
@@ -216,11 +186,8 @@ class NumpyDecoderLM(Layer):
                        + ([self.ln_f] if self.ln_f else []) + [self.head])
         self.params = [p for layer in self.layers for p in layer.params]
         self.grads = [g for layer in self.layers for g in layer.grads]
-        block_names = ["ln1.gamma", "ln1.beta", "attn.W_Q", "attn.b_Q", "attn.W_K", "attn.b_K", "attn.W_V",
-                       "attn.b_V", "attn.W_O", "attn.b_O", "ln2.gamma", "ln2.beta", "ff.W_1", "ff.b_1", "ff.W_2",
-                       "ff.b_2"]
         self.names = (["tok.E"] + (["pos.P"] if self.pos else [])
-                      + [f"block{i}.{n}" for i in range(n_layers) for n in block_names]
+                      + [f"block{i}.{n}" for i in range(n_layers) for n in BLOCK_NAMES]
                       + (["ln_f.gamma", "ln_f.beta"] if self.ln_f else []) + ["head.W", "head.b"])
         for p in self.params:                       # GPT-2's initialisation (as DecoderLM's)
             if p.ndim == 2:
@@ -290,17 +257,18 @@ class NumpyDecoderLM(Layer):
 
     # ------------------------------------------------------------ the same model in PyTorch
     @classmethod
-    def from_torch(cls, model, dtype=np.float64, layer_norm=LayerNorm) -> "NumpyDecoderLM":
-        """A NumpyDecoderLM holding the weights of ``model``, a :class:`helpers.lib.transformer.DecoderLM`."""
+    def from_torch(cls, model, dtype=np.float64, **parts) -> "NumpyDecoderLM":
+        """A NumpyDecoderLM holding the weights of ``model``, a
+        :class:`helpers.lib.transformer.DecoderLM`; ``parts`` (``layer_norm=``, ``attend=`` ...)
+        go to the constructor."""
         c = model.cfg
         if c.dropout:
             raise ValueError("the NumPy decoder has no dropout: copy a DecoderLM with dropout=0")
-        out = cls(c.vocab_size, c.d_model, c.n_heads, c.n_layers, c.d_ff, c.max_len, c.norm, c.positions,
-                  dtype=dtype, layer_norm=layer_norm)
-        for p, w in zip(out.params, _torch_order(model), strict=True):
-            if p.shape != w.shape:
-                raise ValueError(f"weight of shape {w.shape} does not fit the NumPy parameter {p.shape}")
-            p[...] = w
+        out = cls(c.vocab_size, c.d_model, c.n_heads, c.n_layers, c.d_ff, c.max_len, c.norm,
+                  c.positions, dtype=dtype, **parts)
+        for p, (tensor, transpose) in zip(out.params, _torch_layout(model), strict=True):
+            w = tensor.detach().cpu().double().numpy()
+            p[...] = w.T if transpose else w
         return out
 
     def to_torch(self):
@@ -338,12 +306,3 @@ def _torch_layout(model):
         rows += [(model.ln_f.weight, False), (model.ln_f.bias, False)]
     rows += [(model.head.weight, True), (model.head.bias, False)]
     return rows
-
-
-def _torch_order(model) -> list[np.ndarray]:
-    """DecoderLM ``model``'s weights as NumPy arrays (float64), in NumpyDecoderLM's ``params`` order and layout."""
-    out = []
-    for tensor, transpose in _torch_layout(model):
-        w = tensor.detach().cpu().double().numpy()
-        out.append(w.T if transpose else w)
-    return out

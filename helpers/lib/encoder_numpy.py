@@ -19,7 +19,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers.lib.attention import MultiHeadAttention
+from helpers.lib.attention import (
+    MultiHeadAttention,
+    scaled_dot_product_attention,
+    softmax_attention_backward,
+)
 from helpers.lib.bert import TinyBert
 from helpers.lib.checks import check_ids, check_mask
 from helpers.lib.decoder import GELU, FeedForward
@@ -43,11 +47,14 @@ class EncoderBlock(Layer):
     """One Pre-LN encoder block, (B, L, d) -> (B, L, d). Taught in lesson 10, section 3.4.
 
     x = x + Attn(LN1(x), key_padding);  x = x + FFN(LN2(x)), as ``nn.TransformerEncoderLayer(norm_first=True)``.
-    No causal mask: a position sees its whole sentence; ``key_padding`` (B, L) bool marks the real tokens."""
+    No causal mask: a position sees its whole sentence; ``key_padding`` (B, L) bool marks the real tokens.
+    ``attend`` and ``attend_backward`` are the attention functions (:mod:`helpers.lib.attention`)."""
 
-    def __init__(self, d: int, n_heads: int, d_ff: int, rng: np.random.Generator, dtype=np.float64):
+    def __init__(self, d: int, n_heads: int, d_ff: int, rng: np.random.Generator, dtype=np.float64,
+                 attend=scaled_dot_product_attention, attend_backward=softmax_attention_backward):
         super().__init__()
-        self.ln1, self.attn = LayerNorm(d, dtype=dtype), MultiHeadAttention(d, n_heads, rng, dtype)
+        self.ln1 = LayerNorm(d, dtype=dtype)
+        self.attn = MultiHeadAttention(d, n_heads, rng, dtype, attend=attend, attend_backward=attend_backward)
         self.ln2, self.ff = LayerNorm(d, dtype=dtype), FeedForward(d, d_ff, rng, dtype)
         self.parts = [self.ln1, self.attn, self.ln2, self.ff]
         self.params = [p for part in self.parts for p in part.params]
@@ -79,17 +86,20 @@ class NumpyEncoder:
     -> contextual vectors (B, L, d); mlm_logits(hidden (..., d)) -> (..., V);
     masked_lm_loss(ids, labels (B, L), attention_mask) -> the mean cross-entropy (nats) over the
     positions whose label is not -100 — what :func:`helpers.lib.bert.masked_lm_loss` computes.
-    Build one with :meth:`from_torch` from a trained :class:`helpers.lib.bert.TinyBert`."""
+    Build one with :meth:`from_torch` from a trained :class:`helpers.lib.bert.TinyBert`;
+    ``attend`` and ``attend_backward`` go to every block (:class:`EncoderBlock`)."""
 
     def __init__(self, vocab_size: int, dim: int, n_layers: int, n_heads: int, ff_dim: int, max_len: int,
-                 n_segments: int = 2, pad_id: int = 0, seed: int = 0, dtype=np.float64):
+                 n_segments: int = 2, pad_id: int = 0, seed: int = 0, dtype=np.float64,
+                 attend=scaled_dot_product_attention, attend_backward=softmax_attention_backward):
         rng = np.random.default_rng(seed)
         self.vocab_size, self.max_len, self.n_segments, self.pad_id = vocab_size, max_len, n_segments, pad_id
         self.E = rng.normal(0.0, 0.02, (vocab_size, dim)).astype(dtype)      # token table, also the output
         self.P = rng.normal(0.0, 0.02, (max_len, dim)).astype(dtype)         # learned positions
         self.S = rng.normal(0.0, 0.02, (n_segments, dim)).astype(dtype)      # sentence A / B
         self.emb_norm = LayerNorm(dim, dtype=dtype)
-        self.blocks = [EncoderBlock(dim, n_heads, ff_dim, rng, dtype) for _ in range(n_layers)]
+        self.blocks = [EncoderBlock(dim, n_heads, ff_dim, rng, dtype, attend, attend_backward)
+                       for _ in range(n_layers)]
         self.final_norm = LayerNorm(dim, dtype=dtype)
         self.head, self.head_act, self.head_norm = Linear(dim, dim, rng, dtype), GELU(), LayerNorm(dim, dtype=dtype)
         self.out_bias = np.zeros(vocab_size, dtype)
@@ -133,7 +143,8 @@ class NumpyEncoder:
         return float(-np.mean(logp[np.arange(len(logp)), labels[picked]]))
 
     @classmethod
-    def from_torch(cls, model: TinyBert, dtype=np.float64) -> "NumpyEncoder":
+    def from_torch(cls, model: TinyBert, dtype=np.float64, attend=scaled_dot_product_attention,
+                   attend_backward=softmax_attention_backward) -> "NumpyEncoder":
         """A NumpyEncoder holding the weights of ``model``, a (tied) :class:`helpers.lib.bert.TinyBert`.
 
         PyTorch's Linear stores W as (out, in), ours as (in, out): each matrix is transposed."""
@@ -141,7 +152,7 @@ class NumpyEncoder:
             raise ValueError("NumpyEncoder.from_torch needs a TinyBert with tied weights (cfg.tie_weights=True)")
         c = model.cfg
         out = cls(c.vocab_size, c.dim, c.n_layers, c.n_heads, c.ff_dim, c.max_len, c.n_segments, model.pad_id,
-                  dtype=dtype)
+                  dtype=dtype, attend=attend, attend_backward=attend_backward)
         out.E[...], out.P[...], out.S[...] = (_numpy(e.weight) for e in (model.tok_emb, model.pos_emb, model.seg_emb))
         for block, layer in zip(out.blocks, model.encoder.layers, strict=True):
             block.load_torch(layer)

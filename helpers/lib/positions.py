@@ -106,6 +106,26 @@ def apply_rope(x: np.ndarray, positions=None, base: float = 10000.0) -> np.ndarr
     return out
 
 
+def rotary(attend, attend_backward):
+    """RoPE around a pair of attention functions: queries and keys rotated first (lesson 04 §6).
+
+    Returns (rope_attend, rope_attend_backward) with the signatures of ``attend`` and
+    ``attend_backward`` (:mod:`helpers.lib.attention`) on (..., T, d_k) heads. A rotation is
+    orthogonal, so the backward pass rotates dQ and dK back by the opposite angles:
+    if Q' = R Q then dQ = Rᵀ dQ'."""
+    def rotate(x, positions=None):
+        return apply_rope(x, positions).astype(x.dtype)
+
+    def rope_attend(Q, K, V, mask=None, scale=None):
+        return attend(rotate(Q), rotate(K), V, mask=mask, scale=scale)
+
+    def rope_attend_backward(dout, Q, K, V, weights, scale):
+        dQ, dK, dV = attend_backward(dout, rotate(Q), rotate(K), V, weights, scale)
+        back = -np.arange(Q.shape[-2])
+        return rotate(dQ, back), rotate(dK, back), dV
+    return rope_attend, rope_attend_backward
+
+
 def alibi_bias(T: int, slope: float) -> np.ndarray:
     """ALiBi's distance penalty on attention scores. Taught in lesson 04, section 6.
 
