@@ -3,8 +3,8 @@
 The experiment (the best layer for *light*) measures its answer itself, on the shipped encoder
 ``data/models/mlm_bert`` and the word-sense sentences ``data/wsd_sentences.tsv``, read here through
 :mod:`helpers.infra` (checksums verified) and rebuilt with :mod:`helpers.lib` alone: a checker never
-imports the course layer (``tests/test_layering.py``); ``tests/test_lesson10_checkers.py`` checks that
-it reads the very files and model the lesson loads.
+imports the course layer (``tests/test_layering.py``); ``tests/helpers/exercises/test_lesson10.py``
+checks that it reads the very files and model the lesson loads.
 """
 from __future__ import annotations
 
@@ -85,7 +85,8 @@ def course_merges(word_counts, n_merges):
 def _bpe_call(fn, word_counts, n_merges):
     got = fn(dict(word_counts), n_merges)
     if not isinstance(got, list | tuple):
-        raise ExerciseFailed(f"expected a list of merges, pairs of strings; got {type(got).__name__}")
+        raise ExerciseFailed("expected a list of merges, pairs of strings; got "
+                             f"{type(got).__name__}")
     return [tuple(p) for p in got]
 
 
@@ -95,7 +96,7 @@ def _bpe_toy(fn):
 
 
 def _bpe_repeats_and_stops(fn):
-    words = {"xabab": 3, "ab": 1}          # (a, b) twice in one word; after 4 merges nothing is left
+    words = {"xabab": 3, "ab": 1}          # (a, b) twice in a word; 4 merges leave one piece a word
     expect_equal(_bpe_call(fn, words, 10), course_merges(words, 10),
                  f"the merges of {words} (asked for 10: it stops when every word is one piece)")
 
@@ -114,16 +115,18 @@ check_bpe_merges = FunctionExercise(
     "BPE merge loop", [_bpe_toy, _bpe_repeats_and_stops, _bpe_matches_library],
     reference=course_merges, step="core", forbidden=(BPETokenizer.train, BPETokenizer),
     mistakes=[
-        Mistake("unweighted", "a pair inside a word that occurs 6 times counts 6 times: add the word's count, "
-                "not 1, for each of its pairs.", like=lambda w, n: _bpe_variant(w, n, weighted=False)),
-        Mistake("ties_by_order", "when pairs tie, take the alphabetically smallest (min of the tied pairs), so "
-                "the same counts always give the same merges.",
+        Mistake("unweighted", "a pair inside a word that occurs 6 times counts 6 times: add the "
+                "word's count, not 1, for each of its pairs.",
+                like=lambda w, n: _bpe_variant(w, n, weighted=False)),
+        Mistake("ties_by_order", "when pairs tie, take the alphabetically smallest (min of the tied "
+                "pairs), so the same counts always give the same merges.",
                 like=lambda w, n: _bpe_variant(w, n, alphabetical=False)),
-        Mistake("first_only", "merge every occurrence of the pair in a word, not only the first: scan the "
-                "whole word and skip past each pair you merged.", like=lambda w, n: _bpe_variant(w, n, every=False)),
+        Mistake("first_only", "merge every occurrence of the pair in a word, not only the first: scan "
+                "the whole word and skip past each pair you merged.",
+                like=lambda w, n: _bpe_variant(w, n, every=False)),
         Mistake("no_word_start", "a word starts with the marker: split low as ['\u2581l', 'o', 'w'] "
-                "(WORD_START + first letter), so that pieces at a word's start differ from inner ones.",
-                like=lambda w, n: _bpe_variant(w, n, marker=False)),
+                "(WORD_START + first letter), so that pieces at a word's start differ from inner "
+                "ones.", like=lambda w, n: _bpe_variant(w, n, marker=False)),
     ])
 
 
@@ -132,7 +135,7 @@ def _call_rule(fn, ids, chosen, u, random_ids):
     before = ids.copy()
     out = fn(ids, chosen, u, random_ids, MASK_ID)
     if not np.array_equal(ids, before):
-        raise ExerciseFailed(f"`ids` was changed in place: expected it unchanged after your call (its tokens are "
+        raise ExerciseFailed(f"ids was changed in place: expected it unchanged after your call (its tokens are "
                              f"the labels), got {int(np.sum(ids != before))} positions changed")
     return np.asarray(out)
 
@@ -198,10 +201,10 @@ check_80_10_10 = FunctionExercise(
     reference=apply_80_10_10,
     step="warm-up", forbidden=(apply_80_10_10, mask_tokens),
     mistakes=[
-        Mistake("in_place", "you changed `ids` itself: the original tokens are the labels the model must "
+        Mistake("in_place", "you changed ids itself: the original tokens are the labels the model must "
                 "predict, so start from a copy, out = ids.copy().", like=_in_place),
         Mistake("unchosen_replaced", "only the chosen positions (about 15 %) are replaced; combine every "
-                "condition with `chosen &`.", like=_every_position),
+                "condition with chosen &.", like=_every_position),
         Mistake("last_tenths_swapped", "0.8 <= u < 0.9 gets a random token and u >= 0.9 keeps the original "
                 "one; you swapped the last two tenths.", like=_last_tenths_swapped),
         Mistake("random_for_both_tenths", "from u = 0.9 on the token stays unchanged: the random token is "
