@@ -2,7 +2,7 @@
 
 The model of lesson 10's live training (:class:`helpers.lib.bert.NumpyMaskedLM`, window 2, d = 64,
 the shipped tokenizer's 4,000 pieces, tied output layer, float32), one step = forward, the
-hand-written backward, clipping at 1 and the AdamW update (the course's step of Exercise 3); in
+hand-written backward, clipping at 1 and lesson 01's AdamW (as the lesson's live training); in
 PyTorch the same forward (:func:`helpers.lib.bert.numpy_mlm_torch_reference`'s computation, float32),
 autograd, ``clip_grad_norm_`` and ``torch.optim.AdamW``. Both read the same real masked batch of 64
 training sentences. Checked before timing: the two give the same loss and gradients.
@@ -20,9 +20,9 @@ from torch.nn import functional as F
 
 from helpers.course.mlm_model import mlm_sentences
 from helpers.course.models import load_model
-from helpers.exercises.lesson10 import course_adamw_step
 from helpers.lib.bert import NumpyMaskedLM, numpy_mlm_torch_reference
 from helpers.lib.mlm import IGNORE
+from helpers.lib.optim import AdamW, clip_global_norm
 from helpers.lib.pretraining import encode_corpus, next_masked_batch
 
 DIM, WINDOW, BATCH, LR = 64, 2, 64, 1e-2
@@ -56,16 +56,13 @@ def main(repeats: int = 30) -> dict:
     for g, p in zip(model.grads, t_params, strict=True):
         assert np.allclose(g, p.grad.numpy(), rtol=1e-3, atol=1e-6)
 
-    state = {"m": [np.zeros_like(p) for p in model.params], "v": [np.zeros_like(p) for p in model.params], "t": 0}
+    adamw = AdamW(lr=LR, weight_decay=0.01, beta2=0.98)
 
     def numpy_step():
         model.forward(batch.inputs, batch.labels, batch.attention_mask)
         model.backward()
-        state["t"] += 1
-        new, state["m"], state["v"], _ = course_adamw_step(model.params, model.grads, state["m"], state["v"],
-                                                           state["t"], LR)
-        for p, q in zip(model.params, new, strict=True):
-            p[...] = q
+        clip_global_norm(model.grads, 1.0)
+        adamw.update(model.params, model.grads)
 
     tparams = [torch.tensor(p.copy(), requires_grad=True) for p in model.params]
     opt = torch.optim.AdamW(tparams, lr=LR, betas=(0.9, 0.98), eps=1e-8, weight_decay=0.01)

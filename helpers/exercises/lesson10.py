@@ -3,12 +3,13 @@
 The experiment (the best layer for *light*) measures its answer itself, on the shipped encoder
 ``data/models/mlm_bert`` and the word-sense sentences ``data/wsd_sentences.tsv``, read here through
 :mod:`helpers.infra` (checksums verified) and rebuilt with :mod:`helpers.lib` alone: a checker never
-imports the course layer (``tests/repo/test_layering.py``); ``tests/test_lesson10_checkers.py`` checks that
-it reads the very files and model the lesson loads.
+imports the course layer (``tests/repo/test_layering.py``); ``tests/helpers/exercises/test_lesson10.py``
+checks that it reads the very files and model the lesson loads.
 """
 from __future__ import annotations
 
 import os
+from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 
@@ -36,13 +37,97 @@ from helpers.lib.bert import (
     mlm_loss_numpy,
     numpy_mlm_torch_reference,
 )
-from helpers.lib.bpe import BPETokenizer
+from helpers.lib.bpe import SPECIALS, WORD_START, BPETokenizer
 from helpers.lib.contextual import nearest_sense, nearest_sense_accuracy, word_vectors
 from helpers.lib.mlm import IGNORE, apply_80_10_10, mask_tokens
-from helpers.lib.optim import Adam, AdamW, clip_global_norm
 from helpers.lib.text import tokenize
 
 MASK_ID = 4
+
+
+# ----------------------------------------------------------------------------- BPE: the merge loop
+TOY_WORDS = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
+
+
+def _bpe_variant(word_counts, n_merges, weighted=True, alphabetical=True, every=True, marker=True):
+    """The merge loop (all switches on) and its typical mistakes (one switch off)."""
+    words = {w: ([WORD_START + w[0]] if marker else [w[0]]) + list(w[1:]) for w in word_counts}
+    merges = []
+    while len(merges) < n_merges:
+        counts = Counter()
+        for w, syms in words.items():
+            for pair in zip(syms[:-1], syms[1:]):
+                counts[pair] += word_counts[w] if weighted else 1
+        if not counts:
+            break
+        top = max(counts.values())
+        tied = [p for p, c in counts.items() if c == top]
+        pair = min(tied) if alphabetical else tied[0]
+        merges.append(pair)
+        for w, syms in words.items():
+            out, i, done = [], 0, False
+            while i < len(syms):
+                if i + 1 < len(syms) and (syms[i], syms[i + 1]) == pair and (every or not done):
+                    out.append(syms[i] + syms[i + 1])
+                    i, done = i + 2, True
+                else:
+                    out.append(syms[i])
+                    i += 1
+            words[w] = out
+    return merges
+
+
+def course_merges(word_counts, n_merges):
+    """The course's BPE merge loop (the answer to lesson 10's exercise 1)."""
+    return _bpe_variant(word_counts, n_merges)
+
+
+def _bpe_call(fn, word_counts, n_merges):
+    got = fn(dict(word_counts), n_merges)
+    if not isinstance(got, list | tuple):
+        raise ExerciseFailed("expected a list of merges, pairs of strings; got "
+                             f"{type(got).__name__}")
+    return [tuple(p) for p in got]
+
+
+def _bpe_toy(fn):
+    expect_equal(_bpe_call(fn, TOY_WORDS, 10), course_merges(TOY_WORDS, 10),
+                 f"the 10 merges of {TOY_WORDS}")
+
+
+def _bpe_repeats_and_stops(fn):
+    words = {"xabab": 3, "ab": 1}          # (a, b) twice in a word; 4 merges leave one piece a word
+    expect_equal(_bpe_call(fn, words, 10), course_merges(words, 10),
+                 f"the merges of {words} (asked for 10: it stops when every word is one piece)")
+
+
+def _bpe_matches_library(fn):
+    rng = np.random.default_rng(3)
+    letters = list("abcdehlnorst")
+    words = {"".join(rng.choice(letters, int(rng.integers(2, 7)))): int(rng.integers(1, 30))
+             for _ in range(300)}
+    alphabet = {WORD_START + w[0] for w in words} | {c for w in words for c in w[1:]}
+    library = BPETokenizer.train(words, len(SPECIALS) + len(alphabet) + 40, min_frequency=1).merges
+    expect_equal(_bpe_call(fn, words, 40), library, "the first 40 merges of 300 random words")
+
+
+check_bpe_merges = FunctionExercise(
+    "BPE merge loop", [_bpe_toy, _bpe_repeats_and_stops, _bpe_matches_library],
+    reference=course_merges, step="core", forbidden=(BPETokenizer.train, BPETokenizer),
+    mistakes=[
+        Mistake("unweighted", "a pair inside a word that occurs 6 times counts 6 times: add the "
+                "word's count, not 1, for each of its pairs.",
+                like=lambda w, n: _bpe_variant(w, n, weighted=False)),
+        Mistake("ties_by_order", "when pairs tie, take the alphabetically smallest (min of the tied "
+                "pairs), so the same counts always give the same merges.",
+                like=lambda w, n: _bpe_variant(w, n, alphabetical=False)),
+        Mistake("first_only", "merge every occurrence of the pair in a word, not only the first: scan "
+                "the whole word and skip past each pair you merged.",
+                like=lambda w, n: _bpe_variant(w, n, every=False)),
+        Mistake("no_word_start", "a word starts with the marker: split low as ['\u2581l', 'o', 'w'] "
+                "(WORD_START + first letter), so that pieces at a word's start differ from inner "
+                "ones.", like=lambda w, n: _bpe_variant(w, n, marker=False)),
+    ])
 
 
 # ----------------------------------------------------------------------------- the 80/10/10 rule
@@ -50,7 +135,7 @@ def _call_rule(fn, ids, chosen, u, random_ids):
     before = ids.copy()
     out = fn(ids, chosen, u, random_ids, MASK_ID)
     if not np.array_equal(ids, before):
-        raise ExerciseFailed(f"`ids` was changed in place: expected it unchanged after your call (its tokens are "
+        raise ExerciseFailed(f"ids was changed in place: expected it unchanged after your call (its tokens are "
                              f"the labels), got {int(np.sum(ids != before))} positions changed")
     return np.asarray(out)
 
@@ -116,10 +201,10 @@ check_80_10_10 = FunctionExercise(
     reference=apply_80_10_10,
     step="warm-up", forbidden=(apply_80_10_10, mask_tokens),
     mistakes=[
-        Mistake("in_place", "you changed `ids` itself: the original tokens are the labels the model must "
+        Mistake("in_place", "you changed ids itself: the original tokens are the labels the model must "
                 "predict, so start from a copy, out = ids.copy().", like=_in_place),
         Mistake("unchosen_replaced", "only the chosen positions (about 15 %) are replaced; combine every "
-                "condition with `chosen &`.", like=_every_position),
+                "condition with chosen &.", like=_every_position),
         Mistake("last_tenths_swapped", "0.8 <= u < 0.9 gets a random token and u >= 0.9 keeps the original "
                 "one; you swapped the last two tenths.", like=_last_tenths_swapped),
         Mistake("random_for_both_tenths", "from u = 0.9 on the token stays unchanged: the random token is "
@@ -191,7 +276,8 @@ def _sense_variant(query, support, senses, unit=True, centroid=True, cosine=True
     return labels[best] if label else best
 
 
-def _nearest_sense_reference(query, support, senses):
+def course_classify(query, support, senses):
+    """The course's nearest-sense rule (the answer to lesson 10's exercise 4)."""
     return nearest_sense(query, support, senses)[0]
 
 
@@ -199,7 +285,7 @@ check_nearest_sense = FunctionExercise(
     "nearest sense centroid",
     [_sense_returns_label, _sense_by_cosine, _sense_uses_centroids, _sense_unit_vectors_first,
      _sense_cosine_not_distance],
-    reference=_nearest_sense_reference, step="warm-up", forbidden=(nearest_sense, nearest_sense_accuracy),
+    reference=course_classify, step="warm-up", forbidden=(nearest_sense, nearest_sense_accuracy),
     mistakes=[
         Mistake("dot_product", "compare directions with the cosine: a plain dot product favours the sense "
                 "whose vectors are long.", like=lambda q, S, s: _sense_variant(q, S, s, unit=False, cosine=False)),
@@ -326,124 +412,6 @@ check_tied_mlm_backward = FunctionExercise(
     ])
 
 
-# ----------------------------------------------------------------------------- core: the optimiser step
-STEP_NAMES = ("params", "m", "v", "grad_norm")
-
-
-def _adamw_variant(params, grads, m, v, t, lr, betas=(0.9, 0.98), eps=1e-8, weight_decay=0.01, max_norm=1.0,
-                   decoupled=True, bias_correction=True, clip="global", eps_inside=False):
-    """The reference step (every switch at its default) and its typical mistakes (one switch changed)."""
-    b1, b2 = betas
-    grads = [np.asarray(g, dtype=np.float64) for g in grads]
-    norm = float(np.sqrt(sum(float((g * g).sum()) for g in grads)))
-    if clip == "global" and norm > max_norm:
-        grads = [g * (max_norm / (norm + 1e-6)) for g in grads]          # torch's clip_grad_norm_
-    elif clip == "each":
-        grads = [g * min(1.0, max_norm / (float(np.sqrt((g * g).sum())) + 1e-6)) for g in grads]
-    elif clip == "always":
-        grads = [g * (max_norm / (norm + 1e-6)) for g in grads]
-    new_p, new_m, new_v = [], [], []
-    for p, g, m_, v_ in zip(params, grads, m, v, strict=True):
-        p = np.asarray(p, dtype=np.float64)
-        if not decoupled:
-            g = g + weight_decay * p                                      # Adam with an L2 term
-        m_ = b1 * np.asarray(m_) + (1 - b1) * g
-        v_ = b2 * np.asarray(v_) + (1 - b2) * g * g
-        m_hat, v_hat = (m_ / (1 - b1 ** t), v_ / (1 - b2 ** t)) if bias_correction else (m_, v_)
-        denom = np.sqrt(v_hat + eps) if eps_inside else np.sqrt(v_hat) + eps
-        p = p * (1 - lr * weight_decay) if decoupled else p
-        new_p.append(p - lr * m_hat / denom)
-        new_m.append(m_)
-        new_v.append(v_)
-    return new_p, new_m, new_v, norm
-
-
-def _adamw_reference(params, grads, m, v, t, lr, betas=(0.9, 0.98), eps=1e-8, weight_decay=0.01, max_norm=1.0):
-    return _adamw_variant(params, grads, m, v, t, lr, betas, eps, weight_decay, max_norm)
-
-
-def course_adamw_step(params, grads, m, v, t, lr, betas=(0.9, 0.98), eps=1e-8, weight_decay=0.01, max_norm=1.0):
-    """The course's step (Exercise 3's reference): clip the global norm as torch's clip_grad_norm_ does,
-    then AdamW. Returns (new params, new m, new v, the norm before clipping); lesson 10's live training
-    goes on with it until the student's passes the checker."""
-    return _adamw_variant(params, grads, m, v, t, lr, betas, eps, weight_decay, max_norm)
-
-
-def _torch_steps(params, grad_list, lrs, betas, eps, weight_decay, max_norm):
-    """torch.nn.utils.clip_grad_norm_ then torch.optim.AdamW, one step per gradient list: the
-    parameters, exp_avg and exp_avg_sq after each step."""
-    ps = [torch.tensor(p, dtype=torch.float64, requires_grad=True) for p in params]
-    opt = torch.optim.AdamW(ps, lr=lrs[0], betas=betas, eps=eps, weight_decay=weight_decay)
-    out = []
-    for grads, lr in zip(grad_list, lrs, strict=True):
-        for p, g in zip(ps, grads, strict=True):
-            p.grad = torch.tensor(g, dtype=torch.float64)
-        norm = float(torch.nn.utils.clip_grad_norm_(ps, max_norm))
-        opt.param_groups[0]["lr"] = lr
-        opt.step()
-        out.append(([p.detach().numpy().copy() for p in ps],
-                    [opt.state[p]["exp_avg"].numpy().copy() for p in ps],
-                    [opt.state[p]["exp_avg_sq"].numpy().copy() for p in ps], norm))
-    return out
-
-
-def _step_case(seed, shapes, scale, steps, lrs, max_norm=1.0, betas=(0.9, 0.98), eps=1e-8, weight_decay=0.01):
-    def check(f):
-        rng = np.random.default_rng(seed)
-        params = [rng.normal(0, 1, s) for s in shapes]
-        grad_list = [[rng.normal(0, scale, s) * (1 + k) for s in shapes] for k in range(steps)]
-        expected = _torch_steps(params, grad_list, lrs, betas, eps, weight_decay, max_norm)
-        p, m, v = [x.copy() for x in params], [np.zeros(s) for s in shapes], [np.zeros(s) for s in shapes]
-        where = (f"{len(shapes)} arrays {', '.join(str(s) for s in shapes)}, gradients of norm about "
-                 f"{np.sqrt(sum(np.prod(s) for s in shapes)) * scale:.2g}, max_norm={max_norm}")
-        for t, (grads, lr, (tp, tm, tv, tn)) in enumerate(zip(grad_list, lrs, expected, strict=True), 1):
-            got = f([x.copy() for x in p], [g.copy() for g in grads], [x.copy() for x in m], [x.copy() for x in v],
-                    t, lr, betas=betas, eps=eps, weight_decay=weight_decay, max_norm=max_norm)
-            expect_tuple(got, STEP_NAMES)
-            new_p, m, v, norm = got
-            expect_close(norm, tn, f"returned gradient norm (before clipping) at step {t} ({where})", rtol=1e-6)
-            for k, (a, b) in enumerate(zip(list(new_p), tp, strict=True)):
-                expect_close(a, b, f"parameter array {k} after step {t} (lr={lr:g}; {where}), "
-                             "against torch's clip_grad_norm_ + AdamW", rtol=1e-6, atol=1e-10)
-            for k, (a, b) in enumerate(zip(list(m), tm, strict=True)):
-                expect_close(a, b, f"m (the first moment) of array {k} after step {t} ({where})", rtol=1e-6, atol=1e-12)
-            for k, (a, b) in enumerate(zip(list(v), tv, strict=True)):
-                expect_close(a, b, f"v (the second moment) of array {k} after step {t} ({where})", rtol=1e-6,
-                             atol=1e-16)
-            p = [np.asarray(x, dtype=np.float64) for x in new_p]
-    return check
-
-
-check_adamw_step = FunctionExercise(
-    "one AdamW step with gradient clipping",
-    [_step_case(0, [(3,), (2, 2)], 1.0, 3, [1e-3, 2e-3, 2e-3]),            # norm > 1: clipped
-     _step_case(1, [(4,), (3, 2), (5,)], 1e-6, 3, [5e-3, 5e-3, 4e-3]),      # tiny gradients: never scaled up
-     _step_case(2, [(6, 4), (4,)], 0.5, 4, [1e-2, 8e-3, 6e-3, 4e-3], max_norm=2.0, betas=(0.8, 0.9))],
-    reference=_adamw_reference, step="core",
-    forbidden=(course_adamw_step, _adamw_variant, AdamW, Adam, clip_global_norm, torch.optim.AdamW, torch.optim.Adam,
-               torch.nn.utils.clip_grad_norm_),
-    explanation=("This is the update that trained the shipped encoder (torch's clip_grad_norm_ then AdamW):\n"
-                 "the clipping bounds a step when one batch gives a huge gradient, the bias correction makes\n"
-                 "the first steps full-sized although m and v start at zero, and the decoupled decay shrinks\n"
-                 "every weight by the same factor (1 - lr * weight_decay) whatever its gradient."),
-    mistakes=[
-        Mistake("l2_in_the_gradient", "the weight decay is decoupled: shrink the parameter, p * (1 - lr * "
-                "weight_decay), instead of adding weight_decay * p to the gradient (that is Adam with L2, which "
-                "divides the decay by sqrt(v_hat)).", like=lambda *a, **k: _adamw_variant(*a, **k, decoupled=False)),
-        Mistake("no_bias_correction", "m and v start at zero, so early on they are too small: divide by "
-                "(1 - beta1**t) and (1 - beta2**t) before the update (t counts from 1).",
-                like=lambda *a, **k: _adamw_variant(*a, **k, bias_correction=False)),
-        Mistake("clipped_each_array", "clip the GLOBAL norm: one norm over all the gradient arrays together, "
-                "sqrt(sum of every squared entry), and one factor for all of them.",
-                like=lambda *a, **k: _adamw_variant(*a, **k, clip="each")),
-        Mistake("scaled_up_small_gradients", "clipping only ever shrinks: when the norm is already at most "
-                "max_norm, leave the gradients as they are.", like=lambda *a, **k: _adamw_variant(*a, **k, clip="always")),
-        Mistake("eps_inside_the_root", "eps goes outside the square root, sqrt(v_hat) + eps (as torch does): "
-                "inside it dominates when the gradients are tiny.",
-                like=lambda *a, **k: _adamw_variant(*a, **k, eps_inside=True)),
-    ])
-
-
 # ----------------------------------------------------------------------------- experiment: the best layer for a word
 DATA_DIR = Path(os.environ.get("NLP_COURSE_DATA", Path(__file__).resolve().parents[2] / "data"))
 WSD_FILE, WSD_SHA256 = "wsd_sentences.tsv", "ba3c4173666b9b1e86948a38fcb64a51f97261002862e6687f61868df15749d1"
@@ -514,4 +482,4 @@ check_best_layer = ExperimentExercise(
     ],
 )
 
-EXERCISES = [check_80_10_10, check_tied_mlm_backward, check_adamw_step, check_nearest_sense, check_best_layer]
+EXERCISES = [check_bpe_merges, check_80_10_10, check_tied_mlm_backward, check_nearest_sense, check_best_layer]

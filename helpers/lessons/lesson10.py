@@ -581,3 +581,84 @@ def tinybert_blank(model: TinyBert, batch) -> np.ndarray:
     x, y, att = batch_to_torch(batch, "cpu")
     sel = y != IGNORE
     return torch.softmax(model.mlm_logits(model(x, att)[sel]), -1)[0].numpy()
+
+
+# ---------------------------------------------------------------- who did what to whom: the role probe
+ROLE_NOUNS = ("man woman king police army team player company government child father mother friend "
+              "leader minister judge manager director president").split()
+ROLE_VERBS = "saw met helped killed followed called told asked beat hit found paid joined warned".split()
+ROLE_ADJECTIVES = "old young new local former".split()
+
+
+def role_sentences(tok: BPETokenizer, kv, n_pairs: int = 160, seed: int = 0) -> tuple:
+    """Minimal pairs for the agent/patient probe (lesson 10 §4.4): (sentences, positions,
+    is_agent, group), one item per sentence, the target the noun after "the" (or "the" + adjective).
+
+    "the X that V the Y" (X did it) and "the X that the Y V" (it was done to X): the same words in
+    another order, X at the same position, so X's own static vector, the mean of its context's
+    static vectors and its position are at chance by construction. ``group`` numbers the noun
+    pair, so that a split can hold whole pairs out. Every word must be one piece of ``tok`` and a
+    word of ``kv``."""
+    missing = [w for w in ROLE_NOUNS + ROLE_VERBS + ROLE_ADJECTIVES + ["the", "that"]
+               if w not in kv or len(tok.tokenize_word(w)) != 1]
+    if missing:
+        raise ValueError("role_sentences: these words are not one piece of the tokeniser or not in "
+                         f"the static vocabulary: {missing}")
+    rng = np.random.default_rng(seed)
+    pairs = [(a, b) for i, a in enumerate(ROLE_NOUNS) for b in ROLE_NOUNS[i + 1:]]
+    pairs = [pairs[k] for k in rng.permutation(len(pairs))[:n_pairs]]
+    sentences, positions, is_agent, group = [], [], [], []
+    for g, (a, b) in enumerate(pairs):
+        verb = ROLE_VERBS[rng.integers(len(ROLE_VERBS))]
+        for x, y in ((a, b), (b, a)):
+            pre = ["the"]
+            if rng.random() >= 0.5:
+                pre.append(ROLE_ADJECTIVES[rng.integers(len(ROLE_ADJECTIVES))])
+            for words, agent in ((pre + [x, "that", verb, "the", y], 1),
+                                 (pre + [x, "that", "the", y, verb], 0)):
+                sentences.append(words)
+                positions.append(len(pre))
+                is_agent.append(agent)
+                group.append(g)
+    return sentences, np.array(positions), np.array(is_agent), np.array(group)
+
+
+def role_features(model: TinyBert, tok: BPETokenizer, kv, sentences, positions) -> dict:
+    """{method: (n, d) vectors of the target words}: the trained encoder at each layer, the same
+    architecture untrained, the word's static vector, the mean of its context's static vectors,
+    its position (one-hot) and the static vectors of the words at offsets -2..2 (order-aware)."""
+    out = {f"encoder layer {k}": word_vectors(model, tok, sentences, positions, k)
+           for k in range(1, model.cfg.n_layers + 1)}
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        untrained = TinyBert(model.cfg, tok.pad_id).eval()
+        out["encoder untrained"] = word_vectors(untrained, tok, sentences, positions, -1)
+    zero = np.zeros(kv.vector_size)
+    pairs = list(zip(sentences, positions))
+    out["static: the word's own vector"] = np.array([kv[s[p]] for s, p in pairs])
+    out["static: mean of the context"] = np.array(
+        [np.mean([kv[w] for i, w in enumerate(s) if i != p], 0) for s, p in pairs])
+    out["position alone"] = np.eye(max(len(s) for s in sentences))[positions]
+    out["static: words at offsets ±1, ±2"] = np.array(
+        [np.concatenate([kv[s[p + o]] if 0 <= p + o < len(s) else zero for o in (-2, -1, 1, 2)])
+         for s, p in pairs])
+    return out
+
+
+def role_probe(features: dict, is_agent, group, classify, splits: int = 5, seed: int = 0) -> dict:
+    """{method: (splits x held-out items,) 1.0 where ``classify`` named the role right}.
+
+    Each split holds out a quarter of the noun pairs; the vectors are centred on the training
+    mean and every held-out vector gets ``classify(query, support, senses)`` with the training
+    vectors and their roles as support (the nearest-sense rule of exercise 4)."""
+    labels = np.where(np.asarray(is_agent) == 1, "agent", "patient")
+    groups = np.unique(group)
+    out = {name: [] for name in features}
+    for k in range(splits):
+        order = np.random.default_rng(seed + k).permutation(groups)
+        held = np.isin(group, order[:len(groups) // 4])
+        for name, X in features.items():
+            X = X - X[~held].mean(0)
+            guess = [classify(q, X[~held], labels[~held]) for q in X[held]]
+            out[name].append(np.array(guess) == labels[held])
+    return {name: np.concatenate(v).astype(float) for name, v in out.items()}

@@ -12,8 +12,8 @@ layers at a larger scale: the two give the same masked-LM loss on held-out sente
                -> n_layers x EncoderBlock (Pre-LN, no causal mask) -> final LayerNorm
                -> head: Linear -> GELU -> LayerNorm -> h Eᵀ + b_out (tied output) -> logits (B, L, V)
 
-Every layer keeps its hand-written backward pass; the model here is used forward only (the
-shipped weights are trained in PyTorch by ``make models``).
+Every layer keeps its hand-written backward pass, and :meth:`NumpyEncoder.masked_lm_step` runs
+them all, so the same classes train a small encoder live in NumPy (lesson 10, section 3.3).
 """
 from __future__ import annotations
 
@@ -86,6 +86,7 @@ class NumpyEncoder:
     -> contextual vectors (B, L, d); mlm_logits(hidden (..., d)) -> (..., V);
     masked_lm_loss(ids, labels (B, L), attention_mask) -> the mean cross-entropy (nats) over the
     positions whose label is not -100 — what :func:`helpers.lib.bert.masked_lm_loss` computes.
+    masked_lm_step(ids, labels, attention_mask) -> that loss, with its gradients in ``grads``.
     Build one with :meth:`from_torch` from a trained :class:`helpers.lib.bert.TinyBert`;
     ``attend`` and ``attend_backward`` go to every block (:class:`EncoderBlock`)."""
 
@@ -106,6 +107,10 @@ class NumpyEncoder:
         self.params = ([self.E, self.P, self.S] + self.emb_norm.params + [p for b in self.blocks for p in b.params]
                        + self.final_norm.params + self.head.params + self.head_norm.params
                        + [self.out_bias])
+        self.grads = ([np.zeros_like(self.E), np.zeros_like(self.P), np.zeros_like(self.S)]
+                      + self.emb_norm.grads + [g for b in self.blocks for g in b.grads]
+                      + self.final_norm.grads + self.head.grads + self.head_norm.grads
+                      + [np.zeros_like(self.out_bias)])
 
     def forward(self, ids, attention_mask=None, segments=None):
         ids = check_ids(np.asarray(ids), self.vocab_size, "ids", "NumpyEncoder", noun="token ids")
@@ -118,6 +123,7 @@ class NumpyEncoder:
         if mask.shape != ids.shape or segments.shape != ids.shape:
             raise ValueError(f"NumpyEncoder: attention_mask {mask.shape} and segments {segments.shape} "
                              f"must have the shape of ids {ids.shape}")
+        self.ids, self.segments = ids, segments
         x = self.E[ids] + self.P[:ids.shape[1]][None] + self.S[segments]     # (B, L, d)
         x = self.emb_norm.forward(x)
         for block in self.blocks:
@@ -131,7 +137,7 @@ class NumpyEncoder:
         h = self.head_norm.forward(h)
         return (h @ self.E.T + self.out_bias).reshape(*shape[:-1], -1)
 
-    def masked_lm_loss(self, ids, labels, attention_mask=None) -> float:
+    def _picked(self, ids, labels):
         labels = np.asarray(labels)
         if labels.shape != np.shape(ids):
             raise ValueError(f"NumpyEncoder: labels {labels.shape} must have the shape of ids {np.shape(ids)}")
@@ -139,8 +145,43 @@ class NumpyEncoder:
         if not picked.any():
             raise ValueError("NumpyEncoder: labels are all -100 (no masked positions): the loss is undefined")
         check_ids(labels[picked], self.vocab_size, "labels", "NumpyEncoder.masked_lm_loss", noun="token ids")
+        return picked, labels[picked]
+
+    def masked_lm_loss(self, ids, labels, attention_mask=None) -> float:
+        picked, y = self._picked(ids, labels)
         logp = log_softmax(self.mlm_logits(self.forward(ids, attention_mask)[picked]))
-        return float(-np.mean(logp[np.arange(len(logp)), labels[picked]]))
+        return float(-np.mean(logp[np.arange(len(y)), y]))
+
+    def masked_lm_step(self, ids, labels, attention_mask=None) -> float:
+        """The masked-LM loss of a batch, with the gradient of every parameter in ``self.grads``.
+
+        Backward from the loss: dlogits = (P − Y)/|M| at the masked positions; the tied table gets
+        dlogitsᵀ g (output) plus the rows of dx of the ids it looked up (input); then the head, the
+        final LayerNorm, the blocks in reverse order and the embeddings' LayerNorm."""
+        picked, y = self._picked(ids, labels)
+        hidden = self.forward(ids, attention_mask)
+        g = self.head_norm.forward(self.head_act.forward(self.head.forward(hidden[picked])))
+        logp = log_softmax(g @ self.E.T + self.out_bias)
+        rows = np.arange(len(y))
+        dlogits = np.exp(logp)
+        dlogits[rows, y] -= 1
+        dlogits /= len(y)
+        dE, dP, dS = self.grads[:3]
+        dE[...] = dlogits.T @ g                                          # output use of E
+        self.grads[-1][...] = dlogits.sum(0)
+        dh = self.head.backward(self.head_act.backward(self.head_norm.backward(dlogits @ self.E)))
+        dx = np.zeros_like(hidden)
+        dx[picked] = dh
+        dx = self.final_norm.backward(dx)
+        for block in reversed(self.blocks):
+            dx = block.backward(dx)
+        dx = self.emb_norm.backward(dx)
+        np.add.at(dE, self.ids, dx)                                      # input use of E
+        dP[...] = 0
+        dP[:dx.shape[1]] = dx.sum(0)
+        dS[...] = 0
+        np.add.at(dS, self.segments, dx)
+        return float(-np.mean(logp[rows, y]))
 
     @classmethod
     def from_torch(cls, model: TinyBert, dtype=np.float64, attend=scaled_dot_product_attention,

@@ -119,15 +119,16 @@ def next_masked_batch(train_seqs: Sequence[np.ndarray], lengths: Sequence[int], 
 def mlm_update(model, opt, sched, batch, device="cpu") -> float:
     """One masked-LM optimiser step. Taught in lesson 10, section 3.
 
-    On a MaskedBatch: the loss, its gradient clipped to norm 1, the optimiser's and the
-    scheduler's step. Returns the loss."""
+    On a MaskedBatch: the loss, its gradient clipped to norm 1, the optimiser's step and the
+    scheduler's (when ``sched`` is not None). Returns the loss."""
     x, y, att = batch_to_torch(batch, device)
     loss = masked_lm_loss(model, x, y, att)
     opt.zero_grad(set_to_none=True)
     loss.backward()
     nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     opt.step()
-    sched.step()
+    if sched is not None:
+        sched.step()
     return loss.item()
 
 

@@ -80,3 +80,30 @@ def test_an_encoder_block_is_torch_s_pre_ln_layer_and_passes_finite_differences(
     b_K = "param[5]"          # the key bias shifts a whole row of scores, which the softmax ignores: its gradient is 0
     assert np.abs(fresh.grads[5]).max() < 1e-10
     assert max(e for name, e in report.errors.items() if name != b_K) < 1e-6, report
+
+
+@covers("encoder_numpy.NumpyEncoder.masked_lm_step")
+@budget(0.5)
+@given(st.sampled_from([1, 2]), dims(1, 2), st.integers(0, 5))
+def test_the_masked_lm_step_gives_torch_s_gradients(heads, n_layers, seed):
+    model = _tiny_bert(heads, n_layers, seed)
+    enc = NumpyEncoder.from_torch(model)
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(1, 11, (3, 6))
+    ids[0, 4:] = 0
+    ids[1, 0] = ids[1, 1]                                        # an id read twice: its rows add up
+    mask = ids != 0
+    labels = np.where(mask & (rng.random(ids.shape) < 0.5), ids, -100)
+    labels[2, 3] = ids[2, 3]
+    segments = np.zeros_like(ids)
+    loss = masked_lm_loss(model, torch.as_tensor(ids), torch.as_tensor(labels), torch.as_tensor(mask))
+    loss.backward()
+    ours = enc.masked_lm_step(ids, labels, mask)
+    np.testing.assert_allclose(ours, loss.item(), rtol=1e-6)
+    pairs = [(enc.grads[0], model.tok_emb.weight.grad), (enc.grads[1], model.pos_emb.weight.grad),
+             (enc.grads[-1], model.out_bias.grad),
+             (enc.blocks[0].ff.grads[0], model.encoder.layers[0].linear1.weight.grad.T),
+             (enc.blocks[0].attn.grads[6], model.encoder.layers[0].self_attn.out_proj.weight.grad.T)]
+    for mine, theirs in pairs:
+        np.testing.assert_allclose(mine, theirs.numpy(), rtol=1e-5, atol=1e-7)   # torch: float32 loss
+    assert np.all(enc.grads[2][1] == 0) and segments.max() == 0   # sentence B's row was never read
