@@ -12,7 +12,6 @@ Per lesson notebook:
 - its first cell states its times in one form, on a line of its own: ``**Time:** running it takes
   about N minutes; working through it, about H hours.`` (the README and the site read it).
 
-A lesson still being reworked is listed in ``PENDING`` with the reason; the list must end empty.
 """
 from __future__ import annotations
 
@@ -25,9 +24,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
-# notebook stem -> why it does not meet the standards yet
-PENDING: dict[str, str] = {
-}
 
 EXERCISE = re.compile(r"(?m)^#{2,4} Exercise (\d+) · (warm-up|core|experiment)\b")
 TRY_THIS = re.compile(r"(?m)^> \*\*Try this:\*\*\s*\S")
@@ -90,14 +86,8 @@ def lesson_problems(path: Path) -> list[str]:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_lesson_structure(path):
-    if path.stem in PENDING:
-        pytest.skip(f"pending: {PENDING[path.stem]}")
     problems = lesson_problems(path)
     assert not problems, f"{path.name}:\n  - " + "\n  - ".join(problems)
-
-
-def test_pending_names_real_notebooks():
-    assert set(PENDING) <= {p.stem for p in NOTEBOOKS}
 
 
 def test_the_checker_finds_what_is_missing(tmp_path):

@@ -7,7 +7,6 @@ or in the code of the same notebook: as written, or (decimals) rounded from a mo
 value. Years (1900–2099, as in "Mikolov et al. 2013") are not checked. A number that is a given of
 the problem (a constant the notes state) goes in ``ALLOWED`` with the reason.
 
-A lesson still being reworked is listed in ``PENDING`` with the reason; the list must end empty.
 """
 from __future__ import annotations
 
@@ -37,9 +36,6 @@ ALLOWED: dict[str, dict[str, str]] = {
                       "0.98": "RoBERTa's published Adam beta2 (Liu et al. 2019), quoted as such"},
 }
 
-# notebook stem -> why it is not checked yet (lessons not yet reworked for issue 15)
-PENDING: dict[str, str] = {
-}
 
 NUMBER = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?[eE][-+−]?\d+|\d+\.\d+|\d{1,3}(?:,\d{3})+|\d{2,})(?![\w.,]*\d)")
 YEAR = re.compile(r"(19|20)\d\d")
@@ -135,14 +131,9 @@ def test_the_extractor_sees_what_it_should():
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_prose_numbers_are_printed(path):
-    if path.stem in PENDING:
-        pytest.skip(f"pending: {PENDING[path.stem]}")
     missing = unbacked(path)
     assert not missing, (f"{path.name}: numbers in markdown that no code or output of the notebook "
                          f"contains (cell index, number): {missing}; print them from a code cell, or "
                          "add them to ALLOWED in tests/test_prose_numbers.py with the reason")
 
 
-def test_allow_list_and_pending_name_real_notebooks():
-    stems = {p.stem for p in NOTEBOOKS}
-    assert set(ALLOWED) <= stems and set(PENDING) <= stems

@@ -1,6 +1,6 @@
 """The published lessons are the student edition (issue 29; CONTRIBUTING.md has the conventions).
 
-For every lesson in ``notebooks/`` (a lesson in ``tests/lesson_status.PENDING`` is skipped):
+For every lesson in ``notebooks/``:
 
 - **no reference solution**: no cell tagged ``solution``, no ``*_solution`` definition, no
   "Reference solution" comment, and every exercise cell's stored output is the checker's
@@ -32,7 +32,6 @@ import warnings
 
 import pytest
 
-from tests.lesson_status import PENDING, pending, pending_build
 from tests.lesson_text import (
     HOW_WE_COMPARE,
     NOTEBOOKS,
@@ -64,12 +63,6 @@ TRAINED_NOTE = re.compile(r"<details\b[^>]*>\s*<summary>\s*(?:<b>)?\s*How this m
                           re.S | re.I)
 
 
-def _skip_pending(path):
-    reason = pending(path.stem)
-    if reason:
-        pytest.skip(f"pending: {reason}")
-
-
 def _comments(code: str) -> str:
     return "\n".join(m.group(1) for m in re.finditer(r"#\s?(.*)$", code, re.M))
 
@@ -77,7 +70,6 @@ def _comments(code: str) -> str:
 # ----------------------------------------------------------------------------- no solution in the lesson
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_no_reference_solution_in_the_published_notebook(path):
-    _skip_pending(path)
     nb = load(path)
     problems = []
     for i, c in enumerate(nb["cells"]):
@@ -97,7 +89,6 @@ def test_no_reference_solution_in_the_published_notebook(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_every_exercise_has_a_solution_that_passes(path):
-    _skip_pending(path)
     sol = solutions_path(path)
     assert sol.exists(), f"{path.name}: its solutions notebook {sol.relative_to(sol.parents[1])} is missing"
     module = importlib.import_module(f"helpers.exercises.lesson{path.name[:2]}")
@@ -122,7 +113,6 @@ def test_every_solutions_notebook_belongs_to_a_lesson():
 # ----------------------------------------------------------------------------- the prose
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_no_authoring_history(path):
-    _skip_pending(path)
     nb = load(path)
     found = []
     for i, c in enumerate(nb["cells"]):
@@ -137,7 +127,6 @@ def test_no_authoring_history(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_the_evidence_is_folded_away(path):
-    _skip_pending(path)
     n, total, found = evidence_density(load(path))
     density = 1000 * n / max(total, 1)
     assert density <= MAX_EVIDENCE_PER_1000, \
@@ -147,7 +136,6 @@ def test_the_evidence_is_folded_away(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_checks_are_one_readable_line(path):
-    _skip_pending(path)
     problems = []
     for i, c in enumerate(code_cells(load(path))):
         text = source(c)
@@ -160,9 +148,6 @@ def test_checks_are_one_readable_line(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_the_lesson_states_its_run_time_and_an_honest_working_time(path):
-    _skip_pending(path)
-    if pending_build(path.stem):
-        pytest.skip(f"pending: {pending_build(path.stem)}")
     nb = load(path)
     first = source(nb["cells"][0])
     times = stated_times(first)
@@ -178,14 +163,12 @@ def test_the_lesson_states_its_run_time_and_an_honest_working_time(path):
 @pytest.mark.parametrize("path", [p for p in NOTEBOOKS if not p.name.startswith("01")],
                          ids=[p.stem for p in NOTEBOOKS if not p.name.startswith("01")])
 def test_later_lessons_link_to_how_the_course_compares_models(path):
-    _skip_pending(path)
     text = "\n".join(source(c) for c in markdown_cells(load(path)))
     assert COMPARING_ANCHOR in text, f"{path.name}: link to lesson 01's section ({COMPARING_ANCHOR})"
 
 
 def test_lesson_01_teaches_how_the_course_compares_models():
     path = NOTEBOOKS[0]
-    _skip_pending(path)
     cells = [c for c in load(path)["cells"] if HOW_WE_COMPARE in tags(c)]
     text = "\n".join(source(c) for c in cells)
     assert '<a id="comparing-models"></a>' in text, "the section carries the anchor later lessons link to"
@@ -229,7 +212,6 @@ def _called_names(code: str) -> set[str]:
 
 @pytest.mark.parametrize("path,cell_id,spec,cells,n_prompts,n_specs", _prompts())
 def test_every_try_this_is_safe_to_try(path, cell_id, spec, cells, n_prompts, n_specs):
-    _skip_pending(path)
     assert n_specs == n_prompts, \
         f"{path.name} cell {cell_id}: {n_prompts} prompt(s) but {n_specs} metadata.try_this entries"
     assert isinstance(spec, dict) and {"target", "code"} <= set(spec), \
@@ -253,6 +235,3 @@ def test_every_try_this_is_safe_to_try(path, cell_id, spec, cells, n_prompts, n_
 
 
 # ----------------------------------------------------------------------------- the end state
-def test_no_lesson_is_pending_at_the_end():
-    assert set(PENDING) <= {p.name[:2] for p in NOTEBOOKS}
-    assert not PENDING, f"lessons still pending the student-edition standards: {sorted(PENDING)}"

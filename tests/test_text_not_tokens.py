@@ -105,8 +105,6 @@ def test_lists_of_tokens_still_work():
 
 # ---------------------------------------------------------------- completeness
 TOKEN_PARAMETERS = {"tokens", "words", "sentences", "documents", "prompt", "query", "exclude"}
-# Functions that are not this change's to edit: they fail (strict xfail) until their owner fixes them.
-PENDING: dict[str, str] = {}
 
 
 def _functions_taking_tokens():
@@ -141,7 +139,7 @@ NOT_TOKENS = {
 
 
 def test_every_function_taking_tokens_has_a_case():
-    missing = _functions_taking_tokens() - set(CASES) - set(PENDING) - set(NOT_TOKENS)
+    missing = _functions_taking_tokens() - set(CASES) - set(NOT_TOKENS)
     assert not missing, f"functions taking tokens with no case in this test: {sorted(missing)}"
 
 

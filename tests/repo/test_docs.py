@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.lesson_status import pending
 from tests.lesson_text import stated_times
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -119,8 +118,6 @@ def test_readme_lists_every_lesson_with_a_link():
 
 @pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
 def test_readme_states_the_run_and_working_time_of_the_first_cell(path):
-    if pending(path.stem):
-        pytest.skip(f"{path.stem} is pending the student edition ({pending(path.stem)})")
     info = build_site.lesson_info(path)
     assert build_site.NOT_STATED not in (info.run, info.work), f"{path.name} states no times"
     first = "".join(json.loads(path.read_text(encoding="utf-8"))["cells"][0]["source"])

@@ -162,13 +162,6 @@ def _lesson(name: str) -> str:
     return name[-2:]
 
 
-def _skip_if_pending(name: str):
-    from tests.lesson_status import pending
-    reason = pending(_lesson(name))
-    if reason:
-        pytest.skip(f"pending: {reason}")
-
-
 FUNCTIONS = [(n, e) for n, e in EXERCISES if isinstance(e, FunctionExercise)]
 EXPERIMENTS = [(n, e) for n, e in EXERCISES if isinstance(e, ExperimentExercise)]
 SHORTCUTS = [(n, e, f) for n, e in FUNCTIONS for f in e.forbidden]
@@ -176,7 +169,6 @@ SHORTCUTS = [(n, e, f) for n, e in FUNCTIONS for f in e.forbidden]
 
 @pytest.mark.parametrize("name,ex", FUNCTIONS, ids=[f"{n}-{e.title}" for n, e in FUNCTIONS])
 def test_a_constant_answer_fails(name, ex, capsys):
-    _skip_if_pending(name)
     for constant in (0.0, 1.0):
         result = ex(lambda *args, _c=constant, **kwargs: _c)
         out = capsys.readouterr().out
@@ -185,7 +177,6 @@ def test_a_constant_answer_fails(name, ex, capsys):
 
 @pytest.mark.parametrize("name,ex", FUNCTIONS, ids=[f"{n}-{e.title}" for n, e in FUNCTIONS])
 def test_the_reference_itself_is_refused(name, ex, capsys):
-    _skip_if_pending(name)
     result = ex(ex.reference)
     out = capsys.readouterr().out
     assert result.status == "failed" and "is refused" in out, f"{name} '{ex.title}': the reference passes:\n{out}"
@@ -217,7 +208,6 @@ CHEATS = {   # each does something forbidden, then answers with the reference
 @pytest.mark.parametrize("cheat", sorted(CHEATS))
 @pytest.mark.parametrize("name,ex", FUNCTIONS, ids=[f"{n}-{e.title}" for n, e in FUNCTIONS])
 def test_answers_through_autograd_optimisers_scipy_or_the_course_are_refused(name, ex, cheat, capsys):
-    _skip_if_pending(name)
     import importlib
 
     import numpy as np
@@ -239,7 +229,6 @@ def test_answers_through_autograd_optimisers_scipy_or_the_course_are_refused(nam
 
 @pytest.mark.parametrize("name,ex", EXPERIMENTS, ids=[f"{n}-{e.title}" for n, e in EXPERIMENTS])
 def test_an_experiment_measures_for_itself_and_always_gives_a_verdict(name, ex, capsys):
-    _skip_if_pending(name)
     right = ex.right_answer()                  # works with no context: the checker measures
     result = ex(right)
     out = capsys.readouterr().out
