@@ -146,7 +146,7 @@ class Adam(Optimizer):
     def __init__(self, lr: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
                  eps: float = 1e-8):
         super().__init__(lr, beta1=beta1, beta2=beta2)
-        self.betas, self.eps = (beta1, beta2), eps
+        self.betas, self.eps, self.t = (beta1, beta2), eps, 0     # t: the steps taken so far
 
     def update(self, params, grads):
         if self.first_step(params):

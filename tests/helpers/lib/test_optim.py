@@ -124,6 +124,7 @@ def test_adamw_is_torchs_and_not_adam_with_l2():
     ours = optim.AdamW(lr=0.05, weight_decay=0.3)
     theirs = torch.optim.AdamW([t], lr=0.05, weight_decay=0.3)
     adam = optim.Adam(lr=0.05)
+    assert ours.t == adam.t == 0                           # a schedule may read t before step 1
     for _ in range(15):                                    # minimise sum(sin θ): gradient cos θ
         ours.step([theta], [np.cos(theta)])
         theirs.zero_grad()

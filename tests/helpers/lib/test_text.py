@@ -150,6 +150,7 @@ def test_the_course_corpus_says_when_it_has_no_tokens(monkeypatch):
     from helpers.infra.checksums import DataError
     monkeypatch.setattr(corpus, "modern_english_documents",
                         lambda: (("wikipedia", "... !!"), ("bbc:tech", "— ?")))
+    corpus.document_sentences.cache_clear()          # the real corpus may be cached already
     with pytest.raises(DataError, match=r"the corpus has no tokens: tokenize\(\) found no sentence "
                                         r"of 3 or more words \(letters or digits\) in its 2 texts"):
         corpus.modern_english_sentences.__wrapped__(3)
