@@ -80,6 +80,8 @@ class NumpyMaskedLM(Layer):
         """Mean NLL over the positions where ``labels != -100``. ids, labels (B, L) int;
         attention_mask (B, L) bool or 0/1. A label at a padded position is an error (padding is
         never predicted: its label must be -100)."""
+        for name, p in zip(("E", "W", "b", "b_out"), self.params, strict=True):
+            check_finite(p, name, "NumpyMaskedLM")
         E, W, b, b_out = self.params
         ids, labels = np.asarray(ids), np.asarray(labels)
         attention_mask = check_mask(attention_mask, "attention_mask", "NumpyMaskedLM",

@@ -117,6 +117,9 @@ def test_the_window_reads_the_neighbours_and_nothing_beyond_the_sentence():
     assert model.forward(other, labels, att) != base
     with pytest.raises(ValueError, match="window must be a non-negative integer"):
         BE.NumpyMaskedLM(9, 3, np.random.default_rng(0), window=-1)
+    model.params[1][0, 0] = np.nan                  # a diverged weight is named, not passed on
+    with pytest.raises(ValueError, match="NumpyMaskedLM.*W"):
+        model.forward(ids, labels, att)
 
 
 def test_window_zero_is_the_token_and_the_sentence_mean():
