@@ -60,7 +60,7 @@ check_glove_weight = FunctionExercise(
                 like=lambda x, x_max, alpha: _f(x, 100.0, 0.75)),
         Mistake("zero_above_x_max", "above x_max f is 1 (frequent pairs count fully), not 0.",
                 like=lambda x, x_max, alpha: np.where(np.asarray(x) < x_max, _f(x, x_max, alpha), 0.0)),
-        Mistake("python_if", "`if x < x_max` on an array raises 'the truth value of an array ... is ambiguous': "
+        Mistake("python_if", "if x < x_max on an array raises 'the truth value of an array ... is ambiguous': "
                 "choose element-wise with np.where.", like=_if_on_an_array),
     ])
 

@@ -421,7 +421,7 @@ N_SUPPORT, REPEATS, SEED = 3, 200, 0           # the lesson's protocol: 3 labell
 @lru_cache(maxsize=1)
 def _sense_sentences() -> tuple:
     """(word, sense, tokens, position) of the lesson's 144 labelled sentences, checksum verified."""
-    path = verify_file(DATA_DIR / WSD_FILE, WSD_SHA256, f"Restore it with `git checkout -- data/{WSD_FILE}`.")
+    path = verify_file(DATA_DIR / WSD_FILE, WSD_SHA256, f"Restore it with: git checkout -- data/{WSD_FILE}")
     out = []
     for line in path.read_text(encoding="utf-8").splitlines()[1:]:
         if line.strip():
