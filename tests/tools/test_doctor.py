@@ -385,12 +385,21 @@ def test_a_system_python_without_venv_gets_make_setup_not_pip(tmp_path, monkeypa
     assert "pip install" not in result.message + result.fix
 
 
+def _fake_course_venv(tmp_path):
+    """A stand-in for the checkout's .venv (tests must not depend on the tester's environment)."""
+    venv = tmp_path / "course-venv"
+    doctor.venv_python(venv).parent.mkdir(parents=True)
+    doctor.venv_python(venv).touch()
+    return venv
+
+
 @pytest.mark.parametrize("installed", [True, False])
 def test_an_environment_of_ones_own_is_checked(tmp_path, monkeypatch, installed):
     """conda or one's own venv: checked when the course is installed in it; without the course
     and beside a .venv, it is the wrong Python."""
     env = tmp_path / "conda-env"
     (env / "conda-meta").mkdir(parents=True)
+    monkeypatch.setattr(doctor, "VENV", _fake_course_venv(tmp_path))
     monkeypatch.setattr(doctor, "course_installed_here", lambda: installed)
     result = doctor.check_interpreter(prefix=str(env), base_prefix=str(env))
     if installed:
@@ -403,7 +412,9 @@ def test_an_environment_of_ones_own_is_checked(tmp_path, monkeypatch, installed)
 
 
 def test_a_failed_interpreter_check_stops_the_doctor(tmp_path, monkeypatch, capsys):
-    result = only(doctor.check_interpreter(prefix=str(doctor.VENV), base_prefix="/usr"), "ok")
+    course = _fake_course_venv(tmp_path)
+    monkeypatch.setattr(doctor, "VENV", course)
+    result = only(doctor.check_interpreter(prefix=str(course), base_prefix="/usr"), "ok")
     assert "running with the course's Python" in result.message
     monkeypatch.setattr(doctor, "VENV", tmp_path / ".venv")
     monkeypatch.setattr(doctor.sys, "prefix", "/usr")
