@@ -302,7 +302,7 @@ def _toy_shipped_meta():
 
 
 def _case_w2v_live_training():
-    from helpers.lessons.lesson07 import ScoreTraining
+    from helpers.infra.live_training import ScoreTraining
 
     state = {"rho": 0.0}
 
@@ -428,7 +428,7 @@ CASES = {
     "helpers.lessons.lesson05:render_lsa": _case_lsa,
     "helpers.lessons.lesson06:render_collocations": _case_collocations,
     "helpers.lessons.lesson06:render_contexts": _case_contexts,
-    "helpers.lessons.lesson07:ScoreTraining.figure": _case_w2v_live_training,
+    "helpers.infra.live_training:ScoreTraining.figure": _case_w2v_live_training,
     "helpers.lessons.lesson07:DimensionRuns.render": _case_dimension_runs,
     "helpers.lessons.lesson07:plot_output_layer_timings": lambda: __import__(
         "helpers.lessons.lesson07", fromlist=["plot_output_layer_timings"]).plot_output_layer_timings(

@@ -87,10 +87,9 @@ def evaluate_vectors(vectors, vocab, half: str = "validation", analogies: bool =
     return out
 
 
-def count_rows_rho(M, vocab, pairs) -> float:
-    """Spearman ρ of the cosines between rows of a sparse (V, V) matrix with the human scores
-    of the ``pairs`` [(word, word, score)] whose words are in ``vocab`` (lessons 07-08: raw
-    co-occurrence and PPMI rows as vectors)."""
+def count_row_cosines(M, vocab, pairs) -> tuple[np.ndarray, np.ndarray]:
+    """(cosines (n,), human scores (n,)) between rows of a sparse (V, V) matrix for the ``pairs``
+    [(word, word, score)] whose words are in ``vocab`` (lessons 07-08: count rows as vectors)."""
     stoi, _ = vocab_maps(vocab)
     M = sp.csr_matrix(M)
     norms = np.sqrt(np.asarray(M.multiply(M).sum(axis=1)).ravel())
@@ -100,4 +99,10 @@ def count_rows_rho(M, vocab, pairs) -> float:
             i, j = stoi[a], stoi[b]
             cos.append(float(M[i].multiply(M[j]).sum()) / max(norms[i] * norms[j], 1e-12))
             gold.append(score)
-    return float(spearmanr(cos, gold).statistic)
+    return np.array(cos), np.array(gold, dtype=np.float64)
+
+
+def count_rows_rho(M, vocab, pairs) -> float:
+    """Spearman ρ of :func:`count_row_cosines` with the human scores (lessons 07-08: raw
+    co-occurrence and PPMI rows as vectors)."""
+    return float(spearmanr(*count_row_cosines(M, vocab, pairs)).statistic)

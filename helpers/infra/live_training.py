@@ -157,3 +157,61 @@ class LiveTraining:
         if self._ready:
             self.train(int(steps), progress=False)
         return self.figure(), self.summary()
+
+
+class ScoreTraining(LiveTraining):
+    """:class:`LiveTraining` for a score that rises, a Spearman ρ on the
+    validation pairs (lessons 07 and 08): :attr:`scores` holds it after each evaluation. ``plan``,
+    if given, is told the number of steps before each :meth:`train`; ``reference`` = (label, steps,
+    scores) draws another run's points."""
+
+    postfix = "valid ρ"
+
+    def __init__(self, step: Callable[[], float], evaluate: Callable[[], float], eval_every: int,
+                 baselines: dict[str, float] | None = None, name: str = "your skip-gram",
+                 plan: Callable[[int], None] | None = None, reference: tuple | None = None):
+        super().__init__(step, evaluate, eval_every, baselines, name, unit="")
+        self.plan, self.reference = plan, reference
+
+    def train(self, steps: int, progress: bool = True, desc: str | None = None) -> "ScoreTraining":
+        if self.plan is not None:
+            self.plan(int(steps))
+        return super().train(steps, progress, desc)
+
+    @property
+    def scores(self) -> list[float]:
+        """The validation ρ after each evaluation (the untrained model's first)."""
+        return self.curve.heldout_loss
+
+    def summary(self) -> str:
+        if not self.curve.step:
+            return f"{self.name}: not trained yet"
+        rho = self.scores[-1]
+        text = (f"{self.name} after {self.steps:,} steps ({self.cpu_seconds:.0f} CPU-s of training): "
+                f"ρ {rho:.3f} on the validation pairs of WordSim-353")
+        if self.baselines:
+            above = [k for k, v in self.baselines.items() if rho > v]
+            text += "\n  " + ", ".join(f"{k} {v:.3f}" for k, v in self.baselines.items())
+            text += f"\n  — above {', '.join(above)}" if above else "\n  — below every baseline so far"
+        return text
+
+    def figure(self, title: str | None = None):
+        """Training loss (left) and validation ρ (right) against steps; baselines as lines."""
+        fig, (ax_loss, ax_rho) = new_figure(ncols=2, width=4.6)
+        c = self.curve
+        if len(c.step) > 1:
+            ax_loss.plot(c.step[1:], c.train_loss[1:], color=COLOURS["blue"], marker="o", ms=3)
+        ax_rho.plot(c.step, self.scores, color=COLOURS["vermillion"], marker="o", ms=3, label=self.name)
+        if self.reference is not None and c.step:
+            label, xs, ys = self.reference
+            shown = [(x, y) for x, y in zip(xs, ys, strict=True) if x <= max(c.step) * 1.02]
+            if shown:
+                ax_rho.plot(*zip(*shown), ls="none", marker="D", ms=7, mfc="none", mec=BLACK, label=label)
+        for i, (name, v) in enumerate(self.baselines.items()):
+            ax_rho.axhline(v, color=GREY_DARK if i % 2 else BLACK, ls=LINESTYLES[1 + i % 3], lw=1.2, label=name)
+        set_labels(ax_loss, "Training loss (mean of the batches between points)", "training step",
+                   "loss per pair", y_unit="nats")
+        set_labels(ax_rho, title or "Similarity on the validation pairs", "training step",
+                   "Spearman ρ (WordSim-353)")
+        ax_rho.legend(loc="lower right", fontsize=7)
+        return fig

@@ -8,12 +8,13 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.stats import pearsonr
 
-from helpers.course.benchmarks import benchmark_halves, count_rows_rho
+from helpers.course.benchmarks import benchmark_halves, count_row_cosines, count_rows_rho
 from helpers.infra.plotting import COLOURS, GREY, log_axis, new_figure, set_labels
 from helpers.lib.counting import ppmi
 from helpers.lib.fasttext import FastTextVectors
 from helpers.lib.glove import glove_weight
-from helpers.lib.metrics import nearest_neighbours, vocab_maps
+from helpers.lib.metrics import nearest_neighbours, pair_cosines, vocab_maps
+from helpers.lib.stats import Interval, paired_spearman_difference
 
 
 def ratio_table(counts, vocab, a: str, b: str, contexts: Sequence[str]) -> list[dict]:
@@ -39,6 +40,16 @@ def count_baselines(counts, vocab, half: str = "validation") -> dict[str, float]
     pairs = benchmark_halves()[half].wordsim
     return {"raw co-occurrence rows": count_rows_rho(counts, vocab, pairs),
             "PPMI rows (lesson 06)": count_rows_rho(ppmi(counts), vocab, pairs)}
+
+
+def versus_count_rows(vectors, counts, vocab, half: str = "validation") -> Interval:
+    """ρ(``vectors``) − ρ(rows of ``counts``) on the WordSim-353 pairs of ``half`` whose words are
+    in ``vocab``, with a paired bootstrap interval (both scored on each resample of the pairs)."""
+    stoi, _ = vocab_maps(vocab)
+    pairs = [p for p in benchmark_halves()[half].wordsim if p[0] in stoi and p[1] in stoi]
+    rows, gold = count_row_cosines(counts, vocab, pairs)
+    sims = pair_cosines(vectors, vocab, pairs)
+    return paired_spearman_difference(np.array([sims[a, b] for a, b, _ in pairs]), rows, gold)
 
 
 def pmi_link(params, counts, min_count: float = 20.0, n_pairs: int = 20_000, seed: int = 0) -> dict:

@@ -1,10 +1,10 @@
-"""helpers.infra.live_training: the live trainings of lessons 02-04."""
+"""helpers.infra.live_training: the live trainings of lessons 02-04 and 07-08."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from helpers.infra.live_training import LiveTraining
+from helpers.infra.live_training import LiveTraining, ScoreTraining
 from tools.figure_checks import figure_problems
 
 
@@ -55,3 +55,17 @@ def test_the_explorer_shows_the_run_first_and_trains_on_only_when_asked():
     assert run.steps == 2 and ex.renders == 1
     ex.update()                              # the button
     assert run.steps == 6 and "after 6 steps" in ex.summary
+
+
+def test_a_score_run_plans_its_steps_and_reads_higher_as_better():
+    state, planned = {"rho": 0.0}, []
+
+    def step():
+        state["rho"] += 0.01
+        return 1.0
+
+    run = ScoreTraining(step, lambda: state["rho"], eval_every=5, baselines={"raw rows": 0.02},
+                        plan=planned.append)
+    run.train(10, progress=False)
+    assert planned == [10] and run.scores == pytest.approx([0.0, 0.05, 0.1])
+    assert "ρ 0.100" in run.summary() and "above raw rows" in run.summary()

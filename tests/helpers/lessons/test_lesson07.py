@@ -55,17 +55,7 @@ def test_the_live_skip_gram_is_seeded_uses_its_functions_and_learns():
     assert np.ptp(np.bincount(flat.table, minlength=len(corpus.vocab))) <= 1       # the noise it was given
 
 
-def test_a_score_run_plans_its_steps_and_reads_higher_as_better():
-    state, planned = {"rho": 0.0}, []
-
-    def step():
-        state["rho"] += 0.01
-        return 1.0
-
-    run = L.ScoreTraining(step, lambda: state["rho"], eval_every=5, baselines={"raw rows": 0.02}, plan=planned.append)
-    run.train(10, progress=False)
-    assert planned == [10] and run.scores == pytest.approx([0.0, 0.05, 0.1])
-    assert "ρ 0.100" in run.summary() and "above raw rows" in run.summary()
+def test_the_dimension_explorer_trains_a_run_at_the_chosen_size():
     render = L.DimensionRuns(lambda dim: L.LiveSkipGram(course_corpus(), unigram_noise, sgns.ns_loss_and_gradients,
                                                          sgns.sgd_step, dim=dim, batch=64), steps=3)
     _, summary = render.render(8)

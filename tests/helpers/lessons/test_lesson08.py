@@ -55,3 +55,13 @@ def test_the_baselines_and_unseen_words():
     rows = L.oov_neighbours(["goverment", "election"], ft, rng.standard_normal((2, 8)), Vocab(words, [5, 5], ()), k=1)
     assert [r["in_vocab"] for r in rows] == [False, True] and rows[0]["other"] is None
     assert len(rows[0]["fasttext"]) == 1 and rows[1]["other"][0][0] == "government"
+
+
+def test_vectors_against_count_rows_is_a_paired_difference():
+    corpus = course_corpus()
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix(rng.poisson(0.05, (len(corpus.vocab), 40)).astype(float))
+    same = L.versus_count_rows(X.toarray(), X, corpus.vocab)        # the rows as dense vectors
+    assert same.estimate == pytest.approx(0, abs=1e-9) and same.low == pytest.approx(0, abs=1e-9)
+    noise = L.versus_count_rows(rng.standard_normal((len(corpus.vocab), 8)), X, corpus.vocab)
+    assert noise.n_items == same.n_items > 100 and noise.low < noise.estimate < noise.high
