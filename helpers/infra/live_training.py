@@ -192,7 +192,8 @@ class ScoreTraining(LiveTraining):
         if self.baselines:
             above = [k for k, v in self.baselines.items() if rho > v]
             text += "\n  " + ", ".join(f"{k} {v:.3f}" for k, v in self.baselines.items())
-            text += f"\n  — above {', '.join(above)}" if above else "\n  — below every baseline so far"
+            text += (f"\n  — a higher ρ than {', '.join(above)} (point estimates on these pairs)"
+                     if above else "\n  — below every baseline so far")
         return text
 
     def figure(self, title: str | None = None):

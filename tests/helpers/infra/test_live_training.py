@@ -68,4 +68,4 @@ def test_a_score_run_plans_its_steps_and_reads_higher_as_better():
                         plan=planned.append)
     run.train(10, progress=False)
     assert planned == [10] and run.scores == pytest.approx([0.0, 0.05, 0.1])
-    assert "ρ 0.100" in run.summary() and "above raw rows" in run.summary()
+    assert "ρ 0.100" in run.summary() and "a higher ρ than raw rows (point estimates" in run.summary()
