@@ -49,7 +49,6 @@ from helpers.infra.seeding import make_rng
 from helpers.lib.bert import NumpyMaskedLM, TinyBert
 from helpers.lib.bpe import SPECIALS, BPETokenizer
 from helpers.lib.contextual import nearest_sense, word_vectors
-from helpers.lib.metrics import Interval, bootstrap_interval
 from helpers.lib.mlm import IGNORE, MaskedBatch, encode_sentence
 from helpers.lib.pretraining import (
     batch_to_torch,
@@ -59,6 +58,7 @@ from helpers.lib.pretraining import (
     mlm_update,
     next_masked_batch,
 )
+from helpers.lib.stats import Interval, bootstrap_interval
 
 WIDTH = 96          # explorers' summaries are wrapped to this width (an HTML export wraps longer lines mid-word)
 

@@ -15,7 +15,6 @@ from scipy.stats import spearmanr
 from helpers.lib.checks import check_whole
 from helpers.lib.stats import (
     Interval,
-    bootstrap_interval,  # noqa: F401  (some lessons import it from here)
     paired_spearman_difference,
     spearman_interval,
 )
