@@ -41,10 +41,12 @@ def test_vocabularies_cosines_and_neighbours_are_brute_forces(data):
     got = ME.nearest_neighbours(E, voc, "a", k=k)
     sims = unit[1:] @ unit[0]
     order = sorted(range(4), key=lambda j: (-sims[j], j))[:k]
-    assert [w for w, _ in got] == [WORDS[j + 1] for j in order]
+    words = [w for w, _ in got]                      # tied cosines may come in either order
+    assert len(set(words)) == len(words) == len(order) and "a" not in words
     close([s for _, s in got], sims[order])
-    assert [w for w, _ in ME.nearest_neighbours(sp.csr_matrix(E), voc, "a", k=k)] == \
-        [w for w, _ in got]
+    close([sims[WORDS.index(w) - 1] for w in words], [s for _, s in got])
+    close([s for _, s in ME.nearest_neighbours(sp.csr_matrix(E), voc, "a", k=k)],
+          [s for _, s in got])
     assert ME.nearest_neighbours(E, voc, E[0], k=1)[0][0] == "a"     # a vector keeps its word
     close(list(ME.pair_cosines(E, voc, [("a", "b", 1.0), ("a", "zz", 2.0)]).values()),
           [unit[0] @ unit[1]])
