@@ -38,11 +38,11 @@ from helpers.lib.extrinsic import held_out_split, make_classifier
 from helpers.lib.fasttext import FastTextVectors
 from helpers.lib.metrics import (
     analogy_hits,
-    bootstrap_interval,
     document_vectors,
     similarity_correlation,
     similarity_interval,
 )
+from helpers.lib.stats import bootstrap_interval
 from helpers.lib.text import Vocab
 from training.early_stopping import EarlyStopping
 from training.glove_torch import train_pairwise
