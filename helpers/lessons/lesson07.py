@@ -44,8 +44,9 @@ def _softmax(W, C, words, contexts, negatives):
 
 def _ns_rows(W, C, words, contexts, negatives):
     _, dv, du, dU = ns_loss_and_gradients(W[words], C[contexts], C[negatives])
-    return scatter_rows(words, dv, len(W)), scatter_rows(np.r_[contexts, negatives.ravel()],
-                                                         np.r_[du, dU.reshape(-1, du.shape[1])], len(C))
+    rows = np.r_[contexts, negatives.ravel()]
+    return (scatter_rows(words, dv, len(W)),
+            scatter_rows(rows, np.r_[du, dU.reshape(-1, du.shape[1])], len(C)))
 
 
 def _ns_dense(W, C, words, contexts, negatives):
@@ -56,8 +57,8 @@ def _ns_dense(W, C, words, contexts, negatives):
     return dW, dC
 
 
-TIMING_NAMES = {"softmax": "full softmax", "ns_rows": "neg. sampling (rows)", "ns_dense": "neg. sampling (dense)",
-                "hs": "hierarchical softmax"}
+TIMING_NAMES = {"softmax": "full softmax", "ns_rows": "neg. sampling (rows)",
+                "ns_dense": "neg. sampling (dense)", "hs": "hierarchical softmax"}
 
 
 @single_thread_blas
@@ -77,7 +78,8 @@ def time_output_layers(vocab_sizes: Sequence[int], dim: int = 100, batch: int = 
         tree = huffman_tree(zipf)
         batch_args = (W, C, words, contexts, negatives)
         calls = {"softmax": (_softmax, batch_args), "ns_rows": (_ns_rows, batch_args),
-                 "ns_dense": (_ns_dense, batch_args), "hs": (hs_loss_and_grads, (W[words], C[:V - 1], tree, contexts))}
+                 "ns_dense": (_ns_dense, batch_args),
+                 "hs": (hs_loss_and_grads, (W[words], C[:V - 1], tree, contexts))}
         row = {"vocab_size": int(V), "hs_mean_depth": float(tree.depth[contexts].mean())}
         for name, (fn, args) in calls.items():
             times = []
@@ -91,12 +93,12 @@ def time_output_layers(vocab_sizes: Sequence[int], dim: int = 100, batch: int = 
 
 
 def plot_output_layer_timings(timings: list[dict]):
-    """Milliseconds per batch of each output layer against |V| (log-log), from :func:`time_output_layers`."""
+    """Milliseconds per batch of each output layer against |V| (log-log)."""
     fig, ax = new_figure(width=7)
     sizes = [r["vocab_size"] for r in timings]
+    colours = [GREY_DARK, COLOURS["blue"], COLOURS["orange"], COLOURS["green"]]
     for (key, label), style, colour in zip(TIMING_NAMES.items(), ["o-", "s--", "^-.", "D:"],
-                                           [GREY_DARK, COLOURS["blue"], COLOURS["orange"], COLOURS["green"]],
-                                           strict=True):
+                                           colours, strict=True):
         ax.plot(sizes, [r[key] * 1e3 for r in timings], style, color=colour, label=label)
     ax.set_xscale("log")
     log_axis(ax, "y")
@@ -106,9 +108,9 @@ def plot_output_layer_timings(timings: list[dict]):
     return fig
 
 
-# ---------------------------------------------------------------- §7: subsampling and the dynamic window
+# ---------------------------------------------------------------- §7: subsampling, dynamic window
 def keep_probability_paper(counts: np.ndarray, sample: float) -> np.ndarray:
-    """The paper's keep probability min(1, sqrt(t / f)) of each word, f its relative frequency (V,)."""
+    """The paper's keep probability min(1, sqrt(t / f)) of each word (V,), f its frequency."""
     counts = np.asarray(counts, dtype=np.float64)
     return np.minimum(1.0, np.sqrt(sample / (counts / counts.sum())))
 
@@ -134,7 +136,7 @@ def pair_statistics(corpus: Corpus, sample: float, dynamic: bool = True, window:
         n_pairs = n_top = 0
         for d in range(1, window + 1):
             same = sent[d:] == sent[:-d]
-            right, left = same & (b[:-d] >= d), same & (b[d:] >= d)     # word i sees i + d; i + d sees i
+            right, left = same & (b[:-d] >= d), same & (b[d:] >= d)  # i sees i + d; i + d sees i
             n_pairs += int(right.sum() + left.sum())
             by_distance[d - 1] += right.sum() + left.sum()
             n_top += int(is_top[ids[d:]][right].sum() + is_top[ids[:-d]][left].sum())
@@ -153,9 +155,9 @@ class LiveSkipGram:
     ``step(W, C, words, contexts, negatives, lr, gradients)``, the learning rate falling linearly
     to zero at the end of the steps :meth:`plan` announced."""
 
-    def __init__(self, corpus: Corpus, noise: Callable, gradients: Callable, step: Callable, dim: int = 100,
-                 k: int = 5, window: int = 5, sample: float = 1e-4, batch: int = 1024, alpha: float = 0.1,
-                 seed: int = 0):
+    def __init__(self, corpus: Corpus, noise: Callable, gradients: Callable, step: Callable,
+                 dim: int = 100, k: int = 5, window: int = 5, sample: float = 1e-4,
+                 batch: int = 1024, alpha: float = 0.1, seed: int = 0):
         self.corpus, self.gradients, self.step_fn = corpus, gradients, step
         self.k, self.window, self.batch, self.alpha = k, window, batch, alpha
         self.rng = np.random.default_rng(seed)
@@ -163,14 +165,16 @@ class LiveSkipGram:
         self.W = ((self.rng.random((V, dim)) - 0.5) / dim).astype(np.float32)
         self.C = np.zeros((V, dim), np.float32)
         p = np.asarray(noise(corpus.vocab.counts, 0.75))
-        self.table = np.repeat(np.arange(V), np.maximum(np.round(p * 1_000_000), p > 0).astype(np.int64))
+        repeats = np.maximum(np.round(p * 1_000_000), p > 0).astype(np.int64)
+        self.table = np.repeat(np.arange(V), repeats)
         self.keep = keep_probabilities(corpus.vocab.counts, sample)
         self.pairs, self.at, self.steps, self.planned, self.pairs_done = self.one_pass(), 0, 0, 0, 0
 
     def one_pass(self) -> tuple[np.ndarray, np.ndarray]:
         """(words, contexts) of one pass over the corpus, shuffled."""
         kept = self.rng.random(len(self.corpus.ids)) < self.keep[self.corpus.ids]
-        w, c = skipgram_pairs(self.corpus.ids[kept], self.corpus.sentence[kept], self.window, self.rng)
+        w, c = skipgram_pairs(self.corpus.ids[kept], self.corpus.sentence[kept], self.window,
+                              self.rng)
         order = self.rng.permutation(len(w))
         return w[order], c[order]
 
@@ -189,8 +193,8 @@ class LiveSkipGram:
         self.steps += 1
         self.pairs_done += self.batch
         negatives = self.table[self.rng.integers(0, len(self.table), size=(self.batch, self.k))]
-        loss, self.W, self.C = self.step_fn(self.W, self.C, words[batch], contexts[batch], negatives, lr,
-                                            self.gradients)
+        loss, self.W, self.C = self.step_fn(self.W, self.C, words[batch], contexts[batch],
+                                            negatives, lr, self.gradients)
         return loss
 
     def passes(self) -> float:
@@ -202,7 +206,8 @@ class LiveSkipGram:
         return evaluate_vectors(self.W, self.corpus.vocab, "validation", analogies=False)["wordsim"]
 
 
-def frequent_neighbours(vectors, vocab, word: str, k: int = 5, min_count: int = 50) -> list[tuple[str, float]]:
+def frequent_neighbours(vectors, vocab, word: str, k: int = 5,
+                        min_count: int = 50) -> list[tuple[str, float]]:
     """The ``k`` cosine neighbours of ``word`` among the words seen at least ``min_count`` times."""
     rare = [w for w, c in zip(vocab.itos, vocab.counts, strict=True) if c < min_count]
     return nearest_neighbours(vectors, vocab, word, k=k, exclude=rare)
@@ -214,8 +219,9 @@ def baselines(corpus: Corpus, window: int = 5, half: str = "validation") -> dict
     shipped records)."""
     counts = cooccurrence_matrix(corpus.sentence_ids(), len(corpus.vocab), window=window)
     rec = load_model("wv_count_records")
-    return {"raw co-occurrence rows": count_rows_rho(counts, corpus.vocab, benchmark_halves()[half].wordsim),
-            "PPMI-SVD (lesson 06)": rec["PPMI-SVD"][half]["wordsim"], "LSA (lesson 05)": rec["LSA"][half]["wordsim"]}
+    raw = count_rows_rho(counts, corpus.vocab, benchmark_halves()[half].wordsim)
+    return {"raw co-occurrence rows": raw, "PPMI-SVD (lesson 06)": rec["PPMI-SVD"][half]["wordsim"],
+            "LSA (lesson 05)": rec["LSA"][half]["wordsim"]}
 
 
 # ---------------------------------------------------------------- §7.2: the dimension, and gensim
@@ -229,8 +235,10 @@ class DimensionRuns:
 
     def add(self, dim: int, run: LiveSkipGram, training: ScoreTraining) -> None:
         """Record a run already trained (the lesson's own, at d = 100)."""
-        self.results[dim] = dict(rho=training.curve.heldout_loss[-1], ms=1e3 * training.cpu_seconds / training.steps,
-                                 money=[w for w, _ in frequent_neighbours(run.W, run.corpus.vocab, "money", k=4)])
+        money = frequent_neighbours(run.W, run.corpus.vocab, "money", k=4)
+        self.results[dim] = dict(rho=training.curve.heldout_loss[-1],
+                                 ms=1e3 * training.cpu_seconds / training.steps,
+                                 money=[w for w, _ in money])
 
     def render(self, dim: int):
         if dim not in self.results:
@@ -245,21 +253,24 @@ class DimensionRuns:
             ax.set_xscale("log", base=2)
             ax.set_xticks(dims, [str(d) for d in dims])
             ax.minorticks_off()
-        set_labels(ax1, f"Validation ρ after {self.steps:,} steps", "dimension d", "Spearman ρ (WordSim-353)")
+        set_labels(ax1, f"Validation ρ after {self.steps:,} steps", "dimension d",
+                   "Spearman ρ (WordSim-353)")
         set_labels(ax2, "Cost of a step", "dimension d", "CPU time per step", y_unit="ms")
         r = self.results[dim]
-        return fig, (f"d = {dim}: ρ {r['rho']:.3f} after {self.steps:,} steps, {r['ms']:.1f} CPU-ms per step; "
-                     f"money → {', '.join(r['money'])}")
+        return fig, (f"d = {dim}: ρ {r['rho']:.3f} after {self.steps:,} steps, {r['ms']:.1f} "
+                     f"CPU-ms per step; money → {', '.join(r['money'])}")
 
 
-def gensim_skipgram(corpus: Corpus, epochs: int, dim: int = 100, window: int = 5, negative: int = 5,
-                    sample: float = 1e-4, alpha: float = 0.1, seed: int = 0) -> tuple[np.ndarray, float]:
+def gensim_skipgram(corpus: Corpus, epochs: int, dim: int = 100, window: int = 5,
+                    negative: int = 5, sample: float = 1e-4, alpha: float = 0.1,
+                    seed: int = 0) -> tuple[np.ndarray, float]:
     """gensim's skip-gram (one worker) on the course corpus at the live run's settings: (W in the
     course vocabulary's order, CPU seconds of training)."""
     from gensim.models import Word2Vec  # imported only here: the rest of the lesson does without
     t0 = time.process_time()
-    model = Word2Vec(corpus.sentences, vector_size=dim, window=window, negative=negative, sample=sample,
-                     alpha=alpha, min_alpha=1e-4, sg=1, hs=0, min_count=5, workers=1, seed=seed, epochs=epochs)
+    model = Word2Vec(corpus.sentences, vector_size=dim, window=window, negative=negative,
+                     sample=sample, alpha=alpha, min_alpha=1e-4, sg=1, hs=0, min_count=5, workers=1,
+                     seed=seed, epochs=epochs)
     cpu = time.process_time() - t0
     return np.stack([model.wv[w] for w in corpus.vocab.itos]), cpu
 
@@ -268,23 +279,26 @@ def gensim_skipgram(corpus: Corpus, epochs: int, dim: int = 100, window: int = 5
 CHALLENGE_CPU_MINUTES = 5
 
 
-def challenge_standing(W: np.ndarray, vocab, cpu_seconds: float, rivals: dict, n_boot: int = 10_000) -> dict:
+def challenge_standing(W: np.ndarray, vocab, cpu_seconds: float, rivals: dict,
+                       n_boot: int = 10_000) -> dict:
     """Score the student's vectors ``W`` (V, D) on the test pairs of WordSim-353 beside ``rivals``
     {name: (V, D)} and the count-based vectors, with the paired difference from each (the course's
     tie rule); print the scoreboard. Returns {'rho', 'vs', 'calls', 'within_budget', 'beats'}."""
     W = np.asarray(W, dtype=np.float32)
     if W.ndim != 2 or W.shape[0] != len(vocab):
-        raise ValueError(f"challenge_standing: W must be (V, D) with V = {len(vocab)} (the course vocabulary), "
-                         f"got shape {W.shape}")
+        raise ValueError(f"challenge_standing: W must be (V, D) with V = {len(vocab)} (the course "
+                         f"vocabulary), got shape {W.shape}")
     if not np.all(np.isfinite(W)):
-        raise ValueError("challenge_standing: W has NaN or infinite entries: the training diverged (a smaller "
-                         "learning rate?)")
+        raise ValueError("challenge_standing: W has NaN or infinite entries: the training "
+                         "diverged (a smaller learning rate?)")
     built = validated_count_vectors()
-    others = {**rivals, "PPMI-SVD (lesson 06)": built["PPMI-SVD"][0], "LSA (lesson 05)": built["LSA"][0]}
+    others = {**rivals, "PPMI-SVD (lesson 06)": built["PPMI-SVD"][0],
+              "LSA (lesson 05)": built["LSA"][0]}
     pairs = benchmark_halves()["report"].wordsim
     rho = {name: evaluate_vectors(V_, vocab, "report", analogies=False)["wordsim"]
            for name, V_ in {"yours": W, **others}.items()}
-    vs = {name: paired_similarity_difference(W, V_, vocab, pairs, n_boot=n_boot) for name, V_ in others.items()}
+    vs = {name: paired_similarity_difference(W, V_, vocab, pairs, n_boot=n_boot)
+          for name, V_ in others.items()}
     calls = {name: verdict(d, "yours", name) for name, d in vs.items()}
     within = cpu_seconds <= 60 * CHALLENGE_CPU_MINUTES
     print("test pairs of WordSim-353, Spearman ρ; yours minus each, paired 95 % interval:")
