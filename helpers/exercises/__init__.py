@@ -134,11 +134,6 @@ class Exercise:
         self.title, self.step, self.explanation = title, step, explanation
         self.mistakes = tuple(mistakes)
 
-    def describe(self) -> str:
-        """One line: step, title and the mistakes recognised."""
-        names = ", ".join(m.name for m in self.mistakes) or "-"
-        return f"{self.step} — {self.title}; recognises: {names}"
-
     def __repr__(self) -> str:
         return (f"<{type(self).__name__} {self.title!r} ({self.step}), "
                 f"{len(self.mistakes)} mistakes>")

@@ -309,10 +309,6 @@ def _adam_other_settings(f):
     _adam_against_torch(f, lr=0.05, betas=(0.5, 0.9), eps=0.1, steps=10, shape=(3, 4))
 
 
-def _adam_update_reference(p, g, m, v, t, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8):
-    return adam_update(p, g, m, v, t, lr, beta1, beta2, eps)
-
-
 def _adam_no_bias_correction(p, g, m, v, t, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8):
     m, v = beta1 * m + (1 - beta1) * g, beta2 * v + (1 - beta2) * g * g
     return p - lr * m / (np.sqrt(v) + eps), m, v
@@ -320,8 +316,8 @@ def _adam_no_bias_correction(p, g, m, v, t, lr=1e-3, beta1=0.9, beta2=0.999, eps
 
 check_adam_update = FunctionExercise(
     "Adam step", [_adam_first_step, _adam_against_torch, _adam_other_settings],
-    reference=_adam_update_reference, step="core",
-    forbidden=(adam_update, Adam, AdamW, RMSProp, Momentum, clip_adam_step),
+    reference=adam_update, step="core",
+    forbidden=(Adam, AdamW, RMSProp, Momentum, clip_adam_step),
     mistakes=[
         Mistake("no_bias_correction", "m and v start at 0, so after one step they are only "
                 "(1-β1)·g and (1-β2)·g²: divide by (1 - β1**t) and (1 - β2**t) before the step "

@@ -142,7 +142,7 @@ def test_a_forbidden_library_function_is_refused():
     assert _run(torch_softmax, Z, forbidden=[]) is None
 
 
-def test_the_checker_refuses_and_names_why(capsys):
+def test_an_exercise_refuses_a_caught_refusal_and_names_why(capsys):
     check = lambda f: expect_close(f(Z), own_softmax(Z), "softmax")  # noqa: E731
     exercise = FunctionExercise("softmax", [check], reference=own_softmax, forbidden=[softmax])
 
@@ -153,15 +153,7 @@ def test_the_checker_refuses_and_names_why(capsys):
             pass
         return own_softmax(z)
 
-    def mine(z):
-        e = np.exp(z - np.max(z, axis=-1, keepdims=True))
-        return e / np.sum(e, axis=-1, keepdims=True)
-
-    assert exercise(mine).status == "passed"
-    for cheat, word in [(sneaky, "torch.func"), (lambda z: softmax(z), "course's own"),
-                        (own_softmax, "own")]:
-        result = exercise(cheat)
-        assert result.status == "failed" and "is refused" in result.message
-        assert word in result.message
+    result = exercise(sneaky)
+    assert result.status == "failed" and "is refused: torch.func" in result.message
     assert exercise.run_checks(softmax).status == "passed"       # the tests' route for references
     capsys.readouterr()
