@@ -10,7 +10,7 @@ from helpers.lessons import lesson02 as L
 
 
 class _Unigram:
-    """A 'model' predicting the training frequencies at every position: it never sees the targets."""
+    """A 'model' predicting the training frequencies everywhere: it never sees the targets."""
 
     def __init__(self, ids, V):
         counts = np.bincount(ids, minlength=V) + 1.0
@@ -28,9 +28,11 @@ def test_the_challenge_scores_the_model_itself_and_not_shipped_weights(capsys, m
         raise NotImplementedError
 
     assert L.run_challenge(todo) is None and "not attempted yet" in capsys.readouterr().out
-    result = L.run_challenge(lambda: _Unigram(split.train, split.V), extra={"the lesson's run": 1.771})
+    result = L.run_challenge(lambda: _Unigram(split.train, split.V),
+                             extra={"the lesson's run": 1.771})
     out = capsys.readouterr().out
-    assert 3.0 < result["test_loss"] < 3.5 and result["counts"] and "<- you" in out and "the lesson's run" in out
+    assert 3.0 < result["test_loss"] < 3.5 and result["counts"]
+    assert "<- you" in out and "the lesson's run" in out
     assert list(result["standings"].values()) == sorted(result["standings"].values())
     assert not L.run_challenge(lambda: _Unigram(split.train, split.V), cpu_minutes=1e-9)["counts"]
     assert "over the budget" in capsys.readouterr().out

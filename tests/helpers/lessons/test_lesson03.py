@@ -15,9 +15,12 @@ def test_the_agreement_items():
     plural = {p[1] for p in L.AGREEMENT_NOUNS}
     for it in items:
         frame = L.AGREEMENT_FRAMES[it.distance].split()
-        assert len(it.words) == len(frame) == it.distance + 2 and (it.words[1] in plural) == (it.number == "pl")
+        plural_subject = it.number == "pl"
+        assert len(it.words) == len(frame) == it.distance + 2
+        assert (it.words[1] in plural) == plural_subject
         nouns = [w for w, slot in zip(it.words, frame) if slot in "ABC"]
-        assert all((w in plural) == ((it.number == "pl") == (it.attractors == "same")) for w in nouns)
+        same = it.attractors == "same"
+        assert all((w in plural) == (plural_subject == same) for w in nouns)
     assert len(items) == 2 * 16 + 4 * (2 * 16 * 2 * 2)
     with pytest.raises(ValueError, match="not in the vocabulary"):
         L.agreement_items(Vocab.build(["the", "man"], specials=(UNK, "<eos>")))
@@ -25,7 +28,8 @@ def test_the_agreement_items():
 
 def test_the_long_range_explorer_trains_on_the_button():
     ex = Explorer(L.render_long_range, {"steps": slider(4, 2, 8, 2, "steps"),
-                                        "keep_bias": slider(3.0, 0.0, 4.0, 1.0, "bias")}, run_button="Train")
+                                        "keep_bias": slider(3.0, 0.0, 4.0, 1.0, "bias")},
+                  run_button="Train")
     first = ex.summary
     ex.controls["steps"].value = 6
     assert ex.renders == 1                # nothing trains until the button is pressed

@@ -20,24 +20,19 @@ def test_the_explorer_redraws_energy_and_neighbours():
     u, s, _ = truncated_svd(a, 6, n_iter=30)
     fro = float(a.multiply(a).sum())
     fig, summary = render_lsa(2, "shares", singular_values=s, frobenius_sq=fro, u=u, vocab=v)
-    assert (
-        summary.startswith(f"k = 2: energy kept {100 * (s[:2] ** 2).sum() / fro:.1f} %")
-        and len(fig.axes) == 2
-    )
+    assert summary.startswith(f"k = 2: energy kept {100 * (s[:2] ** 2).sum() / fro:.1f} %")
+    assert len(fig.axes) == 2
     with pytest.raises(ValueError, match="k must be"):
         render_lsa(7, "shares", singular_values=s, frobenius_sq=fro, u=u, vocab=v)
-    ex = Explorer(
-        lambda k, word: render_lsa(k, word, singular_values=s, frobenius_sq=fro, u=u, vocab=v),
-        {"k": slider(2, 1, 6, 1, "k"), "word": dropdown(["shares", "cat"], "shares", "word")},
-    )
+    ex = Explorer(lambda k, word: render_lsa(k, word, singular_values=s, frobenius_sq=fro, u=u,
+                                             vocab=v),
+                  {"k": slider(2, 1, 6, 1, "k"),
+                   "word": dropdown(["shares", "cat"], "shares", "word")})
     renders = ex.renders
     ex.controls["k"].value = 5
     ex.controls["word"].value = "cat"
-    assert (
-        ex.renders == renders + 2
-        and ex.summary.startswith("k = 5")
-        and "neighbours of 'cat'" in ex.summary
-    )
+    assert ex.renders == renders + 2 and ex.summary.startswith("k = 5")
+    assert "neighbours of 'cat'" in ex.summary
 
 
 def test_pair_cosines_dense_and_sparse_skip_unknown_words():
@@ -46,9 +41,8 @@ def test_pair_cosines_dense_and_sparse_skip_unknown_words():
     pairs = [("a", "b", 5.0), ("a", "c", 1.0), ("b", "c", 4.0), ("a", "zzz", 9.0), ("a", "d", 8.0)]
     cos, gold, skipped = pair_cosines(vectors, vocab, pairs)
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-    np.testing.assert_allclose(
-        cos, [unit[0] @ unit[1], unit[0] @ unit[2], unit[1] @ unit[2], unit[0] @ unit[3]]
-    )
+    np.testing.assert_allclose(cos, [unit[0] @ unit[1], unit[0] @ unit[2], unit[1] @ unit[2],
+                                     unit[0] @ unit[3]])
     assert gold.tolist() == [5.0, 1.0, 4.0, 8.0] and skipped == 1
     np.testing.assert_allclose(pair_cosines(sp.csr_matrix(vectors), vocab, pairs)[0], cos)
     with pytest.raises(ValueError, match="only 0 of 1 pairs"):
