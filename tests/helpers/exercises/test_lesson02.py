@@ -1,4 +1,4 @@
-"""helpers.exercises.lesson02 beyond what tests/test_exercise_hints.py checks of every exercise:
+"""helpers.exercises.lesson02 beyond what test_hints.py checks of every exercise:
 the experiment gives a verdict, naming the explorer's sizes, for a size it does not measure."""
 from helpers.exercises import lesson02 as X
 

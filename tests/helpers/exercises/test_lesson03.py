@@ -1,4 +1,4 @@
-"""helpers.exercises.lesson03 beyond what tests/test_exercise_hints.py checks of every exercise:
+"""helpers.exercises.lesson03 beyond what test_hints.py checks of every exercise:
 the forget-bias experiment trusts no measurement it is given, and its answer is the measured one."""
 from helpers.exercises import lesson03 as X
 

@@ -1,4 +1,4 @@
-"""Lesson 05's checkers beyond what tests/test_exercise_hints.py checks of every checker: the power
+"""Lesson 05's checkers beyond what test_hints.py checks of every checker: the power
 iteration refuses an SVD solver however it is reached, and the experiment measures on the lesson's
 kind of matrix."""
 

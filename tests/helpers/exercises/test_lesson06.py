@@ -1,4 +1,4 @@
-"""Lesson 06's checkers beyond tests/test_exercise_hints.py: a PPMI computed on the dense matrix
+"""Lesson 06's checkers beyond test_hints.py: a PPMI computed on the dense matrix
 is refused even when it returns a sparse one, and the counter must stay sparse."""
 
 import numpy as np

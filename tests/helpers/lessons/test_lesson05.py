@@ -9,9 +9,12 @@ from helpers.infra.widgets import Explorer, dropdown, slider
 from helpers.lessons.lesson05 import pair_cosines, render_lsa
 from helpers.lib.lsa import document_term_matrix, tfidf, truncated_svd
 from helpers.lib.text import Vocab
-from tests.helpers.lib.test_lsa import DOCS
 
 matplotlib.use("Agg")
+DOCS = [d.split() for d in ["the cat sat on the mat", "the dog sat on the log",
+                            "cats and dogs are pets", "the stock market fell as shares dropped",
+                            "shares in the market rose", "a dog chased the cat",
+                            "investors sold shares"]]
 
 
 def test_the_explorer_redraws_energy_and_neighbours():
