@@ -72,8 +72,9 @@ def test_gradients_with_repeated_targets_against_finite_differences():
     _, dh, nodes, dU_rows = hs_loss_and_grads(h, U, tree, t)
     dU = np.zeros_like(U)
     np.add.at(dU, nodes.reshape(-1), dU_rows.reshape(-1, 4))
-    np.testing.assert_allclose(dh, numerical_gradient(lambda: hs_loss_and_grads(h, U, tree, t)[0], h), atol=1e-8)
-    np.testing.assert_allclose(dU, numerical_gradient(lambda: hs_loss_and_grads(h, U, tree, t)[0], U), atol=1e-8)
+    loss = lambda: hs_loss_and_grads(h, U, tree, t)[0]  # noqa: E731
+    np.testing.assert_allclose(dh, numerical_gradient(loss, h), atol=1e-8)
+    np.testing.assert_allclose(dU, numerical_gradient(loss, U), atol=1e-8)
 
 
 def test_clear_errors():
