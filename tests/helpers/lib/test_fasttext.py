@@ -1,13 +1,12 @@
-"""Tests of helpers.lib.fasttext (lesson 08): character n-grams and FNV-1a hashing (against
-gensim's), FastTextVectors against gensim's own vectors for known and unseen words, and the
-misspelling test."""
+"""helpers.lib.fasttext: character n-grams and FNV-1a hashing against gensim's, FastTextVectors
+against gensim's vectors for known and unseen words, and the misspelling test."""
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from helpers.lib import fasttext as FT
-from helpers.lib.fasttext import FastTextVectors, char_ngrams, fnv1a_32, ngram_buckets
+from helpers.lib.fasttext import FastTextVectors, char_ngrams
 from tests.props import budget, closeness, dims, float_arrays, raises_naming
 
 close = closeness(1e-9)
@@ -20,28 +19,6 @@ def test_where_worked_example():
     assert len(grams) == 5 + 4 + 3 + 2
     assert grams[5:9] == ["<whe", "wher", "here", "ere>"]
     assert "<where>" not in grams                            # 7 characters: longer than max_n
-
-
-def test_fnv1a_known_values():
-    assert fnv1a_32("") == 2166136261                        # the offset basis
-    assert fnv1a_32("a") == 0xE40C292C                       # published FNV-1a 32-bit test vector
-    assert fnv1a_32("foobar") == 0xBF9CF968
-    # non-ASCII bytes are sign-extended as in fastText's C++ (int8_t): differs from textbook FNV-1a
-    textbook = 2166136261
-    for b in "é".encode():
-        textbook = ((textbook ^ b) * 16777619) & 0xFFFFFFFF
-    assert fnv1a_32("é") != textbook
-
-
-def test_ngram_bad_input():
-    with pytest.raises(ValueError, match="empty"):
-        char_ngrams("")
-    with pytest.raises(ValueError, match="min_n"):
-        char_ngrams("word", 4, 3)
-    with pytest.raises(TypeError, match="string"):
-        char_ngrams(42)
-    with pytest.raises(ValueError, match="buckets"):
-        ngram_buckets("word", 0)
 
 
 def test_random_ngram_vectors_already_put_a_misspelling_near_its_word():
@@ -115,6 +92,7 @@ def test_ngrams_and_hashes_are_fasttexts(word, lo, extra):
     raises_naming(lambda: FT.char_ngrams(word, hi + 1, lo), "min_n", ValueError)
     raises_naming(lambda: FT.char_ngrams(3), "word", TypeError)
     raises_naming(lambda: FT.ngram_buckets(word, 0), "buckets", ValueError)
+    raises_naming(lambda: FT.char_ngrams(""), "empty", ValueError)
 
 
 @budget()
