@@ -27,10 +27,6 @@ class Interval:
     def __iter__(self):
         return iter((self.estimate, self.low, self.high))
 
-    def overlaps(self, other: "Interval") -> bool:
-        """True when the two intervals overlap."""
-        return self.low <= other.high and other.low <= self.high
-
     def __str__(self) -> str:
         return f"{self.estimate:.3f} [{self.low:.3f}, {self.high:.3f}]"
 
