@@ -1,13 +1,11 @@
 """Shared pieces of the property-based tests: the budget, strategies for awkward inputs, and the
-assertion that an error names its argument. For each input a property asserts either the
-reference result (PyTorch, a library that does the same job, or the formula, in float64) or a
-ValueError/TypeError whose message names the argument. ``@covers`` labels what a property tests.
+assertion that an error names its argument. A property asserts either the reference result
+(PyTorch, a library doing the same job, or the formula, in float64) or a ValueError/TypeError
+naming the argument.
 """
 from __future__ import annotations
 
-import ast
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,32 +13,10 @@ from hypothesis import assume, settings  # noqa: F401  (assume: re-exported for 
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-ROOT = Path(__file__).resolve().parents[1]
-LIB = ROOT / "helpers" / "lib"
-
-COVERED: dict[str, list[str]] = {}
-
 
 def covers(*names: str):
-    """Declare the public objects ("module.Name") a property test covers."""
-    def mark(test):
-        for name in names:
-            COVERED.setdefault(name, []).append(f"{test.__module__}.{test.__name__}")
-        return test
-    return mark
-
-
-def public_objects() -> set[str]:
-    """"module.Name" of every public module-level function and class of helpers/lib (what
-    tests/test_provenance.py calls public)."""
-    found = set()
-    for path in sorted(LIB.glob("*.py")):
-        if path.name == "__init__.py":
-            continue
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
-                found.add(f"{path.stem}.{node.name}")
-    return found
+    """Label the public objects ("module.Name") a property test covers; the test is unchanged."""
+    return lambda test: test
 
 
 def budget(weight: float = 1.0):
@@ -51,7 +27,7 @@ def budget(weight: float = 1.0):
 
 # ---------------------------------------------------------------- errors that name their argument
 def raises_naming(call, name: str, types=(ValueError, TypeError)):
-    """Run ``call()``: it must raise one of ``types`` whose message names ``name``. Returns the error."""
+    """Run ``call()``: it must raise one of ``types`` naming ``name``. Returns the error."""
     with pytest.raises(types) as err:
         call()
     message = str(err.value)
@@ -62,18 +38,20 @@ def raises_naming(call, name: str, types=(ValueError, TypeError)):
 
 # ---------------------------------------------------------------- comparisons
 def closeness(default_tol: float):
-    """``close(a, b, tol=default_tol)``: assert two arrays equal in float64 to ``tol``, relative and absolute
-    (each property file picks the default its references reach)."""
+    """``close(a, b, tol=default_tol)``: assert two arrays equal in float64 to ``tol``, relative
+    and absolute (each property file picks the default its references reach)."""
     def close(a, b, tol=default_tol):
-        np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=tol, atol=tol)
+        np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64),
+                                   rtol=tol, atol=tol)
     return close
 
 
 # ---------------------------------------------------------------- strategies
 def small_floats(lo: float = -3.0, hi: float = 3.0):
     """Finite floats in [lo, hi]; a magnitude below 1e-6 becomes 0 (squares of subnormal numbers
-    underflow in every float64 norm, NumPy's and PyTorch's alike: not what these properties test)."""
-    return st.floats(lo, hi, allow_nan=False, allow_infinity=False, width=64).map(lambda x: 0.0 if abs(x) < 1e-6 else x)
+    underflow in every float64 norm, NumPy's and PyTorch's alike)."""
+    floats = st.floats(lo, hi, allow_nan=False, allow_infinity=False, width=64)
+    return floats.map(lambda x: 0.0 if abs(x) < 1e-6 else x)
 
 
 def float_arrays(shape, lo: float = -3.0, hi: float = 3.0):
@@ -102,8 +80,8 @@ def corrupted(draw, valid: np.ndarray, V: int):
 
 
 def check_bad_ids(call, valid: np.ndarray, V: int, name: str, draw_bad) -> None:
-    """``call(valid)`` works, ``call(bad)`` raises naming ``name`` (ValueError for a range, TypeError
-    for a dtype) for a corruption drawn by ``draw_bad`` (a ``corrupted`` draw)."""
+    """``call(bad)`` raises naming ``name`` (ValueError for a range, TypeError for a dtype) for a
+    corruption drawn by ``draw_bad`` (a ``corrupted`` draw)."""
     bad, kind = draw_bad
     raises_naming(lambda: call(bad), name, ValueError if kind == "range" else TypeError)
 
@@ -121,7 +99,7 @@ def mask_forms(mask: np.ndarray):
 
 
 def inject(x: np.ndarray, value: float, index: int) -> np.ndarray:
-    """A float copy of ``x`` with entry ``index`` (of the flattened array, wrapped) set to ``value``."""
+    """A float copy of ``x`` with entry ``index`` (flattened, wrapped) set to ``value``."""
     y = np.array(x, dtype=np.float64, copy=True)
     y.reshape(-1)[index % y.size] = value
     return y

@@ -1,18 +1,10 @@
-"""Scaled dot-product attention and multi-head attention in NumPy, forward and backward (lesson 04).
+"""Scaled dot-product and multi-head attention in NumPy, forward and backward (lesson 04).
 
-Tokens are rows: ``Q`` (..., T_q, d_k), ``K`` (..., T_k, d_k), ``V`` (..., T_k, d_v), the leading
-axes batch (and head) axes. A mask is boolean, True = "this query may look at this key", read from
-the right against the scores (..., T_q, T_k) as ``torch.nn.functional.scaled_dot_product_attention``
-reads ``attn_mask`` (a 2-D mask is (T_q, T_k)); a key-padding mask (B, T_k) goes in ``key_padding``.
-
-The layers run the functions they are given (the course's by default), so a student's run inside:
-``attend(Q, K, V, mask=None, scale=None) -> (out, weights)`` (called with one combined bool
-``mask=`` and ``scale=``), ``attend_backward(dout, Q, K, V, weights, scale) -> (dQ, dK, dV)``,
-``mha_forward(X, params, num_heads, mask=None, attend=...) -> (out, cache)`` and
-``mha_backward(dout, cache, params, attend_backward=...) -> (dX, grads)``. :class:`Attention` and
-:class:`MultiHeadAttention` take them as keyword arguments; ``DecoderBlock``,
-``NumpyDecoderLM`` (:mod:`helpers.lib.decoder`), ``EncoderBlock`` and ``NumpyEncoder``
-(:mod:`helpers.lib.encoder_numpy`) pass them down.
+Q (..., T_q, d_k), K (..., T_k, d_k), V (..., T_k, d_v). A mask is boolean, True = "this query may
+look at this key", read from the right against the scores (..., T_q, T_k) as PyTorch reads
+``attn_mask``; a key-padding mask (B, T_k) goes in ``key_padding``. The layers run the functions
+they are given (``attend``, ``attend_backward``, ``mha_forward``, ``mha_backward``: the course's by
+default), so a lesson can run the student's own.
 """
 from __future__ import annotations
 

@@ -1,13 +1,8 @@
 """The library's argument checks, in one place, so the same bad input gets the same message.
 
-- **Ids** have an integer dtype (a float would be truncated, a bool read as 0/1: TypeError) and
-  lie in [0, n) (:class:`IdOutOfRangeError` names the range and the offending values).
-- **Masks** are boolean, True meaning "attend" / "a real token"; 0/1 integers are converted. A
-  float mask raises: PyTorch *adds* a float mask to the scores, so 0/1 floats have no one meaning.
-- **Counts and sizes** are whole numbers (an int or NumPy integer, never a bool or a float).
-- **NaN and inf** are refused where a number is read or trained on.
-
-Arrays may be NumPy arrays, lists or PyTorch tensors (a tensor is checked on its device).
+Ids are integers in [0, n); masks are boolean (0/1 integers converted, floats refused: PyTorch adds
+a float mask to the scores); counts are whole numbers; nan and inf are refused where a number is
+read or trained on. Arrays may be NumPy arrays, lists or PyTorch tensors.
 """
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""Counting words in context: co-occurrence matrices and pointwise mutual information.
+"""Co-occurrence matrices and pointwise mutual information (lesson 06).
 
-Lesson 06. Token ids are integers in [0, vocab_size); a negative id is a *hole*, a word filtered
-out that keeps its place in the text but is never counted. ``counts[w, c]`` is how often the
-context word c was seen within the window of the word w. A pair never seen has PMI = -inf, which
-sparse results leave unstored. Logarithms are base 2 unless ``base`` says otherwise.
+Token ids are integers in [0, vocab_size); a negative id is a hole (a filtered word that keeps its
+place but is never counted). ``counts[w, c]``: how often context c was seen within w's window.
+An unseen pair has PMI = -inf, which sparse results leave unstored. Logarithms are base 2 unless
+``base`` says otherwise.
 """
 from __future__ import annotations
 

@@ -3,10 +3,8 @@
     ids (B, T) -> token embedding + positions -> n_layers x DecoderBlock -> final LayerNorm
                -> Linear head -> logits (B, T, V)
 
-Every layer keeps the layer protocol, so the model's backward pass is the layers' backward passes
-in reverse order. It is :class:`helpers.lib.transformer.DecoderLM`'s architecture:
-:meth:`NumpyDecoderLM.from_torch` copies a trained DecoderLM's weights in. float32 for training
-speed unless ``dtype=np.float64`` (gradient checks).
+The architecture of :class:`helpers.lib.transformer.DecoderLM`, whose weights
+:meth:`NumpyDecoderLM.from_torch` copies in. float32 unless ``dtype=np.float64`` (gradient checks).
 """
 from __future__ import annotations
 

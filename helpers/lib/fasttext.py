@@ -1,10 +1,8 @@
-"""fastText's idea (Bojanowski et al. 2017): a word is the sum of its character n-grams.
+"""fastText (Bojanowski et al. 2017): a word is the sum of its character n-grams (lesson 08).
 
-A word in boundary markers, ``<where>``, is cut into its n-grams for n = 3..6; each is hashed
-(32-bit FNV-1a, as fastText) into one of a fixed number of buckets. The paper sums a word's n-gram
-vectors (and its own, when it was in the training vocabulary); the implementations, fastText's
-and gensim's, average them, which changes the length of the vector and not its direction. An
-unseen or misspelled word still gets a vector, where word2vec has none.
+``<where>`` is cut into its n-grams for n = 3..6, each hashed (32-bit FNV-1a) into one of a fixed
+number of buckets. fastText and gensim average the vectors rather than sum them (same direction).
+An unseen or misspelled word still gets a vector.
 """
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""Checking hand-written gradients: centred finite differences and PyTorch.
+"""Checking hand-written gradients: centred finite differences and PyTorch (lesson 01).
+
+Work in float64: with h = 1e-5 a centred difference is off by O(h²), so a correct gradient shows a
+relative error around 1e-8 or less.
 
     report = check_layer(Linear(4, 3, rng), x)      # every parameter and the input
     assert report.ok, report
-
-Work in float64: with h = 1e-5 a centred difference is off by O(h²), so a correct gradient shows
-a relative error around 1e-8 or less.
 """
 from __future__ import annotations
 

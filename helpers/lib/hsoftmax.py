@@ -1,18 +1,12 @@
 """Hierarchical softmax (Morin & Bengio 2005; Mikolov et al. 2013a) in NumPy.
 
-The full softmax scores every word of the vocabulary for every training pair. Hierarchical
-softmax puts the words at the leaves of a binary tree (word2vec uses a **Huffman tree**
-built from the word counts, so frequent words get short paths) and writes P(o | c) as the
-product of the yes/no decisions on the path from the root to the leaf o:
+The words sit at the leaves of a Huffman tree built from their counts (frequent words get short
+paths), and P(o | c) is the product of the yes/no decisions on the path from the root to o:
 
-    P(o | c) = prod_j sigmoid(sign_j * u_{n_j} . v_c),   sign_j = +1 (go left, code 0) or -1 (code 1)
+    P(o | c) = prod_j sigmoid(sign_j * u_{n_j} . v_c),   sign_j = +1 (code 0) or -1 (code 1)
 
-where n_j are the inner nodes on o's path, each with an output vector u_n (there are V - 1
-inner nodes). A pair costs its path length, about log2 V dot products, instead of V.
-
-- :func:`huffman_tree`: the tree (codes, inner-node paths, path lengths) from word counts;
-- :func:`hs_loss_and_grads`: loss and gradients for a batch, the gradients of the rows used only;
-- :func:`hs_probabilities`: P(w | h) over the whole vocabulary (each row sums to 1).
+n_j are the V - 1 inner nodes on o's path, each with an output vector u_n: a pair costs about
+log2 V dot products instead of V.
 """
 from __future__ import annotations
 
@@ -56,11 +50,13 @@ def huffman_tree(counts: Sequence[float]) -> HuffmanTree:
     is the smallest any binary tree can have. Needs at least 2 words."""
     counts = np.asarray(counts, dtype=np.float64)
     if counts.ndim != 1 or len(counts) < 2:
-        raise ValueError(f"counts must be a 1-D array of at least 2 word counts, got shape {counts.shape}")
+        raise ValueError(f"counts must be a 1-D array of at least 2 word counts, "
+                         f"got shape {counts.shape}")
     if not np.all(np.isfinite(counts)) or np.any(counts <= 0):
-        raise ValueError("word counts must be finite and positive (a word with count 0 has no place in the tree)")
+        raise ValueError("word counts must be finite and positive (a word with count 0 has no "
+                         "place in the tree)")
     V = len(counts)
-    parent = np.zeros(2 * V - 1, dtype=np.int64)        # leaves 0..V-1, inner nodes V..2V-2 (root last)
+    parent = np.zeros(2 * V - 1, dtype=np.int64)  # leaves 0..V-1, inner V..2V-2 (root last)
     branch = np.zeros(2 * V - 1, dtype=np.int8)
     heap = [(float(c), i) for i, c in enumerate(counts)]
     heapq.heapify(heap)
@@ -99,21 +95,23 @@ def hs_loss_and_grads(h: np.ndarray, U: np.ndarray, tree: HuffmanTree, targets: 
     h = check_finite(np.asarray(h), "h", "hs_loss_and_grads")
     U = np.asarray(U)
     if h.ndim != 2 or U.ndim != 2 or h.shape[1] != U.shape[1]:
-        raise ValueError(f"h must be (N, D) and U (V-1, D) with the same D, got {h.shape} and {U.shape}")
+        raise ValueError(f"h must be (N, D) and U (V-1, D) with the same D, "
+                         f"got {h.shape} and {U.shape}")
     targets = check_ids(targets, len(tree.depth), "targets", "hs_loss_and_grads", noun="word ids")
     if targets.shape != (h.shape[0],):
-        raise ValueError(f"targets must be ({h.shape[0]},) integer ids, got {targets.shape} {targets.dtype}")
+        raise ValueError(f"targets must be ({h.shape[0]},) integer ids, "
+                         f"got {targets.shape} {targets.dtype}")
     if U.shape[0] != tree.n_inner:
         raise ValueError(f"U has {U.shape[0]} rows; the tree has {tree.n_inner} inner nodes")
     n = len(targets)
     nodes, mask = tree.nodes[targets], tree.mask[targets]            # (N, L)
     t = 1.0 - tree.codes[targets]                                    # code 0 -> t = 1 ("left")
     u = U[nodes]                                                     # (N, L, D)
-    if not all_finite(u):    # only the rows used are checked: a check of all of U would cost O(V D) per batch
+    if not all_finite(u):                       # only the rows used: all of U costs O(V D)
         check_finite(U, "U", "hs_loss_and_grads")
     s = np.einsum("nld,nd->nl", u, h)                                # (N, L)
     sign = 2 * t - 1
-    loss = float(np.sum(mask * np.logaddexp(0.0, -sign * s)) / n)   # -log sigmoid(x) = log(1 + e^-x)
+    loss = float(np.sum(mask * np.logaddexp(0.0, -sign * s)) / n)   # -log σ(x) = log(1 + e^-x)
     ds = mask * (sigmoid(s) - t) / n                                 # dL/ds = y - t, mean over N
     dh = np.einsum("nl,nld->nd", ds, u)
     dU_rows = ds[:, :, None] * h[:, None, :]
@@ -127,8 +125,8 @@ def hs_probabilities(h: np.ndarray, U: np.ndarray, tree: HuffmanTree) -> np.ndar
     h = check_finite(np.asarray(h), "h", "hs_probabilities")
     U = check_finite(np.asarray(U), "U", "hs_probabilities")
     if h.ndim != 2 or U.ndim != 2 or h.shape[1] != U.shape[1] or U.shape[0] != tree.n_inner:
-        raise ValueError(f"hs_probabilities: h must be (N, D) and U ({tree.n_inner}, D) with the same D, got "
-                         f"{h.shape} and {U.shape}")
+        raise ValueError(f"hs_probabilities: h must be (N, D) and U ({tree.n_inner}, D) with the "
+                         f"same D, got {h.shape} and {U.shape}")
     s = np.einsum("vld,nd->nvl", U[tree.nodes], h)                   # (N, V, L)
     sign = 1.0 - 2.0 * tree.codes
     logp = np.sum(tree.mask * -np.logaddexp(0.0, -sign * s), axis=2)

@@ -10,13 +10,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from helpers.lib.checks import (  # noqa: F401  (check_class_ids and describe_offending re-exported)
-    all_finite,
-    check_class_ids,
-    check_finite,
-    check_ids,
-    describe_offending,
-)
+from helpers.lib.checks import check_class_ids, check_finite, check_ids, describe_offending
 
 
 # ---------------------------------------------------------------- functions

@@ -1,7 +1,7 @@
-"""Near-duplicate documents, grouped so that a split never puts one copy in training and another
-in the test data: two documents are near-duplicates when at least ``threshold`` of the distinct
-word ``n``-grams of the shorter one occur in the other (containment, Broder 1997), and a group is
-a connected component of that relation (a chain a ~ b ~ c is one group).
+"""Near-duplicate documents, grouped so that a split never puts copies on both sides.
+
+Two documents are near-duplicates when at least ``threshold`` of the distinct word ``n``-grams of
+the shorter occur in the other (containment, Broder 1997); a group is a connected component.
 """
 from __future__ import annotations
 

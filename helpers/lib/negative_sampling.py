@@ -1,13 +1,5 @@
 """Negative sampling (Mikolov et al. 2013b): each (word, context) pair becomes a yes/no question,
 asked once for the true context and once for each of k noise words drawn from P(w)^0.75.
-
-- :func:`unigram_noise`, :class:`NoiseSampler` and :func:`unigram_table`: the noise distribution
-  and two ways of drawing from it;
-- :class:`EmbeddingDot`: scores of hidden vectors against selected rows of the output matrix;
-- :func:`sgns_pair_gradients`: the loss of one word–context pair summed over a corpus, whose zero
-  is the shifted PMI (lesson 06).
-
-The batch functions the live skip-gram trains with are in :mod:`helpers.lib.sgns`.
 """
 from __future__ import annotations
 
@@ -28,14 +20,15 @@ def unigram_noise(counts: Sequence[float], power: float = 0.75) -> np.ndarray:
     """
     c = np.asarray(counts, dtype=np.float64)
     if c.ndim != 1 or c.size == 0:
-        raise ValueError(f"unigram_noise: counts must be a non-empty 1-D array, got shape {c.shape}")
+        raise ValueError(f"unigram_noise: counts must be a non-empty 1-D array, "
+                         f"got shape {c.shape}")
     bad = np.flatnonzero(~np.isfinite(c) | (c < 0))
     if bad.size:
-        raise ValueError(f"unigram_noise: counts must be finite and non-negative, got {c[bad[0]]} at index "
-                         f"{bad[0]} ({bad.size} of {c.size} counts)")
+        raise ValueError(f"unigram_noise: counts must be finite and non-negative, got "
+                         f"{c[bad[0]]} at index {bad[0]} ({bad.size} of {c.size} counts)")
     if c.sum() <= 0:
-        raise ValueError(f"unigram_noise: every one of the {c.size} counts is 0; the noise distribution "
-                         "needs at least one word that occurs")
+        raise ValueError(f"unigram_noise: every one of the {c.size} counts is 0; the noise "
+                         "distribution needs at least one word that occurs")
     if not 0 <= power <= 1:
         raise ValueError(f"unigram_noise: power must lie in [0, 1], got {power}")
     p = (c / c.sum()) ** power
@@ -49,7 +42,8 @@ class NoiseSampler:
     ``sample(shape)`` -> int64 ids of that shape, from ``rng`` (reset it to repeat a draw).
     """
 
-    def __init__(self, counts: Sequence[float], power: float = 0.75, rng: np.random.Generator | None = None):
+    def __init__(self, counts: Sequence[float], power: float = 0.75,
+                 rng: np.random.Generator | None = None):
         self.probs = unigram_noise(counts, power)
         self.cdf = np.cumsum(self.probs)
         self.cdf[-1] = 1.0
@@ -60,16 +54,17 @@ class NoiseSampler:
         return np.searchsorted(self.cdf, u, side="right").astype(np.int64)
 
 
-def unigram_table(counts: Sequence[float], power: float = 0.75, size: int = 1_000_000) -> np.ndarray:
+def unigram_table(counts: Sequence[float], power: float = 0.75,
+                  size: int = 1_000_000) -> np.ndarray:
     """word2vec.c's unigram table: word i fills round(size · p_i) slots (lesson 07 §7).
 
-    A draw is one random slot, ``table[rng.integers(len(table), size=shape)]``: one integer and one
-    memory read, faster than :class:`NoiseSampler`'s binary search, with p rounded to 1/size.
+    A draw is one random slot, ``table[rng.integers(len(table), size=shape)]``: faster than
+    :class:`NoiseSampler`'s binary search, with p rounded to 1/size.
     """
     if size < 1:
         raise ValueError(f"unigram_table: size must be a positive number of slots, got {size}")
     p = unigram_noise(counts, power)
-    slots = np.maximum(np.round(p * size), p > 0).astype(np.int64)   # a word that can be drawn gets a slot
+    slots = np.maximum(np.round(p * size), p > 0).astype(np.int64)  # every p > 0 gets a slot
     return np.repeat(np.arange(len(p), dtype=np.int32), slots)
 
 
@@ -81,8 +76,8 @@ class EmbeddingDot(Layer):
     :class:`helpers.lib.layers.Embedding`) and returns dh (N, D).
     """
 
-    def __init__(self, vocab_size: int, dim: int, rng: np.random.Generator, dtype=np.float64, scale: float = 0.01,
-                 scatter: str = "add.at"):
+    def __init__(self, vocab_size: int, dim: int, rng: np.random.Generator, dtype=np.float64,
+                 scale: float = 0.01, scatter: str = "add.at"):
         super().__init__()
         self.embed = Embedding(vocab_size, dim, rng, dtype=dtype, scale=scale, scatter=scatter)
         self.params, self.grads = self.embed.params, self.embed.grads
@@ -90,9 +85,11 @@ class EmbeddingDot(Layer):
     def forward(self, h, ids):
         h, ids = np.asarray(h), np.asarray(ids)
         if h.ndim != 2 or h.shape[1] != self.params[0].shape[1]:
-            raise ValueError(f"EmbeddingDot: h must be (N, {self.params[0].shape[1]}), got shape {h.shape}")
+            raise ValueError(f"EmbeddingDot: h must be (N, {self.params[0].shape[1]}), "
+                             f"got shape {h.shape}")
         if ids.shape[0] != h.shape[0] or ids.ndim not in (1, 2):
-            raise ValueError(f"EmbeddingDot: ids must be (N,) or (N, K) with N={h.shape[0]}, got shape {ids.shape}")
+            raise ValueError(f"EmbeddingDot: ids must be (N,) or (N, K) with N={h.shape[0]}, "
+                             f"got shape {ids.shape}")
         check_finite(h, "h", "EmbeddingDot.forward")
         rows = self.embed.forward(ids)                       # (N, D) or (N, K, D)
         self.h, self.rows, self.squeeze = h, rows, ids.ndim == 1
@@ -109,7 +106,8 @@ class EmbeddingDot(Layer):
         return np.einsum("nk,nkd->nd", dout, self.rows)
 
 
-def sgns_pair_gradients(w: np.ndarray, c: np.ndarray, n_pos, n_neg) -> tuple[np.ndarray, np.ndarray]:
+def sgns_pair_gradients(w: np.ndarray, c: np.ndarray, n_pos,
+                        n_neg) -> tuple[np.ndarray, np.ndarray]:
     """Gradients of SGNS's loss of word–context pairs summed over a corpus (lesson 06 §9).
 
     Row b of w and c (B, D) is a word's and a context's vector; the pair is seen n_pos[b] times and
@@ -120,11 +118,11 @@ def sgns_pair_gradients(w: np.ndarray, c: np.ndarray, n_pos, n_neg) -> tuple[np.
     w, c = np.asarray(w, dtype=np.float64), np.asarray(c, dtype=np.float64)
     n_pos, n_neg = np.asarray(n_pos, dtype=np.float64), np.asarray(n_neg, dtype=np.float64)
     if w.ndim != 2 or w.shape != c.shape:
-        raise ValueError(f"sgns_pair_gradients: w and c must be (B, D) arrays of one shape, got {w.shape} "
-                         f"and {c.shape}")
+        raise ValueError(f"sgns_pair_gradients: w and c must be (B, D) arrays of one shape, "
+                         f"got {w.shape} and {c.shape}")
     if n_pos.shape != (w.shape[0],) or n_neg.shape != (w.shape[0],):
-        raise ValueError(f"sgns_pair_gradients: n_pos and n_neg must be ({w.shape[0]},), one count per row; "
-                         f"got {n_pos.shape} and {n_neg.shape}")
+        raise ValueError(f"sgns_pair_gradients: n_pos and n_neg must be ({w.shape[0]},), one "
+                         f"count per row; got {n_pos.shape} and {n_neg.shape}")
     for name, a in (("w", w), ("c", c), ("n_pos", n_pos), ("n_neg", n_neg)):
         check_finite(a, name, "sgns_pair_gradients")
     if np.any(n_pos < 0) or np.any(n_neg < 0):

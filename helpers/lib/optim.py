@@ -1,8 +1,7 @@
-"""Optimisers and weight penalties for lists of NumPy arrays, updated in place.
+"""Optimisers and weight penalties for lists of NumPy arrays, updated in place (lesson 01).
 
-Every optimiser has ``step(params, grads)``: ``params[i]`` moves against ``grads[i]``. A stateful
-one keeps its state per position, so it refuses another list of arrays later (its state would
-belong to the wrong array): make a new optimiser when the model changes.
+``step(params, grads)`` moves ``params[i]`` against ``grads[i]``. A stateful optimiser keeps its
+state per position and refuses another list of arrays later: make a new one when the model changes.
 """
 from __future__ import annotations
 

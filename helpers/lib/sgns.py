@@ -1,6 +1,5 @@
-"""Skip-gram with negative sampling as two plain functions, the ones lesson 07 trains with (or the
-student's own, once they pass their checkers): the loss and gradients of a batch of (word,
-context) pairs, and one SGD step on the two tables. Notation: word w, context c (lesson 07 §5).
+"""Skip-gram with negative sampling as plain functions: a batch's loss and gradients, and one
+SGD step on the two tables (lesson 07 §5). Notation: word w, context c.
 """
 from __future__ import annotations
 
@@ -10,11 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from helpers.lib.checks import check_ids
-
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    e = np.exp(-np.abs(x))                      # never overflows
-    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+from helpers.lib.layers import sigmoid
 
 
 def ns_loss_and_gradients(v: np.ndarray, u_c: np.ndarray, U_neg: np.ndarray):
@@ -27,30 +22,33 @@ def ns_loss_and_gradients(v: np.ndarray, u_c: np.ndarray, U_neg: np.ndarray):
     """
     v, u_c, U_neg = np.asarray(v), np.asarray(u_c), np.asarray(U_neg)
     if v.ndim != 2 or u_c.shape != v.shape or U_neg.ndim != 3 or U_neg.shape[::2] != v.shape:
-        raise ValueError(f"ns_loss_and_gradients: v and u_c must be (B, d) and U_neg (B, k, d), got "
-                         f"{v.shape}, {u_c.shape} and {U_neg.shape}")
+        raise ValueError(f"ns_loss_and_gradients: v and u_c must be (B, d) and U_neg (B, k, d), "
+                         f"got {v.shape}, {u_c.shape} and {U_neg.shape}")
     s_c = np.einsum("bd,bd->b", u_c, v)                       # (B,)   the true pairs' scores
     s_neg = np.einsum("bkd,bd->bk", U_neg, v)                 # (B, k) the noise words' scores
     loss = np.logaddexp(0, -s_c) + np.logaddexp(0, s_neg).sum(axis=1)
-    g_c, g_neg = _sigmoid(s_c) - 1, _sigmoid(s_neg)           # dL/ds = σ(s) − t
+    g_c, g_neg = sigmoid(s_c) - 1, sigmoid(s_neg)             # dL/ds = σ(s) − t
     dv = g_c[:, None] * u_c + np.einsum("bk,bkd->bd", g_neg, U_neg)
     if not (np.isfinite(loss).all() and np.isfinite(dv).all()):      # NaN or inf in the vectors
-        bad = next(n for n, a in (("v", v), ("u_c", u_c), ("U_neg", U_neg)) if not np.isfinite(a).all())
-        raise ValueError(f"ns_loss_and_gradients: {bad} holds NaN or infinite values (a learning rate "
-                         "too large makes the vectors diverge)")
+        inputs = (("v", v), ("u_c", u_c), ("U_neg", U_neg))
+        bad = next(n for n, a in inputs if not np.isfinite(a).all())
+        raise ValueError(f"ns_loss_and_gradients: {bad} holds NaN or infinite values (a learning "
+                         "rate too large makes the vectors diverge)")
     return loss, dv, g_c[:, None] * v, g_neg[:, :, None] * v[:, None, :]
 
 
-def scatter_rows(ids: np.ndarray, grads: np.ndarray, vocab_size: int) -> tuple[np.ndarray, np.ndarray]:
+def scatter_rows(ids: np.ndarray, grads: np.ndarray,
+                 vocab_size: int) -> tuple[np.ndarray, np.ndarray]:
     """The distinct rows a batch used and the sum of their gradients (lesson 07 §5).
 
     ids (n,) with repeats, grads (n, d). Returns (rows (U,) sorted, summed (U, d)): what
-    ``np.add.at(dW, ids, grads)`` puts into those rows, as a sparse one-hot (U, n) matrix times grads.
+    ``np.add.at(dW, ids, grads)`` puts into those rows, as a sparse one-hot (U, n) times grads.
     """
     ids = check_ids(np.asarray(ids).reshape(-1), vocab_size, "ids", "scatter_rows")
     grads = np.asarray(grads)
     if grads.ndim != 2 or len(grads) != len(ids):
-        raise ValueError(f"scatter_rows: grads must be (n, d) with n = {len(ids)} ids, got {grads.shape}")
+        raise ValueError(f"scatter_rows: grads must be (n, d) with n = {len(ids)} ids, "
+                         f"got {grads.shape}")
     used = np.zeros(vocab_size, dtype=bool)
     used[ids] = True
     rows = np.flatnonzero(used)
@@ -58,12 +56,14 @@ def scatter_rows(ids: np.ndarray, grads: np.ndarray, vocab_size: int) -> tuple[n
     slot[rows] = np.arange(len(rows))
     n = len(ids)
     # column i holds a single 1, in the row of ids[i]: compressed columns need no sorting
-    onehot = sp.csc_matrix((np.ones(n, grads.dtype), slot[ids], np.arange(n + 1)), shape=(len(rows), n))
+    onehot = sp.csc_matrix((np.ones(n, grads.dtype), slot[ids], np.arange(n + 1)),
+                           shape=(len(rows), n))
     return rows, np.asarray(onehot @ grads)
 
 
-def sgd_step(W: np.ndarray, C: np.ndarray, words: np.ndarray, contexts: np.ndarray, negatives: np.ndarray,
-             lr: float, gradients: Callable = ns_loss_and_gradients) -> tuple[float, np.ndarray, np.ndarray]:
+def sgd_step(W: np.ndarray, C: np.ndarray, words: np.ndarray, contexts: np.ndarray,
+             negatives: np.ndarray, lr: float,
+             gradients: Callable = ns_loss_and_gradients) -> tuple[float, np.ndarray, np.ndarray]:
     """One SGD step of skip-gram with negative sampling on a batch of pairs (lesson 07 §5).
 
     W, C (V, d) updated in place; words, contexts (B,) and negatives (B, k) ids; ``gradients`` as
@@ -73,10 +73,10 @@ def sgd_step(W: np.ndarray, C: np.ndarray, words: np.ndarray, contexts: np.ndarr
     words = check_ids(np.asarray(words), len(W), "words", "sgd_step")
     contexts = check_ids(np.asarray(contexts), len(C), "contexts", "sgd_step")
     negatives = check_ids(np.asarray(negatives), len(C), "negatives", "sgd_step")
-    if words.ndim != 1 or len(words) == 0 or contexts.shape != words.shape or negatives.ndim != 2 \
-            or len(negatives) != len(words):
-        raise ValueError(f"sgd_step: words and contexts must be (B,) with B >= 1 and negatives (B, k), got "
-                         f"{words.shape}, {contexts.shape} and {negatives.shape}")
+    if (words.ndim != 1 or len(words) == 0 or contexts.shape != words.shape
+            or negatives.ndim != 2 or len(negatives) != len(words)):
+        raise ValueError(f"sgd_step: words and contexts must be (B,) with B >= 1 and negatives "
+                         f"(B, k), got {words.shape}, {contexts.shape} and {negatives.shape}")
     if not (np.isfinite(lr) and lr > 0):
         raise ValueError(f"sgd_step: the learning rate lr must be a positive number, got {lr}")
     B, k = negatives.shape

@@ -1,11 +1,8 @@
-"""How sure is a number? Bootstrap intervals, paired differences and Spearman's rho.
+"""Bootstrap intervals, paired differences and Spearman's rho (lesson 01 §6).
 
-A score measured on n items (rated word pairs, test articles, predicted characters) would come out
-a little different on another sample of items. The bootstrap measures how much: draw n items with
-replacement, recompute, repeat, and read the spread (lesson 01, "Comparing models"). Two models
-scored on the same items are compared by their *paired* difference: each resample scores both on
-the same items, so the luck of the draw cancels. The course's rule: a difference whose 95 %
-interval contains 0 is a tie.
+The bootstrap draws n items with replacement, recomputes, repeats, and reads the spread. Two models
+scored on the same items are compared by their paired difference (each resample scores both on the
+same items). The course's rule: a difference whose 95 % interval contains 0 is a tie.
 """
 from __future__ import annotations
 
@@ -30,16 +27,12 @@ class Interval:
     def __iter__(self):
         return iter((self.estimate, self.low, self.high))
 
-    def overlaps(self, other: "Interval") -> bool:
-        """True when the two intervals overlap."""
-        return self.low <= other.high and other.low <= self.high
-
     def __str__(self) -> str:
         return f"{self.estimate:.3f} [{self.low:.3f}, {self.high:.3f}]"
 
 
 def resamples(n: int, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
-    """Indices of ``n_boot`` resamples of ``n`` items, with replacement: (n_boot, n) (lesson 01 §6)."""
+    """Indices (n_boot, n) of ``n_boot`` resamples of ``n`` items (lesson 01 §6)."""
     if n < 2:
         raise ValueError(f"a bootstrap needs at least 2 items, got {n}")
     if n_boot < 1:
@@ -64,12 +57,12 @@ def bootstrap_interval(statistic: Callable[..., float], *columns, n_boot: int = 
                        level: float = 0.95, seed: int = 0) -> Interval:
     """Percentile bootstrap interval of ``statistic(*columns)`` over the items (lesson 01 §6).
 
-    columns : arrays of the same length n; a resample takes the same rows of every column, so
-              pairs stay pairs.
+    columns: arrays of one length n; a resample takes the same rows of every column.
     """
     cols = [np.asarray(c) for c in columns]
     if not cols or any(len(c) != len(cols[0]) for c in cols):
-        raise ValueError(f"give one or more columns of the same length, got {[len(c) for c in cols]}")
+        raise ValueError(f"give one or more columns of the same length, "
+                         f"got {[len(c) for c in cols]}")
     idx = resamples(len(cols[0]), n_boot, seed)
     boots = np.array([statistic(*(c[i] for c in cols)) for i in idx], dtype=np.float64)
     result = interval(statistic(*cols), boots, level)
@@ -85,7 +78,8 @@ def bootstrap_mean(values, n_boot: int = 2000, seed: int = 0, level: float = 0.9
     (lesson 01 §6)."""
     values = np.asarray(values, np.float64)
     if values.ndim != 1:
-        raise ValueError(f"bootstrap_mean: expected a 1-D array of per-item values, got shape {values.shape}")
+        raise ValueError(f"bootstrap_mean: expected a 1-D array of per-item values, "
+                         f"got shape {values.shape}")
     if block < 1:
         raise ValueError(f"block must be at least 1, got {block}")
     n_blocks = values.size // block
@@ -105,8 +99,8 @@ def spearman(x, y) -> float:
 
 
 def spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Spearman's rho of each row of ``x`` with the same row of ``y``, (..., n) -> (...): Pearson's
-    correlation of the ranks (ties get their average rank); nan for a constant row (lesson 09 §2)."""
+    """Spearman's rho of each row of ``x`` with the same row of ``y``, (..., n) -> (...)
+    (lesson 09 §2): Pearson's correlation of the average ranks; nan for a constant row."""
     rx, ry = rankdata(x, axis=-1), rankdata(y, axis=-1)
     rx = rx - rx.mean(axis=-1, keepdims=True)
     ry = ry - ry.mean(axis=-1, keepdims=True)
@@ -114,7 +108,8 @@ def spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return (rx * ry).sum(axis=-1) / np.sqrt((rx ** 2).sum(axis=-1) * (ry ** 2).sum(axis=-1))
 
 
-def spearman_interval(scores, gold, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> Interval:
+def spearman_interval(scores, gold, n_boot: int = 1000, seed: int = 0,
+                      level: float = 0.95) -> Interval:
     """Spearman's rho of ``scores`` with ``gold`` (n,) and its bootstrap interval over the n items
     (lesson 09 §2)."""
     scores, gold = _same_items(scores, gold)
@@ -150,5 +145,6 @@ def verdict(difference: Interval, better: str, worse: str) -> str:
 def _same_items(x, y) -> tuple[np.ndarray, np.ndarray]:
     x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
     if x.shape != y.shape or x.ndim != 1 or x.size < 3:
-        raise ValueError(f"expected two 1-D arrays of the same length >= 3, got {x.shape} and {y.shape}")
+        raise ValueError(f"expected two 1-D arrays of the same length >= 3, "
+                         f"got {x.shape} and {y.shape}")
     return x, y

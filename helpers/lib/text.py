@@ -1,8 +1,7 @@
-"""Tokenisation and the vocabulary that maps tokens to integer ids.
+"""Tokenisation in every script and the vocabulary that maps tokens to ids (lesson 01 §8).
 
-Text of every script is tokenised: letters and digits are Unicode's, combining marks (accents
-written as separate code points, vowel signs) stay inside their word, and the text is
-NFC-normalised first, so a precomposed ``ü`` and ``u`` + a combining diaeresis give one token.
+Letters and digits are Unicode's, combining marks stay inside their word, and the text is
+NFC-normalised first (a precomposed ``ü`` and ``u`` + a combining diaeresis give one token).
 """
 from __future__ import annotations
 

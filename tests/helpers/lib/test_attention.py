@@ -209,7 +209,7 @@ def recording(calls, **functions):
 
 
 def test_the_layers_run_the_functions_they_are_given():
-    def doubled_backward(dout, cache, params, attend_backward):    # what it returns, the layer returns
+    def doubled_backward(dout, cache, params, attend_backward):    # the layer returns its dX
         dX, grads = A.mha_backward(dout, cache, params, attend_backward)
         return 2 * dX, grads
 

@@ -1,6 +1,5 @@
 """helpers.lib.counting: the vectorised counts against a loop over the tokens, PMI and its
 variants against their formulas (no nan, no warning), collocations, and bad inputs named."""
-
 import warnings
 from collections import defaultdict
 
@@ -35,52 +34,34 @@ def loop_counts(sentences, V, window, weighting="uniform", cross=False, symmetri
 
 def test_tiny_counts_by_hand():
     two = [np.array([0, 1, 2]), np.array([0, 1])]
-    assert C.cooccurrence_matrix(two, 3, window=1).toarray().tolist() == [
-        [0, 2, 0],
-        [2, 0, 1],
-        [0, 1, 0],
-    ]
+    assert C.cooccurrence_matrix(two, 3, window=1).toarray().tolist() == [[0, 2, 0], [2, 0, 1],
+                                                                          [0, 1, 0]]
     assert C.cooccurrence_matrix(two, 3, window=1, cross_sentences=True)[2, 0] == 1  # c next to a
     harmonic = C.cooccurrence_matrix([np.array([0, 1, 2])], 3, window=2, weighting="harmonic")
     assert harmonic[0, 2] == 0.5 and harmonic[0, 1] == 1.0
     bigrams = C.cooccurrence_matrix(np.array([0, 1, 2]), 3, window=1, symmetric=False)
     assert bigrams.toarray().tolist() == [[0, 1, 0], [0, 0, 1], [0, 0, 0]]
     hole = [np.array([0, -1, 1])]
-    assert (
-        C.cooccurrence_matrix(hole, 2, window=1).sum() == 0
-        and C.cooccurrence_matrix(hole, 2, 2)[0, 1] == 1
-    )
+    assert C.cooccurrence_matrix(hole, 2, window=1).sum() == 0
+    assert C.cooccurrence_matrix(hole, 2, 2)[0, 1] == 1
 
 
 @budget(1)
 @given(st.data())
 def test_the_counts_per_offset_are_the_loop_s(data):
     rng = np.random.default_rng(data.draw(st.integers(0, 100)))
-    sentences = [
-        rng.integers(-1, 9, size=rng.integers(0, 9)) for _ in range(data.draw(st.integers(1, 8)))
-    ]
+    n = data.draw(st.integers(1, 8))
+    sentences = [rng.integers(-1, 9, size=rng.integers(0, 9)) for _ in range(n)]
     if not sum(map(len, sentences)):
         raises_naming(lambda: C.cooccurrence_matrix(sentences, 9), "corpus")
         return
-    options = dict(
-        window=data.draw(st.integers(1, 4)),
-        weighting=data.draw(st.sampled_from(C.WEIGHTINGS)),
-        cross_sentences=data.draw(st.booleans()),
-        symmetric=data.draw(st.booleans()),
-    )
-    got = C.cooccurrence_matrix(sentences, 9, **options)
+    window, weighting = data.draw(st.integers(1, 4)), data.draw(st.sampled_from(C.WEIGHTINGS))
+    cross, symmetric = data.draw(st.booleans()), data.draw(st.booleans())
+    got = C.cooccurrence_matrix(sentences, 9, window, weighting=weighting, cross_sentences=cross,
+                                symmetric=symmetric)
     assert sp.isspmatrix_csr(got) and got.dtype == np.float64
-    np.testing.assert_allclose(
-        got.toarray(),
-        loop_counts(
-            sentences,
-            9,
-            options["window"],
-            options["weighting"],
-            options["cross_sentences"],
-            options["symmetric"],
-        ),
-    )
+    expected = loop_counts(sentences, 9, window, weighting, cross, symmetric)
+    np.testing.assert_allclose(got.toarray(), expected)
 
 
 def test_bad_corpora_and_choices_are_named():
@@ -90,9 +71,8 @@ def test_bad_corpora_and_choices_are_named():
     raises_naming(lambda: C.cooccurrence_matrix([np.array([0.5, 1.0])], 5), "integers", TypeError)
     raises_naming(lambda: C.cooccurrence_matrix([np.array([[0, 1]])], 5), "1-D")
     raises_naming(lambda: C.cooccurrence_matrix([np.array([0, 1])], 5, window=0), "window")
-    raises_naming(
-        lambda: C.cooccurrence_matrix([np.array([0, 1])], 5, weighting="gaussian"), "weighting"
-    )
+    raises_naming(lambda: C.cooccurrence_matrix([np.array([0, 1])], 5, weighting="gaussian"),
+                  "weighting")
 
 
 def test_pmi_ppmi_and_npmi_are_their_formulas_dense_and_sparse_without_a_warning():
@@ -110,9 +90,8 @@ def test_pmi_ppmi_and_npmi_are_their_formulas_dense_and_sparse_without_a_warning
     np.testing.assert_allclose(dense[seen], ref[seen], atol=1e-12)
     assert np.all(np.isneginf(dense[~seen])) and sparse.nnz == seen.sum()
     np.testing.assert_allclose(sparse.toarray()[seen], ref[seen], atol=1e-12)
-    np.testing.assert_allclose(
-        positive.toarray(), np.maximum(np.where(seen, ref, 0), 0), atol=1e-12
-    )
+    np.testing.assert_allclose(positive.toarray(), np.maximum(np.where(seen, ref, 0), 0),
+                               atol=1e-12)
     assert np.all(positive.data > 0)
     np.testing.assert_allclose(nd[seen], ref[seen] / -np.log2(p[seen]), atol=1e-12)
     assert np.all(nd[~seen] == -1) and np.allclose(ns.toarray()[seen], nd[seen])
@@ -147,9 +126,8 @@ def test_top_pmi_pairs_find_the_fixed_phrase_once_and_honour_the_minimum_count()
     top = C.top_pmi_pairs(bigrams, itos, n=2, min_count=2)
     assert top[0][:2] == ("new", "york") and top[0][3] == 3 and all(cnt >= 2 for *_, cnt in top)
     assert C.top_pmi_pairs(bigrams, itos, min_count=100) == []
-    pairs = C.top_pmi_pairs(
-        C.cooccurrence_matrix(sentences, 5, window=1), itos, n=20, measure="npmi"
-    )
+    pairs = C.top_pmi_pairs(C.cooccurrence_matrix(sentences, 5, window=1), itos, n=20,
+                            measure="npmi")
     assert len({frozenset(p[:2]) for p in pairs}) == len(pairs)  # a symmetric matrix: once each
     raises_naming(lambda: C.top_pmi_pairs(bigrams, itos[:4]), "itos")
     raises_naming(lambda: C.top_pmi_pairs(bigrams, itos, measure="llr"), "measure")

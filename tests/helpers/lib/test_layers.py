@@ -1,5 +1,7 @@
-"""helpers.lib.layers: every layer's forward and backward against PyTorch and finite differences,
-and the bad inputs each refuses with a message naming them."""
+"""helpers.lib.layers: forward and backward against PyTorch and finite differences, the bad
+inputs refused, and every library layer's backward checking its upstream gradient."""
+import importlib
+import pkgutil
 import warnings
 
 import numpy as np
@@ -9,6 +11,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+import helpers.lib
 from helpers.lib import checks, layers
 from helpers.lib.gradcheck import check_function, check_layer
 from tests.props import (
@@ -244,3 +247,106 @@ def test_linear_reads_sparse_input():
     assert np.allclose(layer.forward(X), layer.forward(X.toarray()))
     with pytest.raises(ValueError, match=r"expects input \(N, 5\), got \(4, 3\)"):
         layer.forward(np.zeros((4, 3)))
+
+
+# ---------------------------------------------------------------- Layer.check_dout, every layer
+def _layer_classes():
+    for mod in pkgutil.iter_modules(helpers.lib.__path__):
+        importlib.import_module(f"helpers.lib.{mod.name}")
+    found, todo = set(), [layers.Layer]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            todo.append(sub)
+            if sub.__module__.startswith("helpers.lib.") and hasattr(sub, "forward"):
+                found.add(sub)
+    return found
+
+
+def _cases():
+    """{class name: make() -> (layer, forward args, a correct dout, a wrong dout)}."""
+    from helpers.lib.attention import Attention, MultiHeadAttention
+    from helpers.lib.bert import NumpyMaskedLM
+    from helpers.lib.decoder import GELU, DecoderBlock, FeedForward, NumpyDecoderLM
+    from helpers.lib.encoder_numpy import EncoderBlock
+    from helpers.lib.negative_sampling import EmbeddingDot
+    from helpers.lib.positions import LearnedPositions
+
+    rng = np.random.default_rng(0)
+    x, xs, x4 = (rng.standard_normal(s) for s in ((2, 3), (2, 5, 3), (2, 5, 4)))
+    ids, ones = np.array([[1, 2], [3, 0]]), np.ones
+    mlm_args = (ids, np.array([[-100, 5], [2, -100]]), ones((2, 2), bool))
+    return {
+        "Linear": lambda: (layers.Linear(3, 4, rng), (x,), ones((2, 4)), ones((2, 1))),
+        "Activation": lambda: (layers.Activation("tanh"), (x,), ones((2, 3)), ones((3, 2))),
+        "Dropout": lambda: (layers.Dropout(0.5, rng), (x,), ones((2, 3)), ones((1, 3))),
+        "Sequential": lambda: (layers.Sequential(layers.Linear(3, 4, rng),
+                                                 layers.Activation("relu")),
+                               (x,), ones((2, 4)), ones((2, 1))),
+        "SoftmaxCrossEntropy": lambda: (layers.SoftmaxCrossEntropy(), (x, np.array([0, 2])),
+                                        1.0, ones((2, 3))),
+        "SigmoidCrossEntropy": lambda: (layers.SigmoidCrossEntropy(), (x, ones((2, 3))),
+                                        1.0, ones(2)),
+        "Embedding": lambda: (layers.Embedding(5, 3, rng), (ids,), ones((2, 2, 3)), ones((2, 3))),
+        "Attention": lambda: (Attention(), (xs, xs, xs), ones((2, 5, 3)), ones((2, 5, 1))),
+        "MultiHeadAttention": lambda: (MultiHeadAttention(4, 2, rng), (x4,),
+                                       ones((2, 5, 4)), ones((2, 4, 4))),
+        "LearnedPositions": lambda: (LearnedPositions(8, 3, rng), (5,),
+                                     ones((2, 5, 3)), ones((4, 3))),
+        "EmbeddingDot": lambda: (EmbeddingDot(5, 3, rng), (x, ids), ones((2, 2)), ones((2, 3))),
+        "NumpyMaskedLM": lambda: (NumpyMaskedLM(7, 3, rng), mlm_args, 1.0, ones(2)),
+        "LayerNorm": lambda: (layers.LayerNorm(3), (xs,), ones((2, 5, 3)), ones((2, 5, 4))),
+        "GELU": lambda: (GELU(), (x,), ones((2, 3)), ones((3, 2))),
+        "FeedForward": lambda: (FeedForward(4, 8, rng, np.float64), (x4,),
+                                ones((2, 5, 4)), ones((2, 5, 1))),
+        "DecoderBlock": lambda: (DecoderBlock(4, 2, 8, rng, dtype=np.float64), (x4,),
+                                 ones((2, 5, 4)), ones((2, 5, 1))),
+        "EncoderBlock": lambda: (EncoderBlock(4, 2, 8, rng), (x4,),
+                                 ones((2, 5, 4)), ones((2, 5, 1))),
+        "NumpyDecoderLM": lambda: (NumpyDecoderLM(7, d_model=4, n_heads=2, n_layers=1,
+                                                  max_len=8, dtype=np.float64),
+                                   (ids,), ones((2, 2, 7)), ones((2, 2, 1))),
+    }
+
+
+CASES = _cases()
+
+
+def test_every_layer_class_of_the_library_has_a_check_dout_case():
+    assert {c.__name__ for c in _layer_classes()} == set(CASES)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_backward_refuses_to_run_before_forward_and_a_dout_of_the_wrong_shape(name):
+    layer, inputs, dout, wrong = CASES[name]()
+    with pytest.raises(RuntimeError, match=rf"^{name}.backward was called before forward: "
+                                           "call forward before backward"):
+        layer.backward(dout)
+    out = layer.forward(*inputs)
+    layer.backward(dout)                                      # the right shape is accepted
+    expected, got = np.shape(out), np.shape(wrong)
+    if expected == ():
+        message = ("must be a number like the forward output (a scalar loss), "
+                   f"got an array of shape {got}")
+    else:
+        message = f"must have shape {expected} like the forward output, got {got}"
+    with pytest.raises(ValueError) as err:
+        layer.backward(wrong)
+    assert str(err.value).startswith(f"{name}.backward: "), str(err.value)
+    assert str(err.value).endswith(message), str(err.value)
+
+
+def test_a_loss_takes_a_number_and_a_position_table_a_batch():
+    from helpers.lib.positions import LearnedPositions
+    rng = np.random.default_rng(0)
+    loss = layers.SoftmaxCrossEntropy()
+    loss.forward(rng.standard_normal((3, 4)), np.array([0, 1, 3]))
+    assert np.allclose(loss.backward(2.0), 2 * loss.backward())          # the default dout = 1.0
+    pos = LearnedPositions(6, 2, rng)
+    pos.forward(4)
+    pos.backward(np.ones((3, 4, 2)))
+    assert np.allclose(pos.grads[0][:4], 3)                              # summed over the batch
+    pos.backward(np.ones((2, 3, 4, 2)))                                  # any leading axes
+    assert np.allclose(pos.grads[0][:4], 6)
+    with pytest.raises(ValueError, match=r"must have shape \(4, 2\) like the forward output, "
+                                         r"got \(3, 4, 3\)"):
+        pos.backward(np.ones((3, 4, 3)))

@@ -1,6 +1,5 @@
 """helpers.lib.lsa: counts and TF-IDF against scikit-learn, the truncated SVD against NumPy,
 LSA word vectors, and bad inputs named."""
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -14,18 +13,10 @@ from helpers.lib.text import Vocab
 from tests.props import budget, raises_naming
 
 WORDS = ["a", "b", "c", "d", "e"]
-DOCS = [
-    d.split()
-    for d in [
-        "the cat sat on the mat",
-        "the dog sat on the log",
-        "cats and dogs are pets",
-        "the stock market fell as shares dropped",
-        "shares in the market rose",
-        "a dog chased the cat",
-        "investors sold shares",
-    ]
-]
+DOCS = [d.split() for d in ["the cat sat on the mat", "the dog sat on the log",
+                            "cats and dogs are pets", "the stock market fell as shares dropped",
+                            "shares in the market rose", "a dog chased the cat",
+                            "investors sold shares"]]
 
 
 def vocab(words=WORDS):
@@ -33,10 +24,8 @@ def vocab(words=WORDS):
 
 
 @budget(2)
-@given(
-    docs=st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=6), min_size=2, max_size=6),
-    sublinear=st.booleans(),
-)
+@given(docs=st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=6), min_size=2,
+                     max_size=6), sublinear=st.booleans())
 def test_counts_and_smoothed_tfidf_are_scikit_learns(docs, sublinear):
     v = vocab()
     tf = L.document_term_matrix(docs + [["zz"]], v)  # an unknown word is skipped
@@ -57,10 +46,8 @@ def test_tf_schemes_plain_idf_and_bad_arguments():
     np.testing.assert_allclose(raw.toarray(), tf.toarray() * [1, 1, 0])
     for scheme, f in (("log1p", np.log1p), ("sublinear", lambda x: 1 + np.log(x))):
         w, _ = L.tfidf(tf, tf_scheme=scheme, smooth=False, norm=None)
-        np.testing.assert_allclose(
-            w.toarray(),
-            np.where(tf.toarray() > 0, f(np.maximum(tf.toarray(), 1)), 0) * np.log([2, 2, 1]),
-        )
+        expected = np.where(tf.toarray() > 0, f(np.maximum(tf.toarray(), 1)), 0)
+        np.testing.assert_allclose(w.toarray(), expected * np.log([2, 2, 1]))
     raises_naming(lambda: L.tfidf(tf, tf_scheme="bm25"), "tf_scheme")
     raises_naming(lambda: L.tfidf(tf, norm="l1"), "norm")
     raises_naming(lambda: L.tfidf(tf, base=1), "base")
@@ -85,9 +72,8 @@ def test_truncated_svd_is_numpys_seeded_sign_fixed_and_exact_on_low_rank():
     raises_naming(lambda: L.truncated_svd(a, 81), "k")
     raises_naming(lambda: L.truncated_svd(a, 2.0), "k", TypeError)
     raises_naming(lambda: L.truncated_svd(np.array([[1.0, np.nan], [0, 1]]), 1), "nan")
-    raises_naming(
-        lambda: L.truncated_svd(sp.csr_matrix(np.array([[1.0, np.inf], [0, 1]])), 1), "inf"
-    )
+    infinite = sp.csr_matrix(np.array([[1.0, np.inf], [0, 1]]))
+    raises_naming(lambda: L.truncated_svd(infinite, 1), "inf")
 
 
 def test_energy_kept_is_eckart_young():
@@ -107,18 +93,10 @@ def test_svd_vectors_weightings_zero_rows_and_the_rank_guard():
     u, s, _ = L.truncated_svd(m, 5)
     for weighting, p in (("US", 1.0), ("sqrtS", 0.5), ("U", 0.0)):
         np.testing.assert_allclose(L.svd_vectors(m, 5, weighting), u * s**p)
-    rank2 = sp.vstack(
-        [
-            sp.csr_matrix(
-                np.outer([1.0, 2, 0, 3], [1.0, 0, 2]) + np.outer([0, 1, 0, 1], [3.0, 1, 0])
-            ),
-            sp.csr_matrix((1, 3)),
-        ]
-    )
+    two = np.outer([1.0, 2, 0, 3], [1.0, 0, 2]) + np.outer([0, 1, 0, 1], [3.0, 1, 0])
+    rank2 = sp.vstack([sp.csr_matrix(two), sp.csr_matrix((1, 3))])
     assert np.all(L.svd_vectors(rank2, 2, "U")[4] == 0)  # a word never seen stays zero
-    raises_naming(
-        lambda: L.svd_vectors(rank2, 3, "U"), "rank"
-    )  # a third direction would be arbitrary
+    raises_naming(lambda: L.svd_vectors(rank2, 3, "U"), "rank")  # a third direction: arbitrary
     assert np.allclose(L.svd_vectors(rank2, 3, "US")[:, 2], 0, atol=1e-12)  # US scales it to zero
     raises_naming(lambda: L.svd_vectors(m, 3, "S"), "weighting")
     raises_naming(lambda: L.svd_vectors(sp.csr_matrix((4, 3)), 2), "all zeros")

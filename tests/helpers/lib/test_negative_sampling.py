@@ -20,7 +20,8 @@ def test_the_worked_example_and_the_sampler_on_many_draws():
     counts = np.array([50, 30, 10, 5, 4, 1, 0])
     draws = NS.NoiseSampler(counts, 0.75, rng=np.random.default_rng(1)).sample((200_000,))
     # standard error <= sqrt(0.25 / 2e5) ~ 0.0011; allow 4 sigma
-    assert np.max(np.abs(np.bincount(draws, minlength=7) / draws.size - NS.unigram_noise(counts))) < 0.0045
+    shares = np.bincount(draws, minlength=7) / draws.size
+    assert np.max(np.abs(shares - NS.unigram_noise(counts))) < 0.0045
 
 
 @budget()
@@ -36,7 +37,8 @@ def test_the_noise_distribution_its_sampler_and_its_table(data):
     assert set(np.unique(draws)) <= set(np.flatnonzero(p > 0))
     table = NS.unigram_table(counts, power, size=1000)
     close(np.bincount(table, minlength=len(p)) / len(table), p, 2e-3 * len(p) + 1e-3)
-    raises_naming(lambda: NS.unigram_noise(inject(counts, data.draw(non_finite), 0)), "counts", ValueError)
+    bad = inject(counts, data.draw(non_finite), 0)
+    raises_naming(lambda: NS.unigram_noise(bad), "counts", ValueError)
     raises_naming(lambda: NS.unigram_noise(counts * 0), "counts", ValueError)
     raises_naming(lambda: NS.unigram_noise(counts, power=2), "power", ValueError)
 
@@ -68,9 +70,11 @@ def test_the_sgns_pair_gradients_are_autograds(data):
     n_pos, n_neg = data.draw(float_arrays((N,), 0, 5)), data.draw(float_arrays((N,), 0, 5))
     tw, tc = torch.tensor(w, requires_grad=True), torch.tensor(c, requires_grad=True)
     x = (tw * tc).sum(1)
-    (-(torch.tensor(n_pos) * F.logsigmoid(x)) - torch.tensor(n_neg) * F.logsigmoid(-x)).sum().backward()
+    loss = -(torch.tensor(n_pos) * F.logsigmoid(x)) - torch.tensor(n_neg) * F.logsigmoid(-x)
+    loss.sum().backward()
     dw, dc = NS.sgns_pair_gradients(w, c, n_pos, n_neg)
     close(dw, tw.grad)
     close(dc, tc.grad)
     raises_naming(lambda: NS.sgns_pair_gradients(w, c, -n_pos - 1, n_neg), "n_pos", ValueError)
-    raises_naming(lambda: NS.sgns_pair_gradients(inject(w, np.inf, 0), c, n_pos, n_neg), "w", ValueError)
+    raises_naming(lambda: NS.sgns_pair_gradients(inject(w, np.inf, 0), c, n_pos, n_neg), "w",
+                  ValueError)

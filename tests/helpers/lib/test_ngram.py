@@ -69,7 +69,8 @@ def test_long_orders_of_84_characters_equal_the_dictionary_version(order):
     """84**10 > 2**63: order 10 needs unsigned codes (lesson 04's character n-grams)."""
     rng = np.random.default_rng(order)
     base = rng.integers(0, 84, 300)
-    train = np.concatenate([base[s:s + 12] for s in rng.integers(0, 288, 300)] + [rng.integers(0, 84, 1000)])
+    pieces = [base[s:s + 12] for s in rng.integers(0, 288, 300)]
+    train = np.concatenate(pieces + [rng.integers(0, 84, 1000)])
     ev = np.concatenate([train[:400], rng.integers(0, 84, 100)])
     kn = KneserNeyLM(order, 84, 0.9).fit(train)
     want = [-np.log(kn.prob(tuple(ev[i - order + 1:i]), ev[i])) for i in range(order - 1, len(ev))]

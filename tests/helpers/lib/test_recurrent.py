@@ -64,8 +64,9 @@ def test_the_recurrences_and_their_bptt_are_torchs_and_autograds(data):
         else:
             hs, caches = R.gru_forward(xs, h0, Wx, Wh, *biases)
             ours = R.gru_bptt(dhs, caches, Wx, Wh)
-        ref = torch.autograd.grad((out * T(dhs)).sum(), wanted + ((module.bias_hh_l0,) if kind == "gru" else ()))
-        ref = (ref[0], ref[1][0], ref[2].T, ref[3].T, ref[4]) + ((ref[5][2 * H:],) if kind == "gru" else ())
+        gru = kind == "gru"
+        ref = torch.autograd.grad((out * T(dhs)).sum(), wanted + ((module.bias_hh_l0,) * gru))
+        ref = (ref[0], ref[1][0], ref[2].T, ref[3].T, ref[4]) + ((ref[5][2 * H:],) if gru else ())
     assert hs.shape == (B, Tn + 1, H)
     close(hs[:, 0], h0)
     close(hs[:, 1:], out.detach())
@@ -82,8 +83,8 @@ def test_the_language_model_s_gradients_match_finite_differences(kind):
     x, y = rng.integers(0, 7, (2, 5)), rng.integers(0, 7, (2, 5))
     y[0, 1] = -1                                      # a position that is not scored
     model.train_loss(x, y)
-    report = check_function(lambda: model.loss(x, y), model.params, [g.copy() for g in model.grads],
-                            names=model.names)
+    report = check_function(lambda: model.loss(x, y), model.params,
+                            [g.copy() for g in model.grads], names=model.names)
     assert report.ok, report
 
 
@@ -100,12 +101,13 @@ def test_the_language_model_is_pytorch_s_with_the_same_weights(kind):
     rnn = torch_model.rnn
     expected = [torch_model.embed.weight.grad, rnn.weight_ih_l0.grad.T, rnn.weight_hh_l0.grad.T,
                 rnn.bias_ih_l0.grad] + [rnn.bias_hh_l0.grad[8:]] * (kind == "gru")
-    for mine, ref in zip(ours.grads, expected + [torch_model.out.weight.grad.T, torch_model.out.bias.grad]):
+    expected += [torch_model.out.weight.grad.T, torch_model.out.bias.grad]
+    for mine, ref in zip(ours.grads, expected, strict=True):
         close(mine, ref)
-    lstm = LSTMLM(7, emb_dim=3, hidden=4, seed=0).double()            # lesson 04's shipped architecture
+    lstm = LSTMLM(7, emb_dim=3, hidden=4, seed=0).double()       # lesson 04's shipped architecture
     with torch.no_grad():
         close(R.NumpyLM.from_torch(lstm, np.float64).forward(x), lstm(T(x)))
-        torch_model.rnn = TORCH[kind](3, 4, batch_first=True, bias=False).double()    # no biases: zeros
+        torch_model.rnn = TORCH[kind](3, 4, batch_first=True, bias=False).double()  # zero biases
         close(R.NumpyLM.from_torch(torch_model, np.float64).forward(x), torch_model(T(x))[0])
 
 
@@ -115,10 +117,12 @@ def test_stream_nlls_carry_the_state_as_make_models_scores_token_by_token_in_str
     ids = np.random.default_rng(6).integers(0, 7, 501)
     nll, positions = R.stream_nlls(R.NumpyLM.from_torch(torch_model, np.float64), ids, 4, 16)
     assert nll.shape == positions.shape == (500,) and positions[5] == 6
-    assert nll.mean() == pytest.approx(evaluate_nll(torch_model, ids, batch_size=4, seq_len=16), rel=1e-6)
+    expected = evaluate_nll(torch_model, ids, batch_size=4, seq_len=16)
+    assert nll.mean() == pytest.approx(expected, rel=1e-6)
     with torch.no_grad():                                  # row 0 of the batch reads ids[0:125]
         logits, _ = torch_model(T(ids[None, :40]))
-    assert nll[5] == pytest.approx(-torch.log_softmax(logits[0, 5].double(), -1)[ids[6]].item(), rel=1e-6)
+    expected = -torch.log_softmax(logits[0, 5].double(), -1)[ids[6]].item()
+    assert nll[5] == pytest.approx(expected, rel=1e-6)
     model = R.NumpyLM(7, 3, 4, "gru", dtype=np.float64)
     whole = model.forward(ids[None, :9])
     first = model.forward(ids[None, :4])
@@ -136,7 +140,7 @@ def test_the_gradient_through_time_is_autograd_s_at_every_step(kind):
     hs = []
     state = None
     x = torch_model.embed(T(ids))
-    for t in range(6):                       # one step at a time, keeping the gradient of every h_t
+    for t in range(6):                       # one step at a time, keeping every h_t's gradient
         _, state = torch_model.rnn(x[:, t:t + 1], state)
         h = state[0] if kind == "lstm" else state
         h.retain_grad()
@@ -151,7 +155,8 @@ def test_random_layers_have_the_chosen_scale_and_the_gradient_vanishes_or_explod
         close(np.linalg.svd(model.params[2][:, :8], compute_uv=False).max(), 2.0)
     small, big = (R.gradient_norms(R.random_recurrent_lm("rnn", s), 40) for s in (0.5, 3.0))
     assert small[-1] < 1e-10 * small[0] and big[-1] > 1e3 * big[0]
-    open_, closed = (R.gradient_norms(R.random_recurrent_lm("lstm", 1.0, forget_bias=b), 40) for b in (5.0, 0.0))
+    open_, closed = (R.gradient_norms(R.random_recurrent_lm("lstm", 1.0, forget_bias=b), 40)
+                     for b in (5.0, 0.0))
     assert open_[-1] / open_[0] > 1e3 * closed[-1] / closed[0]
 
 
@@ -159,7 +164,8 @@ def test_the_recurrences_have_torch_s_parameters_but_its_redundant_biases():
     for D, H in ((300, 256), (1, 1), (7, 3)):
         for kind, redundant in (("rnn", H), ("lstm", 4 * H), ("gru", 2 * H)):
             torch_count = sum(p.numel() for p in TORCH[kind](D, H).parameters())
-            assert R.NumpyLM(2, D, H, kind).n_params() - 2 * D - 2 * H - 2 == torch_count - redundant
+            ours = R.NumpyLM(2, D, H, kind).n_params() - 2 * D - 2 * H - 2
+            assert ours == torch_count - redundant
 
 
 def test_a_few_hundred_steps_learn_a_repeating_text_and_sample_it():
@@ -187,7 +193,7 @@ def test_bad_input_gets_a_clear_error_naming_it(data):
     ids = np.array(data.draw(st.lists(st.integers(0, V - 1), min_size=4, max_size=4))).reshape(2, 2)
     targets = ids[:, ::-1].copy()
     check_bad_ids(lambda x: model.loss(x, targets), ids, V, "ids", data.draw(corrupted(ids, V)))
-    raises_naming(lambda: model.train_loss(ids, targets + V), "targets", ValueError)    # -1: not scored
+    raises_naming(lambda: model.train_loss(ids, targets + V), "targets", ValueError)
     raises_naming(lambda: model.loss(ids, targets[:, :1]), "targets", ValueError)
     raises_naming(lambda: model.loss(ids, np.full_like(targets, -1)), "targets", ValueError)
     raises_naming(lambda: model.loss(ids[:, :0], targets[:, :0]), "ids", ValueError)
@@ -198,7 +204,7 @@ def test_bad_input_gets_a_clear_error_naming_it(data):
     raises_naming(lambda: model.sample([0], 2, temperature=0.0), "temperature", ValueError)
     raises_naming(lambda: R.NumpyLM(V, 2, 3, "transformer"), "kind", ValueError)
     raises_naming(lambda: R.NumpyLM(0, 2, 3), "vocab_size", ValueError)
-    model.params[2][0, 0] = np.nan                       # a diverged run: refused, naming the weight
+    model.params[2][0, 0] = np.nan                       # a diverged run: refused, naming Wh
     raises_naming(lambda: model.loss(ids, targets), "Wh", ValueError)
     with pytest.raises(TypeError, match="nn.RNN, nn.LSTM or nn.GRU"):
         R.NumpyLM.from_torch(LSTMLM(5, emb_dim=2, hidden=3, num_layers=1).embed)

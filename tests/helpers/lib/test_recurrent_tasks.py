@@ -18,12 +18,14 @@ def test_the_markov_source_samples_its_table_and_a_perfect_model_shows_no_exposu
     perfect = RT.exposure_gap(source, None, n=50, horizon=6)
     assert all(np.array_equal(perfect[k], np.zeros(6)) for k in ("data_kl", "own_kl", "gap"))
     untrained = RT.exposure_gap(source, NumpyLM(3, 4, 8, "rnn"), n=50, horizon=6)
-    assert np.all(untrained["data_kl"] > 0) and np.allclose(untrained["gap"], untrained["own_kl"] - untrained["data_kl"])
+    assert np.all(untrained["data_kl"] > 0)
+    assert np.allclose(untrained["gap"], untrained["own_kl"] - untrained["data_kl"])
     trained = RT.train_on_source(source, steps=40, hidden=8, length=500, lr=3e-2)
     again = RT.train_on_source(source, steps=40, hidden=8, length=500, lr=3e-2)
     assert all(np.array_equal(a, b) for a, b in zip(trained.params, again.params))
     test = source.sample(8, 21, np.random.default_rng(99))
-    assert trained.loss(test[:, :-1], test[:, 1:]) < NumpyLM(3, 16, 8, "rnn").loss(test[:, :-1], test[:, 1:])
+    untrained = NumpyLM(3, 16, 8, "rnn")
+    assert trained.loss(test[:, :-1], test[:, 1:]) < untrained.loss(test[:, :-1], test[:, 1:])
     raises_naming(lambda: RT.MarkovSource(1), "V", ValueError)
     raises_naming(lambda: source.probs(np.array([-1]), np.array([0])), "a", ValueError)
 
@@ -31,9 +33,11 @@ def test_the_markov_source_samples_its_table_and_a_perfect_model_shows_no_exposu
 def test_the_long_range_batches_and_the_trainer_s_errors():
     ids, labels = RT.long_range_batch(50, 7, np.random.default_rng(0))
     assert ids.shape == (50, 8) and np.array_equal(ids[:, 0], labels) and ids[:, 1:].min() >= 2
-    raises_naming(lambda: RT.long_range_batch(5, 0, np.random.default_rng(0)), "distance", ValueError)
+    raises_naming(lambda: RT.long_range_batch(5, 0, np.random.default_rng(0)), "distance",
+                  ValueError)
     raises_naming(lambda: RT.train_long_range("transformer", 3), "kind", ValueError)
-    raises_naming(lambda: RT.train_long_range("lstm", 3, identity_start=True), "identity_start", ValueError)
+    raises_naming(lambda: RT.train_long_range("lstm", 3, identity_start=True), "identity_start",
+                  ValueError)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -1,5 +1,8 @@
 """helpers.lib.text: tokenisation in every script, sentences, and the vocabulary, with the bad
-inputs each refuses (a text for tokens, ids for tokens, float ids)."""
+inputs each refuses; every library function taking tokens refuses a str."""
+import importlib
+import inspect
+import pkgutil
 import random
 import unicodedata
 from collections import Counter
@@ -9,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import helpers.lib
 from helpers.lib import text
 from helpers.lib.bpe import BPETokenizer
 from helpers.lib.text import UnknownWordError, Vocab, split_sentences, tokenize
@@ -19,15 +23,12 @@ WORDS = st.text(alphabet="abcdé", min_size=1, max_size=5)
 
 @budget()
 @given(words=st.lists(WORDS, min_size=1, max_size=6), punct=st.booleans())
-def test_tokenize_splits_on_what_is_not_a_word_and_refuses_lists(words, punct):
+def test_tokenize_splits_on_what_is_not_a_word_and_refuses_a_list(words, punct):
     toks = tokenize(" , ".join(w.upper() for w in words), punctuation=punct)
     assert [t for t in toks if t != ","] == [w.lower() for w in words]
     first = split_sentences(". ".join(w.capitalize() for w in words) + ".")[0]
     assert first.startswith(words[0][0].upper())
     raises_naming(lambda: tokenize(words), "tokenize", TypeError)
-    raises_naming(lambda: text.check_tokens("a b", "tokens", "here"), "tokens", TypeError)
-    raises_naming(lambda: text.check_token_lists([["a"], "b c"], "sentences", "here"), "sentences",
-                  TypeError)
 
 
 @budget(2)
@@ -156,3 +157,118 @@ def test_the_course_corpus_says_when_it_has_no_tokens(monkeypatch):
         corpus.modern_english_sentences.__wrapped__(3)
     with pytest.raises(DataError, match="in its 2 texts"):
         corpus.document_sentences.__wrapped__(3)
+
+
+# ---------------------------------------------------------------- a text where tokens are expected
+TEXT = "the cat sat on the mat"
+V = Vocab.build(TEXT.split())
+TOK = BPETokenizer.train(TEXT.split() * 2, vocab_size=30, min_frequency=1)
+
+
+def _str_for_tokens_cases():
+    """{qualified name: (call with a str where tokens are expected, the argument's name)}."""
+    from helpers.lib import (
+        contextual,
+        fasttext,
+        lsa,
+        metrics,
+        mlm,
+        near_duplicates,
+        pretraining,
+        word2vec,
+    )
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((len(V), 3))
+    texts = [TEXT, "a dog"]                    # texts, not token lists
+    ft = fasttext.FastTextVectors([], np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((4, 3)),
+                                  3, 6, 0.0)
+    return {
+        "text.Vocab.__init__": (lambda: Vocab(TEXT), "tokens"),
+        "text.Vocab.build": (lambda: Vocab.build(TEXT), "tokens"),
+        "text.Vocab.encode": (lambda: V.encode(TEXT), "tokens"),
+        "bpe.BPETokenizer.train": (lambda: BPETokenizer.train(TEXT, vocab_size=30), "words"),
+        "bpe.BPETokenizer.encode_words": (lambda: TOK.encode_words(TEXT), "words"),
+        "mlm.encode_sentence": (lambda: mlm.encode_sentence(TOK, TEXT, 16), "words"),
+        "mlm.sentence_pair": (lambda: mlm.sentence_pair(TOK, TEXT, TEXT.split(), True), "a"),
+        "mlm.next_sentence_pairs": (lambda: mlm.next_sentence_pairs(TOK, [texts, texts], 2, rng),
+                                    "document 0"),
+        "pretraining.encode_corpus": (lambda: pretraining.encode_corpus(TOK, texts, 16),
+                                      "sentences"),
+        "contextual.word_vectors": (lambda: contextual.word_vectors(None, TOK, texts, [0, 0]),
+                                    "sentences"),
+        "contextual.find_word": (lambda: contextual.find_word(TEXT, "cat"), "words"),
+        "lsa.document_term_matrix": (lambda: lsa.document_term_matrix(texts, V), "documents"),
+        "lsa.group_sentences": (lambda: lsa.group_sentences(texts, 2), "sentences"),
+        "lsa.lsa_word_vectors": (lambda: lsa.lsa_word_vectors(texts, V, k=1), "sentences"),
+        "metrics.document_vectors": (lambda: metrics.document_vectors(vectors, V, texts),
+                                     "documents"),
+        "metrics.nearest_neighbours": (
+            lambda: metrics.nearest_neighbours(vectors, V, "cat", exclude="mat"), "exclude"),
+        "metrics.vocab_maps": (lambda: metrics.vocab_maps(TEXT), "vocab"),
+        "near_duplicates.near_duplicate_groups": (
+            lambda: near_duplicates.near_duplicate_groups(texts), "documents"),
+        "fasttext.FastTextVectors.vectors_for": (lambda: ft.vectors_for("cat"), "words"),
+        "fasttext.misspelling_test": (lambda: fasttext.misspelling_test(ft, "cat"), "words"),
+        "word2vec.prepare_corpus": (lambda: word2vec.prepare_corpus(texts, min_count=1),
+                                    "sentences"),
+    }
+
+
+STR_CASES = _str_for_tokens_cases()
+
+
+@pytest.mark.parametrize("name", sorted(STR_CASES))
+def test_a_str_for_tokens_is_a_type_error_naming_the_argument(name):
+    call, argument = STR_CASES[name]
+    with pytest.raises(TypeError) as err:
+        call()
+    message = str(err.value)
+    assert f"{argument} must be a sequence of token" in message and "tokenize" in message, message
+
+
+def test_the_message_for_a_str_shows_it_shortened_and_lists_still_work():
+    with pytest.raises(TypeError, match=r"^BPETokenizer.train: words must be a sequence of tokens "
+                                        r"\(a list of str\), got one str 'the cat sat on the mat'; "
+                                        r"tokenize it first: tokenize\(text\) \(or list\(text\) "
+                                        r"for its characters\)$"):
+        BPETokenizer.train(TEXT, vocab_size=30)
+    with pytest.raises(TypeError, match=r"Vocab.decode: ids must be a sequence of integer ids, "
+                                        r"got a str"):
+        V.decode("123")
+    with pytest.raises(TypeError, match=r"got one str 'word word word word word word word word "
+                                        r"\.\.\.'"):
+        Vocab.build("word " * 50)
+    assert V.encode(["the", "cat"]).tolist() == [V.index("the"), V.index("cat")]
+    assert Vocab.build(iter(["a", "b", "a"])).itos[2:] == ["a", "b"]       # a generator is fine
+
+
+TOKEN_PARAMETERS = {"tokens", "words", "sentences", "documents", "prompt", "query", "exclude"}
+NOT_TOKENS = {                                 # parameters with those names that are not tokens
+    "contextual.nearest_sense": "query is a vector",
+    "sgns.sgd_step": "words are word ids, a (B,) integer array",
+    "text.check_tokens": "the check itself",
+    "word2vec.Corpus.__init__": "a dataclass filled by prepare_corpus",
+}
+
+
+def test_every_library_function_taking_tokens_has_a_case():
+    found = set()
+    for mod in pkgutil.iter_modules(helpers.lib.__path__):
+        module = importlib.import_module(f"helpers.lib.{mod.name}")
+        for name, obj in vars(module).items():
+            if name.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
+                continue
+            members = [(name, obj)] if inspect.isfunction(obj) else []
+            if inspect.isclass(obj):
+                members = [(f"{name}.{m}", getattr(f, "__func__", f)) for m, f in vars(obj).items()
+                           if (not m.startswith("_") or m == "__init__")
+                           and callable(getattr(f, "__func__", f))]
+            for qual, f in members:
+                try:
+                    params = set(inspect.signature(f).parameters)
+                except (TypeError, ValueError):
+                    continue
+                if params & TOKEN_PARAMETERS:
+                    found.add(f"{mod.name}.{qual}")
+    missing = found - set(STR_CASES) - set(NOT_TOKENS)
+    assert not missing, f"functions taking tokens with no case in this test: {sorted(missing)}"

@@ -65,11 +65,14 @@ def test_pairs_stay_inside_sentences_and_windows(data):
     )
     ref = [(s[i], s[j]) for s in (corpus.vocab.encode(x) for x in sents) for i in range(len(s))
            for j in range(len(s)) if 0 < abs(i - j) <= window]
-    assert sorted(zip(c.tolist(), o.tolist(), strict=True)) == sorted((int(a), int(b)) for a, b in ref)
+    expected = sorted((int(a), int(b)) for a, b in ref)
+    assert sorted(zip(c.tolist(), o.tolist(), strict=True)) == expected
     p = W2V.keep_probabilities(corpus.vocab.counts, 1e-3)
-    assert np.all((0 < p) & (p <= 1)) and np.all(W2V.keep_probabilities(corpus.vocab.counts, 0) == 1)
-    raises_naming(lambda: W2V.skipgram_pairs(corpus.ids, corpus.sentence, 0, np.random.default_rng(0)),
-                  "window", ValueError)
+    assert np.all((0 < p) & (p <= 1))
+    assert np.all(W2V.keep_probabilities(corpus.vocab.counts, 0) == 1)
+    rng = np.random.default_rng(0)
+    raises_naming(lambda: W2V.skipgram_pairs(corpus.ids, corpus.sentence, 0, rng), "window",
+                  ValueError)
     raises_naming(lambda: W2V.skipgram_pairs(corpus.ids.astype(float), corpus.sentence, 1,
                                              np.random.default_rng(0)), "ids", TypeError)
     raises_naming(lambda: W2V.skipgram_pairs(corpus.ids, corpus.sentence.astype(float), 1,

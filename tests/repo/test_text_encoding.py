@@ -1,27 +1,18 @@
-"""Every text file the course's code reads or writes names its encoding (issue 13).
-
-Without ``encoding=``, Python uses the locale's encoding: UTF-8 on Linux and macOS, but often
-cp1252 on Windows, where reading the corpora, the data README or a notebook fails with a
-``UnicodeDecodeError`` (or writes ``ρ`` and ``→`` as something else). The test parses the
-code (comments and strings cannot fool it) and names every call that opens a file in text mode
-without an encoding, with its file and line.
-"""
+"""Every text file the course's code opens names its encoding: without ``encoding=`` Python uses
+the locale's (often cp1252 on Windows, where reading the corpora fails). The check parses the code,
+so comments and strings cannot fool it."""
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = ("helpers", "tests", "benchmarks", "data/build", "tools")
+ROOT = Path(__file__).resolve().parents[2]
+FOLDERS = ("helpers", "training", "tests", "benchmarks", "data/build", "tools")
 
 # Modules whose open() reads bytes unless the mode asks for text ("rt", "wt").
 BINARY_BY_DEFAULT = {"gzip", "bz2", "lzma"}
-# Receivers whose .open() is not a text file: os.open (a descriptor), PIL's Image.open, ...
-NOT_TEXT_FILES = {"os", "Image", "webbrowser", "tarfile", "zipfile", "ZipFile", "zf"}   # zf: a ZipFile (binary members)
-
-# Calls in files that another change owns, kept here until it lands. Each entry must still
-# match a call (the test fails when it no longer does, so the list cannot go stale).
-PENDING: set[tuple[str, str]] = set()
+# Receivers whose .open() is not a text file (zf: a ZipFile, whose members are binary).
+NOT_TEXT_FILES = {"os", "Image", "webbrowser", "tarfile", "zipfile", "ZipFile", "zf"}
 
 
 def _constant(node) -> str | None:
@@ -48,19 +39,20 @@ def text_io_without_encoding(tree: ast.AST) -> list[tuple[int, str]]:
             continue
         f = call.func
         name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
-        receiver = f.value.id if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else None
+        receiver = (f.value.id if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
+                    else None)
         if name in ("read_text", "write_text") and isinstance(f, ast.Attribute):
             if _argument(call, "encoding", 0 if name == "read_text" else 1) is None:
                 found.append((call.lineno, f".{name}()"))
             continue
         if name != "open" or receiver in NOT_TEXT_FILES:
             continue
-        if isinstance(f, ast.Name) or receiver == "io":           # open(file, mode, buffering, encoding)
-            mode, encoding, default = _argument(call, "mode", 1), _argument(call, "encoding", 3), "r"
-        elif receiver in BINARY_BY_DEFAULT:                        # gzip.open(file, mode, level, encoding)
-            mode, encoding, default = _argument(call, "mode", 1), _argument(call, "encoding", 3), "rb"
-        else:                                                      # Path.open(mode, buffering, encoding)
-            mode, encoding, default = _argument(call, "mode", 0), _argument(call, "encoding", 2), "r"
+        # open(file, mode, buffering, encoding), gzip.open(file, mode, level, encoding),
+        # Path.open(mode, buffering, encoding)
+        builtin = isinstance(f, ast.Name) or receiver == "io" or receiver in BINARY_BY_DEFAULT
+        mode = _argument(call, "mode", 1 if builtin else 0)
+        encoding = _argument(call, "encoding", 3 if builtin else 2)
+        default = "rb" if receiver in BINARY_BY_DEFAULT else "r"
         mode_text = default if mode is None else _constant(mode)
         binary = mode_text is not None and "b" in mode_text and "t" not in mode_text
         if not binary and encoding is None:
@@ -74,21 +66,15 @@ def _python_files():
 
 
 def test_every_text_file_is_opened_with_an_explicit_encoding():
-    problems, pending_seen = [], set()
+    problems = []
     for path in _python_files():
         rel = path.relative_to(ROOT).as_posix()
         source = path.read_text(encoding="utf-8")
         lines = source.splitlines()
         for line, what in sorted(text_io_without_encoding(ast.parse(source, filename=rel))):
-            code = lines[line - 1].strip()
-            if (rel, code) in PENDING:
-                pending_seen.add((rel, code))
-                continue
-            problems.append(f"{rel}:{line}: {what} without encoding=: {code}")
-    assert not problems, ("text files opened without an explicit encoding (add encoding=\"utf-8\"):\n"
-                          + "\n".join(problems))
-    stale = PENDING - pending_seen
-    assert not stale, f"these PENDING entries no longer match any call; remove them: {sorted(stale)}"
+            problems.append(f"{rel}:{line}: {what} without encoding=: {lines[line - 1].strip()}")
+    assert not problems, ("text files opened without an explicit encoding (add "
+                          "encoding=\"utf-8\"):\n" + "\n".join(problems))
 
 
 def test_the_checker_finds_each_form_and_accepts_the_right_ones():
