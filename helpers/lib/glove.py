@@ -36,14 +36,17 @@ def glove_weight(x, x_max: float = 100.0, alpha: float = 0.75) -> np.ndarray:
 
 
 def cooccurrence_entries(counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The non-zero cells of a (V, V) co-occurrence matrix: (rows, cols, x), each (P,) (lesson 08 §4)."""
+    """The non-zero cells of a (V, V) co-occurrence matrix: (rows, cols, x), each (P,)
+    (lesson 08 §4)."""
     if counts.ndim != 2 or counts.shape[0] != counts.shape[1]:
-        raise ValueError(f"the co-occurrence matrix must be square (V, V), got shape {counts.shape}")
+        raise ValueError("the co-occurrence matrix must be square (V, V), got shape "
+                         f"{counts.shape}")
     c = sp.coo_matrix(counts)
     rows, cols, x = c.row.astype(np.int64), c.col.astype(np.int64), c.data.astype(np.float64)
     bad = ~np.isfinite(x) | (x < 0)
     if bad.any():
-        raise ValueError("cooccurrence_entries: co-occurrence counts must be finite and non-negative, got "
+        raise ValueError("cooccurrence_entries: co-occurrence counts must be finite and "
+                         "non-negative, got "
                          + describe_offending(x, bad, "stored counts"))
     keep = x > 0
     if not keep.any():
@@ -66,8 +69,9 @@ def glove_cell(v, u, b_w, b_c, x, x_max: float = 100.0, alpha: float = 0.75):
     """
     v, u = np.asarray(v), np.asarray(u)
     x = np.asarray(x, dtype=v.dtype)
-    if x.size and not (x.min() > 0 and x.max() < np.inf):         # log X needs a finite count above 0
-        raise ValueError(f"glove_cell: every count x must be finite and > 0 (GloVe fits log X_wc), got values "
+    if x.size and not (x.min() > 0 and x.max() < np.inf):     # log X needs a finite count above 0
+        raise ValueError("glove_cell: every count x must be finite and > 0 (GloVe fits log X_wc), "
+                         "got values "
                          f"from {x.min()} to {x.max()}")
     f = np.where(x < x_max, (np.minimum(x, x_max) / x_max) ** alpha, 1.0).astype(v.dtype)
     e = np.sum(v * u, axis=-1) + b_w + b_c - np.log(x)
@@ -77,19 +81,23 @@ def glove_cell(v, u, b_w, b_c, x, x_max: float = 100.0, alpha: float = 0.75):
 
 def adagrad_glove_c(param, grad, G, lr: float):
     """One AdaGrad step in glove.c's order, element-wise (lesson 08 §4): the step lr·grad divided
-    by the √G of before it, then its square added. Returns (param − lr·grad/√G, G + (lr·grad)²)."""
+    by the √G of before it, then its square added. Returns (param − lr·grad/√G,
+    G + (lr·grad)²)."""
     step = lr * grad
     return param - step / np.sqrt(G), G + step * step
 
 
-def one_hot_sums(ids: np.ndarray, n_rows: int, dtype=np.float32) -> tuple[np.ndarray, sp.csr_matrix]:
+def one_hot_sums(ids: np.ndarray, n_rows: int, dtype=np.float32
+                 ) -> tuple[np.ndarray, sp.csr_matrix]:
     """(uniq, S): the distinct ids and the sparse (U, P) one-hot matrix with S[u, p] = 1 where
-    ids[p] == uniq[u], so that ``target[uniq] += S @ values`` adds a repeated id's rows (lesson 08 §4)."""
+    ids[p] == uniq[u], so that ``target[uniq] += S @ values`` adds a repeated id's rows
+    (lesson 08 §4)."""
     uniq, inv = np.unique(ids, return_inverse=True)
     order = np.argsort(inv, kind="stable")
     indptr = np.zeros(len(uniq) + 1, dtype=np.int64)
     np.cumsum(np.bincount(inv, minlength=len(uniq)), out=indptr[1:])
-    return uniq, sp.csr_matrix((np.ones(len(ids), dtype), order, indptr), shape=(len(uniq), len(ids)))
+    return uniq, sp.csr_matrix((np.ones(len(ids), dtype), order, indptr),
+                               shape=(len(uniq), len(ids)))
 
 
 class PairwiseGloVe:
@@ -104,11 +112,12 @@ class PairwiseGloVe:
     AdaGrad sums; :meth:`step` returns the batch's loss per pair; :meth:`vectors` is W + W~.
     """
 
-    def __init__(self, counts, dim: int = 100, lr: float = 0.05, x_max: float = 100.0, alpha: float = 0.75,
-                 batch_size: int = 1024, seed: int = 0, cell: Callable = glove_cell,
-                 step: Callable = adagrad_glove_c):
+    def __init__(self, counts, dim: int = 100, lr: float = 0.05, x_max: float = 100.0,
+                 alpha: float = 0.75, batch_size: int = 1024, seed: int = 0,
+                 cell: Callable = glove_cell, step: Callable = adagrad_glove_c):
         if dim < 1 or batch_size < 1 or not lr > 0:
-            raise ValueError(f"PairwiseGloVe: dim and batch_size must be >= 1 and lr > 0, got {dim}, "
+            raise ValueError("PairwiseGloVe: dim and batch_size must be >= 1 and lr > 0, got "
+                             f"{dim}, "
                              f"{batch_size}, {lr}")
         self.rows, self.cols, x = cooccurrence_entries(counts)
         self.x = x.astype(np.float32)
@@ -141,13 +150,15 @@ class PairwiseGloVe:
         self.pairs_seen += len(batch)
         i, j = self.rows[batch], self.cols[batch]
         W, W_t, b, b_t = self.params
-        loss, dw, dw_t, db, db_t = self.cell(W[i], W_t[j], b[i], b_t[j], self.x[batch], self.x_max, self.alpha)
+        loss, dw, dw_t, db, db_t = self.cell(W[i], W_t[j], b[i], b_t[j], self.x[batch],
+                                             self.x_max, self.alpha)
         for ids, updates in ((i, ((W, self.G[0], dw), (b, self.G[2], db))),
                              (j, ((W_t, self.G[1], dw_t), (b_t, self.G[3], db_t)))):
             uniq, S = one_hot_sums(ids, len(W))
             for param, G, grad in updates:
                 # fresh copies go in, so a step that updates its arguments in place is fine too
-                new, new_G = self.adagrad(param[ids], grad / 2, G[ids], self.lr)   # glove.c: ½ f e²
+                # glove.c's gradient is that of ½ f e²
+                new, new_G = self.adagrad(param[ids], grad / 2, G[ids], self.lr)
                 param[uniq] += S @ (new - param[ids]).astype(param.dtype)    # a word's steps add up
                 G[uniq] += S @ (new_G - G[ids]).astype(G.dtype)
         return loss / len(batch)

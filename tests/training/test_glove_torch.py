@@ -27,7 +27,8 @@ def _two_topic_counts():
 def _glove_c(counts, dim, epochs, lr, x_max, seed):
     """glove.c's loop, pair by pair, in float64, from the same start and order."""
     rows, cols, x = cooccurrence_entries(counts)
-    W, Wt, b, bt = (p.astype(np.float64) for p in glove_init(counts.shape[0], dim, np.random.default_rng(seed)))
+    start = glove_init(counts.shape[0], dim, np.random.default_rng(seed))
+    W, Wt, b, bt = (p.astype(np.float64) for p in start)
     acc = [np.ones_like(p) for p in (W, Wt, b, bt)]
     gen = torch.Generator().manual_seed(seed)
     for _ in range(epochs):
@@ -43,17 +44,25 @@ def _glove_c(counts, dim, epochs, lr, x_max, seed):
 
 def test_one_pair_per_batch_is_glove_c_and_the_hooks_stop_it():
     rng = np.random.default_rng(0)
-    counts = sp.csr_matrix((rng.poisson(3.0, (12, 12)) * (rng.random((12, 12)) < 0.6)).astype(np.float64))
+    dense = rng.poisson(3.0, (12, 12)) * (rng.random((12, 12)) < 0.6)
+    counts = sp.csr_matrix(dense.astype(np.float64))
     W, Wt = _glove_c(counts, dim=4, epochs=3, lr=0.05, x_max=5.0, seed=1)
-    g = train_pairwise(counts, dim=4, epochs=3, lr=0.05, x_max=5.0, batch_size=1, seed=1, progress=False)
+    g = train_pairwise(counts, dim=4, epochs=3, lr=0.05, x_max=5.0, batch_size=1, seed=1,
+                       progress=False)
     np.testing.assert_allclose(g.W, W, atol=1e-5)
     np.testing.assert_allclose(g.W_tilde, Wt, atol=1e-5)
-    stop = train_pairwise(counts, dim=4, epochs=5, batch_size=8, progress=False, epoch_end=lambda e, v, loss: e == 2)
+    stop = train_pairwise(counts, dim=4, epochs=5, batch_size=8, progress=False,
+                          epoch_end=lambda e, v, loss: e == 2)
     assert len(stop.epoch_loss) == 2
     seen, snaps = [], []
-    checkpoint = lambda pairs, vectors: seen.append(pairs) or snaps.append(vectors.copy()) or len(seen) == 2  # noqa: E731
-    g = train_pairwise(counts, dim=3, epochs=4, batch_size=5, seed=3, progress=False, checkpoint=checkpoint,
-                       checkpoint_every=counts.nnz)
+
+    def checkpoint(pairs, vectors):
+        seen.append(pairs)
+        snaps.append(vectors.copy())
+        return len(seen) == 2
+
+    g = train_pairwise(counts, dim=3, epochs=4, batch_size=5, seed=3, progress=False,
+                       checkpoint=checkpoint, checkpoint_every=counts.nnz)
     assert seen == [counts.nnz, 2 * counts.nnz] and len(g.epoch_loss) == 1
     one = train_pairwise(counts, dim=3, epochs=1, batch_size=5, seed=3, progress=False)
     np.testing.assert_allclose(snaps[0], one.W + one.W_tilde)
@@ -73,9 +82,11 @@ def test_one_batch_per_epoch_is_adagrad_on_the_summed_gradient():
     acc = [np.ones_like(p) for p in params]
     losses = []
     for _ in range(3):                     # the order of a single batch does not change its sum
-        loss, dv, du, db, dc = glove_cell(params[0][rows], params[1][cols], params[2][rows], params[3][cols], x, 10.0)
+        loss, dv, du, db, dc = glove_cell(params[0][rows], params[1][cols], params[2][rows],
+                                          params[3][cols], x, 10.0)
         losses.append(loss / len(x))
-        for p, a, ids, d in zip(params, acc, (rows, cols, rows, cols), (dv, du, db, dc), strict=True):
+        for p, a, ids, d in zip(params, acc, (rows, cols, rows, cols), (dv, du, db, dc),
+                                strict=True):
             grad = np.zeros_like(p)
             np.add.at(grad, ids, d)
             a += grad * grad

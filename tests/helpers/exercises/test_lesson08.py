@@ -18,7 +18,10 @@ def test_a_correct_in_place_adagrad_step_passes(capsys):
         return param, G
 
     assert check_adagrad_step(in_place), capsys.readouterr().out
-    torch_order = lambda param, grad, G, lr: (param - lr * grad / np.sqrt(G + grad ** 2), G + grad ** 2)  # noqa: E731
+
+    def torch_order(param, grad, G, lr):
+        return param - lr * grad / np.sqrt(G + grad ** 2), G + grad ** 2
+
     result = check_adagrad_step(torch_order)
     assert result.mistake == "torch_order" and "glove.c divides" in capsys.readouterr().out
 
