@@ -72,7 +72,7 @@ lab: setup $(LAB_FILES)
 # ones after: the two workers then finish together instead of one waiting on a lesson at the end.
 test: dev
 	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile notebooks tests/training/test_registry.py \
-		tests/test_student_edition.py tests solutions \
+		tests/notebooks/test_student_edition.py tests solutions \
 		--nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
 unit: dev

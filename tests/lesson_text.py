@@ -1,5 +1,5 @@
 """Reading a lesson notebook as a student sees it: its prose outside folded evidence, its exercises,
-its "Try this" prompts, and the time it says it takes. Used by ``tests/test_student_edition.py``.
+its "Try this" prompts, and the time it says it takes. Used by ``tests/notebooks/test_student_edition.py``.
 
 Definitions (the tests' docstrings refer to them):
 

@@ -42,7 +42,7 @@ CONF = ROOT / "tools" / "site"
 SITE = ROOT / "build" / "site"
 ONE_LESSON = ROOT / "build" / "html"
 LESSON_NAME = re.compile(r"^(\d\d)_[a-z0-9_]+$")
-#: the line of a lesson's first cell that states its times (tests/test_lesson_standards.py)
+#: the line of a lesson's first cell that states its times (tests/notebooks/test_structure.py)
 TIMES = re.compile(r"(?m)^\*\*Time:\*\* running it takes (about [^;.]+?|under [^;.]+?); "
                    r"working through it, (about [^.]+?)\.")
 NOT_STATED = "not stated yet"

@@ -10,6 +10,7 @@ Per lesson notebook:
   embedded (``data:image/svg+xml``), an image for every explorer, no empty output where an
   explorer is, and no ``VBox(`` or dead progress-bar text anywhere.
 
+The explorer's fallback itself (its forms, and the widget hiding only its own) is tested at the end.
 ``make browser-check`` (tools/browser_check.py) checks the same export in a real browser.
 """
 from __future__ import annotations
@@ -28,7 +29,9 @@ from nbconvert import HTMLExporter
 from PIL import Image
 from traitlets.config import Config
 
-from helpers.infra.widgets import FALLBACK_CLASS, WIDGET_NOTE
+from helpers.infra import widgets
+from helpers.infra.plotting import new_figure, set_labels
+from helpers.infra.widgets import FALLBACK_CLASS, WIDGET_NOTE, Explorer, slider
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -183,19 +186,7 @@ def test_saved_output_checks_find_old_style_outputs():
 
 
 def test_saved_output_checks_pass_an_explorer_with_its_fallback():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from helpers.infra.plotting import new_figure, set_labels
-    from helpers.infra.widgets import Explorer, slider
-
-    def render(a):
-        fig, ax = new_figure()
-        ax.plot([0, 1], [0, a])
-        set_labels(ax, "a line", "x", "y")
-        return fig, f"a = {a}"
-
-    ex = Explorer(render, {"a": slider(1, 0, 3, 1, "a")}, "demo")
+    ex = Explorer(_render, {"a": slider(1, 0, 3, 1, "a")}, "demo")
     cell = _explorer_cell([{"output_type": "display_data", "metadata": {}, "data": ex.fallback_bundle()},
                            {"output_type": "display_data", "metadata": {}, "data": ex.widget_bundle()}])
     assert saved_output_problems({"cells": [cell]}) == []
@@ -209,3 +200,59 @@ def test_html_checks_find_a_missing_image_and_dead_text():
     problems = "\n".join(html_export_problems(nb, page))
     for expected in ("'VBox('", "dead progress bar", "1 diagrams referenced", "0 image(s)", "empty output"):
         assert expected in problems, (expected, problems)
+
+
+# ---------------------------------------------------------------- an explorer's static fallback
+def _render(a):
+    fig, ax = new_figure()
+    ax.plot([0, 1, 2], [0, a, 2 * a])
+    set_labels(ax, "a line", "x", "y")
+    return fig, f"slope {a}"
+
+
+def test_the_fallback_is_the_first_render_in_every_form():
+    ex = Explorer(_render, {"a": slider(1, 0, 3, 1, "a")}, title="Slopes & <lines>")
+    bundle = ex.fallback_bundle()
+    assert set(bundle) == {"text/html", "image/png", "text/plain"}
+    assert base64.b64decode(bundle["image/png"]) == ex.png
+    page = bundle["text/html"]
+    assert f'class="{FALLBACK_CLASS} {ex.fallback_key}"' in page
+    assert f'src="data:image/png;base64,{bundle["image/png"]}"' in page
+    assert "Slopes &amp; &lt;lines&gt;" in page and "slope 1" in page   # escaped title, summary
+    assert bundle["text/plain"] == "Slopes & <lines>\nslope 1"
+    ex.controls["a"].value = 3                         # the fallback stays the first view
+    assert ex.summary == "slope 3" and ex.fallback_bundle() == bundle
+
+
+def test_the_widget_hides_only_its_own_fallback():
+    ex = Explorer(_render, {"a": slider(1, 0, 3, 1, "a")})
+    other = Explorer(_render, {"a": slider(2, 0, 3, 1, "a")})
+    assert ex.fallback_key != other.fallback_key
+    again = Explorer(_render, {"a": slider(1, 0, 3, 1, "a")})
+    assert again.fallback_key == ex.fallback_key       # a re-run names the same fallback
+    styles = [w.value for w in ex.box.children
+              if isinstance(w, widgets.widgets.HTML) and "<style>" in w.value]
+    assert len(styles) == 1 and "display: none" in styles[0]
+    assert f".{FALLBACK_CLASS}.{ex.fallback_key} " in styles[0]
+    assert other.fallback_key not in styles[0]
+
+
+def test_displaying_an_explorer_writes_the_fallback_then_the_widget(monkeypatch):
+    shown = []
+    monkeypatch.setattr(widgets, "display", lambda obj, raw=False: shown.append((obj, raw)))
+    ex = Explorer(_render, {"a": slider(1, 0, 3, 1, "a")})
+    ex._ipython_display_()
+    assert [raw for _, raw in shown] == [True, True]
+    assert shown[0][0] == ex.fallback_bundle()
+    widget = shown[1][0]
+    assert widget[WIDGET_VIEW]["model_id"] == ex.box.model_id
+    assert widget["text/plain"] == WIDGET_NOTE and "VBox" not in widget["text/plain"]
+
+
+def test_a_failed_first_render_has_a_fallback_without_an_image():
+    def broken(a):
+        raise ValueError("no data")
+
+    bundle = Explorer(broken, {"a": slider(1, 0, 3, 1, "a")}).fallback_bundle()
+    assert "image/png" not in bundle and "<img" not in bundle["text/html"]
+    assert "error: ValueError: no data" in bundle["text/plain"]

@@ -104,12 +104,6 @@ def test_every_exercise_has_a_solution_that_passes(path):
             f"{sol.name}: the stored output of the cell asserting {name} does not show '✓ {ex.title}': {outs[:300]!r}"
 
 
-def test_every_solutions_notebook_belongs_to_a_lesson():
-    lessons = {solutions_path(p).name for p in NOTEBOOKS}
-    for sol in solutions_path(NOTEBOOKS[0]).parent.glob("*.ipynb"):
-        assert sol.name in lessons, f"{sol.name} is not named after a lesson (NN_topic_solutions.ipynb)"
-
-
 # ----------------------------------------------------------------------------- the prose
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_no_authoring_history(path):

@@ -1,35 +1,20 @@
-"""``make student`` (tools/make_student.py): student copies without solutions that still run.
+"""``make student`` (tools/make_student.py): a student's copies of the lessons.
 
-Static, for every lesson: the copy holds no solution cell and no ``*_solution`` name, its exercise
-cells have no output, everything else is kept; a solution cell binds only names of its own (ending
-in ``_solution``) that no other cell binds or uses, so removing it can break nothing and it never
-overwrites the student's function. Then each copy is executed with nbclient (one test per lesson,
-so xdist runs them in parallel): every checker call reports "not attempted yet" and no cell errors.
-
-The full suite already executes every lesson under nbval, so by default this test executes only
-what the exercises need: the exercise and check cells and, working backwards, each earlier
-top-level statement that binds a name they use (a static slice over the Python syntax tree).
-``STUDENT_COPIES_FULL=1`` executes the whole copies instead (minutes per lesson).
+A copy holds no solution cell and no ``*_solution`` name, its exercise cells have no output,
+every other cell is kept; a copy the student wrote in is kept unless forced.
 """
 from __future__ import annotations
 
-import ast
-import builtins
-import importlib.util
 import json
 from pathlib import Path
 
 import nbformat
 import pytest
-from IPython.core.inputtransformer2 import TransformerManager
 
-ROOT = Path(__file__).resolve().parents[1]
+from tools import make_student
+
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-_spec = importlib.util.spec_from_file_location("make_student", ROOT / "tools" / "make_student.py")
-make_student = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(make_student)
-
-IMPLICIT = set(dir(builtins)) | {"get_ipython", "display", "In", "Out", "__file__"}
 
 
 def _source(cell) -> str:
@@ -37,48 +22,8 @@ def _source(cell) -> str:
     return s if isinstance(s, str) else "".join(s)
 
 
-def _code(nb) -> list[dict]:
-    return [c for c in nb["cells"] if c["cell_type"] == "code"]
-
-
 def _tagged(cell, *tags) -> bool:
     return any(t in make_student.tags(cell) for t in tags)
-
-
-def _python(source: str) -> ast.Module:
-    return ast.parse(TransformerManager().transform_cell(source))
-
-
-def bound_and_free(node: ast.AST) -> tuple[set[str], set[str]]:
-    """Names a statement (or module) binds, and the names it uses without binding them itself."""
-    bound, used = set(), set()
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name):
-            (used if isinstance(n.ctx, ast.Load) else bound).add(n.id)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(n.name)
-        elif isinstance(n, (ast.Import, ast.ImportFrom)):
-            bound.update((a.asname or a.name).split(".")[0] for a in n.names)
-        elif isinstance(n, ast.arg):
-            bound.add(n.arg)
-    return bound, used - bound - IMPLICIT
-
-
-def top_level_bindings(source: str) -> set[str]:
-    """Names bound by the top-level statements of a cell (not inside its functions)."""
-    names = set()
-    for stmt in _python(source).body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(stmt.name)
-        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).split(".")[0] for a in stmt.names)
-        else:
-            # a comprehension's loop variables stay inside it (Python 3 scoping): they bind nothing here
-            local = {n.id for c in ast.walk(stmt) if isinstance(c, ast.comprehension)
-                     for n in ast.walk(c.target) if isinstance(n, ast.Name)}
-            names |= {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
-                      and n.id not in local}
-    return names
 
 
 # ----------------------------------------------------------------------------- the transformation
@@ -156,6 +101,3 @@ def test_the_student_copy_holds_no_solution(path):
     for a, b in zip(kept, out["cells"][1:]):
         if not _tagged(a, make_student.EXERCISE, make_student.CHECK):
             assert a == b, f"{path.name}: a cell other than an exercise changed in the student copy"
-
-
-# ----------------------------------------------------------------------------- every lesson, executed

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 # notebook stem -> {number as written: why it need not be printed}
@@ -134,6 +134,6 @@ def test_prose_numbers_are_printed(path):
     missing = unbacked(path)
     assert not missing, (f"{path.name}: numbers in markdown that no code or output of the notebook "
                          f"contains (cell index, number): {missing}; print them from a code cell, or "
-                         "add them to ALLOWED in tests/test_prose_numbers.py with the reason")
+                         "add them to ALLOWED in tests/notebooks/test_prose_numbers.py with the reason")
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LIB = sorted(p for p in (ROOT / "helpers" / "lib").glob("*.py") if p.name != "__init__.py")
 PROVENANCE = re.compile(r"lesson (\d\d)(?:, section | §)(\d+(?:\.\d+)*)")
 
