@@ -33,7 +33,8 @@ HEADER = """\
 
 
 def frozen_lines() -> list[str]:
-    """``name==version`` lines of this environment; pip and editable installs (the course) left out."""
+    """``name==version`` lines of this environment; pip and editable installs (the course) left out.
+    """
     out = subprocess.run([sys.executable, "-m", "pip", "freeze", "--all", "--exclude-editable"],
                          capture_output=True, text=True, check=True).stdout
     lines = []

@@ -31,12 +31,18 @@ def _synthetic():
     md = nbformat.v4.new_markdown_cell("### Exercise 1 · warm-up — square\n> **Try this:** x?")
     setup = nbformat.v4.new_code_cell("import numpy as np\nx = np.arange(3)", execution_count=1,
                                       outputs=[nbformat.v4.new_output("stream", text="setup\n")])
-    ex = nbformat.v4.new_code_cell("def square(x):\n    raise NotImplementedError\n\ncheck_square(square)",
-                                   execution_count=2, metadata={"tags": ["exercise"], "execution": {"iopub.status.idle": "2026-01-01T00:00:00Z"}},
-                                   outputs=[nbformat.v4.new_output("stream", text="… not attempted yet\n")])
-    sol = nbformat.v4.new_code_cell("def square_solution(x):\n    return x * x\n\nassert check_square(square_solution)",
-                                    execution_count=3, metadata={"tags": ["solution"], "jupyter": {"source_hidden": True}},
-                                    outputs=[nbformat.v4.new_output("stream", text="✓\n")])
+    ex = nbformat.v4.new_code_cell(
+        "def square(x):\n    raise NotImplementedError\n\ncheck_square(square)",
+        execution_count=2,
+        metadata={"tags": ["exercise"], "execution": {"iopub.status.idle": "2026-01-01T00:00:00Z"}},
+        outputs=[nbformat.v4.new_output("stream", text="… not attempted yet\n")],
+    )
+    sol = nbformat.v4.new_code_cell(
+        "def square_solution(x):\n    return x * x\n\nassert check_square(square_solution)",
+        execution_count=3,
+        metadata={"tags": ["solution"], "jupyter": {"source_hidden": True}},
+        outputs=[nbformat.v4.new_output("stream", text="✓\n")],
+    )
     return nbformat.v4.new_notebook(cells=[md, setup, ex, sol])
 
 
@@ -48,7 +54,9 @@ def test_a_student_copy_drops_solutions_clears_exercises_and_keeps_the_rest():
     header, md, setup, ex = out["cells"]
     assert "Student copy" in header["source"] and "make student" in header["source"]
     assert md == nb["cells"][0] and setup == nb["cells"][1]
-    assert ex["outputs"] == [] and ex["execution_count"] is None and "execution" not in ex["metadata"]
+    assert (
+        ex["outputs"] == [] and ex["execution_count"] is None and "execution" not in ex["metadata"]
+    )
     assert ex["source"] == nb["cells"][2]["source"]
     assert not make_student.written_in(out)
     bad = _synthetic()
@@ -68,7 +76,9 @@ def test_make_student_keeps_a_copy_the_student_wrote_in(tmp_path, capsys):
     ran = json.loads(copy_path.read_text(encoding="utf-8"))
     ran["cells"][3]["outputs"] = [nbformat.v4.new_output("stream", text="… not attempted yet\n")]
     copy_path.write_text(json.dumps(ran), encoding="utf-8")
-    assert [a for _, a in make_student.write_copies(out, [lesson])] == ["updated"], "a copy only run is refreshed"
+    assert [a for _, a in make_student.write_copies(out, [lesson])] == ["updated"], (
+        "a copy only run is refreshed"
+    )
     mine = json.loads(copy_path.read_text(encoding="utf-8"))
     mine["cells"][3]["source"] = "def square(x):\n    return x * x\n\ncheck_square(square)"
     copy_path.write_text(json.dumps(mine), encoding="utf-8")
@@ -81,7 +91,7 @@ def test_make_student_keeps_a_copy_the_student_wrote_in(tmp_path, capsys):
     assert "01_x.ipynb: unchanged" in capsys.readouterr().out
 
 
-# ----------------------------------------------------------------------------- every lesson, statically
+# ------------------------------------------------------------------ every lesson, statically
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
