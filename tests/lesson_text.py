@@ -1,5 +1,6 @@
 """Reading a lesson notebook as a student sees it: its prose outside folded evidence, its exercises,
-its "Try this" prompts, and the time it says it takes. Used by ``tests/notebooks/test_student_edition.py``.
+its "Try this" prompts, and the time it says it takes. Used by
+``tests/notebooks/test_student_edition.py``.
 
 Definitions (the tests' docstrings refer to them):
 
@@ -31,8 +32,11 @@ _STRIP = [re.compile(p, re.S) for p in (
 )]
 FURTHER_READING = re.compile(r"(?ms)^#{1,3} [^\n]*Further reading.*?(?=^#{1,2} |\Z)")
 WORD = re.compile(r"[A-Za-z][A-Za-z]*(?:['’-][A-Za-z]+)*")
-EVIDENCE = re.compile(r"\b(?:ties|tied|tie|intervals?|bootstrap\w*|seeds?|paired|asserted|borderline|"
-                      r"validation half|report half)\b", re.I)
+EVIDENCE = re.compile(
+    r"\b(?:ties|tied|tie|intervals?|bootstrap\w*|seeds?|paired|asserted|borderline|"
+    r"validation half|report half)\b",
+    re.I,
+)
 HOW_WE_COMPARE = "how-we-compare"
 TRY_THIS = re.compile(r"(?m)^> \*\*Try this:\*\*")
 
@@ -104,7 +108,8 @@ def solutions_path(lesson: Path) -> Path:
     return SOLUTIONS / f"{Path(lesson).stem}_solutions.ipynb"
 
 
-# ----------------------------------------------------------------------------- the time a lesson takes
+# ----------------------------------------------------------------------------- the time a lesson
+# takes
 TIME = re.compile(r"(\d+(?:[.,]\d+)?|½|\d+½)\s*(hours?|h\b|minutes?|min\b)", re.I)
 EXERCISE_MINUTES = 20          # per graded exercise (issue 40's rule)
 EXERCISE = re.compile(r"(?m)^#{2,4} Exercise \d+ · (warm-up|core|experiment)\b")

@@ -76,9 +76,14 @@ def test_committed_notebooks_name_the_kernel_the_course_registers():
     registered = get_kernel_dict()
     assert (KERNELSPEC["name"], KERNELSPEC["display_name"]) == ("python3",
                                                                 registered["display_name"])
-    paths = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb"))
-    wrong = [p.name for p in paths
-             if json.loads(p.read_text(encoding="utf-8"))["metadata"].get("kernelspec") != KERNELSPEC]
+    paths = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted(
+        (ROOT / "solutions").glob("*.ipynb")
+    )
+    wrong = [
+        p.name
+        for p in paths
+        if json.loads(p.read_text(encoding="utf-8"))["metadata"].get("kernelspec") != KERNELSPEC
+    ]
     assert not wrong, f"notebooks with another kernel name (run tests/clean_notebooks.py): {wrong}"
 
 

@@ -1,4 +1,5 @@
-"""What a committed notebook shows where no kernel runs: GitHub, nbviewer, an HTML export (issue 16).
+"""What a committed notebook shows where no kernel runs: GitHub, nbviewer, an HTML export (issue
+16).
 
 Per lesson notebook:
 - the saved file: no per-cell execution timestamps (``metadata.execution``), no stream output
@@ -62,10 +63,14 @@ def _is_fallback(output: dict) -> bool:
 def saved_output_problems(nb: dict) -> list[str]:
     """What in a saved notebook (a dict) breaks the rules of this module's docstring."""
     problems = []
-    stamped = [k for k, cell in enumerate(nb["cells"], 1) if "execution" in cell.get("metadata", {})]
+    stamped = [
+        k for k, cell in enumerate(nb["cells"], 1) if "execution" in cell.get("metadata", {})
+    ]
     if stamped:
-        problems.append(f"execution timestamps (metadata.execution) in {len(stamped)} cells, the first cell "
-                        f"{stamped[0]} (run tests/clean_notebooks.py)")
+        problems.append(
+            f"execution timestamps (metadata.execution) in {len(stamped)} cells, the first cell "
+            f"{stamped[0]} (run tests/clean_notebooks.py)"
+        )
     for k, cell in enumerate(_code_cells(nb), 1):
         where = f"code cell {k} (execution count {cell.get('execution_count')})"
         outputs = cell.get("outputs", [])
@@ -73,19 +78,28 @@ def saved_output_problems(nb: dict) -> list[str]:
             if out.get("output_type") == "stream":
                 text = _text(out["text"])
                 if "\r" in text or "\x08" in text:
-                    problems.append(f"{where}: a stream holds carriage returns or backspaces (a progress bar's "
-                                    "redraws; run tests/clean_notebooks.py)")
+                    problems.append(
+                        f"{where}: a stream holds carriage returns or backspaces (a progress bar's "
+                        "redraws; run tests/clean_notebooks.py)"
+                    )
                 if DEAD_BAR.search(text):
-                    problems.append(f"{where}: a progress bar's first state {DEAD_BAR.search(text).group(0)!r}")
+                    problems.append(
+                        f"{where}: a progress bar's first state {DEAD_BAR.search(text).group(0)!r}"
+                    )
             data = out.get("data", {})
             plain = _text(data.get("text/plain", ""))
             if WIDGET_VIEW in data and plain != WIDGET_NOTE:
-                problems.append(f"{where}: a widget other than an Explorer is saved ({plain[:60]!r}); it shows as "
-                                "dead text outside JupyterLab (progress bars: helpers.infra.progress.progress_bar)")
+                problems.append(
+                    f"{where}: a widget other than an Explorer is saved ({plain[:60]!r}); it shows "
+                    "as dead text outside JupyterLab (progress bars: "
+                    "helpers.infra.progress.progress_bar)"
+                )
         n = _explorers_built(cell)
         fallbacks = sum(map(_is_fallback, outputs))
         if n and fallbacks < n:
-            problems.append(f"{where}: builds {n} explorer(s) but holds {fallbacks} static fallback(s)")
+            problems.append(
+                f"{where}: builds {n} explorer(s) but holds {fallbacks} static fallback(s)"
+            )
     return problems
 
 
@@ -93,14 +107,31 @@ def export_html(path: Path) -> str:
     """The notebook as plain ``jupyter nbconvert --to html --embed-images`` writes it: the exporter
     that command runs, called in this process (the same bytes, checked by
     ``test_the_in_process_export_is_the_command_line_one``; no interpreter start per notebook)."""
-    page, _ = HTMLExporter(config=Config({"HTMLExporter": {"embed_images": True}})).from_filename(str(path))
+    page, _ = HTMLExporter(config=Config({"HTMLExporter": {"embed_images": True}})).from_filename(
+        str(path)
+    )
     return page
 
 
 def test_the_in_process_export_is_the_command_line_one():
     path = NOTEBOOKS[0]
-    done = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--embed-images",
-                           "--stdout", str(path)], capture_output=True, text=True, cwd=path.parent, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "nbconvert",
+            "--to",
+            "html",
+            "--embed-images",
+            "--stdout",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=path.parent,
+        timeout=300,
+    )
     assert done.returncode == 0, f"nbconvert failed on {path.name}:\n{done.stderr[-2000:]}"
     assert done.stdout.rstrip("\n") == export_html(path).rstrip("\n")
 
@@ -121,10 +152,22 @@ def html_export_problems(nb: dict, page: str) -> list[str]:
             problems.append(f"the export shows {dead!r} (a widget without a static fallback)")
     if DEAD_BAR.search(text):
         problems.append(f"the export shows a dead progress bar {DEAD_BAR.search(text).group(0)!r}")
-    wanted = [m for c in nb["cells"] if c["cell_type"] == "markdown" for m in DIAGRAM.findall(_text(c["source"]))]
-    embedded = [img for img in soup.select(".jp-MarkdownCell img") if img.get("src", "").startswith("data:image/svg+xml")]
+    wanted = [
+        m
+        for c in nb["cells"]
+        if c["cell_type"] == "markdown"
+        for m in DIAGRAM.findall(_text(c["source"]))
+    ]
+    embedded = [
+        img
+        for img in soup.select(".jp-MarkdownCell img")
+        if img.get("src", "").startswith("data:image/svg+xml")
+    ]
     if len(embedded) < len(wanted):
-        problems.append(f"{len(wanted)} diagrams referenced from markdown, {len(embedded)} embedded in the export")
+        problems.append(
+            f"{len(wanted)} diagrams referenced from markdown, {len(embedded)} embedded in the "
+            "export"
+        )
     cells = soup.select("div.jp-CodeCell")
     code = _code_cells(nb)
     if len(cells) != len(code):
@@ -161,44 +204,94 @@ def test_html_export(path):
 
 # ---------------------------------------------------------------- the checks themselves can fail
 def _explorer_cell(outputs):
-    return {"cell_type": "code", "execution_count": 1, "metadata": {}, "source": "Explorer(render, {})",
-            "outputs": outputs}
+    return {
+        "cell_type": "code",
+        "execution_count": 1,
+        "metadata": {},
+        "source": "Explorer(render, {})",
+        "outputs": outputs,
+    }
 
 
 def _widget_output(plain):
-    return {"output_type": "display_data", "metadata": {},
-            "data": {WIDGET_VIEW: {"model_id": "x", "version_major": 2, "version_minor": 0}, "text/plain": plain}}
+    return {
+        "output_type": "display_data",
+        "metadata": {},
+        "data": {
+            WIDGET_VIEW: {"model_id": "x", "version_major": 2, "version_minor": 0},
+            "text/plain": plain,
+        },
+    }
 
 
 def test_saved_output_checks_find_old_style_outputs():
-    old = {"cells": [
-        {"cell_type": "code", "execution_count": 1, "outputs": [], "source": "x = 1",
-         "metadata": {"execution": {"iopub.execute_input": "2026-01-01T00:00:00Z"}}},
-        {"cell_type": "code", "execution_count": 2, "metadata": {}, "source": "train()", "outputs": [
-            _widget_output("MLP SGD: 0step [00:00, ?step/s]"),
-            {"output_type": "stream", "name": "stdout", "text": "a:  0%|  | 0/4\ra: 100%|##| 4/4\n"}]},
-        _explorer_cell([_widget_output("VBox(children=(HTML(value='<b>t</b>'),))")]),
-    ]}
+    old = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": 1,
+                "outputs": [],
+                "source": "x = 1",
+                "metadata": {"execution": {"iopub.execute_input": "2026-01-01T00:00:00Z"}},
+            },
+            {
+                "cell_type": "code",
+                "execution_count": 2,
+                "metadata": {},
+                "source": "train()",
+                "outputs": [
+                    _widget_output("MLP SGD: 0step [00:00, ?step/s]"),
+                    {
+                        "output_type": "stream",
+                        "name": "stdout",
+                        "text": "a:  0%|  | 0/4\ra: 100%|##| 4/4\n",
+                    },
+                ],
+            },
+            _explorer_cell([_widget_output("VBox(children=(HTML(value='<b>t</b>'),))")]),
+        ]
+    }
     problems = "\n".join(saved_output_problems(old))
-    for expected in ("execution timestamps", "carriage returns", "first state", "other than an Explorer",
-                     "holds 0 static fallback"):
+    for expected in (
+        "execution timestamps",
+        "carriage returns",
+        "first state",
+        "other than an Explorer",
+        "holds 0 static fallback",
+    ):
         assert expected in problems, (expected, problems)
 
 
 def test_saved_output_checks_pass_an_explorer_with_its_fallback():
     ex = Explorer(_render, {"a": slider(1, 0, 3, 1, "a")}, "demo")
-    cell = _explorer_cell([{"output_type": "display_data", "metadata": {}, "data": ex.fallback_bundle()},
-                           {"output_type": "display_data", "metadata": {}, "data": ex.widget_bundle()}])
+    cell = _explorer_cell(
+        [
+            {"output_type": "display_data", "metadata": {}, "data": ex.fallback_bundle()},
+            {"output_type": "display_data", "metadata": {}, "data": ex.widget_bundle()},
+        ]
+    )
     assert saved_output_problems({"cells": [cell]}) == []
 
 
 def test_html_checks_find_a_missing_image_and_dead_text():
-    nb = {"cells": [_explorer_cell([]), {"cell_type": "markdown", "metadata": {}, "source": "![d](figures/x.svg)"}]}
+    nb = {
+        "cells": [
+            _explorer_cell([]),
+            {"cell_type": "markdown", "metadata": {}, "source": "![d](figures/x.svg)"},
+        ]
+    }
     page = ("<div class='jp-Cell jp-CodeCell'><div class='jp-OutputArea-output'></div>"
-            "<div class='jp-OutputArea-output'>VBox(children=())</div></div>"
-            "<div class='jp-MarkdownCell'><img src='figures/x.svg'></div><pre>0step [00:00, ?step/s]</pre>")
+            "<div class='jp-OutputArea-output'>VBox(children=())</div></div><div "
+            "class='jp-MarkdownCell'><img src='figures/x.svg'></div><pre>0step [00:00, "
+            "?step/s]</pre>")
     problems = "\n".join(html_export_problems(nb, page))
-    for expected in ("'VBox('", "dead progress bar", "1 diagrams referenced", "0 image(s)", "empty output"):
+    for expected in (
+        "'VBox('",
+        "dead progress bar",
+        "1 diagrams referenced",
+        "0 image(s)",
+        "empty output",
+    ):
         assert expected in problems, (expected, problems)
 
 
