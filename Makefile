@@ -78,10 +78,10 @@ test: dev
 unit: dev
 	$(BIN)/python -m pytest -n $(WORKERS) tests -p no:cacheprovider
 
-## fuzz: maintainers: the property-based tests of helpers/lib with the long hypothesis profile
+## fuzz: maintainers: the property-based tests (every @given test) with the long hypothesis profile
 # (tests/conftest.py: 50 times the examples of `make test`, fresh random ones each run; tens of minutes)
 fuzz: dev
-	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -n $(WORKERS) tests/test_prop_*.py -p no:cacheprovider
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -n $(WORKERS) tests -m hypothesis -p no:cacheprovider
 
 notebooks: dev
 	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile notebooks solutions \
