@@ -154,8 +154,7 @@ def lesson_table(lessons: list[Lesson], link: bool = True) -> str:
 
 
 def index_page(lessons: list[Lesson]) -> str:
-    """The site's front page: the intro of ``tools/site/index.md``, the lesson table, the toctree.
-    """
+    """The site's front page: the intro of ``tools/site/index.md``, lesson table and toctree."""
     intro = (CONF / "index.md").read_text(encoding="utf-8")
     if "{lesson_table}" not in intro:
         raise SiteError(f"{CONF / 'index.md'} must hold the placeholder {{lesson_table}}")

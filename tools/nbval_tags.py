@@ -22,8 +22,7 @@ def tag_for(marker: str) -> str:
 
 
 def move_markers(nb: dict) -> int:
-    """Move every marker line of ``nb``'s code cells into the cell's tags; returns how many moved.
-    """
+    """Move every marker line of ``nb``'s code cells into the cell's tags; returns how many."""
     moved = 0
     for cell in nb["cells"]:
         if cell["cell_type"] != "code":

@@ -70,8 +70,7 @@ def solution_traces(text: str) -> list[str]:
 
 
 def diagrams_of(notebook: Path) -> list[str]:
-    """The file names of the SVG diagrams the markdown of ``notebook`` shows (``figures/NN_x.svg``).
-    """
+    """The file names of the SVG diagrams the markdown of ``notebook`` shows (figures/NN_x.svg)."""
     cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
     return [m.group(1) for c in cells if c["cell_type"] == "markdown"
             for m in DIAGRAM.finditer("".join(c["source"]))]
