@@ -202,6 +202,32 @@ def test_html_export(path):
     assert not problems, f"{path.name} exported to HTML:\n  " + "\n  ".join(problems)
 
 
+# lesson -> the widest printed line its outputs keep, and the starts of the lines the exercise
+# framework prints (they name the student's function), which are exempt
+PRINTED_WIDTH = {
+    "01": (105, ("… ", "The course's ", "→ ")),
+    "04": (100, ("→ the lesson goes on", "… ", "The course's ", "exercise ", "attention ",
+                 "multi-head ", "the softmax", "the key bias", "LayerNorm backward")),
+    "09": (105, ("→ ", "The course's ", "exercise ", "Spearman ", "3Cos", "one entry ",
+                 "classifier")),
+}
+
+
+@pytest.mark.parametrize("lesson", sorted(PRINTED_WIDTH))
+def test_no_printed_line_is_wider_than_an_export_shows(lesson):
+    """An HTML export wraps a printed line of more than 100 characters mid-word."""
+    (path,) = [p for p in NOTEBOOKS if p.name.startswith(lesson)]
+    width, framework = PRINTED_WIDTH[lesson]
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    long = [(c.get("id"), line[:60]) for c in _code_cells(nb)
+            if not {"exercise", "check"} & set(c["metadata"].get("tags", []))
+            and "your_work(" not in _text(c["source"])
+            for o in c.get("outputs", []) if o.get("name") == "stdout"
+            for line in _text(o["text"]).splitlines()
+            if len(line) > width and not line.startswith(framework)]
+    assert not long, f"{path.name}: printed lines over {width} characters (cell, start): {long}"
+
+
 # ---------------------------------------------------------------- the checks themselves can fail
 def _explorer_cell(outputs):
     return {
