@@ -10,7 +10,7 @@ them alike) and the median is reported: training words per wall-clock second (ev
 its training only, not the vocabulary), words per CPU-second (all threads counted), and quality
 at these epochs, WordSim-353 rho and analogy accuracy (median, with min-max over the seeds).
 
-Targets (issue 14), each a ratio of medians against gensim with the *same* number of threads:
+Targets, each a ratio of medians against gensim with the *same* number of threads:
 PyTorch on one thread >= 0.5x gensim with one worker, NumPy >= 0.25x gensim with one worker;
 and PyTorch's and NumPy's WordSim-353 rho and analogy accuracy no more than 0.03 below gensim's.
 The targets were set on a 2-core AMD EPYC virtual machine; the ratios move between machines (CPU,

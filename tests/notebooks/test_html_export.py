@@ -1,5 +1,4 @@
-"""What a committed notebook shows where no kernel runs: GitHub, nbviewer, an HTML export (issue
-16).
+"""What a committed notebook shows where no kernel runs: GitHub, nbviewer, an HTML export.
 
 Per lesson notebook:
 - the saved file: no per-cell execution timestamps (``metadata.execution``), no stream output

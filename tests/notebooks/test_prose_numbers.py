@@ -1,4 +1,4 @@
-"""Every number stated in a lesson's prose is printed by that lesson (issue 15).
+"""Every number stated in a lesson's prose is printed by that lesson.
 
 For each notebook, the numbers in markdown cells — decimals, and integers of two or more digits —
 outside LaTeX, code spans, headings, links, lesson/section references and the Further reading

@@ -1,4 +1,4 @@
-"""The published lessons are the student edition (issue 29; CONTRIBUTING.md has the conventions).
+"""The published lessons are the student edition (CONTRIBUTING.md has the conventions).
 
 For every lesson in ``notebooks/``:
 
