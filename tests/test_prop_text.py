@@ -51,10 +51,7 @@ def test_bpe_decodes_what_it_encodes_and_refuses_bad_ids(data):
 
 # ---------------------------------------------------------------- masked language modelling data
 @covers(
-    "mlm.encode_sentence",
-    "mlm.pad_batch",
-    "mlm.mask_tokens",
-    "mlm.MaskedBatch",
+    "mlm.encode_sentence", "mlm.pad_batch", "mlm.mask_tokens", "mlm.MaskedBatch",
     "mlm.apply_80_10_10",
 )
 @budget(2)
@@ -106,9 +103,7 @@ def test_masking_never_chooses_specials_and_takes_every_mask_form(data):
 
 
 @covers(
-    "mlm.length_bucketed_batches",
-    "mlm.SentencePair",
-    "mlm.sentence_pair",
+    "mlm.length_bucketed_batches", "mlm.SentencePair", "mlm.sentence_pair",
     "mlm.next_sentence_pairs",
 )
 @budget()

@@ -116,15 +116,8 @@ def test_the_in_process_export_is_the_command_line_one():
     path = NOTEBOOKS[0]
     done = subprocess.run(
         [
-            sys.executable,
-            "-m",
-            "jupyter",
-            "nbconvert",
-            "--to",
-            "html",
-            "--embed-images",
-            "--stdout",
-            str(path),
+            sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--embed-images",
+            "--stdout", str(path),
         ],
         capture_output=True,
         text=True,
@@ -278,10 +271,7 @@ def test_saved_output_checks_find_old_style_outputs():
     }
     problems = "\n".join(saved_output_problems(old))
     for expected in (
-        "execution timestamps",
-        "carriage returns",
-        "first state",
-        "other than an Explorer",
+        "execution timestamps", "carriage returns", "first state", "other than an Explorer",
         "holds 0 static fallback",
     ):
         assert expected in problems, (expected, problems)

@@ -17,13 +17,7 @@ from tests.lesson_text import NOTEBOOKS, code_cells, load, markdown_cells, sourc
 
 IDS = [p.stem for p in NOTEBOOKS]
 SKIP_START = (
-    "def ",
-    "class ",
-    "@",
-    "raise ",
-    "import ",
-    "from ",
-    "return self",
+    "def ", "class ", "@", "raise ", "import ", "from ", "return self",
     "#",
     "super().__init__",
 )

@@ -233,25 +233,8 @@ def _called_names(code: str) -> set[str]:
                 f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
             )
     return names - {
-        "",
-        "print",
-        "display",
-        "len",
-        "range",
-        "list",
-        "dict",
-        "float",
-        "int",
-        "str",
-        "partial",
-        "round",
-        "sorted",
-        "zip",
-        "enumerate",
-        "min",
-        "max",
-        "sum",
-        "abs",
+        "", "print", "display", "len", "range", "list", "dict", "float", "int", "str", "partial",
+        "round", "sorted", "zip", "enumerate", "min", "max", "sum", "abs",
     }
 
 
