@@ -72,16 +72,16 @@ lab: setup $(LAB_FILES)
 # ones after: the two workers then finish together instead of one waiting on a lesson at the end.
 test: dev
 	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile notebooks tests/training/test_registry.py \
-		tests/test_student_edition.py tests solutions \
+		tests/notebooks/test_student_edition.py tests solutions \
 		--nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
 unit: dev
 	$(BIN)/python -m pytest -n $(WORKERS) tests -p no:cacheprovider
 
-## fuzz: maintainers: the property-based tests of helpers/lib with the long hypothesis profile
+## fuzz: maintainers: the property-based tests (every @given test) with the long hypothesis profile
 # (tests/conftest.py: 50 times the examples of `make test`, fresh random ones each run; tens of minutes)
 fuzz: dev
-	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -n $(WORKERS) tests/test_prop_*.py -p no:cacheprovider
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -n $(WORKERS) tests -m hypothesis -p no:cacheprovider
 
 notebooks: dev
 	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile notebooks solutions \

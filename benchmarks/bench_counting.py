@@ -58,7 +58,8 @@ def cooccurrence_countvectorizer(sentences_ids, vocab_size: int, window: int) ->
     """Uniform, symmetric, within-sentence counts through scikit-learn's CountVectorizer: every
     token becomes a small document made of its context words, CountVectorizer turns those into a
     (n_tokens, V) count matrix M, and with E the one-hot matrix of the centre words, E^T M is the
-    co-occurrence matrix (the same as ``cooccurrence_matrix(sentences_ids, vocab_size, window)``)."""
+    co-occurrence matrix (the same as ``cooccurrence_matrix(sentences_ids, vocab_size, window)``).
+    """
     ids, sentence = flatten_sentences(sentences_ids, vocab_size)
     centres, contexts = [], []
     for sent in np.split(ids, np.flatnonzero(np.diff(sentence)) + 1):
@@ -66,8 +67,16 @@ def cooccurrence_countvectorizer(sentences_ids, vocab_size: int, window: int) ->
         for i, w in enumerate(toks):
             if w >= 0:
                 centres.append(w)
-                contexts.append([str(c) for c in toks[max(0, i - window):i] + toks[i + 1:i + 1 + window] if c >= 0])
-    vec = CountVectorizer(analyzer=lambda ctx: ctx, vocabulary={str(i): i for i in range(vocab_size)})
+                contexts.append(
+                    [
+                        str(c)
+                        for c in toks[max(0, i - window) : i] + toks[i + 1 : i + 1 + window]
+                        if c >= 0
+                    ]
+                )
+    vec = CountVectorizer(
+        analyzer=lambda ctx: ctx, vocabulary={str(i): i for i in range(vocab_size)}
+    )
     m = vec.fit_transform(contexts).astype(np.float64)
     e = sp.csr_matrix((np.ones(len(centres)), (np.arange(len(centres)), centres)),
                       shape=(len(centres), vocab_size))
@@ -146,13 +155,17 @@ def part1():
     assert abs(c_counts - s_counts).max() == 0, "sklearn route counts differ"
     keys = np.array(list(table.keys()))
     vals = np.fromiter(table.values(), float, len(table))
-    assert len(table) == c_counts.nnz and np.array_equal(np.asarray(c_counts[keys[:, 0], keys[:, 1]]).ravel(), vals)
+    assert len(table) == c_counts.nnz and np.array_equal(
+        np.asarray(c_counts[keys[:, 0], keys[:, 1]]).ravel(), vals
+    )
     pk = np.array(list(l_ppmi.keys()))
     pv = np.fromiter(l_ppmi.values(), float, len(l_ppmi))
     diff_loop = np.abs(np.asarray(c_ppmi[pk[:, 0], pk[:, 1]]).ravel() - pv).max()
     diff_sk = abs(c_ppmi - s_ppmi).max()
-    print(f"all three give the same {c_counts.nnz:,} pair counts; PPMI max |diff|: loop {diff_loop:.1e}, "
-          f"sklearn route {diff_sk:.1e}; {c_ppmi.nnz:,} positive PPMI cells\n")
+    print(
+        f"all three give the same {c_counts.nnz:,} pair counts; PPMI max |diff|: loop "
+        f"{diff_loop:.1e}, sklearn route {diff_sk:.1e}; {c_ppmi.nnz:,} positive PPMI cells\n"
+    )
     print(f"{'route':42s} {'CPU s':>8s} {'wall s':>8s} {'CPU ratio vs course':>20s}")
     for name, cpu, wall in [("course (vectorised per offset, SciPy)", c_cpu, c_wall),
                             ("scikit-learn CountVectorizer route", s_cpu, s_wall),
@@ -164,17 +177,28 @@ def part1():
 
 
 def part2(counts, vocab):
-    print("\nPart 2: dense vs truncated SVD of the PPMI matrix (rows and columns = the most frequent words)\n")
-    print("(dense = numpy.linalg.svd, all singular values, independent of k; error = randomised vs ARPACK)")
-    print(f"{'V':>6s} {'k':>4s} {'dense CPU s':>12s} {'randomised CPU s':>17s} {'ARPACK CPU s':>13s} "
-          f"{'rand. max rel err':>18s}")
+    print(
+        "\n"
+        "Part 2: dense vs truncated SVD of the PPMI matrix (rows and columns = the most frequent "
+        "words)\n"
+    )
+    print(
+        "(dense = numpy.linalg.svd, all singular values, independent of k; error = randomised vs "
+        "ARPACK)"
+    )
+    print(
+        f"{'V':>6s} {'k':>4s} {'dense CPU s':>12s} {'randomised CPU s':>17s} {'ARPACK CPU s':>13s} "
+        f"{'rand. max rel err':>18s}"
+    )
     start = len(vocab.specials)
     for V in (500, 1000, 2000, 4000):
         sub = counts[start:start + V][:, start:start + V]
         m = ppmi(sub, alpha=0.75)
         dense_s, dense_txt = None, "skipped"  # O(V^3): about 8x the V=2000 time, too slow here
         if V <= 2000:
-            dense_s, dense_cpu, _ = timed(lambda m=m: np.linalg.svd(m.toarray(), compute_uv=False), repeat=2)
+            dense_s, dense_cpu, _ = timed(
+                lambda m=m: np.linalg.svd(m.toarray(), compute_uv=False), repeat=2
+            )
             dense_txt = f"{dense_cpu:.2f}"
         for k in (10, 50, 100, 200):
             (_, s_r, _), r_cpu, _ = timed(lambda m=m, k=k: truncated_svd(m, k, seed=0), repeat=2)

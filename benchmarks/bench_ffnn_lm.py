@@ -27,7 +27,11 @@ from training.ffnn_lm import FeedForwardLM, mean_nll
 
 
 def language_models(epochs: int) -> None:
-    tokens = [t for text in load_wikipedia().values() for t in tokenize(text, punctuation=True) + ["<eos>"]]
+    tokens = [
+        t
+        for text in load_wikipedia().values()
+        for t in tokenize(text, punctuation=True) + ["<eos>"]
+    ]
     a, b = int(0.9 * len(tokens)), int(0.95 * len(tokens))
     vocab = Vocab.build(tokens[:a], max_size=2000, specials=("<unk>",))
     ids = vocab.encode(tokens)
@@ -35,8 +39,10 @@ def language_models(epochs: int) -> None:
     t0 = time.perf_counter()
     kn = KneserNeyLM(4, len(vocab)).fit(tr)
     kn_s = time.perf_counter() - t0
-    print(f"Kneser-Ney 4-gram: valid ppl {perplexity(kn.mean_nll(va)):.1f}, test ppl {perplexity(kn.mean_nll(te)):.1f}, "
-          f"fit {kn_s:.1f} s")
+    print(
+        f"Kneser-Ney 4-gram: valid ppl {perplexity(kn.mean_nll(va)):.1f}, test ppl "
+        f"{perplexity(kn.mean_nll(te)):.1f}, fit {kn_s:.1f} s"
+    )
     (Xtr, ytr), (Xva, yva), (Xte, yte) = (ngram_windows(s, 3) for s in (tr, va, te))
     lm = seeded_init(FeedForwardLM(len(vocab), 3, 32, 64), 0)
     opt = torch.optim.Adam(lm.parameters(), lr=3e-3)
@@ -44,12 +50,18 @@ def language_models(epochs: int) -> None:
     t0 = time.perf_counter()
     for epoch in range(1, epochs + 1):
         for idx in minibatch_indices(len(ytr), 256, rng):
-            loss = torch.nn.functional.cross_entropy(lm(torch.from_numpy(Xtr[idx])), torch.from_numpy(ytr[idx]))
+            loss = torch.nn.functional.cross_entropy(
+                lm(torch.from_numpy(Xtr[idx])), torch.from_numpy(ytr[idx])
+            )
             opt.zero_grad()
             loss.backward()
             opt.step()
-        print(f"feed-forward LM epoch {epoch}: valid ppl {perplexity(mean_nll(lm, Xva, yva)):.1f}, "
-              f"test ppl {perplexity(mean_nll(lm, Xte, yte)):.1f}, {time.perf_counter() - t0:.0f} s so far", flush=True)
+        print(
+            f"feed-forward LM epoch {epoch}: valid ppl {perplexity(mean_nll(lm, Xva, yva)):.1f}, "
+            f"test ppl {perplexity(mean_nll(lm, Xte, yte)):.1f}, {time.perf_counter() - t0:.0f} s "
+            "so far",
+            flush=True,
+        )
 
 
 def classifier_speed() -> None:
@@ -62,10 +74,15 @@ def classifier_speed() -> None:
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        sk = MLPClassifier(hidden_layer_sizes=(64,), activation="tanh", max_iter=4, random_state=0).fit(Xtr, ytr)
+        sk = MLPClassifier(
+            hidden_layer_sizes=(64,), activation="tanh", max_iter=4, random_state=0
+        ).fit(Xtr, ytr)
     theirs = time.perf_counter() - t0
-    print(f"BBC topic MLP, 4 epochs: ours {ours:.2f} s (test acc {evaluate(net, Xte, yte)[1]:.3f}), "
-          f"scikit-learn {theirs:.2f} s (test acc {sk.score(Xte, yte):.3f}); ours/scikit-learn time = {ours / theirs:.1f}x")
+    print(
+        f"BBC topic MLP, 4 epochs: ours {ours:.2f} s (test acc {evaluate(net, Xte, yte)[1]:.3f}), "
+        f"scikit-learn {theirs:.2f} s (test acc {sk.score(Xte, yte):.3f}); ours/scikit-learn time "
+        f"= {ours / theirs:.1f}x"
+    )
 
 
 if __name__ == "__main__":

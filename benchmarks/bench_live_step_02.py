@@ -28,7 +28,10 @@ def steps(kind: str = "rnn", V=84, D=64, H=128, B=32, T=64, lr=3e-3, clip=1.0):
     rng = np.random.default_rng(0)
     x, y = rng.integers(0, V, (B, T)), rng.integers(0, V, (B, T))
     torch.manual_seed(0)
-    embed, rnn = torch.nn.Embedding(V, D), {"rnn": torch.nn.RNN, "lstm": torch.nn.LSTM}[kind](D, H, batch_first=True)
+    embed, rnn = (
+        torch.nn.Embedding(V, D),
+        {"rnn": torch.nn.RNN, "lstm": torch.nn.LSTM}[kind](D, H, batch_first=True),
+    )
     out = torch.nn.Linear(H, V)
     module = torch.nn.Module()
     module.embed, module.rnn, module.out = embed, rnn, out
@@ -57,7 +60,9 @@ def steps(kind: str = "rnn", V=84, D=64, H=128, B=32, T=64, lr=3e-3, clip=1.0):
         h, _ = rnn(embed(xt))
         first_t = float(torch.nn.functional.cross_entropy(out(h).reshape(-1, V), yt.reshape(-1)))
     if not np.isclose(first_np, first_t, rtol=1e-5):
-        raise AssertionError(f"the NumPy and PyTorch models differ before timing: {first_np} vs {first_t}")
+        raise AssertionError(
+            f"the NumPy and PyTorch models differ before timing: {first_np} vs {first_t}"
+        )
     return numpy_step, torch_step
 
 

@@ -22,8 +22,14 @@ def main(repeats: int = 30) -> list[dict]:
     rows = []
     for kind, name in (("lstm", "LSTM"), ("rnn", "RNN")):
         numpy_step, torch_step = steps(kind)
-        rows.append(compare_steps(f"lesson 03, character {name} LM (batch 32 x 64, H 128), one training step",
-                                  numpy_step, torch_step, repeats=repeats))
+        rows.append(
+            compare_steps(
+                f"lesson 03, character {name} LM (batch 32 x 64, H 128), one training step",
+                numpy_step,
+                torch_step,
+                repeats=repeats,
+            )
+        )
     return rows
 
 

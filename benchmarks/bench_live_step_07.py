@@ -32,8 +32,14 @@ def _batches(seed: int = 0):
     rng = np.random.default_rng(seed)
     zipf = 1.0 / np.arange(1, V + 1)
     zipf /= zipf.sum()
-    return [(rng.choice(V, B, p=zipf), rng.choice(V, B, p=zipf), rng.choice(V, (B, K), p=zipf ** 0.75 / (zipf ** 0.75).sum()))
-            for _ in range(N_BATCHES)]
+    return [
+        (
+            rng.choice(V, B, p=zipf),
+            rng.choice(V, B, p=zipf),
+            rng.choice(V, (B, K), p=zipf**0.75 / (zipf**0.75).sum()),
+        )
+        for _ in range(N_BATCHES)
+    ]
 
 
 def _add_at_step(W, C, centers, contexts, negatives, lr, gradients):
@@ -73,7 +79,10 @@ def main() -> None:
             v = Wt.index_select(0, c)                                         # (B, D)
             u = Ct.index_select(0, targets.reshape(-1)).view(B, 1 + K, D)     # (B, 1 + k, D)
             s = (u * v[:, None, :]).sum(2)
-            loss = (torch.nn.functional.softplus(-s[:, 0]) + torch.nn.functional.softplus(s[:, 1:]).sum(1)).mean()
+            loss = (
+                torch.nn.functional.softplus(-s[:, 0])
+                + torch.nn.functional.softplus(s[:, 1:]).sum(1)
+            ).mean()
             g = torch.sigmoid(s)
             g[:, 0] -= 1                                                      # dL/ds = σ(s) − t
             g *= -LR
@@ -81,11 +90,18 @@ def main() -> None:
             Ct.index_add_(0, targets.reshape(-1), (g[:, :, None] * v[:, None, :]).view(-1, D))
             return float(loss)
 
-    row = compare_steps("lesson 07 skip-gram step (B=1024, k=5, d=100, |V|=15,824)", numpy_step, torch_step,
-                        repeats=60)
-    compare_steps("   the same NumPy step with np.add.at for the scatter", add_at_step, torch_step, repeats=30)
+    row = compare_steps(
+        "lesson 07 skip-gram step (B=1024, k=5, d=100, |V|=15,824)",
+        numpy_step,
+        torch_step,
+        repeats=60,
+    )
+    compare_steps(
+        "   the same NumPy step with np.add.at for the scatter", add_at_step, torch_step, repeats=30
+    )
 
-    # the quality side: the same 64 batches once more from the start, both steps, mean loss of the last 16
+    # the quality side: the same 64 batches once more from the start, both steps, mean loss of the
+    # last 16
     W, C = W0.copy(), C0.copy()
     Wt.copy_(torch.from_numpy(W0))
     Ct.copy_(torch.from_numpy(C0))
@@ -93,9 +109,11 @@ def main() -> None:
     for c, o, n in batches * 4:
         losses_np.append(sgns.sgd_step(W, C, c, o, n, LR, sgns.ns_loss_and_gradients)[0])
         losses_t.append(torch_step())
-    print(f"mean loss of the last 16 of {4 * N_BATCHES} steps: NumPy {np.mean(losses_np[-16:]):.4f}, "
-          f"PyTorch {np.mean(losses_t[-16:]):.4f}; largest |table difference| "
-          f"{max(np.abs(W - Wt.numpy()).max(), np.abs(C - Ct.numpy()).max()):.1e}")
+    print(
+        f"mean loss of the last 16 of {4 * N_BATCHES} steps: NumPy {np.mean(losses_np[-16:]):.4f}, "
+        f"PyTorch {np.mean(losses_t[-16:]):.4f}; largest |table difference| "
+        f"{max(np.abs(W - Wt.numpy()).max(), np.abs(C - Ct.numpy()).max()):.1e}"
+    )
     return row
 
 

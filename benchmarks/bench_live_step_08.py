@@ -46,8 +46,12 @@ def main() -> dict:
 
     print(f"GloVe, {counts.nnz:,} pairs, {counts.shape[0]:,} words, {s['dim']} dimensions, "
           f"batches of {s['batch_size']:,} pairs (lr {s['lr']:g}, x_max {s['x_max']:g})")
-    return compare_steps("lesson 08 live GloVe step (NumPy PairwiseGloVe vs PyTorch pairwise_step_torch)",
-                         model.step, torch_step, repeats=200)
+    return compare_steps(
+        "lesson 08 live GloVe step (NumPy PairwiseGloVe vs PyTorch pairwise_step_torch)",
+        model.step,
+        torch_step,
+        repeats=200,
+    )
 
 
 if __name__ == "__main__":

@@ -77,7 +77,10 @@ def _run(B, T, D, H, repeats):
     print(f"{'NumPy lstm_forward+bptt':<26}{t_np * 1e3:>10.2f}")
     print(f"{'torch.nn.LSTM (CPU)':<26}{t_torch * 1e3:>10.2f}")
     ratio = t_np / t_torch
-    print(f"ratio NumPy / torch: {ratio:.2f}x  ({'within' if ratio <= 3 else 'OUTSIDE'} the 3x target)")
+    print(
+        f"ratio NumPy / torch: {ratio:.2f}x  ({'within' if ratio <= 3 else 'OUTSIDE'} the 3x "
+        "target)"
+    )
     return ratio
 
 

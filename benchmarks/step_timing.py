@@ -39,9 +39,17 @@ def compare_steps(name: str, numpy_step: Callable[[], object], torch_step: Calla
     with threadpool_limits(limits=threads, user_api="blas"):
         t_np, t_torch = median_seconds([numpy_step, torch_step], repeats)
     ratio = t_np / t_torch
-    row = {"name": name, "numpy_s": t_np, "torch_s": t_torch, "ratio": ratio, "target": TARGET_RATIO,
-           "passed": ratio <= TARGET_RATIO}
-    print(f"{name}: NumPy {1e3 * t_np:.2f} ms/step, PyTorch {1e3 * t_torch:.2f} ms/step, ratio {ratio:.2f}× "
-          f"(target ≤ {TARGET_RATIO:g}×: {'PASS' if row['passed'] else 'FAIL'}), {threads} thread(s), "
-          f"median of {repeats}")
+    row = {
+        "name": name,
+        "numpy_s": t_np,
+        "torch_s": t_torch,
+        "ratio": ratio,
+        "target": TARGET_RATIO,
+        "passed": ratio <= TARGET_RATIO,
+    }
+    print(
+        f"{name}: NumPy {1e3 * t_np:.2f} ms/step, PyTorch {1e3 * t_torch:.2f} ms/step, ratio "
+        f"{ratio:.2f}× (target ≤ {TARGET_RATIO:g}×: {'PASS' if row['passed'] else 'FAIL'}), "
+        f"{threads} thread(s), median of {repeats}"
+    )
     return row

@@ -1,4 +1,4 @@
-"""Shared pytest set-up: the hypothesis profiles of the property-based tests (tests/test_prop_*.py).
+"""Shared pytest set-up: the hypothesis profiles of the property-based tests (``@given``).
 
 ``HYPOTHESIS_PROFILE`` chooses one (default ``ci``):
 

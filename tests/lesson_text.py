@@ -1,5 +1,5 @@
 """Reading a lesson notebook as a student sees it: its prose outside folded evidence, its exercises,
-its "Try this" prompts, and the time it says it takes. Used by ``tests/test_student_edition.py``.
+its "Try this" prompts, and the time it says it takes; shared by the tests of ``tests/notebooks/``.
 
 Definitions (the tests' docstrings refer to them):
 
@@ -10,7 +10,7 @@ Definitions (the tests' docstrings refer to them):
   a run of letters (with inner ``'`` or ``-``).
 * **evidence vocabulary**: the words of protocol and statistics that crowd a story —
   tie/ties/tied, interval(s), bootstrap*, seed(s), paired, asserted, borderline, "validation half",
-  "report half" (the list of issue 29). The section that teaches how the course compares models
+  "report half". The section that teaches how the course compares models
   (lesson 01, cells tagged ``how-we-compare``) is where those words are the subject, and is not
   counted.
 """
@@ -31,8 +31,11 @@ _STRIP = [re.compile(p, re.S) for p in (
 )]
 FURTHER_READING = re.compile(r"(?ms)^#{1,3} [^\n]*Further reading.*?(?=^#{1,2} |\Z)")
 WORD = re.compile(r"[A-Za-z][A-Za-z]*(?:['’-][A-Za-z]+)*")
-EVIDENCE = re.compile(r"\b(?:ties|tied|tie|intervals?|bootstrap\w*|seeds?|paired|asserted|borderline|"
-                      r"validation half|report half)\b", re.I)
+EVIDENCE = re.compile(
+    r"\b(?:ties|tied|tie|intervals?|bootstrap\w*|seeds?|paired|asserted|borderline|"
+    r"validation half|report half)\b",
+    re.I,
+)
 HOW_WE_COMPARE = "how-we-compare"
 TRY_THIS = re.compile(r"(?m)^> \*\*Try this:\*\*")
 
@@ -104,9 +107,10 @@ def solutions_path(lesson: Path) -> Path:
     return SOLUTIONS / f"{Path(lesson).stem}_solutions.ipynb"
 
 
-# ----------------------------------------------------------------------------- the time a lesson takes
+# ----------------------------------------------------------------------------- the time a lesson
+# takes
 TIME = re.compile(r"(\d+(?:[.,]\d+)?|½|\d+½)\s*(hours?|h\b|minutes?|min\b)", re.I)
-EXERCISE_MINUTES = 20          # per graded exercise (issue 40's rule)
+EXERCISE_MINUTES = 20          # per graded exercise
 EXERCISE = re.compile(r"(?m)^#{2,4} Exercise \d+ · (warm-up|core|experiment)\b")
 CHALLENGE = re.compile(r"(?m)^#{2,4} [^\n]*Challenge\b")
 CHALLENGE_MINUTES = 30

@@ -21,7 +21,9 @@ from tests.props import (
 )
 
 WORDS = st.text(alphabet="abcdé", min_size=1, max_size=5)
-TOK = BPETokenizer.train(["the", "bank", "banks", "river", "money", "the", "bank"] * 4, vocab_size=40)
+TOK = BPETokenizer.train(
+    ["the", "bank", "banks", "river", "money", "the", "bank"] * 4, vocab_size=40
+)
 
 
 close = closeness(1e-10)
@@ -31,8 +33,13 @@ close = closeness(1e-10)
 @budget()
 @given(st.data())
 def test_bpe_decodes_what_it_encodes_and_refuses_bad_ids(data):
-    words = data.draw(st.lists(st.sampled_from(["the", "bank", "banks", "river", "money", "bee", "tanker"]),
-                               min_size=1, max_size=6))          # words spelt with characters seen in training
+    words = data.draw(
+        st.lists(
+            st.sampled_from(["the", "bank", "banks", "river", "money", "bee", "tanker"]),
+            min_size=1,
+            max_size=6,
+        )
+    )          # words spelt with characters seen in training
     text = " ".join(words)
     ids = TOK.encode(text)
     assert TOK.decode(ids) == " ".join(TX.tokenize(text))
@@ -43,12 +50,19 @@ def test_bpe_decodes_what_it_encodes_and_refuses_bad_ids(data):
 
 
 # ---------------------------------------------------------------- masked language modelling data
-@covers("mlm.encode_sentence", "mlm.pad_batch", "mlm.mask_tokens", "mlm.MaskedBatch", "mlm.apply_80_10_10")
+@covers(
+    "mlm.encode_sentence", "mlm.pad_batch", "mlm.mask_tokens", "mlm.MaskedBatch",
+    "mlm.apply_80_10_10",
+)
 @budget(2)
 @given(st.data())
 def test_masking_never_chooses_specials_and_takes_every_mask_form(data):
-    sents = [data.draw(st.lists(st.sampled_from(["the", "bank", "river", "money"]), min_size=1, max_size=5))
-             for _ in range(data.draw(dims(1, 3)))]
+    sents = [
+        data.draw(
+            st.lists(st.sampled_from(["the", "bank", "river", "money"]), min_size=1, max_size=5)
+        )
+        for _ in range(data.draw(dims(1, 3)))
+    ]
     seqs = [M.encode_sentence(TOK, s, data.draw(st.integers(3, 8))) for s in sents]
     assert all(s[0] == TOK.cls_id and s[-1] == TOK.sep_id for s in seqs)
     ids, att = M.pad_batch(seqs, TOK.pad_id)
@@ -68,19 +82,30 @@ def test_masking_never_chooses_specials_and_takes_every_mask_form(data):
     u = data.draw(float_arrays(ids.shape, 0, 0.999))
     r = np.full(ids.shape, 7)
     out = M.apply_80_10_10(ids, ordinary, u, r, TOK.mask_id)
-    expect = np.where(ordinary & (u < 0.8), TOK.mask_id, np.where(ordinary & (u >= 0.8) & (u < 0.9), 7, ids))
+    expect = np.where(
+        ordinary & (u < 0.8), TOK.mask_id, np.where(ordinary & (u >= 0.8) & (u < 0.9), 7, ids)
+    )
     np.testing.assert_array_equal(out, expect)
     for _form, m, expected in mask_forms(ordinary):
         if expected == "same":
             np.testing.assert_array_equal(M.apply_80_10_10(ids, m, u, r, TOK.mask_id), expect)
         else:
-            raises_naming(lambda m=m: M.apply_80_10_10(ids, m, u, r, TOK.mask_id), "chosen", expected)
+            raises_naming(
+                lambda m=m: M.apply_80_10_10(ids, m, u, r, TOK.mask_id), "chosen", expected
+            )
     raises_naming(lambda: M.apply_80_10_10(ids, ordinary, u + 1, r, TOK.mask_id), "u", ValueError)
-    raises_naming(lambda: M.apply_80_10_10(ids, ordinary, inject(u, np.nan, 0), r, TOK.mask_id), "u", ValueError)
+    raises_naming(
+        lambda: M.apply_80_10_10(ids, ordinary, inject(u, np.nan, 0), r, TOK.mask_id),
+        "u",
+        ValueError,
+    )
     raises_naming(lambda: M.encode_sentence(TOK, ["the"], 2), "max_len", ValueError)
 
 
-@covers("mlm.length_bucketed_batches", "mlm.SentencePair", "mlm.sentence_pair", "mlm.next_sentence_pairs")
+@covers(
+    "mlm.length_bucketed_batches", "mlm.SentencePair", "mlm.sentence_pair",
+    "mlm.next_sentence_pairs",
+)
 @budget()
 @given(st.data())
 def test_buckets_cover_every_sequence_once_and_pairs_fit_max_len(data):
@@ -88,15 +113,24 @@ def test_buckets_cover_every_sequence_once_and_pairs_fit_max_len(data):
     bs = data.draw(dims(1, 5))
     batches = M.length_bucketed_batches(lengths, bs, np.random.default_rng(0), bucket=2)
     assert sorted(np.concatenate(batches).tolist()) == list(range(len(lengths)))
-    raises_naming(lambda: M.length_bucketed_batches(np.array(lengths, float), bs, np.random.default_rng(0)),
-                  "lengths", TypeError)
+    raises_naming(
+        lambda: M.length_bucketed_batches(np.array(lengths, float), bs, np.random.default_rng(0)),
+        "lengths",
+        TypeError,
+    )
     max_len = data.draw(st.integers(5, 12))
     a = data.draw(st.lists(st.sampled_from(["the", "bank", "river"]), min_size=1, max_size=6))
     pair = M.sentence_pair(TOK, a, ["money", "bank"], True, max_len)
-    assert len(pair.ids) <= max_len and pair.ids[0] == TOK.cls_id and list(pair.ids).count(TOK.sep_id) == 2
+    assert (
+        len(pair.ids) <= max_len
+        and pair.ids[0] == TOK.cls_id
+        and list(pair.ids).count(TOK.sep_id) == 2
+    )
     assert pair.segments[0] == 0 and pair.segments[-1] == 1
     raises_naming(lambda: M.sentence_pair(TOK, a, ["money"], True, 4), "max_len", ValueError)
     docs = [[["the", "bank"], ["the", "river"]], [["money", "bank"], ["the", "money"]]]
     pairs = M.next_sentence_pairs(TOK, docs, 4, np.random.default_rng(0))
     assert [p.is_next for p in pairs] == [True, False, True, False]
-    raises_naming(lambda: M.next_sentence_pairs(TOK, docs, -1, np.random.default_rng(0)), "n", ValueError)
+    raises_naming(
+        lambda: M.next_sentence_pairs(TOK, docs, -1, np.random.default_rng(0)), "n", ValueError
+    )

@@ -24,12 +24,12 @@ name and everything else JupyterLab rewrites on opening are as committed.
 ``make browser-check`` checks two notebooks at a time (``--jobs 2``), as ``make test`` runs two
 at a time: one JupyterLab serves both, each notebook gets its own Chromium and workspace.
 
-Run:  make browser-check   (or: python -m tools.browser_check [--jobs N] notebooks/01_feedforward.ipynb)
-Needs Debian's chromium at /usr/bin/chromium (apt-get install chromium); Playwright
-drives it, no browser is downloaded. Screenshots land in browser-check-artifacts/:
-<name>_saved.png (before running), <name>.png (after running and exercising the explorers),
-<name>_html_export.png (the whole HTML export), <name>_explorerK_after.png (plots).
-"""
+Run:  make browser-check   (or: python -m tools.browser_check [--jobs N]
+notebooks/01_feedforward.ipynb) Needs Debian's chromium at /usr/bin/chromium (apt-get install
+chromium); Playwright drives it, no browser is downloaded. Screenshots land in
+browser-check-artifacts/: <name>_saved.png (before running), <name>.png (after running and
+exercising the explorers), <name>_html_export.png (the whole HTML export),
+<name>_explorerK_after.png (plots)."""
 from __future__ import annotations
 
 import argparse
@@ -66,7 +66,10 @@ LAB_SETTINGS = {
     # render every cell (no virtualisation), so all outputs are in the page to be checked
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
     # no "get notified about news?" toast over the notebook
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
 }
 
 
@@ -92,7 +95,9 @@ def start_lab(root_dir: Path, port: int, token: str) -> subprocess.Popen:
             return proc
         except OSError:
             if proc.poll() is not None:
-                raise RuntimeError(f"JupyterLab exited early; see {ARTIFACTS / 'jupyterlab.log'}") from None
+                raise RuntimeError(
+                    f"JupyterLab exited early; see {ARTIFACTS / 'jupyterlab.log'}"
+                ) from None
             time.sleep(1)
     proc.terminate()
     raise RuntimeError("JupyterLab did not start within 120 s")
@@ -152,7 +157,9 @@ NOTEBOOK_STATE_JS = """() => {
         if (c.type !== 'code') continue;
         counts.push(c.executionCount);
         const outs = c.outputs.toJSON();
-        for (const o of outs) if (o.output_type === 'error') errors.push(`cell ${i + 1}: ${o.ename}: ${o.evalue}`);
+        for (const o of outs) {
+            if (o.output_type === 'error') errors.push(`cell ${i + 1}: ${o.ename}: ${o.evalue}`);
+        }
     }
     const kernel = w.sessionContext.session && w.sessionContext.session.kernel;
     // cells queued or running show "[*]" (all cells are rendered: windowingMode none). The
@@ -176,8 +183,14 @@ def wait_until_run(page, nb_name: str) -> None:
             print("   ", state, flush=True)
         if state:
             if state["errors"]:
-                raise AssertionError(f"{nb_name}: a cell raised in the browser: {state['errors'][0]}")
-            if state["counts"] and all(c is not None for c in state["counts"]) and state["pending"] == 0:
+                raise AssertionError(
+                    f"{nb_name}: a cell raised in the browser: {state['errors'][0]}"
+                )
+            if (
+                state["counts"]
+                and all(c is not None for c in state["counts"])
+                and state["pending"] == 0
+            ):
                 return
             # Under heavy load JupyterLab's run-all has been seen to stop after a cell with the
             # kernel idle and no error (a dropped websocket message). Resume from the first cell
@@ -186,13 +199,23 @@ def wait_until_run(page, nb_name: str) -> None:
                 idle_since = idle_since or time.time()
                 if time.time() - idle_since > 20 and resumes < 2:
                     first = state["counts"].index(None)
-                    print(f"    {nb_name}: run-all stalled before code cell {first + 1}; resuming there", flush=True)
-                    page.evaluate("""(k) => { const w = window.jupyterapp.shell.currentWidget;
+                    print(
+                        f"    {nb_name}: run-all stalled before code cell {first + 1}; resuming "
+                        "there",
+                        flush=True,
+                    )
+                    page.evaluate(
+                        """(k) => { const w = window.jupyterapp.shell.currentWidget;
                         let seen = -1;
                         for (let i = 0; i < w.content.model.cells.length; i++) {
-                            if (w.content.model.cells.get(i).type === 'code' && ++seen === k) { w.content.activeCellIndex = i; break; }
+                            if (w.content.model.cells.get(i).type === 'code' && ++seen === k) {
+                                w.content.activeCellIndex = i;
+                                break;
+                            }
                         }
-                        window.jupyterapp.commands.execute('notebook:run-all-below'); }""", first)
+                        window.jupyterapp.commands.execute('notebook:run-all-below'); }""",
+                        first,
+                    )
                     resumes, idle_since = resumes + 1, None
             else:
                 idle_since = None
@@ -216,18 +239,22 @@ def check_outputs(page, nb_name: str) -> int:
 
 
 FALLBACKS_JS = """() => {
-    const visible = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+    const visible = (el) => el.getClientRects().length > 0
+        && getComputedStyle(el).visibility !== 'hidden';
     return [...document.querySelectorAll('.course-explorer-fallback')].map(el => ({
         visible: visible(el), images: el.querySelectorAll('img').length}));
 }"""
 
 EXPLORER_CELLS_JS = """() => {
-    // per code cell that holds live explorers: how many, and how many images are visible in its outputs
-    const visible = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
-    return [...document.querySelectorAll('.jp-CodeCell')].filter(c => c.querySelector('.course-explorer')).map(c => ({
+    // per code cell that holds live explorers: how many, and how many images its outputs show
+    const visible = (el) => el.getClientRects().length > 0
+        && getComputedStyle(el).visibility !== 'hidden';
+    const cells = [...document.querySelectorAll('.jp-CodeCell')];
+    return cells.filter(c => c.querySelector('.course-explorer')).map(c => ({
         explorers: c.querySelectorAll('.course-explorer').length,
         visible_explorers: [...c.querySelectorAll('.course-explorer')].filter(visible).length,
-        visible_images: [...c.querySelectorAll('.jp-OutputArea-output img')].filter(visible).length}));
+        visible_images:
+            [...c.querySelectorAll('.jp-OutputArea-output img')].filter(visible).length}));
 }"""
 
 
@@ -242,10 +269,14 @@ def check_fallbacks_shown(page, where: str, expected: int) -> None:
     """``expected`` explorer fallbacks are in the page, each visible with a non-blank image."""
     found = page.evaluate(FALLBACKS_JS)
     if len(found) != expected:
-        raise AssertionError(f"{where}: {len(found)} explorer fallbacks in the page, the notebook holds {expected}")
+        raise AssertionError(
+            f"{where}: {len(found)} explorer fallbacks in the page, the notebook holds {expected}"
+        )
     hidden = [i + 1 for i, f in enumerate(found) if not f["visible"] or f["images"] != 1]
     if hidden:
-        raise AssertionError(f"{where}: explorer fallback(s) {hidden} not visible (or without their image)")
+        raise AssertionError(
+            f"{where}: explorer fallback(s) {hidden} not visible (or without their image)"
+        )
     imgs = page.locator(".course-explorer-fallback img")
     for i in range(imgs.count()):
         assert_not_blank(image_png(page, imgs.nth(i)), f"{where}: fallback image {i + 1}")
@@ -255,18 +286,26 @@ def check_live_explorers(page, nb_name: str, n_explorers: int) -> None:
     """Every live explorer is visible, and its fallback is not: one picture per explorer."""
     found = page.evaluate(FALLBACKS_JS)
     if len(found) != n_explorers:
-        raise AssertionError(f"{nb_name}: {n_explorers} live explorers but {len(found)} fallbacks were written")
+        raise AssertionError(
+            f"{nb_name}: {n_explorers} live explorers but {len(found)} fallbacks were written"
+        )
     shown = [i + 1 for i, f in enumerate(found) if f["visible"]]
     if shown:
-        raise AssertionError(f"{nb_name}: the static fallback of explorer(s) {shown} is visible beside the live "
-                             "widget (a duplicate image)")
+        raise AssertionError(
+            f"{nb_name}: the static fallback of explorer(s) {shown} is visible beside the live "
+            "widget (a duplicate image)"
+        )
     for k, cell in enumerate(page.evaluate(EXPLORER_CELLS_JS)):
         if cell["visible_explorers"] != cell["explorers"]:
-            raise AssertionError(f"{nb_name}: explorer cell {k + 1}: {cell['explorers'] - cell['visible_explorers']} "
-                                 "live explorer(s) not visible")
+            raise AssertionError(
+                f"{nb_name}: explorer cell {k + 1}: "
+                f"{cell['explorers'] - cell['visible_explorers']} live explorer(s) not visible"
+            )
         if cell["visible_images"] != cell["explorers"]:
-            raise AssertionError(f"{nb_name}: explorer cell {k + 1} shows {cell['visible_images']} images for "
-                                 f"{cell['explorers']} explorer(s) (expected one each: the live plot)")
+            raise AssertionError(
+                f"{nb_name}: explorer cell {k + 1} shows {cell['visible_images']} images for "
+                f"{cell['explorers']} explorer(s) (expected one each: the live plot)"
+            )
 
 
 def check_html_export(page, nb: Path) -> str:
@@ -276,7 +315,9 @@ def check_html_export(page, nb: Path) -> str:
     from traitlets.config import Config  # runs, without starting another interpreter
 
     out = ARTIFACTS / f"{nb.stem}.html"
-    html, _ = HTMLExporter(config=Config({"HTMLExporter": {"embed_images": True}})).from_filename(str(nb))
+    html, _ = HTMLExporter(config=Config({"HTMLExporter": {"embed_images": True}})).from_filename(
+        str(nb)
+    )
     out.write_text(html, encoding="utf-8")
     page.goto(out.as_uri())
     page.wait_for_load_state("load")
@@ -287,7 +328,10 @@ def check_html_export(page, nb: Path) -> str:
     text = page.evaluate("() => document.body.innerText")
     for dead in ("VBox(", "0step [00:00"):
         if dead in text:
-            raise AssertionError(f"{nb.name} HTML export shows {dead!r} (a widget or progress bar without a fallback)")
+            raise AssertionError(
+                f"{nb.name} HTML export shows {dead!r} (a widget or progress bar without a "
+                "fallback)"
+            )
     return f"HTML export: {expected} explorer images visible and non-blank"
 
 
@@ -325,7 +369,8 @@ def exercise_explorer(page, box, nb_name: str, k: int) -> str:
     elif dropdowns.count():
         sel = dropdowns.first
         options = sel.locator("option").all_inner_texts()
-        # compare labels: an <option>'s value attribute need not be its label (ipywidgets uses indices)
+        # compare labels: an <option>'s value attribute need not be its label (ipywidgets uses
+        # indices)
         current = sel.evaluate("el => el.options[el.selectedIndex].text")
         sel.select_option(label=next(o for o in options if o.strip() != current.strip()))
         changed = "dropdown"
@@ -335,13 +380,18 @@ def exercise_explorer(page, box, nb_name: str, k: int) -> str:
     if buttons.count():
         page.wait_for_timeout(500)
         buttons.first.click()
-    page.wait_for_function("([el, old]) => el.innerText !== old", arg=[text.element_handle(), before_text],
-                           timeout=WIDGET_TIMEOUT_S * 1000)
+    page.wait_for_function(
+        "([el, old]) => el.innerText !== old",
+        arg=[text.element_handle(), before_text],
+        timeout=WIDGET_TIMEOUT_S * 1000,
+    )
     after_text = settled_text(page, text)
     if after_text.startswith("error:"):
-        raise AssertionError(f"{nb_name}: explorer {k} failed after moving its {changed}: {after_text}")
+        raise AssertionError(
+            f"{nb_name}: explorer {k} failed after moving its {changed}: {after_text}"
+        )
     page.wait_for_timeout(1000)  # let the new image arrive and decode
-    for _ in range(5):           # a plot read while the widget swaps in the next one is blank for a moment
+    for _ in range(5):  # a plot read while the widget swaps in the next one is blank for a moment
         after_png = image_png(page, plot)
         std, ink = image_stats(after_png)
         if std >= 2 and ink >= 0.005:
@@ -349,13 +399,17 @@ def exercise_explorer(page, box, nb_name: str, k: int) -> str:
         page.wait_for_timeout(1000)
     assert_not_blank(after_png, f"{nb_name}: explorer {k} plot after moving its {changed}")
     if hashlib.sha256(after_png).digest() == hashlib.sha256(before_png).digest():
-        raise AssertionError(f"{nb_name}: explorer {k} plot did not change after moving its {changed}")
+        raise AssertionError(
+            f"{nb_name}: explorer {k} plot did not change after moving its {changed}"
+        )
     (ARTIFACTS / f"{Path(nb_name).stem}_explorer{k}_after.png").write_bytes(after_png)
-    return f"explorer {k}: {changed} moved, summary {before_text.strip()[:60]!r} -> {after_text.strip()[:60]!r}"
+    before, after = before_text.strip()[:60], after_text.strip()[:60]
+    return f"explorer {k}: {changed} moved, summary {before!r} -> {after!r}"
 
 
 OPENED_JS = """() => { const w = window.jupyterapp.shell.currentWidget;
-    return w && w.context ? {dirty: w.context.model.dirty, kernel: w.sessionContext.kernelDisplayName} : null; }"""
+    if (!w || !w.context) return null;
+    return {dirty: w.context.model.dirty, kernel: w.sessionContext.kernelDisplayName}; }"""
 
 
 def check_notebook(page, port: int, token: str, nb: Path) -> None:
@@ -368,22 +422,30 @@ def check_notebook(page, port: int, token: str, nb: Path) -> None:
     # a workspace of its own, so that notebooks checked side by side do not share a layout
     page.goto(f"http://127.0.0.1:{port}/lab/workspaces/{nb.stem}/tree/{nb.name}?reset&token={token}")
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
-    page.wait_for_function("() => window.jupyterapp && document.querySelector('.jp-Notebook-ExecutionIndicator')"
-                           " && document.querySelector('.jp-Notebook-ExecutionIndicator').getAttribute('data-status') === 'idle'",
-                           timeout=120_000)
+    page.wait_for_function(
+        "() => window.jupyterapp && document.querySelector('.jp-Notebook-ExecutionIndicator') && "
+        "document.querySelector('.jp-Notebook-ExecutionIndicator').getAttribute('data-status') === "
+        "'idle'",
+        timeout=120_000,
+    )
     page.wait_for_timeout(2000)
     opened = page.evaluate(OPENED_JS)
     if not opened or opened["dirty"]:
-        raise AssertionError(f"{nb.name}: opening it in JupyterLab changed it ({opened}): JupyterLab "
-                             "would autosave it; is its kernel name what tests/clean_notebooks.py writes?")
+        raise AssertionError(
+            f"{nb.name}: opening it in JupyterLab changed it ({opened}): JupyterLab "
+            "would autosave it; is its kernel name what tests/clean_notebooks.py writes?"
+        )
     expected = saved_fallbacks(Path(nb))
     check_fallbacks_shown(page, f"{nb.name} as saved (untrusted)", expected)
     page.screenshot(path=str(ARTIFACTS / f"{nb.stem}_saved.png"), full_page=False)
     step(f"saved view: {expected} explorer fallbacks visible; running all cells")
     # start from empty outputs, so every prompt must become a fresh execution count
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
-    page.wait_for_function(f"() => {{ const s = ({NOTEBOOK_STATE_JS})(); return s && s.counts.every(c => c === null); }}",
-                           timeout=30_000)
+    page.wait_for_function(
+        "() => "
+        f"{{ const s = ({NOTEBOOK_STATE_JS})(); return s && s.counts.every(c => c === null); }}",
+        timeout=30_000,
+    )
     # not awaited: the command's promise settles only when every cell has finished
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
     page.wait_for_timeout(3000)
@@ -395,11 +457,17 @@ def check_notebook(page, port: int, token: str, nb: Path) -> None:
     if n_explorers == 0:
         raise AssertionError(f"{nb.name}: no explorer widget rendered (expected at least one)")
     check_live_explorers(page, nb.name, n_explorers)
-    step(f"{n_images} images checked; {n_explorers} live explorers, fallbacks hidden; exercising them")
+    step(
+        f"{n_images} images checked; {n_explorers} live explorers, fallbacks hidden; exercising "
+        "them"
+    )
     lines = [exercise_explorer(page, boxes.nth(k), nb.name, k + 1) for k in range(n_explorers)]
     check_outputs(page, nb.name)
     page.screenshot(path=str(ARTIFACTS / f"{nb.stem}.png"), full_page=False)
-    print(f"PASS {nb.name}: {n_images} images non-blank, {n_explorers} explorers, {time.time() - t0:.0f} s")
+    print(
+        f"PASS {nb.name}: {n_images} images non-blank, {n_explorers} explorers, "
+        f"{time.time() - t0:.0f} s"
+    )
     for line in lines:
         print("     ", line)
 
@@ -412,9 +480,18 @@ def check_notebooks(notebooks: list[Path], port: int, token: str, work: Path) ->
     failures = []
     with sync_playwright() as p:
         browser = p.chromium.launch(
-            executable_path=CHROMIUM, headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+            executable_path=CHROMIUM,
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
         for nb in notebooks:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             try:
@@ -433,13 +510,24 @@ def check_notebooks(notebooks: list[Path], port: int, token: str, work: Path) ->
     return failures
 
 
-def check_side_by_side(notebooks: list[Path], jobs: int, port: int, token: str, work: Path) -> list[str]:
+def check_side_by_side(
+    notebooks: list[Path], jobs: int, port: int, token: str, work: Path
+) -> list[str]:
     """Check ``jobs`` notebooks at a time, each in a process of its own (its own Chromium) against
     the one JupyterLab; the largest notebooks first. Each one's report is printed when it ends."""
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
     def one(nb: Path) -> tuple[Path, subprocess.CompletedProcess]:
-        cmd = [sys.executable, "-m", "tools.browser_check", "--lab", str(port), token, str(work), str(nb)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "tools.browser_check",
+            "--lab",
+            str(port),
+            token,
+            str(work),
+            str(nb),
+        ]
         return nb, subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
 
     failures = []
@@ -450,7 +538,9 @@ def check_side_by_side(notebooks: list[Path], jobs: int, port: int, token: str, 
             print(run.stdout.rstrip("\n").rsplit("\nbrowser check:", 1)[0], flush=True)
             if run.returncode != 0:
                 fail = [line[5:] for line in run.stdout.splitlines() if line.startswith("FAIL ")]
-                failures += fail or [f"{nb.name}: exit {run.returncode}: {run.stderr.strip()[-500:]}"]
+                failures += fail or [
+                    f"{nb.name}: exit {run.returncode}: {run.stderr.strip()[-500:]}"
+                ]
     return failures
 
 
@@ -467,7 +557,10 @@ def main(argv: list[str]) -> int:
         print("no notebooks to check")
         return 1
     if not Path(CHROMIUM).exists():
-        print(f"chromium not found at {CHROMIUM}: run `apt-get install chromium` (Debian) or set CHROMIUM")
+        print(
+            f"chromium not found at {CHROMIUM}: run `apt-get install chromium` (Debian) or set "
+            "CHROMIUM"
+        )
         return 1
     ARTIFACTS.mkdir(exist_ok=True)
     if args.lab:
@@ -477,7 +570,7 @@ def main(argv: list[str]) -> int:
         return 1 if failures else 0
     start = time.time()
     work = Path(tempfile.mkdtemp(prefix="browser-check-"))
-    for nb in notebooks:                 # copies, so that nothing in the repository is autosaved over
+    for nb in notebooks:  # copies, so that nothing in the repository is autosaved over
         shutil.copyfile(nb, work / nb.name)
     if (ROOT / "notebooks" / "figures").is_dir():   # the diagrams the markdown shows
         shutil.copytree(ROOT / "notebooks" / "figures", work / "figures")
@@ -491,7 +584,11 @@ def main(argv: list[str]) -> int:
     finally:
         lab.terminate()
         lab.wait(timeout=30)
-        for d in (work, work.parent / f"{work.name}-settings", work.parent / f"{work.name}-workspaces"):
+        for d in (
+            work,
+            work.parent / f"{work.name}-settings",
+            work.parent / f"{work.name}-workspaces",
+        ):
             shutil.rmtree(d, ignore_errors=True)
     for failure in failures:
         print(f"  failed: {failure}")

@@ -15,7 +15,8 @@ What goes in:
 Usage::
 
     python tools/build_site.py                         # the whole course -> build/site/
-    python tools/build_site.py --lesson notebooks/05_tfidf_svd.ipynb   # one lesson -> build/html/05_tfidf_svd/
+    # one lesson -> build/html/05_tfidf_svd/
+    python tools/build_site.py --lesson notebooks/05_tfidf_svd.ipynb
 
 The whole course is built strictly: a warning (a broken link, a missing image, a formula that
 cannot be converted) fails the build. One lesson alone links to lessons that are not in its
@@ -42,11 +43,13 @@ CONF = ROOT / "tools" / "site"
 SITE = ROOT / "build" / "site"
 ONE_LESSON = ROOT / "build" / "html"
 LESSON_NAME = re.compile(r"^(\d\d)_[a-z0-9_]+$")
-#: the line of a lesson's first cell that states its times (tests/test_lesson_standards.py)
+#: the line of a lesson's first cell that states its times (tests/notebooks/test_structure.py)
 TIMES = re.compile(r"(?m)^\*\*Time:\*\* running it takes (about [^;.]+?|under [^;.]+?); "
                    r"working through it, (about [^.]+?)\.")
 NOT_STATED = "not stated yet"
-LESSON_LINK = re.compile(r"\[([^\]]+)\]\((?:\.\./notebooks/|\./)?(\d\d_[a-z0-9_]+)\.ipynb(?:#[\w-]+)?\)")
+LESSON_LINK = re.compile(
+    r"\[([^\]]+)\]\((?:\.\./notebooks/|\./)?(\d\d_[a-z0-9_]+)\.ipynb(?:#[\w-]+)?\)"
+)
 ANCHOR = re.compile(r'(?m)^[ \t]*<a (?:id|name)="([A-Za-z][\w-]*)">\s*</a>[ \t]*$')
 
 
@@ -92,10 +95,16 @@ def lesson_info(path: Path, nb: dict | None = None) -> Lesson:
     if not match:
         raise SiteError(f"{path}: a lesson is named NN_topic.ipynb (two digits, lower case)")
     nb = load(path) if nb is None else nb
-    first = _source(nb["cells"][0]) if nb["cells"] and nb["cells"][0].get("cell_type") == "markdown" else ""
+    first = (
+        _source(nb["cells"][0])
+        if nb["cells"] and nb["cells"][0].get("cell_type") == "markdown"
+        else ""
+    )
     heading = re.search(r"(?m)^# (.+)$", first)
     if not heading:
-        raise SiteError(f"{path}: its first cell must be markdown starting with '# {match.group(1)} · Title'")
+        raise SiteError(
+            f"{path}: its first cell must be markdown starting with '# {match.group(1)} · Title'"
+        )
     title = re.sub(rf"^{match.group(1)}\s*·\s*", "", heading.group(1).strip())
     times = TIMES.search(first)
     run, work = (times.group(1), times.group(2)) if times else (NOT_STATED, NOT_STATED)
@@ -103,8 +112,9 @@ def lesson_info(path: Path, nb: dict | None = None) -> Lesson:
 
 
 def with_targets(nb: dict) -> dict:
-    """A copy of ``nb`` whose HTML anchors on a line of their own (``<a id="comparing-models"></a>``)
-    are MyST targets (``(comparing-models)=``), so that links to them resolve on the site."""
+    """A copy of ``nb`` whose HTML anchors on a line of their own (``<a
+    id="comparing-models"></a>``) are MyST targets (``(comparing-models)=``), so that links to them
+    resolve on the site."""
     page = copy.deepcopy(nb)
     for cell in page["cells"]:
         if cell.get("cell_type") == "markdown":
@@ -113,9 +123,9 @@ def with_targets(nb: dict) -> dict:
 
 
 def unlink_absent(nb: dict, present: set[str]) -> dict:
-    """``nb`` with each markdown link to a lesson that is not in this site (``[text](01_feedforward.ipynb#x)``
-    when ``present`` lacks ``01_feedforward``) written as ``text (lesson 01)``: an export of one
-    lesson has no page to send it to."""
+    """``nb`` with each markdown link to a lesson that is not in this site
+    (``[text](01_feedforward.ipynb#x)`` when ``present`` lacks ``01_feedforward``) written as ``text
+    (lesson 01)``: an export of one lesson has no page to send it to."""
     def replace(m):
         return m.group(0) if m.group(2) in present else f"{m.group(1)} (lesson {m.group(2)[:2]})"
     for cell in nb["cells"]:
@@ -128,7 +138,9 @@ def student_page(nb: dict, present: set[str] | None = None) -> dict:
     """Lesson ``nb`` as the site shows it: without its cells tagged ``solution``, its anchors as
     targets, and (when ``present`` names the lessons of the site) no link to an absent lesson."""
     page = with_targets(nb)
-    page["cells"] = [c for c in page["cells"] if "solution" not in c.get("metadata", {}).get("tags", [])]
+    page["cells"] = [
+        c for c in page["cells"] if "solution" not in c.get("metadata", {}).get("tags", [])
+    ]
     return page if present is None else unlink_absent(page, present)
 
 
@@ -142,20 +154,23 @@ def lesson_table(lessons: list[Lesson], link: bool = True) -> str:
 
 
 def index_page(lessons: list[Lesson]) -> str:
-    """The site's front page: the intro of ``tools/site/index.md``, the lesson table, the toctree."""
+    """The site's front page: the intro of ``tools/site/index.md``, lesson table and toctree."""
     intro = (CONF / "index.md").read_text(encoding="utf-8")
     if "{lesson_table}" not in intro:
         raise SiteError(f"{CONF / 'index.md'} must hold the placeholder {{lesson_table}}")
     toc = ["", "```{toctree}", ":caption: Lessons", ":hidden:", ""]
     toc += [f"notebooks/{le.stem}" for le in lessons] + ["```"]
-    # the instructors' pages are linked from the intro, not listed here: no "next" link leads to them
+    # the instructors' pages are linked from the intro, not listed here: no "next" link leads to
+    # them
     return intro.replace("{lesson_table}", lesson_table(lessons)) + "\n".join(toc) + "\n"
 
 
 def instructors_page(solutions: list[Path]) -> str:
     """``solutions/index``: what the solutions are (solutions/README.md) and their toctree."""
     readme = SOLUTIONS / "README.md"
-    text = readme.read_text(encoding="utf-8") if readme.exists() else "# Solutions (for instructors)\n"
+    text = (
+        readme.read_text(encoding="utf-8") if readme.exists() else "# Solutions (for instructors)\n"
+    )
     toc = ["", "```{toctree}", ":maxdepth: 1", ""] + [p.stem for p in solutions] + ["```", ""]
     return text.rstrip() + "\n" + "\n".join(toc)
 
@@ -173,16 +188,20 @@ def write_source(dest: Path, lessons: list[Path], solutions: list[Path]) -> list
     for path in lessons:
         nb = load(path)
         infos.append(lesson_info(path, nb))
-        (dest / "notebooks" / path.name).write_text(json.dumps(student_page(nb, present), ensure_ascii=False),
-                                                    encoding="utf-8")
+        (dest / "notebooks" / path.name).write_text(
+            json.dumps(student_page(nb, present), ensure_ascii=False), encoding="utf-8"
+        )
     figures = Path(lessons[0]).parent / "figures" if lessons else NOTEBOOKS / "figures"
-    if figures.is_dir():     # the diagrams the lessons' markdown shows (figures/NN_name.svg)
-        shutil.copytree(figures, dest / "notebooks" / "figures", ignore=shutil.ignore_patterns("README.md"))
+    if figures.is_dir():  # the diagrams the lessons' markdown shows (figures/NN_name.svg)
+        shutil.copytree(
+            figures, dest / "notebooks" / "figures", ignore=shutil.ignore_patterns("README.md")
+        )
     if solutions:
         (dest / "solutions").mkdir()
         for path in solutions:
-            (dest / "solutions" / path.name).write_text(json.dumps(with_targets(load(path)), ensure_ascii=False),
-                                                        encoding="utf-8")
+            (dest / "solutions" / path.name).write_text(
+                json.dumps(with_targets(load(path)), ensure_ascii=False), encoding="utf-8"
+            )
         (dest / "solutions" / "index.md").write_text(instructors_page(solutions), encoding="utf-8")
     (dest / "index.md").write_text(index_page(infos), encoding="utf-8")
     return infos
@@ -190,13 +209,30 @@ def write_source(dest: Path, lessons: list[Path], solutions: list[Path]) -> list
 
 def sphinx(source: Path, out: Path, strict: bool) -> None:
     """Run sphinx-build (html) from ``source`` into ``out`` with the course's configuration."""
-    missing = [m for m in ("sphinx", "myst_nb", "furo", "latex2mathml") if importlib.util.find_spec(m) is None]
+    missing = [
+        m
+        for m in ("sphinx", "myst_nb", "furo", "latex2mathml")
+        if importlib.util.find_spec(m) is None
+    ]
     if missing:
-        raise SiteError(f"the packages that build the site are missing ({', '.join(missing)}): run `make setup` "
-                        "(or `python -m pip install -r requirements.txt` in the course's environment)")
+        raise SiteError(
+            f"the packages that build the site are missing ({', '.join(missing)}): run `make "
+            "setup` (or `python -m pip install -r requirements.txt` in the course's environment)"
+        )
     if out.exists():
         shutil.rmtree(out)
-    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", str(CONF), "-d", str(source / ".doctrees")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sphinx",
+        "-b",
+        "html",
+        "-q",
+        "-c",
+        str(CONF),
+        "-d",
+        str(source / ".doctrees"),
+    ]
     if strict:
         cmd += ["-W", "--keep-going"]
     done = subprocess.run(cmd + [str(source), str(out)])
@@ -212,15 +248,21 @@ def course_notebooks() -> tuple[list[Path], list[Path]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--lesson", type=Path, help="export only this lesson (notebooks/NN_topic.ipynb)")
-    parser.add_argument("--out", type=Path, help="output folder (default build/site, or build/html/NN_topic)")
+    parser.add_argument(
+        "--lesson", type=Path, help="export only this lesson (notebooks/NN_topic.ipynb)"
+    )
+    parser.add_argument(
+        "--out", type=Path, help="output folder (default build/site, or build/html/NN_topic)"
+    )
     args = parser.parse_args(argv)
     start = time.time()
     try:
         if args.lesson:
             lesson = args.lesson.resolve()
             if not lesson.is_file():
-                raise SiteError(f"{args.lesson}: no such notebook (give e.g. NB=notebooks/05_tfidf_svd.ipynb)")
+                raise SiteError(
+                    f"{args.lesson}: no such notebook (give e.g. NB=notebooks/05_tfidf_svd.ipynb)"
+                )
             lessons, solutions, strict = [lesson], [], False
             out = args.out or ONE_LESSON / lesson.stem
         else:
@@ -233,8 +275,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"site: {e}", file=sys.stderr)
         return 1
     page = out / "notebooks" / f"{infos[0].stem}.html" if args.lesson else out / "index.html"
-    print(f"site: {len(infos)} lesson(s), {len(solutions)} solutions notebook(s) -> {page.relative_to(ROOT) if page.is_relative_to(ROOT) else page} "
-          f"({time.time() - start:.0f} s; open it in a browser, no server needed)")
+    print(
+        f"site: {len(infos)} lesson(s), {len(solutions)} solutions notebook(s) -> "
+        f"{page.relative_to(ROOT) if page.is_relative_to(ROOT) else page} ("
+        f"{time.time() - start:.0f} s; open it in a browser, no server needed)"
+    )
     return 0
 
 

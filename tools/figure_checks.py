@@ -45,7 +45,9 @@ def _is_colour_bar(ax) -> bool:
 
 def _overlap(a, b, tolerance: float = 1.0) -> bool:
     """Whether two display-space boxes overlap by more than ``tolerance`` pixels both ways."""
-    return (min(a.x1, b.x1) - max(a.x0, b.x0) > tolerance) and (min(a.y1, b.y1) - max(a.y0, b.y0) > tolerance)
+    return (min(a.x1, b.x1) - max(a.x0, b.x0) > tolerance) and (
+        min(a.y1, b.y1) - max(a.y0, b.y0) > tolerance
+    )
 
 
 def _colour_problems(ax, name: str) -> list[str]:
@@ -70,7 +72,9 @@ def _colour_problems(ax, name: str) -> list[str]:
         if isinstance(coll, Collection) and coll.get_array() is not None:
             cmap = coll.get_cmap().name.removesuffix("_r")
             if cmap not in UNIFORM_CMAPS:
-                problems.append(f"{name}: colour-mapped points use {cmap!r}, not a perceptually uniform map")
+                problems.append(
+                    f"{name}: colour-mapped points use {cmap!r}, not a perceptually uniform map"
+                )
             continue
         for c in list(coll.get_facecolors()) + list(coll.get_edgecolors()):
             check(c, "point/area")
@@ -104,15 +108,24 @@ def figure_problems(fig) -> list[str]:
             for j in range(len(boxes)):
                 for k in range(j + 1, len(boxes)):
                     if _overlap(boxes[j][1], boxes[k][1]):
-                        problems.append(f"{name}: {letter} tick labels {boxes[j][0]!r} and {boxes[k][0]!r} overlap")
+                        problems.append(
+                            f"{name}: {letter} tick labels {boxes[j][0]!r} and {boxes[k][0]!r} "
+                            "overlap"
+                        )
             if axis.get_scale() == "log":
-                minor = [t.get_text() for t in axis.get_minorticklabels() if t.get_visible() and t.get_text()]
+                minor = [
+                    t.get_text()
+                    for t in axis.get_minorticklabels()
+                    if t.get_visible() and t.get_text()
+                ]
                 if minor:
                     problems.append(f"{name}: the log {letter} axis labels minor ticks {minor[:4]} "
                                     "(use plotting.log_axis)")
                 if len(labels) < 2:
-                    problems.append(f"{name}: the log {letter} axis has {len(labels)} labelled tick(s); "
-                                    "it needs at least two to be read")
+                    problems.append(
+                        f"{name}: the log {letter} axis has {len(labels)} labelled tick(s); "
+                        "it needs at least two to be read"
+                    )
         texts = [ax.title, ax.xaxis.label, ax.yaxis.label] + list(ax.texts)
         texts += list(ax.get_xticklabels()) + list(ax.get_yticklabels())
         legend = ax.get_legend()
@@ -127,14 +140,20 @@ def figure_problems(fig) -> list[str]:
             if isinstance(im, AxesImage):
                 cmap = im.get_cmap().name.removesuffix("_r")
                 if cmap not in UNIFORM_CMAPS:
-                    problems.append(f"{name}: heat map colour map {cmap!r} is not perceptually uniform "
-                                    "(use plotting.heatmap)")
+                    problems.append(
+                        f"{name}: heat map colour map {cmap!r} is not perceptually uniform "
+                        "(use plotting.heatmap)"
+                    )
                 shared = [cb._colorbar.mappable for cb in bars
                           if cb._colorbar.mappable.get_cmap().name == im.get_cmap().name
                           and cb._colorbar.mappable.get_clim() == im.get_clim()]
-                if im.colorbar is None and not shared:   # a bar shared by panels of one scale counts
+                if im.colorbar is None and not shared:  # a bar shared by panels of one scale counts
                     problems.append(f"{name}: heat map without a colour bar")
-        furniture += [(i, t) for t in (ax.title, ax.xaxis.label, ax.yaxis.label) if t.get_text() and t.get_visible()]
+        furniture += [
+            (i, t)
+            for t in (ax.title, ax.xaxis.label, ax.yaxis.label)
+            if t.get_text() and t.get_visible()
+        ]
     for cb_ax in bars:
         if not (cb_ax.get_ylabel() or cb_ax.get_xlabel()):
             problems.append("a colour bar has no label")

@@ -33,7 +33,7 @@ HEADER = """\
 
 
 def frozen_lines() -> list[str]:
-    """``name==version`` lines of this environment; pip and editable installs (the course) left out."""
+    """``name==version`` lines of this environment, less pip and editable installs (the course)."""
     out = subprocess.run([sys.executable, "-m", "pip", "freeze", "--all", "--exclude-editable"],
                          capture_output=True, text=True, check=True).stdout
     lines = []

@@ -62,7 +62,10 @@ def choose_build(requested: str) -> tuple[str, str]:
         return requested, f"asked for with --build {requested}"
     system = platform.system()
     if system != "Linux":
-        return "pypi", f"{system}: PyPI's torch is the CPU{'/MPS' if system == 'Darwin' else ''} build there"
+        return (
+            "pypi",
+            f"{system}: PyPI's torch is the CPU{'/MPS' if system == 'Darwin' else ''} build there",
+        )
     if nvidia_gpu():
         return "pypi", "Linux with an NVIDIA GPU: PyPI's default torch is the CUDA build"
     return "cpu", "Linux without an NVIDIA GPU"
@@ -71,7 +74,9 @@ def choose_build(requested: str) -> tuple[str, str]:
 def reachable(url: str, timeout: float = PROBE_TIMEOUT_S) -> tuple[bool, str]:
     """(True, "") if ``url`` answers within ``timeout`` seconds, else (False, why not)."""
     try:
-        with urllib.request.urlopen(urllib.request.Request(url + "/", method="HEAD"), timeout=timeout):
+        with urllib.request.urlopen(
+            urllib.request.Request(url + "/", method="HEAD"), timeout=timeout
+        ):
             return True, ""
     except urllib.error.HTTPError:   # the server answered (e.g. 403 to HEAD): pip can ask it
         return True, ""
@@ -90,7 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--build", choices=["auto", "cpu", "pypi"], default="auto",
                         help="auto (default): cpu on Linux without an NVIDIA GPU, else pypi")
     parser.add_argument("--index", default=CPU_INDEX, help=f"the CPU index (default {CPU_INDEX})")
-    parser.add_argument("--constraint", metavar="FILE", help="a pip constraints file (constraints.txt)")
+    parser.add_argument(
+        "--constraint", metavar="FILE", help="a pip constraints file (constraints.txt)"
+    )
     args = parser.parse_args(argv)
     pin = ["--constraint", args.constraint] if args.constraint else []
 
@@ -104,14 +111,19 @@ def main(argv: list[str] | None = None) -> int:
     if ok:
         rc = pip_install(["--no-deps", *PIP_NETWORK, "--index-url", args.index, spec, *pin])
     else:
-        print(f"install_torch: {args.index} cannot be reached ({reason}); looking for a torch wheel "
-              "in pip's local wheel folders (find-links) instead")
+        print(
+            f"install_torch: {args.index} cannot be reached ({reason}); looking for a torch wheel "
+            "in pip's local wheel folders (find-links) instead"
+        )
         rc = pip_install(["--no-deps", "--no-index", spec, *pin])
     if rc != 0:
-        print(f"install_torch: could not install the CPU build of {spec}. Either make "
-              f"{args.index} reachable (behind a proxy: set HTTPS_PROXY) and run `make setup` "
-              "again, or accept PyPI's default build "
-              "(on Linux the CUDA build, about 2.7 GB) with `make setup TORCH=pypi`.", file=sys.stderr)
+        print(
+            f"install_torch: could not install the CPU build of {spec}. Either make "
+            f"{args.index} reachable (behind a proxy: set HTTPS_PROXY) and run `make setup` "
+            "again, or accept PyPI's default build "
+            "(on Linux the CUDA build, about 2.7 GB) with `make setup TORCH=pypi`.",
+            file=sys.stderr,
+        )
     return rc
 
 

@@ -48,18 +48,26 @@ def sources_digest(cells: list[dict]) -> str:
 
 def header_cell(name: str) -> dict:
     """The markdown cell at the top of a student copy of ``notebooks/<name>``."""
-    text = (f"> **Student copy** of `notebooks/{name}`, made by `make student`: the reference solutions are "
-            "removed and the exercise cells start without output. Write your answers in the exercise cells "
-            "and run them to see the checker's verdict.\n"
-            ">\n"
-            "> `make student` refreshes this copy when the lesson changes, but never overwrites it once you "
-            "have written in it (`make student FORCE=1` does). Instructors find the solutions in "
-            "the `solutions/` folder.")
-    return {"cell_type": "markdown", "id": "student-copy-header", "metadata": {"tags": ["student-copy"]}, "source": text}
+    text = (
+        f"> **Student copy** of `notebooks/{name}`, made by `make student`: the reference "
+        "solutions are removed and the exercise cells start without output. Write your answers in "
+        "the exercise cells and run them to see the checker's verdict.\n"
+        ">\n"
+        "> `make student` refreshes this copy when the lesson changes, but never overwrites it "
+        "once you have written in it (`make student FORCE=1` does). Instructors find the "
+        "solutions in the `solutions/` folder."
+    )
+    return {
+        "cell_type": "markdown",
+        "id": "student-copy-header",
+        "metadata": {"tags": ["student-copy"]},
+        "source": text,
+    }
 
 
 def student_copy(nb: dict, name: str) -> dict:
-    """The student copy of the notebook ``nb`` (a dict in nbformat 4) named ``name``; ``nb`` is not changed.
+    """The student copy of the notebook ``nb`` (a dict in nbformat 4) named ``name``; ``nb`` is not
+    changed.
 
     Raises ValueError for a cell tagged both ``solution`` and ``exercise``/``check``."""
     out = copy.deepcopy(nb)
@@ -68,7 +76,9 @@ def student_copy(nb: dict, name: str) -> dict:
         t = tags(cell)
         if SOLUTION in t:
             if EXERCISE in t or CHECK in t:
-                raise ValueError(f"{name}: cell {i} is tagged both {SOLUTION!r} and {EXERCISE!r}/{CHECK!r}")
+                raise ValueError(
+                    f"{name}: cell {i} is tagged both {SOLUTION!r} and {EXERCISE!r}/{CHECK!r}"
+                )
             continue
         if cell["cell_type"] == "code" and (EXERCISE in t or CHECK in t):
             cell["outputs"], cell["execution_count"] = [], None
@@ -81,7 +91,8 @@ def student_copy(nb: dict, name: str) -> dict:
 
 
 def written_in(nb: dict) -> bool:
-    """True when a student copy's sources differ from those it was made with (the student wrote in it)."""
+    """True when a student copy's sources differ from those it was made with (the student wrote in
+    it)."""
     recorded = nb.get("metadata", {}).get(METADATA_KEY, {}).get("sources_sha256")
     return recorded != sources_digest(nb.get("cells", []))
 
@@ -90,12 +101,18 @@ def _dump(nb: dict) -> str:
     return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
 
 
-def write_copies(out_dir: Path, notebooks: list[Path] | None = None, force: bool = False) -> list[tuple[Path, str]]:
+def write_copies(
+    out_dir: Path, notebooks: list[Path] | None = None, force: bool = False
+) -> list[tuple[Path, str]]:
     """Write the student copy of each notebook (default: every lesson) into ``out_dir``, and the
     figures beside them. Returns (path, what happened) per notebook: "written", "updated",
     "unchanged", or "kept: ..." for a copy the student has written in (unless ``force``)."""
     out_dir = Path(out_dir)
-    notebooks = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")) if notebooks is None else [Path(p) for p in notebooks]
+    notebooks = (
+        sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+        if notebooks is None
+        else [Path(p) for p in notebooks]
+    )
     out_dir.mkdir(parents=True, exist_ok=True)
     report = []
     for path in notebooks:
@@ -121,11 +138,19 @@ def write_copies(out_dir: Path, notebooks: list[Path] | None = None, force: bool
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default=str(ROOT / "student"), help="output folder (default: student/)")
-    parser.add_argument("notebooks", nargs="*", help="lesson notebooks (default: all of notebooks/)")
-    parser.add_argument("--force", action="store_true", help="overwrite copies the student has written in")
+    parser.add_argument(
+        "--out", default=str(ROOT / "student"), help="output folder (default: student/)"
+    )
+    parser.add_argument(
+        "notebooks", nargs="*", help="lesson notebooks (default: all of notebooks/)"
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="overwrite copies the student has written in"
+    )
     args = parser.parse_args(argv)
-    for path, action in write_copies(Path(args.out), [Path(p) for p in args.notebooks] or None, args.force):
+    for path, action in write_copies(
+        Path(args.out), [Path(p) for p in args.notebooks] or None, args.force
+    ):
         print(f"{path}: {action}")
     return 0
 

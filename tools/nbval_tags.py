@@ -11,7 +11,9 @@ import re
 import sys
 from pathlib import Path
 
-MARKER = re.compile(r"^\s*#\s*(NBVAL_CHECK_OUTPUT|NBVAL_IGNORE_OUTPUT|NBVAL_SKIP|NBVAL_RAISES_EXCEPTION)\s*$")
+MARKER = re.compile(
+    r"^\s*#\s*(NBVAL_CHECK_OUTPUT|NBVAL_IGNORE_OUTPUT|NBVAL_SKIP|NBVAL_RAISES_EXCEPTION)\s*$"
+)
 
 
 def tag_for(marker: str) -> str:
@@ -20,7 +22,7 @@ def tag_for(marker: str) -> str:
 
 
 def move_markers(nb: dict) -> int:
-    """Move every marker line of ``nb``'s code cells into the cell's tags; returns how many moved."""
+    """Move every marker line of ``nb``'s code cells into the cell's tags; returns how many."""
     moved = 0
     for cell in nb["cells"]:
         if cell["cell_type"] != "code":
@@ -38,7 +40,9 @@ def move_markers(nb: dict) -> int:
                 kept.append(line)
         if len(kept) != len(lines):
             text = "\n".join(kept)
-            cell["source"] = text.splitlines(keepends=True) if isinstance(cell["source"], list) else text
+            cell["source"] = (
+                text.splitlines(keepends=True) if isinstance(cell["source"], list) else text
+            )
     return moved
 
 

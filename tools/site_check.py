@@ -19,9 +19,9 @@ other request blocked, as on a computer with the network off. On every page:
      instructors' pages; the index lists every lesson with its run time and working time; search
      finds a word of the course, and never an instructors' page.
 Then the index and one lesson are opened from the disk (``file://``), with their styles and images,
-and every lesson on a phone-sized screen (390 × 844): the page is no wider than the screen, a formula
-wider than the screen scrolls sideways (not cut off), and a diagram keeps its own size (its labels
-stay legible), scrolling sideways where it is wider than the screen.
+and every lesson on a phone-sized screen (390 × 844): the page is no wider than the screen, a
+formula wider than the screen scrolls sideways (not cut off), and a diagram keeps its own size (its
+labels stay legible), scrolling sideways where it is wider than the screen.
 
 Run:  make site && make site-check    (or: python -m tools.site_check [SITE_FOLDER])
 Needs Debian's chromium at /usr/bin/chromium, driven by Playwright (no browser is downloaded).
@@ -57,7 +57,8 @@ DIAGRAM = re.compile(r"!\[[^\]]*\]\((?:\./)?figures/([^)\s]+\.svg)\)")
 SOLUTION_TRACE = re.compile(r"(?im)\bdef \w+_solution\b|\b\w+_solution\s*=|\breference solution\b")
 
 
-# ------------------------------------------------------------------ what is wrong (no browser needed)
+# ------------------------------------------------------------------ what is wrong (no browser
+# needed)
 def raw_tex(text: str) -> list[str]:
     """The pieces of ``text`` (a page's prose, code removed) that look like unrendered TeX."""
     return [m.group(0) for m in RAW_TEX.finditer(text)]
@@ -69,7 +70,7 @@ def solution_traces(text: str) -> list[str]:
 
 
 def diagrams_of(notebook: Path) -> list[str]:
-    """The file names of the SVG diagrams the markdown of ``notebook`` shows (``figures/NN_x.svg``)."""
+    """The file names of the SVG diagrams the markdown of ``notebook`` shows (figures/NN_x.svg)."""
     cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
     return [m.group(1) for c in cells if c["cell_type"] == "markdown"
             for m in DIAGRAM.finditer("".join(c["source"]))]
@@ -140,7 +141,8 @@ PAGE_FACTS_JS = """() => {
         maths: maths.length,
         // "+=" written as two operators, which the browser sets apart as "+ ="
         splitUpdates: [...document.querySelectorAll('math mo')].filter(mo => mo.textContent === '='
-            && mo.previousElementSibling && /^[+\u2212*-]$/.test(mo.previousElementSibling.textContent)).length,
+            && mo.previousElementSibling
+            && /^[+\u2212*-]$/.test(mo.previousElementSibling.textContent)).length,
         mathml: maths.filter(m => m instanceof MathMLElement).length,
         mathHidden: maths.filter(m => { const r = m.getBoundingClientRect();
             return !inClosedDetails(m) && (r.width === 0 || r.height === 0); }).length,
@@ -159,16 +161,23 @@ PHONE = {"width": 390, "height": 844}
 PHONE_FACTS_JS = """() => {
     const article = document.querySelector('article') || document.body;
     // a reader can scroll it: a scroll container that moves (overflow: hidden moves too, by script)
-    const scrolls = (el) => { if (!['auto', 'scroll'].includes(getComputedStyle(el).overflowX)) return false;
-                              const before = el.scrollLeft; el.scrollLeft = 1e6;
-                              const moved = el.scrollLeft > before; el.scrollLeft = before; return moved; };
+    const scrolls = (el) => {
+        if (!['auto', 'scroll'].includes(getComputedStyle(el).overflowX)) return false;
+        const before = el.scrollLeft;
+        el.scrollLeft = 1e6;
+        const moved = el.scrollLeft > before;
+        el.scrollLeft = before;
+        return moved;
+    };
     const formulas = [...article.querySelectorAll('div.math-display')]
         .filter(d => d.scrollWidth > d.clientWidth + 1 && !scrolls(d)).length;
     const diagrams = [...article.querySelectorAll('img[src$=".svg"]')].map(i => {
         const box = i.parentElement;
-        return {src: i.src.split('/').pop(), scale: i.getBoundingClientRect().width / i.naturalWidth,
+        return {src: i.src.split('/').pop(),
+                scale: i.getBoundingClientRect().width / i.naturalWidth,
                 cut: box.scrollWidth > box.clientWidth + 1 && !scrolls(box)}; });
-    return {pageWidth: document.documentElement.scrollWidth, screen: window.innerWidth, formulas, diagrams};
+    return {pageWidth: document.documentElement.scrollWidth, screen: window.innerWidth,
+            formulas, diagrams};
 }"""
 
 
@@ -177,7 +186,10 @@ def serve(site: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(site))
+    )
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
@@ -191,7 +203,11 @@ class Offline:
     def route(self, route):
         url = route.request.url
         parts = urlsplit(url)
-        if parts.scheme in ("data", "blob", "about") or (parts.scheme == "file") or parts.hostname in LOCAL_HOSTS:
+        if (
+            parts.scheme in ("data", "blob", "about")
+            or (parts.scheme == "file")
+            or parts.hostname in LOCAL_HOSTS
+        ):
             route.continue_()
         else:
             self.blocked.append(url)
@@ -199,7 +215,10 @@ class Offline:
 
     def watch(self, page):
         page.on("requestfailed", lambda r: self.failed.append(f"{r.url} ({r.failure})"))
-        page.on("response", lambda r: r.status >= 400 and self.failed.append(f"{r.url} (HTTP {r.status})"))
+        page.on(
+            "response",
+            lambda r: r.status >= 400 and self.failed.append(f"{r.url} (HTTP {r.status})"),
+        )
         page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
         page.on("pageerror", lambda e: self.errors.append(str(e)))
 
@@ -214,31 +233,47 @@ def check_page(page, url: str, name: str, problems: list[str]) -> dict:
             problems.append(f"{name}: image did not load: {img['src']}")
         elif img["svg"] and not img["alt"].strip():
             problems.append(f"{name}: diagram without alt text: {img['src']}")
-    for k, handle in enumerate(page.query_selector_all(".course-explorer-fallback img, img[src$='.svg']")):
+    for k, handle in enumerate(
+        page.query_selector_all(".course-explorer-fallback img, img[src$='.svg']")
+    ):
         try:
-            assert_not_blank(base64.b64decode(page.evaluate(IMAGE_PIXELS_JS, handle)), f"{name}: image {k + 1}")
+            assert_not_blank(
+                base64.b64decode(page.evaluate(IMAGE_PIXELS_JS, handle)), f"{name}: image {k + 1}"
+            )
         except AssertionError as e:
             problems.append(str(e))
     if facts["mathml"] != facts["maths"]:
-        problems.append(f"{name}: {facts['maths'] - facts['mathml']} formulas are not MathML elements")
+        problems.append(
+            f"{name}: {facts['maths'] - facts['mathml']} formulas are not MathML elements"
+        )
     if facts["mathHidden"]:
-        problems.append(f"{name}: {facts['mathHidden']} visible formulas have no size (not laid out)")
+        problems.append(
+            f"{name}: {facts['mathHidden']} visible formulas have no size (not laid out)"
+        )
     if facts["splitUpdates"]:
-        problems.append(f"{name}: {facts['splitUpdates']} formulas show '+=' as '+ =' (two operators)")
+        problems.append(
+            f"{name}: {facts['splitUpdates']} formulas show '+=' as '+ =' (two operators)"
+        )
     for tex in raw_tex(facts["text"]):
         problems.append(f"{name}: raw TeX in the text: {tex[:80]!r}")
     if facts["detailsOpen"]:
-        problems.append(f"{name}: {facts['detailsOpen']} of {facts['details']} <details> blocks start open")
+        problems.append(
+            f"{name}: {facts['detailsOpen']} of {facts['details']} <details> blocks start open"
+        )
     if facts["details"]:
         summary = page.locator("details > summary").first
         summary.scroll_into_view_if_needed()
         summary.click()
         if not page.evaluate("() => document.querySelector('details').open"):
-            problems.append(f"{name}: the first <details> block does not open when its summary is clicked")
+            problems.append(
+                f"{name}: the first <details> block does not open when its summary is clicked"
+            )
     bad_wrap = [w for w in facts["outputs"] if w != GOOD_WRAP]
     if bad_wrap:
-        problems.append(f"{name}: {len(bad_wrap)} outputs do not wrap at spaces only "
-                        f"(white-space, word-break, overflow-wrap: {bad_wrap[0]}; expected {GOOD_WRAP})")
+        problems.append(
+            f"{name}: {len(bad_wrap)} outputs do not wrap at spaces only "
+            f"(white-space, word-break, overflow-wrap: {bad_wrap[0]}; expected {GOOD_WRAP})"
+        )
     return facts
 
 
@@ -249,14 +284,20 @@ def check_site(site: Path) -> int:
         print(f"site check: {site / 'index.html'} is missing: run `make site` first")
         return 1
     if not Path(CHROMIUM).exists():
-        print(f"chromium not found at {CHROMIUM}: run `apt-get install chromium` (Debian) or set CHROMIUM")
+        print(
+            f"chromium not found at {CHROMIUM}: run `apt-get install chromium` (Debian) or set "
+            "CHROMIUM"
+        )
         return 1
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     lessons = sorted(p.stem for p in (site / "notebooks").glob("[0-9][0-9]_*.html"))
     solutions = sorted(p.stem for p in (site / "solutions").glob("*.html") if p.stem != "index")
-    pages = (["index.html", "search.html", "genindex.html"] + [f"notebooks/{s}.html" for s in lessons]
-             + (["solutions/index.html"] if (site / "solutions" / "index.html").exists() else [])
-             + [f"solutions/{s}.html" for s in solutions])
+    pages = (
+        ["index.html", "search.html", "genindex.html"]
+        + [f"notebooks/{s}.html" for s in lessons]
+        + (["solutions/index.html"] if (site / "solutions" / "index.html").exists() else [])
+        + [f"solutions/{s}.html" for s in solutions]
+    )
     server, root = serve(site)
     offline, problems, facts = Offline(), [], {}
     start = time.time()
@@ -284,18 +325,24 @@ def check_site(site: Path) -> int:
     problems += [f"broken link: {b}" for b in broken]
     problems += [f"search finds the instructors' page {p} (it must stay out of the search index)"
                  for p in sorted(searchable_pages(site)) if p.startswith("solutions/")]
-    problems += [f"request to another computer (the site must work offline): {u}" for u in offline.blocked]
+    problems += [
+        f"request to another computer (the site must work offline): {u}" for u in offline.blocked
+    ]
     problems += [f"request failed: {u}" for u in offline.failed]
     problems += [f"script error: {e}" for e in offline.errors]
     n_links = sum(len(f["links"]) for f in facts.values())
     n_images = sum(len(f["images"]) for f in facts.values())
     n_maths = sum(f["maths"] for f in facts.values())
-    problems = list(dict.fromkeys(problems))   # a failed image is reported by the request and the console
+    problems = list(
+        dict.fromkeys(problems)
+    )  # a failed image is reported by the request and the console
     for problem in problems:
         print(f"FAIL {problem}")
-    print(f"site check: {len(pages)} pages, {n_images} images, {n_maths} formulas, {n_links} links, "
-          f"{len(offline.blocked)} requests to other computers, {len(problems)} problems "
-          f"({time.time() - start:.0f} s); screenshots in {ARTIFACTS.relative_to(ROOT)}/")
+    print(
+        f"site check: {len(pages)} pages, {n_images} images, {n_maths} formulas, {n_links} links, "
+        f"{len(offline.blocked)} requests to other computers, {len(problems)} problems "
+        f"({time.time() - start:.0f} s); screenshots in {ARTIFACTS.relative_to(ROOT)}/"
+    )
     return 1 if problems else 0
 
 
@@ -314,7 +361,10 @@ def check_lessons(facts: dict, lessons: list[str], root: str, problems: list[str
                 problems.append(f"{name}: diagrams of the notebook missing from the page: {lost}")
             pictures = sum(img["explorer"] for img in f["images"])
             if pictures != saved_fallbacks(notebook):
-                problems.append(f"{name}: {pictures} explorer pictures, the notebook has {saved_fallbacks(notebook)}")
+                problems.append(
+                    f"{name}: {pictures} explorer pictures, the notebook has "
+                    f"{saved_fallbacks(notebook)}"
+                )
         if f["solutionCells"] or solution_traces(f["allText"]):
             problems.append(f"{name}: shows a solution ({f['solutionCells']} solution cells; "
                             f"{solution_traces(f['allText'])[:3]})")
@@ -323,7 +373,9 @@ def check_lessons(facts: dict, lessons: list[str], root: str, problems: list[str
             problems.append(f"{name}: its 'previous' link goes to {f['prev']}, expected {order[i]}")
         nxt = page_of(f["next"] or "", root)
         if i + 1 < len(lessons) and (not nxt or Path(nxt[0]).stem != lessons[i + 1]):
-            problems.append(f"{name}: its 'next' link goes to {f['next']}, expected {lessons[i + 1]}")
+            problems.append(
+                f"{name}: its 'next' link goes to {f['next']}, expected {lessons[i + 1]}"
+            )
         elif i + 1 == len(lessons) and f["next"]:
             problems.append(f"{name}: the last lesson's 'next' link goes to {f['next']}")
 
@@ -343,14 +395,21 @@ def check_index(page, root: str, lessons: list[str], problems: list[str]) -> Non
         ({cells: [...r.querySelectorAll('td')].map(td => td.innerText.trim()),
           href: (r.querySelector('a') || {}).href || ''}))""")
     if len(rows) != len(lessons):
-        problems.append(f"index.html: the lesson table has {len(rows)} rows for {len(lessons)} lessons")
+        problems.append(
+            f"index.html: the lesson table has {len(rows)} rows for {len(lessons)} lessons"
+        )
     for row, stem in zip(rows, lessons):
         if not row["href"].endswith(f"notebooks/{stem}.html"):
             problems.append(f"index.html: the row of lesson {stem[:2]} links to {row['href']!r}")
         if len(row["cells"]) != 4 or not all(row["cells"]):
-            problems.append(f"index.html: the row of lesson {stem[:2]} is not # | lesson | run time | working time: {row['cells']}")
+            problems.append(
+                f"index.html: the row of lesson {stem[:2]} is not # | lesson | run time | working "
+                f"time: {row['cells']}"
+            )
         elif "not stated" in " ".join(row["cells"][2:]):
-            problems.append(f"index.html: lesson {stem[:2]} does not state its times: {row['cells']}")
+            problems.append(
+                f"index.html: lesson {stem[:2]} does not state its times: {row['cells']}"
+            )
 
 
 def check_search(page, root: str, problems: list[str]) -> None:
@@ -361,15 +420,21 @@ def check_search(page, root: str, problems: list[str]) -> None:
     except Exception:
         problems.append(f"search.html: searching {SEARCH_WORD!r} found nothing within 30 s")
         return
-    hits = page.evaluate("() => [...document.querySelectorAll('#search-results li a')].map(a => a.href)")
+    hits = page.evaluate(
+        "() => [...document.querySelectorAll('#search-results li a')].map(a => a.href)"
+    )
     if not any("/notebooks/" in h for h in hits):
         problems.append(f"search.html: no lesson among the results for {SEARCH_WORD!r}: {hits[:5]}")
     if any("/solutions/" in h for h in hits):
-        problems.append(f"search.html: a result for {SEARCH_WORD!r} leads into the instructors' solutions")
+        problems.append(
+            f"search.html: a result for {SEARCH_WORD!r} leads into the instructors' solutions"
+        )
     page.screenshot(path=str(ARTIFACTS / "search_results.png"))
 
 
-def check_phone(browser, offline: Offline, root: str, lessons: list[str], problems: list[str]) -> None:
+def check_phone(
+    browser, offline: Offline, root: str, lessons: list[str], problems: list[str]
+) -> None:
     """Every lesson on a phone-sized screen: nothing wider than the screen but what scrolls, no
     formula cut off, every diagram at its own size."""
     context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
@@ -402,8 +467,10 @@ def check_from_disk(context, site: Path, lessons: list[str], problems: list[str]
         page.goto((site / rel).resolve().as_uri())
         page.wait_for_load_state("load")
         state = page.evaluate("""() => ({sheets: document.styleSheets.length,
-            themed: getComputedStyle(document.querySelector('.sidebar-drawer') || document.body).display !== 'inline',
-            images: [...document.querySelectorAll('img')].filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)})""")
+            themed: getComputedStyle(document.querySelector('.sidebar-drawer') || document.body)
+                .display !== 'inline',
+            images: [...document.querySelectorAll('img')]
+                .filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)})""")
         if not state["sheets"] or not state["themed"]:
             problems.append(f"file://{rel}: the page's styles did not load from the disk")
         problems += [f"file://{rel}: image did not load: {src}" for src in state["images"]]

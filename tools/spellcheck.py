@@ -56,35 +56,69 @@ HOW_TO_INSTALL_DICTIONARY = (
 )
 
 # American forms that are also British words (the verb "license", the noun "practice", a computer
-# "program", a "dialog" box, a "story" told): codespell's British list read backwards must not report them
-_ALSO_BRITISH = {"license", "licensed", "licenses", "licensing", "practice", "practices", "program",
-                 "programs", "programmed", "programming", "dialog", "dialogs", "judgment", "judgments",
-                 "check", "checks", "tire", "tires", "draft", "drafts", "meter", "meters", "disk", "disks",
-                 "story", "stories"}
+# "program", a "dialog" box, a "story" told): codespell's British list read backwards must not
+# report them
+_ALSO_BRITISH = {
+    "license",
+    "licensed",
+    "licenses",
+    "licensing",
+    "practice",
+    "practices",
+    "program",
+    "programs",
+    "programmed",
+    "programming",
+    "dialog",
+    "dialogs",
+    "judgment",
+    "judgments",
+    "check",
+    "checks",
+    "tire",
+    "tires",
+    "draft",
+    "drafts",
+    "meter",
+    "meters",
+    "disk",
+    "disks",
+    "story",
+    "stories",
+}
 
 # --- what is not prose: each pattern is blanked out, newlines kept --------------------------
-_NOT_PROSE = [re.compile(p, flags) for p, flags in [
-    (r"^ {0,3}(```|~~~).*?^ {0,3}\1[^\n]*$", re.M | re.S),   # fenced code blocks
-    (r"(`+)(?!`).+?(?<!`)\1(?!`)", re.S),                    # inline code, any number of backticks
-    (r"<!--.*?-->", re.S),                                    # HTML comments
-    (r"<(code|pre|script|style|cite)\b.*?</\1>", re.S | re.I),  # HTML code elements; <cite> holds a quoted title
-    (r"\$\$.+?\$\$", re.S),                                   # display maths
-    (r"\\\[.+?\\\]", re.S),                                   # \[ ... \]
-    (r"\\\(.+?\\\)", re.S),                                   # \( ... \)
-    (r"\\begin\{(\w+\*?)\}.*?\\end\{\1\}", re.S),             # \begin{align} ... \end{align}
-    (r"\$(?!\s)(?:[^$\n]|\n(?!\s*\n))+?(?<!\s)\$", 0),         # inline maths, within a paragraph
-    (r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)", 0),                  # link targets: [text](target "title")
-    (r"^\s*\[[^\]]+\]:\s*\S+.*$", re.M),                      # reference links: [1]: http://...
-    (r"<[^>\n]+>", 0),                                        # HTML tags and <autolinks>
-    (r"&#?\w+;", 0),                                          # HTML entities
-    (r"\b(?:https?|ftp|file)://\S+|\bwww\.\S+|\S+@\S+\.\w+", 0),  # URLs and e-mail addresses
-    (r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b", 0),              # dotted names: helpers.data, e.g
-    (r"\b[\w-]+\.(?:svg|png|ipynb|py|md|txt|gz|tsv|npz|json|jsonl|cfg|toml|ya?ml)\b", 0),  # file names
-    # short italics are words mentioned as words (*january* ~ *february*, the ending *-ment*,
-    # the misspelling *goverment*): corpus tokens, not prose. Bold (**...**) is checked.
-    (r"(?<![*\w])\*(?![*\s])[^*\n]{1,40}?(?<!\s)\*(?![*\w])", 0),
-    (r"(?<![_\w])_(?![_\s])[^_\n]{1,40}?(?<!\s)_(?![_\w])", 0),
-]]
+_NOT_PROSE = [
+    re.compile(p, flags)
+    for p, flags in [
+        (r"^ {0,3}(```|~~~).*?^ {0,3}\1[^\n]*$", re.M | re.S),  # fenced code blocks
+        (r"(`+)(?!`).+?(?<!`)\1(?!`)", re.S),  # inline code, any number of backticks
+        (r"<!--.*?-->", re.S),  # HTML comments
+        (
+            r"<(code|pre|script|style|cite)\b.*?</\1>",
+            re.S | re.I,
+        ),  # HTML code elements; <cite> holds a quoted title
+        (r"\$\$.+?\$\$", re.S),  # display maths
+        (r"\\\[.+?\\\]", re.S),  # \[ ... \]
+        (r"\\\(.+?\\\)", re.S),  # \( ... \)
+        (r"\\begin\{(\w+\*?)\}.*?\\end\{\1\}", re.S),  # \begin{align} ... \end{align}
+        (r"\$(?!\s)(?:[^$\n]|\n(?!\s*\n))+?(?<!\s)\$", 0),  # inline maths, within a paragraph
+        (r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)", 0),  # link targets: [text](target "title")
+        (r"^\s*\[[^\]]+\]:\s*\S+.*$", re.M),  # reference links: [1]: http://...
+        (r"<[^>\n]+>", 0),  # HTML tags and <autolinks>
+        (r"&#?\w+;", 0),  # HTML entities
+        (r"\b(?:https?|ftp|file)://\S+|\bwww\.\S+|\S+@\S+\.\w+", 0),  # URLs and e-mail addresses
+        (r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b", 0),  # dotted names: helpers.data, e.g
+        (
+            r"\b[\w-]+\.(?:svg|png|ipynb|py|md|txt|gz|tsv|npz|json|jsonl|cfg|toml|ya?ml)\b",
+            0,
+        ),  # file names
+        # short italics are words mentioned as words (*january* ~ *february*, the ending *-ment*,
+        # the misspelling *goverment*): corpus tokens, not prose. Bold (**...**) is checked.
+        (r"(?<![*\w])\*(?![*\s])[^*\n]{1,40}?(?<!\s)\*(?![*\w])", 0),
+        (r"(?<![_\w])_(?![_\s])[^_\n]{1,40}?(?<!\s)_(?![_\w])", 0),
+    ]
+]
 # words, hyphenated compounds kept together (zig-zag): a compound the dictionary or the word list
 # knows is accepted whole, otherwise each part is checked
 _TOKEN = re.compile(r"[\w'’]+(?:-[\w'’]+)*")
@@ -141,7 +175,11 @@ class Text:
 
 def texts_of(path: Path) -> list[Text]:
     """The prose of a Markdown file (one Text) or of a notebook (one Text per markdown cell)."""
-    rel = path.resolve().relative_to(ROOT).as_posix() if path.resolve().is_relative_to(ROOT) else str(path)
+    rel = (
+        path.resolve().relative_to(ROOT).as_posix()
+        if path.resolve().is_relative_to(ROOT)
+        else str(path)
+    )
     if path.suffix == ".ipynb":
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         return [Text(rel, i, "".join(c["source"]))
@@ -191,10 +229,15 @@ def find_dictionary(language: str = LANGUAGE, required: bool = True) -> Path | N
 def _codespell_list(name: str) -> dict[str, list[str]]:
     """codespell's dictionary file ``name`` (``dictionary.txt`` ...): wrong -> its corrections."""
     try:
-        text = (importlib.resources.files("codespell_lib") / "data" / name).read_text(encoding="utf-8")
+        text = (importlib.resources.files("codespell_lib") / "data" / name).read_text(
+            encoding="utf-8"
+        )
     except (ModuleNotFoundError, FileNotFoundError):
-        print("spellcheck: the package codespell is missing: `python -m pip install -r requirements.txt`",
-              file=sys.stderr)
+        print(
+            "spellcheck: the package codespell is missing: `python -m pip install -r "
+            "requirements.txt`",
+            file=sys.stderr,
+        )
         raise SystemExit(2) from None
     table = {}
     for line in text.splitlines():
@@ -219,7 +262,9 @@ class Codespell:
         """None, or what is wrong with ``word`` by codespell's lists."""
         low = word.lower()
         if low in self.misspelt:
-            return f"misspelling (codespell): did you mean {' or '.join(self.misspelt[low]) or '?'}?"
+            return (
+                f"misspelling (codespell): did you mean {' or '.join(self.misspelt[low]) or '?'}?"
+            )
         if low in self.american:
             return f"American spelling: the course writes '{self.american[low]}'"
         return None
@@ -240,10 +285,14 @@ class Checker:
         try:
             import hunspell  # the chunspell package
         except ImportError:
-            self.skipped = "the package chunspell is missing (`python -m pip install -r requirements.txt`)"
+            self.skipped = (
+                "the package chunspell is missing (`python -m pip install -r requirements.txt`)"
+            )
             return
         if folder is None:
-            self.skipped = f"the Hunspell dictionary {LANGUAGE} is not installed. {HOW_TO_INSTALL_DICTIONARY}"
+            self.skipped = (
+                f"the Hunspell dictionary {LANGUAGE} is not installed. {HOW_TO_INSTALL_DICTIONARY}"
+            )
             return
         self.hunspell = hunspell.Hunspell(LANGUAGE, hunspell_data_dir=str(folder))
 
@@ -316,7 +365,9 @@ def check(paths: list[Path], checker: Checker) -> tuple[list[Finding], int]:
             for line_no, word in words(text.text):
                 n_words += 1
                 for wrong, why in checker.problems(word):
-                    where = f"line {line_no}" if not text.cell else f"cell {text.cell}, line {line_no}"
+                    where = (
+                        f"line {line_no}" if not text.cell else f"cell {text.cell}, line {line_no}"
+                    )
                     findings.append(Finding(text.path, where, wrong, why))
     return findings, n_words
 
@@ -342,15 +393,21 @@ def main(argv: list[str] | None = None) -> int:
     if not args.files and checker.hunspell is not None:
         unused = sorted(set(project_words) - checker.used, key=str.lower)
         if unused:
-            print(f"note: {len(unused)} entries of {WORD_LIST.relative_to(ROOT)} are not used by any "
-                  f"text any more; remove them: {', '.join(unused)}")
+            print(
+                f"note: {len(unused)} entries of {WORD_LIST.relative_to(ROOT)} are not used by any "
+                f"text any more; remove them: {', '.join(unused)}"
+            )
     if findings:
-        print(f"spellcheck: {len(findings)} wrong words in {len(paths)} files ({n_words} words checked). "
-              f"Correct the spelling; if a word is right (a name, a technical term), add it on its "
-              f"own line to {WORD_LIST.relative_to(ROOT)} (alphabetical order), lower-case unless "
-              f"it is always capitalised.")
+        print(
+            f"spellcheck: {len(findings)} wrong words in {len(paths)} files ({n_words} words "
+            "checked). Correct the spelling; if a word is right (a name, a technical term), add it "
+            f"on its own line to {WORD_LIST.relative_to(ROOT)} (alphabetical order), lower-case "
+            "unless it is always capitalised."
+        )
         return 1
-    passes = "codespell" + (f" + the {LANGUAGE} dictionary" if checker.hunspell is not None else " only")
+    passes = "codespell" + (
+        f" + the {LANGUAGE} dictionary" if checker.hunspell is not None else " only"
+    )
     print(f"spellcheck: {n_words} words in {len(paths)} files, all known "
           f"({passes} + {len(project_words)} project words)")
     return 0

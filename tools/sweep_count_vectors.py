@@ -26,7 +26,14 @@ def score(u, s, cell):
         for p in PS:
             W = (u[:, :k] * s[:k] ** p).astype(np.float32)
             r = evaluate_vectors(W, corpus.vocab, "validation", analogies=k >= 100 and p > 0)
-            out = {**cell, "k": k, "p": p, "wordsim": r["wordsim"], "simlex": r["simlex"], "analogy": r.get("analogy")}
+            out = {
+                **cell,
+                "k": k,
+                "p": p,
+                "wordsim": r["wordsim"],
+                "simlex": r["simlex"],
+                "analogy": r.get("analogy"),
+            }
             print(json.dumps(out), flush=True)
 
 
@@ -47,7 +54,9 @@ else:
         docs = group_sentences(corpus.sentences, per_doc)
         for tf_scheme in ("raw", "log1p"):
             t = time.perf_counter()
-            w, _ = tfidf(document_term_matrix(docs, corpus.vocab), tf_scheme, smooth=True, norm=None)
+            w, _ = tfidf(
+                document_term_matrix(docs, corpus.vocab), tf_scheme, smooth=True, norm=None
+            )
             u, s, _ = truncated_svd(w.T.tocsr(), max(KS), seed=0)
             score(u, s, dict(method="lsa", sentences_per_doc=per_doc, tf_scheme=tf_scheme,
                              svd_seconds=round(time.perf_counter() - t, 1)))

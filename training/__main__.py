@@ -46,8 +46,11 @@ def train_one(name: str, root: Path | None = None, progress: bool = True) -> dic
     e = entry(name)
     wrong = {v: os.environ.get(v) for v in THREAD_VARIABLES if os.environ.get(v) != str(e.threads)}
     if wrong:
-        raise RuntimeError(f"{name} trains with {e.threads} thread(s), but this process has {wrong}: start it "
-                           f"with `python -m training {name}`, which sets them before NumPy is imported")
+        raise RuntimeError(
+            f"{name} trains with {e.threads} thread(s), but this process has {wrong}: start it "
+            f"with `python -m training {name}`, which sets them before NumPy is "
+            "imported"
+        )
     root = Path(root or model_dir())
     before = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
     torch.set_num_threads(e.threads)
@@ -62,22 +65,63 @@ def train_one(name: str, root: Path | None = None, progress: bool = True) -> dic
 def _train_and_store(e, root: Path, progress: bool) -> dict:
     name = e.name
     log, environment = RunLog(), run_environment()
-    log.event("start", model=name, settings=e.settings, deterministic=e.deterministic, environment=environment)
+    log.event(
+        "start",
+        model=name,
+        settings=e.settings,
+        deterministic=e.deterministic,
+        environment=environment,
+    )
     wall, cpu = time.perf_counter(), time.process_time()
     arrays, meta, metrics = e.train(dict(e.settings), log, progress=progress)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    info = save_artifact(root / name, arrays, {**meta, "model": name, "train_seconds": wall, "cpu_seconds": cpu,
-                                               "environment": environment}, float16=e.float16)
-    sub_name, sub_value = e.subset_metric(loader(name)(load_artifact(root / name)))   # from the stored file
-    log.event("end", wall_seconds=wall, cpu_seconds=cpu, metrics=metrics, subset_metric={sub_name: sub_value},
-              sha256=info["npz"]["sha256"], size=info["npz"]["size"])
+    info = save_artifact(
+        root / name,
+        arrays,
+        {
+            **meta,
+            "model": name,
+            "train_seconds": wall,
+            "cpu_seconds": cpu,
+            "environment": environment,
+        },
+        float16=e.float16,
+    )
+    sub_name, sub_value = e.subset_metric(
+        loader(name)(load_artifact(root / name))
+    )  # from the stored file
+    log.event(
+        "end",
+        wall_seconds=wall,
+        cpu_seconds=cpu,
+        metrics=metrics,
+        subset_metric={sub_name: sub_value},
+        sha256=info["npz"]["sha256"],
+        size=info["npz"]["size"],
+    )
     log.write(root / "logs" / f"{name}.jsonl.gz")
-    return {"file": f"{name}.npz", "metadata": f"{name}.json", "log": f"logs/{name}.jsonl.gz",
-            "sha256": info["npz"]["sha256"], "size": info["npz"]["size"], "what": e.what, "lesson": e.lesson,
-            "settings": e.settings, "metrics": metrics, "subset_metric": {"name": sub_name, "value": sub_value},
-            "train_seconds": wall, "cpu_seconds": cpu, "threads": e.threads, "deterministic": e.deterministic,
-            "float16": list(e.float16), "steps": log.steps, "versions": environment["versions"],
-            "cpu": environment["cpu"], "git": environment["git"], "command": e.command}
+    return {
+        "file": f"{name}.npz",
+        "metadata": f"{name}.json",
+        "log": f"logs/{name}.jsonl.gz",
+        "sha256": info["npz"]["sha256"],
+        "size": info["npz"]["size"],
+        "what": e.what,
+        "lesson": e.lesson,
+        "settings": e.settings,
+        "metrics": metrics,
+        "subset_metric": {"name": sub_name, "value": sub_value},
+        "train_seconds": wall,
+        "cpu_seconds": cpu,
+        "threads": e.threads,
+        "deterministic": e.deterministic,
+        "float16": list(e.float16),
+        "steps": log.steps,
+        "versions": environment["versions"],
+        "cpu": environment["cpu"],
+        "git": environment["git"],
+        "command": e.command,
+    }
 
 
 # ---------------------------------------------------------------- several, side by side
@@ -109,8 +153,15 @@ def run(names: list[str], jobs: int, root: Path | None = None) -> int:
             e = entry(name)
             env = {**os.environ, **{v: str(e.threads) for v in THREAD_VARIABLES}}
             out = open(tmp / f"{name}.out", "w", encoding="utf-8") if quiet else None
-            running[name] = (subprocess.Popen(worker_command(name, tmp / f"{name}.json", root), env=env,
-                                              stdout=out, stderr=subprocess.STDOUT if quiet else None), out)
+            running[name] = (
+                subprocess.Popen(
+                    worker_command(name, tmp / f"{name}.json", root),
+                    env=env,
+                    stdout=out,
+                    stderr=subprocess.STDOUT if quiet else None,
+                ),
+                out,
+            )
         time.sleep(0.5)
         for name, (proc, out) in list(running.items()):
             if proc.poll() is None:
@@ -131,16 +182,27 @@ def run(names: list[str], jobs: int, root: Path | None = None) -> int:
                 bar.write(f"{name}: FAILED (exit code {proc.returncode})\n{tail}")
             bar.update(1)
     bar.close()
-    print(f"done in {time.perf_counter() - t0:.0f} s" + (f"; failed: {failed}" if failed else ""), flush=True)
+    print(
+        f"done in {time.perf_counter() - t0:.0f} s" + (f"; failed: {failed}" if failed else ""),
+        flush=True,
+    )
     return len(failed)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m training",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("names", nargs="*", help=f"models to train: {', '.join(sorted(MODELS))}")
     parser.add_argument("--all", action="store_true", help="train every model")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="trainings at once (default: CPU cores)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="trainings at once (default: CPU cores)",
+    )
     parser.add_argument("--list", action="store_true", help="list the models and what is shipped")
     parser.add_argument("--worker", metavar="NAME", help=argparse.SUPPRESS)
     parser.add_argument("--result", type=Path, help=argparse.SUPPRESS)
@@ -154,17 +216,25 @@ def main(argv: list[str] | None = None) -> int:
         shipped = read_manifest()["models"]
         for name, e in sorted(MODELS.items()):
             r = shipped.get(name)
-            state = f"shipped, {r['size']:,} bytes, trained in {r['train_seconds']:.0f} s" if r else "not trained yet"
+            state = (
+                f"shipped, {r['size']:,} bytes, trained in {r['train_seconds']:.0f} s"
+                if r
+                else "not trained yet"
+            )
             print(f"{name:20s} lesson {e.lesson}: {e.what} [{state}]")
         return 0
     if args.all == bool(args.names):
-        parser.error(f"name the models to train ({', '.join(sorted(MODELS))}) or give --all, not both")
+        parser.error(
+            f"name the models to train ({', '.join(sorted(MODELS))}) or give --all, not both"
+        )
     unknown = sorted(set(args.names) - set(MODELS))
     if unknown:
         parser.error(f"unknown model(s) {unknown}; the course has {sorted(MODELS)}")
     if args.jobs < 1:
         parser.error(f"--jobs must be at least 1, got {args.jobs}")
-    return 1 if run(sorted(MODELS) if args.all else list(dict.fromkeys(args.names)), args.jobs) else 0
+    return (
+        1 if run(sorted(MODELS) if args.all else list(dict.fromkeys(args.names)), args.jobs) else 0
+    )
 
 
 if __name__ == "__main__":

@@ -58,7 +58,7 @@ def _score(W, vocab) -> dict:
 
 
 def course_run(batch: int, s: dict = SETTINGS) -> list[dict]:
-    """The live skip-gram in batches of ``batch`` pairs (1: one at a time), scored every half pass."""
+    """The live skip-gram in batches of ``batch`` pairs (1: one at a time), scored per half pass."""
     corpus = course_corpus()
     V, d = len(corpus.vocab), s["dim"]
     rng = np.random.default_rng(s["seed"])

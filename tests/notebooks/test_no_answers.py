@@ -16,7 +16,11 @@ from helpers.exercises import ExperimentExercise, FunctionExercise
 from tests.lesson_text import NOTEBOOKS, code_cells, load, markdown_cells, source
 
 IDS = [p.stem for p in NOTEBOOKS]
-SKIP_START = ("def ", "class ", "@", "raise ", "import ", "from ", "return self", "#", "super().__init__")
+SKIP_START = (
+    "def ", "class ", "@", "raise ", "import ", "from ", "return self",
+    "#",
+    "super().__init__",
+)
 MIN_CHARS = 24
 
 
@@ -28,8 +32,13 @@ def _docstring_lines(code: str) -> set[int]:
     lines = set()
     for node in ast.walk(ast.parse(code)):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             lines |= set(range(body[0].lineno, body[0].end_lineno + 1))
     return lines
 
@@ -88,10 +97,18 @@ def test_no_reference_line_or_experiment_answer_is_shown(path):
     lines, numbers = answers(path.stem[:2])
     shown = shown_text(load(path))
     leaked = sorted({ref for ref in lines for line in shown if ref in line})
-    assert not leaked, (f"{path.name} shows lines of an exercise's reference code before the student's "
-                        f"answer passes:\n  " + "\n  ".join(leaked[:10]))
-    number = re.compile(r"(?<![\d.])(" + "|".join(map(re.escape, numbers)) + r")(?![\d])") if numbers else None
-    found = sorted({m.group(1) for line in shown for m in ([number.search(line)] if number else []) if m})
+    assert not leaked, (
+        f"{path.name} shows lines of an exercise's reference code before the student's "
+        f"answer passes:\n  " + "\n  ".join(leaked[:10])
+    )
+    number = (
+        re.compile(r"(?<![\d.])(" + "|".join(map(re.escape, numbers)) + r")(?![\d])")
+        if numbers
+        else None
+    )
+    found = sorted(
+        {m.group(1) for line in shown for m in ([number.search(line)] if number else []) if m}
+    )
     assert not found, f"{path.name} prints an experiment's answer: {found}"
 
 

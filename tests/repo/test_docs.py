@@ -3,15 +3,14 @@ times, requirements.txt's lesson notes, the baselines' README."""
 from __future__ import annotations
 
 import ast
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.lesson_text import stated_times
+from tools import build_site
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -19,10 +18,6 @@ CONTRIBUTING = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
 MAKEFILE = (ROOT / "Makefile").read_text(encoding="utf-8")
 LESSONS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
-_spec = importlib.util.spec_from_file_location("build_site", ROOT / "tools" / "build_site.py")
-build_site = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = build_site
-_spec.loader.exec_module(build_site)
 
 
 # ----------------------------------------------------------------------------- the module table

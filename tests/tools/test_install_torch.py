@@ -1,7 +1,6 @@
 """tools/install_torch.py: Linux without an NVIDIA GPU gets the CPU build from PyTorch's CPU
 index (or local wheels, never silently the CUDA build); a GPU, macOS and Windows get PyPI's."""
 import http.server
-import importlib.util
 import os
 import re
 import threading
@@ -9,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from tools import install_torch
+
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("install_torch", ROOT / "tools" / "install_torch.py")
-install_torch = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(install_torch)
 
 
 def test_torch_requirement_is_read_from_requirements_txt(tmp_path):

@@ -1,18 +1,14 @@
 """tools/spellcheck.py (`make lint`): what is prose, what is reported where, British spelling,
 the project word list, and the course's own text being clean."""
-import importlib.util
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
+from tools import spellcheck
+
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("spellcheck", ROOT / "tools" / "spellcheck.py")
-spellcheck = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = spellcheck   # dataclasses look their module up there
-_spec.loader.exec_module(spellcheck)
 
 
 @pytest.fixture(scope="module")

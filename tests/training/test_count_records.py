@@ -1,5 +1,5 @@
 """Tests of training.count_records: the shipped records of LSA and PPMI-SVD belong to the vectors
-the lessons rebuild. tests/test_models.py recomputes LSA's report-half ρ from them."""
+the lessons rebuild. tests/training/test_registry.py recomputes LSA's report-half ρ from them."""
 from helpers.course import word_vectors
 from helpers.course.models import load_model
 from training.count_records import SETTINGS

@@ -1,7 +1,7 @@
 """Tests of training.word_vector_models (the shipped word vectors' recipes): every model is
 registered, the records stored with the vectors are what the shipped (float16) vectors give, and the
-course's trainers keep their schedule's last epoch. tests/test_models.py checks every file's
-checksum and subset metric and replays its first epochs."""
+course's trainers keep their schedule's last epoch. tests/training/test_registry.py checks every
+file's checksum and subset metric and replays its first epochs."""
 import numpy as np
 import pytest
 

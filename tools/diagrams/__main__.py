@@ -1,4 +1,5 @@
-"""Write every course diagram to ``notebooks/figures/``, or check that the committed ones are current.
+"""Write every course diagram to ``notebooks/figures/``, or check that the committed ones are
+current.
 
     python -m tools.diagrams            # (re)write every figure and the folder's README.md
     python -m tools.diagrams --check    # exit 1 naming every file that is missing or differs

@@ -14,13 +14,17 @@ def rnn_unrolled() -> Drawing:
     """The simple RNN unrolled over four steps with its shared weights W_x, W_h, W_y, and the
     gradient paths of backpropagation through time, summed into ∂L/∂W_h."""
     d = Drawing(
-        1000, 700,
+        1000,
+        700,
         title="An RNN unrolled over four time steps, with the gradient paths of BPTT",
-        desc=("Inputs x1 to x4 at the bottom feed hidden states h1 to h4 through the shared matrix Wx; "
-              "each state feeds the next through Wh and an output y_t through Wy; each output has "
-              "a loss L_t and the losses add up to L. Dashed arrows carry gradients back down "
-              "from every loss and back through time from h4 to h1; the contributions of the four "
-              "copies of Wh are summed into dL/dWh."))
+        desc=(
+            "Inputs x1 to x4 at the bottom feed hidden states h1 to h4 through the shared matrix "
+            "Wx; each state feeds the next through Wh and an output y_t through Wy; each output "
+            "has a loss L_t and the losses add up to L. Dashed arrows carry gradients back down "
+            "from every loss and back through time from h4 to h1; the contributions of the four "
+            "copies of Wh are summed into dL/dWh."
+        ),
+    )
     T = 4
     xs = [270 + 200 * t for t in range(T)]          # columns of steps 1..T
     y_top, y_loss, y_out, y_state, y_in, y_sum = 105, 190, 290, 410, 530, 612

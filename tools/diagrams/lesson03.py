@@ -1,10 +1,9 @@
 """Diagrams of lesson 03 (LSTM gates).
 
-The lesson's notation, with row vectors as in its code: gates f_t, i_t, o_t and the candidate
-C̃_t on [h_{t−1}, x_t] W + b; C_t = f_t ⊙ C_{t−1} + i_t ⊙ C̃_t, h_t = o_t ⊙ tanh(C_t). The GRU in
-PyTorch's form (section 5): r_t, z_t, n_t = tanh(x_t W_{x,n} + b_n + r_t ⊙ (h_{t−1} W_{h,n} + b_hn)),
-h_t = (1 − z_t) ⊙ n_t + z_t ⊙ h_{t−1}.
-"""
+The lesson's notation, with row vectors as in its code: gates f_t, i_t, o_t and the candidate C̃_t
+on [h_{t−1}, x_t] W + b; C_t = f_t ⊙ C_{t−1} + i_t ⊙ C̃_t, h_t = o_t ⊙ tanh(C_t). The GRU in
+PyTorch's form (section 5): r_t, z_t, n_t = tanh(x_t W_{x,n} + b_n + r_t ⊙ (h_{t−1} W_{h,n} +
+b_hn)), h_t = (1 − z_t) ⊙ n_t + z_t ⊙ h_{t−1}."""
 
 from tools.diagrams.style import OP
 from tools.diagrams.svg import SMALL_SIZE, Drawing

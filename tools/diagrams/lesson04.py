@@ -148,15 +148,19 @@ def multi_head() -> Drawing:
     u = 14
     T, dm, h = 4, 8, 4
     d = Drawing(
-        1000, 560,
+        1000,
+        560,
         title="Multi-head attention: split into heads, attend per head, concatenate, project "
-              "with W_O",
-        desc=("A batch X of shape (B, T, d) is projected by W_Q, W_K, W_V (d by d) into Q, K, V of "
-              "shape (B, T, d). Their d columns are split into h = 4 groups of d/h columns, one per "
-              "head, giving (B, h, T, d/h). Each head computes its own softmax(QK^T/sqrt(d_k)) V "
-              "with d_k = d/h, giving h outputs of shape (B, h, T, d/h) and h weight maps of shape "
-              "(B, h, T, T). The heads are concatenated back to (B, T, d) and multiplied by W_O "
-              "(d by d)."))
+        "with W_O",
+        desc=(
+            "A batch X of shape (B, T, d) is projected by W_Q, W_K, W_V (d by d) into Q, K, V of "
+            "shape (B, T, d). Their d columns are split into h = 4 groups of d/h columns, one per "
+            "head, giving (B, h, T, d/h). Each head computes its own softmax(QK^T/sqrt(d_k)) V "
+            "with d_k = d/h, giving h outputs of shape (B, h, T, d/h) and h weight maps of shape "
+            "(B, h, T, T). The heads are concatenated back to (B, T, d) and multiplied by W_O "
+            "(d by d)."
+        ),
+    )
     d.text(30, 24, "MultiHead(X) = Concat(head_1, …, head_h) W_O,   "
                    "head_i = Attention(X W_Q^{(i)}, X W_K^{(i)}, X W_V^{(i)}),   d_k = d/h",
            anchor="start", bold=True, size=SMALL_SIZE + 1)

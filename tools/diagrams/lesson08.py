@@ -155,8 +155,12 @@ def glove_objective() -> Drawing:
     table(ex + 280, "b̃", "(|V|)", j_hi, STATE, 1)
     d.text(ex + dim * u * 0.375, wy - 12, "row i: w_i", size=12)
     d.text(ex + 110 + dim * u * 0.375, wy - 12, "row j: w̃_j", size=12)
-    d.arrow((mx + (j_hi + 1) * u + 4, my + (i_hi + 0.5) * u), (ex - 6, wy + (i_hi + 0.5) * u * 0.75),
-            color="grey_dark", head=8)
+    d.arrow(
+        (mx + (j_hi + 1) * u + 4, my + (i_hi + 0.5) * u),
+        (ex - 6, wy + (i_hi + 0.5) * u * 0.75),
+        color="grey_dark",
+        head=8,
+    )
 
     # the weighting f(x)
     px, py, pw, ph = 760, 120, 200, 150

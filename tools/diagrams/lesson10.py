@@ -19,9 +19,9 @@ CHOSEN = {2: ("[MASK]", "80 %: [MASK]"), 4: ("apple", "10 %: random"),
 
 
 def mlm_pretraining() -> Drawing:
-    """Masked-LM pre-training: 15 % of positions chosen and replaced 80/10/10, token and
-    position embeddings E, encoder blocks, h_i, the head g and the tied output logits = g(h_i) E^⊤, softmax, and
-    the loss over the masked positions only."""
+    """Masked-LM pre-training: 15 % of positions chosen and replaced 80/10/10, token and position
+    embeddings E, encoder blocks, h_i, the head g and the tied output logits = g(h_i) E^⊤, softmax,
+    and the loss over the masked positions only."""
     d = Drawing(
         1000, 760,
         title="Masked language modelling with tied input and output embeddings",

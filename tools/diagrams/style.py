@@ -43,7 +43,8 @@ GRAD = BACKWARD             # gradients: dashed lines and their labels
 
 
 def colour(name: str) -> str:
-    """The hex colour of the palette name ``name`` (or ``"none"``); ValueError for any other name."""
+    """The hex colour of the palette name ``name`` (or ``"none"``); ValueError for any other name.
+    """
     if name == "none":
         return "none"
     if name not in PALETTE:
@@ -59,7 +60,9 @@ def coord(value: float) -> str:
 
 def escape(text: str) -> str:
     """``text`` with the characters XML reserves written as entities."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    return (
+        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    )
 
 
 def fmt(value: float, digits: int = 2, plus: bool = False) -> str:

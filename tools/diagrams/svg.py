@@ -121,7 +121,9 @@ class Box:
         if self.kind == "circle":
             r = self.w / 2 / math.hypot(dx, dy)
             return (self.cx + dx * r, self.cy + dy * r)
-        scale = min(self.w / 2 / abs(dx) if dx else math.inf, self.h / 2 / abs(dy) if dy else math.inf)
+        scale = min(
+            self.w / 2 / abs(dx) if dx else math.inf, self.h / 2 / abs(dy) if dy else math.inf
+        )
         return (self.cx + dx * scale, self.cy + dy * scale)
 
 
@@ -184,7 +186,12 @@ class Drawing:
         """
         found = []
         for label, (x0, y0, x1, y1) in self._texts:
-            if x0 < -margin or y0 < -margin or x1 > self.width + margin or y1 > self.height + margin:
+            if (
+                x0 < -margin
+                or y0 < -margin
+                or x1 > self.width + margin
+                or y1 > self.height + margin
+            ):
                 found.append(f"text {label!r} at x {x0:.0f}..{x1:.0f}, y {y0:.0f}..{y1:.0f} "
                              f"leaves the {self.width} × {self.height} canvas")
         for i, (a, ra) in enumerate(self._texts):
@@ -252,7 +259,8 @@ class Drawing:
 
     def text_lines(self, x: float, y: float, lines: list[str], *, line_height: float | None = None,
                    **kwargs) -> Box:
-        """Several :meth:`text` lines; the first is centred on height ``y``. Returns their extent."""
+        """Several :meth:`text` lines; the first is centred on height ``y``. Returns their extent.
+        """
         step = line_height or 1.35 * kwargs.get("size", FONT_SIZE)
         boxes = [self.text(x, y + i * step, line, **kwargs) for i, line in enumerate(lines)]
         x0 = min(b.x for b in boxes)
@@ -391,7 +399,8 @@ class Drawing:
         c = (mx + uy * bend * 2, my - ux * bend * 2)   # the curve reaches half-way to c
         u_end = _unit(c, q)
         end = (q[0] - u_end[0] * head * 0.8, q[1] - u_end[1] * head * 0.8)
-        d = f"M{coord(p[0])},{coord(p[1])} Q{coord(c[0])},{coord(c[1])} {coord(end[0])},{coord(end[1])}"
+        d = (f"M{coord(p[0])},{coord(p[1])} Q{coord(c[0])},{coord(c[1])} "
+             f"{coord(end[0])},{coord(end[1])}")
         self.path(d, color=color, width=width, dashed=dashed)
         self._head(q, u_end, color, head)
         if label:
@@ -454,7 +463,10 @@ class Drawing:
              f"L{pt(length - r, half)} Q{pt(length, half)} {pt(length, 0)}")
         self.path(d, color=color, width=width)
         if label:
-            tx, ty = p[0] + ux * mid + nx * (depth + label_gap), p[1] + uy * mid + ny * (depth + label_gap)
+            tx, ty = (
+                p[0] + ux * mid + nx * (depth + label_gap),
+                p[1] + uy * mid + ny * (depth + label_gap),
+            )
             if anchor is None:
                 anchor = "middle" if abs(nx) < 0.5 else ("start" if nx > 0 else "end")
             if anchor == "middle":

@@ -28,7 +28,8 @@ html_show_sourcelink = False
 html_last_updated_fmt = None
 html_math_renderer = "mathml"
 
-# MyST: $...$ and $$...$$ maths, ids on headings (lessons link to "01_feedforward.ipynb#comparing-models")
+# MyST: $...$ and $$...$$ maths, ids on headings (lessons link to
+# "01_feedforward.ipynb#comparing-models")
 myst_enable_extensions = ["dollarmath", "amsmath", "html_image"]
 myst_heading_anchors = 4
 myst_dmath_double_inline = True

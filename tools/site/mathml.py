@@ -18,8 +18,10 @@ _OPERATORS = {r"\arg": r"\operatorname{arg}"}
 _RAW_COMMAND = re.compile(r">\\[A-Za-z]+<")
 # an operator followed by "=" (``+=``, ``\mathrel{+}=``): latex2mathml writes two operators, which
 # browsers space apart ("+ ="); one <mo> reads as the compound operator of the code
-_COMPOUND = re.compile(r"<mo>(?:<mrow><mo>)?(&#x0002B;|&#x02212;|&#x0002D;|&#x0002A;)(?:</mo></mrow>)?</mo>"
-                       r"<mo>&#x0003D;</mo>")
+_COMPOUND = re.compile(
+    r"<mo>(?:<mrow><mo>)?(&#x0002B;|&#x02212;|&#x0002D;|&#x0002A;)(?:</mo></mrow>)?</mo>"
+    r"<mo>&#x0003D;</mo>"
+)
 
 
 class MathMLError(ValueError):
@@ -38,14 +40,20 @@ def to_mathml(tex: str, display: bool = False) -> str:
         source = re.sub(re.escape(command) + r"(?![A-Za-z])", lambda _, r=replacement: r, source)
     try:
         mathml = convert(source, display="block" if display else "inline")
-    except Exception as e:   # latex2mathml raises its own exception types, and IndexError on bad input
-        raise MathMLError(f"cannot convert the formula {tex!r} to MathML: {type(e).__name__}: {e}") from None
+    except (
+        Exception
+    ) as e:  # latex2mathml raises its own exception types, and IndexError on bad input
+        raise MathMLError(
+            f"cannot convert the formula {tex!r} to MathML: {type(e).__name__}: {e}"
+        ) from None
     mathml = _COMPOUND.sub(lambda m: f"<mo>{m.group(1)}=</mo>", mathml)
     raw = _RAW_COMMAND.search(mathml)
     if raw:
-        raise MathMLError(f"the formula {tex!r} would show the TeX command {raw.group(0)[1:-1]!r} as text "
-                          "(latex2mathml does not know it): write it another way, or add it to "
-                          "tools/site/mathml.py's _OPERATORS")
+        raise MathMLError(
+            f"the formula {tex!r} would show the TeX command {raw.group(0)[1:-1]!r} as text "
+            "(latex2mathml does not know it): write it another way, or add it to "
+            "tools/site/mathml.py's _OPERATORS"
+        )
     return mathml
 
 

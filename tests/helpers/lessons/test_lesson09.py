@@ -1,8 +1,5 @@
-"""Lesson 09's helpers (helpers.lessons.lesson09) and its committed outputs, whose printed lines
-fit an HTML export."""
-import json
-from pathlib import Path
-
+"""The helpers of lesson 09 (helpers.lessons.lesson09): neighbour overlap, antonyms, the
+semantic mask, the topic results and the projection explorer."""
 import numpy as np
 import pytest
 
@@ -13,8 +10,6 @@ from helpers.lib.extrinsic import held_out_split, softmax_regression_loss_grad
 from helpers.lib.metrics import analogy_hits
 from helpers.lib.stats import bootstrap_mean
 from helpers.lib.text import Vocab
-
-NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "09_evaluation.ipynb"
 
 
 def test_cosine_and_euclidean_neighbours_agree_only_for_equal_lengths():
@@ -85,12 +80,3 @@ def test_the_projection_explorer():
                            "embedding": dropdown(["toy"], "toy", "e")})
     ex.controls["neighbours"].value = 1
     assert ex.renders == 2 and "7 words" in ex.summary
-
-
-def test_no_printed_line_is_longer_than_an_export_shows():
-    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
-    framework = ("→ ", "The course's ", "exercise ", "Spearman ", "3Cos", "one entry ", "classifier")
-    long = [(c["id"], line[:60]) for c in nb["cells"] for o in c.get("outputs", [])
-            if o.get("name") == "stdout" for line in "".join(o["text"]).splitlines()
-            if len(line) > 105 and not line.startswith(framework)]    # not the framework's lines
-    assert not long, f"printed lines over 105 characters (cell, start): {long}"

@@ -1,4 +1,4 @@
-"""Every number stated in a lesson's prose is printed by that lesson (issue 15).
+"""Every number stated in a lesson's prose is printed by that lesson.
 
 For each notebook, the numbers in markdown cells — decimals, and integers of two or more digits —
 outside LaTeX, code spans, headings, links, lesson/section references and the Further reading
@@ -16,28 +16,40 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 # notebook stem -> {number as written: why it need not be printed}
 ALLOWED: dict[str, dict[str, str]] = {
-    "02_rnn_bptt": {"124.7": "a published Penn Treebank result quoted as such (Mikolov et al. 2011), not measured here",
-                    "929": "the published Penn Treebank training set's size (929k tokens), quoted as such",
-                    "141": "the Kneser-Ney 5-gram of the same published table"},
-    "03_lstm_gates": {"124.7": "a published Penn Treebank result quoted as such (Mikolov et al. 2011), not measured here",
-                      "141": "the Kneser-Ney 5-gram of the same published table",
-                      "82.7": "published Penn Treebank LSTM, medium (Zaremba et al. 2014), quoted as such",
-                      "78.4": "published Penn Treebank LSTM, large (Zaremba et al. 2014), quoted as such"},
-    "06_pmi": {"50,000": "a hypothetical vocabulary size, for the memory of a dense 50,000 × 50,000 matrix"},
-    "09_evaluation": {"600": "the largest vector size of the word2vec paper's Table 2, quoted as such",
-                      "783": "the largest corpus of the same published table (783M words)",
-                      "30,000": "the word2vec paper's frequency restriction of the analogy test, quoted as such"},
-    "10_contextual": {"353": "the name of the WordSim-353 word-similarity set, not a measured number",
-                      "0.98": "RoBERTa's published Adam beta2 (Liu et al. 2019), quoted as such"},
+    "02_rnn_bptt": {
+        "124.7": "published Penn Treebank result (Mikolov et al. 2011), quoted, not measured",
+        "929": "the published Penn Treebank training set's size (929k tokens), quoted as such",
+        "141": "the Kneser-Ney 5-gram of the same published table",
+    },
+    "03_lstm_gates": {
+        "124.7": "published Penn Treebank result (Mikolov et al. 2011), quoted, not measured",
+        "141": "the Kneser-Ney 5-gram of the same published table",
+        "82.7": "published Penn Treebank LSTM, medium (Zaremba et al. 2014), quoted as such",
+        "78.4": "published Penn Treebank LSTM, large (Zaremba et al. 2014), quoted as such",
+    },
+    "06_pmi": {
+        "50,000": "a hypothetical vocabulary size, for the memory of a dense 50,000 × 50,000 matrix"
+    },
+    "09_evaluation": {
+        "600": "the largest vector size of the word2vec paper's Table 2, quoted as such",
+        "783": "the largest corpus of the same published table (783M words)",
+        "30,000": "the word2vec paper's frequency restriction of the analogy test, quoted as such",
+    },
+    "10_contextual": {
+        "353": "the name of the WordSim-353 word-similarity set, not a measured number",
+        "0.98": "RoBERTa's published Adam beta2 (Liu et al. 2019), quoted as such",
+    },
 }
 
 
-NUMBER = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?[eE][-+−]?\d+|\d+\.\d+|\d{1,3}(?:,\d{3})+|\d{2,})(?![\w.,]*\d)")
+NUMBER = re.compile(
+    r"(?<![\w.,])(\d+(?:\.\d+)?[eE][-+−]?\d+|\d+\.\d+|\d{1,3}(?:,\d{3})+|\d{2,})(?![\w.,]*\d)"
+)
 YEAR = re.compile(r"(19|20)\d\d")
 STRIP = [
     r"(?m)^## Further reading\b.*?(?=^#{1,2} |\Z)",   # the reference list, up to the next section
@@ -96,7 +108,10 @@ def is_backed(number: str, printed: list[str]) -> bool:
         if "." not in p:
             continue
         p_digits = len(p.split(".")[1])
-        if p_digits > digits and abs(round(float(p.replace(",", "")), digits) - value) < 10 ** -digits / 2 + 1e-12:
+        if (
+            p_digits > digits
+            and abs(round(float(p.replace(",", "")), digits) - value) < 10**-digits / 2 + 1e-12
+        ):
             return True
     return False
 
@@ -121,9 +136,14 @@ def test_the_extractor_sees_what_it_should():
     assert prose_numbers(md) == ["2.303", "0.75", "15,841"]
     assert is_backed("15,841", ["15841"]) and not is_backed("334", ["333"])
     assert prose_numbers("it fell to 5.1e-05 and 2.9e−28") == ["5.1e-05", "2.9e−28"]
-    assert prose_numbers("## 2 · A heading\nThe loss is 4.25.\n### 3 b) Another 7.5") == ["4.25"]  # a heading hides only its own line
-    # the reference list (volumes, pages) is skipped wherever it sits in a cell, up to the next section
-    assert prose_numbers("It is 2.5.\n## Further reading\n- A (2001). J. 12, 33–45.\n## Closing note\nIt is 3.25.") == ["2.5", "3.25"]
+    assert prose_numbers("## 2 · A heading\nThe loss is 4.25.\n### 3 b) Another 7.5") == [
+        "4.25"
+    ]  # a heading hides only its own line
+    # the reference list (volumes, pages) is skipped wherever it sits in a cell, up to the next
+    # section
+    assert prose_numbers(
+        "It is 2.5.\n## Further reading\n- A (2001). J. 12, 33–45.\n## Closing note\nIt is 3.25."
+    ) == ["2.5", "3.25"]
     assert is_backed("5.1e-05", ["5.0891e-05"]) and not is_backed("5.1e-05", ["5.0891e-04"])
     assert is_backed("2.30", ["2.302585"]) and not is_backed("2.31", ["2.302585"])
     assert not is_backed("0.5", ["0.44"]) and is_backed("0.5", ["0.46"])
@@ -133,7 +153,8 @@ def test_the_extractor_sees_what_it_should():
 def test_prose_numbers_are_printed(path):
     missing = unbacked(path)
     assert not missing, (f"{path.name}: numbers in markdown that no code or output of the notebook "
-                         f"contains (cell index, number): {missing}; print them from a code cell, or "
-                         "add them to ALLOWED in tests/test_prose_numbers.py with the reason")
+                         f"contains (cell index, number): {missing}; print them from a code cell, "
+                         "or add them to ALLOWED in tests/notebooks/test_prose_numbers.py with "
+                         "the reason")
 
 

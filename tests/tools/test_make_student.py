@@ -1,0 +1,113 @@
+"""``make student`` (tools/make_student.py): a student's copies of the lessons.
+
+A copy holds no solution cell and no ``*_solution`` name, its exercise cells have no output,
+every other cell is kept; a copy the student wrote in is kept unless forced.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tools import make_student
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def _source(cell) -> str:
+    s = cell["source"]
+    return s if isinstance(s, str) else "".join(s)
+
+
+def _tagged(cell, *tags) -> bool:
+    return any(t in make_student.tags(cell) for t in tags)
+
+
+# ----------------------------------------------------------------------------- the transformation
+def _synthetic():
+    md = nbformat.v4.new_markdown_cell("### Exercise 1 · warm-up — square\n> **Try this:** x?")
+    setup = nbformat.v4.new_code_cell("import numpy as np\nx = np.arange(3)", execution_count=1,
+                                      outputs=[nbformat.v4.new_output("stream", text="setup\n")])
+    ex = nbformat.v4.new_code_cell(
+        "def square(x):\n    raise NotImplementedError\n\ncheck_square(square)",
+        execution_count=2,
+        metadata={"tags": ["exercise"], "execution": {"iopub.status.idle": "2026-01-01T00:00:00Z"}},
+        outputs=[nbformat.v4.new_output("stream", text="… not attempted yet\n")],
+    )
+    sol = nbformat.v4.new_code_cell(
+        "def square_solution(x):\n    return x * x\n\nassert check_square(square_solution)",
+        execution_count=3,
+        metadata={"tags": ["solution"], "jupyter": {"source_hidden": True}},
+        outputs=[nbformat.v4.new_output("stream", text="✓\n")],
+    )
+    return nbformat.v4.new_notebook(cells=[md, setup, ex, sol])
+
+
+def test_a_student_copy_drops_solutions_clears_exercises_and_keeps_the_rest():
+    nb = _synthetic()
+    before = json.dumps(nb)
+    out = make_student.student_copy(nb, "01_x.ipynb")
+    assert json.dumps(nb) == before, "the lesson itself is not changed"
+    header, md, setup, ex = out["cells"]
+    assert "Student copy" in header["source"] and "make student" in header["source"]
+    assert md == nb["cells"][0] and setup == nb["cells"][1]
+    assert (
+        ex["outputs"] == [] and ex["execution_count"] is None and "execution" not in ex["metadata"]
+    )
+    assert ex["source"] == nb["cells"][2]["source"]
+    assert not make_student.written_in(out)
+    bad = _synthetic()
+    bad["cells"][3]["metadata"]["tags"].append("exercise")
+    with pytest.raises(ValueError, match="tagged both 'solution' and"):
+        make_student.student_copy(bad, "01_x.ipynb")
+
+
+def test_make_student_keeps_a_copy_the_student_wrote_in(tmp_path, capsys):
+    lesson = tmp_path / "01_x.ipynb"
+    lesson.write_text(json.dumps(_synthetic()), encoding="utf-8")
+    out = tmp_path / "student"
+    assert [a for _, a in make_student.write_copies(out, [lesson])] == ["written"]
+    assert (out / "01_x.ipynb").exists()
+    assert [a for _, a in make_student.write_copies(out, [lesson])] == ["unchanged"]
+    copy_path = out / "01_x.ipynb"
+    ran = json.loads(copy_path.read_text(encoding="utf-8"))
+    ran["cells"][3]["outputs"] = [nbformat.v4.new_output("stream", text="… not attempted yet\n")]
+    copy_path.write_text(json.dumps(ran), encoding="utf-8")
+    assert [a for _, a in make_student.write_copies(out, [lesson])] == ["updated"], (
+        "a copy only run is refreshed"
+    )
+    mine = json.loads(copy_path.read_text(encoding="utf-8"))
+    mine["cells"][3]["source"] = "def square(x):\n    return x * x\n\ncheck_square(square)"
+    copy_path.write_text(json.dumps(mine), encoding="utf-8")
+    (action,) = [a for _, a in make_student.write_copies(out, [lesson])]
+    assert action.startswith("kept") and "FORCE=1" in action
+    assert "return x * x" in copy_path.read_text(encoding="utf-8")
+    assert [a for _, a in make_student.write_copies(out, [lesson], force=True)] == ["updated"]
+    assert "return x * x" not in copy_path.read_text(encoding="utf-8")
+    make_student.main(["--out", str(out), str(lesson)])
+    assert "01_x.ipynb: unchanged" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ every lesson, statically
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_the_student_copy_holds_no_solution(path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    out = make_student.student_copy(nb, path.name)
+    solutions = [_source(c) for c in nb["cells"] if _tagged(c, make_student.SOLUTION)]
+    kept = [c for c in nb["cells"] if not _tagged(c, make_student.SOLUTION)]
+    assert len(out["cells"]) == len(kept) + 1
+    text = json.dumps(out["cells"], ensure_ascii=False)
+    assert "_solution" not in text, f"{path.name}: a *_solution name is left in the student copy"
+    for s in solutions:
+        assert s not in [_source(c) for c in out["cells"]]
+    exercises = [c for c in out["cells"] if _tagged(c, make_student.EXERCISE, make_student.CHECK)]
+    assert exercises, f"{path.name}: no cell tagged 'exercise'"
+    assert all(c["outputs"] == [] and c["execution_count"] is None for c in exercises)
+    for a, b in zip(kept, out["cells"][1:]):
+        if not _tagged(a, make_student.EXERCISE, make_student.CHECK):
+            assert a == b, f"{path.name}: a cell other than an exercise changed in the student copy"
