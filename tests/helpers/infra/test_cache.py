@@ -136,15 +136,6 @@ def test_default_folder_is_the_systems_cache_folder(tmp_path, monkeypatch):
         assert cache.location() == (tmp_path / "mine", f"NLP_COURSE_CACHE={tmp_path / 'mine'}")
 
 
-def test_default_folder_asks_platformdirs(monkeypatch):
-    """On macOS and Windows the folder is that system's, not Linux's ~/.cache."""
-    mac = "/Users/ada/Library/Caches/nlp-from-scratch"
-    calls = []
-    monkeypatch.setattr(platformdirs, "user_cache_dir", lambda *a, **k: calls.append((a, k)) or mac)
-    assert cache.default_folder() == Path(mac)
-    assert calls == [(("nlp-from-scratch",), {"appauthor": False})]
-
-
 @pytest.mark.parametrize("setting, message", [
     ("", "NLP_COURSE_CACHE is set but empty.*unset NLP_COURSE_CACHE"),
     ("   ", "NLP_COURSE_CACHE is set but empty"),
