@@ -17,13 +17,12 @@ from sklearn.neural_network import MLPClassifier
 
 from helpers.course.bbc_topics import bbc_topic_data
 from helpers.course.data import load_wikipedia
-from helpers.infra.seeding import seeded_init
 from helpers.lessons.lesson01 import evaluate, featurize, train_classifier
 from helpers.lib.batching import minibatch_indices, ngram_windows
 from helpers.lib.language_models import perplexity
 from helpers.lib.ngram import KneserNeyLM
 from helpers.lib.text import Vocab, tokenize
-from training.ffnn_lm import FeedForwardLM, mean_nll
+from training.ffnn_lm import FeedForwardLM, mean_nll, seeded_init
 
 
 def language_models(epochs: int) -> None:

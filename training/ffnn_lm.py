@@ -18,7 +18,6 @@ from torch import nn
 from torch.nn import functional as F
 
 from helpers.course.ffnn_lm import ffnn_lm_data, lm_streams
-from helpers.infra.seeding import seeded_init
 from helpers.lib.batching import minibatch_indices
 from helpers.lib.checks import check_ids
 from helpers.lib.language_models import perplexity
@@ -33,6 +32,20 @@ SETTINGS = dict(vocab_size=2000, context=4, emb_dim=48, hidden=128, dropout=0.2,
 SUBSET = 5000                                              # test windows of the subset metric
 KN_ORDERS = (2, 3, 4, 5)
 KN_DISCOUNTS = (0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)      # chosen on validation, per order
+
+
+def seeded_init(module: torch.nn.Module, seed: int) -> torch.nn.Module:
+    """Re-initialise ``module``'s parameters reproducibly from ``seed``.
+
+    PyTorch's layer constructors draw from the global generator; this runs their
+    ``reset_parameters`` under a temporary fork of it, so the global state is left as it was.
+    """
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        for m in module.modules():
+            if hasattr(m, "reset_parameters"):
+                m.reset_parameters()
+    return module
 
 
 class FeedForwardLM(nn.Module):

@@ -19,7 +19,6 @@ from typing import Callable
 import numpy as np
 import torch
 
-from helpers.infra.artifacts import curves_to_arrays, prefixed, state_dict_to_arrays
 from helpers.infra.progress import progress_bar
 from training.early_stopping import EarlyStopping
 from training.runlog import RunLog
@@ -122,9 +121,10 @@ def torch_snapshot(model: torch.nn.Module) -> tuple[Callable, Callable]:
 def model_arrays(model: torch.nn.Module, curve: dict, vocab=None) -> dict:
     """The arrays of a shipped torch model: its weights under ``model/``, the curve under
     ``curve/`` and, when given, a :class:`~helpers.lib.text.Vocab` under ``vocab/``."""
-    arrays = {**state_dict_to_arrays(model.state_dict(), "model/"), **curves_to_arrays(curve)}
+    arrays = {f"model/{k}": v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
+    arrays |= {f"curve/{k}": np.asarray(list(v), dtype=np.float64) for k, v in curve.items()}
     if vocab is not None:
-        arrays.update(prefixed(vocab.to_arrays()[0], "vocab/"))
+        arrays |= {f"vocab/{k}": a for k, a in vocab.to_arrays()[0].items()}
     return arrays
 
 

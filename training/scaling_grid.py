@@ -4,7 +4,7 @@ of the corpus x dimensions x seeds, and the equal-updates control.
 Every setting is that of the shipped word vectors (chosen on the validation half) except the
 epochs: 5 in every cell, as in the paper's fixed-epoch table. The control trains each sample for
 5 / fraction epochs, so every cell of a column sees as many updates as the whole corpus in 5.
-Lesson 09 reads the scores (:mod:`helpers.course.scaling_grid`); no vectors are kept. The
+Lesson 09 reads the scores (:mod:`helpers.course.vector_studies`); no vectors are kept. The
 samples, one cell's training and its scoring live here too (the replay test retrains a cell).
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 
 from helpers.course.benchmarks import benchmark_halves
 from helpers.course.corpus import course_corpus
-from helpers.course.scaling_grid import METRICS, ShippedGrid, cell_epochs
+from helpers.course.vector_studies import METRICS, ShippedGrid, cell_epochs
 from helpers.infra.artifacts import timings_to_meta
 from helpers.infra.progress import progress_bar
 from helpers.lib.metrics import analogy_accuracy, similarity_correlation

@@ -1,5 +1,5 @@
 """What subsampling and the dynamic window do to skip-gram's vectors (``make models
-NAME=wv_tricks``; lesson 07 reads it as :class:`helpers.course.study_records.TricksResult`).
+NAME=wv_tricks``; lesson 07 reads it as :class:`helpers.course.vector_studies.TricksResult`).
 
 gensim's skip-gram (one worker: deterministic) at the shipped word2vec settings, one factor
 changed at a time:
@@ -22,7 +22,7 @@ import numpy as np
 
 from helpers.course.benchmarks import HALVES, benchmark_halves, evaluate_vectors
 from helpers.course.corpus import course_corpus
-from helpers.course.study_records import TricksResult
+from helpers.course.vector_studies import TricksResult
 from helpers.infra.artifacts import timings_to_meta
 from helpers.infra.progress import progress_bar
 from helpers.lib.metrics import analogy_hits, normalize_rows

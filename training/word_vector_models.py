@@ -31,13 +31,13 @@ from helpers.course.data import load_word_similarity
 from helpers.course.word_vectors import (
     ShippedVectors,
     glove_counts,
-    queen_rank,
     rare_neighbour_share,
 )
 from helpers.lib.extrinsic import held_out_split, make_classifier
 from helpers.lib.fasttext import FastTextVectors
 from helpers.lib.metrics import (
     analogy_hits,
+    analogy_rank,
     document_vectors,
     similarity_correlation,
     similarity_interval,
@@ -137,7 +137,8 @@ def records(W: np.ndarray, vocab: Vocab, extrinsic: bool = True) -> dict:
     out = {"split_seed": SPLIT_SEED, "report": evaluate_vectors(W, vocab, "report"),
            "validation": evaluate_vectors(W, vocab, "validation"),
            "report_intervals": report_intervals(W, vocab), "wordsim_full": full.rho,
-           "wordsim_full_oov": full.n_oov, "queen_rank": queen_rank(W, vocab)}
+           "wordsim_full_oov": full.n_oov,
+           "queen_rank": analogy_rank(W, vocab, "man", "king", "woman", "queen")}
     if extrinsic:
         docs, labels = bbc_topic_task()
         groups = bbc_groups()     # test articles with a copy among the training ones: not scored

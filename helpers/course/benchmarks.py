@@ -1,19 +1,8 @@
-"""The word-vector benchmarks split in two fixed halves: one to tune on, one to report on.
-
-Every word-vector setting of the course is chosen on the **validation half** of WordSim-353,
-SimLex-999 and the Google analogies; the lessons print and rank scores on the **report half**.
-The halves are drawn once, with a fixed seed, from the full lists (before any vocabulary is
-known), so they are the same for every method; an item with an unknown word is skipped when
-scored, and counted.
-
-- WordSim-353 (353 pairs): a permutation from ``np.random.default_rng(seed)``; its first 176
-  pairs are the validation half, the other 177 the report half;
-- SimLex-999 (999 pairs): the same with ``seed + 1``: 499 / 500;
-- Google analogies (19,544 questions, 14 categories): halved within each category
-  (``seed + 2 + c`` for the c-th), so both halves keep the mix of categories.
-
-Methods happen to score higher on the report half (WordSim ρ by 0.06-0.10), so always say which
-half a number comes from.
+"""The word-vector benchmarks in two fixed halves: settings are chosen on the **validation**
+half, lessons report on the **report** half (scores there run higher: WordSim ρ by 0.06-0.10, so
+always say which half). Halves are drawn once from the full lists with seeded permutations:
+WordSim-353 176/177 (``seed``), SimLex-999 499/500 (``seed + 1``), the Google analogies within
+each of the 14 categories (``seed + 2 + c``). An item with an unknown word is skipped and counted.
 """
 from __future__ import annotations
 

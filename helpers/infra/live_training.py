@@ -1,20 +1,14 @@
-"""Watching the student's own model learn: a step function run with a progress bar, a held-out
-curve, the baselines beside it, and a button to train on for longer.
-
-The lesson writes the training step itself (the forward pass, the hand-written backward pass, the
-optimiser update) and hands it over as ``step() -> training loss``; this module only counts,
-evaluates, draws and keeps the record::
+"""Watching the student's own model learn. The lesson writes the step (forward, backward,
+update) as ``step() -> training loss``; this module counts, evaluates, draws and records::
 
     run = LiveTraining(step, evaluate=lambda: valid_loss(model), eval_every=250,
-                       baselines={"trigram": 2.04, "4-gram": 1.75}, unit="nats/char")
-    run.train(4000)          # a progress bar; the curve is recorded every 250 steps
-    run.figure()             # training and held-out loss against steps, baselines as grey lines
+                       baselines={"trigram": 2.04}, unit="nats/char")
+    run.train(4000)          # a progress bar; the held-out loss every 250 steps
+    run.figure()             # training and held-out loss against steps, baselines as lines
     run.explorer()           # a slider and a "Train on" button that continue the same run
 
-Steps are counted, not timed, so a run gives the same numbers on every machine (a lesson chooses
-its number of steps so the run takes about a minute); the CPU time (``time.process_time``) is
-recorded beside them; NumPy's BLAS runs on one thread while it trains (the small matrices of a
-step gain nothing from more, and lose much when other work shares the cores). A non-finite training loss stops the run with an error that says so.
+Steps are counted, not timed (the same numbers on every machine; CPU seconds recorded beside);
+NumPy's BLAS runs on one thread while it trains. A non-finite loss stops the run with an error.
 """
 from __future__ import annotations
 
@@ -45,18 +39,19 @@ class Curve:
 class LiveTraining:
     """A training run that the lesson drives step by step (see the module docstring).
 
-    ``step``: one training step of the student's model, ``() -> float`` (its training loss);
-    ``evaluate``: ``() -> float``, the held-out loss (called every ``eval_every`` steps and at the
-    end of each :meth:`train`); ``baselines``: name -> loss, drawn as reference lines;
-    ``name``: the model's name in the figure; ``unit``: the loss's unit ("nats/char").
+    ``step() -> float``: one training step of the student's model, returning its loss;
+    ``evaluate() -> float``: the held-out loss (every ``eval_every`` steps and after each
+    :meth:`train`); ``baselines``: name -> loss, drawn as reference lines; ``unit``: "nats/char".
     """
 
     postfix = "heldout"            # the progress bar's label of the evaluation
 
     def __init__(self, step: Callable[[], float], evaluate: Callable[[], float], eval_every: int,
-                 baselines: dict[str, float] | None = None, name: str = "your model", unit: str = "nats"):
+                 baselines: dict[str, float] | None = None, name: str = "your model",
+                 unit: str = "nats"):
         if not callable(step) or not callable(evaluate):
-            raise TypeError("step and evaluate must be functions: step() -> training loss, evaluate() -> held-out loss")
+            raise TypeError("step and evaluate must be functions: step() -> training loss, "
+                            "evaluate() -> held-out loss")
         if int(eval_every) != eval_every or eval_every < 1:
             raise ValueError(f"eval_every must be a positive integer, got {eval_every!r}")
         self.step_fn, self.evaluate_fn, self.eval_every = step, evaluate, int(eval_every)
@@ -79,22 +74,23 @@ class LiveTraining:
         self._since = []
 
     def train(self, steps: int, progress: bool = True, desc: str | None = None) -> "LiveTraining":
-        """Run ``steps`` more steps (evaluating every ``eval_every`` and at the end); returns self."""
+        """Run ``steps`` more steps (evaluating every ``eval_every`` and at the end)."""
         if int(steps) != steps or steps < 0:
             raise ValueError(f"steps must be a non-negative integer, got {steps!r}")
         if not self.curve.step:
             self._record()                     # the untrained model: where the curve starts
         bar = progress_bar(total=int(steps), desc=desc or f"training {self.name}", unit="step",
                            disable=not progress)
-        one_core = threadpool_limits(limits=1, user_api="blas")   # one CPU core, as the lessons say
+        one_core = threadpool_limits(limits=1, user_api="blas")
         try:
             for _ in range(int(steps)):
                 t0 = time.process_time()
                 loss = float(self.step_fn())
                 self.cpu_seconds += time.process_time() - t0
                 if not math.isfinite(loss):
-                    raise FloatingPointError(f"the training loss became {loss} at step {self.steps + 1}: "
-                                             "a smaller learning rate, or clipping, would keep it finite")
+                    raise FloatingPointError(
+                        f"the training loss became {loss} at step {self.steps + 1}: "
+                        "a smaller learning rate, or clipping, would keep it finite")
                 self.steps += 1
                 self._since.append(loss)
                 bar.update(1)
@@ -126,19 +122,20 @@ class LiveTraining:
         text = (f"{self.name} after {self.steps:,} steps ({self.cpu_seconds:.0f} CPU-s): held-out "
                 f"{loss:.3f} {self.unit}")
         if self.baselines:
-            text += f"; {against}" + (f" — below {', '.join(below)}" if below else " — above every baseline")
+            text += f"; {against}" + (f" — below {', '.join(below)}" if below
+                                      else " — above every baseline")
         return text
 
     def figure(self, title: str | None = None):
-        """Training loss (dotted) and held-out loss (solid) against steps; baselines as grey lines."""
+        """Training loss (dotted) and held-out loss (solid) against steps; baselines as lines."""
         fig, ax = new_figure()
         c = self.curve
         if c.step:
-            ax.plot(c.step[1:], c.train_loss[1:], color=COLOURS["blue"], ls=":", label=f"{self.name}, training batches")
+            ax.plot(c.step[1:], c.train_loss[1:], color=COLOURS["blue"], ls=":",
+                    label=f"{self.name}, training batches")
             ax.plot(c.step, c.heldout_loss, color=COLOURS["blue"], ls="-", marker="o", ms=3,
                     label=f"{self.name}, held out")
-        for i, (name, v) in enumerate(self.baselines.items()):
-            ax.axhline(v, color=GREY_DARK if i % 2 else BLACK, ls=LINESTYLES[1 + i % 3], lw=1.2, label=name)
+        self._baseline_lines(ax)
         set_labels(ax, title or f"Training {self.name}", "training step", "loss", y_unit=self.unit)
         ax.legend(loc="upper right")
         return fig
@@ -153,6 +150,11 @@ class LiveTraining:
         self._ready = True
         return ex
 
+    def _baseline_lines(self, ax) -> None:
+        for i, (name, v) in enumerate(self.baselines.items()):
+            ax.axhline(v, color=GREY_DARK if i % 2 else BLACK, ls=LINESTYLES[1 + i % 3], lw=1.2,
+                       label=name)
+
     def _render(self, steps: int):
         if self._ready:
             self.train(int(steps), progress=False)
@@ -160,10 +162,9 @@ class LiveTraining:
 
 
 class ScoreTraining(LiveTraining):
-    """:class:`LiveTraining` for a score that rises, a Spearman ρ on the
-    validation pairs (lessons 07 and 08): :attr:`scores` holds it after each evaluation. ``plan``,
-    if given, is told the number of steps before each :meth:`train`; ``reference`` = (label, steps,
-    scores) draws another run's points."""
+    """:class:`LiveTraining` for a score that rises, a Spearman ρ on the validation pairs
+    (lessons 07-08), kept in :attr:`scores`. ``plan(steps)`` is called before each
+    :meth:`train`; ``reference`` = (label, steps, scores) draws another run's points."""
 
     postfix = "valid ρ"
 
@@ -187,8 +188,8 @@ class ScoreTraining(LiveTraining):
         if not self.curve.step:
             return f"{self.name}: not trained yet"
         rho = self.scores[-1]
-        text = (f"{self.name} after {self.steps:,} steps ({self.cpu_seconds:.0f} CPU-s of training): "
-                f"ρ {rho:.3f} on the validation pairs of WordSim-353")
+        text = (f"{self.name} after {self.steps:,} steps ({self.cpu_seconds:.0f} CPU-s of "
+                f"training): ρ {rho:.3f} on the validation pairs of WordSim-353")
         if self.baselines:
             above = [k for k, v in self.baselines.items() if rho > v]
             text += "\n  " + ", ".join(f"{k} {v:.3f}" for k, v in self.baselines.items())
@@ -202,14 +203,15 @@ class ScoreTraining(LiveTraining):
         c = self.curve
         if len(c.step) > 1:
             ax_loss.plot(c.step[1:], c.train_loss[1:], color=COLOURS["blue"], marker="o", ms=3)
-        ax_rho.plot(c.step, self.scores, color=COLOURS["vermillion"], marker="o", ms=3, label=self.name)
+        ax_rho.plot(c.step, self.scores, color=COLOURS["vermillion"], marker="o", ms=3,
+                    label=self.name)
         if self.reference is not None and c.step:
             label, xs, ys = self.reference
             shown = [(x, y) for x, y in zip(xs, ys, strict=True) if x <= max(c.step) * 1.02]
             if shown:
-                ax_rho.plot(*zip(*shown), ls="none", marker="D", ms=7, mfc="none", mec=BLACK, label=label)
-        for i, (name, v) in enumerate(self.baselines.items()):
-            ax_rho.axhline(v, color=GREY_DARK if i % 2 else BLACK, ls=LINESTYLES[1 + i % 3], lw=1.2, label=name)
+                ax_rho.plot(*zip(*shown), ls="none", marker="D", ms=7, mfc="none", mec=BLACK,
+                            label=label)
+        self._baseline_lines(ax_rho)
         set_labels(ax_loss, "Training loss (mean of the batches between points)", "training step",
                    "loss per pair", y_unit="nats")
         set_labels(ax_rho, title or "Similarity on the validation pairs", "training step",

@@ -1,7 +1,5 @@
-"""The course's one plot style: figures, colours, labels, log axes, heat maps, PNG bytes.
-
-Importing it applies the style to matplotlib: the colour-blind-safe Okabe–Ito palette, lines
-that differ in colour and style, equal panel sizes, labels "quantity (unit)" without raw TeX.
+"""The course's one plot style, applied on import: the Okabe–Ito palette, lines that differ in
+colour and style, equal panel sizes, labels "quantity (unit)" without raw TeX; log axes, heat maps.
 """
 from __future__ import annotations
 
@@ -226,11 +224,8 @@ def log_axis(ax, axis: str = "y", base: float = 10, ticks=None):
 def heatmap(ax, values, *, title: str, x: str, y: str, colour_label: str | None = None,
             xticklabels=None, yticklabels=None, vmin: float | None = None,
             vmax: float | None = None, signed: bool = False, with_bar: bool = True):
-    """Draw the matrix ``values`` (rows, cols) on ``ax``; return the image.
-
-    A sequential colour map, or a diverging one centred on 0 when ``signed``; one tick label per
-    column/row; ``with_bar=False`` when panels share one :func:`colour_bar`.
-    """
+    """Draw the matrix ``values`` (rows, cols) on ``ax`` (diverging colours centred on 0 when
+    ``signed``; ``with_bar=False`` when panels share one :func:`colour_bar`); return the image."""
     values = np.asarray(values, dtype=float)
     if with_bar and not colour_label:
         raise ValueError("a heat map's colour bar needs a label "

@@ -11,27 +11,6 @@ def make_rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def torch_generator(seed: int, device: str | torch.device = "cpu") -> torch.Generator:
-    """A torch.Generator on ``device`` seeded with ``seed``."""
-    g = torch.Generator(device=device)
-    g.manual_seed(seed)
-    return g
-
-
-def seeded_init(module: torch.nn.Module, seed: int) -> torch.nn.Module:
-    """Re-initialise ``module``'s parameters reproducibly from ``seed``.
-
-    PyTorch's layer constructors draw from the global generator; this runs their
-    ``reset_parameters`` under a temporary fork of it, so the global state is left as it was.
-    """
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        for m in module.modules():
-            if hasattr(m, "reset_parameters"):
-                m.reset_parameters()
-    return module
-
-
 def choose_device(device: str | None = None) -> torch.device:
     """The torch device to train on.
 

@@ -18,13 +18,6 @@ class History:
     epochs: list[dict] = field(default_factory=list)
     seconds: float = 0.0
 
-    def metric(self, name: str) -> list[float]:
-        """The per-epoch values of ``name`` (e.g. 'valid_loss')."""
-        if not self.epochs or name not in self.epochs[0]:
-            have = sorted(self.epochs[0]) if self.epochs else []
-            raise KeyError(f"no per-epoch metric {name!r}; recorded: {have}")
-        return [e[name] for e in self.epochs]
-
 
 def train_loop(step: Callable[[object], float], batches: Callable[[int], Iterable], epochs: int,
                evaluate: Callable[[], dict] | None = None, desc: str = "training",

@@ -1,12 +1,9 @@
 """Widget explorers: thin ipywidgets layers over pure ``render(**values) -> (figure, summary)``.
 
-The plot is an ``ipywidgets.Image`` of PNG bytes rendered here, so it never depends on
-matplotlib's inline backend (which can race widget messages and come up blank). Displaying an
-explorer writes two outputs: a static fallback (the first render as HTML with the PNG inline,
-plus ``image/png`` and ``text/plain``) for GitHub, nbviewer and HTML exports, then the live
-widget, whose ``text/plain`` is :data:`WIDGET_NOTE`. The widget carries a ``<style>`` rule,
-keyed by a hash of the first render, that hides its own fallback wherever the widget renders
-(``tools/browser_check.py`` checks both views).
+The plot is an ``ipywidgets.Image`` of PNG bytes (never matplotlib's inline backend, which can
+race widget messages). Displaying an explorer writes a static fallback (the first render, for
+GitHub, nbviewer and HTML exports), then the live widget, whose ``<style>`` rule hides that
+fallback wherever the widget renders (``tools/browser_check.py`` checks both views).
 """
 from __future__ import annotations
 
@@ -52,11 +49,9 @@ def dropdown(options, value, description: str):
 
 
 class Explorer:
-    """Controls -> pure ``render(**values) -> (Figure, str)`` -> PNG plot + summary text.
+    """Controls {keyword: widget} -> pure ``render(**values) -> (Figure, str)`` -> PNG + text.
 
-    ``controls``: {keyword: widget}; ``run_button``: the label of a button that redraws (for
-    explorers that train), else any change redraws. ``summary``, ``png`` and ``renders`` hold
-    the last summary, the last image and the number of redraws.
+    With ``run_button`` (explorers that train) only the button redraws, else any change does.
     """
 
     def __init__(self, render: Callable[..., tuple], controls: dict, title: str = "",

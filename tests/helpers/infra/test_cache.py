@@ -18,14 +18,12 @@ from helpers.infra.cache import cache_dir, cached
 
 def value():
     rng = np.random.default_rng(0)
-    return {"W": rng.standard_normal((40, 8)).astype(np.float32), "vocab": ["the", "Zürich"],
-            "loss": [float(x) for x in rng.random(12)], "steps": 120, "kind": "lstm"}
+    return {"W": rng.standard_normal((40, 8)).astype(np.float32), "ids": np.arange(12)}
 
 
 def same(a, b) -> bool:
-    keys = ("vocab", "loss", "steps", "kind")
-    return (np.array_equal(a["W"], b["W"]) and a["W"].dtype == b["W"].dtype
-            and [a[k] for k in keys] == [b[k] for k in keys])
+    return a.keys() == b.keys() and all(
+        np.array_equal(a[k], b[k]) and a[k].dtype == b[k].dtype for k in a)
 
 
 @pytest.fixture
@@ -83,7 +81,7 @@ def test_built_once_rebuilt_for_a_new_version_never_pickled_and_the_why_names_bo
     files = sorted(p.name for p in here.glob("m-v1*") if p.suffix != ".lock")
     assert files == ["m-v1.json", "m-v1.npz"]
     with np.load(here / "m-v1.npz", allow_pickle=False) as npz:
-        assert npz["value/W"].shape == (40, 8)
+        assert npz["W"].shape == (40, 8)
     flip_at(0.5)(here / "m-v1.npz")
     capsys.readouterr()
     cached("m", "v1", value, verbose=False)
@@ -93,7 +91,7 @@ def test_built_once_rebuilt_for_a_new_version_never_pickled_and_the_why_names_bo
 
 
 def test_a_value_the_codec_cannot_store_or_a_bad_version_is_a_clear_error(here):
-    with pytest.raises(TypeError, match="cannot store value/model: .*give the cache a codec"):
+    with pytest.raises(TypeError, match="array 'model' is a object, expected a NumPy array"):
         cached("m", "v1", lambda: {"model": object()}, verbose=False)
     with pytest.raises(ValueError, match="a cache version must be letters, digits"):
         cached("m", "v1/../x", value, verbose=False)
@@ -117,7 +115,7 @@ def test_a_class_with_to_arrays_and_from_arrays_is_a_codec(here, capsys):
     p = cached("p", "v1", lambda: Point(np.arange(3.0), "three"), codec=Point, verbose=False)
     assert isinstance(p, Point) and p.label == "three" and p.xy.tolist() == [0, 1, 2]
     cached("p", "v1", lambda: {"xy": np.arange(3.0)}, verbose=False)   # another codec: rebuilt
-    assert ("test_cache.Point', this call reads 'helpers.infra.artifacts.TreeCodec'"
+    assert ("test_cache.Point', this call reads 'helpers.infra.cache.ArraysCodec'"
             in capsys.readouterr().out)
 
 
@@ -136,15 +134,6 @@ def test_default_folder_is_the_systems_cache_folder(tmp_path, monkeypatch):
         assert cache.location()[1].endswith(f"and XDG_CACHE_HOME={tmp_path / 'xdg'} chose it")
         monkeypatch.setenv("NLP_COURSE_CACHE", str(tmp_path / "mine"))
         assert cache.location() == (tmp_path / "mine", f"NLP_COURSE_CACHE={tmp_path / 'mine'}")
-
-
-def test_default_folder_asks_platformdirs(monkeypatch):
-    """On macOS and Windows the folder is that system's, not Linux's ~/.cache."""
-    mac = "/Users/ada/Library/Caches/nlp-from-scratch"
-    calls = []
-    monkeypatch.setattr(platformdirs, "user_cache_dir", lambda *a, **k: calls.append((a, k)) or mac)
-    assert cache.default_folder() == Path(mac)
-    assert calls == [(("nlp-from-scratch",), {"appauthor": False})]
 
 
 @pytest.mark.parametrize("setting, message", [
@@ -212,19 +201,6 @@ def test_a_folder_that_cannot_be_written(here, monkeypatch):
         cached("m", "v1", value, verbose=False)
 
 
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root may write anywhere")
-def test_a_read_only_folder_for_real(tmp_path, monkeypatch):
-    folder = tmp_path / "ro"
-    folder.mkdir()
-    folder.chmod(0o555)
-    monkeypatch.setenv("NLP_COURSE_CACHE", str(folder))
-    try:
-        with pytest.raises(OSError, match="is not writable"):
-            cache_dir()
-    finally:
-        folder.chmod(0o755)
-
-
 # ---------------------------------------------------------------- locking
 def test_a_second_caller_waits_for_the_lock_and_says_so(here, capsys):
     acquired, release = threading.Event(), threading.Event()
@@ -250,8 +226,8 @@ def slow_counted_fill(name: str, version: str, log: str):
         with open(log, "a", encoding="utf-8") as f:
             f.write("built\n")
         time.sleep(1.0)
-        return 42
-    return cached(name, version, build, verbose=False)
+        return {"x": np.array(42)}
+    return int(cached(name, version, build, verbose=False)["x"])
 
 
 def test_two_processes_never_build_the_same_entry(here):

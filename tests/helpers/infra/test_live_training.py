@@ -28,12 +28,15 @@ def test_the_curve_records_every_eval_and_the_end(capsys):
 
 def test_the_steps_run_with_one_blas_thread_and_the_limit_is_lifted_after():
     from threadpoolctl import threadpool_info, threadpool_limits
-    blas = lambda: [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]   # noqa: E731
+    def blas():
+        return [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+
     with threadpool_limits(limits=2, user_api="blas"):        # as on a 2-core laptop
         before, seen = blas(), []
         if max(before, default=1) < 2:
             pytest.skip("this BLAS runs one thread only")
-        LiveTraining(lambda: seen.append(blas()) or 1.0, lambda: 1.0, eval_every=1).train(3, progress=False)
+        run = LiveTraining(lambda: seen.append(blas()) or 1.0, lambda: 1.0, eval_every=1)
+        run.train(3, progress=False)
         assert seen == [[1] * len(before)] * 3 and blas() == before
         with pytest.raises(FloatingPointError):                # a failed run lifts the limit too
             LiveTraining(lambda: float("nan"), lambda: 1.0, eval_every=1).train(1, progress=False)
@@ -68,4 +71,5 @@ def test_a_score_run_plans_its_steps_and_reads_higher_as_better():
                         plan=planned.append)
     run.train(10, progress=False)
     assert planned == [10] and run.scores == pytest.approx([0.0, 0.05, 0.1])
-    assert "ρ 0.100" in run.summary() and "a higher ρ than raw rows (point estimates" in run.summary()
+    assert "ρ 0.100" in run.summary()
+    assert "a higher ρ than raw rows (point estimates" in run.summary()

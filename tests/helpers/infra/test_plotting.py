@@ -1,14 +1,13 @@
-"""One plot style (issue 16): the plotting helpers, the style checker, and every plotting function
-of ``helpers`` drawn on tiny inputs and checked by :func:`tools.figure_checks.figure_problems`
-(titles and axis labels, no raw TeX, palette colours, no overlapping tick labels, clean log axes,
-heat maps with a colour bar and a perceptually uniform map).
+"""helpers.infra.plotting: the course's one plot style, and every plotting function of
+``helpers`` drawn on tiny inputs and checked by :func:`tools.figure_checks.figure_problems`.
 
-A new plotting function in ``helpers`` needs a case in ``CASES`` (``test_every_plotting_function_has_a_case``
-finds them by their calls to ``new_figure``), and draws through ``helpers.infra.plotting``.
+A new plotting function in ``helpers`` needs a case in ``CASES`` (found by its call to
+``new_figure``) and draws through ``helpers.infra.plotting``.
 """
 from __future__ import annotations
 
 import ast
+import json
 from pathlib import Path
 
 import matplotlib
@@ -32,7 +31,7 @@ from helpers.infra.plotting import (  # noqa: E402
 )
 from tools.figure_checks import ALLOWED_COLOURS, figure_problems  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(autouse=True)
@@ -42,30 +41,31 @@ def _close_figures():
 
 
 # ---------------------------------------------------------------- the helpers
-def test_style_is_applied_and_figures_share_sizes():
-    assert matplotlib.rcParams["axes.prop_cycle"].by_key()["color"] == list(COLOURS.values())
+def test_style_colours_and_sizes():
+    from tools.diagrams.svg import PALETTE
+
+    okabe_ito = {"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000"}
+    assert {c.upper() for c in COLOURS.values()} == okabe_ito and PALETTE is plotting.PALETTE
+    assert GREY.upper() in ALLOWED_COLOURS
+    # lines differ in line style too, so that they survive greyscale
+    assert len(set(map(str, plotting.LINESTYLES))) == len(COLOURS) == len(set(plotting.MARKERS))
     assert matplotlib.rcParams["image.cmap"] == plotting.SEQUENTIAL_CMAP
     assert not matplotlib.rcParams["text.usetex"]
-    one, _ = new_figure()
+    one, ax = new_figure()
+    for k in range(3):                                   # what unstyled calls get
+        ax.plot([0, 1], [k, k + 1])
+    assert [line.get_color() for line in ax.get_lines()] == list(COLOURS.values())[:3]
     two, axes = new_figure(ncols=2)
     assert len(axes) == 2
-    assert one.get_size_inches() == pytest.approx((plotting.PANEL_WIDTH[1], plotting.PANEL_HEIGHT))
-    assert two.get_size_inches() == pytest.approx((2 * plotting.PANEL_WIDTH[2], plotting.PANEL_HEIGHT))
+    width, height = plotting.PANEL_WIDTH, plotting.PANEL_HEIGHT
+    assert one.get_size_inches() == pytest.approx((width[1], height))
+    assert two.get_size_inches() == pytest.approx((2 * width[2], height))
     with pytest.raises(ValueError, match="at least one row"):
         new_figure(ncols=0)
 
 
-def test_palette_is_okabe_ito_and_matches_the_diagrams():
-    from tools.diagrams.svg import PALETTE
-
-    okabe_ito = {"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000"}
-    assert {c.upper() for c in COLOURS.values()} == okabe_ito
-    assert PALETTE is plotting.PALETTE
-    # lines differ in line style too, so that they survive greyscale
-    assert len(set(map(str, plotting.LINESTYLES))) == len(COLOURS) == len(set(plotting.MARKERS))
-
-
-@pytest.mark.parametrize("text", ["h_{t-1}", r"\alpha = 0.75", r"||dL/dh_{T-k}||", "cost in $", r"$\frac{1}{$"])
+@pytest.mark.parametrize("text", ["h_{t-1}", r"\alpha = 0.75", r"||dL/dh_{T-k}||", "cost in $",
+                                  r"$\frac{1}{$"])
 def test_raw_tex_is_refused(text):
     assert tex_problem(text) is not None
     _, ax = new_figure()
@@ -73,8 +73,8 @@ def test_raw_tex_is_refused(text):
         set_labels(ax, "title", text, "y")
 
 
-@pytest.mark.parametrize("text", ["$h_{t-1}$", r"$\|\partial L/\partial h\|$ (log scale)", "‖A‖_F", "x_max = 100, α",
-                                  "time (s)"])
+@pytest.mark.parametrize("text", ["$h_{t-1}$", r"$\|\partial L/\partial h\|$ (log scale)",
+                                  "‖A‖_F", "x_max = 100, α", "time (s)"])
 def test_mathtext_and_unicode_are_fine(text):
     assert tex_problem(text) is None
 
@@ -85,7 +85,8 @@ def test_set_labels_with_units():
     assert (ax.get_title(), ax.get_xlabel(), ax.get_ylabel()) == ("Loss", "time (s)", "loss (nats)")
 
 
-@pytest.mark.parametrize("lo, hi, base", [(20, 600, 10), (1e-9, 1.0, 10), (3.0, 8.0, 10), (16, 512, 2)])
+@pytest.mark.parametrize("lo, hi, base",
+                         [(20, 600, 10), (1e-9, 1.0, 10), (3.0, 8.0, 10), (16, 512, 2)])
 def test_log_axis_labels_major_ticks_only(lo, hi, base):
     fig, ax = new_figure()
     x = np.geomspace(lo, hi, 50)
@@ -101,8 +102,8 @@ def test_log_axis_labels_major_ticks_only(lo, hi, base):
 
 def test_heatmap_has_a_colour_bar_and_a_uniform_map():
     fig, ax = new_figure()
-    im = heatmap(ax, np.arange(6.0).reshape(2, 3), title="t", x="column", y="row", colour_label="value",
-                 xticklabels=["a", "b", "c"], yticklabels=["r1", "r2"])
+    im = heatmap(ax, np.arange(6.0).reshape(2, 3), title="t", x="column", y="row",
+                 colour_label="value", xticklabels=["a", "b", "c"], yticklabels=["r1", "r2"])
     assert im.get_cmap().name == plotting.SEQUENTIAL_CMAP and im.colorbar is not None
     assert figure_problems(fig) == []
     _, ax = new_figure()
@@ -118,8 +119,8 @@ def test_heatmap_has_a_colour_bar_and_a_uniform_map():
 
 def test_plot_curves():
     fig, ax = new_figure()
-    plot_curves(ax, {"train": [3, 2, 1.5, 1.2], "valid": [3.1, 2.4, 2.2, 2.3]}, "Loss", "epoch", "loss (nats)",
-                logy=True)
+    plot_curves(ax, {"train": [3, 2, 1.5, 1.2], "valid": [3.1, 2.4, 2.2, 2.3]}, "Loss", "epoch",
+                "loss (nats)", logy=True)
     lines = ax.get_lines()
     assert [line.get_label() for line in lines] == ["train", "valid"]
     assert lines[0].get_linestyle() != lines[1].get_linestyle()      # greyscale-safe
@@ -128,7 +129,7 @@ def test_plot_curves():
         plot_curves(ax, {}, "t", "x", "y")
 
 
-# ---------------------------------------------------------------- every plotting function of helpers
+# ---------------------------------------------------------------- every plotting function
 def _fig(result):
     """The figure of a plotting function's result: (fig, summary), (fig, data) or an Axes."""
     if isinstance(result, tuple):
@@ -152,7 +153,8 @@ def _case_trained_gradient_flow():
     from helpers.course.word_lms import plot_gradient_flow
 
     rng = np.random.default_rng(0)
-    flows = {name: 10 ** np.cumsum(-rng.random((8, 12)) * d, axis=1) for name, d in (("RNN", 0.5), ("LSTM", 0.1))}
+    flows = {name: 10 ** np.cumsum(-rng.random((8, 12)) * d, axis=1)
+             for name, d in (("RNN", 0.5), ("LSTM", 0.1))}
     return plot_gradient_flow(flows, "Gradient reaching k words back")
 
 
@@ -160,8 +162,8 @@ def _live_run(scale: float):
     from helpers.infra.live_training import LiveTraining
 
     losses = iter(np.linspace(4.0, 2.0, 50) * scale)
-    run = LiveTraining(lambda: next(losses), lambda: 2.5 * scale, eval_every=2, name="model", unit="nats/char",
-                       baselines={"trigram": 2.0})
+    run = LiveTraining(lambda: next(losses), lambda: 2.5 * scale, eval_every=2, name="model",
+                       unit="nats/char", baselines={"trigram": 2.0})
     return run.train(6, progress=False)
 
 
@@ -233,8 +235,8 @@ def _case_reversal():
     from helpers.lessons.lesson04 import plot_reversal
 
     rng = np.random.default_rng(0)
-    return plot_reversal([4, 6], {"with attention": rng.random((2, 2)), "without": rng.random((2, 2))},
-                         rng.random((10, 10)), list(range(10)))
+    accuracy = {"with attention": rng.random((2, 2)), "without": rng.random((2, 2))}
+    return plot_reversal([4, 6], accuracy, rng.random((10, 10)), list(range(10)))
 
 
 def _case_positional_encoding():
@@ -255,8 +257,9 @@ def _case_attention_grid():
 def _case_copy_experiment():
     from helpers.lessons.lesson04 import plot_copy_experiment
 
-    return plot_copy_experiment({"lengths": [4, 8, 16], "accuracy": {"Transformer": [1.0, 1.0, 0.99],
-                                 "LSTM": [0.9, 0.4, 0.07]}, "params": {"Transformer": 27000, "LSTM": 28000},
+    accuracy = {"Transformer": [1.0, 1.0, 0.99], "LSTM": [0.9, 0.4, 0.07]}
+    return plot_copy_experiment({"lengths": [4, 8, 16], "accuracy": accuracy,
+                                 "params": {"Transformer": 27000, "LSTM": 28000},
                                  "steps": {"Transformer": 150, "LSTM": 300}})
 
 
@@ -274,7 +277,7 @@ def _case_lsa():
 def _toy_ids():
     from helpers.lib.text import Vocab
 
-    sents = [["new", "york", "is", "big"], ["old", "york", "is", "big"], ["the", "city", "is", "new"]] * 5
+    sents = [s.split() for s in ("new york is big", "old york is big", "the city is new")] * 5
     vocab = Vocab.build([w for s in sents for w in s])
     return vocab, [vocab.encode(s) for s in sents]
 
@@ -310,8 +313,9 @@ def _case_w2v_live_training():
         state["rho"] += 0.02
         return 3.0 - state["rho"]
 
-    run = ScoreTraining(step, lambda: state["rho"], eval_every=5, reference=("shipped", [5, 10], [0.1, 0.2]),
-                        baselines={"PPMI-SVD (lesson 06)": 0.45, "LSA (lesson 05)": 0.47, "shipped": 0.5})
+    run = ScoreTraining(step, lambda: state["rho"], eval_every=5,
+                        reference=("shipped", [5, 10], [0.1, 0.2]),
+                        baselines={"PPMI-SVD": 0.45, "LSA (lesson 05)": 0.47, "shipped": 0.5})
     run.train(20, progress=False)
     return run.figure()
 
@@ -319,7 +323,7 @@ def _case_w2v_live_training():
 def _case_dimension_runs():
     from helpers.lessons.lesson07 import DimensionRuns
 
-    class Run:                                    # a stand-in for LiveSkipGram: the explorer's bookkeeping
+    class Run:                                    # a stand-in for LiveSkipGram
         def __init__(self, dim):
             self.W, self.corpus, self.t = np.eye(4, dim), None, 0.0
 
@@ -344,8 +348,8 @@ def _case_pmi_link():
     rng = np.random.default_rng(0)
     x = rng.normal(5, 2, 300)
     p = rng.normal(0, 1, 400)
-    return plot_pmi_link({"log_x": x, "b": x + rng.normal(0, 1, 300), "pmi": p, "dot": p + rng.normal(0, 1, 400),
-                          "bias_r": 0.9, "dot_r": 0.7}, "a GloVe")
+    return plot_pmi_link({"log_x": x, "b": x + rng.normal(0, 1, 300), "pmi": p,
+                          "dot": p + rng.normal(0, 1, 400), "bias_r": 0.9, "dot_r": 0.7}, "a GloVe")
 
 
 def _case_glove_weight():
@@ -370,7 +374,7 @@ def _case_projection():
 
 
 def _case_grid_and_control():
-    from helpers.course.scaling_grid import METRICS, ScalingGrid
+    from helpers.course.vector_studies import METRICS, ScalingGrid
     from helpers.lessons.lesson09 import plot_grid_and_control
 
     rng = np.random.default_rng(0)
@@ -393,7 +397,8 @@ def _case_sense_explorer():
     ex = load_wsd_sentences()
     tok = BPETokenizer.train([w for e in ex for w in e.tokens], vocab_size=120)
     torch.manual_seed(0)
-    model = TinyBert(BertConfig(len(tok), dim=8, n_layers=1, n_heads=2, ff_dim=16, max_len=32)).eval()
+    config = BertConfig(len(tok), dim=8, n_layers=1, n_heads=2, ff_dim=16, max_len=32)
+    model = TinyBert(config).eval()
     return render_sense_explorer(model, tok, ex, sentence=0, word="bank", layer=1)
 
 
@@ -407,7 +412,23 @@ def _case_live_finetune():
     # the smallest live run the explorer offers (10 steps, one thread: a few seconds)
     from helpers.course.models import load_model
     from helpers.lessons.lesson10 import render_live_finetune
-    return render_live_finetune(10, shipped=load_model("mlm_bert"), results=load_model("bert_finetune"))
+    return render_live_finetune(10, shipped=load_model("mlm_bert"),
+                                results=load_model("bert_finetune"))
+
+def _case_output_layer_timings():
+    from helpers.lessons.lesson07 import plot_output_layer_timings
+
+    return plot_output_layer_timings(
+        [{"vocab_size": v, "softmax": 1e-3 * v / 1000, "ns_rows": 6e-4, "ns_dense": 2e-3 + 1e-7 * v,
+          "hs": 1e-3, "hs_mean_depth": 8.0} for v in (1_000, 4_000, 16_000, 32_000)])
+
+
+def _case_live_pretraining():
+    from helpers.lessons.lesson10 import plot_live_pretraining
+
+    return plot_live_pretraining({"step": [500, 1000, 1500], "valid_acc": [0.06, 0.15, 0.19]},
+                                 {"step": [10, 20], "valid_acc": [0.04, 0.05]}, 0.045)
+
 
 # function (module:qualified name) -> how to draw it on tiny inputs
 CASES = {
@@ -430,10 +451,7 @@ CASES = {
     "helpers.lessons.lesson06:render_contexts": _case_contexts,
     "helpers.infra.live_training:ScoreTraining.figure": _case_w2v_live_training,
     "helpers.lessons.lesson07:DimensionRuns.render": _case_dimension_runs,
-    "helpers.lessons.lesson07:plot_output_layer_timings": lambda: __import__(
-        "helpers.lessons.lesson07", fromlist=["plot_output_layer_timings"]).plot_output_layer_timings(
-        [{"vocab_size": v, "softmax": 1e-3 * v / 1000, "ns_rows": 6e-4, "ns_dense": 2e-3 + 1e-7 * v, "hs": 1e-3,
-          "hs_mean_depth": 8.0} for v in (1_000, 4_000, 16_000, 32_000)]),
+    "helpers.lessons.lesson07:plot_output_layer_timings": _case_output_layer_timings,
     "helpers.lessons.lesson08:render_glove_weight": _case_glove_weight,
     "helpers.lessons.lesson08:plot_pmi_link": _case_pmi_link,
     "helpers.lessons.lesson09:make_projection_render.render": _case_projection,
@@ -441,10 +459,7 @@ CASES = {
     "helpers.lessons.lesson10:render_sense_explorer": _case_sense_explorer,
     "helpers.lessons.lesson10:plot_finetune": _case_finetune,
     "helpers.lessons.lesson10:render_live_finetune": _case_live_finetune,
-    "helpers.lessons.lesson10:plot_live_pretraining": lambda: __import__(
-        "helpers.lessons.lesson10", fromlist=["plot_live_pretraining"]).plot_live_pretraining(
-        {"step": [500, 1000, 1500], "valid_acc": [0.06, 0.15, 0.19]}, {"step": [10, 20], "valid_acc": [0.04, 0.05]},
-        0.045),
+    "helpers.lessons.lesson10:plot_live_pretraining": _case_live_pretraining,
 }
 
 
@@ -461,10 +476,10 @@ def _figure_makers(node, prefix: str = ""):
     for child in ast.iter_child_nodes(node):
         if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
             name = f"{prefix}{child.name}"
-            nested = {id(n) for f in ast.walk(child) if f is not child and isinstance(f, ast.FunctionDef)
-                      for n in ast.walk(f)}
+            nested = {id(n) for f in ast.walk(child)
+                      if f is not child and isinstance(f, ast.FunctionDef) for n in ast.walk(f)}
             if any(isinstance(c, ast.Call) and id(c) not in nested and "new_figure" in (
-                    getattr(c.func, "id", None), getattr(c.func, "attr", None))   # plotting.new_figure
+                    getattr(c.func, "id", None), getattr(c.func, "attr", None))
                    for c in ast.walk(child)):
                 yield name
             yield from _figure_makers(child, f"{name}.")
@@ -487,8 +502,8 @@ def _plotting_functions() -> tuple[set[str], list[str]]:
         found |= {f"{module}:{name}" for name in _figure_makers(tree)}
         for node in ast.walk(tree):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in ("subplots", "figure", "subplot") and isinstance(node.func.value, ast.Name)
-                    and node.func.value.id == "plt"):
+                    and node.func.attr in ("subplots", "figure", "subplot")
+                    and getattr(node.func.value, "id", None) == "plt"):
                 bypass.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     return found, bypass
 
@@ -498,30 +513,18 @@ def test_every_plotting_function_has_a_case():
     assert not bypass, f"figures made outside helpers.infra.plotting.new_figure: {bypass}"
     covered = {name.split(" (")[0] for name in CASES}
     missing = sorted(found - covered)
-    assert not missing, f"plotting functions without a style case in tests/test_plot_style.py CASES: {missing}"
-    assert covered <= found, f"CASES names functions that no longer call new_figure: {sorted(covered - found)}"
-
-
-def test_default_colour_cycle_is_what_unstyled_calls_get():
-    fig, ax = new_figure()
-    for k in range(3):
-        ax.plot([0, 1], [k, k + 1])
-    ax.bar([0], [1])
-    assert [line.get_color().upper() for line in ax.get_lines()] == [c.upper() for c in list(COLOURS.values())[:3]]
-    assert GREY.upper() in ALLOWED_COLOURS
+    assert not missing, f"plotting functions without a style case in CASES: {missing}"
+    assert covered <= found, f"CASES names functions that no longer draw: {covered - found}"
 
 
 def test_constrained_figures_are_not_tight_laid_out():
-    """A figure from ``new_figure`` uses the constrained layout; ``fig.tight_layout()`` on it raises
-    once a colour bar exists ("Colorbar layout of new layout engine not compatible"), so no notebook
-    cell that calls ``new_figure`` also calls ``tight_layout``."""
-    import json
-
+    """``new_figure`` uses the constrained layout: ``tight_layout()`` raises on it once a colour
+    bar exists, so no notebook cell calls both."""
     offenders = []
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         for i, cell in enumerate(cells):
-            source = "".join(cell["source"])
-            if cell["cell_type"] == "code" and "new_figure(" in source and "tight_layout(" in source:
+            source = "".join(cell["source"]) if cell["cell_type"] == "code" else ""
+            if "new_figure(" in source and "tight_layout(" in source:
                 offenders.append(f"{path.name} cell {i}")
     assert not offenders, f"tight_layout on a constrained new_figure figure: {offenders}"
