@@ -14,7 +14,6 @@ from helpers.course.models import load_model, read_manifest
 from helpers.infra.artifacts import Artifact, unprefixed
 from helpers.infra.cache import cached, settings_version
 from helpers.lib.counting import cooccurrence_matrix, ppmi
-from helpers.lib.fasttext import FastTextVectors
 from helpers.lib.lsa import lsa_word_vectors, svd_vectors
 from helpers.lib.text import Vocab
 
@@ -60,14 +59,6 @@ def load_word_vectors(name: str) -> ShippedVectors:
     return load_model(model)
 
 
-def load_shipped_fasttext() -> FastTextVectors:
-    """The shipped fastText as a :class:`helpers.lib.fasttext.FastTextVectors`: any word has a
-    vector, an unseen one the mean of its n-gram buckets. The words' own vectors are not
-    shipped, so ``word_vectors`` holds W too."""
-    W, _, vocab, meta = load_word_vectors("fasttext")
-    s = meta["settings"]
-    return FastTextVectors(vocab.itos, W, W, meta["ngram_vectors"], s["min_n"], s["max_n"],
-                           meta["train_seconds"], s)
 
 
 def shipped_embeddings(count_based: bool = True) -> dict:

@@ -16,7 +16,6 @@ from helpers.exercises import (
     expect_gradients_match_torch,
     expect_tuple,
 )
-from helpers.lib.glove import one_hot_sums
 from helpers.lib.hsoftmax import hs_loss_and_grads
 from helpers.lib.layers import Embedding, SigmoidCrossEntropy
 from helpers.lib.negative_sampling import (
@@ -27,7 +26,7 @@ from helpers.lib.negative_sampling import (
     unigram_table,
 )
 from helpers.lib.optim import SGD
-from helpers.lib.sgns import ns_loss_and_gradients, scatter_rows, sgd_step
+from helpers.lib.sgns import ns_loss_and_gradients, one_hot_sums, scatter_rows, sgd_step
 from helpers.lib.word2vec import keep_probabilities
 
 NS_FORBIDDEN = (ns_loss_and_gradients, sgns_pair_gradients, hs_loss_and_grads, EmbeddingDot,

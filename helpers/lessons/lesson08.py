@@ -9,12 +9,23 @@ import scipy.sparse as sp
 from scipy.stats import pearsonr
 
 from helpers.course.benchmarks import benchmark_halves, count_row_cosines, count_rows_rho
+from helpers.course.word_vectors import load_word_vectors
 from helpers.infra.plotting import COLOURS, GREY, log_axis, new_figure, set_labels
 from helpers.lib.counting import ppmi
 from helpers.lib.fasttext import FastTextVectors
 from helpers.lib.glove import glove_weight
 from helpers.lib.metrics import nearest_neighbours, pair_cosines, vocab_maps
 from helpers.lib.stats import interval, paired_spearman_difference, resamples, spearman_rows
+
+
+def load_shipped_fasttext() -> FastTextVectors:
+    """The shipped fastText as a :class:`helpers.lib.fasttext.FastTextVectors`: any word has a
+    vector, an unseen one the mean of its n-gram buckets. The words' own vectors are not
+    shipped, so ``word_vectors`` holds W too."""
+    W, _, vocab, meta = load_word_vectors("fasttext")
+    s = meta["settings"]
+    return FastTextVectors(vocab.itos, W, W, meta["ngram_vectors"], s["min_n"], s["max_n"],
+                           meta["train_seconds"], s)
 
 
 def ratio_table(counts, vocab, a: str, b: str, contexts: Sequence[str]) -> list[dict]:

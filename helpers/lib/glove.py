@@ -19,6 +19,7 @@ import scipy.sparse as sp
 import torch
 
 from helpers.lib.checks import describe_offending
+from helpers.lib.sgns import one_hot_sums
 
 
 def glove_weight(x, x_max: float = 100.0, alpha: float = 0.75) -> np.ndarray:
@@ -87,17 +88,6 @@ def adagrad_glove_c(param, grad, G, lr: float):
     return param - step / np.sqrt(G), G + step * step
 
 
-def one_hot_sums(ids: np.ndarray, n_rows: int, dtype=np.float32
-                 ) -> tuple[np.ndarray, sp.csr_matrix]:
-    """(uniq, S): the distinct ids and the sparse (U, P) one-hot matrix with S[u, p] = 1 where
-    ids[p] == uniq[u], so that ``target[uniq] += S @ values`` adds a repeated id's rows
-    (lesson 08 §4)."""
-    uniq, inv = np.unique(ids, return_inverse=True)
-    order = np.argsort(inv, kind="stable")
-    indptr = np.zeros(len(uniq) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(inv, minlength=len(uniq)), out=indptr[1:])
-    return uniq, sp.csr_matrix((np.ones(len(ids), dtype), order, indptr),
-                               shape=(len(uniq), len(ids)))
 
 
 class PairwiseGloVe:

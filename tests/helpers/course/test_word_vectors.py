@@ -13,13 +13,13 @@ from helpers.course.word_vectors import (
     NAMES,
     SHIPPED_LABELS,
     CountVectorsCodec,
-    load_shipped_fasttext,
     load_vectors_artifact,
     load_word_vectors,
     rare_neighbour_share,
     shipped_embeddings,
 )
 from helpers.infra.artifacts import load_artifact, save_artifact
+from helpers.lessons.lesson08 import load_shipped_fasttext
 from helpers.lib.fasttext import ngram_buckets
 from helpers.lib.text import Vocab
 from training.word_vector_models import SETTINGS, vocab_to_arrays
