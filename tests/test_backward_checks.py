@@ -35,7 +35,6 @@ def _layer_classes():
 def _cases():
     """{class name: make() -> (layer, forward args, a correct dout, a wrong dout)}."""
     from helpers.lib.attention import Attention, MultiHeadAttention
-    from helpers.lib.bert import NumpyMaskedLM
     from helpers.lib.decoder import GELU, DecoderBlock, FeedForward, NumpyDecoderLM
     from helpers.lib.encoder_numpy import EncoderBlock
     from helpers.lib.layers import (
@@ -56,11 +55,6 @@ def _cases():
     xs = rng.standard_normal((2, 5, 3))
     ids = np.array([[1, 2], [3, 0]])
 
-    def mlm():
-        layer = NumpyMaskedLM(7, 3, rng)
-        labels = np.array([[-100, 5], [2, -100]])
-        return layer, (ids, labels, np.ones((2, 2), bool)), 1.0, np.ones(2)
-
     return {
         "Linear": lambda: (Linear(3, 4, rng), (x,), np.ones((2, 4)), np.ones((2, 1))),
         "Activation": lambda: (Activation("tanh"), (x,), np.ones((2, 3)), np.ones((3, 2))),
@@ -75,7 +69,6 @@ def _cases():
                                        np.ones((2, 5, 4)), np.ones((2, 4, 4))),
         "LearnedPositions": lambda: (LearnedPositions(8, 3, rng), (5,), np.ones((2, 5, 3)), np.ones((4, 3))),
         "EmbeddingDot": lambda: (EmbeddingDot(5, 3, rng), (x, ids), np.ones((2, 2)), np.ones((2, 3))),
-        "NumpyMaskedLM": mlm,
         "LayerNorm": lambda: (LayerNorm(3), (xs,), np.ones((2, 5, 3)), np.ones((2, 5, 4))),
         "GELU": lambda: (GELU(), (x,), np.ones((2, 3)), np.ones((3, 2))),
         "FeedForward": lambda: (FeedForward(4, 8, rng, np.float64), (rng.standard_normal((2, 5, 4)),),

@@ -46,9 +46,10 @@ from helpers.infra.plotting import (
     set_labels,
 )
 from helpers.infra.seeding import make_rng
-from helpers.lib.bert import NumpyMaskedLM, TinyBert
+from helpers.lib.bert import TinyBert
 from helpers.lib.bpe import SPECIALS, BPETokenizer
 from helpers.lib.contextual import nearest_sense, word_vectors
+from helpers.lib.encoder_numpy import NumpyEncoder
 from helpers.lib.mlm import IGNORE, MaskedBatch, encode_sentence
 from helpers.lib.pretraining import (
     batch_to_torch,
@@ -499,12 +500,23 @@ def render_live_finetune(steps: int = 20, *, shipped: ShippedMLM, results: Finet
 
 
 # ---------------------------------------------------------------- section 3: the live NumPy model and the baselines
-def numpy_mlm_scores(model: NumpyMaskedLM, batches: list) -> dict:
-    """The NumPy masked LM on masked-once batches: {'accuracy', 'nll' (nats), 'right', 'count'}, the
+def encoder_scores(encoder: NumpyEncoder, batches: list) -> dict:
+    """A NumPy encoder on masked-once batches: {'accuracy', 'nll' (nats), 'right', 'count'}, the
     last two per sentence ((n,) int64, sentences without a masked piece left out)."""
+    return _blank_scores(lambda b: _encoder_predict(encoder, b), batches)
+
+
+def _encoder_predict(encoder: NumpyEncoder, b):
+    rows, cols = np.nonzero(b.labels != IGNORE)
+    logits = encoder.mlm_logits(encoder.forward(b.inputs, b.attention_mask)[rows, cols])
+    P = np.exp(logits - logits.max(1, keepdims=True))
+    return P / P.sum(1, keepdims=True), b.labels[rows, cols], rows
+
+
+def _blank_scores(predict, batches: list) -> dict:
     right, count, nll, n = [], [], 0.0, 0
     for b in batches:
-        P, t, rows = model.predict(b.inputs, b.labels, b.attention_mask)
+        P, t, rows = predict(b)
         hits = np.zeros(len(b.labels), dtype=np.int64)
         np.add.at(hits, rows, P.argmax(1) == t)
         nll -= float(np.log(np.maximum(P[np.arange(len(t)), t], 1e-30)).sum())
@@ -581,6 +593,12 @@ def tinybert_blank(model: TinyBert, batch) -> np.ndarray:
     x, y, att = batch_to_torch(batch, "cpu")
     sel = y != IGNORE
     return torch.softmax(model.mlm_logits(model(x, att)[sel]), -1)[0].numpy()
+
+
+def encoder_blank(encoder: NumpyEncoder, batch) -> np.ndarray:
+    """A NumPy encoder's distribution (V,) at the one masked position of ``batch``."""
+    P, _, _ = _encoder_predict(encoder, batch)
+    return P[0]
 
 
 # ---------------------------------------------------------------- who did what to whom: the role probe

@@ -21,6 +21,8 @@ import numpy as np
 
 from helpers.lib.attention import (
     MultiHeadAttention,
+    mha_backward,
+    mha_forward,
     scaled_dot_product_attention,
     softmax_attention_backward,
 )
@@ -48,13 +50,15 @@ class EncoderBlock(Layer):
 
     x = x + Attn(LN1(x), key_padding);  x = x + FFN(LN2(x)), as ``nn.TransformerEncoderLayer(norm_first=True)``.
     No causal mask: a position sees its whole sentence; ``key_padding`` (B, L) bool marks the real tokens.
-    ``attend``, ``attend_backward``: the attention's functions (:mod:`helpers.lib.attention`)."""
+    ``attend`` ... ``mha_backward``: the attention's functions (:mod:`helpers.lib.attention`)."""
 
     def __init__(self, d: int, n_heads: int, d_ff: int, rng: np.random.Generator, dtype=np.float64,
-                 attend=scaled_dot_product_attention, attend_backward=softmax_attention_backward):
+                 attend=scaled_dot_product_attention, attend_backward=softmax_attention_backward,
+                 mha_forward=mha_forward, mha_backward=mha_backward):
         super().__init__()
         self.ln1 = LayerNorm(d, dtype=dtype)
-        self.attn = MultiHeadAttention(d, n_heads, rng, dtype, attend, attend_backward)
+        self.attn = MultiHeadAttention(d, n_heads, rng, dtype, attend, attend_backward,
+                                       mha_forward, mha_backward)
         self.ln2, self.ff = LayerNorm(d, dtype=dtype), FeedForward(d, d_ff, rng, dtype)
         self.parts = [self.ln1, self.attn, self.ln2, self.ff]
         self.params = [p for part in self.parts for p in part.params]
@@ -88,19 +92,21 @@ class NumpyEncoder:
     positions whose label is not -100 — what :func:`helpers.lib.bert.masked_lm_loss` computes.
     masked_lm_step(ids, labels, attention_mask) -> that loss, with its gradients in ``grads``.
     Build one with :meth:`from_torch` from a trained :class:`helpers.lib.bert.TinyBert`;
-    ``attend`` and ``attend_backward`` go to every block (:class:`EncoderBlock`)."""
+    ``attend`` ... ``mha_backward`` go to every block (:class:`EncoderBlock`)."""
 
-    def __init__(self, vocab_size: int, dim: int, n_layers: int, n_heads: int, ff_dim: int, max_len: int,
-                 n_segments: int = 2, pad_id: int = 0, seed: int = 0, dtype=np.float64,
-                 attend=scaled_dot_product_attention, attend_backward=softmax_attention_backward):
+    def __init__(self, vocab_size: int, dim: int, n_layers: int, n_heads: int, ff_dim: int,
+                 max_len: int, n_segments: int = 2, pad_id: int = 0, seed: int = 0,
+                 dtype=np.float64, attend=scaled_dot_product_attention,
+                 attend_backward=softmax_attention_backward, mha_forward=mha_forward,
+                 mha_backward=mha_backward):
         rng = np.random.default_rng(seed)
         self.vocab_size, self.max_len, self.n_segments, self.pad_id = vocab_size, max_len, n_segments, pad_id
         self.E = rng.normal(0.0, 0.02, (vocab_size, dim)).astype(dtype)      # token table, also the output
         self.P = rng.normal(0.0, 0.02, (max_len, dim)).astype(dtype)         # learned positions
         self.S = rng.normal(0.0, 0.02, (n_segments, dim)).astype(dtype)      # sentence A / B
         self.emb_norm = LayerNorm(dim, dtype=dtype)
-        self.blocks = [EncoderBlock(dim, n_heads, ff_dim, rng, dtype, attend, attend_backward)
-                       for _ in range(n_layers)]
+        self.blocks = [EncoderBlock(dim, n_heads, ff_dim, rng, dtype, attend, attend_backward,
+                                    mha_forward, mha_backward) for _ in range(n_layers)]
         self.final_norm = LayerNorm(dim, dtype=dtype)
         self.head, self.head_act, self.head_norm = Linear(dim, dim, rng, dtype), GELU(), LayerNorm(dim, dtype=dtype)
         self.out_bias = np.zeros(vocab_size, dtype)
