@@ -441,10 +441,6 @@ CASES = {
     "helpers.lessons.lesson10:render_sense_explorer": _case_sense_explorer,
     "helpers.lessons.lesson10:plot_finetune": _case_finetune,
     "helpers.lessons.lesson10:render_live_finetune": _case_live_finetune,
-    "helpers.lessons.lesson10:plot_live_pretraining": lambda: __import__(
-        "helpers.lessons.lesson10", fromlist=["plot_live_pretraining"]).plot_live_pretraining(
-        {"step": [500, 1000, 1500], "valid_acc": [0.06, 0.15, 0.19]}, {"step": [10, 20], "valid_acc": [0.04, 0.05]},
-        0.045),
 }
 
 
