@@ -11,6 +11,7 @@ from helpers.lessons.lesson10 import (
     blank_examples,
     encoder_blank,
     encoder_scores,
+    masking_ablation,
     paired_accuracy_difference,
 )
 from helpers.lib.blank_bigram import BlankBigram
@@ -106,3 +107,21 @@ def test_blank_examples_hide_one_single_piece_word():
     b = blank_batch(tok, *ex[0])
     (col,) = np.flatnonzero(b.labels[0] != IGNORE)
     assert b.inputs[0, col] == tok.mask_id and tok.itos[b.labels[0, col]] == "▁" + ex[0][0][ex[0][1]]
+
+
+def test_the_masking_ablation_masks_with_the_given_rule_and_scores_both_rules():
+    tok = load_model("mlm_bert").tok
+    train = [np.array([2, 10, 11, 12, 13, 3]), np.array([2, 14, 15, 16, 3])] * 40
+    batch = MaskedBatch(np.array([[2, 4, 11, 12, 3]]), np.array([[IGNORE, 10, IGNORE, IGNORE, IGNORE]]),
+                        np.ones((1, 5), bool))
+    seen = []
+
+    def replace(ids, chosen, u, random_ids, mask_id):
+        seen.append(float(u[chosen].max()) if chosen.any() else 0.0)
+        return np.where(chosen, mask_id, ids)
+
+    E0 = np.random.default_rng(0).normal(0, 0.1, (len(tok), 64)).astype(np.float32)
+    out = masking_ablation(tok, train, E0, replace, [batch], steps=4)
+    assert list(out) == ["[MASK] only", "80/10/10"]
+    assert all(0 <= a <= 1 and 0 <= b <= 1 for a, b in out.values())
+    assert len(seen) == 8 and max(seen[:4]) == 0 and max(seen[4:]) > 0     # u = 0 means [MASK] only

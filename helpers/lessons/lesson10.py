@@ -47,7 +47,8 @@ from helpers.lib.bert import TinyBert
 from helpers.lib.bpe import SPECIALS, BPETokenizer
 from helpers.lib.contextual import nearest_sense, word_vectors
 from helpers.lib.encoder_numpy import NumpyEncoder
-from helpers.lib.mlm import IGNORE, MaskedBatch, encode_sentence
+from helpers.lib.mlm import IGNORE, MaskedBatch, encode_sentence, length_bucketed_batches, pad_batch
+from helpers.lib.optim import Adam, clip_global_norm
 from helpers.lib.pretraining import (
     batch_to_torch,
     encode_corpus,
@@ -509,6 +510,42 @@ def encoder_blank(encoder: NumpyEncoder, batch) -> np.ndarray:
     """A NumPy encoder's distribution (V,) at the one masked position of ``batch``."""
     P, _, _ = _encoder_predict(encoder, batch)
     return P[0]
+
+
+def masking_ablation(tok: BPETokenizer, train_seqs: list, E0: np.ndarray, replace, valid_batches: list,
+                     steps: int = 300) -> dict:
+    """Lesson 10 §3.3's encoder trained twice for ``steps`` steps from the same start (table ``E0``),
+    the chosen pieces replaced by ``replace`` (80/10/10) or all by [MASK]. Returns {rule: (share
+    of the validation blanks filled, share of the validation pieces, none masked, each named from
+    its own vector)}."""
+    out, lengths = {}, [len(x) for x in train_seqs]
+    for rule in ("[MASK] only", "80/10/10"):
+        enc = NumpyEncoder(len(tok), 64, 1, 2, 128, 64, pad_id=tok.pad_id, dtype=np.float32)
+        enc.E[...] = E0
+        enc.P[...] = make_rng(1).normal(0, 0.1, enc.P.shape)
+        opt, rng, queue = Adam(lr=1e-2), make_rng(0), []
+        for k in range(1, steps + 1):
+            if not queue:
+                queue.extend(length_bucketed_batches(lengths, 64, rng))
+            ids, att = pad_batch([train_seqs[i] for i in queue.pop()], tok.pad_id)
+            chosen = (rng.random(ids.shape) < 0.15) & att & ~np.isin(ids, tok.special_ids)
+            u = rng.random(ids.shape) * (rule == "80/10/10")         # u = 0: always [MASK]
+            random_ids = rng.integers(len(tok.special_ids), len(tok), ids.shape)
+            if chosen.any():
+                enc.masked_lm_step(replace(ids, chosen, u, random_ids, tok.mask_id),
+                                   np.where(chosen, ids, IGNORE), att)
+                opt.lr = 1e-2 * min(1.0, k / 50)
+                clip_global_norm(enc.grads, 1.0)
+                opt.step(enc.params, enc.grads)
+        right = seen = 0
+        for b in valid_batches:
+            ids = np.where(b.labels != IGNORE, b.labels, b.inputs)             # nothing masked
+            ordinary = b.attention_mask & ~np.isin(ids, tok.special_ids)
+            logits = enc.mlm_logits(enc.forward(ids, b.attention_mask)[ordinary])
+            right += int((logits.argmax(1) == ids[ordinary]).sum())
+            seen += int(ordinary.sum())
+        out[rule] = (encoder_scores(enc, valid_batches)["accuracy"], right / seen)
+    return out
 
 
 # ---------------------------------------------------------------- who did what to whom: the role probe
