@@ -9,11 +9,13 @@ from helpers.course.models import load_model
 from helpers.lessons.lesson10 import (
     blank_batch,
     blank_examples,
-    numpy_mlm_scores,
+    encoder_blank,
+    encoder_scores,
+    masking_ablation,
     paired_accuracy_difference,
 )
-from helpers.lib.bert import NumpyMaskedLM
 from helpers.lib.blank_bigram import BlankBigram
+from helpers.lib.encoder_numpy import NumpyEncoder
 from helpers.lib.mlm import IGNORE, MaskedBatch
 
 V, SPECIAL, MASK = 10, 5, 4
@@ -77,16 +79,17 @@ def test_the_bigram_refuses_bad_input():
 
 # ---------------------------------------------------------------- the causal model
 # ---------------------------------------------------------------- the lesson's scoring of the live model
-def test_numpy_scores_and_the_paired_difference():
-    rng = np.random.default_rng(0)
-    model = NumpyMaskedLM(V, 4, rng, window=1)
+def test_encoder_scores_and_the_paired_difference():
     ids = np.array([[2, 5, 6, 7, 3], [2, 8, 9, 3, 0]])
     labels = np.full(ids.shape, IGNORE)
     labels[0, [1, 3]], labels[1, 2] = ids[0, [1, 3]], ids[1, 2]
     batch = MaskedBatch(np.where(labels != IGNORE, MASK, ids), labels, ids != 0)
-    out = numpy_mlm_scores(model, [batch])
-    assert out["nll"] == pytest.approx(model.forward(batch.inputs, batch.labels, batch.attention_mask))
+    encoder = NumpyEncoder(V, 8, 1, 2, 16, 8, pad_id=0)
+    out = encoder_scores(encoder, [batch])
+    assert out["nll"] == pytest.approx(encoder.masked_lm_loss(batch.inputs, batch.labels, batch.attention_mask))
     np.testing.assert_array_equal(out["count"], [2, 1])
+    assert encoder_blank(encoder, MaskedBatch(batch.inputs[1:], batch.labels[1:], batch.attention_mask[1:])) \
+        .sum() == pytest.approx(1.0)
     right = np.array([3, 1, 0, 2])
     count = np.array([4, 2, 1, 3])
     assert paired_accuracy_difference(right, right, count) == (0.0, 0.0, 0.0)
@@ -104,3 +107,21 @@ def test_blank_examples_hide_one_single_piece_word():
     b = blank_batch(tok, *ex[0])
     (col,) = np.flatnonzero(b.labels[0] != IGNORE)
     assert b.inputs[0, col] == tok.mask_id and tok.itos[b.labels[0, col]] == "▁" + ex[0][0][ex[0][1]]
+
+
+def test_the_masking_ablation_masks_with_the_given_rule_and_scores_both_rules():
+    tok = load_model("mlm_bert").tok
+    train = [np.array([2, 10, 11, 12, 13, 3]), np.array([2, 14, 15, 16, 3])] * 40
+    batch = MaskedBatch(np.array([[2, 4, 11, 12, 3]]), np.array([[IGNORE, 10, IGNORE, IGNORE, IGNORE]]),
+                        np.ones((1, 5), bool))
+    seen = []
+
+    def replace(ids, chosen, u, random_ids, mask_id):
+        seen.append(float(u[chosen].max()) if chosen.any() else 0.0)
+        return np.where(chosen, mask_id, ids)
+
+    E0 = np.random.default_rng(0).normal(0, 0.1, (len(tok), 64)).astype(np.float32)
+    out = masking_ablation(tok, train, E0, replace, [batch], steps=4)
+    assert list(out) == ["[MASK] only", "80/10/10"]
+    assert all(0 <= a <= 1 and 0 <= b <= 1 for a, b in out.values())
+    assert len(seen) == 8 and max(seen[:4]) == 0 and max(seen[4:]) > 0     # u = 0 means [MASK] only

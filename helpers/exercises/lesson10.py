@@ -30,15 +30,10 @@ from helpers.exercises import (
 from helpers.infra.artifacts import arrays_to_state_dict, load_artifact
 from helpers.infra.checksums import verify_file
 from helpers.infra.seeding import make_rng
-from helpers.lib.bert import (
-    BertConfig,
-    NumpyMaskedLM,
-    TinyBert,
-    mlm_loss_numpy,
-    numpy_mlm_torch_reference,
-)
+from helpers.lib.bert import BertConfig, TinyBert
 from helpers.lib.bpe import SPECIALS, WORD_START, BPETokenizer
 from helpers.lib.contextual import nearest_sense, nearest_sense_accuracy, word_vectors
+from helpers.lib.encoder_numpy import NumpyEncoder
 from helpers.lib.mlm import IGNORE, apply_80_10_10, mask_tokens
 from helpers.lib.text import tokenize
 
@@ -391,8 +386,8 @@ check_tied_mlm_backward = FunctionExercise(
     "tied masked-LM loss and backward",
     [_tied_check(0, 9, 4, 6, "torch"), _tied_check(1, 12, 5, 10, "numerical"), _tied_check(2, 30, 8, 25, "torch")],
     reference=_tied_reference, step="core",
-    forbidden=(NumpyMaskedLM, NumpyMaskedLM.forward, NumpyMaskedLM.backward, numpy_mlm_torch_reference,
-               mlm_loss_numpy, torch.autograd.grad, torch.autograd.backward),
+    forbidden=(NumpyEncoder.masked_lm_step, NumpyEncoder.masked_lm_loss, torch.autograd.grad,
+               torch.autograd.backward),
     explanation=("E is used twice — to look up the inputs and, transposed, to score the outputs — so its\n"
                  "gradient is the sum of both paths: the lookup's rows (added up for every position that\n"
                  "reads the same id) plus dlogits^T H from the output projection."),

@@ -1,11 +1,10 @@
 """Lesson 10 (contextual representations): the static word2vec baselines of the word-sense
 comparison, the word-sense tables with their spread over draws, the shipped masked LM's test
-numbers with a bootstrap interval, the live pre-training beside the shipped curve, the
+numbers with a bootstrap interval, the scores of the student's live encoder, the
 fine-tuning results (shipped, and a short live run), and the explorers' render functions."""
 from __future__ import annotations
 
 import textwrap
-from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -31,14 +30,12 @@ from helpers.course.mlm_model import (
     VALID_SEED,
     ShippedMLM,
     mlm_sentences,
-    model_config,
 )
 from helpers.course.models import load_model
 from helpers.course.word_vectors import load_word_vectors
 from helpers.infra.plotting import (
     BLACK,
     COLOURS,
-    GREY_DARK,
     LINESTYLES,
     MARKERS,
     log_axis,
@@ -46,17 +43,16 @@ from helpers.infra.plotting import (
     set_labels,
 )
 from helpers.infra.seeding import make_rng
-from helpers.lib.bert import NumpyMaskedLM, TinyBert
+from helpers.lib.bert import TinyBert
 from helpers.lib.bpe import SPECIALS, BPETokenizer
 from helpers.lib.contextual import nearest_sense, word_vectors
-from helpers.lib.mlm import IGNORE, MaskedBatch, encode_sentence
+from helpers.lib.encoder_numpy import NumpyEncoder
+from helpers.lib.mlm import IGNORE, MaskedBatch, encode_sentence, length_bucketed_batches, pad_batch
+from helpers.lib.optim import Adam, clip_global_norm
 from helpers.lib.pretraining import (
     batch_to_torch,
     encode_corpus,
-    evaluate_mlm,
     fixed_eval_batches,
-    mlm_update,
-    next_masked_batch,
 )
 from helpers.lib.stats import Interval, bootstrap_interval
 
@@ -64,18 +60,6 @@ WIDTH = 96          # explorers' summaries are wrapped to this width (an HTML ex
 
 
 # ---------------------------------------------------------------- static baselines
-def train_static_vectors(sentences, dim: int = 100, window: int = 5, epochs: int = 5, min_count: int = 3,
-                         seed: int = 0):
-    """A static word2vec baseline (gensim skip-gram, negative sampling, one worker so the
-    same seed gives the same vectors). Returns gensim KeyedVectors."""
-    from gensim.models import Word2Vec  # heavy optional import: loaded only when gensim is used
-    if len(sentences) == 0:
-        raise ValueError("cannot train word vectors on an empty corpus")
-    model = Word2Vec([list(s) for s in sentences], vector_size=dim, window=window, min_count=min_count,
-                     sg=1, negative=5, epochs=epochs, workers=1, seed=seed)
-    return model.wv
-
-
 def shipped_static_vectors(name: str = "gensim-skipgram"):
     """The course's shipped static word vectors (lessons 07-09; checksum-verified) as gensim
     KeyedVectors (``kv[word]``, ``word in kv``, ``kv.most_similar``), and their metadata."""
@@ -230,78 +214,6 @@ def last_fifth_gain(curve: dict) -> tuple[float, int, int]:
     steps, acc = np.asarray(curve["step"]), np.asarray(curve["valid_acc"])
     k = int(np.argmax(steps >= 0.8 * steps[-1]))
     return float(acc[-1] - acc[k]), int(steps[k]), int(steps[-1])
-
-
-# ---------------------------------------------------------------- the live pre-training
-@lru_cache(maxsize=1)
-def _live_data(tok_key: int, tok: BPETokenizer, max_len: int, n_train: int, n_valid: int):
-    train = encode_corpus(tok, mlm_sentences()["train"][:n_train], max_len)
-    valid = fixed_eval_batches(tok, encode_corpus(tok, mlm_sentences()["valid"][:n_valid], max_len), seed=VALID_SEED)
-    return train, valid
-
-
-def live_pretraining(shipped: ShippedMLM, steps: int = 100, eval_every: int = 50, n_train: int = 10_000,
-                     n_valid: int = 1000, init: np.ndarray | None = None) -> dict:
-    """Pre-train the shipped model's architecture from scratch for ``steps`` steps with the shipped
-    settings (optimizer, warm-up, batches, masking and seed), one thread. The learning-rate
-    schedule is the shipped one; two differences keep it quick: it draws its batches from the first
-    ``n_train`` training sentences only, and its embedding table starts random (the shipped run
-    starts from word2vec vectors of the pieces) unless ``init`` (V, d) gives one.
-    Every ``eval_every`` steps: masked-token accuracy on the first ``n_valid`` validation sentences.
-    Returns {'step', 'valid_acc', 'loss' (every step)}."""
-    s, tok = shipped.settings, shipped.tok
-    train, valid = _live_data(id(tok), tok, s["max_len"], n_train, n_valid)
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(s["seed"])
-            model = TinyBert(model_config(s, len(tok)), tok.pad_id)
-        if init is not None:
-            with torch.no_grad():
-                model.tok_emb.weight.copy_(torch.as_tensor(init))
-        model.train()
-        warmup, total = s["warmup"], s["max_steps"]
-        opt = torch.optim.AdamW(model.parameters(), lr=s["lr"], weight_decay=s["weight_decay"], betas=(0.9, 0.98))
-        sched = torch.optim.lr_scheduler.LambdaLR(
-            opt, lambda k: min((k + 1) / warmup, max(0.0, (total - k) / max(1, total - warmup))))
-        rng, queue, lengths = make_rng(s["seed"]), [], [len(x) for x in train]
-        out = {"step": [], "valid_acc": [], "loss": []}
-        for step in range(1, steps + 1):
-            batch = next_masked_batch(train, lengths, queue, s["batch_size"], tok, rng)
-            out["loss"].append(mlm_update(model, opt, sched, batch))
-            if step % eval_every == 0 or step == steps:
-                out["step"].append(step)
-                out["valid_acc"].append(evaluate_mlm(model, valid)["accuracy"])
-                model.train()
-    finally:
-        torch.set_num_threads(before)
-    return out
-
-
-def plot_live_pretraining(shipped_curve: dict, live: dict, unigram_acc: float):
-    """The live run's validation accuracy (``live``: {'step', 'valid_acc'}) over the shipped run's
-    curve (``shipped_curve``: {'step', 'valid_acc'}) and the unigram baseline; returns the figure."""
-    fig, ax = new_figure()
-    ax.plot(shipped_curve["step"], 100 * np.asarray(shipped_curve["valid_acc"]), "o-", color=GREY_DARK,
-            label="shipped run (make models NAME=mlm_bert), whole validation split")
-    ax.plot(live["step"], 100 * np.asarray(live["valid_acc"]), "s--", color=COLOURS["vermillion"],
-            label=f"live run, {live['step'][-1]} steps (first 1,000 validation sentences)")
-    ax.axhline(100 * unigram_acc, ls=":", color=COLOURS["blue"], label="unigram baseline (validation)")
-    set_labels(ax, "Masked-token accuracy during pre-training", "training step", "validation accuracy (%)")
-    ax.legend(fontsize=8)
-    return fig
-
-
-def render_live_pretraining(steps: int = 20, *, shipped: ShippedMLM):
-    """Explorer: a live pre-training of ``steps`` steps (random embeddings, the first 10,000
-    training sentences, see :func:`live_pretraining`) drawn over the shipped run's validation curve."""
-    live = live_pretraining(shipped, steps, eval_every=max(10, steps // 5))
-    curve = shipped.curve
-    fig = plot_live_pretraining(curve, live, shipped.metrics["unigram_valid_acc"])
-    return fig, (f"live run: validation accuracy {live['valid_acc'][-1]:.1%} after {steps} steps, last training "
-                 f"loss {live['loss'][-1]:.2f} nats (the shipped run: {curve['valid_acc'][0]:.1%} after "
-                 f"{curve['step'][0]} steps, with the word2vec head start)")
 
 
 # ---------------------------------------------------------------- word senses with their spread
@@ -499,12 +411,23 @@ def render_live_finetune(steps: int = 20, *, shipped: ShippedMLM, results: Finet
 
 
 # ---------------------------------------------------------------- section 3: the live NumPy model and the baselines
-def numpy_mlm_scores(model: NumpyMaskedLM, batches: list) -> dict:
-    """The NumPy masked LM on masked-once batches: {'accuracy', 'nll' (nats), 'right', 'count'}, the
+def encoder_scores(encoder: NumpyEncoder, batches: list) -> dict:
+    """A NumPy encoder on masked-once batches: {'accuracy', 'nll' (nats), 'right', 'count'}, the
     last two per sentence ((n,) int64, sentences without a masked piece left out)."""
+    return _blank_scores(lambda b: _encoder_predict(encoder, b), batches)
+
+
+def _encoder_predict(encoder: NumpyEncoder, b):
+    rows, cols = np.nonzero(b.labels != IGNORE)
+    logits = encoder.mlm_logits(encoder.forward(b.inputs, b.attention_mask)[rows, cols])
+    P = np.exp(logits - logits.max(1, keepdims=True))
+    return P / P.sum(1, keepdims=True), b.labels[rows, cols], rows
+
+
+def _blank_scores(predict, batches: list) -> dict:
     right, count, nll, n = [], [], 0.0, 0
     for b in batches:
-        P, t, rows = model.predict(b.inputs, b.labels, b.attention_mask)
+        P, t, rows = predict(b)
         hits = np.zeros(len(b.labels), dtype=np.int64)
         np.add.at(hits, rows, P.argmax(1) == t)
         nll -= float(np.log(np.maximum(P[np.arange(len(t)), t], 1e-30)).sum())
@@ -581,6 +504,48 @@ def tinybert_blank(model: TinyBert, batch) -> np.ndarray:
     x, y, att = batch_to_torch(batch, "cpu")
     sel = y != IGNORE
     return torch.softmax(model.mlm_logits(model(x, att)[sel]), -1)[0].numpy()
+
+
+def encoder_blank(encoder: NumpyEncoder, batch) -> np.ndarray:
+    """A NumPy encoder's distribution (V,) at the one masked position of ``batch``."""
+    P, _, _ = _encoder_predict(encoder, batch)
+    return P[0]
+
+
+def masking_ablation(tok: BPETokenizer, train_seqs: list, E0: np.ndarray, replace, valid_batches: list,
+                     steps: int = 300) -> dict:
+    """Lesson 10 §3.3's encoder trained twice for ``steps`` steps from the same start (table ``E0``),
+    the chosen pieces replaced by ``replace`` (80/10/10) or all by [MASK]. Returns {rule: (share
+    of the validation blanks filled, share of the validation pieces, none masked, each named from
+    its own vector)}."""
+    out, lengths = {}, [len(x) for x in train_seqs]
+    for rule in ("[MASK] only", "80/10/10"):
+        enc = NumpyEncoder(len(tok), 64, 1, 2, 128, 64, pad_id=tok.pad_id, dtype=np.float32)
+        enc.E[...] = E0
+        enc.P[...] = make_rng(1).normal(0, 0.1, enc.P.shape)
+        opt, rng, queue = Adam(lr=1e-2), make_rng(0), []
+        for k in range(1, steps + 1):
+            if not queue:
+                queue.extend(length_bucketed_batches(lengths, 64, rng))
+            ids, att = pad_batch([train_seqs[i] for i in queue.pop()], tok.pad_id)
+            chosen = (rng.random(ids.shape) < 0.15) & att & ~np.isin(ids, tok.special_ids)
+            u = rng.random(ids.shape) * (rule == "80/10/10")         # u = 0: always [MASK]
+            random_ids = rng.integers(len(tok.special_ids), len(tok), ids.shape)
+            if chosen.any():
+                enc.masked_lm_step(replace(ids, chosen, u, random_ids, tok.mask_id),
+                                   np.where(chosen, ids, IGNORE), att)
+                opt.lr = 1e-2 * min(1.0, k / 50)
+                clip_global_norm(enc.grads, 1.0)
+                opt.step(enc.params, enc.grads)
+        right = seen = 0
+        for b in valid_batches:
+            ids = np.where(b.labels != IGNORE, b.labels, b.inputs)             # nothing masked
+            ordinary = b.attention_mask & ~np.isin(ids, tok.special_ids)
+            logits = enc.mlm_logits(enc.forward(ids, b.attention_mask)[ordinary])
+            right += int((logits.argmax(1) == ids[ordinary]).sum())
+            seen += int(ordinary.sum())
+        out[rule] = (encoder_scores(enc, valid_batches)["accuracy"], right / seen)
+    return out
 
 
 # ---------------------------------------------------------------- who did what to whom: the role probe

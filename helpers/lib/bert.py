@@ -1,7 +1,5 @@
 """A small BERT-style encoder and its masked-LM loss with weight tying (lesson 10).
 
-- :class:`NumpyMaskedLM`: the masked-LM loss with a tied embedding, forward and backward by hand
-  in NumPy (the tied matrix receives the *sum* of two gradients);
 - :class:`TinyBert`: token + position + segment embeddings, Pre-LN
   ``torch.nn.TransformerEncoderLayer`` blocks, and an MLM head whose output matrix is the input
   embedding (``W = Eᵀ``) when ``tie_weights``;
@@ -12,165 +10,15 @@
 """
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
-from typing import Sequence
 
-import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from helpers.lib.checks import check_finite, check_ids, check_mask, describe_offending
+from helpers.lib.checks import check_ids, check_mask, describe_offending
 from helpers.lib.language_models import count_parameters
-from helpers.lib.layers import Layer, check_class_ids, log_softmax, softmax
 from helpers.lib.mlm import IGNORE
-
-
-# ====================================================================== NumPy: MLM loss with tying
-def mlm_loss_numpy(logits: np.ndarray, targets: np.ndarray) -> float:
-    """The masked-LM loss in NumPy. Taught in lesson 10, section 2.4.
-
-    The mean NLL over the masked positions, ``L = −(1/|M|) Σ_{i∈M} log P(x_i | h_i)`` for logits
-    (|M|, V) at the masked positions and their original ids ``targets`` (|M|,) int."""
-    logits = check_finite(np.asarray(logits), "logits", "mlm_loss_numpy")
-    targets = np.asarray(targets)
-    if logits.ndim != 2 or targets.shape != (logits.shape[0],):
-        raise ValueError(f"expected logits (M, V) and targets (M,), got {logits.shape} and "
-                         f"{targets.shape}")
-    if len(targets) == 0:
-        raise ValueError("no masked positions: the MLM loss is an average over an empty set")
-    check_class_ids(targets, logits.shape[1], "mlm_loss_numpy")
-    return float(-np.mean(log_softmax(logits)[np.arange(len(targets)), targets]))
-
-
-class NumpyMaskedLM(Layer):
-    """A tiny NumPy masked LM with a tied embedding (W = Eᵀ). Taught in lesson 10, section 2.4.
-
-    For ids (B, L) with a boolean attention mask (B, L):
-
-    - ``x_j = E[id_j]`` at real tokens, 0 at padding          (B, L, d)
-    - ``c = Σ_j m_j x_j / Σ_j m_j``  (padding excluded)       (B, d)  — the sentence context
-    - at each masked position i only (``labels != -100``):
-      ``z_i = [x_{i−w}, …, x_{i+w}, c]``  ((2w + 2)·d,) — the ``window`` w neighbours on each side
-      (0 beyond the sentence) and the context; ``w = 0`` gives ``[x_i, c]``
-    - ``h_i = tanh(z_i W + b)``  (d,);  ``logits_i = h_i Eᵀ + b_out``, softmax cross-entropy.
-
-    ``E`` is used twice (lookup and output), so its gradient is the sum of both uses.
-    Parameters: E (V, d) drawn N(0, embed_scale²), W ((2w + 2)·d, d), b (d,), b_out (V,), all of
-    ``dtype``; ``grads`` alike. A layer of the course protocol whose output is the loss:
-    ``backward(dout=1.0)``."""
-
-    def __init__(self, vocab_size: int, dim: int, rng: np.random.Generator, dtype=np.float64,
-                 window: int = 0, embed_scale: float = 0.5):
-        super().__init__()
-        if int(window) != window or window < 0:
-            raise ValueError(f"window must be a non-negative integer, got {window!r}")
-        if not embed_scale > 0:
-            raise ValueError(f"embed_scale must be positive, got {embed_scale}")
-        self.window = int(window)
-        k = 2 * self.window + 2                                # pieces of z: 2w + 1 positions and c
-        E = rng.standard_normal((vocab_size, dim)) * embed_scale
-        W = rng.standard_normal((k * dim, dim)) / math.sqrt(k * dim)
-        self.params = [E.astype(dtype), W.astype(dtype), np.zeros(dim, dtype),
-                       np.zeros(vocab_size, dtype)]
-        self.grads = [np.zeros_like(p) for p in self.params]
-
-    def forward(self, ids: np.ndarray, labels: np.ndarray, attention_mask: np.ndarray) -> float:
-        """Mean NLL over the positions where ``labels != -100``. ids, labels (B, L) int;
-        attention_mask (B, L) bool or 0/1. A label at a padded position is an error (padding is
-        never predicted: its label must be -100)."""
-        for name, p in zip(("E", "W", "b", "b_out"), self.params, strict=True):
-            check_finite(p, name, "NumpyMaskedLM")
-        E, W, b, b_out = self.params
-        ids, labels = np.asarray(ids), np.asarray(labels)
-        attention_mask = check_mask(attention_mask, "attention_mask", "NumpyMaskedLM",
-                                    "a real token")
-        if ids.shape != labels.shape or ids.shape != attention_mask.shape or ids.ndim != 2:
-            raise ValueError(f"ids, labels and attention_mask must share one (B, L) shape; got "
-                             f"{ids.shape}, {labels.shape}, {attention_mask.shape}")
-        check_class_ids(ids, E.shape[0], "NumpyMaskedLM", "ids")
-        check_class_ids(labels, E.shape[0], "NumpyMaskedLM", "labels", ignore=IGNORE)
-        padded = (labels != IGNORE) & ~attention_mask
-        if padded.any():
-            raise ValueError("NumpyMaskedLM: labels must be -100 at padded positions "
-                             "(attention_mask False: padding is never predicted), got "
-                             + describe_offending(labels, padded, "labels"))
-        w = self.window
-        m = attention_mask[..., None].astype(E.dtype)          # (B, L, 1)
-        n = m.sum(1)                                           # (B, 1)
-        if np.any(n == 0):
-            raise ValueError("a sequence has no real token (attention_mask all False)")
-        x = E[ids] * m                                         # (B, L, d), padding -> 0
-        c = x.sum(1) / n                                       # (B, d)
-        rows, cols = np.nonzero(labels != IGNORE)              # the masked positions, (M,) each
-        t = labels[rows, cols]
-        xp = np.pad(x, ((0, 0), (w, w), (0, 0)))               # (B, L + 2w, d): 0 beyond ends
-        z = np.concatenate([xp[rows, cols + w + o] for o in range(-w, w + 1)] + [c[rows]], axis=1)
-        h = np.tanh(z @ W + b)                                 # (M, d)
-        logits = h @ E.T + b_out                               # (M, V): the tied output
-        if len(t) == 0:
-            raise ValueError("no masked positions: the MLM loss is an average over an empty set")
-        P = softmax(logits)                                    # kept for the backward pass
-        p_true = np.maximum(P[np.arange(len(t)), t], np.finfo(P.dtype).tiny)
-        loss = float(-np.mean(np.log(p_true)))
-        self.cache = (ids, m, n, rows, cols, t, z, h, P, xp.shape)
-        return self.remember(loss)
-
-    def predict(self, ids: np.ndarray, labels: np.ndarray, attention_mask: np.ndarray) -> tuple:
-        """The model's distribution at the masked positions: (P (M, V), targets (M,), rows (M,)),
-        ``rows`` the sentence of each position (the forward pass, keeping no backward cache)."""
-        self.forward(ids, labels, attention_mask)
-        _, _, _, rows, _, t, _, _, P, _ = self.cache
-        self.cache = None
-        return P, t, rows
-
-    def backward(self, dout: float = 1.0) -> None:
-        """Fill ``grads`` with d(dout * L)/dparams (E gets lookup + output contributions summed)."""
-        self.check_dout(dout=dout)
-        E, W, b, b_out = self.params
-        ids, m, n, rows, cols, t, z, h, P, padded = self.cache
-        w, d, M = self.window, E.shape[1], len(t)
-        dlogits = P.copy()
-        dlogits[np.arange(M), t] -= 1
-        dlogits *= dout / M                                    # (M, V)
-        dE_out = dlogits.T @ h                                 # (V, d) from logits = h Eᵀ
-        dz = (dlogits @ E) * (1 - h ** 2)                      # (M, d), through tanh
-        dW = z.T @ dz
-        dzin = dz @ W.T                                        # (M, (2w + 2) d)
-        dxp = np.zeros(padded, E.dtype)                        # the window's gradient, per position
-        for k, o in enumerate(range(-w, w + 1)):               # an offset repeats no position
-            dxp[rows, cols + w + o] += dzin[:, k * d:(k + 1) * d]
-        dc = np.zeros((padded[0], d), E.dtype)
-        np.add.at(dc, rows, dzin[:, -d:])                      # (B, d)
-        dx = (dxp[:, w:padded[1] - w] + (dc / n)[:, None, :]) * m   # padding gets nothing
-        dE_in = np.zeros_like(E)
-        np.add.at(dE_in, ids.reshape(-1), dx.reshape(-1, d))
-        self.grads[0][...] = dE_in + dE_out                    # tied: sum, never overwrite
-        self.grads[1][...] = dW
-        self.grads[2][...] = dz.sum(0)
-        self.grads[3][...] = dlogits.sum(0)
-
-
-def numpy_mlm_torch_reference(params: Sequence[np.ndarray], ids, labels, attention_mask,
-                              window: int = 0):
-    """NumpyMaskedLM's computation with autograd. Taught in lesson 10, section 2.4.
-
-    Returns (loss tensor, list of parameter tensors with ``.grad`` filled)."""
-    E, W, b, b_out = [torch.tensor(p, requires_grad=True) for p in params]
-    ids_t = torch.as_tensor(ids)
-    m = torch.as_tensor(attention_mask)[..., None].to(E.dtype)
-    x = E[ids_t] * m
-    c = x.sum(1) / m.sum(1)
-    rows, cols = torch.nonzero(torch.as_tensor(labels) != IGNORE, as_tuple=True)
-    xp = F.pad(x, (0, 0, window, window))
-    z = torch.cat([xp[rows, cols + window + o] for o in range(-window, window + 1)] + [c[rows]],
-                  dim=1)
-    h = torch.tanh(z @ W + b)
-    logits = F.linear(h, E, b_out)  # weight tying: the output projection IS E
-    loss = F.cross_entropy(logits, torch.as_tensor(labels)[rows, cols])
-    loss.backward()
-    return loss, [E, W, b, b_out]
 
 
 # ====================================================================== PyTorch: the encoder

@@ -1,19 +1,13 @@
-"""The shipped BERT-style encoder in NumPy, built from lesson 04's layers. Taught in lesson 10, section 3.4.
+"""A BERT-style encoder in NumPy, built from lesson 04's layers (lesson 10 §3.3).
 
-Lesson 04 built a decoder block from :class:`helpers.lib.layers.LayerNorm`,
-:class:`helpers.lib.attention.MultiHeadAttention` and :class:`helpers.lib.decoder.FeedForward`.
-An encoder block is the same block **without the causal mask**: every position attends to every
-real token of its sentence (padding is hidden by ``key_padding``). This module stacks those blocks
-into the architecture of :class:`helpers.lib.bert.TinyBert` and copies a trained TinyBert's
-weights in, so that lesson 10 can show that the shipped PyTorch encoder is the course's own NumPy
-layers at a larger scale: the two give the same masked-LM loss on held-out sentences::
+An encoder block is lesson 04's decoder block without the causal mask: every position attends to
+every real token of its sentence (``key_padding`` hides the padding). :class:`NumpyEncoder` stacks
+them into :class:`helpers.lib.bert.TinyBert`'s architecture, trains live with its hand-written
+backward pass, and loads a trained TinyBert's weights (the two give the same loss)::
 
     ids (B, L) -> token + position + segment embeddings -> LayerNorm
                -> n_layers x EncoderBlock (Pre-LN, no causal mask) -> final LayerNorm
-               -> head: Linear -> GELU -> LayerNorm -> h Eᵀ + b_out (tied output) -> logits (B, L, V)
-
-Every layer keeps its hand-written backward pass, and :meth:`NumpyEncoder.masked_lm_step` runs
-them all, so the same classes train a small encoder live in NumPy (lesson 10, section 3.3).
+               -> head: Linear -> GELU -> LayerNorm -> h Eᵀ + b_out (tied output) -> (B, L, V)
 """
 from __future__ import annotations
 
@@ -21,6 +15,8 @@ import numpy as np
 
 from helpers.lib.attention import (
     MultiHeadAttention,
+    mha_backward,
+    mha_forward,
     scaled_dot_product_attention,
     softmax_attention_backward,
 )
@@ -38,23 +34,25 @@ def _numpy(t) -> np.ndarray:
 
 
 def _copy_affine(ours: Layer, theirs, transpose: bool) -> None:
-    """``ours.params = [W or γ, b or β]`` from a torch Linear (W stored as (out, in): transposed) or LayerNorm."""
+    """``ours.params = [W or γ, b or β]`` from a torch Linear (W stored (out, in)) or LayerNorm."""
     W = _numpy(theirs.weight)
     ours.params[0][...], ours.params[1][...] = W.T if transpose else W, _numpy(theirs.bias)
 
 
 class EncoderBlock(Layer):
-    """One Pre-LN encoder block, (B, L, d) -> (B, L, d). Taught in lesson 10, section 3.4.
+    """One Pre-LN encoder block, (B, L, d) -> (B, L, d). Taught in lesson 10, section 3.3.
 
-    x = x + Attn(LN1(x), key_padding);  x = x + FFN(LN2(x)), as ``nn.TransformerEncoderLayer(norm_first=True)``.
-    No causal mask: a position sees its whole sentence; ``key_padding`` (B, L) bool marks the real tokens.
-    ``attend``, ``attend_backward``: the attention's functions (:mod:`helpers.lib.attention`)."""
+    x = x + Attn(LN1(x), key_padding); x = x + FFN(LN2(x)), as PyTorch's encoder layer with
+    ``norm_first=True``. No causal mask; ``key_padding`` (B, L) bool marks the real tokens.
+    ``attend`` ... ``mha_backward``: the attention's functions (:mod:`helpers.lib.attention`)."""
 
     def __init__(self, d: int, n_heads: int, d_ff: int, rng: np.random.Generator, dtype=np.float64,
-                 attend=scaled_dot_product_attention, attend_backward=softmax_attention_backward):
+                 attend=scaled_dot_product_attention, attend_backward=softmax_attention_backward,
+                 mha_forward=mha_forward, mha_backward=mha_backward):
         super().__init__()
         self.ln1 = LayerNorm(d, dtype=dtype)
-        self.attn = MultiHeadAttention(d, n_heads, rng, dtype, attend, attend_backward)
+        self.attn = MultiHeadAttention(d, n_heads, rng, dtype, attend, attend_backward,
+                                       mha_forward, mha_backward)
         self.ln2, self.ff = LayerNorm(d, dtype=dtype), FeedForward(d, d_ff, rng, dtype)
         self.parts = [self.ln1, self.attn, self.ln2, self.ff]
         self.params = [p for part in self.parts for p in part.params]
@@ -70,17 +68,19 @@ class EncoderBlock(Layer):
         return dx + self.ln1.backward(self.attn.backward(dx))
 
     def load_torch(self, layer) -> "EncoderBlock":
-        """Copy the weights of a ``torch.nn.TransformerEncoderLayer(norm_first=True, batch_first=True)``
-        (PyTorch's Linear stores W as (out, in), ours as (in, out): its matrices are transposed)."""
+        """Copy the weights of a ``torch.nn.TransformerEncoderLayer`` (Pre-LN, batch first);
+        PyTorch's Linear stores W as (out, in), ours as (in, out)."""
         self.attn.load_torch(layer.self_attn)
-        for ours, theirs, transpose in ((self.ln1, layer.norm1, False), (self.ln2, layer.norm2, False),
-                                        (self.ff.fc1, layer.linear1, True), (self.ff.fc2, layer.linear2, True)):
+        for ours, theirs, transpose in ((self.ln1, layer.norm1, False),
+                                        (self.ln2, layer.norm2, False),
+                                        (self.ff.fc1, layer.linear1, True),
+                                        (self.ff.fc2, layer.linear2, True)):
             _copy_affine(ours, theirs, transpose)
         return self
 
 
 class NumpyEncoder:
-    """A TinyBert in NumPy (forward), float64 by default. Taught in lesson 10, section 3.4.
+    """A TinyBert in NumPy, forward and backward. Taught in lesson 10, section 3.3.
 
     forward(ids (B, L) int, attention_mask (B, L) bool = ids != pad_id, segments (B, L) int = 0)
     -> contextual vectors (B, L, d); mlm_logits(hidden (..., d)) -> (..., V);
@@ -88,23 +88,28 @@ class NumpyEncoder:
     positions whose label is not -100 — what :func:`helpers.lib.bert.masked_lm_loss` computes.
     masked_lm_step(ids, labels, attention_mask) -> that loss, with its gradients in ``grads``.
     Build one with :meth:`from_torch` from a trained :class:`helpers.lib.bert.TinyBert`;
-    ``attend`` and ``attend_backward`` go to every block (:class:`EncoderBlock`)."""
+    ``attend`` ... ``mha_backward`` go to every block (:class:`EncoderBlock`)."""
 
-    def __init__(self, vocab_size: int, dim: int, n_layers: int, n_heads: int, ff_dim: int, max_len: int,
-                 n_segments: int = 2, pad_id: int = 0, seed: int = 0, dtype=np.float64,
-                 attend=scaled_dot_product_attention, attend_backward=softmax_attention_backward):
+    def __init__(self, vocab_size: int, dim: int, n_layers: int, n_heads: int, ff_dim: int,
+                 max_len: int, n_segments: int = 2, pad_id: int = 0, seed: int = 0,
+                 dtype=np.float64, attend=scaled_dot_product_attention,
+                 attend_backward=softmax_attention_backward, mha_forward=mha_forward,
+                 mha_backward=mha_backward):
         rng = np.random.default_rng(seed)
-        self.vocab_size, self.max_len, self.n_segments, self.pad_id = vocab_size, max_len, n_segments, pad_id
-        self.E = rng.normal(0.0, 0.02, (vocab_size, dim)).astype(dtype)      # token table, also the output
+        self.vocab_size, self.max_len = vocab_size, max_len
+        self.n_segments, self.pad_id = n_segments, pad_id
+        self.E = rng.normal(0.0, 0.02, (vocab_size, dim)).astype(dtype)      # also the output
         self.P = rng.normal(0.0, 0.02, (max_len, dim)).astype(dtype)         # learned positions
         self.S = rng.normal(0.0, 0.02, (n_segments, dim)).astype(dtype)      # sentence A / B
         self.emb_norm = LayerNorm(dim, dtype=dtype)
-        self.blocks = [EncoderBlock(dim, n_heads, ff_dim, rng, dtype, attend, attend_backward)
-                       for _ in range(n_layers)]
+        self.blocks = [EncoderBlock(dim, n_heads, ff_dim, rng, dtype, attend, attend_backward,
+                                    mha_forward, mha_backward) for _ in range(n_layers)]
         self.final_norm = LayerNorm(dim, dtype=dtype)
-        self.head, self.head_act, self.head_norm = Linear(dim, dim, rng, dtype), GELU(), LayerNorm(dim, dtype=dtype)
+        self.head, self.head_act = Linear(dim, dim, rng, dtype), GELU()
+        self.head_norm = LayerNorm(dim, dtype=dtype)
         self.out_bias = np.zeros(vocab_size, dtype)
-        self.params = ([self.E, self.P, self.S] + self.emb_norm.params + [p for b in self.blocks for p in b.params]
+        self.params = ([self.E, self.P, self.S] + self.emb_norm.params
+                       + [p for b in self.blocks for p in b.params]
                        + self.final_norm.params + self.head.params + self.head_norm.params
                        + [self.out_bias])
         self.grads = ([np.zeros_like(self.E), np.zeros_like(self.P), np.zeros_like(self.S)]
@@ -115,14 +120,15 @@ class NumpyEncoder:
     def forward(self, ids, attention_mask=None, segments=None):
         ids = check_ids(np.asarray(ids), self.vocab_size, "ids", "NumpyEncoder", noun="token ids")
         if ids.ndim != 2 or ids.shape[1] > self.max_len:
-            raise ValueError(f"NumpyEncoder: ids must be (B, L) with L <= {self.max_len}, got shape {ids.shape}")
+            raise ValueError(f"NumpyEncoder: ids must be (B, L) with L <= {self.max_len}, "
+                             f"got shape {ids.shape}")
         mask = ids != self.pad_id if attention_mask is None else check_mask(
             attention_mask, "attention_mask", "NumpyEncoder", "a real token")
         segments = np.zeros_like(ids) if segments is None else check_ids(
             np.asarray(segments), self.n_segments, "segments", "NumpyEncoder", noun="segment ids")
         if mask.shape != ids.shape or segments.shape != ids.shape:
-            raise ValueError(f"NumpyEncoder: attention_mask {mask.shape} and segments {segments.shape} "
-                             f"must have the shape of ids {ids.shape}")
+            raise ValueError(f"NumpyEncoder: attention_mask {mask.shape} and segments "
+                             f"{segments.shape} must have the shape of ids {ids.shape}")
         self.ids, self.segments = ids, segments
         x = self.E[ids] + self.P[:ids.shape[1]][None] + self.S[segments]     # (B, L, d)
         x = self.emb_norm.forward(x)
@@ -131,7 +137,7 @@ class NumpyEncoder:
         return self.final_norm.forward(x)
 
     def mlm_logits(self, hidden):
-        """(..., d) contextual vectors -> (..., V) scores: the head, then the tied output h Eᵀ + b_out."""
+        """(..., d) contextual vectors -> (..., V) scores: the head, then h Eᵀ + b_out."""
         shape = hidden.shape
         h = self.head_act.forward(self.head.forward(hidden.reshape(-1, shape[-1])))
         h = self.head_norm.forward(h)
@@ -140,11 +146,14 @@ class NumpyEncoder:
     def _picked(self, ids, labels):
         labels = np.asarray(labels)
         if labels.shape != np.shape(ids):
-            raise ValueError(f"NumpyEncoder: labels {labels.shape} must have the shape of ids {np.shape(ids)}")
+            raise ValueError(f"NumpyEncoder: labels {labels.shape} must have the shape of ids "
+                             f"{np.shape(ids)}")
         picked = labels != IGNORE
         if not picked.any():
-            raise ValueError("NumpyEncoder: labels are all -100 (no masked positions): the loss is undefined")
-        check_ids(labels[picked], self.vocab_size, "labels", "NumpyEncoder.masked_lm_loss", noun="token ids")
+            raise ValueError("NumpyEncoder: labels are all -100 (no masked positions): "
+                             "the loss is undefined")
+        check_ids(labels[picked], self.vocab_size, "labels", "NumpyEncoder.masked_lm_loss",
+                  noun="token ids")
         return picked, labels[picked]
 
     def masked_lm_loss(self, ids, labels, attention_mask=None) -> float:
@@ -186,18 +195,21 @@ class NumpyEncoder:
     @classmethod
     def from_torch(cls, model: TinyBert, dtype=np.float64, attend=scaled_dot_product_attention,
                    attend_backward=softmax_attention_backward) -> "NumpyEncoder":
-        """A NumpyEncoder holding the weights of ``model``, a (tied) :class:`helpers.lib.bert.TinyBert`.
+        """A NumpyEncoder holding the weights of ``model``, a tied TinyBert.
 
         PyTorch's Linear stores W as (out, in), ours as (in, out): each matrix is transposed."""
         if not isinstance(model, TinyBert) or model.out is not None:
-            raise ValueError("NumpyEncoder.from_torch needs a TinyBert with tied weights (cfg.tie_weights=True)")
+            raise ValueError("NumpyEncoder.from_torch needs a TinyBert with tied weights "
+                             "(cfg.tie_weights=True)")
         c = model.cfg
-        out = cls(c.vocab_size, c.dim, c.n_layers, c.n_heads, c.ff_dim, c.max_len, c.n_segments, model.pad_id,
-                  dtype=dtype, attend=attend, attend_backward=attend_backward)
-        out.E[...], out.P[...], out.S[...] = (_numpy(e.weight) for e in (model.tok_emb, model.pos_emb, model.seg_emb))
+        out = cls(c.vocab_size, c.dim, c.n_layers, c.n_heads, c.ff_dim, c.max_len, c.n_segments,
+                  model.pad_id, dtype=dtype, attend=attend, attend_backward=attend_backward)
+        out.E[...], out.P[...], out.S[...] = (_numpy(e.weight) for e in (
+            model.tok_emb, model.pos_emb, model.seg_emb))
         for block, layer in zip(out.blocks, model.encoder.layers, strict=True):
             block.load_torch(layer)
-        for ours, theirs, transpose in ((out.emb_norm, model.emb_norm, False), (out.head, model.head[0], True),
+        for ours, theirs, transpose in ((out.emb_norm, model.emb_norm, False),
+                                        (out.head, model.head[0], True),
                                         (out.final_norm, model.encoder.norm, False),
                                         (out.head_norm, model.head[2], False)):
             _copy_affine(ours, theirs, transpose)

@@ -139,3 +139,23 @@ def warmup_linear_decay(optimizer: torch.optim.Optimizer, warmup: int, total: in
     ``total``."""
     return torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda k: min((k + 1) / warmup, max(0.0, (total - k) / max(1, total - warmup))))
+
+
+def piece_word2vec(tok: BPETokenizer, seqs, dim: int, scale: float = 0.1, window: int = 5,
+                   epochs: int = 3, seed: int = 0) -> np.ndarray:
+    """CBOW word2vec vectors of the pieces: the head start of an embedding table (lesson 10 §3).
+
+    ``seqs``: ``[CLS] pieces [SEP]`` id arrays. A (V, d) float32 table with standard deviation
+    ``scale``; special tokens and unseen pieces keep random N(0, scale²) rows. One gensim worker."""
+    from gensim.models import Word2Vec  # heavy optional import: loaded only to train
+    if len(seqs) == 0:
+        raise ValueError("piece_word2vec: cannot train piece vectors on an empty corpus")
+    n_special = len(tok.special_ids)        # the special tokens have the first ids
+    w2v = Word2Vec([[str(i) for i in s if i >= n_special] for s in seqs], vector_size=dim,
+                   window=window, min_count=1, sg=0, negative=5, epochs=epochs, workers=1,
+                   seed=seed)
+    E = make_rng(seed).standard_normal((len(tok), dim))
+    known = [i for i in range(n_special, len(tok)) if str(i) in w2v.wv]
+    E[known] = w2v.wv[[str(i) for i in known]]
+    E[known] /= E[known].std()
+    return (E * scale).astype(np.float32)

@@ -423,13 +423,6 @@ def _case_output_layer_timings():
           "hs": 1e-3, "hs_mean_depth": 8.0} for v in (1_000, 4_000, 16_000, 32_000)])
 
 
-def _case_live_pretraining():
-    from helpers.lessons.lesson10 import plot_live_pretraining
-
-    return plot_live_pretraining({"step": [500, 1000, 1500], "valid_acc": [0.06, 0.15, 0.19]},
-                                 {"step": [10, 20], "valid_acc": [0.04, 0.05]}, 0.045)
-
-
 # function (module:qualified name) -> how to draw it on tiny inputs
 CASES = {
     "helpers.lessons.lesson01:render_activation": _case_activation,
@@ -459,7 +452,6 @@ CASES = {
     "helpers.lessons.lesson10:render_sense_explorer": _case_sense_explorer,
     "helpers.lessons.lesson10:plot_finetune": _case_finetune,
     "helpers.lessons.lesson10:render_live_finetune": _case_live_finetune,
-    "helpers.lessons.lesson10:plot_live_pretraining": _case_live_pretraining,
 }
 
 

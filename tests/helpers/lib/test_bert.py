@@ -1,6 +1,5 @@
-"""helpers.lib.bert: the NumPy masked LM with a tied embedding (finite differences, its autograd
-reference, the window, the tied gradient), TinyBert (padding never attended, tying and what it
-saves, bad ids, segments and masks refused), the masked-LM losses and the causal TinyGPT."""
+"""helpers.lib.bert: TinyBert (padding never attended, tying and what it saves, bad ids, segments
+and masks refused), the masked-LM losses and the causal TinyGPT."""
 import numpy as np
 import pytest
 import torch
@@ -9,7 +8,6 @@ from hypothesis import strategies as st
 from torch.nn import functional as F
 
 from helpers.lib import bert as BE
-from helpers.lib.gradcheck import check_function
 from helpers.lib.language_models import count_parameters
 from helpers.lib.mlm import IGNORE
 from tests.props import (
@@ -29,139 +27,7 @@ CFG = BE.BertConfig(vocab_size=V, dim=8, n_layers=1, n_heads=2, ff_dim=16, max_l
 close = closeness(1e-9)
 
 
-# ---------------------------------------------------------------- the NumPy masked LM
-def _numpy_case(B, L, V=11, d=4, seed=0, window=0):
-    rng = np.random.default_rng(seed)
-    model = BE.NumpyMaskedLM(V, d, rng, window=window)
-    ids = rng.integers(1, V, (B, L))
-    att = np.ones((B, L), bool)
-    if L > 2:
-        att[0, -2:] = False
-        ids[0, -2:] = 0                                    # padding
-    labels = np.full((B, L), IGNORE)
-    labels[:, 0] = rng.integers(1, V, B)
-    if L > 3:
-        labels[-1, 2] = 3
-    labels[0, min(1, L - 1)] = 5                  # its neighbours reach beyond the sentence
-    return model, ids, labels, att
-
-
-@pytest.mark.parametrize("window", [0, 1, 2])
-@pytest.mark.parametrize("B,L", [(1, 1), (2, 5), (3, 7)])
-def test_the_numpy_masked_lm_gradients_match_finite_differences_and_torch(window, B, L):
-    model, ids, labels, att = _numpy_case(B, L, seed=window + B, window=window)
-    loss = model.forward(ids, labels, att)
-    model.backward()
-    report = check_function(lambda: model.forward(ids, labels, att), model.params,
-                            [g.copy() for g in model.grads], names=["E (tied)", "W", "b", "b_out"])
-    assert report.ok, report
-    t_loss, t_params = BE.numpy_mlm_torch_reference(model.params, ids, labels, att, window=window)
-    assert np.isclose(loss, t_loss.item(), rtol=1e-10)
-    for name, g, tp in zip(["E", "W", "b", "b_out"], model.grads, t_params, strict=True):
-        np.testing.assert_allclose(g, tp.grad.numpy(), rtol=1e-8, atol=1e-12, err_msg=name)
-
-
-@st.composite
-def mlm_batch(draw, V):
-    B, L = draw(dims(1, 3)), draw(dims(2, 5))
-    ids = np.array(draw(st.lists(st.integers(0, V - 1), min_size=B * L, max_size=B * L)))
-    ids = ids.reshape(B, L)
-    lengths = [draw(st.integers(1, L)) for _ in range(B)]
-    att = np.arange(L)[None, :] < np.array(lengths)[:, None]
-    labels = np.where(att & (draw(float_arrays((B, L))) > 0), ids, IGNORE)
-    labels[0, 0] = ids[0, 0]
-    return ids, labels, att
-
-
-@budget(2)
-@given(st.data())
-def test_the_numpy_masked_lm_is_its_autograd_reference_for_every_mask_form(data):
-    V_, D = data.draw(dims(2, 8)), data.draw(dims(1, 3))
-    model = BE.NumpyMaskedLM(V_, D, np.random.default_rng(data.draw(st.integers(0, 3))))
-    ids, labels, att = data.draw(mlm_batch(V_))
-    ref_loss, ref_params = BE.numpy_mlm_torch_reference(model.params, ids, labels, att)
-    for _form, m, expected in mask_forms(att):
-        if expected == "same":
-            close(model.forward(ids, labels, m), ref_loss.item())
-        else:
-            raises_naming(lambda m=m: model.forward(ids, labels, m), "attention_mask", expected)
-    model.forward(ids, labels, att)
-    model.backward()
-    for g, p in zip(model.grads, ref_params, strict=True):
-        close(g, p.grad)
-    check_bad_ids(lambda x: model.forward(x, labels, att), ids, V_, "ids",
-                  data.draw(corrupted(ids, V_)))
-    if (~att).any():
-        padded = labels.copy()
-        padded[~att] = 0
-        raises_naming(lambda: model.forward(ids, padded, att), "labels", ValueError)
-    logits = data.draw(float_arrays((3, V_)))
-    t = np.array(data.draw(st.lists(st.integers(0, V_ - 1), min_size=3, max_size=3)))
-    close(BE.mlm_loss_numpy(logits, t), F.cross_entropy(T(logits), T(t)).item())
-    check_bad_ids(lambda x: BE.mlm_loss_numpy(logits, x), t, V_, "targets",
-                  data.draw(corrupted(t, V_)))
-
-
-def test_the_window_reads_the_neighbours_and_nothing_beyond_the_sentence():
-    model = BE.NumpyMaskedLM(9, 3, np.random.default_rng(0), window=1)
-    ids = np.array([[2, 5, 6, 3, 0, 0]])
-    att = ids != 0
-    labels = np.full(ids.shape, IGNORE)
-    labels[0, 3] = 3                           # the last real token: its right neighbour is padding
-    base = model.forward(ids, labels, att)
-    other = ids.copy()
-    other[0, 4] = 7                            # another id at the padded position changes nothing
-    assert model.forward(other, labels, att) == base
-    other = ids.copy()
-    other[0, 2] = 7                            # the left neighbour does
-    assert model.forward(other, labels, att) != base
-    with pytest.raises(ValueError, match="window must be a non-negative integer"):
-        BE.NumpyMaskedLM(9, 3, np.random.default_rng(0), window=-1)
-    model.params[1][0, 0] = np.nan                  # a diverged weight is named, not passed on
-    with pytest.raises(ValueError, match="NumpyMaskedLM.*W"):
-        model.forward(ids, labels, att)
-
-
-def test_window_zero_is_the_token_and_the_sentence_mean():
-    """window=0: h_i = tanh([x_i, c] W + b) at the masked positions, written out here."""
-    model, ids, labels, att = _numpy_case(3, 7, seed=4)
-    E, W, b, b_out = model.params
-    x = E[ids] * att[..., None]
-    c = x.sum(1) / att.sum(1, keepdims=True)
-    r, k = np.nonzero(labels != IGNORE)
-    logits = np.tanh(np.concatenate([x[r, k], c[r]], axis=1) @ W + b) @ E.T + b_out
-    logp = logits - np.log(np.exp(logits).sum(1, keepdims=True))
-    expected = -logp[np.arange(len(r)), labels[r, k]].mean()
-    assert np.isclose(model.forward(ids, labels, att), expected, rtol=1e-12)
-
-
-def test_the_tied_gradient_is_the_sum_of_both_uses():
-    model, ids, labels, att = _numpy_case(2, 5)
-    model.forward(ids, labels, att)
-    model.backward()
-    unused = np.setdiff1d(np.arange(11), ids)  # rows never looked up still get the output gradient
-    assert len(unused) and np.abs(model.grads[0][unused]).max() > 0
-    model2, ids2, labels2, att2 = _numpy_case(2, 5)
-    ids2[0, -2:] = 10                          # padding rows get nothing through lookup or mean
-    model2.params = [p.copy() for p in model.params]
-    assert np.isclose(model2.forward(ids2, labels2, att2), model.forward(ids, labels, att))
-
-
-def test_the_mlm_losses_worked_numbers_and_label_checks():
-    logits = np.log(np.array([[0.1, 0.6, 0.3], [0.2, 0.2, 0.6]]))
-    assert np.isclose(BE.mlm_loss_numpy(logits, np.array([0, 2])), -(np.log(0.1) + np.log(0.6)) / 2)
-    with pytest.raises(ValueError, match="empty set"):
-        BE.mlm_loss_numpy(logits[:0], np.array([], int))
-    with pytest.raises(ValueError, match="expected logits"):
-        BE.mlm_loss_numpy(logits, np.array([0]))
-    with pytest.raises(ValueError, match=r"mlm_loss_numpy: targets must be class ids in \[0, 3\), "
-                                         r"got -1 at index 1"):
-        BE.mlm_loss_numpy(logits, np.array([0, -1]))       # used to score the last class
-    model = BE.NumpyMaskedLM(7, 3, np.random.default_rng(0))
-    ids, mask = np.array([[1, 2], [3, 4]]), np.ones((2, 2), bool)
-    with pytest.raises(ValueError, match=r"NumpyMaskedLM: labels must be class ids in \[0, 7\) "
-                                         r"\(or -100, ignored\), got -1 at index \(1, 0\)"):
-        model.forward(ids, np.array([[IGNORE, 5], [-1, IGNORE]]), mask)
+def test_the_mlm_loss_is_cross_entropy_at_the_masked_positions_and_checks_labels():
     g = torch.Generator().manual_seed(0)
     t_logits = torch.randn(2, 6, 9, generator=g)
     labels = torch.full((2, 6), IGNORE)

@@ -265,7 +265,6 @@ def _layer_classes():
 def _cases():
     """{class name: make() -> (layer, forward args, a correct dout, a wrong dout)}."""
     from helpers.lib.attention import Attention, MultiHeadAttention
-    from helpers.lib.bert import NumpyMaskedLM
     from helpers.lib.decoder import GELU, DecoderBlock, FeedForward, NumpyDecoderLM
     from helpers.lib.encoder_numpy import EncoderBlock
     from helpers.lib.negative_sampling import EmbeddingDot
@@ -274,7 +273,6 @@ def _cases():
     rng = np.random.default_rng(0)
     x, xs, x4 = (rng.standard_normal(s) for s in ((2, 3), (2, 5, 3), (2, 5, 4)))
     ids, ones = np.array([[1, 2], [3, 0]]), np.ones
-    mlm_args = (ids, np.array([[-100, 5], [2, -100]]), ones((2, 2), bool))
     return {
         "Linear": lambda: (layers.Linear(3, 4, rng), (x,), ones((2, 4)), ones((2, 1))),
         "Activation": lambda: (layers.Activation("tanh"), (x,), ones((2, 3)), ones((3, 2))),
@@ -293,7 +291,6 @@ def _cases():
         "LearnedPositions": lambda: (LearnedPositions(8, 3, rng), (5,),
                                      ones((2, 5, 3)), ones((4, 3))),
         "EmbeddingDot": lambda: (EmbeddingDot(5, 3, rng), (x, ids), ones((2, 2)), ones((2, 3))),
-        "NumpyMaskedLM": lambda: (NumpyMaskedLM(7, 3, rng), mlm_args, 1.0, ones(2)),
         "LayerNorm": lambda: (layers.LayerNorm(3), (xs,), ones((2, 5, 3)), ones((2, 5, 4))),
         "GELU": lambda: (GELU(), (x,), ones((2, 3)), ones((3, 2))),
         "FeedForward": lambda: (FeedForward(4, 8, rng, np.float64), (x4,),
