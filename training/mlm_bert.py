@@ -4,12 +4,13 @@ Data: :func:`helpers.course.mlm_model.mlm_sentences`; a 4,000-piece BPE tokenize
 training documents; every sentence ``[CLS] pieces [SEP]`` (at most 64 pieces). Model:
 :class:`helpers.lib.bert.TinyBert` (2 Pre-LN layers, 128 wide, 4 heads, feed-forward 256, tied
 embeddings), its embedding table started from word2vec vectors of the pieces
-(:func:`piece_vectors`). AdamW (betas 0.9/0.98, weight decay 0.01), clipping at 1, batches of 64
-length-bucketed sentences masked afresh (15 %, 80/10/10). The schedule has three phases: 50
-warm-up steps; a constant learning rate until the masked-token accuracy on the whole validation
-split (masked once, every ``eval_every`` steps) has not improved by ``min_delta`` for
-``patience`` evaluations (the plateau, at most ``max_constant_steps``); then a linear decay to 0
-over ``decay_fraction`` of the steps taken so far, keeping the best evaluation of the decay.
+(:func:`piece_vectors`). AdamW with β₁ = 0.9 and β₂ = 0.98 (RoBERTa's value; BERT used 0.999)
+and weight decay 0.01, clipping at 1, batches of 64 length-bucketed sentences masked afresh
+(15 %, 80/10/10). The schedule has three phases: 50 warm-up steps; a constant learning rate
+until the masked-token accuracy on the whole validation split (masked once, every
+``eval_every`` steps) has not improved by ``min_delta`` for ``patience`` evaluations (the
+plateau, at most ``max_constant_steps``); then a linear decay to 0 over ``decay_fraction`` of
+the steps taken so far, keeping the best evaluation of the decay.
 The evidence for these settings is recorded in ``data/models/records/mlm_bert_settings.md``
 (``python -m training.mlm_settings``). The subset metric is the test accuracy on the first
 ``SUBSET`` test sentences.
