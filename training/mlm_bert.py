@@ -4,12 +4,16 @@ Data: :func:`helpers.course.mlm_model.mlm_sentences`; a 4,000-piece BPE tokenize
 training documents; every sentence ``[CLS] pieces [SEP]`` (at most 64 pieces). Model:
 :class:`helpers.lib.bert.TinyBert` (2 Pre-LN layers, 128 wide, 4 heads, feed-forward 256, tied
 embeddings), its embedding table started from word2vec vectors of the pieces
-(:func:`piece_vectors`). AdamW (betas 0.9/0.98, weight decay 0.01), 50 warm-up steps then linear
-decay to 0 at ``max_steps``, clipping at 1, batches of 64 length-bucketed sentences masked afresh
-(15 %, 80/10/10). Every ``eval_every`` steps the masked-token accuracy on the whole validation
-split (masked once) decides early stopping. The evidence for these settings is recorded in
-``data/models/records/mlm_bert_settings.md`` (``python -m training.mlm_settings``). The subset
-metric is the test accuracy on the first ``SUBSET`` test sentences.
+(:func:`piece_vectors`). AdamW with β₁ = 0.9 and β₂ = 0.98 (RoBERTa's value; BERT used 0.999)
+and weight decay 0.01, clipping at 1, batches of 64 length-bucketed sentences masked afresh
+(15 %, 80/10/10). The schedule has three phases: 50 warm-up steps; a constant learning rate
+until the masked-token accuracy on the whole validation split (masked once, every
+``eval_every`` steps) has not improved by ``min_delta`` for ``patience`` evaluations (the
+plateau, at most ``max_constant_steps``); then a linear decay to 0 over ``decay_fraction`` of
+the steps taken so far, keeping the best evaluation of the decay.
+The evidence for these settings is recorded in ``data/models/records/mlm_bert_settings.md``
+(``python -m training.mlm_settings``). The subset metric is the test accuracy on the first
+``SUBSET`` test sentences.
 """
 from __future__ import annotations
 
@@ -39,14 +43,14 @@ from helpers.lib.pretraining import (
     mlm_update,
     next_masked_batch,
     unigram_baseline,
-    warmup_linear_decay,
 )
 from training.loop import model_arrays, round_to_float16, torch_snapshot, train_steps
 from training.runlog import RunLog
 
 SETTINGS = dict(vocab_size=4000, max_len=64, dim=128, n_layers=2, n_heads=4, ff_dim=256,
                 dropout=0.0, batch_size=64, lr=2e-3, weight_decay=0.01, warmup=50,
-                max_steps=8_000, eval_every=500, patience=4, min_delta=1e-3, w2v_init=True, seed=0)
+                max_constant_steps=40_000, decay_fraction=0.2, eval_every=1_000, patience=4,
+                min_delta=2e-3, w2v_init=True, seed=0)
 SUBSET = 1000                 # test sentences of the subset metric
 
 
@@ -109,6 +113,12 @@ def float16_names() -> tuple:
     return tuple(f"model/{k}" for k, v in model.state_dict().items() if v.is_floating_point())
 
 
+def set_lr(opt: torch.optim.Optimizer, lr: float) -> None:
+    """Set the learning rate of every parameter group of ``opt``."""
+    for group in opt.param_groups:
+        group["lr"] = lr
+
+
 def train(settings: dict, log: RunLog, max_steps: int | None = None,
           progress: bool = True) -> tuple[dict, dict, dict]:
     """Pre-train the small BERT of ``settings``; return (arrays, meta, metrics). ``max_steps``:
@@ -122,31 +132,56 @@ def train(settings: dict, log: RunLog, max_steps: int | None = None,
     model = new_encoder(TinyBert, s, tok, train_seqs)
     opt = torch.optim.AdamW(model.parameters(), lr=s["lr"], weight_decay=s["weight_decay"],
                             betas=(0.9, 0.98))
-    sched = warmup_linear_decay(opt, s["warmup"], s["max_steps"])
     rng, queue, lengths = make_rng(s["seed"]), [], [len(x) for x in train_seqs]
+    done = {"steps": 0}              # steps of the phases before the current one
 
-    def step(k):
-        batch = next_masked_batch(train_seqs, lengths, queue, s["batch_size"], tok, rng)
-        return mlm_update(model, opt, sched, batch)
+    def step_at(lr):
+        def step(k):
+            set_lr(opt, lr(k))
+            batch = next_masked_batch(train_seqs, lengths, queue, s["batch_size"], tok, rng)
+            return mlm_update(model, opt, None, batch)
+        return step
 
     def evaluate(k):
         ev = evaluate_mlm(model, valid)
-        return {"epoch": round(k * s["batch_size"] / len(train_seqs), 3),
+        step = done["steps"] + k
+        return {"step": step, "epoch": round(step * s["batch_size"] / len(train_seqs), 3),
                 "valid_acc": ev["accuracy"], "valid_nll": ev["nll"],
                 "lr": opt.param_groups[0]["lr"]}
 
-    snapshot, restore = torch_snapshot(model)
-    run = train_steps(step, s["max_steps"], log, evaluate=evaluate, eval_every=s["eval_every"],
-                      eval_at_end=True, curve=("step", "valid_acc", "valid_nll", "train_loss"),
-                      metric="valid_acc", mode="max", patience=s["patience"],
-                      min_delta=s["min_delta"], snapshot=snapshot, restore=restore,
-                      limit=max_steps, desc="MLM pre-training", progress=progress,
-                      cap_reason=f"the step cap max_steps={s['max_steps']} (the learning rate "
-                                 "reaches 0 there)")
+    names = ("step", "valid_acc", "valid_nll", "train_loss", "lr")
+    constant = train_steps(step_at(lambda k: s["lr"] * min(1.0, k / s["warmup"])),
+                           s["max_constant_steps"], log, evaluate=evaluate,
+                           eval_every=s["eval_every"], curve=names, metric="valid_acc",
+                           mode="max", patience=s["patience"], min_delta=s["min_delta"],
+                           limit=max_steps, desc="MLM pre-training, constant rate",
+                           progress=progress, log_fields={"phase": "constant"},
+                           cap_reason=f"the cap max_constant_steps={s['max_constant_steps']}")
+    curve, steps = constant.curve, constant.steps
+    n_decay, best, stopped_by = 0, steps, f"constant rate: {constant.stopped_by}"
+    if max_steps is None or steps < max_steps:
+        done["steps"] = steps
+        n_decay = max(s["eval_every"], s["eval_every"] * round(s["decay_fraction"] * steps
+                                                               / s["eval_every"]))
+        snapshot, restore = torch_snapshot(model)
+        decay = train_steps(step_at(lambda k: s["lr"] * (1 - (k - 1) / n_decay)), n_decay, log,
+                            evaluate=evaluate, eval_every=s["eval_every"], eval_at_end=True,
+                            curve=names, metric="valid_acc", mode="max", patience=n_decay,
+                            snapshot=snapshot, restore=restore,
+                            limit=None if max_steps is None else max_steps - steps,
+                            desc="MLM pre-training, decay", progress=progress,
+                            log_fields={"phase": "decay"},
+                            cap_reason=f"the decay's end ({n_decay} steps, the learning rate "
+                                       "reaches 0)")
+        curve = {k: curve[k] + decay.curve[k] for k in names}
+        best = steps + (decay.best_step or decay.steps)
+        steps += decay.steps
+        stopped_by += f"; then a linear decay over {n_decay:,} steps, the best step kept"
     round_to_float16(model.parameters())                        # as stored: float16
     model.eval()
-    metrics = {"steps": run.steps, "best_step": run.best_step,
-               "epochs": round(run.steps * s["batch_size"] / len(train_seqs), 2),
+    metrics = {"steps": steps, "constant_steps": constant.steps, "decay_steps": n_decay,
+               "plateau_step": constant.best_step, "best_step": best,
+               "epochs": round(steps * s["batch_size"] / len(train_seqs), 2),
                "n_params": sum(p.numel() for p in model.parameters())}
     if max_steps is None:
         test_seqs = encode_corpus(tok, sents["test"], s["max_len"])
@@ -158,9 +193,9 @@ def train(settings: dict, log: RunLog, max_steps: int | None = None,
                        n_test_masked=te["n_masked"],
                        unigram_valid_acc=uv["accuracy"], unigram_test_acc=ut["accuracy"],
                        unigram_test_nll=ut["nll"])
-    arrays = {**model_arrays(model, run.curve), **tokenizer_to_arrays(tok)}
+    arrays = {**model_arrays(model, curve), **tokenizer_to_arrays(tok)}
     meta = {"settings": dict(s), "metrics": metrics, "config": asdict(model.cfg),
-            "stopped_by": run.stopped_by,
+            "stopped_by": stopped_by,
             "data": f"modern-English corpus (Wikipedia + BBC News) by document: validation k % 20 "
                     f"== 0, test k % 20 == 10, training the rest; {len(train_seqs):,} training "
                     f"sentences, {sum(lengths):,} pieces (with [CLS]/[SEP])"}
