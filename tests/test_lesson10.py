@@ -12,7 +12,6 @@ from helpers.course.mlm_model import split_of, tokenizer_from_arrays, tokenizer_
 from helpers.infra.seeding import make_rng
 from helpers.lessons.lesson10 import (
     accuracy_interval,
-    last_fifth_gain,
     paired_difference,
     sense_rounds,
     spread,
@@ -53,12 +52,6 @@ def test_spread_and_paired_difference_call_ties():
     noise = np.random.default_rng(0).normal(0, 0.05, 201)
     d, lo, hi = paired_difference(a + noise, a)           # no real difference: the range contains 0
     assert lo < 0 < hi
-
-
-def test_last_fifth_gain_reads_the_curve_from_80_percent_of_the_steps():
-    curve = {"step": [500, 1000, 1500, 2000, 2500], "valid_acc": [0.1, 0.2, 0.25, 0.27, 0.275]}
-    gain, a, b = last_fifth_gain(curve)
-    assert (a, b) == (2000, 2500) and gain == pytest.approx(0.005)
 
 
 def test_accuracy_interval_resamples_sentences():

@@ -208,14 +208,6 @@ def split_batches(tok: BPETokenizer, split: str, max_len: int = 64) -> list:
     return fixed_eval_batches(tok, encode_corpus(tok, mlm_sentences()[split], max_len), seed=seeds[split])
 
 
-def last_fifth_gain(curve: dict) -> tuple[float, int, int]:
-    """How much the validation accuracy rose over the last 20 % of the steps: (gain, from_step,
-    to_step), reading the curve at the first evaluation at or after 80 % of the last step."""
-    steps, acc = np.asarray(curve["step"]), np.asarray(curve["valid_acc"])
-    k = int(np.argmax(steps >= 0.8 * steps[-1]))
-    return float(acc[-1] - acc[k]), int(steps[k]), int(steps[-1])
-
-
 # ---------------------------------------------------------------- word senses with their spread
 def sense_rounds(X: np.ndarray, senses: Sequence[str], n_support: int = 3, repeats: int = 200,
                  seed: int = 0) -> np.ndarray:

@@ -60,7 +60,7 @@ def test_counting_shared_pieces_beats_the_nsp_head():
         "shared pieces (no model)", "classifier on the MLM-only encoder, trained alone",
         "the NSP head of the MLM + NSP encoder")}
     assert value["shared pieces (no model)"] > value["the NSP head of the MLM + NSP encoder"] > \
-        value["classifier on the MLM-only encoder, trained alone"] + 5
+        value["classifier on the MLM-only encoder, trained alone"]
 
 
 def test_the_static_row_without_the_test_text_ties_at_every_size():
@@ -71,5 +71,5 @@ def test_the_static_row_without_the_test_text_ties_at_every_size():
     block = re.search(r"fine-tuned minus static, the same 188 test articles .*:\n((?: +n=.*\n){4})", _text()).group(1)
     cells = re.findall(r"n=([\d,]+) +([+-][\d.]+) \[ *([+-][\d.]+), +([+-][\d.]+)\] +(win|tie|loss)", block)
     assert [c[0] for c in cells] == ["25", "100", "400", "1,500"]
-    # the prose: fine-tuning beats the static average at no size; at 1,500 static is 1.2 points ahead, unresolved
-    assert all(c[4] != "win" for c in cells) and cells[-1][1] == "-1.2" and float(cells[-1][3]) > 0
+    # the prose: fine-tuning beats the static average with 25 and 100 articles, no clear difference after
+    assert [c[4] for c in cells] == ["win", "win", "tie", "tie"]
