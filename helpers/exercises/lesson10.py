@@ -470,8 +470,9 @@ check_best_layer = ExperimentExercise(
     mistakes=[
         Mistake("worst_layer", "that is the layer with the LOWEST accuracy for 'light': pick the highest.",
                 like=lambda: int(np.argmin(layer_accuracies("light")))),
-        Mistake("read_bank", "that is the best layer for 'bank', the explorer's first word: choose 'light' in "
-                "the word menu and read its accuracy line.", like=lambda: _best_layer("bank")),
+        Mistake("layer_count", "that is how many layers of vectors there are; the answer is "
+                "the number of the best one (0 for the embeddings, up to the last block).",
+                like=lambda: len(layer_accuracies("light"))),
         Mistake("counted_from_one", "layers are numbered from 0 (the embeddings) to the last block: your answer "
                 "is one too high.", like=lambda: _best_layer("light") + 1),
     ],
