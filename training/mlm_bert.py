@@ -42,6 +42,7 @@ from helpers.lib.pretraining import (
     fixed_eval_batches,
     mlm_update,
     next_masked_batch,
+    piece_word2vec,
     unigram_baseline,
 )
 from training.loop import model_arrays, round_to_float16, torch_snapshot, train_steps
@@ -59,25 +60,6 @@ def train_tokenizer(vocab_size: int) -> BPETokenizer:
     """The BPE tokenizer learned on the training documents (about a minute)."""
     words = Counter(w for s in mlm_sentences()["train"] for w in s)
     return BPETokenizer.train(words, vocab_size=vocab_size)
-
-
-def piece_word2vec(tok: BPETokenizer, seqs, dim: int, scale: float = 0.1, window: int = 5,
-                   epochs: int = 3, seed: int = 0) -> np.ndarray:
-    """CBOW word2vec vectors of the pieces of ``seqs`` (``[CLS] pieces [SEP]`` id arrays) as a
-    (V, d) float32 table with standard deviation ``scale``; the special tokens and unseen pieces
-    keep random N(0, scale²) vectors. One gensim worker: same seed, same vectors."""
-    from gensim.models import Word2Vec  # heavy optional import: loaded only to train
-    if len(seqs) == 0:
-        raise ValueError("cannot train piece vectors on an empty corpus")
-    n_special = len(tok.special_ids)        # the special tokens have the first ids
-    w2v = Word2Vec([[str(i) for i in s if i >= n_special] for s in seqs], vector_size=dim,
-                   window=window, min_count=1, sg=0, negative=5, epochs=epochs, workers=1,
-                   seed=seed)
-    E = make_rng(seed).standard_normal((len(tok), dim))
-    known = [i for i in range(n_special, len(tok)) if str(i) in w2v.wv]
-    E[known] = w2v.wv[[str(i) for i in known]]
-    E[known] /= E[known].std()
-    return (E * scale).astype(np.float32)
 
 
 def piece_vectors(tok: BPETokenizer, train: list, settings: dict) -> np.ndarray:
