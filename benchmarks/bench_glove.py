@@ -31,12 +31,10 @@ from helpers.lib.metrics import similarity_correlation
 from training.glove_torch import train_torch
 from training.word2vec_trainers import train_fasttext, train_gensim
 
-WORD2VEC_CONFIG = dict(
-    dim=100, window=5, negative=5, sample=1e-3, epochs=5, alpha=0.025, min_alpha=1e-4, seed=0
-)
-GLOVE_CONFIG = dict(
-    window=10, dim=100, epochs=10, lr=0.5, x_max=100.0, alpha=0.75, batch_size=65536, seed=0
-)
+WORD2VEC_CONFIG = dict(dim=100, window=5, negative=5, sample=1e-3, epochs=5, alpha=0.025,
+                       min_alpha=1e-4, seed=0)
+GLOVE_CONFIG = dict(window=10, dim=100, epochs=10, lr=0.5, x_max=100.0, alpha=0.75,
+                    batch_size=65536, seed=0)
 FASTTEXT_CONFIG = dict(dim=100, window=5, min_count=5, epochs=5, min_n=3, max_n=6, buckets=200_000,
                        sg=True, negative=5, sample=1e-3, seed=0, workers=2)
 
@@ -60,10 +58,8 @@ def main() -> int:
     ap.add_argument("--glove-epochs", type=int, default=GLOVE_CONFIG["epochs"])
     args = ap.parse_args()
     corpus = course_corpus()
-    sets = {
-        "WS353": load_word_similarity("wordsim353"),
-        "SimLex": load_word_similarity("simlex999"),
-    }
+    sets = {"WS353": load_word_similarity("wordsim353"),
+            "SimLex": load_word_similarity("simlex999")}
     print(f"corpus: {corpus.n_raw_tokens:,} tokens, {len(corpus.sentences):,} sentences, "
           f"vocabulary {len(corpus.vocab):,} (min_count 5)", flush=True)
     rows = []
@@ -71,58 +67,28 @@ def main() -> int:
     # --- GloVe: count, then fit
     gcfg = {**GLOVE_CONFIG, "epochs": args.glove_epochs}
     sents = np.split(corpus.ids, np.flatnonzero(np.diff(corpus.sentence)) + 1)
-    counts, cw, cc = _timed(
-        lambda: cooccurrence_matrix(
-            sents, len(corpus.vocab), window=gcfg["window"], weighting="harmonic"
-        )
-    )
-    print(
-        f"GloVe co-occurrence: {counts.nnz:,} non-zero pairs (window {gcfg['window']}), {cw:.1f} s "
-        f"wall, {cc:.1f} s CPU",
-        flush=True,
-    )
+    counts, cw, cc = _timed(lambda: cooccurrence_matrix(sents, len(corpus.vocab),
+                                                         window=gcfg["window"],
+                                                         weighting="harmonic"))
+    print(f"GloVe co-occurrence: {counts.nnz:,} non-zero pairs (window {gcfg['window']}), "
+          f"{cw:.1f} s wall, {cc:.1f} s CPU", flush=True)
     kw = {k: v for k, v in gcfg.items() if k != "window"}
     gv, w, c = _timed(lambda: train_torch(counts, vocab=corpus.vocab, progress=False, **kw))
     print(f"GloVe loss per epoch: {', '.join(f'{x:.4f}' for x in gv.epoch_loss)}", flush=True)
     for which in ("W+W~", "W"):
-        rows.append(
-            dict(
-                method=f"GloVe PyTorch ({which})",
-                wall=w,
-                cpu=c,
-                extra=cw,
-                vectors=gv.vectors(which),
-                vocab=corpus.vocab,
-            )
-        )
+        rows.append(dict(method=f"GloVe PyTorch ({which})", wall=w, cpu=c, extra=cw,
+                         vectors=gv.vectors(which), vocab=corpus.vocab))
 
     # --- gensim word2vec skip-gram
     tv, w, c = _timed(lambda: train_gensim(corpus, "skipgram", workers=2, **WORD2VEC_CONFIG))
-    rows.append(
-        dict(
-            method="gensim Word2Vec (SG)",
-            wall=w,
-            cpu=c,
-            extra=0.0,
-            vectors=tv.W,
-            vocab=corpus.vocab,
-        )
-    )
+    rows.append(dict(method="gensim Word2Vec (SG)", wall=w, cpu=c, extra=0.0, vectors=tv.W,
+                     vocab=corpus.vocab))
     print(f"gensim Word2Vec: {w:.1f} s wall", flush=True)
 
     # --- gensim FastText skip-gram
     ft, w, c = _timed(lambda: train_fasttext(modern_english_sentences(), **FASTTEXT_CONFIG))
-    rows.append(
-        dict(
-            method="gensim FastText (SG)",
-            wall=w,
-            cpu=c,
-            extra=0.0,
-            vectors=ft.W,
-            vocab=ft.itos,
-            ft=ft,
-        )
-    )
+    rows.append(dict(method="gensim FastText (SG)", wall=w, cpu=c, extra=0.0, vectors=ft.W,
+                     vocab=ft.itos, ft=ft))
     print(f"gensim FastText: {w:.1f} s wall", flush=True)
 
     base = next(r for r in rows if r["method"].startswith("gensim Word2Vec"))["wall"]
