@@ -28,11 +28,12 @@ from helpers.infra.widgets import Explorer, slider
 @dataclass
 class Curve:
     """What a live run recorded, one entry per evaluation: the step, the mean training loss since
-    the previous evaluation, the held-out loss, and the CPU seconds of training so far."""
+    the previous evaluation, the validation measure (a loss; a ρ in :class:`ScoreTraining`), and
+    the CPU seconds of training so far."""
 
     step: list[int] = field(default_factory=list)
     train_loss: list[float] = field(default_factory=list)
-    heldout_loss: list[float] = field(default_factory=list)
+    valid: list[float] = field(default_factory=list)
     cpu_seconds: list[float] = field(default_factory=list)
 
 
@@ -69,7 +70,7 @@ class LiveTraining:
         c = self.curve
         c.step.append(self.steps)
         c.train_loss.append(float(np.mean(self._since)) if self._since else float("nan"))
-        c.heldout_loss.append(held)
+        c.valid.append(held)
         c.cpu_seconds.append(self.cpu_seconds)
         self._since = []
 
@@ -96,7 +97,7 @@ class LiveTraining:
                 bar.update(1)
                 if self.steps % self.eval_every == 0:
                     self._record()
-                    bar.set_postfix({self.postfix: f"{self.curve.heldout_loss[-1]:.3f}"})
+                    bar.set_postfix({self.postfix: f"{self.curve.valid[-1]:.3f}"})
         finally:
             one_core.unregister()
             bar.close()
@@ -109,14 +110,14 @@ class LiveTraining:
         """The last held-out loss (the untrained model's before any training)."""
         if not self.curve.step:
             self._record()
-        return self.curve.heldout_loss[-1]
+        return self.curve.valid[-1]
 
     # ---------------------------------------------------------------- showing it
     def summary(self) -> str:
         """One line: steps, CPU time, held-out loss, and where it stands against the baselines."""
         if not self.curve.step:
             return f"{self.name}: not trained yet"
-        loss = self.curve.heldout_loss[-1]
+        loss = self.curve.valid[-1]
         below = [k for k, v in self.baselines.items() if loss < v]
         against = ", ".join(f"{k} {v:.3f}" for k, v in self.baselines.items())
         text = (f"{self.name} after {self.steps:,} steps ({self.cpu_seconds:.0f} CPU-s): held-out "
@@ -133,7 +134,7 @@ class LiveTraining:
         if c.step:
             ax.plot(c.step[1:], c.train_loss[1:], color=COLOURS["blue"], ls=":",
                     label=f"{self.name}, training batches")
-            ax.plot(c.step, c.heldout_loss, color=COLOURS["blue"], ls="-", marker="o", ms=3,
+            ax.plot(c.step, c.valid, color=COLOURS["blue"], ls="-", marker="o", ms=3,
                     label=f"{self.name}, held out")
         self._baseline_lines(ax)
         set_labels(ax, title or f"Training {self.name}", "training step", "loss", y_unit=self.unit)
@@ -182,7 +183,7 @@ class ScoreTraining(LiveTraining):
     @property
     def scores(self) -> list[float]:
         """The validation ρ after each evaluation (the untrained model's first)."""
-        return self.curve.heldout_loss
+        return self.curve.valid
 
     def summary(self) -> str:
         if not self.curve.step:

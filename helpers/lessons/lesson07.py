@@ -236,7 +236,7 @@ class DimensionRuns:
     def add(self, dim: int, run: LiveSkipGram, training: ScoreTraining) -> None:
         """Record a run already trained (the lesson's own, at d = 100)."""
         money = frequent_neighbours(run.W, run.corpus.vocab, "money", k=4)
-        self.results[dim] = dict(rho=training.curve.heldout_loss[-1],
+        self.results[dim] = dict(rho=training.curve.valid[-1],
                                  ms=1e3 * training.cpu_seconds / training.steps,
                                  money=[w for w, _ in money])
 
