@@ -12,7 +12,6 @@ import numpy as np
 from helpers.course.data import load_bbc_news, load_wikipedia
 from helpers.infra.cache import cached
 from helpers.infra.checksums import DataError
-from helpers.lib.near_duplicates import near_duplicate_groups
 from helpers.lib.text import split_sentences, tokenize
 from helpers.lib.word2vec import Corpus, prepare_corpus
 
@@ -33,6 +32,8 @@ def document_groups() -> tuple[int, ...]:
     (12-grams, half of the shorter document shared): the BBC collection files 341 articles more
     than once, in 170 groups. Cached."""
     def build():
+        from helpers.lib.near_duplicates import near_duplicate_groups   # only for a first build
+
         texts = [tokenize(text) for _, text in modern_english_documents()]
         return {"groups": np.array(near_duplicate_groups(texts))}
 
