@@ -32,7 +32,7 @@ def document_groups() -> tuple[int, ...]:
     (12-grams, half of the shorter document shared): the BBC collection files 341 articles more
     than once, in 170 groups. Cached."""
     def build():
-        from helpers.lib.near_duplicates import near_duplicate_groups   # only for a first build
+        from helpers.lib.near_duplicates import near_duplicate_groups  # only for a first build
 
         texts = [tokenize(text) for _, text in modern_english_documents()]
         return {"groups": np.array(near_duplicate_groups(texts))}
