@@ -12,13 +12,7 @@ from helpers.course.benchmarks import benchmark_halves, count_rows_rho, evaluate
 from helpers.course.models import load_model
 from helpers.course.word_vectors import validated_count_vectors
 from helpers.infra.live_training import ScoreTraining
-from helpers.infra.plotting import (
-    COLOURS,
-    GREY_DARK,
-    log_axis,
-    new_figure,
-    set_labels,
-)
+from helpers.infra.plotting import COLOURS, GREY_DARK, log_axis, new_figure, set_labels
 from helpers.infra.threads import single_thread_blas
 from helpers.lib.counting import cooccurrence_matrix
 from helpers.lib.hsoftmax import hs_loss_and_grads, huffman_tree

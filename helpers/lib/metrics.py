@@ -13,11 +13,7 @@ import scipy.sparse as sp
 from scipy.stats import spearmanr
 
 from helpers.lib.checks import check_whole
-from helpers.lib.stats import (
-    Interval,
-    paired_spearman_difference,
-    spearman_interval,
-)
+from helpers.lib.stats import Interval, paired_spearman_difference, spearman_interval
 from helpers.lib.text import UnknownWordError, check_token_lists, check_tokens
 
 
