@@ -1,8 +1,6 @@
-"""The course's shared modern-English corpus for the word-level lessons (02-03, 05-10).
+"""The course's shared modern-English corpus for the word-level lessons (02-03, 05-10):
+Wikipedia (105 articles) and BBC News (2,225 articles), about 1.3M tokens."""
 
-Wikipedia (105 articles) and BBC News (2,225 articles): about 1.3M tokens of modern English, the
-same text for every word-vector method, so that their scores can be compared in one table.
-"""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -12,6 +10,7 @@ import numpy as np
 from helpers.course.data import load_bbc_news, load_wikipedia
 from helpers.infra.cache import cached
 from helpers.infra.checksums import DataError
+from helpers.lib.near_duplicates import near_duplicate_groups
 from helpers.lib.text import split_sentences, tokenize
 from helpers.lib.word2vec import Corpus, prepare_corpus
 
@@ -32,8 +31,6 @@ def document_groups() -> tuple[int, ...]:
     (12-grams, half of the shorter document shared): the BBC collection files 341 articles more
     than once, in 170 groups. Cached."""
     def build():
-        from helpers.lib.near_duplicates import near_duplicate_groups  # only for a first build
-
         texts = [tokenize(text) for _, text in modern_english_documents()]
         return {"groups": np.array(near_duplicate_groups(texts))}
 

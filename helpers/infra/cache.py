@@ -190,13 +190,10 @@ def _build_lock(path: Path, name: str, verbose: bool):
 
 def cached(name: str, version: str, build: Callable[[], T], codec=ArraysCodec,
            verbose: bool = True) -> T:
-    """The value of ``build()`` stored under ``name``/``version``, built once.
+    """The value of ``build()`` stored under ``name``/``version``, built once (a damaged entry is
+    rebuilt, saying why). ``codec``: :class:`ArraysCodec`, or a class with ``to_arrays()`` ->
+    (arrays, meta) and ``from_arrays(arrays, meta)``; the value is always what it reads back."""
 
-    ``codec``: :class:`ArraysCodec` (a dict of arrays), or a class with ``to_arrays()`` ->
-    (arrays, meta) and ``from_arrays(arrays, meta)``. What is returned is what the codec reads
-    back, on the first run too. A damaged entry is rebuilt, with one line (even when not
-    ``verbose``) saying why.
-    """
     path = cache_path(name, version)
     label = f"{name}-{version}"
     status, value = _check(path, codec)

@@ -12,11 +12,9 @@ def make_rng(seed: int) -> np.random.Generator:
 
 
 def choose_device(device: str | None = None) -> torch.device:
-    """The torch device to train on.
+    """The torch device: ``None``/``"cpu"`` the CPU, ``"cuda"`` the GPU (an error if none),
+    ``"auto"`` the GPU when there is one."""
 
-    ``None`` or ``"cpu"`` -> CPU (the course default); ``"cuda"`` -> the GPU, with a clear
-    error if there is none; ``"auto"`` -> the GPU when available, else the CPU.
-    """
     if device in (None, "cpu"):
         return torch.device("cpu")
     if device == "auto":
