@@ -70,11 +70,9 @@ def without_copies(held_out: Sequence[int], train: Sequence[int], groups) -> np.
 
 def split_by_group(groups: Sequence[int], order: Sequence[int], fractions) -> list[list[int]]:
     """Documents split into parts of about ``fractions`` of them without cutting a group
-    (lesson 02 §4).
+    (lesson 02 §4): whole groups dealt out in the order of their first member in ``order`` (a
+    permutation), to part 0 until it holds its share, then part 1 ..."""
 
-    ``order`` is a permutation of the document indices (a shuffle): groups are dealt out whole in
-    the order of their first member, to part 0 until it holds its share, then part 1, ...; within a
-    part the documents keep the order of ``order``."""
     if sorted(order) != list(range(len(groups))):
         raise ValueError(f"order must be a permutation of range({len(groups)}), one index per "
                          "document")

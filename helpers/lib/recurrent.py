@@ -1,7 +1,6 @@
 """Recurrent networks in NumPy: the tanh RNN, the LSTM and the GRU, forward and backward through
-time, and the language model built from them (lessons 02 and 03). Row vectors, one row per
-sequence; the gate blocks of Wx (D, G*H), Wh (H, G*H) and b (G*H,) in PyTorch's order (LSTM i, f,
-g, o; GRU r, z, n); each recurrence is plain functions, so a lesson can run the student's own."""
+time, and their language model (lessons 02-03). One row per sequence; gate blocks of Wx (D, G*H),
+Wh (H, G*H), b (G*H,) in PyTorch's order (LSTM i, f, g, o; GRU r, z, n)."""
 from __future__ import annotations
 
 import numpy as np
@@ -282,9 +281,9 @@ class NumpyLM:
 
     @classmethod
     def from_torch(cls, module, dtype=np.float32) -> "NumpyLM":
-        """The NumPy model with the weights of a PyTorch ``embed`` -> one ``nn.RNN`` (tanh),
-        ``nn.LSTM`` or ``nn.GRU`` (``rnn`` or ``lstm``) -> linear ``out`` or ``head``; PyTorch's
-        two biases are summed (the GRU's b_hn kept apart)."""
+        """The NumPy model with a PyTorch ``embed`` -> RNN/LSTM/GRU -> linear model's weights
+        (PyTorch's two biases summed, the GRU's b_hn kept apart)."""
+
         rnn = getattr(module, "rnn", None) or getattr(module, "lstm", None)
         out = getattr(module, "out", None) or getattr(module, "head", None)
         embed = getattr(module, "embed", None)

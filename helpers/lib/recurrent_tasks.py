@@ -1,6 +1,6 @@
-"""Small synthetic tasks that show what recurrent networks can and cannot learn (lessons 02-03):
-exposure bias against a language whose true model is known, and a cue to remember over many
-distractors. Every trainer is seeded."""
+"""Small synthetic tasks for recurrent networks (lessons 02-03): exposure bias against a known
+language, and a cue to remember over many distractors."""
+
 from __future__ import annotations
 
 from functools import lru_cache
