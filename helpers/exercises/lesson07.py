@@ -1,6 +1,6 @@
-"""Checkers for lesson 07 (the embedding layer and word2vec): the embedding layer's backward, the
-gradient of one score, the noise distribution, the negative-sampling gradients of a batch, the SGD
-training step, and an experiment with the subsampling formula."""
+"""Checkers for lesson 07 (word2vec): the embedding layer's backward, one score's gradient, the
+noise distribution, a batch's negative-sampling gradients, the SGD step, and subsampling."""
+
 from __future__ import annotations
 
 import numpy as np
