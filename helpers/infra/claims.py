@@ -1,7 +1,6 @@
 """One readable line per checked claim of the prose: ``claim(lstm_loss < trigram_loss, "the
-LSTM beats the trigram")`` prints ``✓ <statement>`` when it holds and raises
-:class:`ClaimFailed`, an ``AssertionError`` with what was measured, when it does not.
-"""
+LSTM beats the trigram")`` prints ``✓ <statement>`` or raises :class:`ClaimFailed`."""
+
 from __future__ import annotations
 
 import math

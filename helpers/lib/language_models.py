@@ -56,11 +56,9 @@ def count_parameters(module: nn.Module) -> int:
 
 def sample_text(next_probs: Callable[[np.ndarray], np.ndarray], start_ids, n_tokens: int,
                 rng: np.random.Generator, temperature: float = 1.0, banned=()) -> list[int]:
-    """Draw ``n_tokens`` ids one by one, sliding a window as long as ``start_ids`` (lesson 01 §9).
+    """Draw ``n_tokens`` ids one by one, sliding a window as long as ``start_ids`` (lesson 01 §9),
+    from softmax(log ``next_probs(window (1, n))`` / temperature); ``banned`` never."""
 
-    ``next_probs(window (1, n)) -> (1, V)`` probabilities of the next id; each id is drawn from
-    them raised to the power 1/temperature, renormalised (softmax(log p / T)); ``banned`` never.
-    """
     if not temperature > 0:
         raise ValueError(f"temperature must be positive, got {temperature}")
     window = [int(i) for i in start_ids]
