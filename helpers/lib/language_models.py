@@ -13,8 +13,9 @@ from helpers.lib.checks import check_class_ids, check_ids
 
 
 def perplexity(mean_nll: float) -> float:
-    """exp(mean NLL in nats): the number of equally likely next words the model hesitates
-    between (lesson 01 §8). Above about 709.78 nats, inf with a RuntimeWarning (a diverged run)."""
+    """exp(mean NLL in nats): how many equally likely next words the model hesitates between
+    (lesson 01 §8)."""
+
     try:
         if isinstance(mean_nll, (bool, str, bytes)):
             raise TypeError

@@ -153,8 +153,8 @@ class NumpyLM:
     """Embedding -> tanh RNN, LSTM or GRU -> linear -> softmax, in NumPy (lesson 02 §4).
 
     ``params`` = [E (V, D), Wx, Wh, b, (b_hn: GRU), Wy (H, V), by (V,)], initialised as PyTorch
-    does; ``forget_bias`` starts the LSTM's forget or the GRU's update gates. The recurrence runs
-    on the attributes ``bptt`` (RNN) or ``step``, ``step_backward``: yours can replace them."""
+    does; the recurrence runs ``bptt`` (RNN) or ``step``, ``step_backward`` (replaceable)."""
+
 
     def __init__(self, vocab_size: int, emb_dim: int, hidden: int, kind: str = "rnn",
                  rng: np.random.Generator | None = None, dtype=np.float32,
@@ -334,8 +334,8 @@ def stream_nlls(model: NumpyLM, ids: np.ndarray, batch_size: int = 16, seq_len: 
 # ---------------------------------------------------------------- the gradient through time
 def gradient_through_time(model: NumpyLM, dh_last: np.ndarray) -> np.ndarray:
     """||dL/dh_t|| at every step of the model's last forward pass for a loss that reads only the
-    last state, dL/dh_T = ``dh_last`` (B, H) -> (B, T), column k for step T - k (lesson 02 §6).
-    For the RNN each step back multiplies by the one-step Jacobian diag(1 - h_t^2) Wh^T."""
+    last state, dL/dh_T = ``dh_last`` (B, H) -> (B, T), column k for step T - k (lesson 02 §6)."""
+
     _, xs, hs, caches = model.cache
     Wx, Wh = model.params[1:3]
     B, T = xs.shape[:2]
