@@ -10,7 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
-from helpers.lib.text import check_token_lists, check_tokens
+from helpers.lib.text import check_token_lists
 
 
 def near_duplicate_groups(documents: Sequence[Sequence[str]], n: int = 12,
@@ -48,17 +48,6 @@ def near_duplicate_groups(documents: Sequence[Sequence[str]], n: int = 12,
             ri, rj = root(i), root(j)
             parent[max(ri, rj)] = min(ri, rj)                 # the smaller index stays the root
     return [root(i) for i in range(len(documents))]
-
-
-def seen_ngram_share(train: Sequence, test: Sequence, n: int = 20) -> float:
-    """The share of the ``n``-grams of ``test`` (tokens or ids) found in ``train``: near 0 for
-    independent text at n = 20, large when the test text has copies in training (lesson 02 §4)."""
-    check_tokens(train, "train", "seen_ngram_share")
-    check_tokens(test, "test", "seen_ngram_share")
-    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= len(test):
-        raise ValueError(f"n must be a positive int at most the test length {len(test)}, got {n!r}")
-    seen = {tuple(train[i:i + n]) for i in range(len(train) - n + 1)}
-    return sum(tuple(test[i:i + n]) in seen for i in range(len(test) - n + 1)) / (len(test) - n + 1)
 
 
 def without_copies(held_out: Sequence[int], train: Sequence[int], groups) -> np.ndarray:
