@@ -58,7 +58,6 @@ def evaluate_vectors(vectors, vocab, half: str = "validation", analogies: bool =
     """Scores of ``vectors`` (V, D) on one half: {'wordsim', 'simlex' (ρ), 'wordsim_oov',
     'simlex_oov'}, with ``analogies`` also 'analogy' (3CosAdd), '_semantic', '_syntactic', '_oov'
     and 'analogy_by_category' {category: [correct, answered, skipped]}."""
-
     if half not in HALVES:
         raise ValueError(f"half must be one of {HALVES}, got {half!r}")
     h = benchmark_halves()[half]

@@ -124,7 +124,6 @@ def load_char_ngram() -> dict:
 def kn_baselines(orders: tuple[int, ...] = (3, 4)) -> dict[int, dict]:
     """Kneser-Ney character n-grams, discounts chosen on *Othello*: {n: {'discount', 'valid_loss',
     'test_loss'}} in nats per character, over full contexts only."""
-
     split, rows = live_split(), {r["n"]: r for r in load_char_ngram()["rows"]}
     out = {}
     for n in orders:

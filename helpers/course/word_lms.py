@@ -170,7 +170,6 @@ def trained_gradient_flow(model: RecurrentLM, ids: np.ndarray, T: int = 60, wind
 def flow_at(ratios: np.ndarray, k: int, against: np.ndarray | None = None) -> Interval:
     """The geometric mean over windows of the gradient share reaching ``k`` words back, with a
     95 % bootstrap interval; with ``against``, the ratio to that model's, paired."""
-
     logs = np.log10(np.asarray(ratios)[:, k])
     if against is not None:
         other = np.log10(np.asarray(against)[:, k])

@@ -66,7 +66,6 @@ def torch_gradients(forward: Callable[..., torch.Tensor], inputs: Sequence[np.nd
                     dout: np.ndarray | None = None) -> tuple[np.ndarray, list[np.ndarray | None]]:
     """(output, [gradient of each input]) of ``forward(*tensors)`` by PyTorch autograd, in float64
     (integer inputs: None), of ``sum(output * dout)`` or of the output when ``dout`` is None."""
-
     tensors = []
     for a in inputs:
         a = np.asarray(a)

@@ -147,7 +147,6 @@ def save_artifact(path: str | Path, arrays: Mapping[str, np.ndarray], meta: Mapp
                   float16: Iterable[str] = ()) -> dict:
     """Write the artefact ``path`` (``path.npz`` + ``path.json``) atomically; return the JSON.
     ``float16``: names of floating arrays stored as float16, cast back on load."""
-
     npz_path, json_path = artifact_paths(path)
     stored, listing = _check_arrays(arrays, set(float16))
     data = _npz_bytes(stored)

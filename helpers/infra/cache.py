@@ -193,7 +193,6 @@ def cached(name: str, version: str, build: Callable[[], T], codec=ArraysCodec,
     """The value of ``build()`` stored under ``name``/``version``, built once (a damaged entry is
     rebuilt, saying why). ``codec``: :class:`ArraysCodec`, or a class with ``to_arrays()`` ->
     (arrays, meta) and ``from_arrays(arrays, meta)``; the value is always what it reads back."""
-
     path = cache_path(name, version)
     label = f"{name}-{version}"
     status, value = _check(path, codec)

@@ -40,7 +40,6 @@ def verify_file(path: Path, expected_sha256: str, how_to_fix: str,
                 git_path: str | None = None) -> Path:
     """``path``, checked to exist with the expected sha256; else DataError naming the file, both
     checksums and ``how_to_fix``."""
-
     path = Path(path)
     if not path.is_file():
         raise DataError(f"data file {path} is missing. {how_to_fix}")

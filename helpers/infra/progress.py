@@ -15,7 +15,6 @@ def in_notebook() -> bool:
 def progress_bar(iterable=None, *, desc: str | None = None, total: float | None = None,
                  unit: str = "it", disable: bool = False, **kwargs) -> tqdm:
     """A tqdm text bar (tqdm's arguments), in a notebook redrawn at most every 0.5 s."""
-
     if in_notebook():
         kwargs = {"file": sys.stdout, "mininterval": 0.5, "leave": True, **kwargs}
     return tqdm(iterable, desc=desc, total=total, unit=unit, disable=disable, **kwargs)

@@ -14,7 +14,6 @@ def make_rng(seed: int) -> np.random.Generator:
 def choose_device(device: str | None = None) -> torch.device:
     """The torch device: ``None``/``"cpu"`` the CPU, ``"cuda"`` the GPU (an error if none),
     ``"auto"`` the GPU when there is one."""
-
     if device in (None, "cpu"):
         return torch.device("cpu")
     if device == "auto":

@@ -135,7 +135,6 @@ def lm_token_nll(forward, weights, X: np.ndarray, y: np.ndarray, batch: int = 40
 def embedding_agreement(E: np.ndarray, train_ids: np.ndarray, words: np.ndarray) -> float:
     """Spearman's ρ over all pairs of ``words`` between the cosines of their embeddings (rows of
     ``E``) and of their next-word distributions in ``train_ids``."""
-
     row = np.full(len(E), -1)
     row[words] = np.arange(len(words))
     follows = row[train_ids[:-1]] >= 0

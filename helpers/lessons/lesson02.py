@@ -58,7 +58,6 @@ def run_challenge(build_and_train: Callable, seq_len: int = 64, extra: dict | No
     model with ``forward(ids)`` -> logits) and its cross-entropy on Othello and Hamlet in windows
     of ``seq_len``; printed and returned. A run over ``cpu_minutes``, or in a kernel that has read
     a shipped character model, does not count."""
-
     title = ("the challenge: beat the Kneser-Ney 4-gram on Hamlet within "
              f"{cpu_minutes:g} CPU-minutes")
     if char_live.TEST_PREDICTIONS % seq_len:

@@ -227,7 +227,6 @@ _NORM_RUNS: dict = {}
 def norm_comparison(split: CharSplit, lr: float, steps: int, seeds=(0, 1)) -> dict:
     """Pre-LN and Post-LN PyTorch decoders (4 blocks, d = 32, no warm-up) on the same batches,
     ``steps`` at ``lr`` per seed: {'pre'|'post': {'curves', 'valid'}} per seed, memoised."""
-
     key = (split.valid_work, len(split.train), lr, steps, tuple(seeds))
     if key not in _NORM_RUNS:
         _NORM_RUNS[key] = {norm: {"curves": [], "valid": []} for norm in ("pre", "post")}

@@ -37,7 +37,6 @@ def render_contexts(window: int, weighting: str, cross_sentences: bool, word: st
                     vocab, alpha: float = 0.75, n: int = 10):
     """The explorer's view: counts with these window choices, their PPMI, and ``word``'s ``n``
     nearest PPMI rows. Returns ``(figure, summary)``."""
-
     counts = cooccurrence_matrix(sentences_ids, len(vocab), window=window, weighting=weighting,
                                  cross_sentences=cross_sentences)
     neighbours = nearest_neighbours(ppmi(counts, alpha=alpha), vocab, word, k=n)

@@ -267,7 +267,6 @@ def challenge_standing(W: np.ndarray, vocab, cpu_seconds: float, rivals: dict,
                        n_boot: int = 10_000) -> dict:
     """Print the scoreboard of ``W`` (V, D) against ``rivals`` and the count-based vectors on
     WordSim-353's test pairs; returns {'rho', 'vs', 'calls', 'within_budget', 'beats'}."""
-
     W = np.asarray(W, dtype=np.float32)
     if W.ndim != 2 or W.shape[0] != len(vocab):
         raise ValueError(f"challenge_standing: W must be (V, D) with V = {len(vocab)} (the course "

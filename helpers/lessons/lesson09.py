@@ -144,7 +144,6 @@ def make_projection_render(embeddings: dict, groups: dict):
     """The explorer's render(neighbours, method, embedding) -> (figure, summary): the ``groups``'
     words and their neighbours in 2-D, and how often a word's nearest group word is its group's."""
 
-
     def render(neighbours: int = 0, method: str = "PCA", embedding: str | None = None):
         name = embedding or next(iter(embeddings))
         vectors, vocab = embeddings[name]

@@ -142,7 +142,6 @@ def top_pmi_pairs(counts: sp.spmatrix, itos: Sequence[str], n: int = 20, min_cou
                   alpha: float = 1.0, k: float = 1.0, measure: str = "pmi") -> list[tuple]:
     """The ``n`` pairs (w ≠ c) seen ``min_count`` times with the highest PMI (or NPMI):
     [(w, c, score, count)], best first, ties to the more frequent (lesson 06 §6)."""
-
     c = sp.csr_matrix(counts, dtype=np.float64)
     c.eliminate_zeros()
     if len(itos) != c.shape[0]:

@@ -225,7 +225,6 @@ class NumpyDecoderLM(Layer):
     def from_torch(cls, model, dtype=np.float64, **parts) -> "NumpyDecoderLM":
         """A NumpyDecoderLM holding the weights of a :class:`helpers.lib.transformer.DecoderLM`
         (PyTorch's W (out, in) transposed; qkv split into W_Q, W_K, W_V)."""
-
         c = model.cfg
         out = cls(c.vocab_size, c.d_model, c.n_heads, c.n_layers, c.d_ff, c.max_len, c.norm,
                   c.positions, dtype=dtype, **parts)

@@ -41,7 +41,6 @@ def held_out_split(labels, seed: int, groups=None) -> tuple[np.ndarray, np.ndarr
 def softmax_regression_loss_grad(X, y, W, b, l2: float) -> tuple[float, np.ndarray, np.ndarray]:
     """The loss of softmax regression, (1/n) Σ_i −log softmax(X W + b)[i, y_i] + (l2/2) ‖W‖², and
     its gradient (loss, dW (d, K), db (K,)), for X (n, d), y (n,) (lesson 09 §5)."""
-
     where = "softmax_regression_loss_grad"
     X, W, b = (np.asarray(v, dtype=np.float64) for v in (X, W, b))
     if X.ndim != 2 or W.ndim != 2 or b.ndim != 1 or W.shape != (X.shape[1], len(b)):

@@ -140,7 +140,6 @@ def misspelling_test(fasttext: FastTextVectors, words: Sequence[str], k: int = 5
 
     Returns {'pairs': [(word, misspelling)], 'hits' (n,) 0/1, 'neighbours': [[word, ...]]}; a
     slip that gives a vocabulary word is redrawn."""
-
     check_tokens(words, "words", "misspelling_test")
     rng = np.random.default_rng(seed)
     pairs = []

@@ -59,7 +59,6 @@ def check_layer(layer, *inputs: np.ndarray, dout: np.ndarray | None = None,
                 h: float = 1e-5, tol: float = 1e-6) -> GradReport:
     """Gradient-check a layer's parameters and first input by finite differences (lesson 01 §4),
     on ``sum(forward(*inputs) * dout)``; ``reset()`` runs before every forward."""
-
     if len(layer.params) != len(layer.grads):
         raise ValueError(f"{type(layer).__name__} has {len(layer.params)} params but "
                          f"{len(layer.grads)} grads; every parameter needs its gradient array")

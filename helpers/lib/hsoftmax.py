@@ -111,7 +111,6 @@ def hs_loss_and_grads(h: np.ndarray, U: np.ndarray, tree: HuffmanTree, targets: 
 
 def hs_probabilities(h: np.ndarray, U: np.ndarray, tree: HuffmanTree) -> np.ndarray:
     """P(w | h) for every word w, (N, V), from h (N, D) and U (V-1, D) (lesson 07 §6)."""
-
     h = check_finite(np.asarray(h), "h", "hs_probabilities")
     U = check_finite(np.asarray(U), "U", "hs_probabilities")
     if h.ndim != 2 or U.ndim != 2 or h.shape[1] != U.shape[1] or U.shape[0] != tree.n_inner:

@@ -15,7 +15,6 @@ from helpers.lib.checks import check_class_ids, check_ids
 def perplexity(mean_nll: float) -> float:
     """exp(mean NLL in nats): how many equally likely next words the model hesitates between
     (lesson 01 §8)."""
-
     try:
         if isinstance(mean_nll, (bool, str, bytes)):
             raise TypeError
@@ -59,7 +58,6 @@ def sample_text(next_probs: Callable[[np.ndarray], np.ndarray], start_ids, n_tok
                 rng: np.random.Generator, temperature: float = 1.0, banned=()) -> list[int]:
     """Draw ``n_tokens`` ids one by one, sliding a window as long as ``start_ids`` (lesson 01 §9),
     from softmax(log ``next_probs(window (1, n))`` / temperature); ``banned`` never."""
-
     if not temperature > 0:
         raise ValueError(f"temperature must be positive, got {temperature}")
     window = [int(i) for i in start_ids]

@@ -89,7 +89,6 @@ def svd_vectors(matrix, k: int, weighting: str = "US", seed: int = 0) -> np.ndar
 
     ``weighting`` "US" (p = 1, LSA), "sqrtS" (p = 1/2) or "U" (p = 0); zero rows stay zero;
     with p < 1 a k above the matrix's rank is refused."""
-
     if weighting not in SVD_WEIGHTINGS:
         raise ValueError(f"svd_vectors: unknown weighting {weighting!r}; choose one of "
                          f"{list(SVD_WEIGHTINGS)}")

@@ -153,7 +153,6 @@ def analogy_hits(vectors, vocab, questions: dict, method: str | Callable = "add"
     """1.0 or 0.0 for every question of {category: [(a, b, c, d)]} with four known words: is d
     the best-scoring word? (lesson 09 §4). ``method``: 'add', 'mul' or a function like
     :func:`analogy_scores`, called on ``batch`` questions at a time."""
-
     vectors, stoi, _ = _check(vectors, vocab)
     known = [q for qs in questions.values() for q in qs if all(w in stoi for w in q)]
     ids = np.array([[stoi[w] for w in q] for q in known], dtype=np.int64).reshape(-1, 4)

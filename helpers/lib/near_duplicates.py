@@ -61,7 +61,6 @@ def split_by_group(groups: Sequence[int], order: Sequence[int], fractions) -> li
     """Documents split into parts of about ``fractions`` of them without cutting a group
     (lesson 02 §4): whole groups dealt out in the order of their first member in ``order`` (a
     permutation), to part 0 until it holds its share, then part 1 ..."""
-
     if sorted(order) != list(range(len(groups))):
         raise ValueError(f"order must be a permutation of range({len(groups)}), one index per "
                          "document")

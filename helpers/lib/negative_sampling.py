@@ -104,7 +104,6 @@ def sgns_pair_gradients(w: np.ndarray, c: np.ndarray, n_pos,
     w, c (B, D); pair b is seen n_pos[b] times and drawn as noise n_neg[b] times. With x = w·c,
     L = Σ_b −n_pos log σ(x) − n_neg log σ(−x), dL/dx = n_neg σ(x) − n_pos σ(−x), zero at
     x = ln(n_pos / n_neg). Returns (dL/dw, dL/dc), each (B, D)."""
-
     w, c = np.asarray(w, dtype=np.float64), np.asarray(c, dtype=np.float64)
     n_pos, n_neg = np.asarray(n_pos, dtype=np.float64), np.asarray(n_neg, dtype=np.float64)
     if w.ndim != 2 or w.shape != c.shape:

@@ -77,7 +77,6 @@ class KneserNeyLM:
     def token_nll(self, ids, start: int | None = None) -> np.ndarray:
         """−log P(ids[i] | up to n−1 ids before it), i = start .. len − 1, in nats (lesson 01 §8);
         ``start`` below n − 1 scores the first targets with the shorter history they have."""
-
         self._check_fitted("token_nll")
         ids = self._ids(ids, "ids", "token_nll")
         if start is None:

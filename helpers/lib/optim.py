@@ -205,7 +205,6 @@ def clip_adam_step(params, grads, m, v, t: int, lr: float, max_norm: float = 1.0
                    beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8):
     """Clip the gradients' global norm (as ``torch.nn.utils.clip_grad_norm_``), then
     :func:`adam_update`, as a pure function on lists: new (params, m, v) (lesson 04 §8)."""
-
     params, grads = check_parallel(params, grads, "clip_adam_step")
     if not (isinstance(t, (int, np.integer)) and t >= 1):
         raise ValueError(f"clip_adam_step: t counts the steps from 1, got {t!r}")

@@ -283,7 +283,6 @@ class NumpyLM:
     def from_torch(cls, module, dtype=np.float32) -> "NumpyLM":
         """The NumPy model with a PyTorch ``embed`` -> RNN/LSTM/GRU -> linear model's weights
         (PyTorch's two biases summed, the GRU's b_hn kept apart)."""
-
         rnn = getattr(module, "rnn", None) or getattr(module, "lstm", None)
         out = getattr(module, "out", None) or getattr(module, "head", None)
         embed = getattr(module, "embed", None)
@@ -335,7 +334,6 @@ def stream_nlls(model: NumpyLM, ids: np.ndarray, batch_size: int = 16, seq_len: 
 def gradient_through_time(model: NumpyLM, dh_last: np.ndarray) -> np.ndarray:
     """||dL/dh_t|| at every step of the model's last forward pass for a loss that reads only the
     last state, dL/dh_T = ``dh_last`` (B, H) -> (B, T), column k for step T - k (lesson 02 §6)."""
-
     _, xs, hs, caches = model.cache
     Wx, Wh = model.params[1:3]
     B, T = xs.shape[:2]

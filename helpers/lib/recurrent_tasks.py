@@ -101,7 +101,6 @@ def train_long_range(kind: str, distance: int, hidden: int = 32, steps: int = 30
                      step=None, step_backward=None) -> float:
     """Accuracy on 500 new sequences of a NumpyLM trained 300 steps on :func:`long_range_batch`,
     its keeping gate starting at sigmoid(``forget_bias``) (lesson 03 §6). Memoised."""
-
     if kind not in ("rnn", "lstm", "gru") or (identity_start and kind != "rnn"):
         raise ValueError(f"kind must be 'rnn' (identity_start only for it), 'lstm' or 'gru', got "
                          f"{kind!r}")

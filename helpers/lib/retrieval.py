@@ -38,7 +38,6 @@ def target_ranks(scores: np.ndarray, targets: np.ndarray, groups=None) -> np.nda
 
     ``scores`` (Q, |D|), ``targets`` (Q,). With ``groups`` (|D|,) near-duplicate groups, the rank
     is that of the target group's best document among the documents outside the group."""
-
     scores, targets = np.asarray(scores, np.float64), np.asarray(targets)
     if scores.ndim != 2 or targets.shape != (scores.shape[0],):
         raise ValueError(f"target_ranks: expected scores (Q, D) and targets (Q,), got "

@@ -64,7 +64,6 @@ def sgd_step(W: np.ndarray, C: np.ndarray, words: np.ndarray, contexts: np.ndarr
 
     W, C (V, d) updated in place; words, contexts (B,), negatives (B, k); every row used moves
     by −lr times the sum of its gradients. Returns (mean loss per pair, W, C)."""
-
     words = check_ids(np.asarray(words), len(W), "words", "sgd_step")
     contexts = check_ids(np.asarray(contexts), len(C), "contexts", "sgd_step")
     negatives = check_ids(np.asarray(negatives), len(C), "negatives", "sgd_step")

@@ -69,7 +69,6 @@ def bootstrap_mean(values, n_boot: int = 2000, seed: int = 0, level: float = 0.9
                    block: int = 1) -> Interval:
     """Mean of per-item ``values`` (n,) with its bootstrap interval (lesson 01 §6); ``block > 1``
     resamples runs of consecutive items, a last partial block dropped."""
-
     values = np.asarray(values, np.float64)
     if values.ndim != 1:
         raise ValueError(f"bootstrap_mean: expected a 1-D array of per-item values, "
