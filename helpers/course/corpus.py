@@ -1,6 +1,5 @@
 """The course's shared modern-English corpus for the word-level lessons (02-03, 05-10):
 Wikipedia (105 articles) and BBC News (2,225 articles), about 1.3M tokens."""
-
 from __future__ import annotations
 
 from functools import lru_cache

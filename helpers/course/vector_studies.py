@@ -1,6 +1,5 @@
 """The shipped word-vector studies of lessons 07-09: ``wv_tricks``, ``wv_count_records`` and
 ``wv_scaling_grid`` (lesson 09 §7)."""
-
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,6 +1,5 @@
 """Checkers for lesson 07 (word2vec): the embedding layer's backward, one score's gradient, the
 noise distribution, a batch's negative-sampling gradients, the SGD step, and subsampling."""
-
 from __future__ import annotations
 
 import numpy as np

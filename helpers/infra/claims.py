@@ -1,6 +1,5 @@
 """One readable line per checked claim of the prose: ``claim(lstm_loss < trigram_loss, "the
 LSTM beats the trigram")`` prints ``✓ <statement>`` or raises :class:`ClaimFailed`."""
-
 from __future__ import annotations
 
 import math

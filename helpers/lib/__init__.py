@@ -1,2 +1,1 @@
 """The library the student builds: pure computation, each public docstring naming its lesson."""
-

@@ -1,6 +1,5 @@
 """The library's argument checks, in one place, so the same bad input gets the same message.
 Arrays may be NumPy arrays, lists or PyTorch tensors; a float mask is refused."""
-
 from __future__ import annotations
 
 import math

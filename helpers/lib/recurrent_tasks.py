@@ -1,6 +1,5 @@
 """Small synthetic tasks for recurrent networks (lessons 02-03): exposure bias against a known
 language, and a cue to remember over many distractors."""
-
 from __future__ import annotations
 
 from functools import lru_cache

@@ -1,6 +1,5 @@
 """A small decoder-only Transformer language model in PyTorch and its LSTM baseline (lesson 04):
 ids (B, T) -> logits (B, T, V), initial weights from an explicit ``seed``."""
-
 from __future__ import annotations
 
 from dataclasses import dataclass
