@@ -259,8 +259,7 @@ def arrays_to_curves(arrays: Mapping[str, np.ndarray], prefix: str = "curve/") -
 
 
 def timings_to_meta(timings: Mapping[str, np.ndarray]) -> dict:
-    """Timing arrays as nested lists for an artefact's metadata (NaN -> None): times change from
-    run to run, so they stay out of the .npz, whose bytes a rebuild must reproduce."""
+    """Timing arrays as nested lists for an artefact's metadata (NaN -> None), out of the .npz."""
     values = {name: [None if np.isnan(v) else float(v)
                      for v in np.asarray(a, dtype=np.float64).reshape(-1)]
               for name, a in timings.items()}

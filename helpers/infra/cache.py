@@ -1,9 +1,5 @@
-"""A small on-disk cache for results that take longer than a notebook's minute.
-
-``cached(name, version, build)`` returns ``build()``'s value, stored once as the artefact
-``<name>-<version>``; a damaged entry is rebuilt with one line saying why. The folder is
-``$NLP_COURSE_CACHE`` or this system's cache folder; an unusable one is a
-:class:`CacheLocationError` naming the cause and the fix. A second process waits for a build.
+"""A small on-disk cache for results that take longer than a notebook's minute, in
+``$NLP_COURSE_CACHE`` or this system's cache folder (an unusable one: :class:`CacheLocationError`).
 """
 from __future__ import annotations
 
