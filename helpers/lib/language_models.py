@@ -13,8 +13,7 @@ from helpers.lib.checks import check_class_ids, check_ids
 
 
 def perplexity(mean_nll: float) -> float:
-    """exp(mean NLL in nats): how many equally likely next words the model hesitates between
-    (lesson 01 §8)."""
+    """exp(mean NLL in nats), how many next words the model hesitates between (lesson 01 §8)."""
     try:
         if isinstance(mean_nll, (bool, str, bytes)):
             raise TypeError
@@ -34,8 +33,7 @@ def perplexity(mean_nll: float) -> float:
 
 
 def unigram_loss(train_ids: np.ndarray, valid_ids: np.ndarray, vocab_size: int) -> float:
-    """Held-out loss (nats per token) of the add-one unigram model, the floor every LM must
-    beat (lesson 04 §8)."""
+    """Held-out loss (nats per token) of the add-one unigram model, the floor (lesson 04 §8)."""
     for name, ids in (("train_ids", train_ids), ("valid_ids", valid_ids)):
         if len(ids) == 0:
             raise ValueError(f"unigram_loss: {name} is empty")

@@ -78,8 +78,7 @@ class Layer:
         return out
 
     def check_dout(self, **douts) -> None:
-        """Raise unless forward has run and each upstream gradient has its output's shape and
-        is finite."""
+        """Raise unless forward has run and each dout is finite with its output's shape."""
         where = f"{type(self).__name__}.backward"
         if self.out_shapes is None:
             raise RuntimeError(f"{where} was called before forward: call forward before backward "

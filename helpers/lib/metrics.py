@@ -208,8 +208,7 @@ def analogy_accuracy(vectors, vocab, questions: dict, method: str = "add") -> An
 
 # ---------------------------------------------------------------- similarity
 def pair_cosines(vectors, vocab, pairs: Sequence[tuple]) -> dict:
-    """{(w1, w2): cosine} of the pairs [(w1, w2, ...)] whose two words have vectors
-    (lesson 09 §2)."""
+    """{(w1, w2): cosine} of the pairs [(w1, w2, ...)] with both words known (lesson 09 §2)."""
     vectors, stoi, _ = _check(vectors, vocab)
     known = [(w1, w2) for w1, w2, *_ in pairs if w1 in stoi and w2 in stoi]
     if not known:
@@ -257,8 +256,7 @@ def similarity_correlation(vectors, vocab, pairs: Sequence[tuple[str, str, float
 
 def similarity_interval(vectors, vocab, pairs: Sequence[tuple[str, str, float]],
                         n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> Interval:
-    """Spearman's rho of cosines with human scores, with a bootstrap interval over the
-    in-vocabulary pairs (lesson 09 §2)."""
+    """Spearman's rho of cosines with human scores, and its bootstrap interval (lesson 09 §2)."""
     sims, gold = _known_pairs(vectors, vocab, pairs)
     return spearman_interval(sims, gold, n_boot=n_boot, level=level, seed=seed)
 

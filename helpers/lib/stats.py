@@ -103,8 +103,7 @@ def spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def spearman_interval(scores, gold, n_boot: int = 1000, seed: int = 0,
                       level: float = 0.95) -> Interval:
-    """Spearman's rho of ``scores`` with ``gold`` (n,) and its bootstrap interval over the n items
-    (lesson 09 §2)."""
+    """Spearman's rho of ``scores`` with ``gold`` (n,) and its bootstrap interval (lesson 09 §2)."""
     scores, gold = _same_items(scores, gold)
     idx = resamples(gold.size, n_boot, seed)
     result = interval(spearman(scores, gold), spearman_rows(scores[idx], gold[idx]), level)

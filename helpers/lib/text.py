@@ -103,8 +103,7 @@ def _preview(text: str, n: int = 40) -> str:
 
 
 def check_tokens(tokens, name: str, where: str) -> None:
-    """Refuse one str where a sequence of tokens is expected: it would be read as characters
-    (lesson 01 §8)."""
+    """Refuse a str where a sequence of tokens is expected (read as characters) (lesson 01 §8)."""
     if isinstance(tokens, str):
         raise TypeError(f"{where}: {name} must be a sequence of tokens (a list of str), got one "
                         f"str {_preview(tokens)}; tokenize it first: tokenize(text) (or "
