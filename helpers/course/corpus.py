@@ -62,6 +62,5 @@ def modern_english_sentences(min_tokens: int = 3) -> tuple[tuple[str, ...], ...]
 
 @lru_cache(maxsize=1)
 def course_corpus() -> Corpus:
-    """The corpus prepared with min_count=5: the vocabulary and id stream of every word-vector
-    method of the course."""
+    """The corpus prepared with min_count=5: every word-vector method's vocabulary and ids."""
     return prepare_corpus(modern_english_sentences(), min_count=5)

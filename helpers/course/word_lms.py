@@ -182,8 +182,7 @@ def flow_at(ratios: np.ndarray, k: int, against: np.ndarray | None = None) -> In
 
 
 def plot_gradient_flow(flows: dict[str, np.ndarray], title: str):
-    """The typical share of the gradient reaching k words back (geometric mean over windows, a 95 %
-    band), one curve per model: ``flows`` name -> (windows, T) ratios."""
+    """The gradient share reaching k words back (geometric mean, 95 % band), one curve per model."""
     fig, ax = new_figure(width=7.5)
     for (name, r), colour, marker in zip(flows.items(), COLOURS.values(), "os^D"):
         logs = np.log10(r)

@@ -86,8 +86,7 @@ class Mistake:
 
 
 def outputs_match(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
-    """True when two outputs are the same: numbers and arrays within tolerance, other objects
-    equal, tuples/lists/dicts element by element."""
+    """True when two outputs are the same: numbers within tolerance, containers element-wise."""
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
         return len(a) == len(b) and all(outputs_match(x, y, rtol, atol) for x, y in zip(a, b))
     if isinstance(a, dict) and isinstance(b, dict):

@@ -197,8 +197,7 @@ def read_artifact_info(path: str | Path) -> dict:
 
 
 def load_artifact(path: str | Path) -> Artifact:
-    """Read the artefact ``path`` after verifying both checksums and the array listing;
-    float16-stored arrays come back in their original dtype. Raises ArtifactError."""
+    """Read the artefact ``path`` after verifying both checksums (else ArtifactError)."""
     npz_path, _ = artifact_paths(path)
     info = read_artifact_info(path)
     data = _read_bytes(npz_path, "array")

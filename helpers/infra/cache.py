@@ -43,8 +43,7 @@ def set_variable(value: str) -> str:
 
 
 def location() -> tuple[Path, str]:
-    """(folder, how it was chosen), without creating it; CacheLocationError for an empty or
-    relative ``$NLP_COURSE_CACHE``."""
+    """(folder, how it was chosen), without creating it; CacheLocationError for a bad variable."""
     value = os.environ.get(ENV)
     if value is None:
         folder, xdg = default_folder(), os.environ.get("XDG_CACHE_HOME", "")

@@ -35,8 +35,7 @@ class Curve:
 
 
 class LiveTraining:
-    """A training run that the lesson drives step by step (see the module docstring):
-    ``step() -> loss``, ``evaluate() -> held-out loss``, ``baselines`` {name: loss}."""
+    """A training run that the lesson drives step by step (see the module docstring)."""
 
     postfix = "heldout"            # the progress bar's label of the evaluation
 

@@ -259,8 +259,7 @@ def colour_bar(image, axes, label: str):
 
 def plot_curves(ax, curves: dict[str, list[float]], title: str, xlabel: str, ylabel: str,
                 logy: bool = False, smooth: int = 1, x=None):
-    """Draw named curves on ``ax`` against 1, 2, ... (or ``x``), moving-averaged over ``smooth``
-    points. Returns ``ax``."""
+    """Draw named curves on ``ax`` against 1, 2, ... (or ``x``), smoothed over ``smooth`` points."""
     if not curves:
         raise ValueError("no curves to plot")
     for name, ys in curves.items():

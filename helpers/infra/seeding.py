@@ -12,8 +12,7 @@ def make_rng(seed: int) -> np.random.Generator:
 
 
 def choose_device(device: str | None = None) -> torch.device:
-    """The torch device: ``None``/``"cpu"`` the CPU, ``"cuda"`` the GPU (an error if none),
-    ``"auto"`` the GPU when there is one."""
+    """The torch device: ``"cpu"`` or None, ``"cuda"`` (error if none), ``"auto"`` (GPU if any)."""
     if device in (None, "cpu"):
         return torch.device("cpu")
     if device == "auto":

@@ -47,8 +47,7 @@ def dropdown(options, value, description: str):
 
 
 class Explorer:
-    """Controls {keyword: widget} -> pure ``render(**values) -> (Figure, str)`` -> PNG + text;
-    with ``run_button`` only the button redraws."""
+    """Controls {keyword: widget} -> pure ``render(**values) -> (Figure, str)`` -> PNG + text."""
 
 
     def __init__(self, render: Callable[..., tuple], controls: dict, title: str = "",

@@ -204,8 +204,7 @@ def render_attention(model, corpus: CharSplit, text: str, head: int = 0, layer: 
 
 def render_temperature(model, corpus: CharSplit, prompt: str, temperature: float = 1.0,
                        n_new: int = 160, seed: int = 0):
-    """A NumpyDecoderLM's 15 likeliest next characters after ``prompt`` at ``temperature``, and
-    a sample."""
+    """A NumpyDecoderLM's 15 likeliest next characters after ``prompt``, and a sample."""
     ids = corpus.encode(prompt)
     p = model.next_probs(ids, temperature)
     top = np.argsort(-p)[:15]

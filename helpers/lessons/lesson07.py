@@ -212,8 +212,7 @@ def baselines(corpus: Corpus, window: int = 5, half: str = "validation") -> dict
 
 # ---------------------------------------------------------------- §7.2: the dimension, and gensim
 class DimensionRuns:
-    """The dimension explorer: ``make(dim)`` trained ``steps`` steps per dimension; validation ρ
-    and CPU ms per step against d."""
+    """The dimension explorer: validation ρ and CPU ms per step of ``make(dim)`` against d."""
 
     def __init__(self, make: Callable[[int], LiveSkipGram], steps: int):
         self.make, self.steps, self.results = make, steps, {}
