@@ -1,8 +1,6 @@
-"""The word-vector benchmarks in two fixed halves: settings are chosen on the **validation**
-half, lessons report on the **report** half (scores there run higher: WordSim ρ by 0.06-0.10, so
-always say which half). Halves are drawn once from the full lists with seeded permutations:
-WordSim-353 176/177 (``seed``), SimLex-999 499/500 (``seed + 1``), the Google analogies within
-each of the 14 categories (``seed + 2 + c``). An item with an unknown word is skipped and counted.
+"""The word-vector benchmarks in two fixed seeded halves: settings are chosen on **validation**,
+lessons report on **report** (WordSim ρ runs 0.06-0.10 higher there: say which half). An item
+with an unknown word is skipped and counted.
 """
 from __future__ import annotations
 
@@ -57,10 +55,9 @@ def benchmark_halves(seed: int = SPLIT_SEED) -> dict[str, BenchmarkHalf]:
 
 
 def evaluate_vectors(vectors, vocab, half: str = "validation", analogies: bool = True) -> dict:
-    """Scores of ``vectors`` (V, D) on one half: {'wordsim', 'simlex' (Spearman ρ, None if
-    undefined), 'wordsim_oov', 'simlex_oov' (pairs skipped)}, and with ``analogies`` 'analogy'
-    (3CosAdd accuracy), 'analogy_semantic', 'analogy_syntactic', 'analogy_oov' and
-    'analogy_by_category' {category: [correct, answered, skipped]}."""
+    """Scores of ``vectors`` (V, D) on one half: {'wordsim', 'simlex' (ρ), 'wordsim_oov',
+    'simlex_oov'}, with ``analogies`` also 'analogy' (3CosAdd), '_semantic', '_syntactic', '_oov'
+    and 'analogy_by_category' {category: [correct, answered, skipped]}."""
     if half not in HALVES:
         raise ValueError(f"half must be one of {HALVES}, got {half!r}")
     h = benchmark_halves()[half]

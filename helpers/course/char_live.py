@@ -122,9 +122,8 @@ def load_char_ngram() -> dict:
 
 @functools.lru_cache(maxsize=4)
 def kn_baselines(orders: tuple[int, ...] = (3, 4)) -> dict[int, dict]:
-    """Kneser-Ney character n-grams, each order's discount chosen on *Othello*: {n: {'discount',
-    'valid_loss' (Othello's first 8,192 predictions, as the curves), 'test_loss' (Hamlet's first
-    32,768)}} in nats per character, without the n - 2 predictions that lack a full context."""
+    """Kneser-Ney character n-grams, discounts chosen on *Othello*: {n: {'discount', 'valid_loss',
+    'test_loss'}} in nats per character, over full contexts only."""
     split, rows = live_split(), {r["n"]: r for r in load_char_ngram()["rows"]}
     out = {}
     for n in orders:

@@ -1,9 +1,5 @@
-"""Lesson 04's shipped character LMs: a decoder-only Transformer and two LSTMs given the same
-compute (``load_model("char_transformer")``, ``"char_lstm"``, ``"char_lstm_matched"``).
-
-They are trained by ``make models`` (``training/char_lms.py``) on
-:func:`helpers.course.char_live.char_split`.
-"""
+"""Lesson 04's shipped character LMs: a Transformer and two LSTMs given the same compute
+(``load_model("char_transformer")``, ``"char_lstm"``, ``"char_lstm_matched"``)."""
 from __future__ import annotations
 
 import math
@@ -33,10 +29,9 @@ def build_char_lm(settings: dict, vocab_size: int) -> nn.Module:
 
 @dataclass
 class ShippedCharLM:
-    """A shipped character LM: ``model`` (eval mode), ``vocab`` (84 characters), ``settings``,
-    ``metrics`` (valid_loss, test_loss in nats/char, steps ...), the ``curve`` {'step',
-    'valid_loss', 'train_loss'} (one point per evaluation on the first EVAL_TOKENS validation
-    predictions), ``train_seconds`` / ``cpu_seconds`` and ``stopped_by``."""
+    """A shipped character LM (eval mode), its 84-character vocabulary, settings, metrics (nats
+    per character) and ``curve`` {'step', 'valid_loss', 'train_loss'}."""
+
 
     model: nn.Module
     vocab: Vocab

@@ -1,8 +1,5 @@
-"""The course's shared modern-English corpus for the word-level lessons (02-03, 05-10).
-
-Wikipedia (105 articles) and BBC News (2,225 articles): about 1.3M tokens of modern English, the
-same text for every word-vector method, so that their scores can be compared in one table.
-"""
+"""The course's shared modern-English corpus for the word-level lessons (02-03, 05-10):
+Wikipedia (105 articles) and BBC News (2,225 articles), about 1.3M tokens."""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -65,6 +62,5 @@ def modern_english_sentences(min_tokens: int = 3) -> tuple[tuple[str, ...], ...]
 
 @lru_cache(maxsize=1)
 def course_corpus() -> Corpus:
-    """The corpus prepared with min_count=5: the vocabulary and id stream of every word-vector
-    method of the course."""
+    """The corpus prepared with min_count=5: every word-vector method's vocabulary and ids."""
     return prepare_corpus(modern_english_sentences(), min_count=5)

@@ -1,9 +1,5 @@
-"""Lesson 01's language-modelling data and its shipped feed-forward LM (``load_model("ffnn_lm")``).
-
-The Wikipedia articles tokenised with punctuation, ``<eos>`` after each, split 90/5/5 in order; a
-vocabulary of the 2,000 most frequent training tokens and ``<unk>``. ``make models NAME=ffnn_lm``
-trains the model in PyTorch (``training/ffnn_lm.py``); the lesson runs its weights in NumPy.
-"""
+"""Lesson 01's language-modelling data and its shipped feed-forward LM (``load_model("ffnn_lm")``):
+Wikipedia tokenised with punctuation, ``<eos>`` after each article, split 90/5/5 in order."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -50,10 +46,10 @@ def ffnn_lm_data(vocab_size: int = 2000, context: int = 3) -> LMWindows:
 
 @dataclass
 class ShippedFFNNLM:
-    """The shipped model: ``weights`` E (V, d), W1 (n·d, h), b1, W2 (h, V), b2 as NumPy arrays laid
-    out for x W (PyTorch stores a Linear's weight transposed), ``vocab``, ``settings``, ``metrics``,
-    the validation ``curve`` {'step', 'valid_ppl', 'train_loss'} and ``kn_baseline`` {order: {'D',
-    'valid_ppl', 'test_ppl', 'valid_by_D'}}, Kneser-Ney on the same target tokens."""
+    """The shipped model: ``weights`` E (V, d), W1 (n·d, h), b1, W2 (h, V), b2 laid out for x W,
+    its vocab, settings, metrics, ``curve`` {'step', 'valid_ppl', 'train_loss'} and
+    ``kn_baseline`` {order: {'D', 'valid_ppl', 'test_ppl', 'valid_by_D'}}."""
+
 
     weights: dict
     vocab: Vocab

@@ -1,7 +1,5 @@
-"""The shipped word-vector studies that lessons 07-09 load (:func:`helpers.course.models.load_model`
-reads them; ``training/`` runs them): the tricks of word2vec (``wv_tricks``), the count-based
-methods' records (``wv_count_records``) and the scaling grid (``wv_scaling_grid``, lesson 09 §7).
-"""
+"""The shipped word-vector studies of lessons 07-09: ``wv_tricks``, ``wv_count_records`` and
+``wv_scaling_grid`` (lesson 09 §7)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,6 +1,5 @@
-"""The word-level language models of lessons 02-03: the data, the shipped PyTorch models
-(``load_model("rnn_lm")``, ``"gru_lm"``, ``"lstm_lm"``), the stored Kneser-Ney baselines, and how
-much gradient reaches far back in a trained model."""
+"""The word-level LMs of lessons 02-03: data, shipped models (``load_model("lstm_lm")`` ...),
+Kneser-Ney baselines, and how much gradient reaches far back."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -35,9 +34,8 @@ class LMData:
 
 def lm_data(vocab_size: int = 3000, fractions=(0.9, 0.05, 0.05), seed: int = 0,
             keep_copies_together: bool = True) -> LMData:
-    """The modern-English corpus split by document, near-duplicate articles on one side (unless
-    ``keep_copies_together=False``); the ``vocab_size`` most frequent training words, the rest
-    ``<unk>`` (lesson 02 §5)."""
+    """The modern-English corpus split by document, near-duplicates on one side, the
+    ``vocab_size`` most frequent training words and ``<unk>`` (lesson 02 §5)."""
     docs = [text for _, text in modern_english_documents()]
     order = np.random.default_rng(seed).permutation(len(docs))
     groups = document_groups() if keep_copies_together else list(range(len(docs)))
@@ -147,9 +145,8 @@ def load_kn_baselines() -> KNBaselines:
 
 def trained_gradient_flow(model: RecurrentLM, ids: np.ndarray, T: int = 60, windows: int = 256,
                           warm_up: int = 60, seed: int = 0) -> np.ndarray:
-    """How much gradient reaches k words back in a trained model (lesson 02 §6): the loss of the
-    word after each of ``windows`` seeded windows of ``T`` words (read after the ``warm_up`` words
-    before it), followed back -> (windows, T), ||dL/dh_{T-k}|| / ||dL/dh_T|| for k = 0 .. T-1."""
+    """||dL/dh_{T-k}|| / ||dL/dh_T||, (windows, T), for the word after each of ``windows``
+    seeded windows of ``T`` words, read after ``warm_up`` words (lesson 02 §6)."""
     if T < 2 or windows < 2 or warm_up < 0 or len(ids) < warm_up + T + 2:
         raise ValueError(f"need T >= 2, windows >= 2, warm_up >= 0 and a text longer than warm_up "
                          f"+ T + 1; got {T}, {windows}, {warm_up} and {len(ids)} tokens (too few?)")
@@ -171,9 +168,8 @@ def trained_gradient_flow(model: RecurrentLM, ids: np.ndarray, T: int = 60, wind
 
 
 def flow_at(ratios: np.ndarray, k: int, against: np.ndarray | None = None) -> Interval:
-    """The typical share of the gradient reaching ``k`` words back: the geometric mean over the
-    windows, with a 95 % bootstrap interval; with ``against``, how many times model b's share
-    (paired on the same windows)."""
+    """The geometric mean over windows of the gradient share reaching ``k`` words back, with a
+    95 % bootstrap interval; with ``against``, the ratio to that model's, paired."""
     logs = np.log10(np.asarray(ratios)[:, k])
     if against is not None:
         other = np.log10(np.asarray(against)[:, k])
@@ -186,8 +182,7 @@ def flow_at(ratios: np.ndarray, k: int, against: np.ndarray | None = None) -> In
 
 
 def plot_gradient_flow(flows: dict[str, np.ndarray], title: str):
-    """The typical share of the gradient reaching k words back (geometric mean over windows, a 95 %
-    band), one curve per model: ``flows`` name -> (windows, T) ratios."""
+    """The gradient share reaching k words back (geometric mean, 95 % band), one curve per model."""
     fig, ax = new_figure(width=7.5)
     for (name, r), colour, marker in zip(flows.items(), COLOURS.values(), "os^D"):
         logs = np.log10(r)

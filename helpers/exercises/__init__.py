@@ -1,11 +1,8 @@
 """Exercise checkers: graded steps, targeted hints, and "not attempted yet".
 
-Each lesson's checker module (``helpers.exercises.lesson01`` ...) lists its exercises in
-``EXERCISES``: a :class:`FunctionExercise` (the student writes a function; checks raise
-:class:`ExerciseFailed` with "expected ..., got ...") or an :class:`ExperimentExercise` (the
-student enters a measured number or a choice). Each declares its likely :class:`Mistake` s,
-whose hint is printed when one matches. A checker prints one verdict and returns a
-:class:`Result`; the student's stub never crashes the notebook::
+Each lesson's module lists its ``EXERCISES``: :class:`FunctionExercise` (the student writes a
+function) or :class:`ExperimentExercise` (a measured number or a choice), each with its likely
+:class:`Mistake` s. A checker prints one verdict and returns a :class:`Result`::
 
     ✓ stable softmax: all 5 checks passed.
     ✗ stable softmax (check 3 of 5): softmax([[1000, 1001]]): expected finite ..., got [nan nan]
@@ -45,8 +42,7 @@ STEPS = ("warm-up", "core", "experiment")
 # ---------------------------------------------------------------- results and mistakes
 @dataclass(frozen=True)
 class Result:
-    """A checker's verdict: ``status`` "passed", "failed" or "not attempted" (true only when
-    passed), the printed ``message`` and the recognised ``mistake``'s name (or None)."""
+    """A checker's verdict (true only when passed), its message and the mistake recognised."""
 
     title: str
     status: str
@@ -64,11 +60,9 @@ class Result:
 class Mistake:
     """A likely mistake, how to recognise it, and the hint that fixes it.
 
-    Exactly one of ``like`` (a wrong implementation whose outputs the student's match on every
-    call, or a wrong value) and ``when`` (a predicate ``when(output, *args)`` true for one call,
-    or ``when(answer, **context)``). ``example``: a typical wrong answer the tests feed to the
-    checker (defaults to ``like``; required with ``when``).
-    """
+    Exactly one of ``like`` (a wrong implementation or value the answer matches) and ``when`` (a
+    predicate ``when(output, *args)`` or ``when(answer, **context)``); ``example``: a typical
+    wrong answer for the tests (required with ``when``)."""
 
     name: str
     hint: str
@@ -92,8 +86,7 @@ class Mistake:
 
 
 def outputs_match(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
-    """True when two outputs are the same: numbers and arrays within tolerance, other objects
-    equal, tuples/lists/dicts element by element."""
+    """True when two outputs are the same: numbers within tolerance, containers element-wise."""
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
         return len(a) == len(b) and all(outputs_match(x, y, rtol, atol) for x, y in zip(a, b))
     if isinstance(a, dict) and isinstance(b, dict):
@@ -153,8 +146,7 @@ class Exercise:
 
 @dataclass
 class Call:
-    """One call of the student's function: copies of its arguments and of its result (or the
-    exception it raised)."""
+    """One call of the student's function: copies of its arguments and result (or its error)."""
 
     args: tuple
     kwargs: dict
@@ -189,12 +181,9 @@ class _Recorder:
 class FunctionExercise(Exercise):
     """The student writes a function; calling the exercise with it checks it.
 
-    ``checks``: ``check(f)`` functions that raise :class:`ExerciseFailed`, run in order;
-    ``reference``: a correct implementation; ``mistakes``: tried in order when a check fails;
-    ``explanation``: printed once all pass; ``forbidden``: the course's implementations and
-    library functions the answer may not call (with autograd, optimisers and the ``reference``;
-    see :mod:`helpers.exercises.guard`).
-    """
+    ``checks``: ``check(f)`` functions raising :class:`ExerciseFailed`, in order; ``mistakes``:
+    tried when a check fails; ``forbidden``: what the answer may not call, besides autograd,
+    optimisers and ``reference`` (:mod:`helpers.exercises.guard`)."""
 
     def __init__(self, title: str, checks: Sequence[Callable[[Callable], None]], *,
                  reference: Callable | None, mistakes: Sequence[Mistake] = (), step: str = "core",
@@ -296,11 +285,9 @@ def _where(error: BaseException, fn: Callable) -> str:
 class ExperimentExercise(Exercise):
     """The student enters a measured number or a choice; the explanation follows a right answer.
 
-    ``expected``: the value, or ``expected(**context)`` that measures it itself (never trusting
-    the student's measurement; it must work with no context). Numbers are right within
-    ``atol + rtol·|expected|``; with ``choices`` the answer must be one of them (case ignored).
-    ``example_context``: the keyword arguments the tests pass.
-    """
+    ``expected``: the value, or ``expected(**context)`` measuring it (working with no context);
+    numbers are right within ``atol + rtol·|expected|``; ``choices``: case ignored;
+    ``example_context``: the keyword arguments the tests pass."""
 
     def __init__(self, title: str, expected: Any, *, explanation: str,
                  mistakes: Sequence[Mistake] = (), rtol: float = 0.0, atol: float = 0.0,
@@ -389,8 +376,7 @@ USED: dict[str, list[str]] = {}
 def your_or_reference(result: Result, yours: Callable, reference: Callable, what: str,
                       where: str = "") -> Callable:
     """The student's ``yours`` once its checker's ``result`` passed, else ``reference``; prints
-    which. ``what`` names it ("Adam step"); ``where`` says what runs on it, for :func:`your_work`.
-    """
+    which. ``where`` says what runs on it, for :func:`your_work`."""
     if not isinstance(result, Result):
         raise TypeError(f"your_or_reference: result must be what the checker returned (a Result), "
                         f"got {type(result).__name__}")

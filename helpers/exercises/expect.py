@@ -64,11 +64,8 @@ def expect_tuple(got, names: Sequence[str]) -> None:
 # ---------------------------------------------------------------- gradients
 def torch_gradients(forward: Callable[..., torch.Tensor], inputs: Sequence[np.ndarray],
                     dout: np.ndarray | None = None) -> tuple[np.ndarray, list[np.ndarray | None]]:
-    """(output, [gradient of each input]) of ``forward(*tensors)`` by PyTorch autograd.
-
-    Floating inputs become float64 tensors, integer ones int64 (their gradient is None). The
-    scalar differentiated is ``sum(output * dout)``, or the output itself when ``dout`` is None.
-    """
+    """(output, [gradient of each input]) of ``forward(*tensors)`` by PyTorch autograd, in float64
+    (integer inputs: None), of ``sum(output * dout)`` or of the output when ``dout`` is None."""
     tensors = []
     for a in inputs:
         a = np.asarray(a)

@@ -1,10 +1,9 @@
 """Watch what a student's answer runs, and refuse the shortcuts an exercise forbids.
 
-:class:`Watch` sees every call (``sys.setprofile``) and refuses one into PyTorch's autograd,
-optimisers or clipping, SciPy's differentiation or optimisers, other autodiff libraries, or the
-course's own implementation of the exercise (``forbidden``), however reached: it recognises
-code by file, first line and name, so a reloaded module or a subclass is caught too. A refusal
-raises :class:`Refused` (a ``BaseException``) and is remembered, so catching it does not help.
+:class:`Watch` sees every call (``sys.setprofile``) and refuses PyTorch's autograd, optimisers and
+clipping, SciPy's differentiation and optimisers, other autodiff libraries and ``forbidden``,
+however reached (code is recognised by file, first line and name). A refusal raises
+:class:`Refused` (a ``BaseException``) and is remembered, so catching it does not help.
 """
 from __future__ import annotations
 
@@ -84,12 +83,9 @@ def _library_shortcut(code: types.CodeType) -> str | None:
 
 
 class Watch:
-    """A context manager that refuses forbidden calls while the code inside it runs.
+    """A context manager that refuses calls into ``forbidden`` (functions, classes, methods)
+    while its block runs; ``refusal`` is then the first refusal's reason, or None."""
 
-    forbidden : the course's implementations the answer must not use (functions, classes,
-                methods) and library functions the exercise rules out (e.g. ``torch.softmax``)
-    After the block, ``refusal`` is the reason of the first refused call, or None.
-    """
 
     def __init__(self, forbidden: Iterable[Any] = ()):
         self.course: dict[tuple, str] = {}

@@ -123,8 +123,7 @@ check_rnn_bptt = FunctionExercise(
 
 # ---------------------------------------------------------------- core: the step's clipping
 def clip_reference(grads, max_norm):
-    """Global-norm clipping as the exercise returns it: the gradients (clipped in place) and their
-    norm before clipping (lesson 02 §4)."""
+    """Global-norm clipping as the exercise returns it: (gradients, norm before) (lesson 02 §4)."""
     return grads, clip_global_norm(grads, max_norm)
 
 

@@ -360,8 +360,7 @@ check_mha_backward = FunctionExercise(
 
 # ---------------------------------------------------------------- experiment · the key bias
 def key_bias_change(shift: float = 3.0) -> float:
-    """The largest change of a causal MultiHeadAttention's output when ``shift`` is added to its
-    key bias b_K (a measurement: 0 up to rounding)."""
+    """Largest change of a causal MultiHeadAttention's output when ``shift`` is added to b_K."""
     rng = np.random.default_rng(0)
     mha, X = A.MultiHeadAttention(8, 2, rng), rng.standard_normal((2, 5, 8))
     before = mha.forward(X, causal=True)

@@ -106,8 +106,7 @@ def _counter_variant(cross=False, symmetric=True, close_holes=False, shorter=Fal
 
 
 def _mistake(name, hint, variant, reference):
-    """A mistake recognised when the student's output equals ``variant``'s on a call (as arrays)
-    and not the right one."""
+    """A mistake recognised when the output equals ``variant``'s on a call and not the right one."""
     def when(out, *args):
         got, ref, wrong = _dense(out), _dense(reference(*args)), _dense(variant(*args))
         return got.shape == ref.shape and np.allclose(got, wrong) and not np.allclose(got, ref)

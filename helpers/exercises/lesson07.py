@@ -1,6 +1,5 @@
-"""Checkers for lesson 07 (the embedding layer and word2vec): the embedding layer's backward, the
-gradient of one score, the noise distribution, the negative-sampling gradients of a batch, the SGD
-training step, and an experiment with the subsampling formula."""
+"""Checkers for lesson 07 (word2vec): the embedding layer's backward, one score's gradient, the
+noise distribution, a batch's negative-sampling gradients, the SGD step, and subsampling."""
 from __future__ import annotations
 
 import numpy as np
@@ -291,8 +290,7 @@ def _step_reference(W, C, words, contexts, negatives, lr, gradients):
 
 
 def _step_tiny():
-    """6 words, d = 3, 4 pairs, k = 2: word 1 twice, word 4 as a context and a noise word, word 3
-    twice as noise."""
+    """6 words, d = 3, 4 pairs, k = 2, with repeated words among words, contexts and noise."""
     rng = np.random.default_rng(3)
     W, C = rng.normal(0, 0.5, (6, 3)), rng.normal(0, 0.5, (6, 3))
     return (W, C, np.array([1, 2, 1, 0]), np.array([4, 5, 0, 2]),

@@ -1,10 +1,7 @@
 """The course's file format for trained models and cached results: checksummed, no pickle.
 
-An artefact is ``name.npz`` (named arrays, members sorted, a fixed timestamp: the same arrays
-give the same bytes) and ``name.json``: {"format", "npz": {"file", "sha256", "size"}, "arrays":
-{name: {"dtype", "shape", "stored"?}}, "meta": the caller's, "json_sha256": of the rest}.
-:func:`load_artifact` checks both checksums before it trusts anything (else
-:class:`ArtifactError` naming the file); :func:`save_artifact` writes each file atomically.
+``name.npz`` (arrays, members sorted, fixed timestamps: same arrays, same bytes) and
+``name.json`` {"format", "npz": {"file", "sha256", "size"}, "arrays", "meta", "json_sha256"}.
 """
 from __future__ import annotations
 
@@ -149,11 +146,7 @@ def _check_arrays(arrays: Mapping[str, np.ndarray], float16) -> tuple[dict, dict
 def save_artifact(path: str | Path, arrays: Mapping[str, np.ndarray], meta: Mapping | None = None,
                   float16: Iterable[str] = ()) -> dict:
     """Write the artefact ``path`` (``path.npz`` + ``path.json``) atomically; return the JSON.
-
-    arrays : {name: ndarray} (numbers or fixed-width unicode; names may contain '/')
-    meta   : JSON-able metadata (see :func:`jsonable`)
-    float16: names of floating arrays to store as float16; cast back on load
-    """
+    ``float16``: names of floating arrays stored as float16, cast back on load."""
     npz_path, json_path = artifact_paths(path)
     stored, listing = _check_arrays(arrays, set(float16))
     data = _npz_bytes(stored)
@@ -204,8 +197,7 @@ def read_artifact_info(path: str | Path) -> dict:
 
 
 def load_artifact(path: str | Path) -> Artifact:
-    """Read the artefact ``path`` after verifying both checksums and the array listing;
-    float16-stored arrays come back in their original dtype. Raises ArtifactError."""
+    """Read the artefact ``path`` after verifying both checksums (else ArtifactError)."""
     npz_path, _ = artifact_paths(path)
     info = read_artifact_info(path)
     data = _read_bytes(npz_path, "array")
@@ -266,8 +258,7 @@ def arrays_to_curves(arrays: Mapping[str, np.ndarray], prefix: str = "curve/") -
 
 
 def timings_to_meta(timings: Mapping[str, np.ndarray]) -> dict:
-    """Timing arrays as nested lists for an artefact's metadata (NaN -> None): times change from
-    run to run, so they stay out of the .npz, whose bytes a rebuild must reproduce."""
+    """Timing arrays as nested lists for an artefact's metadata (NaN -> None), out of the .npz."""
     values = {name: [None if np.isnan(v) else float(v)
                      for v in np.asarray(a, dtype=np.float64).reshape(-1)]
               for name, a in timings.items()}

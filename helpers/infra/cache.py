@@ -1,9 +1,5 @@
-"""A small on-disk cache for results that take longer than a notebook's minute.
-
-``cached(name, version, build)`` returns ``build()``'s value, stored once as the artefact
-``<name>-<version>``; a damaged entry is rebuilt with one line saying why. The folder is
-``$NLP_COURSE_CACHE`` or this system's cache folder; an unusable one is a
-:class:`CacheLocationError` naming the cause and the fix. A second process waits for a build.
+"""A small on-disk cache for results that take longer than a notebook's minute, in
+``$NLP_COURSE_CACHE`` or this system's cache folder (an unusable one: :class:`CacheLocationError`).
 """
 from __future__ import annotations
 
@@ -47,8 +43,7 @@ def set_variable(value: str) -> str:
 
 
 def location() -> tuple[Path, str]:
-    """(folder, how it was chosen), without creating it; CacheLocationError for an empty or
-    relative ``$NLP_COURSE_CACHE``."""
+    """(folder, how it was chosen), without creating it; CacheLocationError for a bad variable."""
     value = os.environ.get(ENV)
     if value is None:
         folder, xdg = default_folder(), os.environ.get("XDG_CACHE_HOME", "")
@@ -190,13 +185,9 @@ def _build_lock(path: Path, name: str, verbose: bool):
 
 def cached(name: str, version: str, build: Callable[[], T], codec=ArraysCodec,
            verbose: bool = True) -> T:
-    """The value of ``build()`` stored under ``name``/``version``, built once.
-
-    ``codec``: :class:`ArraysCodec` (a dict of arrays), or a class with ``to_arrays()`` ->
-    (arrays, meta) and ``from_arrays(arrays, meta)``. What is returned is what the codec reads
-    back, on the first run too. A damaged entry is rebuilt, with one line (even when not
-    ``verbose``) saying why.
-    """
+    """The value of ``build()`` stored under ``name``/``version``, built once (a damaged entry is
+    rebuilt, saying why). ``codec``: :class:`ArraysCodec`, or a class with ``to_arrays()`` ->
+    (arrays, meta) and ``from_arrays(arrays, meta)``; the value is always what it reads back."""
     path = cache_path(name, version)
     label = f"{name}-{version}"
     status, value = _check(path, codec)

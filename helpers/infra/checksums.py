@@ -38,9 +38,7 @@ def line_endings_fix(git_path: str) -> str:
 
 def verify_file(path: Path, expected_sha256: str, how_to_fix: str,
                 git_path: str | None = None) -> Path:
-    """``path``, checked to exist with the expected sha256; else DataError naming the file, both
-    checksums and ``how_to_fix`` (for a repository file ``git_path`` whose line endings Git
-    converted: :func:`line_endings_fix`)."""
+    """``path``, checked to exist with the expected sha256; else DataError saying how to fix it."""
     path = Path(path)
     if not path.is_file():
         raise DataError(f"data file {path} is missing. {how_to_fix}")

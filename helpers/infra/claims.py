@@ -1,7 +1,5 @@
 """One readable line per checked claim of the prose: ``claim(lstm_loss < trigram_loss, "the
-LSTM beats the trigram")`` prints ``✓ <statement>`` when it holds and raises
-:class:`ClaimFailed`, an ``AssertionError`` with what was measured, when it does not.
-"""
+LSTM beats the trigram")`` prints ``✓ <statement>`` or raises :class:`ClaimFailed`."""
 from __future__ import annotations
 
 import math
@@ -20,8 +18,7 @@ def _number(x, what: str) -> float:
 
 
 def claim(condition, statement: str, measured: str | None = None, show: bool = True) -> None:
-    """Print ``✓ statement`` (with ``measured`` in brackets) if ``condition`` is true, else
-    raise :class:`ClaimFailed`."""
+    """Print ``✓ statement`` (``measured`` in brackets) if ``condition``, else raise ClaimFailed."""
     if not isinstance(statement, str) or not statement.strip():
         raise ValueError("claim needs a statement: the sentence of the lesson that this checks")
     try:

@@ -1,5 +1,4 @@
-"""Watching the student's own model learn. The lesson writes the step (forward, backward,
-update) as ``step() -> training loss``; this module counts, evaluates, draws and records::
+"""Watching the student's own model learn, from its ``step() -> training loss``::
 
     run = LiveTraining(step, evaluate=lambda: valid_loss(model), eval_every=250,
                        baselines={"trigram": 2.04}, unit="nats/char")
@@ -7,8 +6,7 @@ update) as ``step() -> training loss``; this module counts, evaluates, draws and
     run.figure()             # training and held-out loss against steps, baselines as lines
     run.explorer()           # a slider and a "Train on" button that continue the same run
 
-Steps are counted, not timed (the same numbers on every machine; CPU seconds recorded beside);
-NumPy's BLAS runs on one thread while it trains. A non-finite loss stops the run with an error.
+Steps are counted, not timed (CPU seconds recorded beside); BLAS runs on one thread.
 """
 from __future__ import annotations
 
@@ -27,9 +25,8 @@ from helpers.infra.widgets import Explorer, slider
 
 @dataclass
 class Curve:
-    """What a live run recorded, one entry per evaluation: the step, the mean training loss since
-    the previous evaluation, the validation measure (a loss; a ρ in :class:`ScoreTraining`), and
-    the CPU seconds of training so far."""
+    """A live run's record, one entry per evaluation: step, mean training loss since the last,
+    validation measure (a loss, or :class:`ScoreTraining`'s ρ), CPU seconds so far."""
 
     step: list[int] = field(default_factory=list)
     train_loss: list[float] = field(default_factory=list)
@@ -38,12 +35,7 @@ class Curve:
 
 
 class LiveTraining:
-    """A training run that the lesson drives step by step (see the module docstring).
-
-    ``step() -> float``: one training step of the student's model, returning its loss;
-    ``evaluate() -> float``: the held-out loss (every ``eval_every`` steps and after each
-    :meth:`train`); ``baselines``: name -> loss, drawn as reference lines; ``unit``: "nats/char".
-    """
+    """A training run that the lesson drives step by step (see the module docstring)."""
 
     postfix = "heldout"            # the progress bar's label of the evaluation
 
@@ -142,8 +134,7 @@ class LiveTraining:
         return fig
 
     def explorer(self, more: tuple[int, int, int, int] = (500, 100, 5000, 100)) -> Explorer:
-        """A slider (steps: value, min, max, step) and a "Train on" button that continue this run
-        and redraw; its first view is the run as it stands (nothing trains until the button)."""
+        """A slider (value, min, max, step) and a "Train on" button that continue this run."""
         value, lo, hi, step = more
         self._ready = False
         ex = Explorer(self._render, {"steps": slider(value, lo, hi, step, "more steps")},
@@ -163,9 +154,9 @@ class LiveTraining:
 
 
 class ScoreTraining(LiveTraining):
-    """:class:`LiveTraining` for a score that rises, a Spearman ρ on the validation pairs
-    (lessons 07-08), kept in :attr:`scores`. ``plan(steps)`` is called before each
-    :meth:`train`; ``reference`` = (label, steps, scores) draws another run's points."""
+    """:class:`LiveTraining` for a rising validation ρ (lessons 07-08); ``plan(steps)`` runs
+    before each :meth:`train`; ``reference`` = (label, steps, scores) draws another run."""
+
 
     postfix = "valid ρ"
 

@@ -102,9 +102,8 @@ def apply_style() -> None:
 
 def new_figure(ncols: int = 1, nrows: int = 1, width: float | None = None,
                height: float | None = None, **subplots_kw):
-    """A figure of ``nrows x ncols`` panels in the course style: ``(fig, ax)`` for one panel,
-    else ``(fig, axes)`` with ``axes`` flat, row by row. ``width``/``height``: per panel, in
-    inches; other keywords go to ``plt.subplots``."""
+    """A figure of ``nrows x ncols`` panels (``width``/``height`` per panel, inches) in the course
+    style: ``(fig, ax)`` for one panel, else ``(fig, axes)`` with ``axes`` flat."""
     if ncols < 1 or nrows < 1:
         raise ValueError("a figure needs at least one row and one column of panels, "
                          f"got {nrows} x {ncols}")
@@ -187,8 +186,8 @@ class _LogTickFormatter(Formatter):
 
 
 class _CleanLogLocator(LogLocator):
-    """Major ticks of a log axis: one per power of ``base`` over a wide range, and at 1, 2 and
-    5 times each power when the axis spans under 2.5 powers (so that it shows several labels)."""
+    """Major ticks of a log axis: one per power of ``base``, or 1, 2, 5 times each power when the
+    axis spans under 2.5 powers."""
 
     def __init__(self, base: float):
         super().__init__(base=base)
@@ -260,8 +259,7 @@ def colour_bar(image, axes, label: str):
 
 def plot_curves(ax, curves: dict[str, list[float]], title: str, xlabel: str, ylabel: str,
                 logy: bool = False, smooth: int = 1, x=None):
-    """Draw named curves on ``ax`` against 1, 2, ... (or ``x``), moving-averaged over ``smooth``
-    points. Returns ``ax``."""
+    """Draw named curves on ``ax`` against 1, 2, ... (or ``x``), smoothed over ``smooth`` points."""
     if not curves:
         raise ValueError("no curves to plot")
     for name, ys in curves.items():

@@ -12,11 +12,7 @@ def make_rng(seed: int) -> np.random.Generator:
 
 
 def choose_device(device: str | None = None) -> torch.device:
-    """The torch device to train on.
-
-    ``None`` or ``"cpu"`` -> CPU (the course default); ``"cuda"`` -> the GPU, with a clear
-    error if there is none; ``"auto"`` -> the GPU when available, else the CPU.
-    """
+    """The torch device: ``"cpu"`` or None, ``"cuda"`` (error if none), ``"auto"`` (GPU if any)."""
     if device in (None, "cpu"):
         return torch.device("cpu")
     if device == "auto":

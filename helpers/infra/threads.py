@@ -7,8 +7,7 @@ from threadpoolctl import threadpool_limits  # installed with scikit-learn
 
 
 def single_thread_blas(fn):
-    """Decorator: run ``fn`` with NumPy's BLAS limited to one thread (for step-by-step products
-    of tiny matrices, where more threads only add synchronisation)."""
+    """Decorator: run ``fn`` with NumPy's BLAS on one thread (tiny matrices, step by step)."""
     @wraps(fn)
     def wrapper(*args, **kwargs):
         with threadpool_limits(limits=1, user_api="blas"):

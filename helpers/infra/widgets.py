@@ -1,9 +1,7 @@
 """Widget explorers: thin ipywidgets layers over pure ``render(**values) -> (figure, summary)``.
 
-The plot is an ``ipywidgets.Image`` of PNG bytes (never matplotlib's inline backend, which can
-race widget messages). Displaying an explorer writes a static fallback (the first render, for
-GitHub, nbviewer and HTML exports), then the live widget, whose ``<style>`` rule hides that
-fallback wherever the widget renders (``tools/browser_check.py`` checks both views).
+The plot is a PNG ``ipywidgets.Image``; the first render is also written as a static fallback,
+which the live widget's ``<style>`` rule hides where widgets render.
 """
 from __future__ import annotations
 
@@ -49,10 +47,8 @@ def dropdown(options, value, description: str):
 
 
 class Explorer:
-    """Controls {keyword: widget} -> pure ``render(**values) -> (Figure, str)`` -> PNG + text.
+    """Controls {keyword: widget} -> pure ``render(**values) -> (Figure, str)`` -> PNG + text."""
 
-    With ``run_button`` (explorers that train) only the button redraws, else any change does.
-    """
 
     def __init__(self, render: Callable[..., tuple], controls: dict, title: str = "",
                  run_button: str | None = None):

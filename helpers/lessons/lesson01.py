@@ -1,6 +1,5 @@
-"""Lesson 01 (feed-forward networks): the BBC classifier built from the course's layers for the
-studies (optimisers, L1, features), the initialisation study, an explorer, and the test of the
-language model's embeddings."""
+"""Lesson 01 (feed-forward networks): the BBC classifier's studies, the initialisation study, an
+explorer, and the test of the language model's embeddings."""
 from __future__ import annotations
 
 import numpy as np
@@ -56,9 +55,8 @@ def train_classifier(X_train, y_train, X_valid, y_valid, *, hidden: int = 64,
                      optimizer: str = "Adam", lr: float = 1e-3, epochs: int = 5,
                      batch_size: int = 32, l1: float = 0.0, l1_proximal: bool = False,
                      seed: int = 0) -> tuple[Sequential, History]:
-    """A one-hidden-layer tanh MLP trained with mini-batches; returns it and its History (per
-    epoch: train_loss, valid_loss, valid_acc). ``l1``: λ·Σ|w| on the weights, as a subgradient or,
-    with ``l1_proximal``, as soft-thresholding after each step, w ← sign(w) max(|w| − lr·λ, 0)."""
+    """A one-hidden-layer tanh MLP trained with mini-batches, and its History. ``l1``: λ·Σ|w| as a
+    subgradient or (``l1_proximal``) w ← sign(w) max(|w| − lr·λ, 0) after each step."""
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {optimizer!r}; choose one of {sorted(OPTIMIZERS)}")
     rng = np.random.default_rng(seed)
@@ -135,9 +133,8 @@ def lm_token_nll(forward, weights, X: np.ndarray, y: np.ndarray, batch: int = 40
 
 
 def embedding_agreement(E: np.ndarray, train_ids: np.ndarray, words: np.ndarray) -> float:
-    """Spearman's ρ, over all pairs of ``words``, between the cosine of their embeddings (rows of
-    ``E``) and the cosine of their next-word distributions in ``train_ids``: near 0 for random
-    vectors, positive when words that predict alike get alike vectors."""
+    """Spearman's ρ over all pairs of ``words`` between the cosines of their embeddings (rows of
+    ``E``) and of their next-word distributions in ``train_ids``."""
     row = np.full(len(E), -1)
     row[words] = np.arange(len(words))
     follows = row[train_ids[:-1]] >= 0

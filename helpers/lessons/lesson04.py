@@ -1,6 +1,5 @@
-"""Lesson 04's figures, explorer views and experiments: the √d_k statistics, per-character losses,
-the copy task and its challenge, attention maps, sampling, Pre-LN against Post-LN. Every
-``render_*`` returns ``(Figure, summary str)`` for :class:`helpers.infra.widgets.Explorer`."""
+"""Lesson 04's figures, explorer views and experiments: √d_k, per-character losses, the copy task
+and its challenge, attention maps, sampling, Pre-LN against Post-LN."""
 from __future__ import annotations
 
 import numpy as np
@@ -109,9 +108,8 @@ def char_nlls(model: nn.Module, ids: np.ndarray, ctx: int, max_tokens: int) -> n
 
 # ---------------------------------------------------------------- §11 copying, §15 the challenge
 def copy_problems(rng: np.random.Generator, n: int, length: int, n_symbols: int = 16):
-    """``n`` copy problems of ``length`` random symbols 1..n_symbols, the separator 0, the same
-    symbols: (x, y) (n, 2·length), the sequence and the next symbol at each position; the copy
-    is y[:, length:]."""
+    """``n`` copy problems (symbols 1..n_symbols, 0, the same symbols): (x, y) (n, 2·length), y
+    the next symbol at each position; the copy is y[:, length:]."""
     s = rng.integers(1, n_symbols + 1, (n, length))
     seq = np.concatenate([s, np.zeros((n, 1), s.dtype), s], 1)
     return seq[:, :-1], seq[:, 1:]
@@ -137,9 +135,8 @@ CHALLENGE_CPU_SECONDS, CHALLENGE_LENGTHS = 120, (16, 32, 48, 64)
 
 
 def score_copy_challenge(model, cpu_seconds: float, budget: float = CHALLENGE_CPU_SECONDS) -> dict:
-    """The copy challenge's score: the per-symbol accuracy of ``model.forward(x) -> logits`` on 200
-    fresh problems of each length of CHALLENGE_LENGTHS (64 is the score), and whether the
-    training's ``cpu_seconds`` are within ``budget``. Prints both."""
+    """Print the copy challenge's score: per-symbol accuracy of ``model.forward(x) -> logits`` on
+    200 fresh problems per length of CHALLENGE_LENGTHS (64 counts), and the CPU budget kept."""
     if not callable(getattr(model, "forward", None)):
         raise TypeError("model must have forward(ids) -> logits (B, T, V), as NumpyDecoderLM has")
     if not (np.isfinite(cpu_seconds) and cpu_seconds >= 0):
@@ -207,8 +204,7 @@ def render_attention(model, corpus: CharSplit, text: str, head: int = 0, layer: 
 
 def render_temperature(model, corpus: CharSplit, prompt: str, temperature: float = 1.0,
                        n_new: int = 160, seed: int = 0):
-    """A NumpyDecoderLM's 15 likeliest next characters after ``prompt`` at ``temperature``, and
-    a sample."""
+    """A NumpyDecoderLM's 15 likeliest next characters after ``prompt``, and a sample."""
     ids = corpus.encode(prompt)
     p = model.next_probs(ids, temperature)
     top = np.argsort(-p)[:15]
@@ -228,9 +224,8 @@ _NORM_RUNS: dict = {}
 
 
 def norm_comparison(split: CharSplit, lr: float, steps: int, seeds=(0, 1)) -> dict:
-    """Pre-LN and Post-LN PyTorch decoders (4 blocks, d = 32, no warm-up) on the same batches of 8
-    windows of 64 characters, ``steps`` steps at ``lr`` per seed, computed once per setting:
-    {'pre'|'post': {'curves': training losses per seed, 'valid': validation loss per seed}}."""
+    """Pre-LN and Post-LN PyTorch decoders (4 blocks, d = 32, no warm-up) on the same batches,
+    ``steps`` at ``lr`` per seed: {'pre'|'post': {'curves', 'valid'}} per seed, memoised."""
     key = (split.valid_work, len(split.train), lr, steps, tuple(seeds))
     if key not in _NORM_RUNS:
         _NORM_RUNS[key] = {norm: {"curves": [], "valid": []} for norm in ("pre", "post")}

@@ -35,9 +35,7 @@ def render_collocations(min_count: int, measure: str = "PMI", *, bigrams: sp.spm
 
 def render_contexts(window: int, weighting: str, cross_sentences: bool, word: str, *, sentences_ids,
                     vocab, alpha: float = 0.75, n: int = 10):
-    """The explorer's view: co-occurrences counted with the given window choices, their PPMI, and
-    the ``n`` nearest neighbours of ``word`` by the cosine of PPMI rows. Returns
-    ``(figure, summary)``."""
+    """The explorer's view: PPMI with these window choices, and ``word``'s ``n`` neighbours."""
     counts = cooccurrence_matrix(sentences_ids, len(vocab), window=window, weighting=weighting,
                                  cross_sentences=cross_sentences)
     neighbours = nearest_neighbours(ppmi(counts, alpha=alpha), vocab, word, k=n)

@@ -1,6 +1,5 @@
-"""Lesson 07 (the embedding layer and word2vec): the output layers timed as the vocabulary grows,
-what subsampling and the dynamic window do to the data, the live skip-gram (its data, its curve,
-the dimension explorer, gensim beside it), and the challenge's scoreboard."""
+"""Lesson 07 (word2vec): output layers timed, subsampling and the dynamic window counted, the live
+skip-gram and its dimension explorer, gensim beside it, the challenge's scoreboard."""
 from __future__ import annotations
 
 import time
@@ -12,13 +11,7 @@ from helpers.course.benchmarks import benchmark_halves, count_rows_rho, evaluate
 from helpers.course.models import load_model
 from helpers.course.word_vectors import validated_count_vectors
 from helpers.infra.live_training import ScoreTraining
-from helpers.infra.plotting import (
-    COLOURS,
-    GREY_DARK,
-    log_axis,
-    new_figure,
-    set_labels,
-)
+from helpers.infra.plotting import COLOURS, GREY_DARK, log_axis, new_figure, set_labels
 from helpers.infra.threads import single_thread_blas
 from helpers.lib.counting import cooccurrence_matrix
 from helpers.lib.hsoftmax import hs_loss_and_grads, huffman_tree
@@ -64,10 +57,8 @@ TIMING_NAMES = {"softmax": "full softmax", "ns_rows": "neg. sampling (rows)",
 @single_thread_blas
 def time_output_layers(vocab_sizes: Sequence[int], dim: int = 100, batch: int = 128, k: int = 5,
                        repeats: int = 5, seed: int = 0) -> list[dict]:
-    """Median seconds of the loss and gradients of one batch of Zipf-distributed pairs for each
-    vocabulary size, four output layers on the same random weights (:data:`TIMING_NAMES`; 'hs'
-    over a Huffman tree of the Zipf counts). One row per size, with 'vocab_size' and
-    'hs_mean_depth' (the mean path length of the batch's contexts)."""
+    """Median seconds of one batch's loss and gradients of Zipf-distributed pairs for each output
+    layer of :data:`TIMING_NAMES`; one row per vocabulary size, with 'hs_mean_depth'."""
     rng = np.random.default_rng(seed)
     out = []
     for V in vocab_sizes:
@@ -117,9 +108,8 @@ def keep_probability_paper(counts: np.ndarray, sample: float) -> np.ndarray:
 
 def pair_statistics(corpus: Corpus, sample: float, dynamic: bool = True, window: int = 5,
                     seeds: Sequence[int] = (0, 1, 2), top: int = 10) -> dict:
-    """One epoch's skip-gram data for each seed, counted without building the pairs: 'tokens' kept,
-    'pairs', 'top_share' (pairs whose context is one of the ``top`` most frequent words), each a
-    list over seeds, and 'by_distance' (the share of pairs at distance 1..window)."""
+    """One epoch's skip-gram data per seed, counted: 'tokens' kept, 'pairs', 'top_share' (context
+    among the ``top`` most frequent words), and 'by_distance' (share at distance 1..window)."""
     counts = corpus.vocab.counts
     is_top = np.zeros(len(counts), dtype=bool)
     is_top[np.argsort(-counts)[:top]] = True
@@ -149,11 +139,9 @@ def pair_statistics(corpus: Corpus, sample: float, dynamic: bool = True, window:
 
 # ---------------------------------------------------------------- §7.1: the live skip-gram
 class LiveSkipGram:
-    """The lesson's live skip-gram: the tables W (uniform in ±0.5/d) and C (zero), word2vec.c's
-    unigram table built from ``noise(counts, 0.75)``, and each pass over the corpus subsampled
-    afresh, paired with the dynamic window and shuffled. :meth:`step` trains one batch with
-    ``step(W, C, words, contexts, negatives, lr, gradients)``, the learning rate falling linearly
-    to zero at the end of the steps :meth:`plan` announced."""
+    """The lesson's live skip-gram: W uniform in ±0.5/d, C zero, a unigram table from
+    ``noise(counts, 0.75)``, each pass subsampled afresh; :meth:`step` trains one batch with
+    ``step(W, C, words, contexts, negatives, lr, gradients)``, lr falling linearly to 0."""
 
     def __init__(self, corpus: Corpus, noise: Callable, gradients: Callable, step: Callable,
                  dim: int = 100, k: int = 5, window: int = 5, sample: float = 1e-4,
@@ -214,9 +202,7 @@ def frequent_neighbours(vectors, vocab, word: str, k: int = 5,
 
 
 def baselines(corpus: Corpus, window: int = 5, half: str = "validation") -> dict[str, float]:
-    """WordSim-353 ρ on ``half`` of the vectors that need no training (each word's row of raw
-    co-occurrence counts within ±``window``) and of lessons 05-06's count-based vectors (their
-    shipped records)."""
+    """WordSim-353 ρ on ``half`` of raw co-occurrence rows and of lessons 05-06's vectors."""
     counts = cooccurrence_matrix(corpus.sentence_ids(), len(corpus.vocab), window=window)
     rec = load_model("wv_count_records")
     raw = count_rows_rho(counts, corpus.vocab, benchmark_halves()[half].wordsim)
@@ -226,9 +212,7 @@ def baselines(corpus: Corpus, window: int = 5, half: str = "validation") -> dict
 
 # ---------------------------------------------------------------- §7.2: the dimension, and gensim
 class DimensionRuns:
-    """The dimension explorer: the live skip-gram trained for ``steps`` steps at each dimension
-    tried (``make(dim)`` -> a fresh :class:`LiveSkipGram`). :meth:`render` trains a dimension not
-    tried yet, then draws validation ρ and CPU milliseconds per step against the dimension."""
+    """The dimension explorer: validation ρ and CPU ms per step of ``make(dim)`` against d."""
 
     def __init__(self, make: Callable[[int], LiveSkipGram], steps: int):
         self.make, self.steps, self.results = make, steps, {}
@@ -264,8 +248,7 @@ class DimensionRuns:
 def gensim_skipgram(corpus: Corpus, epochs: int, dim: int = 100, window: int = 5,
                     negative: int = 5, sample: float = 1e-4, alpha: float = 0.1,
                     seed: int = 0) -> tuple[np.ndarray, float]:
-    """gensim's skip-gram (one worker) on the course corpus at the live run's settings: (W in the
-    course vocabulary's order, CPU seconds of training)."""
+    """gensim's skip-gram (one worker) at the live run's settings: (W, CPU seconds)."""
     from gensim.models import Word2Vec  # imported only here: the rest of the lesson does without
     t0 = time.process_time()
     model = Word2Vec(corpus.sentences, vector_size=dim, window=window, negative=negative,
@@ -281,9 +264,8 @@ CHALLENGE_CPU_MINUTES = 5
 
 def challenge_standing(W: np.ndarray, vocab, cpu_seconds: float, rivals: dict,
                        n_boot: int = 10_000) -> dict:
-    """Score the student's vectors ``W`` (V, D) on the test pairs of WordSim-353 beside ``rivals``
-    {name: (V, D)} and the count-based vectors, with the paired difference from each (the course's
-    tie rule); print the scoreboard. Returns {'rho', 'vs', 'calls', 'within_budget', 'beats'}."""
+    """Print the scoreboard of ``W`` (V, D) against ``rivals`` and the count-based vectors on
+    WordSim-353's test pairs; returns {'rho', 'vs', 'calls', 'within_budget', 'beats'}."""
     W = np.asarray(W, dtype=np.float32)
     if W.ndim != 2 or W.shape[0] != len(vocab):
         raise ValueError(f"challenge_standing: W must be (V, D) with V = {len(vocab)} (the course "

@@ -142,8 +142,7 @@ def project_2d(X: np.ndarray, method: str = "PCA", seed: int = 0) -> np.ndarray:
 
 def make_projection_render(embeddings: dict, groups: dict):
     """The explorer's render(neighbours, method, embedding) -> (figure, summary): the ``groups``'
-    words and their nearest neighbours in 2-D, and how often a word's nearest group word there
-    is of its own group. ``embeddings``: {name: (vectors, vocab)}; ``groups``: {name: words}."""
+    words and their neighbours in 2-D, and how often a word's nearest group word is its group's."""
 
     def render(neighbours: int = 0, method: str = "PCA", embedding: str | None = None):
         name = embedding or next(iter(embeddings))

@@ -1,10 +1,8 @@
 """Scaled dot-product and multi-head attention in NumPy, forward and backward (lesson 04).
 
 Q (..., T_q, d_k), K (..., T_k, d_k), V (..., T_k, d_v). A mask is boolean, True = "this query may
-look at this key", read from the right against the scores (..., T_q, T_k) as PyTorch reads
-``attn_mask``; a key-padding mask (B, T_k) goes in ``key_padding``. The layers run the functions
-they are given (``attend``, ``attend_backward``, ``mha_forward``, ``mha_backward``: the course's by
-default), so a lesson can run the student's own.
+look at this key", broadcast against the scores (..., T_q, T_k) as PyTorch's ``attn_mask``; a
+key-padding mask (B, T_k) goes in ``key_padding``. The layers run the functions they are given.
 """
 from __future__ import annotations
 
@@ -25,10 +23,8 @@ def causal_mask(T: int, T_k: int | None = None) -> np.ndarray:
 
 
 def padding_mask(lengths, T: int) -> np.ndarray:
-    """(B, 1, T) bool, True at the first ``lengths[b]`` positions of sequence b (lesson 04 §4).
-
-    The axis of size 1 broadcasts over the queries, so it can be passed as ``mask``;
-    ``padding_mask(lengths, T)[:, 0]`` is the (B, T) ``key_padding``."""
+    """(B, 1, T) bool, True at the first ``lengths[b]`` positions of sequence b (lesson 04 §4);
+    ``[:, 0]`` of it is the (B, T) ``key_padding``."""
     T = check_whole(T, "T", "padding_mask", minimum=1)
     lengths = check_integers(lengths, "lengths", "padding_mask", "whole numbers (one per sequence)")
     if lengths.ndim != 1:
@@ -110,10 +106,8 @@ def scaled_dot_product_attention(Q, K, V, mask=None, scale=None, key_padding=Non
 
 # ---------------------------------------------------------------- attention, backward
 def softmax_backward(dA, A):
-    """The softmax's backward pass, row by row: dS = A ⊙ (dA − Σ_j dA_j A_j) (lesson 04 §4).
-
-    The Jacobian diag(a) − a aᵀ of each row applied to its upstream gradient, without building
-    it. A = softmax(S) and dA = ∂L/∂A, both (..., n); returns ∂L/∂S (..., n)."""
+    """The softmax's backward pass, row by row: dS = A ⊙ (dA − Σ_j dA_j A_j) (lesson 04 §4),
+    A = softmax(S) and dA = ∂L/∂A both (..., n); returns ∂L/∂S (..., n)."""
     return A * (dA - np.sum(dA * A, axis=-1, keepdims=True))
 
 
@@ -141,11 +135,9 @@ def softmax_attention_backward(dout, Q, K, V, weights, scale):
 
 
 class Attention(Layer):
-    """Softmax attention as a layer without parameters: forward(Q, K, V, mask, key_padding)
-    (lesson 04 §4).
+    """Softmax attention as a layer without parameters (lesson 04 §4): forward(Q, K, V, mask,
+    key_padding) runs ``attend``; ``backward(dout)`` returns (dQ, dK, dV)."""
 
-    Runs ``attend`` forward and ``attend_backward`` backward (the course's by default);
-    ``backward(dout)`` returns (dQ, dK, dV). ``weights`` keeps the last attention matrix."""
 
     def __init__(self, attend=scaled_dot_product_attention,
                  attend_backward=softmax_attention_backward):

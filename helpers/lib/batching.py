@@ -57,11 +57,8 @@ def random_windows(ids: np.ndarray, batch_size: int, seq_len: int,
 
 def bptt_batches(ids: np.ndarray, batch_size: int,
                  seq_len: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Truncated-BPTT batches (x, y), (batch_size, ≤ seq_len), y shifted by one (lesson 02 §3).
-
-    The stream is cut into ``batch_size`` contiguous rows; row b of a batch continues row b of the
-    previous one, so a model can carry its hidden state across batches.
-    """
+    """Truncated-BPTT batches (x, y), (batch_size, ≤ seq_len), y shifted by one (lesson 02 §3);
+    row b of a batch continues row b of the previous one."""
     ids = _token_stream(ids, "bptt_batches")
     batch_size = check_whole(batch_size, "batch_size", "bptt_batches", minimum=1)
     seq_len = check_whole(seq_len, "seq_len", "bptt_batches", minimum=1)

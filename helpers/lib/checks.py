@@ -1,9 +1,5 @@
 """The library's argument checks, in one place, so the same bad input gets the same message.
-
-Ids are integers in [0, n); masks are boolean (0/1 integers converted, floats refused: PyTorch adds
-a float mask to the scores); counts are whole numbers; nan and inf are refused where a number is
-read or trained on. Arrays may be NumPy arrays, lists or PyTorch tensors.
-"""
+Arrays may be NumPy arrays, lists or PyTorch tensors; a float mask is refused."""
 from __future__ import annotations
 
 import math

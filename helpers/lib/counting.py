@@ -1,9 +1,7 @@
 """Co-occurrence matrices and pointwise mutual information (lesson 06).
 
-Token ids are integers in [0, vocab_size); a negative id is a hole (a filtered word that keeps its
-place but is never counted). ``counts[w, c]``: how often context c was seen within w's window.
-An unseen pair has PMI = -inf, which sparse results leave unstored. Logarithms are base 2 unless
-``base`` says otherwise.
+Token ids are in [0, vocab_size); a negative id is a hole (kept in place, never counted). An
+unseen pair has PMI = -inf, which sparse results leave unstored. Logarithms are base 2 by default.
 """
 from __future__ import annotations
 
@@ -18,8 +16,8 @@ WEIGHTINGS = ("uniform", "harmonic")
 
 
 def flatten_sentences(sentences_ids, vocab_size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Sentences of ids as one id stream and the sentence number of every token: two (n,) int64
-    arrays (lesson 06 §4). ``sentences_ids`` is a list of 1-D integer arrays, or one array."""
+    """A list of 1-D id arrays (or one array) as one id stream and each token's sentence
+    number: two (n,) int64 arrays (lesson 06 §4)."""
     vocab_size = check_whole(vocab_size, "vocab_size", "flatten_sentences", minimum=1)
     one_array = isinstance(sentences_ids, np.ndarray) and sentences_ids.ndim == 1 \
         and sentences_ids.dtype != object
@@ -43,14 +41,9 @@ def cooccurrence_matrix(sentences_ids, vocab_size: int, window: int = 5,
                         symmetric: bool = True) -> sp.csr_matrix:
     """Word-context counts within ±``window`` tokens, a (V, V) csr_matrix (lesson 06 §4).
 
-    weighting       : "uniform" (each pair counts 1) or "harmonic" (a pair d apart counts 1/d)
-    cross_sentences : whether a window may reach into the next sentence
-    symmetric       : both directions (default); False counts left -> right only (window 1:
-                      the bigram counts)
-
-    One vectorised step per offset d: every pair (t, t + d) at once by slicing, the holes and
-    the pairs across a sentence boundary dropped, and SciPy's COO -> CSR conversion summing
-    the duplicates, which is the counting."""
+    ``weighting`` "uniform" (a pair counts 1) or "harmonic" (1/d for a pair d apart);
+    ``cross_sentences``: a window may reach into the next sentence; ``symmetric=False`` counts
+    left -> right only (window 1: the bigram counts). One sliced step per offset d."""
     if not isinstance(window, (int, np.integer)) or isinstance(window, bool) or window < 1:
         raise ValueError(f"window must be an integer >= 1, got {window!r}")
     if weighting not in WEIGHTINGS:
@@ -94,11 +87,9 @@ def pmi(counts, base: float = 2.0, alpha: float = 1.0, k: float = 1.0, row_sums=
         col_sums=None, total=None):
     """PMI^k with a smoothed context distribution, log P(w,c)^k / (P(w) P_alpha(c)) (lesson 06 §2).
 
-    counts : (W, C) dense or sparse non-negative counts
-    alpha  : context-distribution smoothing (1 = none; 0.75 lowers the PMI of rare contexts)
-    k      : the PMI^k variant (k > 1 lowers rare pairs more than frequent ones)
-    row_sums, col_sums, total : the marginals and N when ``counts`` is part of a bigger table
-    Dense in, dense out with -inf where the count is 0; sparse in, csr out over the pairs seen."""
+    counts (W, C) dense or sparse; ``alpha`` smooths the contexts (1 = none); ``row_sums``,
+    ``col_sums``, ``total`` when ``counts`` is part of a bigger table. Dense in, dense out (-inf
+    where the count is 0); sparse in, csr out over the pairs seen."""
     sparse = sp.issparse(counts)
     c = sp.csr_matrix(counts, dtype=np.float64, copy=True) if sparse else np.asarray(counts, float)
     values = c.data if sparse else c
@@ -149,10 +140,8 @@ def npmi(counts, row_sums=None, col_sums=None, total=None):
 
 def top_pmi_pairs(counts: sp.spmatrix, itos: Sequence[str], n: int = 20, min_count: float = 1,
                   alpha: float = 1.0, k: float = 1.0, measure: str = "pmi") -> list[tuple]:
-    """The ``n`` pairs (w ≠ c) seen at least ``min_count`` times with the highest PMI (or, with
-    ``measure="npmi"``, NPMI): [(w, c, score, count)], best first, equal scores the more
-    frequent pair first (lesson 06 §6). The marginals use all counts; a symmetric matrix lists
-    each pair once."""
+    """The ``n`` pairs (w ≠ c) seen ``min_count`` times with the highest PMI (or NPMI):
+    [(w, c, score, count)], best first, ties to the more frequent (lesson 06 §6)."""
     c = sp.csr_matrix(counts, dtype=np.float64)
     c.eliminate_zeros()
     if len(itos) != c.shape[0]:

@@ -3,8 +3,7 @@
     ids (B, T) -> token embedding + positions -> n_layers x DecoderBlock -> final LayerNorm
                -> Linear head -> logits (B, T, V)
 
-The architecture of :class:`helpers.lib.transformer.DecoderLM`, whose weights
-:meth:`NumpyDecoderLM.from_torch` copies in. float32 unless ``dtype=np.float64`` (gradient checks).
+The architecture of :class:`helpers.lib.transformer.DecoderLM` (:meth:`NumpyDecoderLM.from_torch`).
 """
 from __future__ import annotations
 
@@ -74,9 +73,7 @@ class DecoderBlock(Layer):
     """One decoder block, Pre-LN or Post-LN, (B, T, d) -> (B, T, d) (lesson 04 §8).
 
     Pre-LN: x = x + Attn(LN1(x)); x = x + FFN(LN2(x)). Post-LN: x = LN1(x + Attn(x));
-    x = LN2(x + FFN(x)). Attn is causal multi-head self-attention (RoPE on queries and keys if
-    ``rope``); a residual sum x + f(x) sends its gradient down both paths. ``layer_norm`` is the
-    LayerNorm class, ``attend`` ... ``mha_backward`` the attention's functions."""
+    x = LN2(x + FFN(x)). Attn is causal multi-head self-attention (RoPE if ``rope``)."""
 
     def __init__(self, d: int, n_heads: int, d_ff: int, rng: np.random.Generator, norm: str = "pre",
                  rope: bool = False, dtype=np.float32, layer_norm=LayerNorm,
@@ -121,9 +118,7 @@ class NumpyDecoderLM(Layer):
 
     forward(ids (B, T)) -> logits (B, T, V), position t seeing tokens 0..t; loss(ids, targets)
     -> mean cross-entropy (nats), then backward() fills ``grads`` (``names`` names each array).
-    Settings as :class:`helpers.lib.transformer.TransformerConfig` (also ``positions=None``: no
-    position information); GPT-2's initialisation.
-    ``layer_norm`` and the attention functions go to every :class:`DecoderBlock`."""
+    Settings as :class:`helpers.lib.transformer.TransformerConfig`; GPT-2's initialisation."""
 
     def __init__(self, vocab_size: int, d_model: int = 64, n_heads: int = 4, n_layers: int = 2,
                  d_ff: int | None = None, max_len: int = 64, norm: str = "pre",
@@ -228,9 +223,8 @@ class NumpyDecoderLM(Layer):
 
     @classmethod
     def from_torch(cls, model, dtype=np.float64, **parts) -> "NumpyDecoderLM":
-        """A NumpyDecoderLM holding the weights of a :class:`helpers.lib.transformer.DecoderLM`;
-        ``parts`` (``layer_norm=``, ``attend=`` ...) go to the constructor. PyTorch's Linear
-        stores W as (out, in), ours as (in, out); its qkv holds W_Q, W_K, W_V stacked."""
+        """A NumpyDecoderLM holding the weights of a :class:`helpers.lib.transformer.DecoderLM`
+        (PyTorch's W (out, in) transposed; qkv split into W_Q, W_K, W_V)."""
         c = model.cfg
         out = cls(c.vocab_size, c.d_model, c.n_heads, c.n_layers, c.d_ff, c.max_len, c.norm,
                   c.positions, dtype=dtype, **parts)

@@ -1,6 +1,5 @@
-"""Extrinsic evaluation of word vectors: classifiers of documents' topics from their averaged
-word vectors, and softmax regression in NumPy, Z = X W + b with the loss
-(1/n) sum_i -log softmax(Z)[i, y_i] + (l2 / 2) ||W||^2 (lesson 09 §5)."""
+"""Extrinsic evaluation of word vectors: topic classifiers on averaged word vectors, and softmax
+regression in NumPy (lesson 09 §5)."""
 from __future__ import annotations
 
 from typing import Callable
@@ -40,10 +39,8 @@ def held_out_split(labels, seed: int, groups=None) -> tuple[np.ndarray, np.ndarr
 
 
 def softmax_regression_loss_grad(X, y, W, b, l2: float) -> tuple[float, np.ndarray, np.ndarray]:
-    """The loss of softmax regression and its gradient (loss, dW (d, K), db (K,)) (lesson 09 §5).
-
-    X (n, d), y (n,) classes in 0..K-1, W (d, K), b (K,), l2 >= 0. Stable for scores in the
-    thousands: log p_y = (z_y - m) - log sum_k exp(z_k - m), m the row's largest score."""
+    """The loss of softmax regression, (1/n) Σ_i −log softmax(X W + b)[i, y_i] + (l2/2) ‖W‖², and
+    its gradient (loss, dW (d, K), db (K,)), for X (n, d), y (n,) (lesson 09 §5)."""
     where = "softmax_regression_loss_grad"
     X, W, b = (np.asarray(v, dtype=np.float64) for v in (X, W, b))
     if X.ndim != 2 or W.ndim != 2 or b.ndim != 1 or W.shape != (X.shape[1], len(b)):

@@ -1,8 +1,7 @@
 """fastText (Bojanowski et al. 2017): a word is the sum of its character n-grams (lesson 08).
 
-``<where>`` is cut into its n-grams for n = 3..6, each hashed (32-bit FNV-1a) into one of a fixed
-number of buckets. fastText and gensim average the vectors rather than sum them (same direction).
-An unseen or misspelled word still gets a vector.
+``<where>``'s n-grams, n = 3..6, are hashed (32-bit FNV-1a) into a fixed number of buckets, so an
+unseen or misspelled word still gets a vector (fastText and gensim average rather than sum).
 """
 from __future__ import annotations
 
@@ -32,11 +31,10 @@ def _check_n(min_n: int, max_n: int):
 
 
 def char_ngrams(word: str, min_n: int = 3, max_n: int = 6, include_word: bool = False) -> list[str]:
-    """Character n-grams of ``<word>``, n = min_n..max_n (lesson 08 §6).
+    """Character n-grams of ``<word>``, n = min_n..max_n, by n then position (lesson 08 §6).
 
-    By n, then by position: ``char_ngrams("where", 3, 3)`` is ``['<wh', 'whe', 'her', 'ere',
-    're>']``; a repeated n-gram (``ana`` in ``banana``) is listed each time. ``include_word``
-    appends the whole marked word ``'<where>'`` (fastText's own vector of the word)."""
+    ``char_ngrams("where", 3, 3)`` is ``['<wh', 'whe', 'her', 'ere', 're>']``, repeats kept;
+    ``include_word`` appends ``'<where>'``."""
     word = _check_word(word)
     _check_n(min_n, max_n)
     w = BOW + word + EOW
@@ -47,10 +45,10 @@ def char_ngrams(word: str, min_n: int = 3, max_n: int = 6, include_word: bool = 
 
 
 def fnv1a_32(text: str) -> int:
-    """fastText's 32-bit FNV-1a hash of a string's UTF-8 bytes (lesson 08 §6).
+    """fastText's 32-bit FNV-1a hash of a string's UTF-8 bytes, in [0, 2^32) (lesson 08 §6).
 
-    h = 2166136261; for each byte h = (h XOR byte) * 16777619 mod 2^32. As in fastText's C++
-    a byte is a *signed* char: b >= 128 is XOR-ed as b - 256, sign-extended. Returns [0, 2^32)."""
+    h = 2166136261; per byte h = (h XOR byte) * 16777619 mod 2^32, a byte >= 128 read as a
+    *signed* char (b - 256, sign-extended) as in fastText's C++."""
     h = 2166136261
     for b in text.encode("utf-8"):
         h ^= (b - 256) & 0xFFFFFFFF if b >= 128 else b
@@ -60,13 +58,9 @@ def fnv1a_32(text: str) -> int:
 
 def ngram_buckets(word: str, buckets: int = 2_000_000, min_n: int = 3,
                   max_n: int = 6) -> np.ndarray:
-    """The hash buckets of a word's character n-grams (lesson 08 §6).
-
-    ``fnv1a_32(g) % buckets`` for the n-grams g of :func:`char_ngrams` (repeats kept) but the
-    lone markers ``<`` and ``>`` of ``min_n = 1``, which fastText never hashes. (n_grams,) int64."""
-    buckets = check_whole(buckets, "buckets", "ngram_buckets")
-    if buckets < 1:
-        raise ValueError(f"buckets must be >= 1, got {buckets}")
+    """``fnv1a_32(g) % buckets`` for a word's n-grams g (:func:`char_ngrams`), (n_grams,) int64,
+    skipping the lone markers ``<`` and ``>`` as fastText does (lesson 08 §6)."""
+    buckets = check_whole(buckets, "buckets", "ngram_buckets", minimum=1)
     grams = [g for g in char_ngrams(word, min_n, max_n) if g not in (BOW, EOW)]
     return np.array([fnv1a_32(g) % buckets for g in grams], dtype=np.int64)
 
@@ -76,14 +70,9 @@ def ngram_buckets(word: str, buckets: int = 2_000_000, min_n: int = 3,
 class FastTextVectors:
     """A fastText's vectors, for known and unseen words (lesson 08 §6).
 
-    itos          : the vocabulary (list of str)
-    W             : (V, D) float32, each word's vector: its own and its n-grams' averaged
-    word_vectors  : (V, D) float32, the words' own vectors
-    ngram_vectors : (buckets, D) float32, the n-gram bucket vectors
-    min_n, max_n  : the n-gram lengths; seconds: training time; config: the hyperparameters
-
-    An unseen word gets the mean of its n-gram buckets' vectors (:func:`ngram_buckets`), as
-    gensim's ``get_vector`` does."""
+    itos: the vocabulary; W (V, D): each word's own and n-gram vectors averaged; word_vectors
+    (V, D): the words' own; ngram_vectors (buckets, D). An unseen word gets the mean of its
+    n-gram buckets' vectors, as gensim's ``get_vector``."""
 
     itos: list
     W: np.ndarray
@@ -109,8 +98,7 @@ class FastTextVectors:
         return word in self._stoi
 
     def vector(self, word: str) -> np.ndarray:
-        """(D,) float32 vector of any non-empty word: the vocabulary vector (own vector and
-        n-grams) if it was in the vocabulary, else the mean of its n-gram bucket vectors."""
+        """(D,) vector of any non-empty word: its row of W, else its n-gram buckets' mean."""
         word = _check_word(word)
         if word in self._stoi:
             return self.W[self._stoi[word]].copy()
@@ -133,9 +121,8 @@ class FastTextVectors:
 
 # ---------------------------------------------------------------- misspellings
 def misspell(word: str, rng: np.random.Generator) -> str:
-    """One typing slip inside a word (lesson 08 §6).
-
-    The first and last letters kept, ``rng`` drops a letter, swaps two neighbours or doubles one."""
+    """One typing slip inside a word: a letter dropped, two swapped or one doubled, the first
+    and last letters kept (lesson 08 §6)."""
     if len(word) < 4:
         raise ValueError(f"misspell needs a word of at least 4 letters, got {word!r}")
     i = int(rng.integers(1, len(word) - 2))
@@ -149,11 +136,10 @@ def misspell(word: str, rng: np.random.Generator) -> str:
 
 def misspelling_test(fasttext: FastTextVectors, words: Sequence[str], k: int = 5,
                      seed: int = 0) -> dict:
-    """Do fastText's neighbours of a misspelling hold the word? (lesson 08 §6)
+    """Whether the word is among the ``k`` neighbours of its misspelling (lesson 08 §6).
 
-    Each word misspelled once (:func:`misspell`, seeded; a slip giving a vocabulary word is
-    redrawn). Returns {'pairs': [(word, misspelling)], 'hits' (n,) 0/1 (the word among the ``k``
-    neighbours), 'neighbours': [[word, ...]]}."""
+    Returns {'pairs': [(word, misspelling)], 'hits' (n,) 0/1, 'neighbours': [[word, ...]]}; a
+    slip that gives a vocabulary word is redrawn."""
     check_tokens(words, "words", "misspelling_test")
     rng = np.random.default_rng(seed)
     pairs = []

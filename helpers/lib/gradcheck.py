@@ -1,7 +1,4 @@
-"""Checking hand-written gradients: centred finite differences and PyTorch (lesson 01).
-
-Work in float64: with h = 1e-5 a centred difference is off by O(h²), so a correct gradient shows a
-relative error around 1e-8 or less.
+"""Checking hand-written gradients: centred finite differences (float64) and PyTorch (lesson 01)::
 
     report = check_layer(Linear(4, 3, rng), x)      # every parameter and the input
     assert report.ok, report
@@ -24,11 +21,8 @@ def relative_error(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def numerical_gradient(f: Callable[[], float], x: np.ndarray, h: float = 1e-5) -> np.ndarray:
-    """Centred finite differences of the scalar ``f()`` with respect to ``x`` (lesson 01 §4).
-
-    ``x`` is perturbed in place, one element at a time, and restored, so ``f`` must read it. For
-    a loss that samples (dropout), ``f`` must re-seed its generator so both sides see one draw.
-    """
+    """Centred finite differences of the scalar ``f()`` with respect to ``x``, perturbed in place
+    (lesson 01 §4); a loss that samples must re-seed inside ``f``."""
     if x.dtype != np.float64:
         raise TypeError(f"finite differences need float64 arrays, got {x.dtype}")
     grad = np.zeros_like(x)
@@ -63,11 +57,8 @@ class GradReport:
 def check_layer(layer, *inputs: np.ndarray, dout: np.ndarray | None = None,
                 rng: np.random.Generator | None = None, reset: Callable[[], None] | None = None,
                 h: float = 1e-5, tol: float = 1e-6) -> GradReport:
-    """Gradient-check a layer's parameters and first input by finite differences (lesson 01 §4).
-
-    The scalar is ``sum(forward(*inputs) * dout)`` for a random ``dout``; integer inputs (ids)
-    are not differentiated; ``reset()`` runs before every forward (re-seed a sampling layer).
-    """
+    """Gradient-check a layer's parameters and first input by finite differences (lesson 01 §4),
+    on ``sum(forward(*inputs) * dout)``; ``reset()`` runs before every forward."""
     if len(layer.params) != len(layer.grads):
         raise ValueError(f"{type(layer).__name__} has {len(layer.params)} params but "
                          f"{len(layer.grads)} grads; every parameter needs its gradient array")

@@ -1,12 +1,7 @@
 """Hierarchical softmax (Morin & Bengio 2005; Mikolov et al. 2013a) in NumPy.
 
-The words sit at the leaves of a Huffman tree built from their counts (frequent words get short
-paths), and P(o | c) is the product of the yes/no decisions on the path from the root to o:
-
-    P(o | c) = prod_j sigmoid(sign_j * u_{n_j} . v_c),   sign_j = +1 (code 0) or -1 (code 1)
-
-n_j are the V - 1 inner nodes on o's path, each with an output vector u_n: a pair costs about
-log2 V dot products instead of V.
+Words are the leaves of a Huffman tree; P(o | c) = prod_j sigmoid(sign_j u_{n_j} · v_c) over the
+inner nodes n_j on o's path (sign_j = +1 for code 0, -1 for code 1): about log2 V dot products.
 """
 from __future__ import annotations
 
@@ -42,12 +37,10 @@ class HuffmanTree:
 
 
 def huffman_tree(counts: Sequence[float]) -> HuffmanTree:
-    """The Huffman tree of word2vec.c from (V,) positive word counts (lesson 07 §6).
+    """The Huffman tree of word2vec.c from (V,) positive word counts, V >= 2 (lesson 07 §6).
 
-    Repeatedly merges the two least frequent nodes (the first popped takes code 0, the second
-    code 1, as in word2vec.c); ties are broken by node number, so the tree is deterministic.
-    Frequent words end up near the root: the expected path length, weighted by the counts,
-    is the smallest any binary tree can have. Needs at least 2 words."""
+    Merges the two least frequent nodes (the first popped takes code 0), ties broken by node
+    number; frequent words end near the root."""
     counts = np.asarray(counts, dtype=np.float64)
     if counts.ndim != 1 or len(counts) < 2:
         raise ValueError(f"counts must be a 1-D array of at least 2 word counts, "
@@ -86,12 +79,10 @@ def huffman_tree(counts: Sequence[float]) -> HuffmanTree:
 def hs_loss_and_grads(h: np.ndarray, U: np.ndarray, tree: HuffmanTree, targets: np.ndarray):
     """Hierarchical-softmax loss of a batch and its gradients (lesson 07 §6).
 
-    h : (N, D) hidden vectors (the centre words' input vectors); U : (V-1, D) inner-node
-    vectors; targets : (N,) int word ids. Loss = mean over N of -sum_j log sigmoid(sign_j s_j),
-    s_j = u_{n_j} . h, over the nodes of each target's path. Like negative sampling's, the
-    gradient with respect to each score is y - t, with y = sigmoid(s_j) and t = 1 - code_j.
-    Returns (loss float, dh (N, D), nodes (N, L) int64, dU_rows (N, L, D)): the gradient of
-    U is dU_rows added into the rows ``nodes`` (zero on padded entries), never a dense (V-1, D)."""
+    h (N, D) centre vectors, U (V-1, D) inner-node vectors, targets (N,) word ids. Loss = mean
+    over N of -Σ_j log σ(sign_j s_j), s_j = u_{n_j} · h; dL/ds_j = σ(s_j) - t_j, t = 1 - code.
+    Returns (loss, dh (N, D), nodes (N, L), dU_rows (N, L, D)): dU_rows is added into rows
+    ``nodes`` of U."""
     h = check_finite(np.asarray(h), "h", "hs_loss_and_grads")
     U = np.asarray(U)
     if h.ndim != 2 or U.ndim != 2 or h.shape[1] != U.shape[1]:
@@ -119,9 +110,7 @@ def hs_loss_and_grads(h: np.ndarray, U: np.ndarray, tree: HuffmanTree, targets: 
 
 
 def hs_probabilities(h: np.ndarray, U: np.ndarray, tree: HuffmanTree) -> np.ndarray:
-    """P(w | h) for every word w: (N, V), each row summing to 1 (lesson 07 §6).
-
-    h (N, D), U (V-1, D) float, finite."""
+    """P(w | h) for every word w, (N, V), from h (N, D) and U (V-1, D) (lesson 07 §6)."""
     h = check_finite(np.asarray(h), "h", "hs_probabilities")
     U = check_finite(np.asarray(U), "U", "hs_probabilities")
     if h.ndim != 2 or U.ndim != 2 or h.shape[1] != U.shape[1] or U.shape[0] != tree.n_inner:

@@ -13,8 +13,7 @@ from helpers.lib.checks import check_class_ids, check_ids
 
 
 def perplexity(mean_nll: float) -> float:
-    """exp(mean NLL in nats): the number of equally likely next words the model hesitates
-    between (lesson 01 §8). Above about 709.78 nats, inf with a RuntimeWarning (a diverged run)."""
+    """exp(mean NLL in nats), how many next words the model hesitates between (lesson 01 §8)."""
     try:
         if isinstance(mean_nll, (bool, str, bytes)):
             raise TypeError
@@ -34,8 +33,7 @@ def perplexity(mean_nll: float) -> float:
 
 
 def unigram_loss(train_ids: np.ndarray, valid_ids: np.ndarray, vocab_size: int) -> float:
-    """Held-out loss (nats per token) of the add-one unigram model, the floor every LM must
-    beat (lesson 04 §8)."""
+    """Held-out loss (nats per token) of the add-one unigram model, the floor (lesson 04 §8)."""
     for name, ids in (("train_ids", train_ids), ("valid_ids", valid_ids)):
         if len(ids) == 0:
             raise ValueError(f"unigram_loss: {name} is empty")
@@ -56,11 +54,8 @@ def count_parameters(module: nn.Module) -> int:
 
 def sample_text(next_probs: Callable[[np.ndarray], np.ndarray], start_ids, n_tokens: int,
                 rng: np.random.Generator, temperature: float = 1.0, banned=()) -> list[int]:
-    """Draw ``n_tokens`` ids one by one, sliding a window as long as ``start_ids`` (lesson 01 §9).
-
-    ``next_probs(window (1, n)) -> (1, V)`` probabilities of the next id; each id is drawn from
-    them raised to the power 1/temperature, renormalised (softmax(log p / T)); ``banned`` never.
-    """
+    """Draw ``n_tokens`` ids one by one, sliding a window as long as ``start_ids`` (lesson 01 §9),
+    from softmax(log ``next_probs(window (1, n))`` / temperature); ``banned`` never."""
     if not temperature > 0:
         raise ValueError(f"temperature must be positive, got {temperature}")
     window = [int(i) for i in start_ids]

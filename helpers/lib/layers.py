@@ -1,9 +1,7 @@
 """NumPy layers with one protocol, forward and backward written by hand.
 
-A layer holds ``params`` (arrays) and ``grads`` (same shapes); ``forward(x)`` keeps what the
-backward pass needs; ``backward(dout)`` takes dL/d(output), fills ``grads`` in place and returns
-dL/d(input). N is the batch, D the features, K the classes. Parameters are float64 by default
-(gradient checks need it); pass ``dtype=np.float32`` for speed.
+A layer holds ``params`` and ``grads`` (same shapes); ``forward(x)`` keeps what backward needs;
+``backward(dout)`` fills ``grads`` in place and returns dL/d(input). N batch, D features, K classes.
 """
 from __future__ import annotations
 
@@ -64,10 +62,8 @@ class Layer:
     """What every layer shares: params, grads, train/eval, backward's check (lesson 01 §4).
 
     ``forward`` ends with ``return self.remember(out)``; ``backward`` starts with
-    ``self.check_dout(dout=dout)``, which refuses to run before forward, and refuses an upstream
-    gradient of another shape than its output (it would broadcast silently) or holding nan/inf.
-    ``dout_may_add_batch_axes``: also accept extra leading axes (a table added to each sequence).
-    """
+    ``self.check_dout(dout=dout)``, which refuses a call before forward, or a dout of another
+    shape than the output (extra leading axes if ``dout_may_add_batch_axes``) or not finite."""
 
     training: bool = True
     dout_may_add_batch_axes: bool = False
@@ -82,8 +78,7 @@ class Layer:
         return out
 
     def check_dout(self, **douts) -> None:
-        """Raise unless forward has run and each upstream gradient has its output's shape and
-        is finite."""
+        """Raise unless forward has run and each dout is finite with its output's shape."""
         where = f"{type(self).__name__}.backward"
         if self.out_shapes is None:
             raise RuntimeError(f"{where} was called before forward: call forward before backward "
@@ -113,9 +108,7 @@ class Layer:
 
 class Linear(Layer):
     """Affine map y = x W + b; W (D_in, D_out) Xavier-initialised, b (D_out,) zeros (lesson 01 §4).
-
-    x: (N, D_in), a dense array or a SciPy sparse matrix (bag-of-words input); y: (N, D_out).
-    """
+    x: (N, D_in), dense or SciPy sparse; y: (N, D_out)."""
 
     def __init__(self, d_in: int, d_out: int, rng: np.random.Generator, dtype=np.float64):
         super().__init__()
@@ -272,10 +265,8 @@ def mlp(sizes: list[int], rng: np.random.Generator, activation: str = "tanh",
 
 # ---------------------------------------------------------------- losses
 class SoftmaxCrossEntropy(Layer):
-    """Softmax over K classes and the mean negative log-likelihood (lesson 01 §3).
-
-    forward(logits (N, K), targets (N,) int) -> mean loss; backward(dout=1) -> (P - onehot) / N.
-    """
+    """Softmax over K classes and the mean negative log-likelihood (lesson 01 §3):
+    forward(logits (N, K), targets (N,) int) -> mean loss; backward(dout=1) -> (P - onehot) / N."""
 
     def forward(self, logits, targets):
         logits, targets = np.asarray(logits), np.asarray(targets)
@@ -299,11 +290,9 @@ class SoftmaxCrossEntropy(Layer):
 
 
 class SigmoidCrossEntropy(Layer):
-    """Sigmoid and binary cross-entropy, averaged over all elements (lesson 07 §3).
+    """Sigmoid and binary cross-entropy, averaged over all elements (lesson 07 §3):
+    forward(scores, labels 0/1, same shape) -> mean loss; backward -> (σ(scores) - labels) / n."""
 
-    forward(scores (any shape), labels (same shape, 0/1)) -> mean loss;
-    backward(dout=1) -> (sigmoid(scores) - labels) / n, the famous y - t.
-    """
 
     def forward(self, scores, labels):
         scores, labels = np.asarray(scores), np.asarray(labels)
@@ -332,11 +321,11 @@ class SigmoidCrossEntropy(Layer):
 class Embedding(Layer):
     """A learnable lookup table W (V, D): row ``i`` is token ``i``'s vector (lesson 07 §2).
 
-    forward(ids, any int shape) -> (*ids.shape, D). backward accumulates the gradients of
-    repeated ids (``np.add.at``; plain indexed assignment would keep only the last); row
-    ``padding_idx`` stays zero and gets none. ``scatter='rows'`` (large vocabularies) leaves
-    ``grads`` alone and stores ``row_grad = (rows (U,), grad (U, D))``, the used rows only.
+    forward(ids, any int shape) -> (*ids.shape, D). backward adds up repeated ids' gradients
+    (``np.add.at``); row ``padding_idx`` gets none. ``scatter='rows'`` leaves ``grads`` alone and
+    stores ``row_grad = (rows (U,), grad (U, D))``, the used rows only.
     """
+
 
     def __init__(self, vocab_size: int, dim: int, rng: np.random.Generator,
                  padding_idx: int | None = None, scatter: str = "add.at", dtype=np.float64,

@@ -40,12 +40,9 @@ def tfidf(tf: sp.spmatrix, tf_scheme: str = "raw", smooth: bool = True, norm: st
           base: float = np.e, n_documents: int | None = None, df=None):
     """TF-IDF of a (|D|, |W|) count matrix: ``(weights csr (|D|, |W|), idf (|W|,))`` (lesson 05 §2).
 
-    tf_scheme : "raw" tf, "log1p" log(1 + tf) or "sublinear" 1 + ln tf (stored counts only)
-    smooth    : False: idf = log(|D| / df); True: log((1 + |D|) / (1 + df)) + 1 (scikit-learn)
-    norm      : "l2" scales every row to unit length, None keeps the products
-    n_documents, df : |D| and the document frequencies when ``tf`` holds only some rows of a
-                larger collection (by default measured from ``tf``)
-    """
+    tf_scheme "raw", "log1p" log(1 + tf) or "sublinear" 1 + ln tf; ``smooth``: idf =
+    log((1 + |D|) / (1 + df)) + 1 (scikit-learn), else log(|D| / df); ``norm`` "l2" or None;
+    ``n_documents``, ``df`` when ``tf`` holds only some rows of a larger collection."""
     if tf_scheme not in TF_SCHEMES:
         raise ValueError(f"tfidf: unknown tf_scheme {tf_scheme!r}; choose one of {TF_SCHEMES}")
     if norm not in ("l2", None):
@@ -70,9 +67,7 @@ def tfidf(tf: sp.spmatrix, tf_scheme: str = "raw", smooth: bool = True, norm: st
 
 def truncated_svd(matrix, k: int, seed: int = 0, n_iter: int = 5):
     """The top ``k`` singular triplets of an (m, n) matrix: U (m, k), S (k,), Vt (k, n), by
-    scikit-learn's randomised SVD with ``n_iter`` power iterations (lesson 05 §3). Singular values
-    come in decreasing order and each column of U has its largest entry positive, so a seed fixes
-    the result."""
+    randomised SVD, each column of U with its largest entry positive (lesson 05 §3)."""
     k = check_whole(k, "k", "truncated_svd")
     m, n = matrix.shape
     if not 1 <= k <= min(m, n):
@@ -92,9 +87,8 @@ def truncated_svd(matrix, k: int, seed: int = 0, n_iter: int = 5):
 def svd_vectors(matrix, k: int, weighting: str = "US", seed: int = 0) -> np.ndarray:
     """Word vectors U_k Σ_k^p from the rows of a (V, n) word-context matrix: (V, k) (lesson 05 §4).
 
-    ``weighting`` "US" (p = 1, LSA), "sqrtS" (p = 1/2) or "U" (p = 0). Rows that are all zero in
-    ``matrix`` stay zero. With "U" or "sqrtS" a k above the matrix's rank is refused: the extra
-    columns of U would be arbitrary directions kept at full length."""
+    ``weighting`` "US" (p = 1, LSA), "sqrtS" (p = 1/2) or "U" (p = 0); zero rows stay zero;
+    with p < 1 a k above the matrix's rank is refused."""
     if weighting not in SVD_WEIGHTINGS:
         raise ValueError(f"svd_vectors: unknown weighting {weighting!r}; choose one of "
                          f"{list(SVD_WEIGHTINGS)}")

@@ -13,11 +13,7 @@ import scipy.sparse as sp
 from scipy.stats import spearmanr
 
 from helpers.lib.checks import check_whole
-from helpers.lib.stats import (
-    Interval,
-    paired_spearman_difference,
-    spearman_interval,
-)
+from helpers.lib.stats import Interval, paired_spearman_difference, spearman_interval
 from helpers.lib.text import UnknownWordError, check_token_lists, check_tokens
 
 
@@ -154,11 +150,9 @@ def analogy_rank(vectors, vocab, a: str, b: str, c: str, d: str, method: str = "
 
 def analogy_hits(vectors, vocab, questions: dict, method: str | Callable = "add",
                  batch: int = 512) -> np.ndarray:
-    """1.0 or 0.0 for every answerable question of {category: [(a, b, c, d)]} (all four words
-    known), in order: is d the best-scoring word? (lesson 09 §4).
-
-    ``method``: 'add', 'mul', or a function with :func:`analogy_scores`' arguments (vectors,
-    a, b, c) -> (Q, V) scores; it is called on ``batch`` questions at a time."""
+    """1.0 or 0.0 for every question of {category: [(a, b, c, d)]} with four known words: is d
+    the best-scoring word? (lesson 09 §4). ``method``: 'add', 'mul' or a function like
+    :func:`analogy_scores`, called on ``batch`` questions at a time."""
     vectors, stoi, _ = _check(vectors, vocab)
     known = [q for qs in questions.values() for q in qs if all(w in stoi for w in q)]
     ids = np.array([[stoi[w] for w in q] for q in known], dtype=np.int64).reshape(-1, 4)
@@ -214,8 +208,7 @@ def analogy_accuracy(vectors, vocab, questions: dict, method: str = "add") -> An
 
 # ---------------------------------------------------------------- similarity
 def pair_cosines(vectors, vocab, pairs: Sequence[tuple]) -> dict:
-    """{(w1, w2): cosine} of the pairs [(w1, w2, ...)] whose two words have vectors
-    (lesson 09 §2)."""
+    """{(w1, w2): cosine} of the pairs [(w1, w2, ...)] with both words known (lesson 09 §2)."""
     vectors, stoi, _ = _check(vectors, vocab)
     known = [(w1, w2) for w1, w2, *_ in pairs if w1 in stoi and w2 in stoi]
     if not known:
@@ -263,8 +256,7 @@ def similarity_correlation(vectors, vocab, pairs: Sequence[tuple[str, str, float
 
 def similarity_interval(vectors, vocab, pairs: Sequence[tuple[str, str, float]],
                         n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> Interval:
-    """Spearman's rho of cosines with human scores, with a bootstrap interval over the
-    in-vocabulary pairs (lesson 09 §2)."""
+    """Spearman's rho of cosines with human scores, and its bootstrap interval (lesson 09 §2)."""
     sims, gold = _known_pairs(vectors, vocab, pairs)
     return spearman_interval(sims, gold, n_boot=n_boot, level=level, seed=seed)
 

@@ -10,7 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
-from helpers.lib.text import check_token_lists, check_tokens
+from helpers.lib.text import check_token_lists
 
 
 def near_duplicate_groups(documents: Sequence[Sequence[str]], n: int = 12,
@@ -50,17 +50,6 @@ def near_duplicate_groups(documents: Sequence[Sequence[str]], n: int = 12,
     return [root(i) for i in range(len(documents))]
 
 
-def seen_ngram_share(train: Sequence, test: Sequence, n: int = 20) -> float:
-    """The share of the ``n``-grams of ``test`` (tokens or ids) found in ``train``: near 0 for
-    independent text at n = 20, large when the test text has copies in training (lesson 02 §4)."""
-    check_tokens(train, "train", "seen_ngram_share")
-    check_tokens(test, "test", "seen_ngram_share")
-    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= len(test):
-        raise ValueError(f"n must be a positive int at most the test length {len(test)}, got {n!r}")
-    seen = {tuple(train[i:i + n]) for i in range(len(train) - n + 1)}
-    return sum(tuple(test[i:i + n]) in seen for i in range(len(test) - n + 1)) / (len(test) - n + 1)
-
-
 def without_copies(held_out: Sequence[int], train: Sequence[int], groups) -> np.ndarray:
     """The documents of ``held_out`` (indices) whose group has no member in ``train``, in their
     order, as an int64 array (lesson 02 §4)."""
@@ -70,11 +59,8 @@ def without_copies(held_out: Sequence[int], train: Sequence[int], groups) -> np.
 
 def split_by_group(groups: Sequence[int], order: Sequence[int], fractions) -> list[list[int]]:
     """Documents split into parts of about ``fractions`` of them without cutting a group
-    (lesson 02 §4).
-
-    ``order`` is a permutation of the document indices (a shuffle): groups are dealt out whole in
-    the order of their first member, to part 0 until it holds its share, then part 1, ...; within a
-    part the documents keep the order of ``order``."""
+    (lesson 02 §4): whole groups dealt out in the order of their first member in ``order`` (a
+    permutation), to part 0 until it holds its share, then part 1 ..."""
     if sorted(order) != list(range(len(groups))):
         raise ValueError(f"order must be a permutation of range({len(groups)}), one index per "
                          "document")

@@ -13,11 +13,9 @@ from helpers.lib.layers import Embedding, Layer
 
 
 def unigram_noise(counts: Sequence[float], power: float = 0.75) -> np.ndarray:
-    """The noise distribution P(w)^power / Σ_j P(w_j)^power (lesson 07 §4).
+    """The noise distribution P(w)^power / Σ_j P(w_j)^power, (V,) from (V,) counts (lesson 07 §4).
 
-    counts (V,) non-negative word counts (or probabilities) -> (V,) float64 summing to 1; a word
-    never seen gets 0. A power below 1 draws rare words a little more often.
-    """
+    A word never seen gets 0; a power below 1 draws rare words a little more often."""
     c = np.asarray(counts, dtype=np.float64)
     if c.ndim != 1 or c.size == 0:
         raise ValueError(f"unigram_noise: counts must be a non-empty 1-D array, "
@@ -37,10 +35,8 @@ def unigram_noise(counts: Sequence[float], power: float = 0.75) -> np.ndarray:
 
 
 class NoiseSampler:
-    """Draws noise word ids from ``unigram_noise(counts, power)`` by inverse CDF (lesson 07 §4).
-
-    ``sample(shape)`` -> int64 ids of that shape, from ``rng`` (reset it to repeat a draw).
-    """
+    """Draws noise word ids from ``unigram_noise(counts, power)`` by inverse CDF (lesson 07 §4):
+    ``sample(shape)`` -> int64 ids of that shape."""
 
     def __init__(self, counts: Sequence[float], power: float = 0.75,
                  rng: np.random.Generator | None = None):
@@ -56,11 +52,8 @@ class NoiseSampler:
 
 def unigram_table(counts: Sequence[float], power: float = 0.75,
                   size: int = 1_000_000) -> np.ndarray:
-    """word2vec.c's unigram table: word i fills round(size · p_i) slots (lesson 07 §7).
-
-    A draw is one random slot, ``table[rng.integers(len(table), size=shape)]``: faster than
-    :class:`NoiseSampler`'s binary search, with p rounded to 1/size.
-    """
+    """word2vec.c's unigram table: word i fills round(size · p_i) slots (lesson 07 §7); a draw
+    is ``table[rng.integers(len(table), size=shape)]``."""
     if size < 1:
         raise ValueError(f"unigram_table: size must be a positive number of slots, got {size}")
     p = unigram_noise(counts, power)
@@ -69,12 +62,10 @@ def unigram_table(counts: Sequence[float], power: float = 0.75,
 
 
 class EmbeddingDot(Layer):
-    """Scores of hidden vectors against selected rows of an output matrix (lesson 07 §3).
+    """Scores of hidden vectors against selected rows of an output matrix W (V, D) (lesson 07 §3).
 
-    W (V, D). forward(h (N, D), ids (N,) or (N, K)) -> scores (N,) or (N, K), scores[n, j] =
-    W[ids[n, j]] · h[n]. backward(dscores) fills ``grads`` (repeated ids add up, through
-    :class:`helpers.lib.layers.Embedding`) and returns dh (N, D).
-    """
+    forward(h (N, D), ids (N,) or (N, K)) -> scores[n, j] = W[ids[n, j]] · h[n];
+    backward(dscores) fills ``grads`` (repeated ids add up) and returns dh (N, D)."""
 
     def __init__(self, vocab_size: int, dim: int, rng: np.random.Generator, dtype=np.float64,
                  scale: float = 0.01, scatter: str = "add.at"):
@@ -110,11 +101,9 @@ def sgns_pair_gradients(w: np.ndarray, c: np.ndarray, n_pos,
                         n_neg) -> tuple[np.ndarray, np.ndarray]:
     """Gradients of SGNS's loss of word–context pairs summed over a corpus (lesson 06 §9).
 
-    Row b of w and c (B, D) is a word's and a context's vector; the pair is seen n_pos[b] times and
-    the context drawn as a noise word for the word n_neg[b] times (B,). With x = w·c,
-    L = Σ_b −n_pos log σ(x) − n_neg log σ(−x) and dL/dx = n_neg σ(x) − n_pos σ(−x), zero at
-    x = ln(n_pos / n_neg), the shifted PMI. Returns (dL/dw, dL/dc), each (B, D) float64.
-    """
+    w, c (B, D); pair b is seen n_pos[b] times and drawn as noise n_neg[b] times. With x = w·c,
+    L = Σ_b −n_pos log σ(x) − n_neg log σ(−x), dL/dx = n_neg σ(x) − n_pos σ(−x), zero at
+    x = ln(n_pos / n_neg). Returns (dL/dw, dL/dc), each (B, D)."""
     w, c = np.asarray(w, dtype=np.float64), np.asarray(c, dtype=np.float64)
     n_pos, n_neg = np.asarray(n_pos, dtype=np.float64), np.asarray(n_neg, dtype=np.float64)
     if w.ndim != 2 or w.shape != c.shape:

@@ -1,7 +1,5 @@
-"""The count-based baseline of the language-model lessons: interpolated Kneser-Ney n-grams.
-
-Every n-gram is stored as one integer, sum_j ids[j] · V^(k-1-j), in sorted arrays, so a 5-gram
-model over a million tokens is counted in seconds: ``np.unique`` counts, ``searchsorted`` looks up.
+"""The count-based baseline of the language-model lessons: interpolated Kneser-Ney n-grams, each
+stored as one integer sum_j ids[j] · V^(k-1-j) in sorted arrays.
 """
 from __future__ import annotations
 
@@ -41,8 +39,7 @@ class KneserNeyLM:
 
     P(w | h) = max(c(h w) − D, 0) / c(h ·) + D · N1+(h ·) / c(h ·) · P(w | h'), h' = h without its
     oldest word; c is the raw count at the top order and the continuation count N1+(· h w) below;
-    below the unigram sits the uniform 1/|V|, so no word ever gets 0. A history never seen
-    leaves the lower order's estimate as it is.
+    below the unigram sits the uniform 1/|V|. An unseen history keeps the lower order's estimate.
     """
 
     def __init__(self, order: int, vocab_size: int, discount: float = 0.75):
@@ -78,11 +75,8 @@ class KneserNeyLM:
         return self
 
     def token_nll(self, ids, start: int | None = None) -> np.ndarray:
-        """−log P(ids[i] | up to n−1 ids before it), i = start .. len − 1, in nats (lesson 01 §8).
-
-        ``start`` defaults to n − 1 (full histories); a smaller one scores the first targets with
-        the shorter history they have, as a model with a shorter window would.
-        """
+        """−log P(ids[i] | up to n−1 ids before it), i = start .. len − 1, in nats (lesson 01 §8);
+        ``start`` below n − 1 scores the first targets with the shorter history they have."""
         self._check_fitted("token_nll")
         ids = self._ids(ids, "ids", "token_nll")
         if start is None:

@@ -1,8 +1,5 @@
-"""Optimisers and weight penalties for lists of NumPy arrays, updated in place (lesson 01).
-
-``step(params, grads)`` moves ``params[i]`` against ``grads[i]``. A stateful optimiser keeps its
-state per position and refuses another list of arrays later: make a new one when the model changes.
-"""
+"""Optimisers and weight penalties for lists of NumPy arrays, updated in place (lesson 01):
+``step(params, grads)`` moves ``params[i]`` against ``grads[i]``."""
 from __future__ import annotations
 
 import numpy as np
@@ -39,11 +36,8 @@ def check_parallel(params, grads, where: str, names: tuple[str, str] = ("paramet
 
 class Optimizer:
     """What every optimiser shares: the checks of ``step``, and its state's arrays (lesson 01 §5).
-
-    ``step`` refuses lists that do not pair up, a gradient holding nan or inf and an array listed
-    twice, then calls ``update``; a stateful ``update`` creates its state when :meth:`first_step`
-    is true.
-    """
+    ``step`` checks its lists, then calls ``update``, which creates its state on
+    :meth:`first_step`; a later call with other arrays is refused."""
 
     def __init__(self, lr: float, **decays: float):
         name = type(self).__name__
@@ -158,11 +152,8 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
-    """Adam with decoupled weight decay (Loshchilov & Hutter 2019) (lesson 01 §10).
-
-    θ ← (1 − η λ) θ, then the Adam step on the loss's gradient alone (``torch.optim.AdamW``):
-    every weight shrinks alike, whereas an L2 penalty's gradient is divided by √v̂ like the rest.
-    """
+    """Adam with decoupled weight decay (Loshchilov & Hutter 2019) (lesson 01 §10): θ ← (1 − η λ) θ,
+    then the Adam step on the loss's gradient alone, as ``torch.optim.AdamW``."""
 
     def __init__(self, lr: float = 1e-3, weight_decay: float = 1e-2, beta1: float = 0.9,
                  beta2: float = 0.999, eps: float = 1e-8):
@@ -194,11 +185,8 @@ def add_weight_penalty(weights, grads, l1: float = 0.0, l2: float = 0.0) -> floa
 
 
 def clip_global_norm(grads, max_norm: float) -> float:
-    """Scale all gradients together to a joint L2 norm of at most ``max_norm`` (lesson 02 §5).
-
-    In place; returns the norm before clipping. It tames exploding gradients, it cannot revive
-    vanished ones; a gradient holding inf or nan raises (no rescaling could repair it).
-    """
+    """Scale all gradients together, in place, to a joint L2 norm of at most ``max_norm``; returns
+    the norm before clipping (lesson 02 §5)."""
     if not max_norm > 0:
         raise ValueError(f"max_norm must be positive, got {max_norm}")
     grads = array_list(grads, "clip_global_norm")
@@ -215,11 +203,8 @@ def clip_global_norm(grads, max_norm: float) -> float:
 
 def clip_adam_step(params, grads, m, v, t: int, lr: float, max_norm: float = 1.0,
                    beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8):
-    """Clip the gradients' global norm, then an Adam step, as a pure function (lesson 04 §8).
-
-    Lists of arrays in; the clipping of ``torch.nn.utils.clip_grad_norm_`` (1e-6 in the
-    denominator), the step of :func:`adam_update`. Returns new lists (params, m, v).
-    """
+    """Clip the gradients' global norm (as ``torch.nn.utils.clip_grad_norm_``), then
+    :func:`adam_update`, as a pure function on lists: new (params, m, v) (lesson 04 §8)."""
     params, grads = check_parallel(params, grads, "clip_adam_step")
     if not (isinstance(t, (int, np.integer)) and t >= 1):
         raise ValueError(f"clip_adam_step: t counts the steps from 1, got {t!r}")

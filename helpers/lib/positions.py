@@ -1,6 +1,5 @@
 """Position information for self-attention in NumPy: sinusoidal encodings, a learned position
-table, and rotary position embeddings (RoPE). Attention alone is permutation-equivariant
-(lesson 04 §3): these tell the model where each token is."""
+table, and rotary position embeddings (RoPE) (lesson 04 §3)."""
 from __future__ import annotations
 
 import numpy as np
@@ -24,8 +23,7 @@ def sinusoidal_encoding(T: int, d: int, base: float = 10000.0) -> np.ndarray:
 class LearnedPositions(Layer):
     """A learned table of one vector per position 0 .. max_len − 1 (lesson 04 §6).
 
-    forward(T) -> (T, d), the first T rows; backward(dout (T, d) or (B, T, d)) sums over the
-    batch (the same rows are added to every sequence). There is no vector past max_len − 1."""
+    forward(T) -> (T, d), the first T rows; backward(dout (T, d) or (B, T, d)) sums over B."""
 
     dout_may_add_batch_axes = True
 
@@ -75,9 +73,8 @@ def apply_rope(x, positions=None, base: float = 10000.0) -> np.ndarray:
 def rotary(attend, attend_backward):
     """RoPE around a pair of attention functions: queries and keys rotated first (lesson 04 §6).
 
-    Returns (rope_attend, rope_attend_backward) with the signatures of ``attend`` and
-    ``attend_backward`` (:mod:`helpers.lib.attention`). A rotation is orthogonal, so the backward
-    pass rotates dQ and dK back by the opposite angles: if Q' = R Q then dQ = Rᵀ dQ'."""
+    Returns (rope_attend, rope_attend_backward); backward rotates back: Q' = R Q, dQ = Rᵀ dQ'."""
+
     def rotate(x, positions=None):
         return apply_rope(x, positions).astype(x.dtype)
 

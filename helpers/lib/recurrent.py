@@ -1,7 +1,6 @@
 """Recurrent networks in NumPy: the tanh RNN, the LSTM and the GRU, forward and backward through
-time, and the language model built from them (lessons 02 and 03). Row vectors, one row per
-sequence; the gate blocks of Wx (D, G*H), Wh (H, G*H) and b (G*H,) in PyTorch's order (LSTM i, f,
-g, o; GRU r, z, n); each recurrence is plain functions, so a lesson can run the student's own."""
+time, and their language model (lessons 02-03). One row per sequence; gate blocks of Wx (D, G*H),
+Wh (H, G*H), b (G*H,) in PyTorch's order (LSTM i, f, g, o; GRU r, z, n)."""
 from __future__ import annotations
 
 import numpy as np
@@ -154,8 +153,8 @@ class NumpyLM:
     """Embedding -> tanh RNN, LSTM or GRU -> linear -> softmax, in NumPy (lesson 02 §4).
 
     ``params`` = [E (V, D), Wx, Wh, b, (b_hn: GRU), Wy (H, V), by (V,)], initialised as PyTorch
-    does; ``forget_bias`` starts the LSTM's forget or the GRU's update gates. The recurrence runs
-    on the attributes ``bptt`` (RNN) or ``step``, ``step_backward``: yours can replace them."""
+    does; the recurrence runs ``bptt`` (RNN) or ``step``, ``step_backward`` (replaceable)."""
+
 
     def __init__(self, vocab_size: int, emb_dim: int, hidden: int, kind: str = "rnn",
                  rng: np.random.Generator | None = None, dtype=np.float32,
@@ -282,9 +281,8 @@ class NumpyLM:
 
     @classmethod
     def from_torch(cls, module, dtype=np.float32) -> "NumpyLM":
-        """The NumPy model with the weights of a PyTorch ``embed`` -> one ``nn.RNN`` (tanh),
-        ``nn.LSTM`` or ``nn.GRU`` (``rnn`` or ``lstm``) -> linear ``out`` or ``head``; PyTorch's
-        two biases are summed (the GRU's b_hn kept apart)."""
+        """The NumPy model with a PyTorch ``embed`` -> RNN/LSTM/GRU -> linear model's weights
+        (PyTorch's two biases summed, the GRU's b_hn kept apart)."""
         rnn = getattr(module, "rnn", None) or getattr(module, "lstm", None)
         out = getattr(module, "out", None) or getattr(module, "head", None)
         embed = getattr(module, "embed", None)
@@ -335,8 +333,7 @@ def stream_nlls(model: NumpyLM, ids: np.ndarray, batch_size: int = 16, seq_len: 
 # ---------------------------------------------------------------- the gradient through time
 def gradient_through_time(model: NumpyLM, dh_last: np.ndarray) -> np.ndarray:
     """||dL/dh_t|| at every step of the model's last forward pass for a loss that reads only the
-    last state, dL/dh_T = ``dh_last`` (B, H) -> (B, T), column k for step T - k (lesson 02 §6).
-    For the RNN each step back multiplies by the one-step Jacobian diag(1 - h_t^2) Wh^T."""
+    last state, dL/dh_T = ``dh_last`` (B, H) -> (B, T), column k for step T - k (lesson 02 §6)."""
     _, xs, hs, caches = model.cache
     Wx, Wh = model.params[1:3]
     B, T = xs.shape[:2]

@@ -1,6 +1,5 @@
-"""Small synthetic tasks that show what recurrent networks can and cannot learn (lessons 02-03):
-exposure bias against a language whose true model is known, and a cue to remember over many
-distractors. Every trainer is seeded."""
+"""Small synthetic tasks for recurrent networks (lessons 02-03): exposure bias against a known
+language, and a cue to remember over many distractors."""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -99,9 +98,8 @@ def long_range_batch(n: int, distance: int, rng: np.random.Generator):
 def train_long_range(kind: str, distance: int, hidden: int = 32, steps: int = 300,
                      forget_bias: float = 2.0, identity_start: bool = False, seed: int = 0,
                      step=None, step_backward=None) -> float:
-    """The accuracy on 500 new sequences of a NumpyLM trained to say the label of
-    :func:`long_range_batch` (300 steps of 32, Adam, clipping at 1), its keeping gate starting at
-    sigmoid(``forget_bias``), the RNN at W_h = I if ``identity_start`` (lesson 03 §6). Memoised."""
+    """Accuracy on 500 new sequences of a NumpyLM trained 300 steps on :func:`long_range_batch`,
+    its keeping gate starting at sigmoid(``forget_bias``) (lesson 03 §6). Memoised."""
     if kind not in ("rnn", "lstm", "gru") or (identity_start and kind != "rnn"):
         raise ValueError(f"kind must be 'rnn' (identity_start only for it), 'lstm' or 'gru', got "
                          f"{kind!r}")

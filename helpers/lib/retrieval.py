@@ -1,6 +1,5 @@
-"""Ranking documents and measuring a ranking (lesson 05 §5): BM25, the rank of a known item,
-precision, recall and average precision. A ranking is a (Q, |D|) score matrix: higher first, the
-lower document id first among equal scores; a score of -inf leaves a document out of it.
+"""Ranking documents and measuring a ranking (lesson 05 §5): BM25, ranks, precision, recall and
+average precision. Scores (Q, |D|): higher first, ties by document id, -inf left out.
 """
 from __future__ import annotations
 
@@ -13,8 +12,7 @@ from helpers.lib.checks import check_ids
 def bm25_weights(counts: sp.spmatrix, k1: float = 1.2, b: float = 0.75):
     """The BM25 weight of every stored (document, word) count: ``(weights csr (|D|, |W|), idf)``
     (lesson 05 §5): weight = idf · tf (k1 + 1) / (tf + k1 (1 − b + b |d| / avgdl)), with Lucene's
-    idf = ln(1 + (|D| − df + 0.5) / (df + 0.5)), which never goes negative. A query's score is
-    the sum of the document's weights of the query's words: ``query_counts @ weights.T``."""
+    idf = ln(1 + (|D| − df + 0.5) / (df + 0.5)); a query scores ``query_counts @ weights.T``."""
     if not (np.isfinite(k1) and k1 >= 0):
         raise ValueError(f"bm25_weights: k1 must be a finite number >= 0, got {k1!r}")
     if not 0.0 <= b <= 1.0:
@@ -38,9 +36,8 @@ def bm25_weights(counts: sp.spmatrix, k1: float = 1.2, b: float = 0.75):
 def target_ranks(scores: np.ndarray, targets: np.ndarray, groups=None) -> np.ndarray:
     """The rank (1 = first) of each query's target document, (Q,) int64 (lesson 05 §5).
 
-    ``scores`` (Q, |D|), ``targets`` (Q,) document ids. With ``groups`` (|D|,), the near-duplicate
-    group of every document, a copy of the target is a right answer too: the rank is that of the
-    target's group's best document, counting only documents outside the group."""
+    ``scores`` (Q, |D|), ``targets`` (Q,). With ``groups`` (|D|,) near-duplicate groups, the rank
+    is that of the target group's best document among the documents outside the group."""
     scores, targets = np.asarray(scores, np.float64), np.asarray(targets)
     if scores.ndim != 2 or targets.shape != (scores.shape[0],):
         raise ValueError(f"target_ranks: expected scores (Q, D) and targets (Q,), got "

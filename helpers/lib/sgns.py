@@ -15,10 +15,9 @@ from helpers.lib.layers import sigmoid
 def ns_loss_and_gradients(v: np.ndarray, u_c: np.ndarray, U_neg: np.ndarray):
     """Negative-sampling loss of B pairs and its gradients (lesson 07 §5).
 
-    v (B, d) the words' input vectors, u_c (B, d) their contexts' output vectors, U_neg (B, k, d)
-    the k noise words' output vectors. L_b = −log σ(u_c·v) − Σ_j log σ(−U_neg[b, j]·v), and with
-    g = dL/ds = σ(s) − t: dv = g_c u_c + Σ_j g_j U_neg[:, j], du_c = g_c v, dU_neg[:, j] = g_j v.
-    Returns (loss (B,), dv, du_c, dU_neg), each row the gradient of its own pair's loss.
+    v (B, d) input vectors, u_c (B, d) contexts' and U_neg (B, k, d) noise words' output vectors.
+    L_b = −log σ(u_c·v) − Σ_j log σ(−U_neg[b, j]·v); with g = σ(s) − t: dv = g_c u_c +
+    Σ_j g_j U_neg[:, j], du_c = g_c v, dU_neg[:, j] = g_j v. Returns (loss (B,), dv, du_c, dU_neg).
     """
     v, u_c, U_neg = np.asarray(v), np.asarray(u_c), np.asarray(U_neg)
     if v.ndim != 2 or u_c.shape != v.shape or U_neg.ndim != 3 or U_neg.shape[::2] != v.shape:
@@ -39,11 +38,8 @@ def ns_loss_and_gradients(v: np.ndarray, u_c: np.ndarray, U_neg: np.ndarray):
 
 def scatter_rows(ids: np.ndarray, grads: np.ndarray,
                  vocab_size: int) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct rows a batch used and the sum of their gradients (lesson 07 §5).
-
-    ids (n,) with repeats, grads (n, d). Returns (rows (U,) sorted, summed (U, d)): what
-    ``np.add.at(dW, ids, grads)`` puts into those rows, as a sparse one-hot (U, n) times grads.
-    """
+    """The distinct rows a batch used, (U,) sorted, and the sums of their gradients (U, d), from
+    ids (n,) and grads (n, d): what ``np.add.at(dW, ids, grads)`` adds (lesson 07 §5)."""
     ids = check_ids(np.asarray(ids).reshape(-1), vocab_size, "ids", "scatter_rows")
     grads = np.asarray(grads)
     if grads.ndim != 2 or len(grads) != len(ids):
@@ -66,10 +62,8 @@ def sgd_step(W: np.ndarray, C: np.ndarray, words: np.ndarray, contexts: np.ndarr
              gradients: Callable = ns_loss_and_gradients) -> tuple[float, np.ndarray, np.ndarray]:
     """One SGD step of skip-gram with negative sampling on a batch of pairs (lesson 07 §5).
 
-    W, C (V, d) updated in place; words, contexts (B,) and negatives (B, k) ids; ``gradients`` as
-    :func:`ns_loss_and_gradients`. Every gradient is computed from the values before the step, and
-    every row used moves by −lr times the sum of its gradients. Returns (mean loss per pair, W, C).
-    """
+    W, C (V, d) updated in place; words, contexts (B,), negatives (B, k); every row used moves
+    by −lr times the sum of its gradients. Returns (mean loss per pair, W, C)."""
     words = check_ids(np.asarray(words), len(W), "words", "sgd_step")
     contexts = check_ids(np.asarray(contexts), len(C), "contexts", "sgd_step")
     negatives = check_ids(np.asarray(negatives), len(C), "negatives", "sgd_step")

@@ -1,8 +1,5 @@
-"""Bootstrap intervals, paired differences and Spearman's rho (lesson 01 §6).
-
-The bootstrap draws n items with replacement, recomputes, repeats, and reads the spread. Two models
-scored on the same items are compared by their paired difference (each resample scores both on the
-same items). The course's rule: a difference whose 95 % interval contains 0 is a tie.
+"""Bootstrap intervals, paired differences and Spearman's rho (lesson 01 §6). The course's rule:
+a difference whose 95 % interval contains 0 is a tie.
 """
 from __future__ import annotations
 
@@ -55,10 +52,8 @@ def interval(estimate: float, boots: np.ndarray, level: float = 0.95) -> Interva
 
 def bootstrap_interval(statistic: Callable[..., float], *columns, n_boot: int = 1000,
                        level: float = 0.95, seed: int = 0) -> Interval:
-    """Percentile bootstrap interval of ``statistic(*columns)`` over the items (lesson 01 §6).
-
-    columns: arrays of one length n; a resample takes the same rows of every column.
-    """
+    """Percentile bootstrap interval of ``statistic(*columns)``, each resample taking the same rows
+    of every column (lesson 01 §6)."""
     cols = [np.asarray(c) for c in columns]
     if not cols or any(len(c) != len(cols[0]) for c in cols):
         raise ValueError(f"give one or more columns of the same length, "
@@ -72,10 +67,8 @@ def bootstrap_interval(statistic: Callable[..., float], *columns, n_boot: int = 
 
 def bootstrap_mean(values, n_boot: int = 2000, seed: int = 0, level: float = 0.95,
                    block: int = 1) -> Interval:
-    """Mean of per-item ``values`` (n,) with its bootstrap interval; for a paired comparison pass
-    the per-item differences. ``block > 1`` resamples runs of ``block`` consecutive items (the
-    losses of neighbouring characters are not independent); a last partial block is dropped
-    (lesson 01 §6)."""
+    """Mean of per-item ``values`` (n,) with its bootstrap interval (lesson 01 §6); ``block > 1``
+    resamples runs of consecutive items, a last partial block dropped."""
     values = np.asarray(values, np.float64)
     if values.ndim != 1:
         raise ValueError(f"bootstrap_mean: expected a 1-D array of per-item values, "
@@ -110,8 +103,7 @@ def spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def spearman_interval(scores, gold, n_boot: int = 1000, seed: int = 0,
                       level: float = 0.95) -> Interval:
-    """Spearman's rho of ``scores`` with ``gold`` (n,) and its bootstrap interval over the n items
-    (lesson 09 §2)."""
+    """Spearman's rho of ``scores`` with ``gold`` (n,) and its bootstrap interval (lesson 09 §2)."""
     scores, gold = _same_items(scores, gold)
     idx = resamples(gold.size, n_boot, seed)
     result = interval(spearman(scores, gold), spearman_rows(scores[idx], gold[idx]), level)

@@ -1,8 +1,5 @@
-"""Tokenisation in every script and the vocabulary that maps tokens to ids (lesson 01 §8).
-
-Letters and digits are Unicode's, combining marks stay inside their word, and the text is
-NFC-normalised first (a precomposed ``ü`` and ``u`` + a combining diaeresis give one token).
-"""
+"""Tokenisation in every script (NFC-normalised first, combining marks inside their word) and the
+vocabulary that maps tokens to ids (lesson 01 §8)."""
 from __future__ import annotations
 
 import itertools
@@ -84,11 +81,8 @@ def _starts_a_sentence(text: str, i: int) -> bool:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Running text cut into sentences (lesson 02 §4).
-
-    A sentence ends at a newline, or at ``. ! ? ؟ ।`` followed by spaces and a capital, a letter
-    of a script without case or a digit (maybe after an opening quote); ``。！？`` end one at once.
-    """
+    """Running text cut into sentences at newlines, at ``. ! ? ؟ ।`` before a capital, a caseless
+    letter or a digit, and at ``。！？`` (lesson 02 §4)."""
     if not isinstance(text, str):
         raise TypeError(f"split_sentences takes one text (a str), got {type(text).__name__}")
     out, start = [], 0
@@ -109,8 +103,7 @@ def _preview(text: str, n: int = 40) -> str:
 
 
 def check_tokens(tokens, name: str, where: str) -> None:
-    """Refuse one str where a sequence of tokens is expected: it would be read as characters
-    (lesson 01 §8)."""
+    """Refuse a str where a sequence of tokens is expected (read as characters) (lesson 01 §8)."""
     if isinstance(tokens, str):
         raise TypeError(f"{where}: {name} must be a sequence of tokens (a list of str), got one "
                         f"str {_preview(tokens)}; tokenize it first: tokenize(text) (or "
@@ -166,11 +159,10 @@ class UnknownWordError(KeyError):
 
 
 class Vocab:
-    """Tokens <-> ids: special tokens first (``<pad>`` = 0, ``<unk>`` = 1 by default), then tokens
-    by decreasing count, ties alphabetically (lesson 01 §8).
-
-    ``itos`` id -> token, ``stoi`` token -> id, ``counts`` (V,) the corpus count of each token.
+    """Tokens <-> ids (``itos``, ``stoi``, ``counts`` (V,)): specials first (``<pad>`` = 0,
+    ``<unk>`` = 1 by default), then tokens by decreasing count, ties alphabetically (lesson 01 §8).
     """
+
 
     def __init__(self, tokens: Sequence[str], counts: Sequence[int] | None = None,
                  specials: Sequence[str] = (PAD, UNK)):

@@ -1,7 +1,5 @@
-"""A small decoder-only Transformer language model in PyTorch and its LSTM baseline (lesson 04).
-
-Shapes: ids (B, T) int64, logits (B, T, V) float32. Every model takes its initial weights from
-an explicit ``seed`` (the global torch generator is left untouched)."""
+"""A small decoder-only Transformer language model in PyTorch and its LSTM baseline (lesson 04):
+ids (B, T) -> logits (B, T, V), initial weights from an explicit ``seed``."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -13,13 +13,9 @@ from helpers.lib.text import Vocab, check_token_lists
 
 @dataclass
 class Corpus:
-    """A tokenised corpus as one id stream. Taught in lesson 07, section 7.
-
-    vocab        : Vocab without special tokens (words with count >= min_count)
-    ids          : (T,) int64 ids of the in-vocabulary tokens, sentences concatenated
-    sentence     : (T,) int64 sentence number of every token (windows never cross sentences)
-    n_raw_tokens : tokens before rare words are dropped (for words per second)
-    """
+    """A tokenised corpus as one id stream (lesson 07 §7): ``vocab`` (no specials), ``ids``
+    (T,) of the in-vocabulary tokens, ``sentence`` (T,) each token's sentence number,
+    ``n_raw_tokens`` before rare words are dropped."""
 
     vocab: Vocab
     ids: np.ndarray
@@ -33,9 +29,7 @@ class Corpus:
 
 
 def prepare_corpus(sentences: Sequence[Sequence[str]], min_count: int = 5) -> Corpus:
-    """Vocabulary and id stream of tokenised sentences. Taught in lesson 07, section 7.
-
-    The vocabulary holds the words seen at least ``min_count`` times, without specials."""
+    """The :class:`Corpus` of tokenised sentences, words seen ``min_count`` times (lesson 07 §7)."""
     check_token_lists(sentences, "sentences", "prepare_corpus")
     if not sentences or not any(len(s) for s in sentences):
         raise ValueError("cannot train word vectors on an empty corpus (no tokens)")
@@ -51,10 +45,8 @@ def prepare_corpus(sentences: Sequence[Sequence[str]], min_count: int = 5) -> Co
 
 
 def keep_probabilities(counts: np.ndarray, sample: float = 1e-3) -> np.ndarray:
-    """The chance of keeping each occurrence in subsampling. Taught in lesson 07, section 7.
-
-    gensim's formula (sqrt(c / t) + 1) t / c with t = sample * total, capped at 1; ``sample=0``
-    keeps everything. counts (V,) -> (V,) float64."""
+    """Subsampling's chance of keeping each occurrence, (V,) from counts (V,) (lesson 07 §7):
+    gensim's (sqrt(c / t) + 1) t / c with t = sample · total, capped at 1."""
     counts = np.asarray(counts, dtype=np.float64)
     if sample <= 0:
         return np.ones_like(counts)
@@ -64,26 +56,21 @@ def keep_probabilities(counts: np.ndarray, sample: float = 1e-3) -> np.ndarray:
     return np.minimum(p, 1.0)
 
 
-def _check_stream(ids, sentence, window, where: str):
-    """The id stream and its sentence numbers as 1-D integer arrays of one length; window >= 1."""
+def skipgram_pairs(ids: np.ndarray, sentence: np.ndarray, window: int, rng: np.random.Generator,
+                   dynamic: bool = True):
+    """Skip-gram (centre, context) pairs with the dynamic window (lesson 07 §7).
+
+    Each centre draws b ~ U{1..window} and pairs with the words within b of it in its sentence
+    (``dynamic=False``: b = window, still drawn). Returns (centers (P,), contexts (P,)) int64,
+    grouped by offset: shuffle before SGD."""
+    where = "skipgram_pairs"
     check_whole(window, "window", where, minimum=1)
     ids = check_integers(ids, "ids", where, "integer word ids")
     sentence = check_integers(sentence, "sentence", where, "integer sentence numbers")
     if ids.ndim != 1 or ids.shape != sentence.shape:
         raise ValueError(f"{where}: ids and sentence must be 1-D of one length, got {ids.shape} "
                          f"and {sentence.shape}")
-    return ids, sentence
 
-
-def skipgram_pairs(ids: np.ndarray, sentence: np.ndarray, window: int, rng: np.random.Generator,
-                   dynamic: bool = True):
-    """Skip-gram (centre, context) pairs with the dynamic window. Taught in lesson 07, section 7.
-
-    Each centre draws b ~ U{1..window} and pairs with the words within b of it in its sentence,
-    so a word at distance d is used with probability (window - d + 1) / window. ``dynamic=False``
-    uses b = window everywhere (still drawing, so the random stream that follows is the same).
-    Returns (centers (P,), contexts (P,)) int64, grouped by offset: shuffle before SGD."""
-    ids, sentence = _check_stream(ids, sentence, window, "skipgram_pairs")
     b = rng.integers(1, window + 1, size=len(ids))
     if not dynamic:
         b[:] = window

@@ -3,12 +3,7 @@ of the shorter document's n-grams, splits that never cut a group, and bad inputs
 
 import pytest
 
-from helpers.lib.near_duplicates import (
-    near_duplicate_groups,
-    seen_ngram_share,
-    split_by_group,
-    without_copies,
-)
+from helpers.lib.near_duplicates import near_duplicate_groups, split_by_group, without_copies
 from tests.props import raises_naming
 
 WORDS = [f"w{i}" for i in range(400)]
@@ -42,9 +37,6 @@ def test_split_by_group_never_cuts_a_group_and_keeps_the_shuffled_order():
     parts = split_by_group(groups, order, (0.6, 0.2, 0.2))
     assert parts == [[9, 2, 5, 1, 0, 4], [7, 3], [8, 6]]  # groups in order of first appearance
     assert without_copies([3, 2, 9], parts[0], groups).tolist() == [3]
-    assert (
-        seen_ngram_share(list("abcdefghij"), list("xyzcde"), n=3) == 0.25
-    )  # of xyz yzc zcd cde: cde
 
 
 @pytest.mark.parametrize(
@@ -53,8 +45,6 @@ def test_split_by_group_never_cuts_a_group_and_keeps_the_shuffled_order():
         (lambda: near_duplicate_groups([doc(0, 20)], n=0), "n"),
         (lambda: near_duplicate_groups([doc(0, 20)], threshold=1.5), "threshold"),
         (lambda: near_duplicate_groups(["a whole text"]), "documents"),
-        (lambda: seen_ngram_share(list("abc"), "a b c d"), "test"),
-        (lambda: seen_ngram_share(list("abc"), list("ab"), n=3), "n"),
         (lambda: split_by_group([0, 1, 2], [0, 1, 1], (0.5, 0.5)), "order"),
         (lambda: split_by_group([0, 1, 2], [0, 1, 2], (0.5, 0.4)), "fractions"),
     ],
