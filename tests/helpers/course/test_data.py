@@ -33,6 +33,8 @@ def test_evaluation_sets():
     assert analogies["capital-common-countries"][0] == ("athens", "greece", "baghdad", "iraq")
     with pytest.raises(ValueError, match="unknown similarity set 'men'"):
         data.load_word_similarity("men")
+    with pytest.raises(ValueError, match=r"gensim_test_file: the course reads only .*'lee.cor'"):
+        data.gensim_test_file("lee.cor")
 
 
 def test_corrupt_and_missing_files_are_reported(tmp_path, monkeypatch):

@@ -109,6 +109,9 @@ def test_mask_tokens_bad_input(tok):
         mask_tokens(np.ones((2, 3), np.int64) * 6, tok, rng, p_mask=0.95, p_random=0.1)
     with pytest.raises(ValueError, match=r"ids must be token ids in \[0, \d+\), got 5000 at index \(0, 1\)"):
         mask_tokens(np.array([[6, 5000]]), tok, rng)
+    ids, att = pad_batch([encode_sentence(tok, ["the", "bank"], 8), [2, 3]], tok.pad_id)
+    with pytest.raises(ValueError, match=r"attention_mask must have the shape of ids \(2, 4\)"):
+        mask_tokens(ids, tok, rng, attention_mask=att[0])
 
 
 def test_encode_sentence_and_padding(tok):
