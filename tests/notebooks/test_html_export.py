@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 import re
 import subprocess
 import sys
@@ -31,9 +30,8 @@ from traitlets.config import Config
 
 from helpers.infra.plotting import new_figure
 from helpers.infra.widgets import FALLBACK_CLASS, WIDGET_NOTE, Explorer, slider
+from tests.lesson_text import NOTEBOOKS, code_cells, load, source
 
-ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 # the first state of a tqdm bar: "0step [00:00, ?step/s]", "  0%|   | 0/4 [00:00<?, ?it/s]"
@@ -41,12 +39,8 @@ DEAD_BAR = re.compile(r"(?<![\d.])0(\.00)?[a-zA-Z]* \[00:00|(?<!\d)0%\|")
 DIAGRAM = re.compile(r"!\[[^\]]*\]\((figures/[^)\s]+)\)")
 
 
-def _text(source) -> str:
-    return "".join(source) if isinstance(source, list) else source
-
-
-def _code_cells(nb: dict) -> list[dict]:
-    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+def _text(value) -> str:
+    return source({"source": value})
 
 
 def _explorers_built(cell: dict) -> int:
@@ -65,7 +59,7 @@ def saved_output_problems(nb: dict) -> list[str]:
     if stamped:
         problems.append(f"execution timestamps (metadata.execution) in {len(stamped)} cells, the "
                         f"first cell {stamped[0]} (run tests/clean_notebooks.py)")
-    for k, cell in enumerate(_code_cells(nb), 1):
+    for k, cell in enumerate(code_cells(nb), 1):
         where = f"code cell {k} (execution count {cell.get('execution_count')})"
         outputs = cell.get("outputs", [])
         for out in outputs:
@@ -130,7 +124,7 @@ def html_export_problems(nb: dict, page: str) -> list[str]:
         problems.append(f"{len(wanted)} diagrams referenced from markdown, {len(embedded)} "
                         "embedded in the export")
     cells = soup.select("div.jp-CodeCell")
-    code = _code_cells(nb)
+    code = code_cells(nb)
     if len(cells) != len(code):
         return problems + [f"the export has {len(cells)} code cells, the notebook {len(code)}"]
     for k, (cell, div) in enumerate(zip(code, cells, strict=True), 1):
@@ -152,13 +146,13 @@ def html_export_problems(nb: dict, page: str) -> list[str]:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_saved_outputs(path):
-    problems = saved_output_problems(json.loads(path.read_text(encoding="utf-8")))
+    problems = saved_output_problems(load(path))
     assert not problems, f"{path.name}:\n  " + "\n  ".join(problems)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_html_export(path):
-    nb = json.loads(path.read_text(encoding="utf-8"))
+    nb = load(path)
     problems = html_export_problems(nb, export_html(path))
     assert not problems, f"{path.name} exported to HTML:\n  " + "\n  ".join(problems)
 
@@ -179,8 +173,8 @@ def test_no_printed_line_is_wider_than_an_export_shows(lesson):
     """An HTML export wraps a printed line of more than 100 characters mid-word."""
     (path,) = [p for p in NOTEBOOKS if p.name.startswith(lesson)]
     width, framework = PRINTED_WIDTH[lesson]
-    nb = json.loads(path.read_text(encoding="utf-8"))
-    long = [(c.get("id"), line[:60]) for c in _code_cells(nb)
+    nb = load(path)
+    long = [(c.get("id"), line[:60]) for c in code_cells(nb)
             if not {"exercise", "check"} & set(c["metadata"].get("tags", []))
             and "your_work(" not in _text(c["source"])
             for o in c.get("outputs", []) if o.get("name") == "stdout"
