@@ -1,6 +1,4 @@
-"""Tests of training.word2vec_layers (the shipped NumPy skip-gram's layers): skip-gram and CBOW
-with negative sampling against finite differences and PyTorch autograd (repeated ids, a mask,
-negatives of another k), word2vec's CBOW update, and the trainer's row gradients."""
+"""training.word2vec_layers: the shipped NumPy skip-gram's and CBOW's layers and gradients."""
 import numpy as np
 import pytest
 import torch

@@ -1,6 +1,4 @@
-"""Tests of training.word2vec_settings: the record behind the word2vec models' ``sample`` and
-``alpha`` (``data/models/logs/wv_settings.json``) holds every run of the study, the shipped
-settings are its best setting, and the code cites it by its repository path."""
+"""training.word2vec_settings: the record behind ``sample`` and ``alpha`` and its choice."""
 from __future__ import annotations
 
 import re

@@ -1,6 +1,4 @@
-"""helpers.lib.pretraining: the encoded corpus, held-out batches masked once, the unigram
-baseline against hand counts, the masked training batches and the optimiser step (a few steps
-learn, seeded), and the warm-up schedule."""
+"""helpers.lib.pretraining: corpus, masked batches, the unigram baseline, steps, warm-up."""
 import math
 
 import numpy as np
