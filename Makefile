@@ -68,11 +68,11 @@ lab: setup $(LAB_FILES)
 		--port=$(PORT) $(ALLOW_ROOT)
 
 ## test: the maintainers' set-up, then the unit tests and every notebook executed with nbval
-# The longest files first (the ten lessons, the model replays, the Try-this runs), the many short
-# ones after: the two workers then finish together instead of one waiting on a lesson at the end.
+# A worker runs whole files (--dist loadfile); xdist hands them out by their number of items, most
+# first (not in the order given): the ten lessons and the big test files start early, the many
+# short files fill the end, and the two workers finish together. The slowest items are listed.
 test: dev
-	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile notebooks tests/training/test_registry.py \
-		tests/notebooks/test_student_edition.py tests solutions \
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile --durations=20 notebooks tests solutions \
 		--nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
 unit: dev

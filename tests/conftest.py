@@ -1,15 +1,6 @@
-"""Shared pytest set-up: the hypothesis profiles of the property-based tests (``@given``).
-
-``HYPOTHESIS_PROFILE`` chooses one (default ``ci``):
-
-- ``ci``: what ``make test`` and CI run: a small fixed budget, derandomised (the same examples on
-  every run and every machine, so a failure reproduces), no deadline (a busy 2-core machine must
-  not turn slowness into failures), no example database written into the checkout;
-- ``fuzz``: what ``make fuzz`` runs for maintainers: 50 times the examples, fresh random ones each
-  run; a failure prints the falsifying example and the ``@reproduce_failure`` line to replay it.
-
-Each property scales the profile's ``max_examples`` by a weight (see ``tests/props.py``), so the
-expensive ones (training a model) draw fewer examples than the cheap ones.
+"""The hypothesis profiles of the property-based tests, chosen by ``HYPOTHESIS_PROFILE``:
+``ci`` (the default; ``make test`` and CI: 40 examples, derandomised, no deadline, no database)
+and ``fuzz`` (``make fuzz``: 2,000 fresh examples a run). ``tests/props.py`` weights each property.
 """
 import os
 

@@ -10,14 +10,13 @@ Per lesson notebook:
   embedded (``data:image/svg+xml``), an image for every explorer, no empty output where an
   explorer is, and no ``VBox(`` or dead progress-bar text anywhere.
 
-The explorer's fallback itself (its forms, and the widget hiding only its own) is tested at the end.
+The explorer's fallback itself is tested in tests/helpers/infra/test_widgets.py;
 ``make browser-check`` (tools/browser_check.py) checks the same export in a real browser.
 """
 from __future__ import annotations
 
 import base64
 import io
-import json
 import re
 import subprocess
 import sys
@@ -29,12 +28,10 @@ from nbconvert import HTMLExporter
 from PIL import Image
 from traitlets.config import Config
 
-from helpers.infra import widgets
-from helpers.infra.plotting import new_figure, set_labels
+from helpers.infra.plotting import new_figure
 from helpers.infra.widgets import FALLBACK_CLASS, WIDGET_NOTE, Explorer, slider
+from tests.lesson_text import NOTEBOOKS, code_cells, load, source
 
-ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 # the first state of a tqdm bar: "0step [00:00, ?step/s]", "  0%|   | 0/4 [00:00<?, ?it/s]"
@@ -42,12 +39,8 @@ DEAD_BAR = re.compile(r"(?<![\d.])0(\.00)?[a-zA-Z]* \[00:00|(?<!\d)0%\|")
 DIAGRAM = re.compile(r"!\[[^\]]*\]\((figures/[^)\s]+)\)")
 
 
-def _text(source) -> str:
-    return "".join(source) if isinstance(source, list) else source
-
-
-def _code_cells(nb: dict) -> list[dict]:
-    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+def _text(value) -> str:
+    return source({"source": value})
 
 
 def _explorers_built(cell: dict) -> int:
@@ -62,68 +55,47 @@ def _is_fallback(output: dict) -> bool:
 def saved_output_problems(nb: dict) -> list[str]:
     """What in a saved notebook (a dict) breaks the rules of this module's docstring."""
     problems = []
-    stamped = [
-        k for k, cell in enumerate(nb["cells"], 1) if "execution" in cell.get("metadata", {})
-    ]
+    stamped = [k for k, c in enumerate(nb["cells"], 1) if "execution" in c.get("metadata", {})]
     if stamped:
-        problems.append(
-            f"execution timestamps (metadata.execution) in {len(stamped)} cells, the first cell "
-            f"{stamped[0]} (run tests/clean_notebooks.py)"
-        )
-    for k, cell in enumerate(_code_cells(nb), 1):
+        problems.append(f"execution timestamps (metadata.execution) in {len(stamped)} cells, the "
+                        f"first cell {stamped[0]} (run tests/clean_notebooks.py)")
+    for k, cell in enumerate(code_cells(nb), 1):
         where = f"code cell {k} (execution count {cell.get('execution_count')})"
         outputs = cell.get("outputs", [])
         for out in outputs:
             if out.get("output_type") == "stream":
                 text = _text(out["text"])
                 if "\r" in text or "\x08" in text:
-                    problems.append(
-                        f"{where}: a stream holds carriage returns or backspaces (a progress bar's "
-                        "redraws; run tests/clean_notebooks.py)"
-                    )
+                    problems.append(f"{where}: a stream holds carriage returns or backspaces (a "
+                                    "progress bar's redraws; run tests/clean_notebooks.py)")
                 if DEAD_BAR.search(text):
-                    problems.append(
-                        f"{where}: a progress bar's first state {DEAD_BAR.search(text).group(0)!r}"
-                    )
+                    problems.append(f"{where}: a progress bar's first state "
+                                    f"{DEAD_BAR.search(text).group(0)!r}")
             data = out.get("data", {})
             plain = _text(data.get("text/plain", ""))
             if WIDGET_VIEW in data and plain != WIDGET_NOTE:
-                problems.append(
-                    f"{where}: a widget other than an Explorer is saved ({plain[:60]!r}); it shows "
-                    "as dead text outside JupyterLab (progress bars: "
-                    "helpers.infra.progress.progress_bar)"
-                )
+                problems.append(f"{where}: a widget other than an Explorer is saved "
+                                f"({plain[:60]!r}); it shows as dead text outside JupyterLab "
+                                "(progress bars: helpers.infra.progress.progress_bar)")
         n = _explorers_built(cell)
         fallbacks = sum(map(_is_fallback, outputs))
         if n and fallbacks < n:
-            problems.append(
-                f"{where}: builds {n} explorer(s) but holds {fallbacks} static fallback(s)"
-            )
+            problems.append(f"{where}: builds {n} explorer(s) but holds {fallbacks} static "
+                            "fallback(s)")
     return problems
 
 
 def export_html(path: Path) -> str:
-    """The notebook as plain ``jupyter nbconvert --to html --embed-images`` writes it: the exporter
-    that command runs, called in this process (the same bytes, checked by
-    ``test_the_in_process_export_is_the_command_line_one``; no interpreter start per notebook)."""
-    page, _ = HTMLExporter(config=Config({"HTMLExporter": {"embed_images": True}})).from_filename(
-        str(path)
-    )
-    return page
+    """The notebook as ``jupyter nbconvert --to html --embed-images`` writes it, in this process."""
+    exporter = HTMLExporter(config=Config({"HTMLExporter": {"embed_images": True}}))
+    return exporter.from_filename(str(path))[0]
 
 
 def test_the_in_process_export_is_the_command_line_one():
     path = NOTEBOOKS[0]
-    done = subprocess.run(
-        [
-            sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--embed-images",
-            "--stdout", str(path),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=path.parent,
-        timeout=300,
-    )
+    done = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html",
+                           "--embed-images", "--stdout", str(path)],
+                          capture_output=True, text=True, cwd=path.parent, timeout=300)
     assert done.returncode == 0, f"nbconvert failed on {path.name}:\n{done.stderr[-2000:]}"
     assert done.stdout.rstrip("\n") == export_html(path).rstrip("\n")
 
@@ -144,24 +116,15 @@ def html_export_problems(nb: dict, page: str) -> list[str]:
             problems.append(f"the export shows {dead!r} (a widget without a static fallback)")
     if DEAD_BAR.search(text):
         problems.append(f"the export shows a dead progress bar {DEAD_BAR.search(text).group(0)!r}")
-    wanted = [
-        m
-        for c in nb["cells"]
-        if c["cell_type"] == "markdown"
-        for m in DIAGRAM.findall(_text(c["source"]))
-    ]
-    embedded = [
-        img
-        for img in soup.select(".jp-MarkdownCell img")
-        if img.get("src", "").startswith("data:image/svg+xml")
-    ]
+    wanted = [m for c in nb["cells"] if c["cell_type"] == "markdown"
+              for m in DIAGRAM.findall(_text(c["source"]))]
+    embedded = [img for img in soup.select(".jp-MarkdownCell img")
+                if img.get("src", "").startswith("data:image/svg+xml")]
     if len(embedded) < len(wanted):
-        problems.append(
-            f"{len(wanted)} diagrams referenced from markdown, {len(embedded)} embedded in the "
-            "export"
-        )
+        problems.append(f"{len(wanted)} diagrams referenced from markdown, {len(embedded)} "
+                        "embedded in the export")
     cells = soup.select("div.jp-CodeCell")
-    code = _code_cells(nb)
+    code = code_cells(nb)
     if len(cells) != len(code):
         return problems + [f"the export has {len(cells)} code cells, the notebook {len(code)}"]
     for k, (cell, div) in enumerate(zip(code, cells, strict=True), 1):
@@ -183,13 +146,13 @@ def html_export_problems(nb: dict, page: str) -> list[str]:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_saved_outputs(path):
-    problems = saved_output_problems(json.loads(path.read_text(encoding="utf-8")))
+    problems = saved_output_problems(load(path))
     assert not problems, f"{path.name}:\n  " + "\n  ".join(problems)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_html_export(path):
-    nb = json.loads(path.read_text(encoding="utf-8"))
+    nb = load(path)
     problems = html_export_problems(nb, export_html(path))
     assert not problems, f"{path.name} exported to HTML:\n  " + "\n  ".join(problems)
 
@@ -210,8 +173,8 @@ def test_no_printed_line_is_wider_than_an_export_shows(lesson):
     """An HTML export wraps a printed line of more than 100 characters mid-word."""
     (path,) = [p for p in NOTEBOOKS if p.name.startswith(lesson)]
     width, framework = PRINTED_WIDTH[lesson]
-    nb = json.loads(path.read_text(encoding="utf-8"))
-    long = [(c.get("id"), line[:60]) for c in _code_cells(nb)
+    nb = load(path)
+    long = [(c.get("id"), line[:60]) for c in code_cells(nb)
             if not {"exercise", "check"} & set(c["metadata"].get("tags", []))
             and "your_work(" not in _text(c["source"])
             for o in c.get("outputs", []) if o.get("name") == "stdout"
@@ -221,146 +184,54 @@ def test_no_printed_line_is_wider_than_an_export_shows(lesson):
 
 
 # ---------------------------------------------------------------- the checks themselves can fail
+def _code_cell(source, outputs, metadata=None, count=1):
+    return {"cell_type": "code", "execution_count": count, "metadata": metadata or {},
+            "source": source, "outputs": outputs}
+
+
 def _explorer_cell(outputs):
-    return {
-        "cell_type": "code",
-        "execution_count": 1,
-        "metadata": {},
-        "source": "Explorer(render, {})",
-        "outputs": outputs,
-    }
+    return _code_cell("Explorer(render, {})", outputs)
 
 
 def _widget_output(plain):
-    return {
-        "output_type": "display_data",
-        "metadata": {},
-        "data": {
-            WIDGET_VIEW: {"model_id": "x", "version_major": 2, "version_minor": 0},
-            "text/plain": plain,
-        },
-    }
+    return {"output_type": "display_data", "metadata": {},
+            "data": {WIDGET_VIEW: {"model_id": "x", "version_major": 2, "version_minor": 0},
+                     "text/plain": plain}}
 
 
 def test_saved_output_checks_find_old_style_outputs():
-    old = {
-        "cells": [
-            {
-                "cell_type": "code",
-                "execution_count": 1,
-                "outputs": [],
-                "source": "x = 1",
-                "metadata": {"execution": {"iopub.execute_input": "2026-01-01T00:00:00Z"}},
-            },
-            {
-                "cell_type": "code",
-                "execution_count": 2,
-                "metadata": {},
-                "source": "train()",
-                "outputs": [
-                    _widget_output("MLP SGD: 0step [00:00, ?step/s]"),
-                    {
-                        "output_type": "stream",
-                        "name": "stdout",
-                        "text": "a:  0%|  | 0/4\ra: 100%|##| 4/4\n",
-                    },
-                ],
-            },
-            _explorer_cell([_widget_output("VBox(children=(HTML(value='<b>t</b>'),))")]),
-        ]
-    }
+    stamp = {"execution": {"iopub.execute_input": "2026-01-01T00:00:00Z"}}
+    bar = {"output_type": "stream", "name": "stdout", "text": "a:  0%|  | 0/4\ra: 100%|##| 4/4\n"}
+    old = {"cells": [
+        _code_cell("x = 1", [], stamp),
+        _code_cell("train()", [_widget_output("MLP SGD: 0step [00:00, ?step/s]"), bar], count=2),
+        _explorer_cell([_widget_output("VBox(children=(HTML(value='<b>t</b>'),))")])]}
     problems = "\n".join(saved_output_problems(old))
-    for expected in (
-        "execution timestamps", "carriage returns", "first state", "other than an Explorer",
-        "holds 0 static fallback",
-    ):
+    for expected in ("execution timestamps", "carriage returns", "first state",
+                     "other than an Explorer", "holds 0 static fallback"):
         assert expected in problems, (expected, problems)
 
 
 def test_saved_output_checks_pass_an_explorer_with_its_fallback():
-    ex = Explorer(_render, {"a": slider(1, 0, 3, 1, "a")}, "demo")
-    cell = _explorer_cell(
-        [
-            {"output_type": "display_data", "metadata": {}, "data": ex.fallback_bundle()},
-            {"output_type": "display_data", "metadata": {}, "data": ex.widget_bundle()},
-        ]
-    )
+    def render(a):
+        fig, ax = new_figure()
+        ax.plot([0, 1], [0, a])
+        return fig, f"a = {a}"
+
+    ex = Explorer(render, {"a": slider(1, 0, 3, 1, "a")}, "demo")
+    cell = _explorer_cell([{"output_type": "display_data", "metadata": {}, "data": bundle}
+                           for bundle in (ex.fallback_bundle(), ex.widget_bundle())])
     assert saved_output_problems({"cells": [cell]}) == []
 
 
 def test_html_checks_find_a_missing_image_and_dead_text():
-    nb = {
-        "cells": [
-            _explorer_cell([]),
-            {"cell_type": "markdown", "metadata": {}, "source": "![d](figures/x.svg)"},
-        ]
-    }
+    nb = {"cells": [_explorer_cell([]),
+                    {"cell_type": "markdown", "metadata": {}, "source": "![d](figures/x.svg)"}]}
     page = ("<div class='jp-Cell jp-CodeCell'><div class='jp-OutputArea-output'></div>"
             "<div class='jp-OutputArea-output'>VBox(children=())</div></div><div "
             "class='jp-MarkdownCell'><img src='figures/x.svg'></div><pre>0step [00:00, "
             "?step/s]</pre>")
     problems = "\n".join(html_export_problems(nb, page))
-    for expected in (
-        "'VBox('",
-        "dead progress bar",
-        "1 diagrams referenced",
-        "0 image(s)",
-        "empty output",
-    ):
+    for expected in ("'VBox('", "dead progress bar", "1 diagrams referenced", "0 image(s)",
+                     "empty output"):
         assert expected in problems, (expected, problems)
-
-
-# ---------------------------------------------------------------- an explorer's static fallback
-def _render(a):
-    fig, ax = new_figure()
-    ax.plot([0, 1, 2], [0, a, 2 * a])
-    set_labels(ax, "a line", "x", "y")
-    return fig, f"slope {a}"
-
-
-def test_the_fallback_is_the_first_render_in_every_form():
-    ex = Explorer(_render, {"a": slider(1, 0, 3, 1, "a")}, title="Slopes & <lines>")
-    bundle = ex.fallback_bundle()
-    assert set(bundle) == {"text/html", "image/png", "text/plain"}
-    assert base64.b64decode(bundle["image/png"]) == ex.png
-    page = bundle["text/html"]
-    assert f'class="{FALLBACK_CLASS} {ex.fallback_key}"' in page
-    assert f'src="data:image/png;base64,{bundle["image/png"]}"' in page
-    assert "Slopes &amp; &lt;lines&gt;" in page and "slope 1" in page   # escaped title, summary
-    assert bundle["text/plain"] == "Slopes & <lines>\nslope 1"
-    ex.controls["a"].value = 3                         # the fallback stays the first view
-    assert ex.summary == "slope 3" and ex.fallback_bundle() == bundle
-
-
-def test_the_widget_hides_only_its_own_fallback():
-    ex = Explorer(_render, {"a": slider(1, 0, 3, 1, "a")})
-    other = Explorer(_render, {"a": slider(2, 0, 3, 1, "a")})
-    assert ex.fallback_key != other.fallback_key
-    again = Explorer(_render, {"a": slider(1, 0, 3, 1, "a")})
-    assert again.fallback_key == ex.fallback_key       # a re-run names the same fallback
-    styles = [w.value for w in ex.box.children
-              if isinstance(w, widgets.widgets.HTML) and "<style>" in w.value]
-    assert len(styles) == 1 and "display: none" in styles[0]
-    assert f".{FALLBACK_CLASS}.{ex.fallback_key} " in styles[0]
-    assert other.fallback_key not in styles[0]
-
-
-def test_displaying_an_explorer_writes_the_fallback_then_the_widget(monkeypatch):
-    shown = []
-    monkeypatch.setattr(widgets, "display", lambda obj, raw=False: shown.append((obj, raw)))
-    ex = Explorer(_render, {"a": slider(1, 0, 3, 1, "a")})
-    ex._ipython_display_()
-    assert [raw for _, raw in shown] == [True, True]
-    assert shown[0][0] == ex.fallback_bundle()
-    widget = shown[1][0]
-    assert widget[WIDGET_VIEW]["model_id"] == ex.box.model_id
-    assert widget["text/plain"] == WIDGET_NOTE and "VBox" not in widget["text/plain"]
-
-
-def test_a_failed_first_render_has_a_fallback_without_an_image():
-    def broken(a):
-        raise ValueError("no data")
-
-    bundle = Explorer(broken, {"a": slider(1, 0, 3, 1, "a")}).fallback_bundle()
-    assert "image/png" not in bundle and "<img" not in bundle["text/html"]
-    assert "error: ValueError: no data" in bundle["text/plain"]

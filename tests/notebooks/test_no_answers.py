@@ -16,11 +16,8 @@ from helpers.exercises import ExperimentExercise, FunctionExercise
 from tests.lesson_text import NOTEBOOKS, code_cells, load, markdown_cells, source
 
 IDS = [p.stem for p in NOTEBOOKS]
-SKIP_START = (
-    "def ", "class ", "@", "raise ", "import ", "from ", "return self",
-    "#",
-    "super().__init__",
-)
+SKIP_START = ("def ", "class ", "@", "raise ", "import ", "from ", "return self", "#",
+              "super().__init__")
 MIN_CHARS = 24
 
 
@@ -97,18 +94,12 @@ def test_no_reference_line_or_experiment_answer_is_shown(path):
     lines, numbers = answers(path.stem[:2])
     shown = shown_text(load(path))
     leaked = sorted({ref for ref in lines for line in shown if ref in line})
-    assert not leaked, (
-        f"{path.name} shows lines of an exercise's reference code before the student's "
-        f"answer passes:\n  " + "\n  ".join(leaked[:10])
-    )
-    number = (
-        re.compile(r"(?<![\d.])(" + "|".join(map(re.escape, numbers)) + r")(?![\d])")
-        if numbers
-        else None
-    )
-    found = sorted(
-        {m.group(1) for line in shown for m in ([number.search(line)] if number else []) if m}
-    )
+    assert not leaked, (f"{path.name} shows lines of an exercise's reference code before the "
+                        "student's answer passes:\n  " + "\n  ".join(leaked[:10]))
+    number = (re.compile(r"(?<![\d.])(" + "|".join(map(re.escape, numbers)) + r")(?![\d])")
+              if numbers else None)
+    found = sorted({m.group(1) for line in shown
+                    for m in ([number.search(line)] if number else []) if m})
     assert not found, f"{path.name} prints an experiment's answer: {found}"
 
 

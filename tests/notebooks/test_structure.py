@@ -5,7 +5,7 @@ exercises in graded steps (``### Exercise N · warm-up|core|experiment — title
 present), at least three code cells tagged ``exercise`` and three solutions in
 ``solutions/NN_topic_solutions.ipynb`` that assert their checker; at least three "Try this"
 prompts; a "Further reading" section at the end with at least three references (each with a
-year); a first cell that states its times in the course form; a widget explorer; at most 4,000
+year); a widget explorer; at most 4,000
 words of open prose and 12 visible claim lines; a closing section that calls ``your_work``.
 Per lesson and solutions notebook: a clean top-to-bottom run (counts 1, 2, 3…, no error
 output), no widget state, under 3 MB.
@@ -40,8 +40,6 @@ LESSONS = ["01_feedforward", "02_rnn_bptt", "03_lstm_gates", "04_self_attention"
            "06_pmi", "07_word2vec", "08_glove_fasttext", "09_evaluation", "10_contextual"]
 EXERCISE = re.compile(r"(?m)^#{2,4} Exercise (\d+) · (warm-up|core|experiment)\b")
 REFERENCE = re.compile(r"(?m)^\s*[-*] .*\b(19|20)\d\d[a-z]?\b")
-TIME_LINE = re.compile(r"(?m)^\*\*Time:\*\* running it takes (?:about|under) [^;.\n]+; "
-                       r"working through it, about [^.\n]+\.")
 
 
 def test_only_lesson_notebooks_and_their_solutions():
@@ -112,16 +110,6 @@ def test_the_structure_check_finds_what_is_missing(tmp_path):
     problems = "\n".join(lesson_problems(path, sol_path))
     assert "no diagram" in problems and "all three steps" in problems
     assert "'> **Try this:**' prompts" in problems and "no 'Further reading'" in problems
-
-
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
-def test_first_cell_states_the_times_in_the_course_form(path):
-    first = source(load(path)["cells"][0])
-    assert len(TIME_LINE.findall(first)) == 1, (
-        f"{path.name}: the first cell needs one line '**Time:** running it takes about N "
-        "minutes; working through it, about H hours.'")
-    other = re.findall(r"(?i)\*\*(?:run time|time)\b[^*]*\*\*|^running it takes", first, re.M)
-    assert other == ["**Time:**"], f"{path.name}: the times are stated in another form too: {other}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS + sorted(SOLUTIONS.glob("*.ipynb")),

@@ -48,9 +48,8 @@ def provenance_problems(paths, root: Path = ROOT) -> list[str]:
                 continue
             m = PROVENANCE.search(first)
             if not m:
-                problems.append(
-                    f"{where}: the docstring does not say where it is taught ('lesson NN §S')"
-                )
+                problems.append(f"{where}: the docstring does not say where it is taught "
+                                "('lesson NN §S')")
                 continue
             lesson, section = m.groups()
             if not list((root / "notebooks").glob(f"{lesson}_*.ipynb")):
@@ -58,11 +57,9 @@ def provenance_problems(paths, root: Path = ROOT) -> list[str]:
                 continue
             sections.setdefault(lesson, notebook_sections(lesson, root))
             if section not in sections[lesson]:
-                problems.append(
-                    f"{where}: names lesson {lesson}, section {section}; that notebook's "
-                    "sections are "
-                    f"{sorted(sections[lesson], key=lambda s: [int(x) for x in s.split('.')])}"
-                )
+                known = sorted(sections[lesson], key=lambda s: [int(x) for x in s.split(".")])
+                problems.append(f"{where}: names lesson {lesson}, section {section}; that "
+                                f"notebook's sections are {known}")
     return problems
 
 
@@ -80,16 +77,9 @@ def test_the_check_catches_missing_and_wrong_provenance(tmp_path):
     lib = tmp_path / "helpers" / "lib"
     lib.mkdir(parents=True)
     (tmp_path / "notebooks").mkdir()
-    (tmp_path / "notebooks" / "03_demo.ipynb").write_text(
-        json.dumps(
-            {
-                "cells": [
-                    {"cell_type": "markdown", "source": ["## 2 · Build it\n", "### 2.1 A part"]}
-                ]
-            }
-        ),
-        encoding="utf-8",
-    )
+    cell = {"cell_type": "markdown", "source": ["## 2 · Build it\n", "### 2.1 A part"]}
+    (tmp_path / "notebooks" / "03_demo.ipynb").write_text(json.dumps({"cells": [cell]}),
+                                                          encoding="utf-8")
     (lib / "demo.py").write_text(
         'def ok():\n    """Fine. Taught in lesson 03, section 2.1."""\n\n'
         'def nodoc():\n    pass\n\n'
@@ -103,8 +93,6 @@ def test_the_check_catches_missing_and_wrong_provenance(tmp_path):
     assert len(problems) == 4, text
     assert "nodoc: no docstring" in text
     assert "vague: the docstring does not say where it is taught" in text
-    assert (
-        "wrong_section: names lesson 03, section 4; that notebook's sections are ['2', '2.1']"
+    assert "wrong_section: names lesson 03, section 4; that notebook's sections are ['2', '2.1']" \
         in text
-    )
     assert "wrong_lesson: names lesson 11, which has no notebook" in text

@@ -1,6 +1,4 @@
-"""Every text file the course's code opens names its encoding: without ``encoding=`` Python uses
-the locale's (often cp1252 on Windows, where reading the corpora fails). The check parses the code,
-so comments and strings cannot fool it."""
+"""Every text file the course's code opens names its encoding (the locale's fails on Windows)."""
 from __future__ import annotations
 
 import ast

@@ -1,6 +1,4 @@
-"""The JupyterLab files `make lab` installs (tools/lab/): the pre-save hook keeps a notebook's
-recorded kernel and language metadata, and the settings turn the news pop-up off with keys that
-JupyterLab's own schema defines."""
+"""The JupyterLab files ``make lab`` installs (tools/lab/): the pre-save hook and the settings."""
 import json
 import sys
 from pathlib import Path

@@ -54,9 +54,8 @@ def test_a_student_copy_drops_solutions_clears_exercises_and_keeps_the_rest():
     header, md, setup, ex = out["cells"]
     assert "Student copy" in header["source"] and "make student" in header["source"]
     assert md == nb["cells"][0] and setup == nb["cells"][1]
-    assert (
-        ex["outputs"] == [] and ex["execution_count"] is None and "execution" not in ex["metadata"]
-    )
+    assert ex["outputs"] == [] and ex["execution_count"] is None
+    assert "execution" not in ex["metadata"]
     assert ex["source"] == nb["cells"][2]["source"]
     assert not make_student.written_in(out)
     bad = _synthetic()
@@ -76,9 +75,8 @@ def test_make_student_keeps_a_copy_the_student_wrote_in(tmp_path, capsys):
     ran = json.loads(copy_path.read_text(encoding="utf-8"))
     ran["cells"][3]["outputs"] = [nbformat.v4.new_output("stream", text="… not attempted yet\n")]
     copy_path.write_text(json.dumps(ran), encoding="utf-8")
-    assert [a for _, a in make_student.write_copies(out, [lesson])] == ["updated"], (
+    assert [a for _, a in make_student.write_copies(out, [lesson])] == ["updated"], \
         "a copy only run is refreshed"
-    )
     mine = json.loads(copy_path.read_text(encoding="utf-8"))
     mine["cells"][3]["source"] = "def square(x):\n    return x * x\n\ncheck_square(square)"
     copy_path.write_text(json.dumps(mine), encoding="utf-8")

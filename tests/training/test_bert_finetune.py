@@ -1,6 +1,4 @@
-"""training/bert_finetune.py: the budget rule, frozen features that do not depend on the other
-articles, and a frozen cell of the record recomputed from the shipped encoder (the registry's
-subset metric recomputes another)."""
+"""training/bert_finetune.py: the budget rule and the frozen features of the record."""
 import numpy as np
 import pytest
 

@@ -1,6 +1,4 @@
-"""``python -m training`` (training/__main__.py) end to end on a toy model trained by the one loop:
-the artefact, the log, the manifest record and README, the same bytes twice; the worker's thread
-variables; the command line; several trainings side by side."""
+"""``python -m training`` end to end on a toy model; workers, command line, several trainings."""
 import numpy as np
 import pytest
 import torch

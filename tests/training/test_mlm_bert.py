@@ -1,6 +1,4 @@
-"""training/mlm_bert.py and training/mlm_settings.py: the shipped run's schedule as its curve
-records it (a constant learning rate until the validation plateau, then a linear decay to 0),
-and the settings record's reading of that curve."""
+"""training/mlm_bert.py and mlm_settings.py: the shipped run's schedule and its record."""
 import numpy as np
 import pytest
 

@@ -1,6 +1,4 @@
-"""Tests of training.word2vec_layers (the shipped NumPy skip-gram's layers): skip-gram and CBOW
-with negative sampling against finite differences and PyTorch autograd (repeated ids, a mask,
-negatives of another k), word2vec's CBOW update, and the trainer's row gradients."""
+"""training.word2vec_layers: the shipped NumPy skip-gram's and CBOW's layers and gradients."""
 import numpy as np
 import pytest
 import torch
@@ -52,13 +50,11 @@ def test_word2vecs_cbow_update_and_the_row_gradients():
     w2v = CBOWNS(V, D, s, k=2, rng=np.random.default_rng(0), word2vec_update=True)
     exact.params[1][...] = w2v.params[1][...] = rng.standard_normal((V, D))
     for m in (exact, w2v):
-        m.forward(
-            np.array([[1, 2, 3, 0]]), np.array([4]), np.array([[1, 1, 1, 0]]), np.array([[5, 0]])
-        )
+        m.forward(np.array([[1, 2, 3, 0]]), np.array([4]), np.array([[1, 1, 1, 0]]),
+                  np.array([[5, 0]]))
         m.backward()
-    assert np.allclose(w2v.grads[0], 3 * exact.grads[0]) and np.allclose(
-        w2v.grads[1], exact.grads[1]
-    )
+    assert np.allclose(w2v.grads[0], 3 * exact.grads[0])
+    assert np.allclose(w2v.grads[1], exact.grads[1])
     dense, rows = (
         SkipGramNS(7, 4, NoiseSampler(np.ones(7)), k=3, rng=np.random.default_rng(0), scatter=sc)
         for sc in ("add.at", "rows")
@@ -70,9 +66,8 @@ def test_word2vecs_cbow_update_and_the_row_gradients():
     rows.backward()
     for layer, dW in ((rows.embed, dense.grads[0]), (rows.ns.dot.embed, dense.grads[1])):
         r, grad = layer.row_grad
-        assert np.array_equal(r, np.flatnonzero(np.any(dW != 0, axis=1))) and np.allclose(
-            grad, dW[r]
-        )
+        assert np.array_equal(r, np.flatnonzero(np.any(dW != 0, axis=1)))
+        assert np.allclose(grad, dW[r])
 
 
 def test_bad_input_is_named():

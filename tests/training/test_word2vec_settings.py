@@ -1,6 +1,4 @@
-"""Tests of training.word2vec_settings: the record behind the word2vec models' ``sample`` and
-``alpha`` (``data/models/logs/wv_settings.json``) holds every run of the study, the shipped
-settings are its best setting, and the code cites it by its repository path."""
+"""training.word2vec_settings: the record behind ``sample`` and ``alpha`` and its choice."""
 from __future__ import annotations
 
 import re
@@ -44,10 +42,8 @@ def test_the_shipped_settings_are_the_record_s_best_rate_and_tie_with_its_best()
     shipped = next(k for k in study.CHANGES
                    if (study.run_settings(k)["sample"], study.run_settings(k)["alpha"])
                    == (WORD2VEC["sample"], WORD2VEC["alpha"]))
-    gap = (
-        RECORD["settings"][best]["mean_valid_wordsim"]
-        - RECORD["settings"][shipped]["mean_valid_wordsim"]
-    )
+    gap = (RECORD["settings"][best]["mean_valid_wordsim"]
+           - RECORD["settings"][shipped]["mean_valid_wordsim"])
     assert 0 <= gap < 0.02, (best, shipped, gap)
     for (e_b, lo_b, hi_b), (e_s, lo_s, hi_s) in zip(
         RECORD["settings"][best]["vs_defaults"],

@@ -1,6 +1,4 @@
-"""Tests of training.word2vec_trainers: the NumPy, PyTorch and gensim word2vec trainers and gensim's
-fastText learn a toy corpus, are seeded, refuse a corpus they cannot train on with the reason, and
-the PyTorch trainer's closed-form step is autograd's."""
+"""training.word2vec_trainers: the NumPy, PyTorch and gensim trainers (and fastText)."""
 import numpy as np
 import pytest
 import torch

@@ -20,23 +20,18 @@ def _settings(**changes):
 
 
 # ---------------------------------------------------------------- settings
-@pytest.mark.parametrize(
-    "change, message",
-    [
-        (dict(epochs=0), "epochs must be a positive integer, got 0"),
-        (dict(dim=2.5), "dim must be a positive integer, got 2.5"),
-        (dict(seeds=[]), "seeds must list at least one seed"),
-        (dict(model="cbow"), "model must be 'skipgram'"),
-        (dict(variants={}), "variants must name at least one setting"),
-        (dict(variants={"x": dict(sample=-1e-4, dynamic_window=True)}), "sample must be >= 0"),
-        (dict(variants={"x": dict(sample="1e-4", dynamic_window=True)}), "sample must be >= 0"),
-        (
-            dict(variants={"x": dict(sample=1e-4, dynamic_window="no")}),
-            "dynamic_window must be True or False",
-        ),
-        (dict(variants={"x": dict(sample=1e-4)}), "must set exactly 'sample' and 'dynamic_window'"),
-    ],
-)
+@pytest.mark.parametrize("change, message", [
+    (dict(epochs=0), "epochs must be a positive integer, got 0"),
+    (dict(dim=2.5), "dim must be a positive integer, got 2.5"),
+    (dict(seeds=[]), "seeds must list at least one seed"),
+    (dict(model="cbow"), "model must be 'skipgram'"),
+    (dict(variants={}), "variants must name at least one setting"),
+    (dict(variants={"x": dict(sample=-1e-4, dynamic_window=True)}), "sample must be >= 0"),
+    (dict(variants={"x": dict(sample="1e-4", dynamic_window=True)}), "sample must be >= 0"),
+    (dict(variants={"x": dict(sample=1e-4, dynamic_window="no")}),
+     "dynamic_window must be True or False"),
+    (dict(variants={"x": dict(sample=1e-4)}), "must set exactly 'sample' and 'dynamic_window'"),
+])
 def test_bad_settings_are_refused_with_a_clear_message(change, message):
     with pytest.raises(ValueError, match=message):
         check_settings(_settings(**change))
@@ -63,10 +58,8 @@ def test_gensim_gets_the_settings():
     assert (m["shipped"].sample, m["shipped"].shrink_windows) == (1e-4, True)
     assert (m["no_subsampling"].sample, m["no_subsampling"].shrink_windows) == (0.0, True)
     assert (m["fixed_window"].sample, m["fixed_window"].shrink_windows) == (1e-4, False)
-    assert all(
-        x.sg == 1 and x.hs == 0 and x.workers == 1 and x.seed == 3 and x.window == 5
-        for x in m.values()
-    )
+    assert all(x.sg == 1 and x.hs == 0 and x.workers == 1 and x.seed == 3 and x.window == 5
+               for x in m.values())
     with pytest.raises(ValueError, match="unknown variant 'big_window'"):
         gensim_model(SETTINGS, "big_window", seed=0)
 
@@ -76,18 +69,12 @@ def test_the_settings_do_what_they_claim_on_a_toy_corpus():
     one term per pair, grows by about the pair ratio 1 / 0.6 for L = 5)."""
     rng = np.random.default_rng(0)
     p = 1.0 / np.arange(1, 201)
-    sents = [
-        list(rng.choice([f"w{i}" for i in range(200)], size=20, p=p / p.sum())) for _ in range(2000)
-    ]
-    s = _settings(
-        min_count=1,
-        dim=10,
-        variants={
-            "shipped": dict(sample=1e-3, dynamic_window=True),
-            "no_subsampling": dict(sample=0.0, dynamic_window=True),
-            "fixed_window": dict(sample=1e-3, dynamic_window=False),
-        },
-    )
+    words = [f"w{i}" for i in range(200)]
+    sents = [list(rng.choice(words, size=20, p=p / p.sum())) for _ in range(2000)]
+    s = _settings(min_count=1, dim=10, variants={
+        "shipped": dict(sample=1e-3, dynamic_window=True),
+        "no_subsampling": dict(sample=0.0, dynamic_window=True),
+        "fixed_window": dict(sample=1e-3, dynamic_window=False)})
     out = {}
     for name in s["variants"]:
         m = gensim_model(s, name, seed=0)

@@ -1,7 +1,5 @@
-"""Tests of training.word_vector_models (the shipped word vectors' recipes): every model is
-registered, the records stored with the vectors are what the shipped (float16) vectors give, and the
-course's trainers keep their schedule's last epoch. tests/training/test_registry.py checks every
-file's checksum and subset metric and replays its first epochs."""
+"""training.word_vector_models: every model is registered, the records stored with the vectors are
+what the shipped (float16) vectors give, and the course's trainers keep their last epoch."""
 import numpy as np
 import pytest
 
@@ -34,9 +32,8 @@ def test_the_records_reproduce_from_the_shipped_vectors(name):
     check = rec["float16_check"]
     assert "W" in FLOAT16[NAMES[name]]
     # float16 moves no score by half a unit of the printed third decimal
-    assert all(abs(check["float32"][k] - check["float16"][k]) < 5e-4 for k in check["float32"]), (
+    assert all(abs(check["float32"][k] - check["float16"][k]) < 5e-4 for k in check["float32"]), \
         check
-    )
     got = evaluate_vectors(W, vocab, "report")
     for key in ("wordsim", "simlex", "analogy"):  # recorded from float32, checked from float16
         assert abs(got[key] - rec["report"][key]) < 5e-4, key
@@ -57,9 +54,8 @@ def test_report_intervals_hold_the_point_estimates():
                    | {w for qs in h.analogies.values() for q in qs for w in q})
     W = np.random.default_rng(2).standard_normal((len(words), 20)).astype(np.float32)
     r = report_intervals(W, words, n_boot=100)
-    assert r["wordsim"][0] == pytest.approx(
-        similarity_interval(W, words, h.wordsim, n_boot=10).estimate
-    )
+    assert r["wordsim"][0] == pytest.approx(similarity_interval(W, words, h.wordsim,
+                                                                n_boot=10).estimate)
     assert r["analogy"][0] == pytest.approx(analogy_hits(W, words, h.analogies).mean())
     for key in ("wordsim", "simlex", "analogy"):
         assert r[key][1] <= r[key][0] <= r[key][2]
@@ -70,9 +66,8 @@ def test_keep_last_runs_the_whole_schedule():
         s = SETTINGS[name]
         assert s["keep"] == "last" and s["patience"] == s["max_epochs"]
     with pytest.raises(ValueError, match="patience"):
-        train_course_word2vec(
-            dict(SETTINGS["wv_torch_skipgram"], patience=5), RunLog(), max_steps=1
-        )
+        train_course_word2vec(dict(SETTINGS["wv_torch_skipgram"], patience=5), RunLog(),
+                              max_steps=1)
     with pytest.raises(ValueError, match="keep"):
         train_course_word2vec(dict(SETTINGS["wv_torch_skipgram"], keep="middle"), RunLog(),
                               max_steps=1)

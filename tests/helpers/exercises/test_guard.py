@@ -7,6 +7,7 @@ import pytest
 import scipy.optimize
 import torch
 import torch.func
+import torch.optim._functional
 
 from helpers.exercises import FunctionExercise, expect_close
 from helpers.exercises.guard import Refused, Watch
@@ -100,6 +101,12 @@ def test_autograd_torch_func_optimisers_clipping_and_scipy_are_refused():
         w.grad = torch.ones(2)
         Mine([w]).step()
 
+    def functional_adam():
+        torch.optim._functional.adam(
+            [torch.ones(2)], [torch.ones(2)], [torch.zeros(2)], [torch.zeros(2)], [],
+            [torch.tensor(1.0)], amsgrad=False, beta1=0.9, beta2=0.999, lr=0.1,
+            weight_decay=0.0, eps=1e-8, maximize=False)
+
     def clip():
         torch.nn.utils.clip_grad_norm_([torch.nn.Parameter(torch.ones(2))], 1.0)
 
@@ -111,7 +118,8 @@ def test_autograd_torch_func_optimisers_clipping_and_scipy_are_refused():
 
     for fn, word in [(backward, "autograd"), (grad, "autograd"), (engine, "autograd"),
                      (func, "torch.func"), (optimiser, "optimiser"), (clip, "clipping"),
-                     (subclassed_optimiser, "optimiser"), (scipy_grad, "SciPy"),
+                     (subclassed_optimiser, "optimiser"), (functional_adam, "optimiser"),
+                     (scipy_grad, "SciPy"),
                      (scipy_minimise, "SciPy")]:
         why = _run(fn)
         assert why is not None and word in why, (fn.__name__, why)

@@ -52,6 +52,8 @@ def test_windows_streams_and_padding_are_their_formulas(data):
     raises_naming(lambda: BA.pad_sequences([[1]], 0.5), "pad_id", TypeError)
     with pytest.raises(ValueError, match="empty list"):
         BA.pad_sequences([], 0)
+    with pytest.raises(ValueError, match="every sequence is empty"):
+        BA.pad_sequences([[], []], pad_id=0)
 
 
 def test_every_random_window_start_is_drawn_the_last_one_included():

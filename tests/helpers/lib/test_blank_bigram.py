@@ -2,11 +2,13 @@
 formula of its docstring, computed here pair by pair in plain Python; bad arguments are refused
 naming the argument."""
 import numpy as np
+import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
 from helpers.lib.blank_bigram import BlankBigram
+from helpers.lib.mlm import IGNORE, MaskedBatch
 from tests.props import budget, covers, dims, raises_naming
 
 T = torch.tensor
@@ -65,3 +67,41 @@ def test_blank_bigram_is_its_formula_and_refuses_bad_arguments(data):
     raises_naming(lambda: BlankBigram(V, n_special, V), "mask_id")
     raises_naming(lambda: BlankBigram(V, n_special, mask_id).fit([np.array([0, V])]), "ids")
     raises_naming(lambda: model.probabilities(inputs, rows, np.zeros_like(rows)), "neighbour")
+
+
+SPECIAL, MASK = 5, 4
+SEQS = [np.array([2, 5, 6, 3]), np.array([2, 5, 7, 3]), np.array([2, 8, 6, 3])]
+
+
+def test_the_bigram_fills_a_blank_from_both_neighbours_by_hand():
+    bg = BlankBigram(10, SPECIAL, MASK, lam=1.0).fit(SEQS)
+    # [CLS] 5 _ [SEP]: P(w | 5) = 1/2 for 6 and 7; P([SEP] | 6) = 2/2, P([SEP] | 7) = 1/1
+    p = bg.probabilities(np.array([[2, 5, MASK, 3]]), np.array([0]), np.array([2]))[0]
+    np.testing.assert_allclose(p[[6, 7]], [0.5, 0.5])
+    # [CLS] _ 6 [SEP]: P(5 | CLS) = 2/3, P(8 | CLS) = 1/3; P(6 | 5) = 1/2, P(6 | 8) = 1 -> 1/2 each
+    p = bg.probabilities(np.array([[2, MASK, 6, 3]]), np.array([0]), np.array([1]))[0]
+    np.testing.assert_allclose(p[[5, 8]], [0.5, 0.5])
+    assert p[:SPECIAL].sum() == 0 and np.isclose(p.sum(), 1)
+    with pytest.raises(ValueError, match="no sequence"):
+        BlankBigram(10, SPECIAL, MASK).fit([])
+    with pytest.raises(RuntimeError, match="fit"):
+        BlankBigram(10, SPECIAL, MASK).probabilities(np.array([[2, 4, 3]]), np.array([0]),
+                                                     np.array([1]))
+
+
+def test_smoothing_gives_every_piece_a_probability_and_score_counts_per_sentence():
+    bg = BlankBigram(10, SPECIAL, MASK, lam=0.8).fit(SEQS)
+    p = bg.probabilities(np.array([[2, 9, MASK, 3]]), np.array([0]), np.array([2]))[0]  # 9 unseen
+    assert np.all(p[SPECIAL:] > 0) and np.isclose(p.sum(), 1)
+    labels = np.full((3, 4), IGNORE)
+    labels[0, 2], labels[2, 1], labels[2, 2] = 6, 5, 6
+    inputs = np.where(labels != IGNORE, MASK, np.array([[2, 5, 6, 3]] * 3))
+    out = bg.score([MaskedBatch(inputs, labels, np.ones_like(labels, bool))])
+    np.testing.assert_array_equal(out["count"], [1, 2])   # the sentence without a blank: left out
+    direct = [bg.probabilities(inputs, np.array([r]), np.array([c]))[0]
+              for r, c in ((0, 2), (2, 1), (2, 2))]
+    right = [int(np.argmax(direct[0]) == 6),
+             int(np.argmax(direct[1]) == 5) + int(np.argmax(direct[2]) == 6)]
+    np.testing.assert_array_equal(out["right"], right)
+    nll = -np.mean([np.log(d[t]) for d, t in zip(direct, (6, 5, 6))])
+    assert out["nll"] == pytest.approx(nll) and out["n_masked"] == 3

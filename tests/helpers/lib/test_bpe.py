@@ -1,9 +1,12 @@
 """Tests of helpers.lib.bpe: merges, round trips, special tokens, bad input."""
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from helpers.lib.bpe import SPECIALS, BPETokenizer
 from helpers.lib.text import tokenize
+from tests.props import budget, check_bad_ids, corrupted, raises_naming
 
 TOY = {"low": 5, "lower": 2, "newest": 6, "widest": 3}  # Sennrich et al. (2016)'s example
 
@@ -95,3 +98,21 @@ def test_bad_input():
     tok = BPETokenizer.train(TOY, vocab_size=30)
     with pytest.raises(IndexError, match=r"ids must be token ids in \[0, 28\), got 30 at index 1"):
         tok.decode([1, 30])
+
+
+PROP_TOK = BPETokenizer.train(["the", "bank", "banks", "river", "money", "the", "bank"] * 4,
+                              vocab_size=40)
+
+
+@budget()
+@given(st.data())
+def test_bpe_decodes_what_it_encodes_and_refuses_bad_ids(data):
+    known = ["the", "bank", "banks", "river", "money", "bee", "tanker"]   # characters seen
+    text = " ".join(data.draw(st.lists(st.sampled_from(known), min_size=1, max_size=6)))
+    ids = PROP_TOK.encode(text)
+    assert PROP_TOK.decode(ids) == " ".join(tokenize(text))
+    assert "".join(PROP_TOK.pieces(ids)).replace("▁", " ").strip() == text
+    check_bad_ids(PROP_TOK.pieces, ids, len(PROP_TOK), "ids",
+                  data.draw(corrupted(ids, len(PROP_TOK))))
+    raises_naming(lambda: BPETokenizer.train(["ab"], vocab_size=3), "vocab_size", ValueError)
+    raises_naming(lambda: PROP_TOK.tokenize_word(3), "word", TypeError)

@@ -32,24 +32,20 @@ def test_the_rank_k_gradient_matches_finite_differences_and_pytorch():
     X, U, V = rng.normal(size=(6, 5)), rng.normal(size=(6, 2)), rng.normal(size=(5, 2))
     loss, dU, dV = lowrank_loss_grad(X, U, V)
     assert loss == pytest.approx(0.5 * np.sum((X - U @ V.T) ** 2))
-    expect_gradients_match_numerical(
-        [dU, dV], lambda U, V: lowrank_loss_grad(X, U, V)[0], [U, V], ["dU", "dV"], tol=1e-6
-    )
-    expect_gradients_match_torch(
-        [dU, dV], lambda U, V: ((torch.tensor(X) - U @ V.T) ** 2).sum() / 2, [U, V], ["dU", "dV"]
-    )
+    expect_gradients_match_numerical([dU, dV], lambda U, V: lowrank_loss_grad(X, U, V)[0],
+                                     [U, V], ["dU", "dV"], tol=1e-6)
+    expect_gradients_match_torch([dU, dV],
+                                 lambda U, V: ((torch.tensor(X) - U @ V.T) ** 2).sum() / 2,
+                                 [U, V], ["dU", "dV"])
 
 
 def test_the_fit_is_seeded_and_reaches_the_truncated_svd():
     X = np.random.default_rng(2).normal(size=(30, 20))
     fit = fit_lowrank(X, 4, seed=1)
-    assert fit["loss"] == pytest.approx(
-        0.5 * np.sum(np.linalg.svd(X, compute_uv=False)[4:] ** 2), rel=1e-6
-    )
-    assert (
-        fit["iterations"] == len(fit["losses"])
-        and fit["losses"] == fit_lowrank(X, 4, seed=1)["losses"]
-    )
+    svd_loss = 0.5 * np.sum(np.linalg.svd(X, compute_uv=False)[4:] ** 2)
+    assert fit["loss"] == pytest.approx(svd_loss, rel=1e-6)
+    assert fit["iterations"] == len(fit["losses"])
+    assert fit["losses"] == fit_lowrank(X, 4, seed=1)["losses"]
     assert all(b <= a + 1e-9 for a, b in zip(fit["losses"], fit["losses"][1:]))
     raises_naming(lambda: fit_lowrank(X, 21), "k")
     raises_naming(lambda: fit_lowrank(np.where(X > 2, np.nan, X), 2), "X")

@@ -51,6 +51,7 @@ def test_vocabularies_cosines_and_neighbours_are_brute_forces(data):
     close(list(ME.pair_cosines(E, voc, [("a", "b", 1.0), ("a", "zz", 2.0)]).values()),
           [unit[0] @ unit[1]])
     raises_naming(lambda: ME.nearest_neighbours(E, voc, "a", k=-1), "k", ValueError)
+    raises_naming(lambda: ME.nearest_neighbours(E, voc, "a", k=1.5), "k", TypeError)
     raises_naming(lambda: ME.nearest_neighbours(E, voc, "zz"), "'zz'", UnknownWordError)
     raises_naming(lambda: ME.nearest_neighbours(E, voc, np.zeros(3)), "query", ValueError)
     raises_naming(lambda: ME.nearest_neighbours(E, voc, np.array([np.nan, 0, 0])), "query")

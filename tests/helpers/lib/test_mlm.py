@@ -1,8 +1,9 @@
-"""Tests of helpers.lib.mlm: masking proportions, padding, NSP pairs, and the lesson 10 checkers."""
+"""Tests of helpers.lib.mlm: masking proportions and every mask form, padding, NSP pairs."""
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from helpers.exercises.lesson10 import check_80_10_10, check_nearest_sense
 from helpers.lib.bpe import BPETokenizer
 from helpers.lib.mlm import (
     IGNORE,
@@ -15,6 +16,16 @@ from helpers.lib.mlm import (
     sentence_pair,
 )
 from helpers.lib.text import tokenize
+from tests.props import (
+    budget,
+    check_bad_ids,
+    corrupted,
+    dims,
+    float_arrays,
+    inject,
+    mask_forms,
+    raises_naming,
+)
 
 WORDS = tokenize("""the quick brown fox jumps over the lazy dog while the bank by the river
 floods and the bank in town raises its interest rates again and again""") * 20
@@ -98,6 +109,9 @@ def test_mask_tokens_bad_input(tok):
         mask_tokens(np.ones((2, 3), np.int64) * 6, tok, rng, p_mask=0.95, p_random=0.1)
     with pytest.raises(ValueError, match=r"ids must be token ids in \[0, \d+\), got 5000 at index \(0, 1\)"):
         mask_tokens(np.array([[6, 5000]]), tok, rng)
+    ids, att = pad_batch([encode_sentence(tok, ["the", "bank"], 8), [2, 3]], tok.pad_id)
+    with pytest.raises(ValueError, match=r"attention_mask must have the shape of ids \(2, 4\)"):
+        mask_tokens(ids, tok, rng, attention_mask=att[0])
 
 
 def test_encode_sentence_and_padding(tok):
@@ -110,6 +124,7 @@ def test_encode_sentence_and_padding(tok):
     assert att[0].sum() == len(s) and np.all(ids[0, len(s):] == tok.pad_id)
     with pytest.raises(ValueError, match="max_len must be at least 3"):
         encode_sentence(tok, ["the"], max_len=2)
+    raises_naming(lambda: sentence_pair(tok, ["the"], ["bank"], True, 4), "max_len", ValueError)
 
 
 def test_sentence_pair_layout(tok):
@@ -132,6 +147,8 @@ def test_next_sentence_pairs_half_true_and_really_consecutive():
         assert same_doc_next == p.is_next
     with pytest.raises(ValueError, match="at least two documents"):
         next_sentence_pairs(tok, docs[:1], 4, np.random.default_rng(0))
+    raises_naming(lambda: next_sentence_pairs(tok, docs, -1, np.random.default_rng(0)), "n",
+                  ValueError)
 
 
 def test_length_buckets_cover_every_sequence_once():
@@ -140,49 +157,39 @@ def test_length_buckets_cover_every_sequence_once():
     assert sorted(np.concatenate(batches)) == list(range(1003))
     spread = np.mean([np.ptp(lengths[b]) for b in batches])
     assert spread < 0.5 * np.ptp(lengths)  # similar lengths end up together
+    raises_naming(lambda: length_bucketed_batches(lengths.astype(float), 16,
+                                                  np.random.default_rng(0)), "lengths", TypeError)
 
 
-def test_checker_80_10_10_accepts_reference_and_rejects_mistakes(capsys):
-    assert check_80_10_10.run_checks(apply_80_10_10)          # the library's rule passes the checks ...
-    assert not check_80_10_10(apply_80_10_10)                 # ... but a student may not hand it in
-    assert "course's own" in capsys.readouterr().out
-
-    def swapped(ids, chosen, u, random_ids, mask_id):  # random for u < 0.1, [MASK] for the rest
-        out = ids.copy()
-        out[chosen & (u < 0.1)] = random_ids[chosen & (u < 0.1)]
-        out[chosen & (u >= 0.1) & (u < 0.9)] = mask_id
-        return out
-
-    def in_place(ids, chosen, u, random_ids, mask_id):
-        ids[chosen & (u < 0.8)] = mask_id
-        return ids
-
-    def stub(*args):
-        raise NotImplementedError
-
-    assert not check_80_10_10(swapped)
-    assert "expected" in capsys.readouterr().out
-    assert not check_80_10_10(in_place)
-    assert "in place" in capsys.readouterr().out
-    assert not check_80_10_10(stub)
-    assert "not attempted yet" in capsys.readouterr().out
-
-
-def test_checker_nearest_sense(capsys):
-    from helpers.lib.contextual import nearest_sense
-    assert check_nearest_sense.run_checks(lambda q, S, s: nearest_sense(q, S, s)[0])
-    assert not check_nearest_sense(lambda q, S, s: nearest_sense(q, S, s)[0])
-    assert "course's own" in capsys.readouterr().out
-
-    def by_dot_product(q, S, s):
-        s = np.asarray(s)
-        return max(set(s), key=lambda k: S[s == k].mean(0) @ q)
-
-    def nearest_example(q, S, s):
-        Su = S / np.linalg.norm(S, axis=1, keepdims=True)
-        return str(np.asarray(s)[np.argmax(Su @ (q / np.linalg.norm(q)))])
-
-    assert not check_nearest_sense(by_dot_product)
-    assert "cosine" in capsys.readouterr().out
-    assert not check_nearest_sense(nearest_example)
-    assert "centroid" in capsys.readouterr().out
+@budget(2)
+@given(st.data())
+def test_masking_never_chooses_specials_and_takes_every_mask_form(tok, data):
+    words = st.lists(st.sampled_from(["the", "bank", "river", "money"]), min_size=1, max_size=5)
+    seqs = [encode_sentence(tok, data.draw(words), data.draw(st.integers(3, 8)))
+            for _ in range(data.draw(dims(1, 3)))]
+    ids, att = pad_batch(seqs, tok.pad_id)
+    p = data.draw(st.sampled_from([0.0, 0.5, 1.0]))
+    ref = mask_tokens(ids, tok, np.random.default_rng(1), p=p, attention_mask=att)
+    ordinary = ~np.isin(ids, tok.special_ids)
+    assert np.all(ref.chosen <= ordinary) and (p < 1 or np.array_equal(ref.chosen, ordinary))
+    for _form, m, expected in mask_forms(att):
+        def call(m=m):
+            return mask_tokens(ids, tok, np.random.default_rng(1), p=p, attention_mask=m)
+        if expected == "same":
+            np.testing.assert_array_equal(call().inputs, ref.inputs)
+        else:
+            raises_naming(call, "attention_mask", expected)
+    check_bad_ids(lambda x: mask_tokens(x, tok, np.random.default_rng(0)), ids, len(tok), "ids",
+                  data.draw(corrupted(ids, len(tok))))
+    u, r = data.draw(float_arrays(ids.shape, 0, 0.999)), np.full(ids.shape, 7)
+    expect = np.where(ordinary & (u < 0.8), tok.mask_id,
+                      np.where(ordinary & (u >= 0.8) & (u < 0.9), 7, ids))
+    for _form, m, expected in mask_forms(ordinary):
+        if expected == "same":
+            np.testing.assert_array_equal(apply_80_10_10(ids, m, u, r, tok.mask_id), expect)
+        else:
+            raises_naming(lambda m=m: apply_80_10_10(ids, m, u, r, tok.mask_id), "chosen",
+                          expected)
+    raises_naming(lambda: apply_80_10_10(ids, ordinary, u + 1, r, tok.mask_id), "u", ValueError)
+    raises_naming(lambda: apply_80_10_10(ids, ordinary, inject(u, np.nan, 0), r, tok.mask_id),
+                  "u", ValueError)

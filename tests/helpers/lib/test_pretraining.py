@@ -1,6 +1,4 @@
-"""helpers.lib.pretraining: the encoded corpus, held-out batches masked once, the unigram
-baseline against hand counts, the masked training batches and the optimiser step (a few steps
-learn, seeded), and the warm-up schedule."""
+"""helpers.lib.pretraining: corpus, masked batches, the unigram baseline, steps, warm-up."""
 import math
 
 import numpy as np
@@ -46,6 +44,7 @@ def test_held_out_batches_are_masked_once_and_the_unigram_baseline_counts_by_han
     batches = PT.fixed_eval_batches(TOK, seqs, seed=seed, batch_size=2)
     assert sum(b.inputs.shape[0] for b in batches) == len(seqs)
     assert all(np.all(b.inputs[b.chosen] == TOK.mask_id) for b in batches)     # all [MASK]
+    raises_naming(lambda: PT.unigram_baseline(TOK, [], batches), "empty", ValueError)
     if not any(b.chosen.any() for b in batches):
         raises_naming(lambda: PT.unigram_baseline(TOK, seqs, batches), "masked", ValueError)
         return

@@ -1,6 +1,4 @@
-"""helpers.lib.recurrent: every hand-written backward (the RNN, LSTM and GRU over sequences, and
-the language model's) against PyTorch autograd and finite differences; the gradient through time;
-the shipped PyTorch models copied in; sampling; bad input."""
+"""helpers.lib.recurrent: every backward against PyTorch and finite differences; sampling."""
 import numpy as np
 import pytest
 import torch

@@ -1,5 +1,5 @@
 """helpers.lib.recurrent_tasks: the Markov source and exposure bias (a perfect model shows no
-gap), and the long-range task: seeded, and what lesson 03 states holds from three random starts."""
+gap), and the long-range task: seeded, and what lesson 03 states holds from other random starts."""
 import numpy as np
 import pytest
 
@@ -40,8 +40,8 @@ def test_the_long_range_batches_and_the_trainer_s_errors():
                   ValueError)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_what_lesson_03_states_holds_from_three_random_starts(seed):
+@pytest.mark.parametrize("seed", [1, 2])
+def test_what_lesson_03_states_holds_from_other_random_starts(seed):
     """The RNN is at chance at distance 30, the identity-started RNN at 60; the LSTM and the GRU
     with a keep-gate bias of 3 hold the cue at 60; the LSTM needs a forget bias of 2 at 30."""
     assert RT.train_long_range("rnn", 30, seed=seed) < 0.6
@@ -50,3 +50,9 @@ def test_what_lesson_03_states_holds_from_three_random_starts(seed):
     assert RT.train_long_range("gru", 60, forget_bias=3.0, seed=seed) >= 0.95
     assert RT.train_long_range("lstm", 30, forget_bias=1.0, seed=seed) < 0.6
     assert RT.train_long_range("lstm", 30, forget_bias=2.0, seed=seed) >= 0.9
+
+
+def test_at_the_lesson_s_own_start_a_forget_bias_of_1_leaves_the_lstm_at_chance():
+    """Seed 0 is the lesson's run: its claims (notebook 03) and its forget-bias checker pin the
+    rest of the statements above; this one they pin only as below 0.9."""
+    assert RT.train_long_range("lstm", 30, forget_bias=1.0, seed=0) < 0.6

@@ -29,17 +29,15 @@ def test_bm25_is_its_formula_and_gensim_s_up_to_the_constant_factor():
     df = (tf > 0).sum(axis=0)
     assert idf == pytest.approx([math.log(1 + (25 - f + 0.5) / (f + 0.5)) for f in df])
     d, t = np.argwhere(tf > 1)[0]
-    assert weights[d, t] == pytest.approx(
-        idf[t] * tf[d, t] * 2.5 / (tf[d, t] + 1.5 * (0.4 + 0.6 * lengths[d] / lengths.mean()))
-    )
+    norm = 0.4 + 0.6 * lengths[d] / lengths.mean()
+    assert weights[d, t] == pytest.approx(idf[t] * tf[d, t] * 2.5 / (tf[d, t] + 1.5 * norm))
     assert np.all(weights.toarray() <= 2.5 * idf + 1e-12)  # the term frequency saturates
     dictionary = Dictionary(docs)
     model = LuceneBM25Model(dictionary=dictionary, k1=1.5, b=0.6)
     for r, doc in enumerate(docs):
         for term, weight in model[dictionary.doc2bow(doc)]:
-            assert weights[r, vocab.index(dictionary[term])] / 2.5 == pytest.approx(
-                weight, rel=1e-12
-            )
+            ours = weights[r, vocab.index(dictionary[term])] / 2.5
+            assert ours == pytest.approx(weight, rel=1e-12)
     raises_naming(lambda: RV.bm25_weights(counts, k1=-1.0), "k1")
     raises_naming(lambda: RV.bm25_weights(counts, b=1.5), "b")
     raises_naming(lambda: RV.bm25_weights(sp.csr_matrix((3, 4))), "empty")
@@ -83,9 +81,8 @@ def test_precision_recall_and_average_precision_are_what_counting_gives(data):
     Q, D = data.draw(st.integers(1, 3)), data.draw(st.integers(2, 6))
     scores = tied_scores(data, (Q, D))
     scores[:, 0] = np.maximum(scores[:, 0], 0.0)
-    relevant = np.array(data.draw(st.lists(st.booleans(), min_size=Q * D, max_size=Q * D))).reshape(
-        Q, D
-    )
+    flags = data.draw(st.lists(st.booleans(), min_size=Q * D, max_size=Q * D))
+    relevant = np.array(flags).reshape(Q, D)
     relevant &= np.isfinite(scores)
     relevant[:, 0] = True
     k = data.draw(st.integers(1, D))
@@ -105,8 +102,6 @@ def test_average_precision_is_scikit_learn_s_for_untied_scores():
     rng = np.random.default_rng(1)
     scores, relevant = rng.normal(size=(20, 60)), rng.random((20, 60)) < 0.3
     relevant[:, 0] = True
-    np.testing.assert_allclose(
-        RV.average_precision(scores, relevant),
-        [average_precision_score(relevant[i], scores[i]) for i in range(20)],
-        rtol=1e-12,
-    )
+    np.testing.assert_allclose(RV.average_precision(scores, relevant),
+                               [average_precision_score(relevant[i], scores[i])
+                                for i in range(20)], rtol=1e-12)

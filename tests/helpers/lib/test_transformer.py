@@ -1,6 +1,4 @@
-"""helpers.lib.transformer: the decoder-only model (causal for every norm and position setting;
-tests/helpers/lib/test_decoder.py checks it against the NumPy decoder), its LSTM baseline,
-parameter counts, evaluation."""
+"""helpers.lib.transformer: the decoder-only model, its LSTM baseline, counts, evaluation."""
 import numpy as np
 import pytest
 import torch

@@ -41,9 +41,8 @@ def test_prepare_corpus_errors_and_counts():
     c = prepare_corpus([("a", "b", "a"), ("a", "c")], min_count=2)
     assert c.vocab.itos == ["a"] and c.n_raw_tokens == 5 and c.sentence.tolist() == [0, 0, 1]
     c = prepare_corpus([("a", "b", "a"), ("b",), ("c", "a")], min_count=1)
-    assert [s.tolist() for s in c.sentence_ids()] == [
-        [c.vocab.index(w) for w in s] for s in (("a", "b", "a"), ("b",), ("c", "a"))
-    ]
+    sents = (("a", "b", "a"), ("b",), ("c", "a"))
+    assert [s.tolist() for s in c.sentence_ids()] == [[c.vocab.index(w) for w in s] for s in sents]
 
 
 SENTS = st.lists(st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=0, max_size=6),
@@ -60,9 +59,8 @@ def test_pairs_stay_inside_sentences_and_windows(data):
     corpus = W2V.prepare_corpus(sents, min_count=1)
     assert corpus.n_raw_tokens == sum(map(len, sents)) and len(corpus.ids) == len(corpus.sentence)
     window = data.draw(dims(1, 3))
-    c, o = W2V.skipgram_pairs(
-        corpus.ids, corpus.sentence, window, np.random.default_rng(0), dynamic=False
-    )
+    c, o = W2V.skipgram_pairs(corpus.ids, corpus.sentence, window, np.random.default_rng(0),
+                              dynamic=False)
     ref = [(s[i], s[j]) for s in (corpus.vocab.encode(x) for x in sents) for i in range(len(s))
            for j in range(len(s)) if 0 < abs(i - j) <= window]
     expected = sorted((int(a), int(b)) for a, b in ref)
