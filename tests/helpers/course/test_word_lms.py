@@ -1,6 +1,6 @@
-"""helpers.course.word_lms: the split, the PyTorch model's errors, the stored Kneser-Ney baselines
-are what the function gives, per-token losses average to the stream NLL in stream order, and the
-gradient reaching far back in a trained model, and the grouped split keeping copies out of test."""
+"""helpers.course.word_lms: the split (copies kept out of the test text), the PyTorch model's
+errors, the stored Kneser-Ney baselines, per-token losses averaging to the stream NLL in stream
+order, and the gradient reaching far back in a trained model."""
 import numpy as np
 import pytest
 import torch
