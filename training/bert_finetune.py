@@ -41,10 +41,10 @@ from helpers.course.bert_finetune import (
     static_vectors_of,
     training_subset,
 )
-from helpers.infra.artifacts import timings_to_meta
 from helpers.infra.progress import progress_bar
 from helpers.lib.bert import TinyBert
 from helpers.lib.bpe import BPETokenizer
+from training.loop import timings_to_meta
 
 SETTINGS = dict(sizes=[25, 100, 400, 1500], seeds=[0, 1, 2], max_sents=5, max_len=64,
                 n_valid_per_topic=30, valid_seed=0, batch_size=16, min_steps=200,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Mapping
 
 import numpy as np
 import torch
@@ -136,3 +136,10 @@ def round_to_float16(tensors) -> None:
             if t.is_floating_point():
                 t.copy_(t.half().float())
 
+
+def timings_to_meta(timings: Mapping[str, np.ndarray]) -> dict:
+    """Timing arrays as nested lists for an artefact's metadata (NaN -> None), out of the .npz."""
+    values = {name: [None if np.isnan(v) else float(v)
+                     for v in np.asarray(a, dtype=np.float64).reshape(-1)]
+              for name, a in timings.items()}
+    return {"values": values, "shapes": {name: list(np.shape(a)) for name, a in timings.items()}}

@@ -16,10 +16,10 @@ import numpy as np
 from helpers.course.benchmarks import benchmark_halves
 from helpers.course.corpus import course_corpus
 from helpers.course.vector_studies import METRICS, ShippedGrid, cell_epochs
-from helpers.infra.artifacts import timings_to_meta
 from helpers.infra.progress import progress_bar
 from helpers.lib.metrics import analogy_accuracy, similarity_correlation
 from helpers.lib.word2vec import prepare_corpus
+from training.loop import timings_to_meta
 
 SHIPPED = dict(model="cbow", fractions=[0.125, 0.25, 0.5, 1.0], dims=[10, 25, 50, 100], epochs=5,
                window=5, negative=5, sample=1e-4, alpha=0.05, min_alpha=1e-4, min_count=5,

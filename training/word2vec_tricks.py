@@ -23,9 +23,9 @@ import numpy as np
 from helpers.course.benchmarks import HALVES, benchmark_halves, evaluate_vectors
 from helpers.course.corpus import course_corpus
 from helpers.course.vector_studies import TricksResult
-from helpers.infra.artifacts import timings_to_meta
 from helpers.infra.progress import progress_bar
 from helpers.lib.metrics import analogy_hits, normalize_rows
+from training.loop import timings_to_meta
 from training.word_vector_models import epoch_alpha
 
 VARIANTS = {"shipped": dict(sample=1e-4, dynamic_window=True),

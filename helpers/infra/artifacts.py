@@ -257,16 +257,9 @@ def arrays_to_curves(arrays: Mapping[str, np.ndarray], prefix: str = "curve/") -
             for k, v in arrays.items() if k.startswith(prefix)}
 
 
-def timings_to_meta(timings: Mapping[str, np.ndarray]) -> dict:
-    """Timing arrays as nested lists for an artefact's metadata (NaN -> None), out of the .npz."""
-    values = {name: [None if np.isnan(v) else float(v)
-                     for v in np.asarray(a, dtype=np.float64).reshape(-1)]
-              for name, a in timings.items()}
-    return {"values": values, "shapes": {name: list(np.shape(a)) for name, a in timings.items()}}
-
-
 def timings_from_meta(meta_timings: Mapping) -> dict:
-    """The arrays :func:`timings_to_meta` stored: {name: float64 array} (None -> NaN)."""
+    """The timing arrays ``make models`` stored in an artefact's metadata: {name: float64 array}
+    (None -> NaN)."""
     values, shapes = meta_timings["values"], meta_timings["shapes"]
     return {name: np.array([np.nan if v is None else v for v in values[name]],
                            dtype=np.float64).reshape(shape)

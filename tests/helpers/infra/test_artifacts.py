@@ -17,8 +17,8 @@ from helpers.infra.artifacts import (
     sha256_bytes,
     strings_to_array,
     timings_from_meta,
-    timings_to_meta,
 )
+from training.loop import timings_to_meta
 
 
 def sample_arrays():
