@@ -1,6 +1,9 @@
 """The course's word vectors as lessons 06-10 read them: the shipped vectors of
 ``data/models/`` and LSA and PPMI-SVD at their validated settings (built in seconds, cached),
 all on the vocabulary of :func:`helpers.course.corpus.course_corpus`.
+
+The count-based builders import the counting and LSA code when they are called, so that a lesson
+reading only the shipped vectors (lesson 10) does not load them.
 """
 from __future__ import annotations
 
@@ -13,8 +16,6 @@ from helpers.course.corpus import course_corpus
 from helpers.course.models import load_model, read_manifest
 from helpers.infra.artifacts import Artifact, unprefixed
 from helpers.infra.cache import cached, settings_version
-from helpers.lib.counting import cooccurrence_matrix, ppmi
-from helpers.lib.lsa import lsa_word_vectors, svd_vectors
 from helpers.lib.text import Vocab
 
 NAMES = {"gensim-skipgram": "wv_gensim_skipgram", "gensim-cbow": "wv_gensim_cbow",
@@ -90,7 +91,9 @@ def rare_neighbour_share(W: np.ndarray, counts: np.ndarray, k: int = 10, rare_be
 
 def glove_counts(window: int):
     """GloVe's co-occurrence matrix (V, V) of the course corpus: harmonic counts within
-    ±``window`` words (lesson 08 §2)."""
+    ±``window`` words (lesson 08 §2). Imports the counting code when called."""
+    from helpers.lib.counting import cooccurrence_matrix
+
     corpus = course_corpus()
     return cooccurrence_matrix(corpus.sentence_ids(), len(corpus.vocab), window=window,
                                weighting="harmonic")
@@ -108,7 +111,10 @@ _SVD_WEIGHTING = {1.0: "US", 0.5: "sqrtS", 0.0: "U"}
 
 def validated_count_vectors() -> dict:
     """PPMI-SVD and LSA at VALIDATED_COUNT_SETTINGS on the course corpus: {name: (vectors (V, k)
-    float32, vocab, seconds)}. Built in seconds at first use, then read from the cache."""
+    float32, vocab, seconds)}. Built in seconds at first use, then read from the cache; imports
+    the counting and LSA code when called."""
+    from helpers.lib.counting import cooccurrence_matrix, ppmi
+    from helpers.lib.lsa import lsa_word_vectors, svd_vectors
 
     def build():
         corpus = course_corpus()
