@@ -28,7 +28,8 @@ def tok():
 @pytest.fixture(scope="module")
 def big_batch(tok):
     rng = np.random.default_rng(0)
-    seqs = [encode_sentence(tok, WORDS[s:s + int(rng.integers(3, 30))], 40) for s in rng.integers(0, 300, 2000)]
+    seqs = [encode_sentence(tok, WORDS[s:s + int(rng.integers(3, 30))], 40)
+            for s in rng.integers(0, 300, 2000)]
     return pad_batch(seqs, tok.pad_id)
 
 
@@ -96,7 +97,8 @@ def test_mask_tokens_bad_input(tok):
         mask_tokens(np.arange(10), tok, rng)
     with pytest.raises(ValueError, match="p_mask \\+ p_random <= 1"):
         mask_tokens(np.ones((2, 3), np.int64) * 6, tok, rng, p_mask=0.95, p_random=0.1)
-    with pytest.raises(ValueError, match=r"ids must be token ids in \[0, \d+\), got 5000 at index \(0, 1\)"):
+    with pytest.raises(ValueError,
+                       match=r"ids must be token ids in \[0, \d+\), got 5000 at index \(0, 1\)"):
         mask_tokens(np.array([[6, 5000]]), tok, rng)
 
 
@@ -143,8 +145,8 @@ def test_length_buckets_cover_every_sequence_once():
 
 
 def test_checker_80_10_10_accepts_reference_and_rejects_mistakes(capsys):
-    assert check_80_10_10.run_checks(apply_80_10_10)          # the library's rule passes the checks ...
-    assert not check_80_10_10(apply_80_10_10)                 # ... but a student may not hand it in
+    assert check_80_10_10.run_checks(apply_80_10_10)     # the library's rule passes the checks ...
+    assert not check_80_10_10(apply_80_10_10)            # ... but a student may not hand it in
     assert "course's own" in capsys.readouterr().out
 
     def swapped(ids, chosen, u, random_ids, mask_id):  # random for u < 0.1, [MASK] for the rest
