@@ -26,8 +26,8 @@ import numpy as np
 from helpers.course.benchmarks import benchmark_halves
 from helpers.course.corpus import course_corpus
 from helpers.course.models import model_dir, model_info
+from helpers.course.shipped_vectors import NAMES, load_word_vectors
 from helpers.course.study_records import load_budget
-from helpers.course.word_vectors import NAMES, load_word_vectors
 from helpers.lib.metrics import paired_similarity_difference
 from training.runlog import RunLog
 from training.word_vector_models import SETTINGS, TRAIN

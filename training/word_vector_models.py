@@ -28,11 +28,8 @@ from helpers.course.benchmarks import (
 )
 from helpers.course.corpus import course_corpus
 from helpers.course.data import load_word_similarity
-from helpers.course.word_vectors import (
-    ShippedVectors,
-    glove_counts,
-    rare_neighbour_share,
-)
+from helpers.course.shipped_vectors import ShippedVectors
+from helpers.course.word_vectors import glove_counts, rare_neighbour_share
 from helpers.lib.extrinsic import held_out_split, make_classifier
 from helpers.lib.fasttext import FastTextVectors
 from helpers.lib.metrics import (

@@ -1,17 +1,15 @@
 """Lesson 10's fine-tuning experiment: the shipped small BERT fine-tuned on BBC News topics,
-against its frozen features and static word vectors (the record: ``load_model("bert_finetune")``,
-made by ``make models NAME=bert_finetune``, ``training/bert_finetune.py``), and the fine-tuning
-run itself, which the lesson also runs live.
+against its frozen features and static word vectors (the record ``load_model("bert_finetune")``,
+made by ``training/bert_finetune.py``), and the fine-tuning run the lesson also runs live.
 
-Data (:func:`bbc_finetune_data`): the BBC articles of the course corpus, each cut to its first
-``max_sents`` sentences. **test**: the articles of the masked-LM validation and test documents
-(never pre-trained on), less those with a near-duplicate among the pre-training documents;
-**validation**: ``n_valid_per_topic`` articles of each topic from the pre-training documents;
-**pool**: the other pre-training articles, from which a training set of size n is a stratified
-random subset (:func:`training_subset`).
+Data (:func:`bbc_finetune_data`): the BBC articles, each cut to its first ``max_sents``
+sentences. **test**: the articles of the masked-LM validation and test documents, less those with
+a near-duplicate among the pre-training documents; **validation**: ``n_valid_per_topic`` articles
+of each topic from the pre-training documents; **pool**: the other pre-training articles, from
+which a training set is a stratified random subset (:func:`training_subset`).
 
-Pooling: ``mean`` averages the vectors of every ordinary piece of an article (no [CLS], [SEP],
-padding); ``cls`` averages the [CLS] vectors of its sentences.
+Pooling: ``mean`` averages the vectors of an article's ordinary pieces; ``cls`` averages the
+[CLS] vectors of its sentences.
 """
 from __future__ import annotations
 
@@ -195,10 +193,10 @@ def finetune_run(shipped: ShippedMLM, train_ids, train_y: np.ndarray, valid_ids,
     """Fine-tune a copy of the shipped encoder plus a new head on ``train_ids`` / ``train_y``.
 
     AdamW (``lr`` for the encoder, ``settings['head_lr']`` for the head), warm-up over the first
-    ``warmup`` fraction of ``settings['steps']`` then linear decay to 0, clipping at 1, batches of
-    ``batch_size`` articles in a seeded shuffled order, epoch after epoch. The validation accuracy
-    is measured ``n_evals`` times, evenly spaced, and the best measurement's weights are kept (the
-    first on ties). ``max_steps`` stops sooner; ``log`` (a RunLog) receives every step's loss.
+    ``warmup`` fraction of ``settings['steps']`` then linear decay to 0, clipping at 1, seeded
+    shuffled batches of ``batch_size`` articles. The weights of the best of ``n_evals`` evenly
+    spaced validation measurements are kept (the first on ties). ``max_steps`` stops sooner;
+    ``log`` (a RunLog) receives every step's loss.
 
     Returns {'model' (eval mode), 'best_step', 'valid_acc', 'curve': {'step', 'valid_acc'},
     'losses', 'cpu_seconds'}."""

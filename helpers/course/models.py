@@ -1,9 +1,8 @@
 """The course's shipped models: read ``data/models/`` and check each file before loading it.
 
-Each model ships as an artefact (:mod:`helpers.infra.artifacts`): ``<name>.npz`` (the arrays) and
-``<name>.json`` (settings, metrics, versions); ``manifest.json`` lists every model with the sha256
-of its .npz. A missing or modified file raises :class:`ModelFileError` naming the command that
-rebuilds it. Training lives in ``training/`` (``make models``).
+Each model is an artefact (:mod:`helpers.infra.artifacts`), ``<name>.npz`` and ``<name>.json``;
+``manifest.json`` lists every model with the sha256 of its .npz. A missing or modified file raises
+:class:`ModelFileError` naming the command that rebuilds it (``make models``, ``training/``).
 """
 from __future__ import annotations
 
@@ -17,9 +16,8 @@ from helpers.infra.checksums import DataError, line_endings_fix, sha256_of
 
 MANIFEST_FORMAT = "nlp-course-models/1"
 
-_VECTORS = "helpers.course.word_vectors:load_vectors_artifact"
-# name: "module:function" that turns the checked artefact into what a lesson uses, imported only
-# when that model is loaded
+_VECTORS = "helpers.course.shipped_vectors:load_vectors_artifact"
+# name: "module:function" turning the checked artefact into what a lesson uses (imported on use)
 LOADERS = {
     "ffnn_lm": "helpers.course.ffnn_lm:load_ffnn_lm",
     "rnn_lm": "helpers.course.word_lms:load_word_lm",
@@ -126,8 +124,7 @@ def verify_model_file(name: str, root: Path | None = None) -> Path:
 
 
 def load_model(name: str, root: Path | None = None):
-    """The shipped model ``name``, checked against the manifest (:func:`verify_model_file`), as
-    its loader returns it (e.g. :class:`helpers.course.ffnn_lm.ShippedFFNNLM`)."""
+    """The shipped model ``name`` as its loader returns it, checked first by verify_model_file."""
     path = verify_model_file(name, root)
     try:
         artifact = load_artifact(path)
@@ -142,8 +139,7 @@ def load_model(name: str, root: Path | None = None):
 
 
 def model_info(name: str, root: Path | None = None) -> dict:
-    """The manifest's record of ``name``: settings, metrics, subset metric, training time,
-    library versions, commit, command."""
+    """The manifest's record of ``name`` (settings, metrics, training time, versions, command)."""
     check_name(name)
     record = read_manifest(root)["models"].get(name)
     if record is None:

@@ -1,64 +1,19 @@
-"""The course's word vectors as lessons 06-10 read them: the shipped vectors of
-``data/models/`` and LSA and PPMI-SVD at their validated settings (built in seconds, cached),
-all on the vocabulary of :func:`helpers.course.corpus.course_corpus`.
-"""
+"""The count-based word vectors lessons 07-09 compare with the shipped ones (LSA and PPMI-SVD,
+cached), GloVe's counts, lesson 09's table of every method, and the share of rare neighbours."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 from helpers.course.corpus import course_corpus
-from helpers.course.models import load_model, read_manifest
-from helpers.infra.artifacts import Artifact, unprefixed
+from helpers.course.models import read_manifest
+from helpers.course.shipped_vectors import NAMES, SHIPPED_LABELS, load_word_vectors
+from helpers.infra.artifacts import unprefixed
 from helpers.infra.cache import cached, settings_version
 from helpers.lib.counting import cooccurrence_matrix, ppmi
 from helpers.lib.lsa import lsa_word_vectors, svd_vectors
 from helpers.lib.text import Vocab
-
-NAMES = {"gensim-skipgram": "wv_gensim_skipgram", "gensim-cbow": "wv_gensim_cbow",
-         "fasttext": "wv_gensim_fasttext", "torch-skipgram": "wv_torch_skipgram",
-         "numpy-skipgram": "wv_numpy_skipgram", "glove": "wv_glove"}
-SHIPPED_LABELS = {"gensim-skipgram": "gensim skip-gram", "gensim-cbow": "gensim CBOW",
-                  "fasttext": "fastText", "torch-skipgram": "PyTorch skip-gram",
-                  "numpy-skipgram": "NumPy skip-gram", "glove": "GloVe"}
-
-
-# ---------------------------------------------------------------- the shipped vectors
-@dataclass
-class ShippedVectors:
-    """Shipped word vectors: W (V, D) float32, C (V, D) context vectors or None, the vocabulary,
-    and ``metadata`` (settings, metrics, 'records', 'curve', training time)."""
-
-    W: np.ndarray
-    C: np.ndarray | None
-    vocab: Vocab
-    metadata: dict
-
-    def __iter__(self):             # W, C, vocab, metadata = load_word_vectors(name)
-        return iter((self.W, self.C, self.vocab, self.metadata))
-
-
-def load_vectors_artifact(artifact: Artifact) -> ShippedVectors:
-    """The vectors of a ``wv_*`` artefact (:func:`helpers.course.models.load_model` reads it)."""
-    a = artifact.arrays
-    itos = a["vocab/utf8"].tobytes().decode("utf-8").split("\n")
-    meta = {**artifact.meta, "curve": {k[6:]: a[k].tolist() for k in a if k.startswith("curve/")}}
-    if "ngram_vectors" in a:
-        meta["ngram_vectors"] = a["ngram_vectors"]
-    return ShippedVectors(a["W"], a.get("C"), Vocab(itos, a["vocab/counts"], ()), meta)
-
-
-def load_word_vectors(name: str) -> ShippedVectors:
-    """The shipped vectors ``name`` (e.g. 'gensim-skipgram' or 'wv_gensim_skipgram'), checked
-    against the manifest: ``W, C, vocab, metadata = load_word_vectors(name)``."""
-    model = NAMES.get(name, name)
-    if model not in NAMES.values():
-        raise KeyError(f"no shipped word vectors named {name!r}; the course has {sorted(NAMES)}")
-    return load_model(model)
-
-
 
 
 def shipped_embeddings(count_based: bool = True) -> dict:
@@ -73,7 +28,6 @@ def shipped_embeddings(count_based: bool = True) -> dict:
     return out
 
 
-# ---------------------------------------------------------------- what lessons measure on them
 def rare_neighbour_share(W: np.ndarray, counts: np.ndarray, k: int = 10, rare_below: int = 20,
                          probe: tuple[int, int] = (50, 550)) -> float:
     """The share of rare words (count < ``rare_below``) among the ``k`` cosine neighbours of the
@@ -96,7 +50,6 @@ def glove_counts(window: int):
                                weighting="harmonic")
 
 
-# ---------------------------------------------------------------- LSA and PPMI-SVD
 # chosen on the validation half: PPMI-SVD from window x smoothing x k x p, LSA from sentences per
 # document x tf x k x p (U_k Σ_k^p); ties within 0.05 of ρ go to the smaller k
 VALIDATED_COUNT_SETTINGS = {

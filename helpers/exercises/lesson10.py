@@ -1,10 +1,9 @@
 """Checkers for lesson 10 (contextual representations).
 
-The experiment (the best layer for *light*) measures its answer itself, on the shipped encoder
-``data/models/mlm_bert`` and the word-sense sentences ``data/wsd_sentences.tsv``, read here through
-:mod:`helpers.infra` (checksums verified) and rebuilt with :mod:`helpers.lib` alone: a checker never
-imports the course layer (``tests/repo/test_layering.py``); ``tests/helpers/exercises/test_lesson10.py``
-checks that it reads the very files and model the lesson loads.
+The experiment (the best layer for *light*) measures its answer on the shipped encoder
+``data/models/mlm_bert`` and the sentences ``data/wsd_sentences.tsv``, read through
+:mod:`helpers.infra` (checksums verified) and rebuilt with :mod:`helpers.lib` alone: a checker
+never imports the course layer.
 """
 from __future__ import annotations
 
@@ -113,15 +112,16 @@ check_bpe_merges = FunctionExercise(
         Mistake("unweighted", "a pair inside a word that occurs 6 times counts 6 times: add the "
                 "word's count, not 1, for each of its pairs.",
                 like=lambda w, n: _bpe_variant(w, n, weighted=False)),
-        Mistake("ties_by_order", "when pairs tie, take the alphabetically smallest (min of the tied "
-                "pairs), so the same counts always give the same merges.",
+        Mistake("ties_by_order", "when pairs tie, take the alphabetically smallest (min of the "
+                "tied pairs), so the same counts always give the same merges.",
                 like=lambda w, n: _bpe_variant(w, n, alphabetical=False)),
-        Mistake("first_only", "merge every occurrence of the pair in a word, not only the first: scan "
-                "the whole word and skip past each pair you merged.",
+        Mistake("first_only", "merge every occurrence of the pair in a word, not only the first: "
+                "scan the whole word and skip past each pair you merged.",
                 like=lambda w, n: _bpe_variant(w, n, every=False)),
-        Mistake("no_word_start", "a word starts with the marker: split low as ['\u2581l', 'o', 'w'] "
-                "(WORD_START + first letter), so that pieces at a word's start differ from inner "
-                "ones.", like=lambda w, n: _bpe_variant(w, n, marker=False)),
+        Mistake("no_word_start", "a word starts with the marker: split low as "
+                "['\u2581l', 'o', 'w'] (WORD_START + first letter), so that pieces at a word's "
+                "start differ from inner ones.",
+                like=lambda w, n: _bpe_variant(w, n, marker=False)),
     ])
 
 
@@ -130,8 +130,9 @@ def _call_rule(fn, ids, chosen, u, random_ids):
     before = ids.copy()
     out = fn(ids, chosen, u, random_ids, MASK_ID)
     if not np.array_equal(ids, before):
-        raise ExerciseFailed(f"ids was changed in place: expected it unchanged after your call (its tokens are "
-                             f"the labels), got {int(np.sum(ids != before))} positions changed")
+        raise ExerciseFailed("ids was changed in place: expected it unchanged after your call (its "
+                             f"tokens are the labels), got {int(np.sum(ids != before))} positions "
+                             "changed")
     return np.asarray(out)
 
 
@@ -141,7 +142,8 @@ def _rule_worked_example(fn):
     u = np.array([0.30, 0.85, 0.95, 0.05, 0.80, 0.90])
     random_ids = np.array([50, 51, 52, 53, 54, 55])
     # u < 0.8 -> [MASK]; 0.8 <= u < 0.9 -> random; u >= 0.9 -> unchanged; unchosen -> unchanged
-    expect_equal(_call_rule(fn, ids, chosen, u, random_ids), np.array([MASK_ID, 51, 12, 13, 54, 15]),
+    expect_equal(_call_rule(fn, ids, chosen, u, random_ids),
+                 np.array([MASK_ID, 51, 12, 13, 54, 15]),
                  "tokens after the 80/10/10 rule for u = [0.30, 0.85, 0.95, 0.05 (not chosen), "
                  "0.80, 0.90]")
 
@@ -160,7 +162,8 @@ def _rule_matches_reference(fn):
     chosen = rng.random(ids.shape) < 0.15
     u = rng.random(ids.shape)
     random_ids = rng.integers(5, 1000, size=ids.shape)
-    expect_equal(_call_rule(fn, ids, chosen, u, random_ids), apply_80_10_10(ids, chosen, u, random_ids, MASK_ID),
+    expect_equal(_call_rule(fn, ids, chosen, u, random_ids),
+                 apply_80_10_10(ids, chosen, u, random_ids, MASK_ID),
                  "tokens of a random (8, 30) batch")
 
 
@@ -192,29 +195,32 @@ def _random_from_0_8_on(ids, chosen, u, random_ids, mask_id):
 
 
 check_80_10_10 = FunctionExercise(
-    "80/10/10 replacement rule", [_rule_worked_example, _rule_unchosen_untouched, _rule_matches_reference],
+    "80/10/10 replacement rule",
+    [_rule_worked_example, _rule_unchosen_untouched, _rule_matches_reference],
     reference=apply_80_10_10,
     step="warm-up", forbidden=(apply_80_10_10, mask_tokens),
     mistakes=[
-        Mistake("in_place", "you changed ids itself: the original tokens are the labels the model must "
-                "predict, so start from a copy, out = ids.copy().", like=_in_place),
-        Mistake("unchosen_replaced", "only the chosen positions (about 15 %) are replaced; combine every "
-                "condition with chosen &.", like=_every_position),
-        Mistake("last_tenths_swapped", "0.8 <= u < 0.9 gets a random token and u >= 0.9 keeps the original "
-                "one; you swapped the last two tenths.", like=_last_tenths_swapped),
-        Mistake("random_for_both_tenths", "from u = 0.9 on the token stays unchanged: the random token is "
-                "only for 0.8 <= u < 0.9.", like=_random_from_0_8_on),
+        Mistake("in_place", "you changed ids itself: the original tokens are the labels the model "
+                "must predict, so start from a copy, out = ids.copy().", like=_in_place),
+        Mistake("unchosen_replaced", "only the chosen positions (about 15 %) are replaced; combine "
+                "every condition with chosen &.", like=_every_position),
+        Mistake("last_tenths_swapped", "0.8 <= u < 0.9 gets a random token and u >= 0.9 keeps the "
+                "original one; you swapped the last two tenths.", like=_last_tenths_swapped),
+        Mistake("random_for_both_tenths", "from u = 0.9 on the token stays unchanged: the random "
+                "token is only for 0.8 <= u < 0.9.", like=_random_from_0_8_on),
     ])
 
 
-# ----------------------------------------------------------------------------- the nearest sense centroid
+# ----------------------------------------------------------------------------- nearest sense
 def _sense_returns_label(fn):
     rng = np.random.default_rng(3)
-    support = np.concatenate([rng.normal([5, 0, 0], 0.3, (4, 3)), rng.normal([0, 5, 0], 0.3, (4, 3))])
+    support = np.concatenate([rng.normal([5, 0, 0], 0.3, (4, 3)),
+                              rng.normal([0, 5, 0], 0.3, (4, 3))])
     senses = np.array(["finance"] * 4 + ["river"] * 4)
     got = fn(np.array([0.2, 4.0, 0.1]), support, senses)
     if not isinstance(got, str):
-        raise ExerciseFailed(f"type of the returned sense: expected a str label, got {type(got).__name__} {got!r}")
+        raise ExerciseFailed("type of the returned sense: expected a str label, got "
+                             f"{type(got).__name__} {got!r}")
     expect_equal(got, "river", "sense of a query next to the 'river' examples")
 
 
@@ -229,7 +235,7 @@ def _sense_by_cosine(fn):
 def _sense_uses_centroids(fn):
     support = np.array([[1.0, 0.0], [-0.2, 1.0], [0.9, 0.5], [0.9, 0.6]])
     senses = ["a", "a", "b", "b"]
-    # the nearest single example is [1, 0] ('a'), but the 'b' centroid is nearer than the 'a' centroid
+    # the nearest single example is [1, 0] ('a'), but the 'b' centroid is nearer than the 'a' one
     expect_equal(fn(np.array([1.0, 0.1]), support, senses), "b",
                  "sense of [1.0, 0.1]: compare with each sense's centroid, not the nearest example")
 
@@ -239,23 +245,28 @@ def _sense_unit_vectors_first(fn):
     support = np.array([[10.0, 0.0], [0.0, 1.0], [1.0, 0.3]])
     senses = ["a", "a", "b"]
     expect_equal(fn(np.array([0.7, 1.0]), support, senses), "a",
-                 "sense of [0.7, 1.0] with 'a' = {[10, 0], [0, 1]}: average the unit-length support vectors")
+                 "sense of [0.7, 1.0] with 'a' = {[10, 0], [0, 1]}: average the unit-length "
+                 "support vectors")
 
 
 def _sense_cosine_not_distance(fn):
-    # unit vectors: 'a' at +60° and -60°, 'b' at 20°; the query at 0°. The 'a' centroid [0.5, 0] points
-    # exactly at the query (cosine 1; 'b': cos 20° = 0.94), but it is short, so the query lies nearer to
-    # the tip of the 'b' vector (distance 0.35) than to it (0.5): only the cosine picks 'a'
+    # unit vectors: 'a' at ±60°, 'b' at 20°; the query at 0°. The 'a' centroid [0.5, 0] points at
+    # the query (cosine 1; 'b': cos 20° = 0.94), but it is short, so the query lies nearer to the
+    # tip of the 'b' vector (distance 0.35) than to it (0.5): only the cosine picks 'a'
     deg = np.radians([60.0, -60.0, 20.0])
     support = np.stack([np.cos(deg), np.sin(deg)], axis=1)
     expect_equal(fn(np.array([1.0, 0.0]), support, ["a", "a", "b"]), "a",
-                 "sense of [1, 0] with 'a' = {±60°} and 'b' = {20°} (the 'a' centroid points at the query but is "
-                 "short: compare cosines, not distances)")
+                 "sense of [1, 0] with 'a' = {±60°} and 'b' = {20°} (the 'a' centroid points at "
+                 "the query but is short: compare cosines, not distances)")
 
 
-def _sense_variant(query, support, senses, unit=True, centroid=True, cosine=True, label=True, distance=False):
+def _sense_variant(query, support, senses, unit=True, centroid=True, cosine=True, label=True,
+                   distance=False):
     senses = np.asarray(senses)
-    S = support / np.linalg.norm(support, axis=1, keepdims=True) if unit else np.asarray(support, float)
+    if unit:
+        S = support / np.linalg.norm(support, axis=1, keepdims=True)
+    else:
+        S = np.asarray(support, float)
     q = query / np.linalg.norm(query) if cosine else query
     labels = sorted(set(senses.tolist()))
     if distance:                                 # Euclidean distance to the unit-vector centroids
@@ -282,23 +293,25 @@ check_nearest_sense = FunctionExercise(
      _sense_cosine_not_distance],
     reference=course_classify, step="warm-up", forbidden=(nearest_sense, nearest_sense_accuracy),
     mistakes=[
-        Mistake("dot_product", "compare directions with the cosine: a plain dot product favours the sense "
-                "whose vectors are long.", like=lambda q, S, s: _sense_variant(q, S, s, unit=False, cosine=False)),
-        Mistake("nearest_example", "compare the query with each sense's CENTROID (the mean of its support "
-                "vectors), not with the single nearest example.",
+        Mistake("dot_product", "compare directions with the cosine: a plain dot product favours "
+                "the sense whose vectors are long.",
+                like=lambda q, S, s: _sense_variant(q, S, s, unit=False, cosine=False)),
+        Mistake("nearest_example", "compare the query with each sense's CENTROID (the mean of its "
+                "support vectors), not with the single nearest example.",
                 like=lambda q, S, s: _sense_variant(q, S, s, centroid=False)),
-        Mistake("raw_centroid", "average the unit-length support vectors: the mean of the raw vectors is "
-                "pulled towards the longest one.", like=lambda q, S, s: _sense_variant(q, S, s, unit=False)),
-        Mistake("index_not_label", "return the sense label (a str such as 'river'), not its position.",
-                like=lambda q, S, s: _sense_variant(q, S, s, label=False)),
-        Mistake("distance_to_centroid", "the nearest centroid by cosine, not by distance: the mean of unit "
-                "vectors is shorter than 1 (the more its vectors disagree, the shorter), so the distance to it "
-                "mixes length into the comparison; divide by its norm, or compare c·q / |c|.",
-                like=lambda q, S, s: _sense_variant(q, S, s, distance=True)),
+        Mistake("raw_centroid", "average the unit-length support vectors: the mean of the raw "
+                "vectors is pulled towards the longest one.",
+                like=lambda q, S, s: _sense_variant(q, S, s, unit=False)),
+        Mistake("index_not_label", "return the sense label (a str such as 'river'), not its "
+                "position.", like=lambda q, S, s: _sense_variant(q, S, s, label=False)),
+        Mistake("distance_to_centroid", "the nearest centroid by cosine, not by distance: the mean "
+                "of unit vectors is shorter than 1 (the more its vectors disagree, the shorter), "
+                "so the distance to it mixes length into the comparison; divide by its norm, or "
+                "compare c·q / |c|.", like=lambda q, S, s: _sense_variant(q, S, s, distance=True)),
     ])
 
 
-# ----------------------------------------------------------------------------- core: the tied masked-LM loss, backward
+# ----------------------------------------------------------------------------- tied MLM backward
 TIED_NAMES = ("dE", "dW", "db_out")
 
 
@@ -318,8 +331,8 @@ def _tied_loss_numpy(E, W, b_out, inputs, labels):
     return float(-logp[np.arange(sel.sum()), labels[sel]].mean())
 
 
-def _tied_variant(E, W, b_out, inputs, labels, lookup=True, output=True, accumulate=True, mean=True,
-                  tanh_grad=True):
+def _tied_variant(E, W, b_out, inputs, labels, lookup=True, output=True, accumulate=True,
+                  mean=True, tanh_grad=True):
     """The reference backward (all switches on) and its typical mistakes (one switch off)."""
     sel = labels != IGNORE
     m = int(sel.sum())
@@ -357,7 +370,7 @@ def _tied_case(seed: int, V: int, d: int, n: int, repeat: bool = True):
     E, W, b_out = rng.normal(0, 0.5, (V, d)), rng.normal(0, 0.5, (d, d)), rng.normal(0, 0.1, V)
     inputs = rng.integers(5, V, n)
     if repeat:
-        inputs[1] = inputs[0] = 5                   # the same id twice: the lookup gradients must add up
+        inputs[1] = inputs[0] = 5                   # the same id twice: the lookup gradients add up
     labels = np.full(n, IGNORE)
     chosen = rng.permutation(n)[:max(2, n // 3)]
     labels[chosen] = rng.integers(5, V, len(chosen))
@@ -377,46 +390,52 @@ def _tied_check(seed, V, d, n, against):
             expect_gradients_match_torch(got[1:], lambda E, W, b: _tied_forward_torch(
                 E, W, b, torch.as_tensor(inputs), torch.as_tensor(labels)), [E, W, b_out], names)
         else:
-            expect_gradients_match_numerical(got[1:], lambda E, W, b: _tied_loss_numpy(E, W, b, inputs, labels),
-                                             [E, W, b_out], names)
+            expect_gradients_match_numerical(
+                got[1:], lambda E, W, b: _tied_loss_numpy(E, W, b, inputs, labels),
+                [E, W, b_out], names)
     return check
 
 
 check_tied_mlm_backward = FunctionExercise(
     "tied masked-LM loss and backward",
-    [_tied_check(0, 9, 4, 6, "torch"), _tied_check(1, 12, 5, 10, "numerical"), _tied_check(2, 30, 8, 25, "torch")],
+    [_tied_check(0, 9, 4, 6, "torch"), _tied_check(1, 12, 5, 10, "numerical"),
+     _tied_check(2, 30, 8, 25, "torch")],
     reference=_tied_reference, step="core",
     forbidden=(NumpyEncoder.masked_lm_step, NumpyEncoder.masked_lm_loss, torch.autograd.grad,
                torch.autograd.backward),
-    explanation=("E is used twice — to look up the inputs and, transposed, to score the outputs — so its\n"
-                 "gradient is the sum of both paths: the lookup's rows (added up for every position that\n"
-                 "reads the same id) plus dlogits^T H from the output projection."),
+    explanation=("E is used twice — to look up the inputs and, transposed, to score the "
+                 "outputs — so its\ngradient is the sum of both paths: the lookup's rows (added up "
+                 "for every position that\nreads the same id) plus dlogits^T H from the output "
+                 "projection."),
     mistakes=[
-        Mistake("output_only", "dE misses the lookup path: X = E[inputs] also depends on E, so add dX to the "
-                "rows of dE that were looked up (np.add.at(dE, inputs, dX)).",
+        Mistake("output_only", "dE misses the lookup path: X = E[inputs] also depends on E, so add "
+                "dX to the rows of dE that were looked up (np.add.at(dE, inputs, dX)).",
                 like=lambda *a: _tied_variant(*a, lookup=False)),
-        Mistake("lookup_only", "dE misses the output path: the logits are H E^T, so E also gets dlogits^T @ H "
-                "(masked positions only).", like=lambda *a: _tied_variant(*a, output=False)),
-        Mistake("overwritten_rows", "an id that occurs twice must get both positions' gradients: dE[inputs] = dX "
-                "keeps only the last; use np.add.at(dE, inputs, dX).",
+        Mistake("lookup_only", "dE misses the output path: the logits are H E^T, so E also gets "
+                "dlogits^T @ H (masked positions only).",
+                like=lambda *a: _tied_variant(*a, output=False)),
+        Mistake("overwritten_rows", "an id that occurs twice must get both positions' gradients: "
+                "dE[inputs] = dX keeps only the last; use np.add.at(dE, inputs, dX).",
                 like=lambda *a: _tied_variant(*a, accumulate=False)),
-        Mistake("sum_not_mean", "the loss is the MEAN over the masked positions: divide dlogits by their number "
-                "|M|.", like=lambda *a: _tied_variant(*a, mean=False)),
-        Mistake("no_tanh_derivative", "go back through tanh: dZ = dH * (1 - H**2) before dW = X^T dZ and "
-                "dX = dZ W^T.", like=lambda *a: _tied_variant(*a, tanh_grad=False)),
+        Mistake("sum_not_mean", "the loss is the MEAN over the masked positions: divide dlogits by "
+                "their number |M|.", like=lambda *a: _tied_variant(*a, mean=False)),
+        Mistake("no_tanh_derivative", "go back through tanh: dZ = dH * (1 - H**2) before "
+                "dW = X^T dZ and dX = dZ W^T.", like=lambda *a: _tied_variant(*a, tanh_grad=False)),
     ])
 
 
-# ----------------------------------------------------------------------------- experiment: the best layer for a word
+# ----------------------------------------------------------------------------- the best layer
 DATA_DIR = Path(os.environ.get("NLP_COURSE_DATA", Path(__file__).resolve().parents[2] / "data"))
-WSD_FILE, WSD_SHA256 = "wsd_sentences.tsv", "ba3c4173666b9b1e86948a38fcb64a51f97261002862e6687f61868df15749d1"
-N_SUPPORT, REPEATS, SEED = 3, 200, 0           # the lesson's protocol: 3 labelled per sense, 200 draws
+WSD_FILE = "wsd_sentences.tsv"
+WSD_SHA256 = "ba3c4173666b9b1e86948a38fcb64a51f97261002862e6687f61868df15749d1"
+N_SUPPORT, REPEATS, SEED = 3, 200, 0           # 3 labelled sentences per sense, 200 draws
 
 
 @lru_cache(maxsize=1)
 def _sense_sentences() -> tuple:
     """(word, sense, tokens, position) of the lesson's 144 labelled sentences, checksum verified."""
-    path = verify_file(DATA_DIR / WSD_FILE, WSD_SHA256, f"Restore it with: git checkout -- data/{WSD_FILE}")
+    path = verify_file(DATA_DIR / WSD_FILE, WSD_SHA256,
+                       f"Restore it with: git checkout -- data/{WSD_FILE}")
     out = []
     for line in path.read_text(encoding="utf-8").splitlines()[1:]:
         if line.strip():
@@ -434,7 +453,8 @@ def _shipped_encoder() -> tuple:
                        [(str(a), str(b)) for a, b in art.arrays["tok/merges"]])
     with torch.random.fork_rng(devices=[]):
         model = TinyBert(BertConfig(**art.meta["config"]), tok.pad_id)
-    model.load_state_dict({k: v.float() for k, v in arrays_to_state_dict(art.arrays, "model/").items()})
+    state = arrays_to_state_dict(art.arrays, "model/")
+    model.load_state_dict({k: v.float() for k, v in state.items()})
     return model.eval(), tok
 
 
@@ -451,7 +471,8 @@ def layer_accuracies(word: str = "light") -> tuple:
     out = []
     for layer in range(model.cfg.n_layers + 1):
         X = word_vectors(model, tok, [e[2] for e in examples], [e[3] for e in examples], layer)
-        out.append(nearest_sense_accuracy(X, senses, N_SUPPORT, make_rng(SEED), REPEATS)["accuracy"])
+        result = nearest_sense_accuracy(X, senses, N_SUPPORT, make_rng(SEED), REPEATS)
+        out.append(result["accuracy"])
     return tuple(out)
 
 
@@ -462,20 +483,22 @@ def _best_layer(word: str = "light") -> int:
 
 check_best_layer = ExperimentExercise(
     "the layer that separates the senses of 'light' best", lambda: _best_layer("light"),
-    explanation=("Layer 0 is the embedding table plus the position: every occurrence of 'light' gets nearly\n"
-                 "the same vector, so only its position can tell the senses apart. Each attention layer mixes\n"
-                 "in the neighbours (*turn on the*, *a ... jacket*), which carry the sense. Which layer is best\n"
-                 "differs from word to word, and with 24 sentences per word neighbouring layers are often\n"
-                 "close: look at the table of section 4 before reading much into one word."),
+    explanation=("Layer 0 is the embedding table plus the position: every occurrence of 'light' "
+                 "gets nearly\nthe same vector, so only its position can tell the senses apart. "
+                 "Each attention layer mixes\nin the neighbours (*turn on the*, *a ... jacket*), "
+                 "which carry the sense. Which layer is best\ndiffers from word to word, and with "
+                 "24 sentences per word neighbouring layers are often\nclose: look at the table of "
+                 "section 4 before reading much into one word."),
     mistakes=[
-        Mistake("worst_layer", "that is the layer with the LOWEST accuracy for 'light': pick the highest.",
-                like=lambda: int(np.argmin(layer_accuracies("light")))),
+        Mistake("worst_layer", "that is the layer with the LOWEST accuracy for 'light': pick the "
+                "highest.", like=lambda: int(np.argmin(layer_accuracies("light")))),
         Mistake("layer_count", "that is how many layers of vectors there are; the answer is "
                 "the number of the best one (0 for the embeddings, up to the last block).",
                 like=lambda: len(layer_accuracies("light"))),
-        Mistake("counted_from_one", "layers are numbered from 0 (the embeddings) to the last block: your answer "
-                "is one too high.", like=lambda: _best_layer("light") + 1),
+        Mistake("counted_from_one", "layers are numbered from 0 (the embeddings) to the last "
+                "block: your answer is one too high.", like=lambda: _best_layer("light") + 1),
     ],
 )
 
-EXERCISES = [check_bpe_merges, check_80_10_10, check_tied_mlm_backward, check_nearest_sense, check_best_layer]
+EXERCISES = [check_bpe_merges, check_80_10_10, check_tied_mlm_backward, check_nearest_sense,
+             check_best_layer]

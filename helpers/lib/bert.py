@@ -1,12 +1,8 @@
 """A small BERT-style encoder and its masked-LM loss with weight tying (lesson 10).
 
-- :class:`TinyBert`: token + position + segment embeddings, Pre-LN
-  ``torch.nn.TransformerEncoderLayer`` blocks, and an MLM head whose output matrix is the input
-  embedding (``W = Eᵀ``) when ``tie_weights``;
-- :class:`TinyGPT` and :func:`causal_lm_loss`: the same blocks with a causal mask, predicting the
-  next piece at every position;
-- :func:`mlm_loss`, :func:`masked_lm_loss`: the loss over the masked positions only;
-  :func:`tying_saving`: what tying saves.
+:class:`TinyBert`: token + position + segment embeddings, Pre-LN
+``torch.nn.TransformerEncoderLayer`` blocks, and an MLM head whose output matrix is the input
+embedding (``W = Eᵀ``) when ``tie_weights``; :class:`TinyGPT`: the same blocks with a causal mask.
 """
 from __future__ import annotations
 
@@ -24,9 +20,8 @@ from helpers.lib.mlm import IGNORE
 # ====================================================================== PyTorch: the encoder
 @dataclass
 class BertConfig:
-    """The sizes of a :class:`TinyBert`. Taught in lesson 10, section 2.5.
-
-    BERT-base: vocab 30,522, dim 768, 12 layers, 12 heads, ff 3,072, max_len 512."""
+    """The sizes of a :class:`TinyBert` (lesson 10 §2.5). BERT-base has vocab 30,522, dim 768,
+    12 layers, 12 heads, ff 3,072, max_len 512."""
 
     vocab_size: int
     dim: int = 128
@@ -40,11 +35,11 @@ class BertConfig:
 
 
 class TinyBert(nn.Module):
-    """A BERT-style encoder with a masked-LM head. Taught in lesson 10, section 2.5.
+    """A BERT-style encoder with a masked-LM head (lesson 10 §2.5).
 
-    forward(ids (B, L) int64, attention_mask (B, L) bool = ids != 0, segments (B, L) int64
-    = zeros) -> contextual vectors (B, L, dim) float32. Padding (attention_mask False) is
-    never attended to: it is passed as ``src_key_padding_mask``, i.e. −∞ before the softmax."""
+    forward(ids (B, L) int64, attention_mask (B, L) bool = ids != 0, segments (B, L) int64 =
+    zeros) -> contextual vectors (B, L, dim) float32. Padding is never attended to (it is passed
+    as ``src_key_padding_mask``: −∞ before the softmax)."""
 
     def __init__(self, cfg: BertConfig, pad_id: int = 0):
         super().__init__()
@@ -137,22 +132,17 @@ class TinyBert(nn.Module):
 
 
 class TinyGPT(TinyBert):
-    """A decoder-only (GPT-style) model from TinyBert's blocks. Taught in lesson 10, section 3.5.
-
-    The same blocks with a causal mask: position i attends to positions ≤ i only (lesson 04's causal
-    mask), so its vector can predict the *next* piece: trained with :func:`causal_lm_loss` at every
-    position, not at 15 % of them. Everything else — embeddings, Pre-LN blocks, the head and the
-    tied output layer — is TinyBert's."""
+    """A decoder-only (GPT-style) model from TinyBert's blocks (lesson 10 §3.5): position i attends
+    to positions ≤ i only, so its vector predicts the *next* piece (:func:`causal_lm_loss`, at every
+    position). Everything else is TinyBert's."""
 
     def position_mask(self, length: int, device=None):
         return torch.triu(torch.ones(length, length, dtype=torch.bool, device=device), diagonal=1)
 
 
 def causal_lm_loss(model: TinyGPT, ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-    """The mean NLL of every next piece. Taught in lesson 10, section 3.5.
-
-    Position t predicts ``ids[:, t + 1]``; ids, attention_mask (B, L); padding is never a target.
-    Returns a scalar tensor."""
+    """The mean NLL of every next piece (lesson 10 §3.5): position t predicts ``ids[:, t + 1]``;
+    ids, attention_mask (B, L); padding is never a target. Returns a scalar tensor."""
     h = model(ids, attention_mask)[:, :-1]
     target = ids[:, 1:]
     real = attention_mask[:, 1:].bool()
@@ -160,9 +150,8 @@ def causal_lm_loss(model: TinyGPT, ids: torch.Tensor, attention_mask: torch.Tens
 
 
 def tying_saving(cfg: BertConfig) -> dict:
-    """What weight tying saves. Taught in lesson 10, section 2.5.
-
-    The parameters of the model with and without weight tying; the saving is V × d."""
+    """What weight tying saves (lesson 10 §2.5): the parameters of the model with and without weight
+    tying; the saving is V × d."""
     with torch.device("meta"):  # sizes only: nothing is allocated
         tied = count_parameters(TinyBert(BertConfig(**{**asdict(cfg), "tie_weights": True})))
         untied = count_parameters(TinyBert(BertConfig(**{**asdict(cfg), "tie_weights": False})))
@@ -171,10 +160,9 @@ def tying_saving(cfg: BertConfig) -> dict:
 
 
 def mlm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """The masked-LM loss over the masked positions. Taught in lesson 10, section 2.3.
-
-    ``−(1/|M|) Σ_{i∈M} log P(x_i | h_i)``, M the positions with ``labels != -100``:
-    logits (..., V) float, labels (...) int64 -> scalar. Raises if nothing is masked."""
+    """The masked-LM loss over the masked positions (lesson 10 §2.3):
+    ``−(1/|M|) Σ_{i∈M} log P(x_i | h_i)``, M the positions with ``labels != -100``; logits
+    (..., V) float, labels (...) int64 -> scalar. Raises if nothing is masked."""
     labels = torch.as_tensor(labels)
     if labels.dtype.is_floating_point or labels.dtype == torch.bool:
         raise TypeError(f"mlm_loss: labels must be integer token ids (or {IGNORE}), got dtype "
@@ -197,10 +185,8 @@ def mlm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
 
 
 def masked_lm_loss(model: TinyBert, inputs, labels, attention_mask) -> torch.Tensor:
-    """The MLM loss of a batch at its masked positions. Taught in lesson 10, section 3.
-
-    Only the masked positions are projected on the vocabulary (the other 85 % never need the
-    (d x V) product)."""
+    """The MLM loss of a batch at its masked positions (lesson 10 §3): only the masked positions are
+    projected on the vocabulary (the other 85 % never need the (d x V) product)."""
     h = model(inputs, attention_mask)
     sel = labels != IGNORE
     return mlm_loss(model.mlm_logits(h[sel]), labels[sel])

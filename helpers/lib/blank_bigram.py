@@ -1,19 +1,16 @@
-"""Count-based baselines for masked-token prediction (lesson 10): fill a blank from its neighbours.
+"""A count-based baseline for masked-token prediction (lesson 10): a bigram model read in both
+directions fills a blank from its neighbours.
 
-A masked language model has to beat two simple ways of filling ``[CLS] the bank raised [MASK] rates
-[SEP]``: always answering the most frequent piece (the unigram baseline of
-:func:`helpers.lib.pretraining.unigram_baseline`), and a **bigram language model read in both
-directions**. With bigram probabilities ``P(w | l)`` (the piece after the left neighbour ``l``) and
-``P(r | w)`` (the right neighbour after ``w``), the bigram model's probability of ``w`` in the blank is
+With bigram probabilities ``P(w | l)`` (the piece after the left neighbour ``l``) and ``P(r | w)``
+(the right neighbour after ``w``), the probability of ``w`` in the blank is
 
     P(w | l, _, r) ∝ P(w | l) · P(r | w)
 
-— the posterior of the middle word of a bigram chain. ``left_only`` keeps only ``P(w | l)``: what
-a left-to-right (causal) bigram model can say before it sees the right neighbour. Both are smoothed
-by interpolation with the add-one unigram distribution, ``P(w | l) = λ c(l, w) / c(l) + (1 − λ) P(w)``
-(then restricted to the ordinary pieces, never a special token).
-A neighbour that is itself masked carries no evidence (its factor is left out). ``[CLS]`` and
-``[SEP]`` are ordinary neighbours: they say "start" and "end of the sentence".
+the posterior of the middle word of a bigram chain. ``left_only`` keeps only ``P(w | l)``, what a
+left-to-right bigram model can say. Both are smoothed by interpolation with the add-one unigram
+distribution, ``P(w | l) = λ c(l, w) / c(l) + (1 − λ) P(w)``, then restricted to the ordinary
+pieces. A masked neighbour carries no evidence (its factor is left out); ``[CLS]`` and ``[SEP]``
+are ordinary neighbours ("start", "end of the sentence").
 """
 from __future__ import annotations
 
@@ -26,21 +23,21 @@ from helpers.lib.mlm import IGNORE
 
 
 class BlankBigram:
-    """A bigram model that fills a masked position from its neighbours. Taught in lesson 10, section 3.1.
+    """A bigram model that fills a masked position from its neighbours (lesson 10 §3.1).
 
-    ``fit(seqs)`` counts the bigrams of ``[CLS] pieces [SEP]`` id sequences (each an (n,) int
-    array); ``probabilities(inputs, rows, cols)`` gives, for the masked positions ``(rows[k],
-    cols[k])`` of the (B, L) ``inputs``, the (M, V) distribution over the ordinary pieces
-    (ids ≥ ``n_special``; the special ids get 0). ``lam`` in (0, 1] weighs the bigram counts against
-    the unigram distribution; ``left_only`` uses the left neighbour alone.
+    ``fit(seqs)`` counts the bigrams of ``[CLS] pieces [SEP]`` id sequences; ``probabilities(inputs,
+    rows, cols)`` gives the (M, V) distribution over the ordinary pieces (ids ≥ ``n_special``) at
+    the masked positions ``(rows, cols)`` of the (B, L) ``inputs``. ``lam`` in (0, 1] weighs the
+    bigram counts against the unigram distribution.
     """
 
-    def __init__(self, vocab_size: int, n_special: int, mask_id: int, lam: float = 0.8, left_only: bool = False):
+    def __init__(self, vocab_size: int, n_special: int, mask_id: int, lam: float = 0.8,
+                 left_only: bool = False):
         if not 0 < lam <= 1:
             raise ValueError(f"lam must lie in (0, 1], got {lam}")
         if not 0 <= mask_id < vocab_size or not 0 < n_special < vocab_size:
-            raise ValueError(f"need 0 <= mask_id < vocab_size and 0 < n_special < vocab_size, got mask_id={mask_id}, "
-                             f"n_special={n_special}, vocab_size={vocab_size}")
+            raise ValueError("need 0 <= mask_id < vocab_size and 0 < n_special < vocab_size, got "
+                             f"mask_id={mask_id}, n_special={n_special}, vocab_size={vocab_size}")
         self.V, self.n_special, self.mask_id = int(vocab_size), int(n_special), int(mask_id)
         self.lam, self.left_only = float(lam), bool(left_only)
         self.counts = None
@@ -52,7 +49,8 @@ class BlankBigram:
             raise ValueError("BlankBigram.fit: no sequence to count")
         ids = np.concatenate(seqs)
         if ids.min() < 0 or ids.max() >= self.V:
-            raise ValueError(f"BlankBigram.fit: ids must lie in [0, {self.V}), got [{ids.min()}, {ids.max()}]")
+            raise ValueError(f"BlankBigram.fit: ids must lie in [0, {self.V}), got "
+                             f"[{ids.min()}, {ids.max()}]")
         left = np.concatenate([s[:-1] for s in seqs])
         right = np.concatenate([s[1:] for s in seqs])
         C = sp.csr_matrix((np.ones(len(left)), (left, right)), shape=(self.V, self.V))
@@ -61,7 +59,7 @@ class BlankBigram:
         self._by_column = C.tocsc()
         self._row_total = np.asarray(C.sum(1)).ravel()        # c(l) = Σ_w c(l, w)
         uni = np.bincount(ids, minlength=self.V).astype(np.float64) + 1
-        self.smoothing = uni / uni.sum()                      # add-one over every id ([SEP] follows pieces too)
+        self.smoothing = uni / uni.sum()                      # add-one over every id
         uni[:self.n_special] = 0
         self.unigram = uni / uni.sum()                        # add-one over the ordinary pieces
         return self
@@ -69,20 +67,23 @@ class BlankBigram:
     def _follow(self, rows: np.ndarray) -> np.ndarray:
         """P(· | l) for each l of ``rows``: (len(rows), V)."""
         counts = self.counts[rows].toarray()
-        return self.lam * counts / np.maximum(self._row_total[rows], 1)[:, None] + (1 - self.lam) * self.smoothing
+        return (self.lam * counts / np.maximum(self._row_total[rows], 1)[:, None]
+                + (1 - self.lam) * self.smoothing)
 
     def _precede(self, cols: np.ndarray) -> np.ndarray:
         """P(r | w) for every w, for each r of ``cols``: (len(cols), V)."""
         counts = self._by_column[:, cols].toarray().T            # c(w, r), (len(cols), V)
-        return self.lam * counts / np.maximum(self._row_total, 1)[None, :] + (1 - self.lam) * self.smoothing[cols][:, None]
+        return (self.lam * counts / np.maximum(self._row_total, 1)[None, :]
+                + (1 - self.lam) * self.smoothing[cols][:, None])
 
     def probabilities(self, inputs: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        """(M, V) distribution over the pieces of the blanks at ``(rows, cols)`` of ``inputs`` (B, L)."""
+        """(M, V) distribution over the pieces of the blanks at ``(rows, cols)`` of ``inputs``."""
         if self.counts is None:
             raise RuntimeError("BlankBigram: call fit(seqs) first")
         inputs = np.asarray(inputs)
         if np.any(cols < 1) or np.any(cols > inputs.shape[1] - 2):
-            raise ValueError("a blank needs a left and a right neighbour (never [CLS] or [SEP] itself)")
+            raise ValueError("a blank needs a left and a right neighbour (never [CLS] or [SEP] "
+                             "itself)")
         left, right = inputs[rows, cols - 1], inputs[rows, cols + 1]
         p = np.where((left == self.mask_id)[:, None], self.unigram, self._follow(left))
         if not self.left_only:
@@ -91,10 +92,9 @@ class BlankBigram:
         return p / p.sum(1, keepdims=True)
 
     def score(self, batches: Sequence, chunk: int = 2048) -> dict:
-        """Top-1 accuracy and mean NLL (nats) at the masked positions of ``batches`` (MaskedBatch
-        objects: ``inputs``, ``labels``); also per sentence ``right`` and ``count`` (n,) int64 for
-        a bootstrap over sentences (sentences without a masked piece left out). Returns
-        {'accuracy', 'nll', 'n_masked', 'right', 'count'}."""
+        """Top-1 accuracy and mean NLL (nats) at the masked positions of ``batches`` (MaskedBatch),
+        with per-sentence ``right`` and ``count`` (n,) for a bootstrap over the sentences that
+        have a masked piece: {'accuracy', 'nll', 'n_masked', 'right', 'count'}."""
         right, count, nll, n = [], [], 0.0, 0
         for b in batches:
             rows, cols = np.nonzero(b.labels != IGNORE)

@@ -1,18 +1,13 @@
-"""A small byte-pair-encoding (BPE) subword tokeniser, written for lesson 10.
+"""A byte-pair-encoding (BPE) subword tokeniser (lesson 10).
 
-BPE (Sennrich, Haddow & Birch 2016) starts from characters and repeatedly merges the
-most frequent adjacent pair of symbols into a new symbol, until the vocabulary has the
-size asked for. Frequent words end up as one piece ("▁bank"); rare words are spelled
-with a few frequent pieces ("▁bio", "lum", "inescence"), so no word is ever unknown.
+BPE (Sennrich, Haddow & Birch 2016) starts from characters and repeatedly merges the most frequent
+adjacent pair of symbols, until the vocabulary has the size asked for: frequent words become one
+piece ("▁bank"), rare ones a few pieces ("▁bio", "lum", "inescence"), so no word is unknown. Words
+come from :func:`helpers.lib.text.tokenize`; a word's first piece carries ``▁`` (as in
+SentencePiece), so ``decode(encode(text)) == " ".join(tokenize(text))``.
 
-Words come from :func:`helpers.lib.text.tokenize` (lower case, letters, digits and
-apostrophes). The first piece of every word carries the marker ``▁`` (as in
-SentencePiece), which is what lets :meth:`BPETokenizer.decode` put the spaces back:
-``decode(encode(text)) == " ".join(tokenize(text))``.
-
-Ids: the five special tokens come first — ``[PAD]`` = 0, ``[UNK]`` = 1, ``[CLS]`` = 2,
-``[SEP]`` = 3, ``[MASK]`` = 4 — then the single characters, then the merged pieces in the
-order they were learned.
+Ids: ``[PAD]`` = 0, ``[UNK]`` = 1, ``[CLS]`` = 2, ``[SEP]`` = 3, ``[MASK]`` = 4, then the single
+characters, then the merged pieces in the order they were learned.
 """
 from __future__ import annotations
 
@@ -55,14 +50,8 @@ def _split_word(word: str) -> list[str]:
 
 
 class BPETokenizer:
-    """Subword tokeniser defined by an ordered list of merges. Taught in lesson 10, section 2.1.
-
-    Attributes
-    ----------
-    merges : list[tuple[str, str]]   learned merges, most frequent first (rank = position)
-    itos   : list[str]               id -> piece (specials, characters, merged pieces)
-    stoi   : dict[str, int]          piece -> id
-    """
+    """A subword tokeniser defined by an ordered list of merges (lesson 10 §2.1): ``merges``
+    (most frequent first; rank = position), ``itos`` (id -> piece), ``stoi`` (piece -> id)."""
 
     def __init__(self, alphabet: Sequence[str], merges: Sequence[tuple[str, str]]):
         self.merges = [tuple(m) for m in merges]
@@ -77,37 +66,34 @@ class BPETokenizer:
     @classmethod
     def train(cls, words: Mapping[str, int] | Iterable[str], vocab_size: int,
               min_frequency: int = 2, progress: bool = False) -> "BPETokenizer":
-        """Learn merges from ``words`` until the vocabulary has ``vocab_size`` entries.
-
-        ``words``: a {word: count} mapping, or an iterable of word tokens to count.
-        Stops early when no pair occurs ``min_frequency`` times. Ties between pairs of
-        equal count go to the alphabetically smallest pair, so training is deterministic.
-        Each step only re-counts the words that contain the merged pair (a heap keeps the
-        pair counts), so 4,000 merges on the 49k distinct words of the course corpus take
-        seconds, not minutes.
-        """
+        """A tokeniser with merges learned from ``words`` ({word: count}, or word tokens to
+        count) until the vocabulary has ``vocab_size`` entries, or no pair occurs
+        ``min_frequency`` times. Ties go to the alphabetically smallest pair. Each step re-counts
+        only the words that hold the merged pair (a heap keeps the pair counts)."""
         check_tokens(words, "words", "BPETokenizer.train")
         counts = Counter(words) if not isinstance(words, Mapping) else Counter(dict(words))
         for w in counts:
             if not isinstance(w, str):
-                raise TypeError(f"BPETokenizer.train: every word must be a str, got {type(w).__name__} {w!r}")
+                raise TypeError("BPETokenizer.train: every word must be a str, got "
+                                f"{type(w).__name__} {w!r}")
         given = len(counts)
         counts = Counter({w: c for w, c in counts.items() if w and c > 0})
         if not counts:
             if given == 0:
-                raise ValueError("cannot train BPE on an empty corpus: it has no words (no words were given). "
-                                 "tokenize() gives no words for a text without letters or digits: check "
-                                 "that the texts were read and are not empty")
-            raise ValueError(f"cannot train BPE: every one of the {given} distinct words is an empty "
-                             "string or has a count <= 0")
+                raise ValueError("cannot train BPE on an empty corpus: it has no words (no words "
+                                 "were given). tokenize() gives no words for a text without "
+                                 "letters or digits: check that the texts were read and are not "
+                                 "empty")
+            raise ValueError(f"cannot train BPE: every one of the {given} distinct words is an "
+                             "empty string or has a count <= 0")
         vocab = sorted(counts)
         freq = [counts[w] for w in vocab]
         symbols = [_split_word(w) for w in vocab]
         alphabet = sorted({s for syms in symbols for s in syms})
         n_merges = vocab_size - len(SPECIALS) - len(alphabet)
         if n_merges < 0:
-            raise ValueError(f"vocab_size={vocab_size} is smaller than the {len(SPECIALS)} special tokens "
-                             f"plus the {len(alphabet)} characters of the corpus "
+            raise ValueError(f"vocab_size={vocab_size} is smaller than the {len(SPECIALS)} "
+                             f"special tokens plus the {len(alphabet)} characters of the corpus "
                              f"({len(SPECIALS) + len(alphabet)})")
 
         pair_count: Counter = Counter()
@@ -185,15 +171,13 @@ class BPETokenizer:
 
     # ------------------------------------------------------------ encoding
     def tokenize_word(self, word: str) -> tuple[str, ...]:
-        """The pieces of one word, e.g. ``'banking'`` -> ``('▁bank', 'ing')``.
-
-        Applies the learned merges in the order they were learned (lowest rank first),
-        exactly as training did. Characters never seen in training become ``[UNK]``.
-        """
+        """The pieces of one word, e.g. ``'banking'`` -> ``('▁bank', 'ing')``: the merges applied
+        lowest rank first, as training did; characters unseen in training become ``[UNK]``."""
         if word in self._cache:
             return self._cache[word]
         if not isinstance(word, str):
-            raise TypeError(f"BPETokenizer.tokenize_word: a word must be a str, got {type(word).__name__} {word!r}")
+            raise TypeError("BPETokenizer.tokenize_word: a word must be a str, got "
+                            f"{type(word).__name__} {word!r}")
         syms = _split_word(word)
         while len(syms) > 1:
             ranked = [(self.ranks.get(p, len(self.ranks)), p) for p in _pairs(syms)]
@@ -206,11 +190,8 @@ class BPETokenizer:
         return pieces
 
     def encode_words(self, words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Encode a list of words.
-
-        Returns ``ids`` (n_pieces,) int64 and ``word_index`` (n_pieces,) int64: the
-        position in ``words`` of the word each piece belongs to (to find a word's pieces).
-        """
+        """The pieces of ``words``: ``ids`` (n_pieces,) int64 and ``word_index`` (n_pieces,) int64,
+        the position in ``words`` of each piece's word."""
         check_tokens(words, "words", "BPETokenizer.encode_words")
         ids, owner = [], []
         for k, w in enumerate(words):
@@ -229,11 +210,8 @@ class BPETokenizer:
         return [self.itos[i] for i in decode_ids(ids, len(self.itos), "BPETokenizer.pieces")]
 
     def decode(self, ids: Iterable[int], skip_special: bool = False) -> str:
-        """Text of ``ids``: pieces joined, ``▁`` turned back into spaces.
-
-        Special tokens are written as themselves (``[CLS]``), or left out when
-        ``skip_special`` is true.
-        """
+        """The text of ``ids``: pieces joined, ``▁`` turned back into spaces; special tokens written
+        as themselves (``[CLS]``), or left out with ``skip_special``."""
         out = []
         for p in self.pieces(ids):
             if p in SPECIALS:

@@ -1,11 +1,10 @@
-"""Masked-language-model batches for lesson 10: sequences, padding, masking, NSP pairs.
+"""Masked-language-model batches (lesson 10): sequences, padding, masking, NSP pairs.
 
-A sequence is ``[CLS] w_1 ... w_n [SEP]`` in subword ids (see :mod:`helpers.lib.bpe`).
-Masking follows BERT (Devlin et al. 2019): each ordinary position is *chosen* with
-probability 15 %; a chosen position becomes ``[MASK]`` with probability 80 %, a random
-ordinary token with probability 10 %, and stays unchanged with probability 10 %. The
-model must predict the original token at every chosen position (and only there).
-Special positions — ``[CLS]``, ``[SEP]`` and above all ``[PAD]`` — are never chosen.
+A sequence is ``[CLS] w_1 ... w_n [SEP]`` in subword ids. Masking follows BERT (Devlin et al.
+2019): each ordinary position is *chosen* with probability 15 %; a chosen position becomes
+``[MASK]`` with probability 80 %, a random ordinary token with probability 10 %, and stays
+unchanged with probability 10 %. The model predicts the original token at the chosen positions
+only. Special positions (``[CLS]``, ``[SEP]``, ``[PAD]``) are never chosen.
 """
 from __future__ import annotations
 
@@ -23,7 +22,7 @@ IGNORE = -100  # label of positions that are not predicted (PyTorch's ignore_ind
 
 
 def encode_sentence(tok: BPETokenizer, words: Sequence[str], max_len: int) -> np.ndarray:
-    """``[CLS] pieces [SEP]`` as (n,) int64, truncated so that n <= max_len. Taught in lesson 10, section 2.2."""
+    """``[CLS] pieces [SEP]`` as (n,) int64, truncated so that n <= max_len (lesson 10 §2.2)."""
     max_len = check_whole(max_len, "max_len", "encode_sentence")
     if max_len < 3:
         raise ValueError(f"max_len must be at least 3 ([CLS], one piece, [SEP]), got {max_len}")
@@ -33,21 +32,18 @@ def encode_sentence(tok: BPETokenizer, words: Sequence[str], max_len: int) -> np
 
 
 def pad_batch(seqs: Sequence[np.ndarray], pad_id: int) -> tuple[np.ndarray, np.ndarray]:
-    """Pad sequences into one batch with its attention mask. Taught in lesson 10, section 2.2.
-
-    Pad sequences to the longest: ids (B, L) int64 and attention_mask (B, L) bool,
-    True at real tokens and False at padding (so attention never looks at padding)."""
+    """Sequences padded to the longest (lesson 10 §2.2): ids (B, L) int64 and attention_mask
+    (B, L) bool, True at real tokens and False at padding."""
     return pad_sequences(seqs, pad_id)
 
 
 def apply_80_10_10(ids: np.ndarray, chosen: np.ndarray, u: np.ndarray, random_ids: np.ndarray,
                    mask_id: int, p_mask: float = 0.8, p_random: float = 0.1) -> np.ndarray:
-    """BERT's replacement rule, given the uniform draws ``u``. Taught in lesson 10, section 2.3.
+    """BERT's replacement rule given the uniform draws ``u`` (lesson 10 §2.3): a new array.
 
-    ids (int), chosen (bool, or 0/1 integers), u (floats in [0, 1)) and random_ids (int) all have
-    the same shape. At a chosen position: ``u < p_mask`` -> ``mask_id``;
-    ``p_mask <= u < p_mask + p_random`` -> ``random_ids``; otherwise the original token.
-    Returns a new array (ids unchanged).
+    ids, chosen (bool or 0/1), u (floats in [0, 1)) and random_ids share one shape. At a chosen
+    position: ``u < p_mask`` -> ``mask_id``; ``p_mask <= u < p_mask + p_random`` ->
+    ``random_ids``; otherwise the original token.
     """
     where = "apply_80_10_10"
     ids, chosen, u, random_ids = (np.asarray(a) for a in (ids, chosen, u, random_ids))
@@ -63,8 +59,8 @@ def apply_80_10_10(ids: np.ndarray, chosen: np.ndarray, u: np.ndarray, random_id
         raise ValueError(f"{where}: u must be uniform draws, floats in [0, 1), got dtype {u.dtype}"
                          + (f" and range [{u.min()}, {u.max()}]" if u.size else ""))
     if not (0 <= p_mask and 0 <= p_random and p_mask + p_random <= 1):
-        raise ValueError(f"{where}: need p_mask >= 0, p_random >= 0 and p_mask + p_random <= 1, got "
-                         f"p_mask={p_mask}, p_random={p_random}")
+        raise ValueError(f"{where}: need p_mask >= 0, p_random >= 0 and p_mask + p_random <= 1, "
+                         f"got p_mask={p_mask}, p_random={p_random}")
     out = ids.copy()
     to_mask = chosen & (u < p_mask)
     to_random = chosen & (u >= p_mask) & (u < p_mask + p_random)
@@ -75,12 +71,9 @@ def apply_80_10_10(ids: np.ndarray, chosen: np.ndarray, u: np.ndarray, random_id
 
 @dataclass
 class MaskedBatch:
-    """One MLM batch (all arrays (B, L)). Taught in lesson 10, section 2.3.
-
-    inputs : int64 ids the model sees ([MASK] / random / unchanged at chosen positions)
-    labels : int64 original id at chosen positions, ``IGNORE`` (-100) elsewhere
-    attention_mask : bool, True at real tokens, False at padding
-    """
+    """One MLM batch (lesson 10 §2.3), all (B, L): ``inputs`` the ids the model sees,
+    ``labels`` the original ids at chosen positions and ``IGNORE`` elsewhere, ``attention_mask``
+    True at real tokens."""
 
     inputs: np.ndarray
     labels: np.ndarray
@@ -94,16 +87,13 @@ class MaskedBatch:
 def mask_tokens(ids: np.ndarray, tok: BPETokenizer, rng: np.random.Generator, p: float = 0.15,
                 p_mask: float = 0.8, p_random: float = 0.1, attention_mask: np.ndarray | None = None
                 ) -> MaskedBatch:
-    """Choose and corrupt positions of ``ids`` (B, L) int64 for masked language modelling. Taught in lesson 10, section 2.3.
-
-    Each non-special position is chosen independently with probability ``p``; special
-    tokens ([PAD], [CLS], [SEP], ...) are never chosen. Random replacements are drawn
-    uniformly from the ordinary (non-special) ids. ``attention_mask`` (B, L): bool or 0/1
-    integers (Hugging Face's convention), True at real tokens; default ``ids != [PAD]``.
-    """
+    """A MaskedBatch of ``ids`` (B, L) (lesson 10 §2.3): each non-special real position chosen
+    with probability ``p``, random replacements drawn from the ordinary ids. ``attention_mask``
+    (B, L) bool or 0/1, True at real tokens; default ``ids != [PAD]``."""
     ids = check_ids(ids, len(tok), "ids", "mask_tokens", noun="token ids")
     if ids.ndim != 2:
-        raise ValueError(f"ids must be a (B, L) integer array, got shape {ids.shape} and dtype {ids.dtype}")
+        raise ValueError(f"ids must be a (B, L) integer array, got shape {ids.shape} and dtype "
+                         f"{ids.dtype}")
     if not 0 <= p <= 1 or p_mask < 0 or p_random < 0 or p_mask + p_random > 1:
         raise ValueError(f"need 0 <= p <= 1 and p_mask + p_random <= 1, got p={p}, "
                          f"p_mask={p_mask}, p_random={p_random}")
@@ -111,8 +101,8 @@ def mask_tokens(ids: np.ndarray, tok: BPETokenizer, rng: np.random.Generator, p:
         attention_mask = ids != tok.pad_id
     attention_mask = check_mask(attention_mask, "attention_mask", "mask_tokens", "a real token")
     if attention_mask.shape != ids.shape:
-        raise ValueError(f"mask_tokens: attention_mask must have the shape of ids {ids.shape}, got "
-                         f"{attention_mask.shape}")
+        raise ValueError(f"mask_tokens: attention_mask must have the shape of ids {ids.shape}, "
+                         f"got {attention_mask.shape}")
     n_special = len(tok.special_ids)  # specials occupy ids 0..4
     candidates = ~np.isin(ids, tok.special_ids) & attention_mask
     chosen = candidates & (rng.random(ids.shape) < p)
@@ -125,16 +115,15 @@ def mask_tokens(ids: np.ndarray, tok: BPETokenizer, rng: np.random.Generator, p:
 
 def length_bucketed_batches(lengths: Sequence[int], batch_size: int, rng: np.random.Generator,
                             bucket: int = 50) -> list[np.ndarray]:
-    """Shuffle, then group sequences of similar length (less padding) into batches. Taught in lesson 10, section 3.
-
-    Takes ``batch_size * bucket`` shuffled indices at a time, sorts them by length, cuts
-    them into batches, and shuffles the order of all batches. Returns index arrays.
-    """
+    """Index batches of sequences of similar length (lesson 10 §3): ``batch_size * bucket``
+    shuffled indices at a time sorted by length and cut into batches; the batches shuffled."""
     batch_size = check_whole(batch_size, "batch_size", "length_bucketed_batches", minimum=1)
     bucket = check_whole(bucket, "bucket", "length_bucketed_batches", minimum=1)
-    lengths = check_integers(lengths, "lengths", "length_bucketed_batches", "whole numbers (sequence lengths)")
+    lengths = check_integers(lengths, "lengths", "length_bucketed_batches",
+                             "whole numbers (sequence lengths)")
     if lengths.ndim != 1:
-        raise ValueError(f"length_bucketed_batches: lengths must be 1-D (one per sequence), got shape {lengths.shape}")
+        raise ValueError("length_bucketed_batches: lengths must be 1-D (one per sequence), got "
+                         f"shape {lengths.shape}")
     order = rng.permutation(len(lengths))
     batches = []
     for s in range(0, len(order), batch_size * bucket):
@@ -147,12 +136,9 @@ def length_bucketed_batches(lengths: Sequence[int], batch_size: int, rng: np.ran
 # ---------------------------------------------------------------- next-sentence prediction
 @dataclass
 class SentencePair:
-    """A next-sentence-prediction example. Taught in lesson 10, section 2.6.
-
-    ids : (n,) int64   ``[CLS] A [SEP] B [SEP]``
-    segments : (n,) int64   0 for [CLS], A and the first [SEP]; 1 for B and the last [SEP]
-    is_next : True when B really follows A in its document
-    """
+    """A next-sentence-prediction example (lesson 10 §2.6): ``ids`` (n,) ``[CLS] A [SEP] B
+    [SEP]``, ``segments`` (n,) 0 up to the first [SEP] and 1 after, ``is_next`` whether B
+    follows A in its document."""
 
     ids: np.ndarray
     segments: np.ndarray
@@ -161,14 +147,12 @@ class SentencePair:
 
 def sentence_pair(tok: BPETokenizer, a: Sequence[str], b: Sequence[str], is_next: bool,
                   max_len: int = 64) -> SentencePair:
-    """One next-sentence-prediction input, [CLS] A [SEP] B [SEP]. Taught in lesson 10, section 2.6.
-
-    Build ``[CLS] A [SEP] B [SEP]`` with segment ids; the longer sentence is cut first
+    """The SentencePair ``[CLS] A [SEP] B [SEP]`` (lesson 10 §2.6), the longer sentence cut first
     until the pair fits ``max_len``."""
     max_len = check_whole(max_len, "max_len", "sentence_pair")
     if max_len < 5:
-        raise ValueError(f"sentence_pair: max_len must be at least 5 ([CLS], a piece of A, [SEP], a piece of B, "
-                         f"[SEP]), got {max_len}")
+        raise ValueError("sentence_pair: max_len must be at least 5 ([CLS], a piece of A, [SEP], "
+                         f"a piece of B, [SEP]), got {max_len}")
     check_tokens(a, "a", "sentence_pair")
     check_tokens(b, "b", "sentence_pair")
     ia, ib = tok.encode_words(list(a))[0], tok.encode_words(list(b))[0]
@@ -186,10 +170,8 @@ def sentence_pair(tok: BPETokenizer, a: Sequence[str], b: Sequence[str], is_next
 
 def next_sentence_pairs(tok: BPETokenizer, documents: Sequence[Sequence[Sequence[str]]], n: int,
                         rng: np.random.Generator, max_len: int = 64) -> list[SentencePair]:
-    """Next-sentence-prediction examples, half of them real continuations. Taught in lesson 10, section 2.6.
-
-    ``n`` NSP examples: half with the true next sentence of the same document
-    (IsNext), half with a sentence from another, random document (NotNext)."""
+    """``n`` next-sentence-prediction examples (lesson 10 §2.6): the even ones with the true next
+    sentence (IsNext), the odd ones with a sentence of another random document (NotNext)."""
     n = check_whole(n, "n", "next_sentence_pairs", minimum=0)
     check_token_lists(documents, "documents", "next_sentence_pairs", "document")
     for i, d in enumerate(documents):

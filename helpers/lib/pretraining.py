@@ -1,6 +1,6 @@
-"""Masked-language-model pre-training of :class:`helpers.lib.bert.TinyBert` (lesson 10, section 3):
-the encoded corpus, batches masked afresh for training and once for evaluation, one optimiser
-step, the held-out accuracy and the frequency baseline to beat."""
+"""Masked-language-model pre-training of :class:`helpers.lib.bert.TinyBert` (lesson 10 §3): the
+encoded corpus, masked batches, one optimiser step, the held-out accuracy and the frequency
+baseline to beat."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -18,9 +18,8 @@ from helpers.lib.text import check_token_lists
 
 
 def encode_corpus(tok: BPETokenizer, sentences, max_len: int) -> list[np.ndarray]:
-    """Sentences as ``[CLS] pieces [SEP]`` ids. Taught in lesson 10, section 3.
-
-    One id array per sentence (a list of words), cut at ``max_len``."""
+    """Sentences as ``[CLS] pieces [SEP]`` ids (lesson 10 §3): one id array per sentence (a list of
+    words), cut at ``max_len``."""
     check_token_lists(sentences, "sentences", "encode_corpus")
     if len(sentences) == 0:
         raise ValueError("cannot encode an empty corpus (no sentences)")
@@ -28,19 +27,15 @@ def encode_corpus(tok: BPETokenizer, sentences, max_len: int) -> list[np.ndarray
 
 
 def batch_to_torch(batch, device="cpu"):
-    """A MaskedBatch as tensors on ``device``. Taught in lesson 10, section 3.
-
-    (inputs, labels, attention_mask)."""
+    """A MaskedBatch as tensors on ``device`` (lesson 10 §3): (inputs, labels, attention_mask)."""
     return tuple(torch.as_tensor(a, device=device)
                  for a in (batch.inputs, batch.labels, batch.attention_mask))
 
 
 def fixed_eval_batches(tok: BPETokenizer, seqs: Sequence[np.ndarray], seed: int = 123,
                        batch_size: int = 128, p_mask: float = 1.0) -> list:
-    """Held-out batches masked once, with a fixed seed. Taught in lesson 10, section 3.
-
-    15 % of the positions, all shown as [MASK] by default, so that every evaluation scores the
-    same positions."""
+    """Held-out batches masked once, with a fixed seed (lesson 10 §3): 15 % of the positions, all
+    shown as [MASK] by default, so that every evaluation scores the same positions."""
     rng = make_rng(seed)
     out = []
     order = np.argsort([len(s) for s in seqs], kind="stable")
@@ -53,10 +48,8 @@ def fixed_eval_batches(tok: BPETokenizer, seqs: Sequence[np.ndarray], seed: int 
 
 @torch.no_grad()
 def evaluate_mlm(model: TinyBert, batches: list, device="cpu") -> dict:
-    """Masked-token accuracy and NLL on held-out batches. Taught in lesson 10, section 3.
-
-    Top-1 accuracy and mean NLL (nats) at the masked positions: {'accuracy', 'nll',
-    'n_masked'}."""
+    """Top-1 accuracy and mean NLL (nats) at the masked positions of held-out batches
+    (lesson 10 §3): {'accuracy', 'nll', 'n_masked'}."""
     was = model.training
     model.eval()
     correct, nll, n = 0, 0.0, 0
@@ -76,10 +69,9 @@ def evaluate_mlm(model: TinyBert, batches: list, device="cpu") -> dict:
 
 
 def unigram_baseline(tok: BPETokenizer, train_seqs: Sequence[np.ndarray], batches: list) -> dict:
-    """The frequency baseline of masked-token prediction. Taught in lesson 10, section 3.
-
-    Always guess the most frequent ordinary piece; its NLL is that of the add-one unigram
-    distribution of the training pieces. Returns {'accuracy', 'nll', 'n_masked', 'top_piece'}."""
+    """The frequency baseline of masked-token prediction (lesson 10 §3): always guess the most
+    frequent ordinary piece; its NLL is that of the add-one unigram distribution of the training
+    pieces. Returns {'accuracy', 'nll', 'n_masked', 'top_piece'}."""
     if len(train_seqs) == 0 or len(batches) == 0:
         raise ValueError("unigram_baseline: needs training sequences and evaluation batches; "
                          "one of them is empty")
@@ -97,11 +89,9 @@ def unigram_baseline(tok: BPETokenizer, train_seqs: Sequence[np.ndarray], batche
 
 def next_masked_batch(train_seqs: Sequence[np.ndarray], lengths: Sequence[int], queue: list,
                       batch_size: int, tok: BPETokenizer, rng: np.random.Generator):
-    """The next masked training batch. Taught in lesson 10, section 3.
-
-    The next length-bucketed group of ``train_seqs`` (``queue`` is refilled in place when
-    empty), padded and masked 80/10/10: a MaskedBatch of (B, L) arrays. A batch in which no
-    position happens to be chosen is masked again, so every step has a loss."""
+    """The next masked training batch (lesson 10 §3): the next length-bucketed group of
+    ``train_seqs`` (``queue`` refilled in place when empty), padded and masked 80/10/10; masked
+    again when no position happens to be chosen, so every step has a loss."""
     if not queue:
         queue.extend(length_bucketed_batches(lengths, batch_size, rng))
     idx = queue.pop()
@@ -117,10 +107,8 @@ def next_masked_batch(train_seqs: Sequence[np.ndarray], lengths: Sequence[int], 
 
 
 def mlm_update(model, opt, sched, batch, device="cpu") -> float:
-    """One masked-LM optimiser step. Taught in lesson 10, section 3.
-
-    On a MaskedBatch: the loss, its gradient clipped to norm 1, the optimiser's step and the
-    scheduler's (when ``sched`` is not None). Returns the loss."""
+    """One masked-LM optimiser step on a MaskedBatch (lesson 10 §3): the loss, its gradient
+    clipped to norm 1, the optimiser's step and the scheduler's (unless None). Returns the loss."""
     x, y, att = batch_to_torch(batch, device)
     loss = masked_lm_loss(model, x, y, att)
     opt.zero_grad(set_to_none=True)
@@ -133,10 +121,8 @@ def mlm_update(model, opt, sched, batch, device="cpu") -> float:
 
 
 def warmup_linear_decay(optimizer: torch.optim.Optimizer, warmup: int, total: int):
-    """A linear warm-up, then a linear decay to 0. Taught in lesson 10, section 3.
-
-    A LambdaLR schedule: the learning rate rises over ``warmup`` steps, then falls to 0 at step
-    ``total``."""
+    """A LambdaLR schedule (lesson 10 §3): the learning rate rises linearly over ``warmup`` steps,
+    then falls linearly to 0 at step ``total``."""
     return torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda k: min((k + 1) / warmup, max(0.0, (total - k) / max(1, total - warmup))))
 

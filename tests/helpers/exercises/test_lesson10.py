@@ -1,6 +1,5 @@
-"""Lesson 10's checkers, beyond what tests/helpers/exercises/test_hints.py tests of every checker: the defects
-found by the independent check of the checkers (issue 30), each with the answer that used to pass,
-and the experiment's own measurement, which must read the very model and sentences the lesson loads."""
+"""Lesson 10's checkers beyond test_hints.py: wrong answers that once passed, and the experiment's
+own measurement, which must read the very model and sentences the lesson loads."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,10 +13,10 @@ from helpers.exercises import lesson10 as ex
 from helpers.lessons.lesson10 import layer_table
 
 
-# ---------------------------------------------------------------- nearest sense: cosine, not distance
+# ---------------------------------------------------------------- nearest sense: cosine
 def _distance_to_unit_centroid(query, support, senses):
-    """Euclidean distance from the unit query to each sense's centroid of unit vectors: the rule that
-    passed every check before the ±60° / 20° case was added."""
+    """The sense whose centroid of unit vectors is nearest the unit query (Euclidean): a rule the
+    ±60° / 20° case catches."""
     senses = np.asarray(senses)
     unit = support / np.linalg.norm(support, axis=1, keepdims=True)
     q = query / np.linalg.norm(query)
@@ -35,11 +34,11 @@ def test_the_distance_to_the_unit_centroid_is_not_the_cosine(capsys):
     assert result.status == "failed" and result.mistake == "distance_to_centroid", out
 
 
-# ---------------------------------------------------------------- the best layer: measured, never trusted
+# ---------------------------------------------------------------- the best layer: measured
 def test_the_best_layer_checker_ignores_numbers_passed_to_it(capsys):
-    result = ex.check_best_layer(0, layer_table={"light": [0.9, 0.1, 0.1]})     # used to pass
+    result = ex.check_best_layer(0, layer_table={"light": [0.9, 0.1, 0.1]})
     assert result.status == "failed", capsys.readouterr().out
-    result = ex.check_best_layer(2, layer_table={"bank": [0.1, 0.2, 0.3]})      # used to raise a KeyError
+    result = ex.check_best_layer(2, layer_table={"bank": [0.1, 0.2, 0.3]})
     out = capsys.readouterr().out
     assert result.status == "failed" and "could not measure" in out and "Traceback" not in out
     assert ex.check_best_layer(ex._best_layer("light")).status == PASSED
@@ -53,12 +52,15 @@ def test_the_checker_measures_on_what_the_lesson_loads():
     model, tok = ex._shipped_encoder()
     shipped = load_model("mlm_bert")
     assert tok.itos == shipped.tok.itos and tok.merges == shipped.tok.merges
-    for (k, a), (_, b) in zip(model.state_dict().items(), shipped.model.state_dict().items(), strict=True):
+    ours_state, shipped_state = model.state_dict(), shipped.model.state_dict()
+    for (k, a), (_, b) in zip(ours_state.items(), shipped_state.items(), strict=True):
         assert torch.equal(a, b), k
     words = ["light", "bank"]
-    table = layer_table(shipped.model, shipped.tok, theirs, words, ex.N_SUPPORT, ex.REPEATS, ex.SEED)
+    table = layer_table(shipped.model, shipped.tok, theirs, words, ex.N_SUPPORT, ex.REPEATS,
+                        ex.SEED)
     for w in words:
-        np.testing.assert_allclose(ex.layer_accuracies(w), [np.mean(r) for r in table[w]], rtol=1e-12)
+        np.testing.assert_allclose(ex.layer_accuracies(w), [np.mean(r) for r in table[w]],
+                                   rtol=1e-12)
 
 
 def test_an_unknown_word_gets_a_verdict_that_names_the_words(capsys):

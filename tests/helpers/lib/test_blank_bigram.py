@@ -49,21 +49,24 @@ def _formula(seqs, lam, n_special, mask_id, left, right, left_only):
 def test_blank_bigram_is_its_formula_and_refuses_bad_arguments(data):
     n_special, mask_id = 3, 2
     n = data.draw(st.integers(1, 4))
-    seqs = [np.array(data.draw(st.lists(st.integers(0, V - 1), min_size=2, max_size=7))) for _ in range(n)]
+    seqs = [np.array(data.draw(st.lists(st.integers(0, V - 1), min_size=2, max_size=7)))
+            for _ in range(n)]
     lam = data.draw(st.sampled_from([0.3, 0.8, 1.0]))
     left_only = data.draw(st.booleans())
     model = BlankBigram(V, n_special, mask_id, lam=lam, left_only=left_only).fit(seqs)
     B, L = data.draw(dims(1, 3)), data.draw(st.integers(3, 6))
-    inputs = np.array(data.draw(st.lists(st.integers(0, V - 1), min_size=B * L, max_size=B * L))).reshape(B, L)
+    inputs = np.array(data.draw(st.lists(st.integers(0, V - 1), min_size=B * L, max_size=B * L)))
+    inputs = inputs.reshape(B, L)
     rows = np.array(data.draw(st.lists(st.integers(0, B - 1), min_size=1, max_size=4)))
     cols = np.array([data.draw(st.integers(1, L - 2)) for _ in rows])
     p = model.probabilities(inputs, rows, cols)
     assert p.shape == (len(rows), V)
     for k, (r, c) in enumerate(zip(rows, cols)):
-        expected = _formula([list(s) for s in seqs], lam, n_special, mask_id, inputs[r, c - 1], inputs[r, c + 1],
-                            left_only)
+        expected = _formula([list(s) for s in seqs], lam, n_special, mask_id, inputs[r, c - 1],
+                            inputs[r, c + 1], left_only)
         np.testing.assert_allclose(p[k], expected, rtol=1e-10, atol=1e-12)
-    raises_naming(lambda: BlankBigram(V, n_special, mask_id, lam=data.draw(st.sampled_from([0.0, -0.5, 1.5]))), "lam")
+    bad_lam = data.draw(st.sampled_from([0.0, -0.5, 1.5]))
+    raises_naming(lambda: BlankBigram(V, n_special, mask_id, lam=bad_lam), "lam")
     raises_naming(lambda: BlankBigram(V, n_special, V), "mask_id")
     raises_naming(lambda: BlankBigram(V, n_special, mask_id).fit([np.array([0, V])]), "ids")
     raises_naming(lambda: model.probabilities(inputs, rows, np.zeros_like(rows)), "neighbour")

@@ -18,8 +18,9 @@ A plant that grows near water needs light; the power plant needs coal."""
 def test_toy_merges_in_order():
     tok = BPETokenizer.train(TOY, vocab_size=10_000)
     # counts: (e,s)=(s,t)=9 -> tie to the alphabetically first; then (es,t)=9; (o,w)=(▁l,o)=7 ...
-    assert tok.merges[:10] == [("e", "s"), ("es", "t"), ("o", "w"), ("▁l", "ow"), ("e", "w"), ("ew", "est"),
-                          ("▁n", "ewest"), ("d", "est"), ("i", "dest"), ("▁w", "idest")]
+    assert tok.merges[:10] == [("e", "s"), ("es", "t"), ("o", "w"), ("▁l", "ow"), ("e", "w"),
+                               ("ew", "est"), ("▁n", "ewest"), ("d", "est"), ("i", "dest"),
+                               ("▁w", "idest")]
     assert tok.tokenize_word("lowest") == ("▁low", "est")
     assert tok.tokenize_word("newer") == ("▁n", "ew", "er")  # (e, r) occurs twice: merged later
 
@@ -93,7 +94,8 @@ def test_special_tokens_decode():
 def test_bad_input():
     with pytest.raises(ValueError, match="empty corpus"):
         BPETokenizer.train([], vocab_size=100)
-    with pytest.raises(ValueError, match="smaller than the 5 special tokens plus the 11 characters"):
+    with pytest.raises(ValueError,
+                       match="smaller than the 5 special tokens plus the 11 characters"):
         BPETokenizer.train(TOY, vocab_size=12)
     tok = BPETokenizer.train(TOY, vocab_size=30)
     with pytest.raises(IndexError, match=r"ids must be token ids in \[0, 28\), got 30 at index 1"):

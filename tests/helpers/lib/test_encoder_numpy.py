@@ -1,6 +1,5 @@
-"""Properties of lesson 10's NumPy encoder (helpers.lib.encoder_numpy): for drawn sizes, padding and
-weights, the NumPy encoder holding a TinyBert's weights gives TinyBert's contextual vectors and its
-masked-LM loss in float64, an encoder block's backward passes finite differences and equals
+"""Properties of helpers.lib.encoder_numpy: with a TinyBert's weights the NumPy encoder gives its
+vectors and masked-LM loss in float64, a block's backward passes finite differences and equals
 PyTorch's Pre-LN encoder layer, and bad input is refused by name."""
 from __future__ import annotations
 
@@ -17,10 +16,11 @@ from tests.props import budget, covers, dims, raises_naming
 
 def _tiny_bert(heads: int, n_layers: int, seed: int) -> TinyBert:
     torch.manual_seed(seed)
-    model = TinyBert(BertConfig(vocab_size=11, dim=4 * heads, n_layers=n_layers, n_heads=heads, ff_dim=6,
-                                max_len=6), pad_id=0).double().eval()
+    cfg = BertConfig(vocab_size=11, dim=4 * heads, n_layers=n_layers, n_heads=heads, ff_dim=6,
+                     max_len=6)
+    model = TinyBert(cfg, pad_id=0).double().eval()
     with torch.no_grad():
-        for p in model.parameters():                       # away from the identity LayerNorms and zero biases
+        for p in model.parameters():          # away from the identity LayerNorms and zero biases
             p.normal_(0.0, 0.3)
     return model
 
@@ -29,26 +29,32 @@ def _tiny_bert(heads: int, n_layers: int, seed: int) -> TinyBert:
 @budget(0.5)
 @given(st.data())
 def test_the_numpy_encoder_is_tiny_bert_for_every_size_and_padding(data):
-    heads, n_layers, seed = data.draw(st.sampled_from([1, 2])), data.draw(dims(1, 2)), data.draw(st.integers(0, 5))
+    heads, n_layers = data.draw(st.sampled_from([1, 2])), data.draw(dims(1, 2))
+    seed = data.draw(st.integers(0, 5))
     model = _tiny_bert(heads, n_layers, seed)
     enc = NumpyEncoder.from_torch(model)
     B, L = data.draw(dims(1, 3)), data.draw(dims(1, 6))
-    ids = np.array(data.draw(st.lists(st.integers(1, 10), min_size=B * L, max_size=B * L))).reshape(B, L)
+    ids = np.array(data.draw(st.lists(st.integers(1, 10), min_size=B * L, max_size=B * L)))
+    ids = ids.reshape(B, L)
     lengths = [data.draw(st.integers(1, L)) for _ in range(B)]
     mask = np.arange(L)[None] < np.array(lengths)[:, None]
     ids[~mask] = 0
-    segments = np.array(data.draw(st.lists(st.integers(0, 1), min_size=B * L, max_size=B * L))).reshape(B, L)
+    segments = np.array(data.draw(st.lists(st.integers(0, 1), min_size=B * L, max_size=B * L)))
+    segments = segments.reshape(B, L)
+    t_ids, t_mask = torch.as_tensor(ids), torch.as_tensor(mask)
     with torch.no_grad():
-        theirs = model(torch.as_tensor(ids), torch.as_tensor(mask), torch.as_tensor(segments)).numpy()
+        theirs = model(t_ids, t_mask, torch.as_tensor(segments)).numpy()
     ours = enc.forward(ids, mask, segments)
-    np.testing.assert_allclose(ours[mask], theirs[mask], atol=1e-10)   # padded positions are never read
+    np.testing.assert_allclose(ours[mask], theirs[mask], atol=1e-10)   # padding is never read
     labels = np.where(mask & (np.arange(L)[None] % 2 == 0), ids, -100)
     with torch.no_grad():
-        loss = masked_lm_loss(model, torch.as_tensor(ids), torch.as_tensor(labels), torch.as_tensor(mask)).item()
-    np.testing.assert_allclose(enc.masked_lm_loss(ids, labels, mask), loss, rtol=1e-6)   # torch's is float32
-    raises_naming(lambda: enc.forward(np.full((1, 7), 1)), "ids", ValueError)           # longer than max_len
+        loss = masked_lm_loss(model, t_ids, torch.as_tensor(labels), t_mask).item()
+    # torch's loss is float32
+    np.testing.assert_allclose(enc.masked_lm_loss(ids, labels, mask), loss, rtol=1e-6)
+    raises_naming(lambda: enc.forward(np.full((1, 7), 1)), "ids", ValueError)   # over max_len
     raises_naming(lambda: enc.forward(ids + 11), "ids", ValueError)
-    raises_naming(lambda: enc.masked_lm_loss(ids, np.full_like(ids, -100), mask), "labels", ValueError)
+    raises_naming(lambda: enc.masked_lm_loss(ids, np.full_like(ids, -100), mask), "labels",
+                  ValueError)
     raises_naming(lambda: NumpyEncoder.from_torch(torch.nn.Linear(2, 2)), "TinyBert", ValueError)
 
 
@@ -77,7 +83,8 @@ def test_an_encoder_block_is_torch_s_pre_ln_layer_and_passes_finite_differences(
     for p in fresh.params:
         p += 0.1 * rng.standard_normal(p.shape)
     report = check_layer(fresh, x, rng=rng)
-    b_K = "param[5]"          # the key bias shifts a whole row of scores, which the softmax ignores: its gradient is 0
+    # the key bias shifts a whole row of scores, which the softmax ignores: its gradient is 0
+    b_K = "param[5]"
     assert np.abs(fresh.grads[5]).max() < 1e-10
     assert max(e for name, e in report.errors.items() if name != b_K) < 1e-6, report
 
@@ -96,14 +103,16 @@ def test_the_masked_lm_step_gives_torch_s_gradients(heads, n_layers, seed):
     labels = np.where(mask & (rng.random(ids.shape) < 0.5), ids, -100)
     labels[2, 3] = ids[2, 3]
     segments = np.zeros_like(ids)
-    loss = masked_lm_loss(model, torch.as_tensor(ids), torch.as_tensor(labels), torch.as_tensor(mask))
+    loss = masked_lm_loss(model, torch.as_tensor(ids), torch.as_tensor(labels),
+                          torch.as_tensor(mask))
     loss.backward()
     ours = enc.masked_lm_step(ids, labels, mask)
     np.testing.assert_allclose(ours, loss.item(), rtol=1e-6)
     pairs = [(enc.grads[0], model.tok_emb.weight.grad), (enc.grads[1], model.pos_emb.weight.grad),
              (enc.grads[-1], model.out_bias.grad),
              (enc.blocks[0].ff.grads[0], model.encoder.layers[0].linear1.weight.grad.T),
-             (enc.blocks[0].attn.grads[6], model.encoder.layers[0].self_attn.out_proj.weight.grad.T)]
+             (enc.blocks[0].attn.grads[6],
+              model.encoder.layers[0].self_attn.out_proj.weight.grad.T)]
     for mine, theirs in pairs:
-        np.testing.assert_allclose(mine, theirs.numpy(), rtol=1e-5, atol=1e-7)   # torch: float32 loss
-    assert np.all(enc.grads[2][1] == 0) and segments.max() == 0   # sentence B's row was never read
+        np.testing.assert_allclose(mine, theirs.numpy(), rtol=1e-5, atol=1e-7)   # torch: float32
+    assert np.all(enc.grads[2][1] == 0) and segments.max() == 0   # sentence B's row never read

@@ -39,7 +39,8 @@ def tok():
 @pytest.fixture(scope="module")
 def big_batch(tok):
     rng = np.random.default_rng(0)
-    seqs = [encode_sentence(tok, WORDS[s:s + int(rng.integers(3, 30))], 40) for s in rng.integers(0, 300, 2000)]
+    seqs = [encode_sentence(tok, WORDS[s:s + int(rng.integers(3, 30))], 40)
+            for s in rng.integers(0, 300, 2000)]
     return pad_batch(seqs, tok.pad_id)
 
 
@@ -107,7 +108,8 @@ def test_mask_tokens_bad_input(tok):
         mask_tokens(np.arange(10), tok, rng)
     with pytest.raises(ValueError, match="p_mask \\+ p_random <= 1"):
         mask_tokens(np.ones((2, 3), np.int64) * 6, tok, rng, p_mask=0.95, p_random=0.1)
-    with pytest.raises(ValueError, match=r"ids must be token ids in \[0, \d+\), got 5000 at index \(0, 1\)"):
+    with pytest.raises(ValueError,
+                       match=r"ids must be token ids in \[0, \d+\), got 5000 at index \(0, 1\)"):
         mask_tokens(np.array([[6, 5000]]), tok, rng)
     ids, att = pad_batch([encode_sentence(tok, ["the", "bank"], 8), [2, 3]], tok.pad_id)
     with pytest.raises(ValueError, match=r"attention_mask must have the shape of ids \(2, 4\)"):
