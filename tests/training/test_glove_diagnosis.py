@@ -6,7 +6,7 @@ import scipy.sparse as sp
 
 import training.glove_diagnosis as gd
 from helpers.course.study_records import read_log
-from helpers.course.word_vectors import load_word_vectors
+from helpers.course.shipped_vectors import load_word_vectors
 
 
 @pytest.fixture(scope="module")

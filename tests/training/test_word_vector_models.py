@@ -6,7 +6,7 @@ import pytest
 from helpers.course.bbc_topics import bbc_groups, bbc_topic_task
 from helpers.course.benchmarks import benchmark_halves, evaluate_vectors
 from helpers.course.models import read_manifest
-from helpers.course.word_vectors import NAMES, load_word_vectors
+from helpers.course.shipped_vectors import NAMES, load_word_vectors
 from helpers.lib.metrics import analogy_hits, similarity_interval
 from training.registry import MODELS
 from training.runlog import RunLog
