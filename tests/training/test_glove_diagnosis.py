@@ -5,8 +5,8 @@ import pytest
 import scipy.sparse as sp
 
 import training.glove_diagnosis as gd
-from helpers.course.study_records import read_log
 from helpers.course.shipped_vectors import load_word_vectors
+from helpers.course.study_records import read_log
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers.course.study_records import load_budget
 from helpers.course.shipped_vectors import load_word_vectors
+from helpers.course.study_records import load_budget
 from training import word2vec_budget as budget
 from training.runlog import RunLog
 from training.word_vector_models import SETTINGS, train_gensim_vectors
