@@ -169,7 +169,12 @@ def test_static_vectors_pca_and_the_sense_explorer():
                           "bank\tmoney\tthe bank vault"])
     kv = {"the": np.array([1.0, 0.0]), "river": np.array([0.0, 2.0]), "bank": np.array([5.0, 5.0])}
     assert np.array_equal(static_vectors(kv, ex), [[5, 5], [5, 5]])
-    assert np.allclose(static_vectors(kv, ex, context=True), [[0.5, 1.0], [1.0, 0.0]])  # no 'vault'
+    with pytest.raises(KeyError, match="'vault' of 'the bank vault' has no static vector"):
+        static_vectors(kv, ex, context=True)
+    missing = Counter()
+    assert np.allclose(static_vectors(kv, ex, context=True, missing=missing),
+                       [[0.5, 1.0], [1.0, 0.0]])
+    assert missing == {"vault": 1}
     X = np.random.default_rng(0).normal(size=(20, 5)) * [5, 1, 0.1, 0.1, 0.1]
     P = pca_2d(X)
     assert P.shape == (20, 2) and np.var(P[:, 0]) > np.var(P[:, 1]) and np.allclose(P, pca_2d(X))
