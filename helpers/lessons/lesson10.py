@@ -291,6 +291,19 @@ def sense_table(vectors_of: dict, examples: Sequence[SenseExample], words: Seque
     return table
 
 
+def sense_table_text(table: dict, words: Sequence[str], short: dict) -> str:
+    """A sense table as text: a row per word and the mean over the words, a column per method
+    (headed by ``short[method]``), each cell the mean accuracy (%) and [2.5 %, 97.5 %] of the
+    draws."""
+    rows = [" " * 10 + "".join(f"{short[k]:>13s}" for k in table)]
+    for w in list(words) + [f"mean of {len(words)}"]:
+        cells = [spread(np.mean([row[v] for v in words], axis=0) if w not in words else row[w])
+                 for row in table.values()]
+        rows.append(f"{w:10s}" + "".join(f"{100 * m:>4.0f} [{100 * lo:2.0f},{100 * hi:3.0f}]"
+                                         for m, lo, hi in cells))
+    return "\n".join(rows)
+
+
 def layer_table(model: TinyBert, tok: BPETokenizer, examples: Sequence[SenseExample],
                 words: Sequence[str], n_support: int = 3, repeats: int = 200,
                 seed: int = 0) -> dict:

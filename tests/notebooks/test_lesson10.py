@@ -2,8 +2,9 @@
 no printed line longer than an HTML export shows without wrapping it mid-word (about 100
 characters: the nearest-sense table's legend line), the student's live encoder above the left bigram
 on held-out text, the next-sentence result (counting shared
-pieces beats the trained NSP head), and the static row of section 5 recomputed without the test
-articles' text."""
+pieces beats the trained NSP head), the word senses (the encoder ahead on the paired sentences,
+the static context mean on the first set, its unknown words counted), and the static row of
+section 5 recomputed without the test articles' text."""
 from __future__ import annotations
 
 import json
@@ -73,3 +74,16 @@ def test_the_static_row_without_the_test_text_ties_at_every_size():
     assert [c[0] for c in cells] == ["25", "100", "400", "1,500"]
     # the prose: fine-tuning beats the static average with 25 and 100 articles, no clear difference after
     assert [c[4] for c in cells] == ["win", "win", "tie", "tie"]
+
+
+def test_the_encoder_wins_on_the_paired_senses_and_the_static_mean_on_the_first_set():
+    text = _text()
+    pairs = re.search(r"the final layer minus each, .*:\n  static: mean word2vec of context +"
+                      r"([+-][\d.]+) \[([+-][\d.]+), ([+-][\d.]+)\]", text)
+    assert pairs and float(pairs.group(2)) > 0              # the paired sentences: the encoder
+    first = re.search(r"the first set, final layer minus the static context mean: ([+-][\d.]+) "
+                      r"\[([+-][\d.]+), ([+-][\d.]+)\]", text)
+    assert first and float(first.group(1)) < 0              # the first set: the static mean, on average
+    missing = re.search(r"context words without a static vector, left out of the mean: "
+                        r"(\d+) of ([\d,]+)", text)
+    assert missing and 0 < int(missing.group(1)) < int(missing.group(2).replace(",", ""))
