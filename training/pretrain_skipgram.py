@@ -5,13 +5,15 @@ Settings: lesson 07's shipped gensim skip-gram (100 dimensions, window 5, 5 nega
 subsampling 1e-4, learning rate 0.05 decaying linearly over 60 epochs, min_count 5, one worker),
 one epoch at a time, validated after each on the validation half of WordSim-353, the best epoch
 kept. What ships is what lesson 10 reads, not the whole table (the size budget of
-``data/models``): the vectors of the words of the labelled sentences, and every BBC article's
+``data/models``): the vectors of the words of the labelled sentences (both word-sense files;
+a word under min_count has none, and the lesson counts it), and every BBC article's
 average unit vector over its first ``max_sents`` sentences (the fine-tuning experiment's static
 features). The subset metric is the nearest-sense accuracy of the context-mean vectors.
 """
 from __future__ import annotations
 
 import logging
+from collections import Counter
 
 import numpy as np
 
@@ -19,10 +21,11 @@ from helpers.course.benchmarks import evaluate_vectors
 from helpers.course.bert_finetune import static_features
 from helpers.course.contextual_studies import PretrainStatic
 from helpers.course.corpus import document_sentences, modern_english_documents
-from helpers.course.data import load_wsd_sentences
+from helpers.course.data import WSD_FILE, WSD_FILES, load_wsd_sentences
 from helpers.course.mlm_model import mlm_sentences
 from helpers.infra.artifacts import strings_to_array
 from helpers.infra.seeding import make_rng
+from helpers.lessons.lesson10 import static_vectors
 from helpers.lib.contextual import nearest_sense_accuracy
 from helpers.lib.text import Vocab
 from training.loop import train_steps
@@ -79,7 +82,8 @@ def train(settings: dict, log: RunLog, max_steps: int | None = None,
                       desc="skip-gram (pre-training documents)", progress=progress)
     W = vectors["W"]
     stoi = {w: i for i, w in enumerate(itos)}
-    words = sorted({w for e in load_wsd_sentences() for w in e.tokens if w in stoi})
+    words = sorted({w for name in WSD_FILES for e in load_wsd_sentences(name) for w in e.tokens
+                    if w in stoi})
     doc_index, articles = bbc_articles(s["max_sents"])
     arrays = {"wsd/words": strings_to_array(words), "wsd/W": W[[stoi[w] for w in words]],
               "bbc/doc_index": doc_index, "bbc/features": static_features(W, stoi, articles),
@@ -94,26 +98,15 @@ def train(settings: dict, log: RunLog, max_steps: int | None = None,
     return arrays, meta, metrics
 
 
-def context_mean_vectors(static: PretrainStatic, examples) -> np.ndarray:
-    """(n, 100) float64: for each labelled sentence, the mean static vector of its other words
-    (words without a vector skipped)."""
-    out = []
-    for e in examples:
-        ctx = [static[w] for i, w in enumerate(e.tokens) if i != e.position and w in static]
-        if not ctx:
-            raise ValueError(f"no context word of {e.sentence!r} has a static vector")
-        out.append(np.mean(ctx, axis=0))
-    return np.asarray(out, dtype=np.float64)
-
-
 def subset_metric(static: PretrainStatic) -> tuple[str, float]:
-    """('wsd_context_mean_accuracy', the nearest-sense accuracy of the context-mean vectors, the
-    mean over the six words: 3 labelled sentences per sense, 200 draws with seed 0)."""
-    examples = load_wsd_sentences()
+    """('wsd_context_mean_accuracy', the nearest-sense accuracy of the context-mean vectors on
+    ``wsd_sentences.tsv``, the mean over its six words: 3 labelled sentences per sense, 200 draws
+    with seed 0; context words under min_count are left out of the mean)."""
+    examples = load_wsd_sentences(WSD_FILE)
     accs = []
     for w in sorted({e.word for e in examples}):
         exs = [e for e in examples if e.word == w]
-        X = context_mean_vectors(static, exs)
+        X = static_vectors(static, exs, context=True, missing=Counter())
         acc = nearest_sense_accuracy(X, [e.sense for e in exs], 3, make_rng(0), 200)
         accs.append(acc["accuracy"])
     return "wsd_context_mean_accuracy", float(np.mean(accs))

@@ -22,6 +22,7 @@ SHA256 = {
     "shakespeare.txt.gz": "cd8e1dbb58cf703a775d1059fbe8a6e0c1f271216b6146aeb982247c3ee7e10d",
     "wikipedia.txt.gz": "f4481065933e2fd0b4677b81ef7fb18d8411211c6efc7a3a6abb62b8df975635",
     "wsd_sentences.tsv": "ba3c4173666b9b1e86948a38fcb64a51f97261002862e6687f61868df15749d1",
+    "wsd_shared_words.tsv": "b75aac62d508e84fbe4dbfa25cf3fd3e7d85541ac77a1d28c2ae796e9304a875",
     # read from installed packages:
     "bbcnews": "53f5a286932a1876464b0952125bfe0e663c3d541a4689bdeaf13d4f0281687a",
     "questions-words.txt": "8c29b3332afc46f3fb8be04cb5297bf96f39aa7131272dff57869b4485b22a36",
@@ -170,6 +171,7 @@ class SenseExample:
 
 
 WSD_FILE = "wsd_sentences.tsv"
+WSD_FILES = (WSD_FILE, "wsd_shared_words.tsv")
 
 
 def parse_wsd_lines(lines: Sequence[str], source: str = "<lines>") -> list[SenseExample]:
@@ -186,21 +188,27 @@ def parse_wsd_lines(lines: Sequence[str], source: str = "<lines>") -> list[Sense
             continue
         fields = line.split("\t")
         if len(fields) != 3:
-            raise DataError(f"{source}, line {k}: expected 3 tab-separated fields, got {len(fields)}")
+            raise DataError(f"{source}, line {k}: expected 3 tab-separated fields, "
+                            f"got {len(fields)}")
         word, sense, sentence = fields
         tokens = tuple(tokenize(sentence))
         if tokens.count(word) != 1:
-            raise DataError(f"{source}, line {k}: the word {word!r} occurs {tokens.count(word)} times "
-                            f"in {sentence!r}; it must occur exactly once")
+            raise DataError(f"{source}, line {k}: the word {word!r} occurs "
+                            f"{tokens.count(word)} times in {sentence!r}; it must occur "
+                            "exactly once")
         out.append(SenseExample(word, sense, sentence, tokens, tokens.index(word)))
     if not out:
         raise DataError(f"{source}: no examples")
     return out
 
 
-def load_wsd_sentences() -> list[SenseExample]:
-    """The course's 144 hand-labelled sentences (6 words x 2 senses x 12), checksum
-    verified (see data/README.md). Returns them in file order."""
-    path = verify_file(DATA_DIR / WSD_FILE, SHA256[WSD_FILE],
-                       f"Restore it with `git checkout -- data/{WSD_FILE}` (see data/README.md).")
+def load_wsd_sentences(name: str = WSD_FILE) -> list[SenseExample]:
+    """The course's hand-labelled word-sense sentences, checksum verified (see data/README.md),
+    in file order: ``'wsd_sentences.tsv'`` (144: 6 words x 2 senses x 12) or
+    ``'wsd_shared_words.tsv'`` (192: 4 words x 2 senses x 24, in pairs whose two senses share
+    their content words)."""
+    if name not in WSD_FILES:
+        raise ValueError(f"load_wsd_sentences: name must be one of {WSD_FILES}, got {name!r}")
+    path = verify_file(DATA_DIR / name, SHA256[name],
+                       f"Restore it with `git checkout -- data/{name}` (see data/README.md).")
     return parse_wsd_lines(path.read_text(encoding="utf-8").splitlines(), str(path))

@@ -5,6 +5,7 @@ fine-tuning results (shipped, and a short live run), and the explorers' render f
 from __future__ import annotations
 
 import textwrap
+from collections import Counter
 from typing import Sequence
 
 import numpy as np
@@ -45,7 +46,7 @@ from helpers.infra.plotting import (
 from helpers.infra.seeding import make_rng
 from helpers.lib.bert import TinyBert
 from helpers.lib.bpe import SPECIALS, BPETokenizer
-from helpers.lib.contextual import nearest_sense, word_vectors
+from helpers.lib.contextual import nearest_sense, numpy_word_vectors, word_vectors
 from helpers.lib.encoder_numpy import NumpyEncoder
 from helpers.lib.mlm import IGNORE, MaskedBatch, encode_sentence, length_bucketed_batches, pad_batch
 from helpers.lib.optim import Adam, clip_global_norm
@@ -56,7 +57,7 @@ from helpers.lib.pretraining import (
 )
 from helpers.lib.stats import Interval, bootstrap_interval
 
-WIDTH = 96          # explorers' summaries are wrapped to this width (an HTML export wraps longer lines mid-word)
+WIDTH = 96  # explorers' summaries are wrapped to this width (an HTML export breaks longer lines)
 
 
 # ---------------------------------------------------------------- static baselines
@@ -70,29 +71,48 @@ def shipped_static_vectors(name: str = "gensim-skipgram"):
     return kv, meta
 
 
-def static_vectors(kv, examples: Sequence[SenseExample], context: bool = False) -> np.ndarray:
+def static_vectors(kv, examples: Sequence[SenseExample], context: bool = False,
+                   missing: Counter | None = None) -> np.ndarray:
     """Static vectors of the examples, (n, d) float64: the target word's own vector (the
     same for every sentence), or with ``context=True`` the mean vector of the other words
-    of the sentence (words missing from ``kv`` are skipped)."""
+    of the sentence. A context word without a vector raises KeyError, unless ``missing`` (a
+    Counter) is given: then it is left out of the mean and counted there."""
     out = []
     for e in examples:
         if not context:
             if e.word not in kv:
                 raise KeyError(f"{e.word!r} is not in the static vocabulary")
             out.append(kv[e.word])
-        else:
-            ctx = [kv[w] for i, w in enumerate(e.tokens) if i != e.position and w in kv]
-            if not ctx:
-                raise ValueError(f"no context word of {e.sentence!r} has a static vector")
-            out.append(np.mean(ctx, axis=0))
+            continue
+        ctx = []
+        for i, w in enumerate(e.tokens):
+            if i == e.position:
+                continue
+            if w in kv:
+                ctx.append(kv[w])
+            elif missing is None:
+                raise KeyError(f"the context word {w!r} of {e.sentence!r} has no static vector; "
+                               "pass missing=Counter() to leave such words out and count them")
+            else:
+                missing[w] += 1
+        if not ctx:
+            raise ValueError(f"no context word of {e.sentence!r} has a static vector")
+        out.append(np.mean(ctx, axis=0))
     return np.asarray(out, dtype=np.float64)
 
 
-# ---------------------------------------------------------------- contextual vectors of the examples
-def example_vectors(model: TinyBert, tok: BPETokenizer, examples: Sequence[SenseExample], layer: int = -1,
+# ------------------------------------------------------------ contextual vectors of the examples
+def example_vectors(model: TinyBert | NumpyEncoder, tok: BPETokenizer,
+                    examples: Sequence[SenseExample], layer: int = -1,
                     device: str = "cpu") -> np.ndarray:
-    """Contextual vectors (n, d) of the examples' target words at ``layer``."""
-    return word_vectors(model, tok, [e.tokens for e in examples], [e.position for e in examples], layer, device)
+    """Contextual vectors (n, d) of the examples' target words at ``layer`` (a NumPy encoder:
+    the final layer only)."""
+    sentences, positions = [e.tokens for e in examples], [e.position for e in examples]
+    if isinstance(model, NumpyEncoder):
+        if layer != -1:
+            raise ValueError(f"a NumpyEncoder gives its final layer only (layer=-1), got {layer}")
+        return numpy_word_vectors(model, tok, sentences, positions)
+    return word_vectors(model, tok, sentences, positions, layer, device)
 
 
 # ---------------------------------------------------------------- the sense explorer
@@ -105,31 +125,35 @@ def pca_2d(X: np.ndarray) -> np.ndarray:
     return Xc @ Vt.T
 
 
-def render_sense_explorer(model: TinyBert, tok: BPETokenizer, examples: Sequence[SenseExample],
+def render_sense_explorer(model: TinyBert, tok: BPETokenizer, examples,
                           sentence: int = 0, word: str = "bank", layer: int = -1):
     """Explorer: one sentence of ``word``, its attention and its nearest sense.
 
-    Left: the attention of the word's first piece over the sentence at ``layer`` (mean of
-    the heads). Right: all contextual vectors of ``word`` at that layer projected by PCA,
-    coloured by sense, the chosen sentence starred. The nearest sense is computed from
+    ``examples``: labelled sentences, or {choice: the sentences of one word} (the choices of
+    the word menu, e.g. one word from two files). Left: the attention of the word's first
+    piece over the sentence at ``layer`` (mean of the heads). Right: all contextual vectors
+    of the word at that layer projected by PCA, coloured by sense, the chosen sentence
+    starred (past the word's last sentence, its last). The nearest sense is computed from
     the *other* sentences (leave one out). Returns (figure, summary)."""
-
-    exs = [e for e in examples if e.word == word]
+    if not isinstance(examples, dict):
+        examples = {w: [e for e in examples if e.word == w] for w in {e.word for e in examples}}
+    exs = examples.get(word)
     if not exs:
         raise ValueError(f"no examples for the word {word!r}")
-    if not 0 <= sentence < len(exs):
-        raise ValueError(f"sentence must be in [0, {len(exs)}), got {sentence}")
+    if sentence < 0:
+        raise ValueError(f"sentence must be 0 or more, got {sentence}")
     L = model.cfg.n_layers
     layer = L if layer == -1 else layer
     if not 1 <= layer <= L:
         raise ValueError(f"layer must be in [1, {L}] (or -1 for the last), got {layer}")
+    sentence = min(sentence, len(exs) - 1)
     ex = exs[sentence]
     X = example_vectors(model, tok, exs, layer)
     senses = np.array([e.sense for e in exs])
     others = np.arange(len(exs)) != sentence
     pred, scores = nearest_sense(X[sentence], X[others], senses[others])
 
-    ids, owner = tok.encode_words(list(ex.tokens))
+    _, owner = tok.encode_words(list(ex.tokens))
     seq = encode_sentence(tok, ex.tokens, model.cfg.max_len)
     q = 1 + int(np.flatnonzero(owner == ex.position)[0])
     _, attn = model.layers_and_attention(torch.as_tensor(seq[None]))
@@ -141,26 +165,29 @@ def render_sense_explorer(model: TinyBert, tok: BPETokenizer, examples: Sequence
     colors = [COLOURS["vermillion"] if k == q else COLOURS["blue"] for k in range(len(seq))]
     ax1.bar(np.arange(len(seq)), a, color=colors)
     ax1.set_xticks(np.arange(len(seq)), pieces, rotation=90, fontsize=8)
-    set_labels(ax1, f"layer {layer}: where '{word}' (red) looks", "piece of the sentence",
+    set_labels(ax1, f"layer {layer}: where '{ex.word}' (red) looks", "piece of the sentence",
                "attention weight (mean of heads)")
     P = pca_2d(X)
-    for s, c, m in zip(sorted(set(senses)), [COLOURS["orange"], COLOURS["green"]], ["o", "s"], strict=False):
+    for s, c, m in zip(sorted(set(senses)), [COLOURS["orange"], COLOURS["green"]], ["o", "s"],
+                       strict=False):
         ax2.scatter(*P[senses == s].T, color=c, marker=m, label=s, alpha=0.75)
     ax2.scatter(*P[sentence], marker="*", s=300, color=BLACK, label="this sentence")
-    set_labels(ax2, f"contextual vectors of '{word}', layer {layer} (PCA)", "principal component 1",
-               "principal component 2")
+    set_labels(ax2, f"contextual vectors of '{ex.word}', layer {layer} (PCA)",
+               "principal component 1", "principal component 2")
     ax2.legend()
     top = int(np.argmax(np.where(np.arange(len(seq)) == q, -1, a)))
     cos = ", ".join(f"{s} {v:.2f}" for s, v in scores.items())
-    acc = [spread(sense_rounds(example_vectors(model, tok, exs, k), senses, 3, 200, 0))[0] for k in range(L + 1)]
-    summary = (f"“{ex.sentence}” — labelled: {ex.sense}; nearest sense at layer {layer}: {pred} "
-               f"(cosine to centroids: {cos}); '{word}' attends most to '{pieces[top]}' ({a[top]:.2f}). "
-               f"Nearest-sense accuracy of '{word}' (3 labelled per sense, 200 draws) at layer {layer}: "
+    acc = [spread(sense_rounds(example_vectors(model, tok, exs, k), senses, 3, 200, 0))[0]
+           for k in range(L + 1)]
+    summary = (f"sentence {sentence} of {len(exs)}: “{ex.sentence}” — labelled: {ex.sense}; "
+               f"nearest sense at layer {layer}: {pred} (cosine to centroids: {cos}); "
+               f"'{ex.word}' attends most to '{pieces[top]}' ({a[top]:.2f}). Nearest-sense "
+               f"accuracy of '{word}' (3 labelled per sense, 200 draws) at layer {layer}: "
                f"{acc[layer]:.1%}; at every layer 0..{L}: " + ", ".join(f"{v:.1%}" for v in acc))
     return fig, textwrap.fill(summary, WIDTH)
 
 
-# ---------------------------------------------------------------- the shipped masked LM: test numbers
+# ------------------------------------------------------------ the shipped masked LM: test numbers
 @torch.no_grad()
 def sentence_scores(model: TinyBert, batches: list) -> tuple[np.ndarray, np.ndarray]:
     """Per evaluated sentence (rows of ``batches``, from fixed_eval_batches): the number of
@@ -181,10 +208,12 @@ def sentence_scores(model: TinyBert, batches: list) -> tuple[np.ndarray, np.ndar
     return right[keep].astype(np.int64), count[keep].astype(np.int64)
 
 
-def accuracy_interval(right: np.ndarray, count: np.ndarray, n_boot: int = 1000, seed: int = 0) -> Interval:
+def accuracy_interval(right: np.ndarray, count: np.ndarray, n_boot: int = 1000,
+                      seed: int = 0) -> Interval:
     """Masked-token accuracy sum(right) / sum(count) with a 95 % bootstrap interval over
     sentences (the pieces of one sentence are not independent, so whole sentences are resampled)."""
-    return bootstrap_interval(lambda r, c: r.sum() / c.sum(), right, count, n_boot=n_boot, seed=seed)
+    return bootstrap_interval(lambda r, c: r.sum() / c.sum(), right, count, n_boot=n_boot,
+                              seed=seed)
 
 
 def unigram_sentence_scores(top_id: int, batches: list) -> tuple[np.ndarray, np.ndarray]:
@@ -205,7 +234,8 @@ def split_batches(tok: BPETokenizer, split: str, max_len: int = 64) -> list:
     seeds = {"valid": VALID_SEED, "test": TEST_SEED}
     if split not in seeds:
         raise ValueError(f"split must be 'valid' or 'test', got {split!r}")
-    return fixed_eval_batches(tok, encode_corpus(tok, mlm_sentences()[split], max_len), seed=seeds[split])
+    return fixed_eval_batches(tok, encode_corpus(tok, mlm_sentences()[split], max_len),
+                              seed=seeds[split])
 
 
 # ---------------------------------------------------------------- word senses with their spread
@@ -249,25 +279,41 @@ def paired_difference(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float
 
 def sense_table(vectors_of: dict, examples: Sequence[SenseExample], words: Sequence[str],
                 n_support: int = 3, repeats: int = 200, seed: int = 0) -> dict:
-    """{method: {word: per-round accuracies (repeats,)}} for every method ``vectors_of[method](examples)
-    -> (n, d)`` and word, all methods on the same rounds."""
+    """{method: {word: per-round accuracies (repeats,)}} for every method
+    ``vectors_of[method](examples) -> (n, d)`` and word, all methods on the same rounds."""
     table = {}
     for name, vec in vectors_of.items():
         table[name] = {}
         for w in words:
             exs = [e for e in examples if e.word == w]
-            table[name][w] = sense_rounds(vec(exs), [e.sense for e in exs], n_support, repeats, seed)
+            table[name][w] = sense_rounds(vec(exs), [e.sense for e in exs], n_support, repeats,
+                                          seed)
     return table
 
 
-def layer_table(model: TinyBert, tok: BPETokenizer, examples: Sequence[SenseExample], words: Sequence[str],
-                n_support: int = 3, repeats: int = 200, seed: int = 0) -> dict:
+def sense_table_text(table: dict, words: Sequence[str], short: dict) -> str:
+    """A sense table as text: a row per word and the mean over the words, a column per method
+    (headed by ``short[method]``), each cell the mean accuracy (%) and [2.5 %, 97.5 %] of the
+    draws."""
+    rows = [" " * 10 + "".join(f"{short[k]:>13s}" for k in table)]
+    for w in list(words) + [f"mean of {len(words)}"]:
+        cells = [spread(np.mean([row[v] for v in words], axis=0) if w not in words else row[w])
+                 for row in table.values()]
+        rows.append(f"{w:10s}" + "".join(f"{100 * m:>4.0f} [{100 * lo:2.0f},{100 * hi:3.0f}]"
+                                         for m, lo, hi in cells))
+    return "\n".join(rows)
+
+
+def layer_table(model: TinyBert, tok: BPETokenizer, examples: Sequence[SenseExample],
+                words: Sequence[str], n_support: int = 3, repeats: int = 200,
+                seed: int = 0) -> dict:
     """{word: [per-round accuracies of layer 0, 1, ..., n_layers]} (layer 0 = the embeddings)."""
     out = {}
     for w in words:
         exs = [e for e in examples if e.word == w]
         senses = [e.sense for e in exs]
-        out[w] = [sense_rounds(example_vectors(model, tok, exs, layer), senses, n_support, repeats, seed)
+        out[w] = [sense_rounds(example_vectors(model, tok, exs, layer), senses, n_support,
+                               repeats, seed)
                   for layer in range(model.cfg.n_layers + 1)]
     return out
 
@@ -277,7 +323,8 @@ def layer_table(model: TinyBert, tok: BPETokenizer, examples: Sequence[SenseExam
 FINETUNE_STYLE = {"fine-tuned": (COLOURS["vermillion"], LINESTYLES[0], MARKERS[0]),
                   "frozen": (COLOURS["blue"], LINESTYLES[1], MARKERS[1]),
                   "static": (COLOURS["green"], LINESTYLES[2], MARKERS[2])}
-FINETUNE_LABEL = {"fine-tuned": "fine-tuned encoder + head", "frozen": "frozen encoder features + log. regression",
+FINETUNE_LABEL = {"fine-tuned": "fine-tuned encoder + head",
+                  "frozen": "frozen encoder features + log. regression",
                   "static": "static skip-gram mean + log. regression"}
 
 
@@ -297,7 +344,8 @@ def finetune_table(results: FinetuneResults) -> str:
 
 def plot_finetune(results: FinetuneResults, live: dict | None = None, ax=None):
     """Test accuracy vs training-set size (log x): per method the mean over the seeds, with the
-    min-max band; ``live`` ({'n', 'test_acc', 'steps'}) adds the live run as a star. Returns the axes."""
+    min-max band; ``live`` ({'n', 'test_acc', 'steps'}) adds the live run as a star. Returns the
+    axes."""
     if ax is None:
         _, ax = new_figure()
     x = np.asarray(results.sizes)
@@ -319,7 +367,8 @@ def plot_finetune(results: FinetuneResults, live: dict | None = None, ax=None):
 def static_whole_articles(results: FinetuneResults, n: int = 1500) -> np.ndarray:
     """Test accuracy (one per seed) of the static method at ``n`` training articles when every
     article is read whole instead of its first ``max_sents`` sentences, with the C the shipped run
-    chose on validation for that cell: how much of the gap to lesson 09's number is the cut articles."""
+    chose on validation for that cell: how much of the gap to lesson 09's number is the cut
+    articles."""
     s = results.settings
     data = bbc_finetune_data(s["max_sents"], s["n_valid_per_topic"], s["valid_seed"])
     full = document_sentences()
@@ -329,18 +378,19 @@ def static_whole_articles(results: FinetuneResults, n: int = 1500) -> np.ndarray
     out = []
     for j, seed in enumerate(results.seeds):
         idx = data.pool[training_subset(y[data.pool], int(n), int(seed))]
-        out.append(float(np.mean(logreg_test_predictions(X[idx], y[idx], X[data.test], float(results.static_C[i, j]))
-                                 == y[data.test])))
+        pred = logreg_test_predictions(X[idx], y[idx], X[data.test], float(results.static_C[i, j]))
+        out.append(float(np.mean(pred == y[data.test])))
     return np.array(out)
 
 
 def static_answers(results: FinetuneResults, pretrain) -> dict:
     """The static method's answer on every test article, for every size and seed of the shipped
     experiment (the same training subsets, validation set and grid of C), two ways:
-    ``'lesson 07'`` with the vectors the shipped run used (lesson 07's skip-gram, whose training text
-    includes the test articles' text) and the C it recorded; ``'pre-training only'`` with ``pretrain``
-    (``load_model("wv_pretrain_skipgram")``: trained on the pre-training documents only), C chosen on
-    validation as the shipped run chose it. Returns {way: (sizes, seeds, n_test) bool right/wrong}."""
+    ``'lesson 07'`` with the vectors the shipped run used (lesson 07's skip-gram, whose training
+    text includes the test articles' text) and the C it recorded; ``'pre-training only'`` with
+    ``pretrain`` (``load_model("wv_pretrain_skipgram")``: trained on the pre-training documents
+    only), C chosen on validation as the shipped run chose it. Returns {way: (sizes, seeds,
+    n_test) bool right/wrong}."""
     s = results.settings
     data = bbc_finetune_data(s["max_sents"], s["n_valid_per_topic"], s["valid_seed"])
     y = data.labels
@@ -351,15 +401,18 @@ def static_answers(results: FinetuneResults, pretrain) -> dict:
     for i, n in enumerate(results.sizes):
         for j, seed in enumerate(results.seeds):
             idx = data.pool[training_subset(y[data.pool], int(n), int(seed))]
-            out["lesson 07"][i, j] = logreg_test_predictions(X07[idx], y[idx], X07[data.test],
-                                                             float(results.static_C[i, j])) == y[data.test]
-            _, C, _ = choose_logreg({"static": (Xp[idx], Xp[data.valid])}, y[idx], y[data.valid], s["Cs"])
-            out["pre-training only"][i, j] = logreg_test_predictions(Xp[idx], y[idx], Xp[data.test], C) == y[data.test]
+            pred07 = logreg_test_predictions(X07[idx], y[idx], X07[data.test],
+                                             float(results.static_C[i, j]))
+            out["lesson 07"][i, j] = pred07 == y[data.test]
+            _, C, _ = choose_logreg({"static": (Xp[idx], Xp[data.valid])}, y[idx], y[data.valid],
+                                    s["Cs"])
+            pred = logreg_test_predictions(Xp[idx], y[idx], Xp[data.test], C)
+            out["pre-training only"][i, j] = pred == y[data.test]
     return out
 
 
-def live_finetune(shipped: ShippedMLM, results: FinetuneResults, steps: int = 20, n: int = 100, seed: int = 0,
-                  progress: bool = True) -> dict:
+def live_finetune(shipped: ShippedMLM, results: FinetuneResults, steps: int = 20, n: int = 100,
+                  seed: int = 0, progress: bool = True) -> dict:
     """Fine-tune the shipped encoder live on ``n`` training articles (seed ``seed``: the shipped
     run's subset) with the shipped recipe (the learning rate and pooling chosen on validation,
     warm-up and linear decay) over a budget of ``steps`` steps, one thread; the weights after the
@@ -379,30 +432,33 @@ def live_finetune(shipped: ShippedMLM, results: FinetuneResults, steps: int = 20
     try:
         s.update(steps=int(steps), n_evals=1)
         r = finetune_run(shipped, train_ids, data.labels[idx], [], np.zeros(0, dtype=np.int64), s,
-                         results.chosen["lr"], results.chosen["pooling"], int(seed), len(data.topics),
-                         max_steps=int(steps), progress=progress, desc="live fine-tuning")
+                         results.chosen["lr"], results.chosen["pooling"], int(seed),
+                         len(data.topics), max_steps=int(steps), progress=progress,
+                         desc="live fine-tuning")
         acc = classifier_accuracy(r["model"], tok, test_ids, data.labels[data.test])
     finally:
         torch.set_num_threads(before)
-    return {"n": int(n), "seed": int(seed), "steps": int(steps), "test_acc": acc, "losses": r["losses"],
-            "cpu_seconds": r["cpu_seconds"]}
+    return {"n": int(n), "seed": int(seed), "steps": int(steps), "test_acc": acc,
+            "losses": r["losses"], "cpu_seconds": r["cpu_seconds"]}
 
 
 def render_live_finetune(steps: int = 20, *, shipped: ShippedMLM, results: FinetuneResults):
-    """Explorer: a live fine-tuning of ``steps`` steps on 100 articles, drawn on the shipped curves."""
+    """Explorer: a live fine-tuning of ``steps`` steps on 100 articles, drawn on the shipped
+    curves."""
     live = live_finetune(shipped, results, steps)
     fig, ax = new_figure()
     plot_finetune(results, live, ax)
     i = results.sizes.index(live["n"])
     shipped_acc = results.test_acc["fine-tuned"][i]
     return fig, textwrap.fill(
-        f"live run: {live['steps']} steps on {live['n']} articles, test accuracy {live['test_acc']:.1%}, "
-        f"last training loss {live['losses'][-1]:.2f} nats; the shipped runs at {live['n']} articles: "
-        f"{shipped_acc.mean():.1%} ({shipped_acc.min():.1%}-{shipped_acc.max():.1%} over three subsets) after "
-        f"{results.steps[i].max()} steps, the best step chosen on validation", WIDTH)
+        f"live run: {live['steps']} steps on {live['n']} articles, test accuracy "
+        f"{live['test_acc']:.1%}, last training loss {live['losses'][-1]:.2f} nats; the shipped "
+        f"runs at {live['n']} articles: {shipped_acc.mean():.1%} ({shipped_acc.min():.1%}-"
+        f"{shipped_acc.max():.1%} over three subsets) after {results.steps[i].max()} steps, the "
+        "best step chosen on validation", WIDTH)
 
 
-# ---------------------------------------------------------------- section 3: the live NumPy model and the baselines
+# ------------------------------------------------------------ section 3: the live model, baselines
 def encoder_scores(encoder: NumpyEncoder, batches: list) -> dict:
     """A NumPy encoder on masked-once batches: {'accuracy', 'nll' (nats), 'right', 'count'}, the
     last two per sentence ((n,) int64, sentences without a masked piece left out)."""
@@ -428,7 +484,8 @@ def _blank_scores(predict, batches: list) -> dict:
         right.append(hits[per > 0])
         count.append(per[per > 0])
     right, count = np.concatenate(right), np.concatenate(count)
-    return {"accuracy": float(right.sum() / count.sum()), "nll": nll / n, "right": right, "count": count}
+    return {"accuracy": float(right.sum() / count.sum()), "nll": nll / n, "right": right,
+            "count": count}
 
 
 def paired_accuracy_difference(right_a: np.ndarray, right_b: np.ndarray, count: np.ndarray,
@@ -438,8 +495,8 @@ def paired_accuracy_difference(right_a: np.ndarray, right_b: np.ndarray, count: 
     the sentences once for both (a paired comparison)."""
     right_a, right_b, count = (np.asarray(x, dtype=np.float64) for x in (right_a, right_b, count))
     if not (right_a.shape == right_b.shape == count.shape) or right_a.ndim != 1:
-        raise ValueError(f"right_a, right_b and count must be (n,) alike, got {right_a.shape}, {right_b.shape}, "
-                         f"{count.shape}")
+        raise ValueError(f"right_a, right_b and count must be (n,) alike, got {right_a.shape}, "
+                         f"{right_b.shape}, {count.shape}")
     idx = make_rng(seed).integers(0, len(count), (n_boot, len(count)))
     c = count[idx].sum(1)
     boot = (right_a[idx].sum(1) - right_b[idx].sum(1)) / c
@@ -449,8 +506,9 @@ def paired_accuracy_difference(right_a: np.ndarray, right_b: np.ndarray, count: 
 
 def blank_examples(tok: BPETokenizer, sentences, n: int = 4, seed: int = 0, min_words: int = 8,
                    max_words: int = 14) -> list[tuple[tuple, int]]:
-    """``n`` (words, position) pairs from ``sentences``: sentences of ``min_words``-``max_words`` words,
-    drawn with a seeded generator, each with one word that is a single piece (not its first word)."""
+    """``n`` (words, position) pairs from ``sentences``: sentences of ``min_words``-``max_words``
+    words, drawn with a seeded generator, each with one word that is a single piece (not its
+    first word)."""
     rng = make_rng(seed)
     pool = [tuple(x) for x in sentences if min_words <= len(x) <= max_words]
     out = []
@@ -465,13 +523,14 @@ def blank_examples(tok: BPETokenizer, sentences, n: int = 4, seed: int = 0, min_
 
 
 def blank_batch(tok: BPETokenizer, words, position: int, max_len: int = 64):
-    """One sentence with word ``position`` hidden: all its pieces replaced by one [MASK], whose label is
-    the word's first piece. A MaskedBatch of (1, L) arrays."""
+    """One sentence with word ``position`` hidden: all its pieces replaced by one [MASK], whose
+    label is the word's first piece. A MaskedBatch of (1, L) arrays."""
     seq = encode_sentence(tok, words, max_len)
     _, owner = tok.encode_words(list(words))
     pieces = 1 + np.flatnonzero(owner == position)
     if len(pieces) == 0:
-        raise ValueError(f"word {position} of the sentence is not among its first {max_len - 2} pieces")
+        raise ValueError(f"word {position} of the sentence is not among its first "
+                         f"{max_len - 2} pieces")
     slot = int(pieces[0])
     inputs = np.concatenate([seq[:slot], [tok.mask_id], seq[slot + len(pieces):]])
     labels = np.full(len(inputs), IGNORE, dtype=np.int64)
@@ -480,7 +539,8 @@ def blank_batch(tok: BPETokenizer, words, position: int, max_len: int = 64):
 
 
 def piece_text(piece: str) -> str:
-    """A piece as a reader sees it: a word-initial piece without its marker, a continuation as '-ing'."""
+    """A piece as a reader sees it: a word-initial piece without its marker, a continuation as
+    '-ing'."""
     return piece if piece in SPECIALS else piece[1:] if piece.startswith("▁") else "-" + piece
 
 
@@ -504,12 +564,12 @@ def encoder_blank(encoder: NumpyEncoder, batch) -> np.ndarray:
     return P[0]
 
 
-def masking_ablation(tok: BPETokenizer, train_seqs: list, E0: np.ndarray, replace, valid_batches: list,
-                     steps: int = 300) -> dict:
-    """Lesson 10 §3.3's encoder trained twice for ``steps`` steps from the same start (table ``E0``),
-    the chosen pieces replaced by ``replace`` (80/10/10) or all by [MASK]. Returns {rule: (share
-    of the validation blanks filled, share of the validation pieces, none masked, each named from
-    its own vector)}."""
+def masking_ablation(tok: BPETokenizer, train_seqs: list, E0: np.ndarray, replace,
+                     valid_batches: list, steps: int = 300) -> dict:
+    """Lesson 10 §3.3's encoder trained twice for ``steps`` steps from the same start (table
+    ``E0``), the chosen pieces replaced by ``replace`` (80/10/10) or all by [MASK]. Returns
+    {rule: (share of the validation blanks filled, share of the validation pieces, none masked,
+    each named from its own vector)}."""
     out, lengths = {}, [len(x) for x in train_seqs]
     for rule in ("[MASK] only", "80/10/10"):
         enc = NumpyEncoder(len(tok), 64, 1, 2, 128, 64, pad_id=tok.pad_id, dtype=np.float32)
@@ -540,10 +600,11 @@ def masking_ablation(tok: BPETokenizer, train_seqs: list, E0: np.ndarray, replac
     return out
 
 
-# ---------------------------------------------------------------- who did what to whom: the role probe
-ROLE_NOUNS = ("man woman king police army team player company government child father mother friend "
-              "leader minister judge manager director president").split()
-ROLE_VERBS = "saw met helped killed followed called told asked beat hit found paid joined warned".split()
+# ------------------------------------------------------------ who did what to whom: the role probe
+ROLE_NOUNS = ("man woman king police army team player company government child father mother "
+              "friend leader minister judge manager director president").split()
+ROLE_VERBS = ("saw met helped killed followed called told asked beat hit found paid joined "
+              "warned").split()
 ROLE_ADJECTIVES = "old young new local former".split()
 
 

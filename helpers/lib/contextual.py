@@ -2,6 +2,7 @@
 
 - :func:`word_vectors` / :func:`contextual_vector`: the vector of a word occurrence at a chosen
   layer of a :class:`helpers.lib.bert.TinyBert` (the mean of its subword pieces' vectors);
+  :func:`numpy_word_vectors`: the same at the final layer of a NumPy encoder;
 - :func:`nearest_sense` / :func:`nearest_sense_accuracy`: few-shot word-sense classification by
   the nearest sense centroid (cosine).
 """
@@ -16,39 +17,48 @@ from helpers.infra.seeding import choose_device
 from helpers.lib.bert import TinyBert
 from helpers.lib.bpe import BPETokenizer
 from helpers.lib.checks import check_whole
+from helpers.lib.encoder_numpy import NumpyEncoder
 from helpers.lib.mlm import encode_sentence, pad_batch
 from helpers.lib.text import check_token_lists, check_tokens, tokenize
+
+
+def _target_batch(tok: BPETokenizer, sentences: Sequence[Sequence[str]], positions: Sequence[int],
+                  max_len: int, caller: str) -> tuple[np.ndarray, np.ndarray, list]:
+    """``[CLS] pieces [SEP]`` of every sentence, padded: (ids, attention mask, the pieces of each
+    target word as positions in its row)."""
+    check_token_lists(sentences, "sentences", caller)
+    if len(sentences) != len(positions):
+        raise ValueError(f"{len(sentences)} sentences but {len(positions)} positions")
+    seqs, spans = [], []
+    for words, pos in zip(sentences, positions, strict=True):
+        pos = check_whole(pos, "a position", caller)
+        if not 0 <= pos < len(words):
+            raise ValueError(f"position {pos} is outside a sentence of {len(words)} words")
+        _, owner = tok.encode_words(list(words))
+        span = np.flatnonzero(owner == pos) + 1  # +1 for [CLS]
+        if span.max() >= max_len - 1:
+            raise ValueError(f"word {words[pos]!r} lies beyond max_len={max_len} pieces")
+        seqs.append(encode_sentence(tok, words, max_len))
+        spans.append(span)
+    ids, att = pad_batch(seqs, tok.pad_id)
+    return ids, att, spans
 
 
 @torch.no_grad()
 def word_vectors(model: TinyBert, tok: BPETokenizer, sentences: Sequence[Sequence[str]],
                  positions: Sequence[int], layer: int = -1, device: str = "cpu") -> np.ndarray:
-    """Contextual vector of word ``positions[k]`` of ``sentences[k]`` (lists of words). Taught in lesson 10, section 4.
+    """Contextual vector of word ``positions[k]`` of ``sentences[k]``; lesson 10 §4.
 
-    Each sentence is encoded as ``[CLS] pieces [SEP]``; the word's vector is the mean of
-    its pieces' vectors at ``layer`` (0 = embeddings, -1 = the final output).
-    Returns (n, d) float32.
+    ``sentences`` are lists of words. Each sentence is encoded as ``[CLS] pieces [SEP]``; the
+    word's vector is the mean of its pieces' vectors at ``layer`` (0 = embeddings, -1 = the
+    final output). Returns (n, d) float32.
     """
-    check_token_lists(sentences, "sentences", "word_vectors")
-    if len(sentences) != len(positions):
-        raise ValueError(f"{len(sentences)} sentences but {len(positions)} positions")
     n_layers = model.cfg.n_layers
     layer = check_whole(layer, "layer", "word_vectors")
     if not -(n_layers + 1) <= layer <= n_layers:
         raise ValueError(f"layer must be in [-{n_layers + 1}, {n_layers}], got {layer}")
+    ids, att, spans = _target_batch(tok, sentences, positions, model.cfg.max_len, "word_vectors")
     dev = choose_device(device)
-    seqs, spans = [], []
-    for words, pos in zip(sentences, positions, strict=True):
-        pos = check_whole(pos, "a position", "word_vectors")
-        if not 0 <= pos < len(words):
-            raise ValueError(f"position {pos} is outside a sentence of {len(words)} words")
-        ids, owner = tok.encode_words(list(words))
-        span = np.flatnonzero(owner == pos) + 1  # +1 for [CLS]
-        if span.max() >= model.cfg.max_len - 1:
-            raise ValueError(f"word {words[pos]!r} lies beyond max_len={model.cfg.max_len} pieces")
-        seqs.append(encode_sentence(tok, words, model.cfg.max_len))
-        spans.append(span)
-    ids, att = pad_batch(seqs, tok.pad_id)
     model.eval()
     hidden, _ = model.to(dev).layers_and_attention(torch.as_tensor(ids, device=dev),
                                                    torch.as_tensor(att, device=dev))
@@ -56,8 +66,20 @@ def word_vectors(model: TinyBert, tok: BPETokenizer, sentences: Sequence[Sequenc
     return np.stack([h[k, span].mean(0) for k, span in enumerate(spans)])
 
 
+def numpy_word_vectors(encoder: NumpyEncoder, tok: BPETokenizer,
+                       sentences: Sequence[Sequence[str]], positions: Sequence[int]) -> np.ndarray:
+    """:func:`word_vectors` at the final layer of a NumPy encoder (lesson 10 §3.3's, or the
+    shipped one loaded with ``NumpyEncoder.from_torch``); lesson 10 §4. Returns (n, d) float32."""
+    ids, att, spans = _target_batch(tok, sentences, positions, encoder.max_len,
+                                    "numpy_word_vectors")
+    h = np.asarray(encoder.forward(ids, att), dtype=np.float32)
+    return np.stack([h[k, span].mean(0) for k, span in enumerate(spans)])
+
+
 def find_word(words: Sequence[str], word: str, occurrence: int = 0) -> int:
-    """Position of the ``occurrence``-th (0-based) ``word`` in ``words``; a clear error if absent. Taught in lesson 10, section 4."""
+    """Position of the ``occurrence``-th (0-based) ``word`` in ``words``; lesson 10 §4.
+
+    A clear error if it is absent."""
     check_tokens(words, "words", "find_word")
     occurrence = check_whole(occurrence, "occurrence", "find_word", minimum=0)
     hits = [i for i, w in enumerate(words) if w == word]
@@ -69,9 +91,10 @@ def find_word(words: Sequence[str], word: str, occurrence: int = 0) -> int:
 
 def contextual_vector(model: TinyBert, tok: BPETokenizer, sentence: str, word: str,
                       occurrence: int = 0, layer: int = -1, device: str = "cpu") -> np.ndarray:
-    """The contextual vector (d,) float32 of ``word`` in the text ``sentence``. Taught in lesson 10, section 4."""
+    """The contextual vector (d,) float32 of ``word`` in the text ``sentence``; lesson 10 §4."""
     words = tokenize(sentence)
-    return word_vectors(model, tok, [words], [find_word(words, word.lower(), occurrence)], layer, device)[0]
+    position = find_word(words, word.lower(), occurrence)
+    return word_vectors(model, tok, [words], [position], layer, device)[0]
 
 
 def _unit(X: np.ndarray) -> np.ndarray:
@@ -80,8 +103,9 @@ def _unit(X: np.ndarray) -> np.ndarray:
     return X / np.where(n == 0, 1, n)
 
 
-def nearest_sense(query: np.ndarray, support: np.ndarray, support_senses: Sequence[str]) -> tuple[str, dict]:
-    """Word-sense classification by the nearest sense centroid (cosine). Taught in lesson 10, section 4.
+def nearest_sense(query: np.ndarray, support: np.ndarray,
+                  support_senses: Sequence[str]) -> tuple[str, dict]:
+    """Word-sense classification by the nearest sense centroid (cosine); lesson 10 §4.
 
     Classify ``query`` (d,) by the cosine similarity to each sense's centroid of the
     (unit-length) ``support`` vectors (n, d). Returns (sense, {sense: cosine}); ties go to
@@ -91,14 +115,15 @@ def nearest_sense(query: np.ndarray, support: np.ndarray, support_senses: Sequen
         raise ValueError(f"expected query (d,), support (n, d) and n senses; got {query.shape}, "
                          f"{support.shape} and {len(senses)}")
     q = _unit(query)
-    scores = {s: float(_unit(_unit(support[senses == s]).mean(0)) @ q) for s in sorted(set(senses))}
+    scores = {s: float(_unit(_unit(support[senses == s]).mean(0)) @ q)
+              for s in sorted(set(senses))}
     best = max(scores, key=lambda s: (round(scores[s], 12), -sorted(scores).index(s)))
     return best, scores
 
 
-def nearest_sense_accuracy(X: np.ndarray, senses: Sequence[str], n_support: int, rng: np.random.Generator,
-                           repeats: int = 200) -> dict:
-    """Few-shot word-sense classification by the nearest sense centroid. Taught in lesson 10, section 4.
+def nearest_sense_accuracy(X: np.ndarray, senses: Sequence[str], n_support: int,
+                           rng: np.random.Generator, repeats: int = 200) -> dict:
+    """Few-shot word-sense classification by the nearest sense centroid; lesson 10 §4.
 
     In each of ``repeats`` rounds, ``n_support`` random examples per sense are the labelled
     ones, and every other example is classified with :func:`nearest_sense`.
@@ -113,9 +138,10 @@ def nearest_sense_accuracy(X: np.ndarray, senses: Sequence[str], n_support: int,
         raise ValueError(f"every sense needs more than n_support={n_support} examples")
     accs = []
     for _ in range(repeats):
-        sup = np.concatenate([rng.choice(np.flatnonzero(senses == s), n_support, replace=False) for s in labels])
+        sup = np.concatenate([rng.choice(np.flatnonzero(senses == s), n_support, replace=False)
+                              for s in labels])
         qry = np.setdiff1d(np.arange(len(senses)), sup)
         pred = [nearest_sense(X[i], X[sup], senses[sup])[0] for i in qry]
         accs.append(np.mean(np.asarray(pred) == senses[qry]))
-    return {"accuracy": float(np.mean(accs)), "std": float(np.std(accs)), "n_queries": int(len(qry)),
-            "per_round": np.asarray(accs, dtype=np.float64)}
+    return {"accuracy": float(np.mean(accs)), "std": float(np.std(accs)),
+            "n_queries": int(len(qry)), "per_round": np.asarray(accs, dtype=np.float64)}

@@ -2,8 +2,9 @@
 no printed line longer than an HTML export shows without wrapping it mid-word (about 100
 characters: the nearest-sense table's legend line), the student's live encoder above the left bigram
 on held-out text, the next-sentence result (counting shared
-pieces beats the trained NSP head), and the static row of section 5 recomputed without the test
-articles' text."""
+pieces beats the trained NSP head), the word senses (the encoder ahead on the paired sentences,
+the static context mean on the first set, its unknown words counted), and the static row of
+section 5 recomputed without the test articles' text."""
 from __future__ import annotations
 
 import json
@@ -12,9 +13,10 @@ from pathlib import Path
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "10_contextual.ipynb"
 MAX_LINE = 105
-# the exercise framework's own lines (helpers.exercises, shared by every lesson: "not attempted yet",
-# course_version's placeholder, your_work's table) are not the lesson's prints
-FRAMEWORK_LINE = re.compile(r"^(… .*: not attempted yet — |The course's .* appears here once your answer"
+# the exercise framework's own lines (helpers.exercises, shared by every lesson: "not attempted
+# yet", course_version's placeholder, your_work's table) are not the lesson's prints
+FRAMEWORK_LINE = re.compile(r"^(… .*: not attempted yet — "
+                            r"|The course's .* appears here once your answer"
                             r"|→ the lesson goes on with the course's "
                             r"|.*  (not attempted|passed|failed) .*  )")
 
@@ -42,8 +44,8 @@ def test_no_printed_line_is_longer_than_an_export_shows():
 def test_the_live_encoder_beats_the_left_bigram_on_the_test_blanks():
     text = _text()
     acc = {name: float(v) for name, v in re.findall(
-        r"(?m)^(unigram \(always 'the'\)|bigram, left neighbour|bigram, both neighbours|your encoder|"
-        r"TinyBert \(shipped\)) +([\d.]+)% +\[", text)}
+        r"(?m)^(unigram \(always 'the'\)|bigram, left neighbour|bigram, both neighbours"
+        r"|your encoder|TinyBert \(shipped\)) +([\d.]+)% +\[", text)}
     assert len(acc) == 5, acc
     assert acc["bigram, left neighbour"] < acc["your encoder"] < acc["TinyBert (shipped)"]
     assert acc["TinyBert (shipped)"] > acc["bigram, both neighbours"]
@@ -64,12 +66,28 @@ def test_counting_shared_pieces_beats_the_nsp_head():
 
 
 def test_the_static_row_without_the_test_text_ties_at_every_size():
-    rows = re.findall(r"n = +([\d,]+): lesson 07's vectors ([\d.]+)%, pre-training only ([\d.]+)%, difference "
-                      r"([+-][\d.]+) \[([+-][\d.]+), ([+-][\d.]+)\] points", _text())
+    rows = re.findall(r"n = +([\d,]+): lesson 07's vectors ([\d.]+)%, pre-training only "
+                      r"([\d.]+)%, difference ([+-][\d.]+) \[([+-][\d.]+), ([+-][\d.]+)\] points",
+                      _text())
     assert [r[0] for r in rows] == ["25", "100", "400", "1,500"]
     assert all(float(lo) <= 0 <= float(hi) for *_, lo, hi in rows)
-    block = re.search(r"fine-tuned minus static, the same 188 test articles .*:\n((?: +n=.*\n){4})", _text()).group(1)
-    cells = re.findall(r"n=([\d,]+) +([+-][\d.]+) \[ *([+-][\d.]+), +([+-][\d.]+)\] +(win|tie|loss)", block)
+    block = re.search(r"fine-tuned minus static, the same 188 test articles .*:\n"
+                      r"((?: +n=.*\n){4})", _text()).group(1)
+    cells = re.findall(r"n=([\d,]+) +([+-][\d.]+) \[ *([+-][\d.]+), +([+-][\d.]+)\] +"
+                       r"(win|tie|loss)", block)
     assert [c[0] for c in cells] == ["25", "100", "400", "1,500"]
-    # the prose: fine-tuning beats the static average with 25 and 100 articles, no clear difference after
+    # the prose: fine-tuning beats the static average with 25 and 100 articles, then ties
     assert [c[4] for c in cells] == ["win", "win", "tie", "tie"]
+
+
+def test_the_encoder_wins_on_the_paired_senses_and_the_static_mean_on_the_first_set():
+    text = _text()
+    pairs = re.search(r"the final layer minus each, .*:\n  static: mean word2vec of context +"
+                      r"([+-][\d.]+) \[([+-][\d.]+), ([+-][\d.]+)\]", text)
+    assert pairs and float(pairs.group(2)) > 0              # the paired sentences: the encoder
+    first = re.search(r"the first set, final layer minus the static context mean: ([+-][\d.]+) "
+                      r"\[([+-][\d.]+), ([+-][\d.]+)\]", text)
+    assert first and float(first.group(1)) < 0      # the first set: the static mean, on average
+    missing = re.search(r"context words without a static vector, left out of the mean: "
+                        r"(\d+) of ([\d,]+)", text)
+    assert missing and 0 < int(missing.group(1)) < int(missing.group(2).replace(",", ""))

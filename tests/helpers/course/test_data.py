@@ -1,5 +1,6 @@
 import shutil
 
+import numpy as np
 import pytest
 
 import helpers.course.data as data
@@ -75,3 +76,19 @@ def test_the_word_sense_file_loads_is_balanced_and_checked(monkeypatch):
     monkeypatch.setitem(data.SHA256, "wsd_sentences.tsv", "0" * 64)
     with pytest.raises(DataError, match="corrupt or has been modified"):
         data.load_wsd_sentences()
+
+
+def test_the_shared_words_sentences_come_in_pairs_that_share_their_context():
+    ex = data.load_wsd_sentences("wsd_shared_words.tsv")
+    assert len(ex) == 192 and sorted({e.word for e in ex}) == ["bank", "court", "interest", "light"]
+    for w in {e.word for e in ex}:
+        senses = [e.sense for e in ex if e.word == w]
+        assert len(set(senses)) == 2 and all(senses.count(s) == 24 for s in set(senses))
+    shared = []
+    for a, b in zip(ex[::2], ex[1::2], strict=True):        # each pair: the two senses of a word
+        assert a.word == b.word and a.sense != b.sense
+        ctx_a, ctx_b = (set(e.tokens) - {e.word} for e in (a, b))
+        shared.append(len(ctx_a & ctx_b) / len(ctx_a | ctx_b))
+    assert np.median(shared) > 0.4                          # half the context words are shared
+    with pytest.raises(ValueError, match="name must be one of"):
+        data.load_wsd_sentences("wsd.tsv")

@@ -2,6 +2,8 @@
 the blank-filling scores, the fine-tuning section and the sense explorer."""
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 
@@ -57,7 +59,8 @@ def test_the_twins_hold_the_same_words_at_the_same_position_with_opposite_roles(
     S, P, A, G = role_sentences(_Tok(), _vectors(_all_words()), n_pairs=12)
     assert len(S) == 48 and set(A.tolist()) == {0, 1}
     for k in range(0, len(S), 2):                 # (agent, patient) twins
-        assert sorted(S[k]) == sorted(S[k + 1]) and P[k] == P[k + 1] and S[k][P[k]] == S[k + 1][P[k]]
+        assert sorted(S[k]) == sorted(S[k + 1]) and P[k] == P[k + 1]
+        assert S[k][P[k]] == S[k + 1][P[k]]
         assert (A[k], A[k + 1]) == (1, 0) and G[k] == G[k + 1]
 
 
@@ -70,10 +73,11 @@ def test_the_word_s_own_vector_and_its_context_mean_are_at_chance():
         return max(("agent", "patient"), key=lambda s: float(query @ support[senses == s].mean(0)))
 
     own = np.array([kv[s[p]] for s, p in zip(S, P)])
-    context = np.array([np.mean([kv[w] for i, w in enumerate(s) if i != p], 0) for s, p in zip(S, P)])
+    context = np.array([np.mean([kv[w] for i, w in enumerate(s) if i != p], 0)
+                        for s, p in zip(S, P)])
     right = role_probe({"own": own, "context": context}, A, G, classify, splits=2)
     assert right["own"].mean() == 0.5 and right["context"].mean() == 0.5
-    assert right["own"].size == 2 * 2 * 2 * (40 // 4)       # splits x twins x directions x held-out pairs
+    assert right["own"].size == 2 * 2 * 2 * (40 // 4)   # splits x twins x directions x held-out
 
 
 def test_words_the_tokeniser_splits_are_refused_by_name():
@@ -244,7 +248,12 @@ def test_static_vectors_pca_and_the_sense_explorer():
                           "bank\tmoney\tthe bank vault"])
     kv = {"the": np.array([1.0, 0.0]), "river": np.array([0.0, 2.0]), "bank": np.array([5.0, 5.0])}
     assert np.array_equal(static_vectors(kv, ex), [[5, 5], [5, 5]])
-    assert np.allclose(static_vectors(kv, ex, context=True), [[0.5, 1.0], [1.0, 0.0]])  # no 'vault'
+    with pytest.raises(KeyError, match="'vault' of 'the bank vault' has no static vector"):
+        static_vectors(kv, ex, context=True)
+    missing = Counter()
+    assert np.allclose(static_vectors(kv, ex, context=True, missing=missing),
+                       [[0.5, 1.0], [1.0, 0.0]])
+    assert missing == {"vault": 1}
     X = np.random.default_rng(0).normal(size=(20, 5)) * [5, 1, 0.1, 0.1, 0.1]
     P = pca_2d(X)
     assert P.shape == (20, 2) and np.var(P[:, 0]) > np.var(P[:, 1]) and np.allclose(P, pca_2d(X))

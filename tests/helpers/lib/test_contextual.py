@@ -81,3 +81,14 @@ def test_nearest_sense_accuracy_extremes():
     assert CX.nearest_sense(np.array([0.0, 1.0, 0.0]), apart, senses)[0] == "b"
     with pytest.raises(ValueError, match="more than n_support=6"):
         CX.nearest_sense_accuracy(apart, senses, 6, rng)
+
+
+def test_the_numpy_encoder_with_the_same_weights_gives_the_same_word_vectors():
+    from helpers.lib.encoder_numpy import NumpyEncoder
+    torch.manual_seed(0)
+    model = TinyBert(CFG, TOK.pad_id).eval()
+    sents, pos = SENTS[:3], [2, 1, 3]
+    ours = CX.numpy_word_vectors(NumpyEncoder.from_torch(model), TOK, sents, pos)
+    close(ours, CX.word_vectors(model, TOK, sents, pos), 1e-5)
+    with pytest.raises(ValueError, match="position 5 is outside"):
+        CX.numpy_word_vectors(NumpyEncoder.from_torch(model), TOK, sents[:1], [5])
