@@ -114,7 +114,7 @@ def step_losses(events: list[dict]) -> list[float]:
 
 
 def _git(*args: str, root: Path | None = None) -> str | None:
-    root = root or Path(__file__).resolve().parents[2]
+    root = root or Path(__file__).resolve().parents[1]     # the checkout: training/ is at its top
     try:
         out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.SubprocessError):

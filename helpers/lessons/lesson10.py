@@ -33,7 +33,7 @@ from helpers.course.mlm_model import (
     mlm_sentences,
 )
 from helpers.course.models import load_model
-from helpers.course.word_vectors import load_word_vectors
+from helpers.course.shipped_vectors import load_word_vectors
 from helpers.infra.plotting import (
     BLACK,
     COLOURS,
