@@ -140,8 +140,16 @@ class PairwiseGloVe:
         self.pairs_seen += len(batch)
         i, j = self.rows[batch], self.cols[batch]
         W, W_t, b, b_t = self.params
-        loss, dw, dw_t, db, db_t = self.cell(W[i], W_t[j], b[i], b_t[j], self.x[batch],
-                                             self.x_max, self.alpha)
+        loss, *grads = self.cell(W[i], W_t[j], b[i], b_t[j], self.x[batch], self.x_max,
+                                 self.alpha)
+        self.update(i, j, grads)
+        return loss / len(batch)
+
+    def update(self, i, j, grads) -> None:
+        """One AdaGrad step per cell (w = i[p], c = j[p]) with its gradients (dv, du, db_w, db_c),
+        all from the parameters and sums G as they are now; a word's steps add up."""
+        W, W_t, b, b_t = self.params
+        dw, dw_t, db, db_t = grads
         for ids, updates in ((i, ((W, self.G[0], dw), (b, self.G[2], db))),
                              (j, ((W_t, self.G[1], dw_t), (b_t, self.G[3], db_t)))):
             uniq, S = one_hot_sums(ids, len(W))
@@ -151,4 +159,3 @@ class PairwiseGloVe:
                 new, new_G = self.adagrad(param[ids], grad / 2, G[ids], self.lr)
                 param[uniq] += S @ (new - param[ids]).astype(param.dtype)    # a word's steps add up
                 G[uniq] += S @ (new_G - G[ids]).astype(G.dtype)
-        return loss / len(batch)
