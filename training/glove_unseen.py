@@ -36,6 +36,7 @@ RUNS = [("GloVe", 0, 0.0, 0.0, "independence", 2),
         ("k 1024, f0 0.03", 1024, 0.03, 0.0, "independence", 1),
         ("k 512, f0 0.1", 512, 0.1, 0.0, "independence", 1),
         ("k 1024, f0 0.1, margin 1", 1024, 0.1, 1.0, "independence", 1),
+        ("k 1024, f0 0.1, margin 2", 1024, 0.1, 2.0, "independence", 1),
         ("k 1024, f0 0.1, floor a count of 1/window", 1024, 0.1, 0.0, "count", 1)]
 
 
@@ -52,14 +53,13 @@ def _interval(d) -> list[float]:
 
 
 def run(X, vocab, k: int, f0: float, margin: float, floor: str, epochs: int):
-    """One run: after each epoch its CPU seconds, the cells it visited and the validation
-    differences; its last vectors (None if they diverged)."""
+    """One run: after each epoch its CPU seconds and validation differences; its last vectors
+    (None if they diverged)."""
     s = {key: GLOVE[key] for key in ("dim", "lr", "x_max", "alpha", "batch_size", "seed")}
     trainer = CountFloorGloVe if floor == "count" else PairwiseGloVe
     model = trainer(X, **s, unseen=k, unseen_weight=f0 if k else 0.1, margin=margin)
     steps = -(-model.P // s["batch_size"])
-    out = {"epochs": [], "cpu_seconds": [], "unseen_cells": [], "valid": [], "diverged": False}
-    cpu, kept = 0.0, 0
+    out, cpu = {"epochs": [], "cpu_seconds": [], "valid": [], "diverged": False}, 0.0
     for epoch in range(1, epochs + 1):
         t0 = time.process_time()
         for _ in range(steps):
@@ -95,7 +95,8 @@ def main() -> dict:
                 best = (score, label, vectors)
     _, label, vectors = best
     report = versus_count_rows(vectors, X, vocab, "report")
-    record["chosen"] = {"label": label,
+    chosen = next(r for r in record["runs"] if r["label"] == label)
+    record["chosen"] = {"label": label, **{key: chosen[key] for key in ("k", "f0", "margin")},
                         "report": {f"{name} {key}": _interval(d) for name, ds in report.items()
                                    for key, d in ds.items()}}
     print(f"chosen: {label}; on the report half, minus the raw rows {report['raw rows']['both']}, "
