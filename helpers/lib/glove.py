@@ -169,7 +169,7 @@ class PairwiseGloVe:
             on = (self.unseen_weight * (more[2] > 0)).astype(np.float32)
             i, j = np.concatenate([i, i0]), np.concatenate([j, j0])
             grads = [np.concatenate([g, m * (on[:, None] if m.ndim == 2 else on)])
-                     for g, m in zip(grads, more)]
+                     for g, m in zip(grads, more, strict=True)]
         self.update(i, j, grads)
         return loss / len(batch)
 
