@@ -9,6 +9,12 @@ step in its own order: the step η·g is divided by the square root of the sum G
 steps before it (G starts at 1), then its square is added to G. glove.c's g is the gradient of
 ½·f·e², half of the one here. The shipped GloVe is trained by ``training.glove_torch``, which
 takes the same steps in PyTorch.
+
+GloVe's loss has no term for the cells that never occur (X_wc = 0). With ``unseen=k`` the trainer
+adds one, as Swivel (Shazeer et al. 2016) does: k cells (w, c) drawn with w and c each by
+unigram^0.75, those that occur dropped, each with the one-sided loss f0·[e > 0]·e², where
+e = v_w·u_c + b_w + b~_c − t0 and t0 = log(X_w X_c / X) − margin, the log count of w and c if they
+were independent: a predicted PMI above −margin is pushed down, a lower one is left alone.
 """
 from __future__ import annotations
 
@@ -100,15 +106,20 @@ class PairwiseGloVe:
     (:func:`glove_init`) and each epoch's order of the pairs (``torch.randperm`` seeded with
     ``seed``) are those of the shipped model's trainer. ``params`` = [W, W~, b, b~], ``G`` their
     AdaGrad sums; :meth:`step` returns the batch's loss per pair; :meth:`vectors` is W + W~.
+    ``unseen`` > 0 adds that many sampled unseen cells to every batch, with the weight
+    ``unseen_weight`` (f0) and the floor's ``margin`` (the module's docstring; lesson 08 §5).
     """
 
     def __init__(self, counts, dim: int = 100, lr: float = 0.05, x_max: float = 100.0,
                  alpha: float = 0.75, batch_size: int = 1024, seed: int = 0,
-                 cell: Callable = glove_cell, step: Callable = adagrad_glove_c):
+                 cell: Callable = glove_cell, step: Callable = adagrad_glove_c,
+                 unseen: int = 0, unseen_weight: float = 0.1, margin: float = 0.0):
         if dim < 1 or batch_size < 1 or not lr > 0:
             raise ValueError("PairwiseGloVe: dim and batch_size must be >= 1 and lr > 0, got "
-                             f"{dim}, "
-                             f"{batch_size}, {lr}")
+                             f"{dim}, {batch_size}, {lr}")
+        if unseen < 0 or not (unseen_weight > 0 and np.isfinite(margin)):
+            raise ValueError("PairwiseGloVe: unseen must be >= 0, unseen_weight > 0 and margin "
+                             f"finite, got {unseen}, {unseen_weight}, {margin}")
         self.rows, self.cols, x = cooccurrence_entries(counts)
         self.x = x.astype(np.float32)
         self.P = len(x)
@@ -118,6 +129,17 @@ class PairwiseGloVe:
         self.G = [np.ones_like(p) for p in self.params]                 # AdaGrad's sums start at 1
         self._gen = torch.Generator().manual_seed(seed)                # the shipped trainer's order
         self.order, self.position, self.pairs_seen = self._permutation(), 0, 0
+        self.unseen, self.unseen_weight, self.margin = unseen, unseen_weight, margin
+        if unseen:
+            V = counts.shape[0]
+            x_w = np.bincount(self.rows, weights=x, minlength=V)        # X_w = Σ_c X_wc
+            self.log_x_w = np.log(x_w, where=x_w > 0, out=np.zeros(V))
+            self.log_total = float(np.log(x_w.sum()))
+            self.unigram_cdf = np.cumsum(x_w ** 0.75 / np.sum(x_w ** 0.75))
+            keys = self.rows * V + self.cols
+            self.seen = np.zeros(V * V // 8 + 1, dtype=np.uint8)       # one bit per cell (w, c)
+            np.bitwise_or.at(self.seen, keys >> 3, (1 << (keys & 7)).astype(np.uint8))
+            self._rng = np.random.default_rng(seed)
 
     def _permutation(self) -> np.ndarray:
         return torch.randperm(self.P, generator=self._gen).numpy()
@@ -133,15 +155,54 @@ class PairwiseGloVe:
 
     def step(self) -> float:
         """Train on the next batch of pairs (a new epoch reshuffles); return its loss per pair."""
+        batch = self.next_batch()
+        i, j = self.rows[batch], self.cols[batch]
+        W, W_t, b, b_t = self.params
+        loss, *grads = self.cell(W[i], W_t[j], b[i], b_t[j], self.x[batch], self.x_max,
+                                 self.alpha)
+        i0, j0 = self.unseen_cells()
+        if len(i0):
+            x0 = np.exp(self.unseen_floor(i0, j0)).astype(np.float32)
+            # the same cell function, with the target log x0 = t0 and x_max = min x0 (so f = 1),
+            # then weighted by f0·[e > 0]: db_w = 2e is positive where the prediction is above t0
+            _, *more = self.cell(W[i0], W_t[j0], b[i0], b_t[j0], x0, float(x0.min()), self.alpha)
+            on = (self.unseen_weight * (more[2] > 0)).astype(np.float32)
+            i, j = np.concatenate([i, i0]), np.concatenate([j, j0])
+            grads = [np.concatenate([g, m * (on[:, None] if m.ndim == 2 else on)])
+                     for g, m in zip(grads, more, strict=True)]
+        self.update(i, j, grads)
+        return loss / len(batch)
+
+    def unseen_cells(self) -> tuple[np.ndarray, np.ndarray]:
+        """``unseen`` cells (w, c), w and c each drawn by unigram^0.75, those that occur
+        dropped: (rows, cols)."""
+        if not self.unseen:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        V = len(self.unigram_cdf)
+        draws = np.searchsorted(self.unigram_cdf, self._rng.random((2, self.unseen)))
+        i, j = np.minimum(draws, V - 1)
+        keys = i * V + j
+        unseen = (self.seen[keys >> 3] >> (keys & 7)) & 1 == 0
+        return i[unseen], j[unseen]
+
+    def unseen_floor(self, i, j) -> np.ndarray:
+        """The floor t0 = log(X_w X_c / X) − margin of unseen cells (w = i, c = j)."""
+        return self.log_x_w[i] + self.log_x_w[j] - self.log_total - self.margin
+
+    def next_batch(self) -> np.ndarray:
+        """The indices of the next batch of pairs (a new epoch reshuffles)."""
         if self.position >= self.P:
             self.order, self.position = self._permutation(), 0
         batch = self.order[self.position:self.position + self.batch_size]
         self.position += len(batch)
         self.pairs_seen += len(batch)
-        i, j = self.rows[batch], self.cols[batch]
+        return batch
+
+    def update(self, i, j, grads) -> None:
+        """One AdaGrad step per cell (w = i[p], c = j[p]) with its gradients (dv, du, db_w, db_c),
+        all from the parameters and sums G as they are now; a word's steps add up."""
         W, W_t, b, b_t = self.params
-        loss, dw, dw_t, db, db_t = self.cell(W[i], W_t[j], b[i], b_t[j], self.x[batch],
-                                             self.x_max, self.alpha)
+        dw, dw_t, db, db_t = grads
         for ids, updates in ((i, ((W, self.G[0], dw), (b, self.G[2], db))),
                              (j, ((W_t, self.G[1], dw_t), (b_t, self.G[3], db_t)))):
             uniq, S = one_hot_sums(ids, len(W))
@@ -151,4 +212,3 @@ class PairwiseGloVe:
                 new, new_G = self.adagrad(param[ids], grad / 2, G[ids], self.lr)
                 param[uniq] += S @ (new - param[ids]).astype(param.dtype)    # a word's steps add up
                 G[uniq] += S @ (new_G - G[ids]).astype(G.dtype)
-        return loss / len(batch)

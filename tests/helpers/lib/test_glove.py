@@ -120,3 +120,29 @@ def test_the_numpy_trainer_is_the_shipped_trainer_and_uses_the_functions_it_is_g
     np.testing.assert_allclose(model.vectors(), ref.W + ref.W_tilde, rtol=1e-5, atol=1e-6)
     assert calls["cell"] == -(-model.P // 4) and calls["step"] == 4 * calls["cell"]
     assert model.epochs == 1.0
+
+
+def test_unseen_cells_are_unseen_and_pushed_down_only_above_their_floor():
+    rng = np.random.default_rng(4)
+    dense = rng.poisson(2.0, (12, 12)) * (rng.random((12, 12)) < 0.4) + np.eye(12)
+    counts = sp.csr_matrix(dense.astype(np.float64))
+    X_w = dense.sum(axis=1)
+    model = G.PairwiseGloVe(counts, dim=3, lr=0.1, x_max=5.0, batch_size=1, seed=1, unseen=200,
+                            unseen_weight=0.5, margin=0.3)
+    i, j = model.unseen_cells()
+    assert len(i) > 50 and (dense[i, j] == 0).all()
+    close(model.unseen_floor(i, j), np.log(X_w[i] * X_w[j] / X_w.sum()) - 0.3, 1e-9)
+    r, c = model.rows[model.order[0]], model.cols[model.order[0]]
+    w, k = next((a, b) for a, b in zip(i, j, strict=True) if a != r and b != c)
+    for margin in (-50.0, 50.0):          # every prediction below the floor, then every one above
+        m = G.PairwiseGloVe(counts, dim=3, lr=0.1, x_max=5.0, batch_size=1, seed=1, unseen=1,
+                            unseen_weight=0.5, margin=margin)
+        m.unseen_cells = lambda w=w, k=k: (np.array([w]), np.array([k]))
+        (W, U, b, bt), t0 = [p.copy() for p in m.params], m.unseen_floor([w], [k])[0]
+        e = W[w] @ U[k] + b[w] + bt[k] - t0
+        m.step()
+        pushed = 0.1 * 0.5 * e if e > 0 else 0.0      # lr · f0 · e: glove.c's half gradient, G = 1
+        close(m.params[0][w], W[w] - pushed * U[k], 1e-6)
+        close(m.params[3][k], bt[k] - pushed, 1e-6)
+        assert (e > 0) == (margin > 0)
+    raises_naming(lambda: G.PairwiseGloVe(counts, unseen=-1), "unseen", ValueError)
