@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from scipy.stats import pearsonr
 
 from helpers.course.benchmarks import benchmark_halves, count_row_cosines, count_rows_rho
-from helpers.course.word_vectors import load_word_vectors
+from helpers.course.shipped_vectors import load_word_vectors
 from helpers.infra.plotting import COLOURS, GREY, log_axis, new_figure, set_labels
 from helpers.lib.counting import ppmi
 from helpers.lib.fasttext import FastTextVectors
