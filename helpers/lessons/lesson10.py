@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import textwrap
 from collections import Counter
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -240,11 +240,13 @@ def split_batches(tok: BPETokenizer, split: str, max_len: int = 64) -> list:
 
 # ---------------------------------------------------------------- word senses with their spread
 def sense_rounds(X: np.ndarray, senses: Sequence[str], n_support: int = 3, repeats: int = 200,
-                 seed: int = 0) -> np.ndarray:
+                 seed: int = 0, classify: Callable | None = None) -> np.ndarray:
     """Accuracy of each of ``repeats`` rounds of nearest-sense classification, (repeats,) float64:
     the rounds of :func:`helpers.lib.contextual.nearest_sense_accuracy` (same generator, same
     labelled examples, same answers; ties to the alphabetically first sense), with the queries of
-    a round scored at once. Same seed, same labelled examples for every kind of vector."""
+    a round scored at once. Same seed, same labelled examples for every kind of vector.
+    ``classify(query (d,), support (n, d), senses (n,)) -> sense``: the student's rule, called
+    query by query on the same rounds; None: the course's rule."""
     X = np.asarray(X, dtype=np.float64)
     senses = np.asarray(senses)
     labels = sorted(set(senses.tolist()))
@@ -257,6 +259,11 @@ def sense_rounds(X: np.ndarray, senses: Sequence[str], n_support: int = 3, repea
     for r in range(repeats):
         sup = [rng.choice(np.flatnonzero(senses == s), n_support, replace=False) for s in labels]
         qry = np.setdiff1d(np.arange(len(senses)), np.concatenate(sup))
+        if classify is not None:
+            every = np.concatenate(sup)
+            guess = [classify(X[i], X[every], senses[every]) for i in qry]
+            out[r] = np.mean(np.asarray(guess) == senses[qry])
+            continue
         C = np.stack([U[i].mean(0) for i in sup])
         C /= np.where((n := np.linalg.norm(C, axis=1, keepdims=True)) == 0, 1, n)
         scores = np.round(U[qry] @ C.T, 12)
@@ -278,16 +285,18 @@ def paired_difference(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float
 
 
 def sense_table(vectors_of: dict, examples: Sequence[SenseExample], words: Sequence[str],
-                n_support: int = 3, repeats: int = 200, seed: int = 0) -> dict:
+                n_support: int = 3, repeats: int = 200, seed: int = 0,
+                classify: Callable | None = None) -> dict:
     """{method: {word: per-round accuracies (repeats,)}} for every method
-    ``vectors_of[method](examples) -> (n, d)`` and word, all methods on the same rounds."""
+    ``vectors_of[method](examples) -> (n, d)`` and word, all methods on the same rounds, each
+    query labelled by ``classify`` (see :func:`sense_rounds`)."""
     table = {}
     for name, vec in vectors_of.items():
         table[name] = {}
         for w in words:
             exs = [e for e in examples if e.word == w]
             table[name][w] = sense_rounds(vec(exs), [e.sense for e in exs], n_support, repeats,
-                                          seed)
+                                          seed, classify)
     return table
 
 
@@ -306,14 +315,15 @@ def sense_table_text(table: dict, words: Sequence[str], short: dict) -> str:
 
 def layer_table(model: TinyBert, tok: BPETokenizer, examples: Sequence[SenseExample],
                 words: Sequence[str], n_support: int = 3, repeats: int = 200,
-                seed: int = 0) -> dict:
-    """{word: [per-round accuracies of layer 0, 1, ..., n_layers]} (layer 0 = the embeddings)."""
+                seed: int = 0, classify: Callable | None = None) -> dict:
+    """{word: [per-round accuracies of layer 0, 1, ..., n_layers]} (layer 0 = the embeddings),
+    each query labelled by ``classify`` (see :func:`sense_rounds`)."""
     out = {}
     for w in words:
         exs = [e for e in examples if e.word == w]
         senses = [e.sense for e in exs]
         out[w] = [sense_rounds(example_vectors(model, tok, exs, layer), senses, n_support,
-                               repeats, seed)
+                               repeats, seed, classify)
                   for layer in range(model.cfg.n_layers + 1)]
     return out
 

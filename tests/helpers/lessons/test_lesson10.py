@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from helpers.course.models import load_model
+from helpers.exercises.lesson10 import course_classify
 from helpers.infra.seeding import make_rng
 from helpers.lessons.lesson10 import (
     accuracy_interval,
@@ -98,6 +99,15 @@ def test_sense_rounds_are_the_rounds_of_nearest_sense_accuracy(seed):
     theirs = nearest_sense_accuracy(X, senses, 3, make_rng(seed), 50)
     np.testing.assert_array_equal(ours, theirs["per_round"])
     assert ours.mean() == pytest.approx(theirs["accuracy"])
+    seen = []                                    # the student's rule: called query by query
+
+    def by_rule(q, S, s):
+        seen.append(len(S))
+        return course_classify(q, S, s)
+    np.testing.assert_array_equal(sense_rounds(X, senses, 3, 50, seed, by_rule), ours)
+    assert seen == [6] * (50 * 18)
+    always_a = sense_rounds(X, senses, 3, 50, seed, lambda q, S, s: "a")
+    assert np.all(always_a == 0.5)
 
 
 def test_identical_vectors_are_at_chance_and_separated_ones_perfect():
