@@ -26,7 +26,6 @@ def _target_batch(tok: BPETokenizer, sentences: Sequence[Sequence[str]], positio
                   max_len: int, caller: str) -> tuple[np.ndarray, np.ndarray, list]:
     """``[CLS] pieces [SEP]`` of every sentence, padded: (ids, attention mask, the pieces of each
     target word as positions in its row)."""
-    check_token_lists(sentences, "sentences", caller)
     if len(sentences) != len(positions):
         raise ValueError(f"{len(sentences)} sentences but {len(positions)} positions")
     seqs, spans = [], []
@@ -53,6 +52,7 @@ def word_vectors(model: TinyBert, tok: BPETokenizer, sentences: Sequence[Sequenc
     word's vector is the mean of its pieces' vectors at ``layer`` (0 = embeddings, -1 = the
     final output). Returns (n, d) float32.
     """
+    check_token_lists(sentences, "sentences", "word_vectors")
     n_layers = model.cfg.n_layers
     layer = check_whole(layer, "layer", "word_vectors")
     if not -(n_layers + 1) <= layer <= n_layers:
@@ -70,6 +70,7 @@ def numpy_word_vectors(encoder: NumpyEncoder, tok: BPETokenizer,
                        sentences: Sequence[Sequence[str]], positions: Sequence[int]) -> np.ndarray:
     """:func:`word_vectors` at the final layer of a NumPy encoder (lesson 10 §3.3's, or the
     shipped one loaded with ``NumpyEncoder.from_torch``); lesson 10 §4. Returns (n, d) float32."""
+    check_token_lists(sentences, "sentences", "numpy_word_vectors")
     ids, att, spans = _target_batch(tok, sentences, positions, encoder.max_len,
                                     "numpy_word_vectors")
     h = np.asarray(encoder.forward(ids, att), dtype=np.float32)

@@ -196,6 +196,8 @@ def _str_for_tokens_cases():
                                       "sentences"),
         "contextual.word_vectors": (lambda: contextual.word_vectors(None, TOK, texts, [0, 0]),
                                     "sentences"),
+        "contextual.numpy_word_vectors": (
+            lambda: contextual.numpy_word_vectors(None, TOK, texts, [0, 0]), "sentences"),
         "contextual.find_word": (lambda: contextual.find_word(TEXT, "cat"), "words"),
         "lsa.document_term_matrix": (lambda: lsa.document_term_matrix(texts, V), "documents"),
         "lsa.group_sentences": (lambda: lsa.group_sentences(texts, 2), "sentences"),
