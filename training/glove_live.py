@@ -29,8 +29,17 @@ RUNS = [("the shipped settings", {}, None, 0.0, 5),
         ("the 3,000 most frequent words", {}, 3000, 0.0, 8)]
 
 
-def _interval(d) -> list[float]:
+def interval(d) -> list[float]:
+    """An interval as the record stores it: [estimate, low, high]."""
     return [d.estimate, d.low, d.high]
+
+
+def timed_epoch(model: PairwiseGloVe, steps: int) -> float:
+    """Run ``steps`` batches of ``model``; their CPU seconds."""
+    t0 = time.process_time()
+    for _ in range(steps):
+        model.step()
+    return time.process_time() - t0
 
 
 def run(X, words, change: dict, at_least: float, epochs: int) -> tuple[dict, object]:
@@ -45,15 +54,12 @@ def run(X, words, change: dict, at_least: float, epochs: int) -> tuple[dict, obj
     steps = -(-model.P // s["batch_size"])
     out, best, cpu = {"epochs": [], "cpu_seconds": [], "valid": []}, (None, None), 0.0
     for epoch in range(1, epochs + 1):
-        t0 = time.process_time()
-        for _ in range(steps):
-            model.step()
-        cpu += time.process_time() - t0
+        cpu += timed_epoch(model, steps)
         vectors = model.vectors()
         vs = versus_count_rows(vectors, X, words, "validation")
         out["epochs"].append(epoch)
         out["cpu_seconds"].append(round(cpu, 1))
-        out["valid"].append({f"{name} {key}": _interval(d) for name, ds in vs.items()
+        out["valid"].append({f"{name} {key}": interval(d) for name, ds in vs.items()
                              for key, d in ds.items()})
         score = vs["raw rows"]["both"].estimate
         if best[0] is None or score > best[0]:
@@ -82,7 +88,7 @@ def main() -> dict:
     _, label, vectors, (X, words) = best
     report = versus_count_rows(vectors, X, words, "report")
     record["chosen"] = {"label": label,
-                        "report": {f"{name} {key}": _interval(d) for name, ds in report.items()
+                        "report": {f"{name} {key}": interval(d) for name, ds in report.items()
                                    for key, d in ds.items()}}
     print(f"chosen: {label}; on the report half, minus the raw rows {report['raw rows']['both']}")
     (model_dir() / FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")

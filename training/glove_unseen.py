@@ -17,7 +17,6 @@ half.
 from __future__ import annotations
 
 import json
-import time
 
 import numpy as np
 
@@ -26,6 +25,7 @@ from helpers.course.models import model_dir
 from helpers.course.word_vectors import glove_counts
 from helpers.lessons.lesson08 import versus_count_rows
 from helpers.lib.glove import PairwiseGloVe
+from training.glove_live import interval, timed_epoch
 from training.word_vector_models import GLOVE
 
 FILE = "logs/wv_glove_unseen.json"
@@ -48,10 +48,6 @@ class CountFloorGloVe(PairwiseGloVe):
         return np.full(len(i), -np.log(GLOVE["window"]))
 
 
-def _interval(d) -> list[float]:
-    return [d.estimate, d.low, d.high]
-
-
 def run(X, vocab, k: int, f0: float, margin: float, floor: str, epochs: int):
     """One run: after each epoch its CPU seconds and validation differences; its last vectors
     (None if they diverged)."""
@@ -61,10 +57,7 @@ def run(X, vocab, k: int, f0: float, margin: float, floor: str, epochs: int):
     steps = -(-model.P // s["batch_size"])
     out, cpu = {"epochs": [], "cpu_seconds": [], "valid": [], "diverged": False}, 0.0
     for epoch in range(1, epochs + 1):
-        t0 = time.process_time()
-        for _ in range(steps):
-            model.step()
-        cpu += time.process_time() - t0
+        cpu += timed_epoch(model, steps)
         vectors = model.vectors()
         if not np.isfinite(vectors).all():
             out["diverged"] = True
@@ -73,7 +66,7 @@ def run(X, vocab, k: int, f0: float, margin: float, floor: str, epochs: int):
         vs = versus_count_rows(vectors, X, vocab, "validation")
         out["epochs"].append(epoch)
         out["cpu_seconds"].append(round(cpu, 1))
-        out["valid"].append({f"{name} {key}": _interval(d) for name, ds in vs.items()
+        out["valid"].append({f"{name} {key}": interval(d) for name, ds in vs.items()
                              for key, d in ds.items()})
         print(f"  epoch {epoch} ({cpu:.0f} CPU-s): minus the raw rows {vs['raw rows']['both']}, "
               f"minus the PPMI rows {vs['PPMI rows']['both']}", flush=True)
@@ -97,7 +90,7 @@ def main() -> dict:
     report = versus_count_rows(vectors, X, vocab, "report")
     chosen = next(r for r in record["runs"] if r["label"] == label)
     record["chosen"] = {"label": label, **{key: chosen[key] for key in ("k", "f0", "margin")},
-                        "report": {f"{name} {key}": _interval(d) for name, ds in report.items()
+                        "report": {f"{name} {key}": interval(d) for name, ds in report.items()
                                    for key, d in ds.items()}}
     print(f"chosen: {label}; on the report half, minus the raw rows {report['raw rows']['both']}, "
           f"minus the PPMI rows {report['PPMI rows']['both']}")
