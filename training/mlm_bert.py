@@ -29,12 +29,10 @@ from helpers.course.mlm_model import (
     TEST_SEED,
     VALID_SEED,
     mlm_sentences,
-    model_config,
-    tokenizer_to_arrays,
 )
 from helpers.infra.cache import cached, settings_version
 from helpers.infra.seeding import make_rng
-from helpers.lib.bert import TinyBert
+from helpers.lib.bert import BertConfig, TinyBert
 from helpers.lib.bpe import BPETokenizer
 from helpers.lib.pretraining import (
     encode_corpus,
@@ -190,3 +188,20 @@ def subset_metric(shipped) -> tuple[str, float]:
     seqs = encode_corpus(shipped.tok, mlm_sentences()["test"][:SUBSET], shipped.settings["max_len"])
     batches = fixed_eval_batches(shipped.tok, seqs, seed=TEST_SEED)
     return f"test_acc_first_{SUBSET}", evaluate_mlm(shipped.model, batches)["accuracy"]
+
+
+def model_config(settings: dict, vocab_size: int) -> BertConfig:
+    """The :class:`BertConfig` of the shipped settings."""
+    s = settings
+    return BertConfig(vocab_size=vocab_size, dim=s["dim"], n_layers=s["n_layers"],
+                      n_heads=s["n_heads"], ff_dim=s["ff_dim"], max_len=s["max_len"],
+                      dropout=s["dropout"])
+
+
+def tokenizer_to_arrays(tok: BPETokenizer) -> dict:
+    """The tokenizer as arrays: its alphabet ``tok/alphabet`` (in id order) and its merges
+    ``tok/merges`` (n, 2), both unicode."""
+    n_special = len(tok.special_ids)
+    n_alpha = len(tok) - n_special - len(tok.merges)
+    return {"tok/alphabet": np.array(tok.itos[n_special:n_special + n_alpha]),
+            "tok/merges": np.array(tok.merges, dtype=str).reshape(-1, 2)}

@@ -11,8 +11,6 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-import numpy as np
-
 from helpers.course.corpus import document_groups, document_sentences
 from helpers.infra.artifacts import Artifact, arrays_to_curves, arrays_to_state_dict
 from helpers.lib.bert import BertConfig, TinyBert
@@ -50,25 +48,9 @@ def mlm_sentences() -> dict:
     return out
 
 
-def model_config(settings: dict, vocab_size: int) -> BertConfig:
-    """The :class:`BertConfig` of the shipped settings."""
-    s = settings
-    return BertConfig(vocab_size=vocab_size, dim=s["dim"], n_layers=s["n_layers"],
-                      n_heads=s["n_heads"], ff_dim=s["ff_dim"], max_len=s["max_len"],
-                      dropout=s["dropout"])
-
-
-def tokenizer_to_arrays(tok: BPETokenizer) -> dict:
-    """The tokenizer as arrays: its alphabet ``tok/alphabet`` (in id order) and its merges
-    ``tok/merges`` (n, 2), both unicode."""
-    n_special = len(tok.special_ids)
-    n_alpha = len(tok) - n_special - len(tok.merges)
-    return {"tok/alphabet": np.array(tok.itos[n_special:n_special + n_alpha]),
-            "tok/merges": np.array(tok.merges, dtype=str).reshape(-1, 2)}
-
-
 def tokenizer_from_arrays(arrays: dict) -> BPETokenizer:
-    """The tokenizer stored by :func:`tokenizer_to_arrays`."""
+    """The tokenizer ``make models`` stored as arrays: ``tok/alphabet`` (in id order) and
+    ``tok/merges`` (n, 2)."""
     return BPETokenizer([str(a) for a in arrays["tok/alphabet"]],
                         [(str(a), str(b)) for a, b in arrays["tok/merges"]])
 

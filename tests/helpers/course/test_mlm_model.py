@@ -1,8 +1,9 @@
 """helpers.course.mlm_model: the tokenizer's storage as arrays and the split by document."""
 from collections import Counter
 
-from helpers.course.mlm_model import split_of, tokenizer_from_arrays, tokenizer_to_arrays
+from helpers.course.mlm_model import split_of, tokenizer_from_arrays
 from helpers.lib.bpe import BPETokenizer
+from training.mlm_bert import tokenizer_to_arrays
 
 
 def test_tokenizer_round_trips_through_arrays():
