@@ -42,7 +42,6 @@ ALLOWED: dict[str, dict[str, str]] = {
     },
     "10_contextual": {
         "353": "the name of the WordSim-353 word-similarity set, not a measured number",
-        "0.98": "RoBERTa's published Adam beta2 (Liu et al. 2019), quoted as such",
     },
 }
 
