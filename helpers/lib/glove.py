@@ -136,9 +136,7 @@ class PairwiseGloVe:
             self.log_x_w = np.log(x_w, where=x_w > 0, out=np.zeros(V))
             self.log_total = float(np.log(x_w.sum()))
             self.unigram_cdf = np.cumsum(x_w ** 0.75 / np.sum(x_w ** 0.75))
-            keys = self.rows * V + self.cols
-            self.seen = np.zeros(V * V // 8 + 1, dtype=np.uint8)       # one bit per cell (w, c)
-            np.bitwise_or.at(self.seen, keys >> 3, (1 << (keys & 7)).astype(np.uint8))
+            self.seen_keys = np.sort(self.rows.astype(np.int64) * V + self.cols)  # cell (w, c)
             self._rng = np.random.default_rng(seed)
 
     def _permutation(self) -> np.ndarray:
@@ -181,8 +179,9 @@ class PairwiseGloVe:
         V = len(self.unigram_cdf)
         draws = np.searchsorted(self.unigram_cdf, self._rng.random((2, self.unseen)))
         i, j = np.minimum(draws, V - 1)
-        keys = i * V + j
-        unseen = (self.seen[keys >> 3] >> (keys & 7)) & 1 == 0
+        keys = i.astype(np.int64) * V + j
+        at = np.minimum(np.searchsorted(self.seen_keys, keys), len(self.seen_keys) - 1)
+        unseen = self.seen_keys[at] != keys
         return i[unseen], j[unseen]
 
     def unseen_floor(self, i, j) -> np.ndarray:
