@@ -24,7 +24,6 @@ from helpers.course.bert_finetune import (
     static_vectors_of,
     training_subset,
 )
-from helpers.course.corpus import document_sentences
 from helpers.course.data import SenseExample
 from helpers.course.mlm_model import (
     TEST_SEED,
@@ -372,25 +371,6 @@ def plot_finetune(results: FinetuneResults, live: dict | None = None, ax=None):
                "training articles (log scale)", "test accuracy (%)")
     ax.legend(fontsize=8, loc="lower right")
     return ax
-
-
-def static_whole_articles(results: FinetuneResults, n: int = 1500) -> np.ndarray:
-    """Test accuracy (one per seed) of the static method at ``n`` training articles when every
-    article is read whole instead of its first ``max_sents`` sentences, with the C the shipped run
-    chose on validation for that cell: how much of the gap to lesson 09's number is the cut
-    articles."""
-    s = results.settings
-    data = bbc_finetune_data(s["max_sents"], s["n_valid_per_topic"], s["valid_seed"])
-    full = document_sentences()
-    W, stoi = static_vectors_of(load_model(s["static"]))
-    X = static_features(W, stoi, [full[k] for k in data.doc_index])
-    y, i = data.labels, results.sizes.index(n)
-    out = []
-    for j, seed in enumerate(results.seeds):
-        idx = data.pool[training_subset(y[data.pool], int(n), int(seed))]
-        pred = logreg_test_predictions(X[idx], y[idx], X[data.test], float(results.static_C[i, j]))
-        out.append(float(np.mean(pred == y[data.test])))
-    return np.array(out)
 
 
 def static_answers(results: FinetuneResults, pretrain) -> dict:
