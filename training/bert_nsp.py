@@ -39,7 +39,6 @@ from helpers.lib.bert import TinyBert, mlm_loss
 from helpers.lib.mlm import IGNORE, mask_tokens, next_sentence_pairs, pad_batch
 from helpers.lib.pretraining import (
     encode_corpus,
-    evaluate_mlm,
     fixed_eval_batches,
     warmup_linear_decay,
 )
@@ -47,6 +46,7 @@ from training.bert_finetune import frozen_features
 from training.gpt_contrast import wsd_rounds
 from training.loop import train_steps
 from training.mlm_bert import SETTINGS as MLM_SETTINGS
+from training.mlm_bert import evaluate_mlm
 from training.runlog import RunLog
 
 SETTINGS = dict({k: MLM_SETTINGS[k] for k in ("batch_size", "weight_decay", "warmup", "seed")},

@@ -24,6 +24,8 @@ from functools import lru_cache
 
 import numpy as np
 import torch
+from torch import nn
+from torch.nn import functional as F
 
 from helpers.course.mlm_model import (
     TEST_SEED,
@@ -32,13 +34,13 @@ from helpers.course.mlm_model import (
 )
 from helpers.infra.cache import cached, settings_version
 from helpers.infra.seeding import make_rng
-from helpers.lib.bert import BertConfig, TinyBert
+from helpers.lib.bert import BertConfig, TinyBert, masked_lm_loss
 from helpers.lib.bpe import BPETokenizer
+from helpers.lib.mlm import IGNORE
 from helpers.lib.pretraining import (
+    batch_to_torch,
     encode_corpus,
-    evaluate_mlm,
     fixed_eval_batches,
-    mlm_update,
     next_masked_batch,
     piece_word2vec,
     unigram_baseline,
@@ -205,3 +207,39 @@ def tokenizer_to_arrays(tok: BPETokenizer) -> dict:
     n_alpha = len(tok) - n_special - len(tok.merges)
     return {"tok/alphabet": np.array(tok.itos[n_special:n_special + n_alpha]),
             "tok/merges": np.array(tok.merges, dtype=str).reshape(-1, 2)}
+
+
+@torch.no_grad()
+def evaluate_mlm(model: TinyBert, batches: list, device="cpu") -> dict:
+    """Top-1 accuracy and mean NLL (nats) at the masked positions of held-out batches
+    (lesson 10 §3): {'accuracy', 'nll', 'n_masked'}."""
+    was = model.training
+    model.eval()
+    correct, nll, n = 0, 0.0, 0
+    for b in batches:
+        x, y, att = batch_to_torch(b, device)
+        sel = y != IGNORE
+        if not sel.any():
+            continue
+        logits = model.mlm_logits(model(x, att)[sel]).float()
+        correct += int((logits.argmax(-1) == y[sel]).sum())
+        nll += float(F.cross_entropy(logits, y[sel], reduction="sum"))
+        n += int(sel.sum())
+    model.train(was)
+    if n == 0:
+        raise ValueError("evaluate_mlm: the batches have no masked position to score")
+    return {"accuracy": correct / n, "nll": nll / n, "n_masked": n}
+
+
+def mlm_update(model, opt, sched, batch, device="cpu") -> float:
+    """One masked-LM optimiser step on a MaskedBatch (lesson 10 §3): the loss, its gradient
+    clipped to norm 1, the optimiser's step and the scheduler's (unless None). Returns the loss."""
+    x, y, att = batch_to_torch(batch, device)
+    loss = masked_lm_loss(model, x, y, att)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    if sched is not None:
+        sched.step()
+    return loss.item()

@@ -26,12 +26,10 @@ from helpers.infra.seeding import make_rng
 from helpers.lib.bert import TinyBert
 from helpers.lib.pretraining import (
     encode_corpus,
-    evaluate_mlm,
     fixed_eval_batches,
-    mlm_update,
     next_masked_batch,
 )
-from training.mlm_bert import SETTINGS, new_encoder
+from training.mlm_bert import SETTINGS, evaluate_mlm, mlm_update, new_encoder
 
 RECORD = Path("records") / "mlm_bert_settings.md"
 SHIPPED_SIZE = "shipped: d 128, 2 layers, ff 256"

@@ -1,19 +1,16 @@
-"""Masked-language-model pre-training of :class:`helpers.lib.bert.TinyBert` (lesson 10 §3): the
-encoded corpus, masked batches, one optimiser step, the held-out accuracy and the frequency
-baseline to beat."""
+"""Masked-language-model pre-training data for lesson 10 §3: the encoded corpus, masked batches,
+the warm-up schedule and the frequency baseline to beat (the shipped encoder's optimiser step and
+held-out accuracy are in ``training/mlm_bert.py``)."""
 from __future__ import annotations
 
 from typing import Sequence
 
 import numpy as np
 import torch
-from torch import nn
-from torch.nn import functional as F
 
 from helpers.infra.seeding import make_rng
-from helpers.lib.bert import TinyBert, masked_lm_loss
 from helpers.lib.bpe import BPETokenizer
-from helpers.lib.mlm import IGNORE, encode_sentence, length_bucketed_batches, mask_tokens, pad_batch
+from helpers.lib.mlm import encode_sentence, length_bucketed_batches, mask_tokens, pad_batch
 from helpers.lib.text import check_token_lists
 
 
@@ -44,28 +41,6 @@ def fixed_eval_batches(tok: BPETokenizer, seqs: Sequence[np.ndarray], seed: int 
         out.append(mask_tokens(ids, tok, rng, p_mask=p_mask,
                                p_random=1 - p_mask if p_mask < 1 else 0.0, attention_mask=att))
     return out
-
-
-@torch.no_grad()
-def evaluate_mlm(model: TinyBert, batches: list, device="cpu") -> dict:
-    """Top-1 accuracy and mean NLL (nats) at the masked positions of held-out batches
-    (lesson 10 §3): {'accuracy', 'nll', 'n_masked'}."""
-    was = model.training
-    model.eval()
-    correct, nll, n = 0, 0.0, 0
-    for b in batches:
-        x, y, att = batch_to_torch(b, device)
-        sel = y != IGNORE
-        if not sel.any():
-            continue
-        logits = model.mlm_logits(model(x, att)[sel]).float()
-        correct += int((logits.argmax(-1) == y[sel]).sum())
-        nll += float(F.cross_entropy(logits, y[sel], reduction="sum"))
-        n += int(sel.sum())
-    model.train(was)
-    if n == 0:
-        raise ValueError("evaluate_mlm: the batches have no masked position to score")
-    return {"accuracy": correct / n, "nll": nll / n, "n_masked": n}
 
 
 def unigram_baseline(tok: BPETokenizer, train_seqs: Sequence[np.ndarray], batches: list) -> dict:
@@ -104,20 +79,6 @@ def next_masked_batch(train_seqs: Sequence[np.ndarray], lengths: Sequence[int], 
         batch = mask_tokens(ids, tok, rng, attention_mask=att)
         if batch.chosen.any():
             return batch
-
-
-def mlm_update(model, opt, sched, batch, device="cpu") -> float:
-    """One masked-LM optimiser step on a MaskedBatch (lesson 10 §3): the loss, its gradient
-    clipped to norm 1, the optimiser's step and the scheduler's (unless None). Returns the loss."""
-    x, y, att = batch_to_torch(batch, device)
-    loss = masked_lm_loss(model, x, y, att)
-    opt.zero_grad(set_to_none=True)
-    loss.backward()
-    nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    opt.step()
-    if sched is not None:
-        sched.step()
-    return loss.item()
 
 
 def warmup_linear_decay(optimizer: torch.optim.Optimizer, warmup: int, total: int):

@@ -12,6 +12,7 @@ from helpers.lib.bert import BertConfig, TinyBert
 from helpers.lib.bpe import BPETokenizer
 from helpers.lib.mlm import IGNORE
 from tests.props import budget, raises_naming
+from training.mlm_bert import evaluate_mlm, mlm_update
 
 SENTS = [s.split() for s in [
     "the bank raised its interest rates", "we sat on the river bank",
@@ -30,7 +31,7 @@ def pretrain(seqs, steps, seed=0):
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.01, betas=(0.9, 0.98))
     sched = PT.warmup_linear_decay(opt, 5, steps)
     rng, queue, lengths = np.random.default_rng(seed), [], [len(s) for s in seqs]
-    losses = [PT.mlm_update(model, opt, sched,
+    losses = [mlm_update(model, opt, sched,
                             PT.next_masked_batch(seqs, lengths, queue, 16, TOK, rng))
               for _ in range(steps)]
     return model, losses
@@ -54,7 +55,7 @@ def test_held_out_batches_are_masked_once_and_the_unigram_baseline_counts_by_han
     counts[TOK.special_ids] = 0
     assert base["accuracy"] == np.mean(targets == counts.argmax())
     assert base["n_masked"] == len(targets) and base["nll"] > 0
-    m = PT.evaluate_mlm(TinyBert(CFG, TOK.pad_id), batches)
+    m = evaluate_mlm(TinyBert(CFG, TOK.pad_id), batches)
     assert 0 <= m["accuracy"] <= 1 and math.isfinite(m["nll"]) and m["n_masked"] == len(targets)
     x, y, att = PT.batch_to_torch(batches[0])
     assert x.dtype == torch.int64 and att.dtype == torch.bool
@@ -66,7 +67,7 @@ def test_a_few_steps_learn_and_the_same_seed_gives_the_same_steps():
     model, losses = pretrain(seqs, 60)
     assert np.mean(losses[-10:]) < np.mean(losses[:10]) - 0.5
     held_out = PT.fixed_eval_batches(TOK, seqs[:16], seed=1)
-    assert PT.evaluate_mlm(model, held_out)["accuracy"] > \
+    assert evaluate_mlm(model, held_out)["accuracy"] > \
         PT.unigram_baseline(TOK, seqs, held_out)["accuracy"]
     assert pretrain(seqs, 6)[1] == pretrain(seqs, 6)[1] != pretrain(seqs, 6, seed=1)[1]
 
