@@ -34,6 +34,7 @@ from helpers.lib.bert import TinyBert
 from helpers.lib.bpe import BPETokenizer
 from helpers.lib.mlm import encode_sentence, pad_batch
 from helpers.lib.pretraining import warmup_linear_decay
+from helpers.lib.stats import resamples
 
 METHODS = ("fine-tuned", "frozen", "static")
 POOLINGS = ("mean", "cls")
@@ -332,8 +333,7 @@ class FinetuneResults:
         (each the mean over the seeds), with the 95 % interval of a paired bootstrap over the test
         articles (both methods scored on the same articles)."""
         d = self.test_right[a][i].mean(0) - self.test_right[b][i].mean(0)       # (n_test,)
-        rng = np.random.default_rng(seed)
-        boot = d[rng.integers(0, len(d), (n_boot, len(d)))].mean(1)
+        boot = d[resamples(len(d), n_boot, seed)].mean(1)
         return float(d.mean()), float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))
 
     def compare(self, a: str, b: str, i: int) -> str:

@@ -54,7 +54,7 @@ from helpers.lib.pretraining import (
     encode_corpus,
     fixed_eval_batches,
 )
-from helpers.lib.stats import Interval, bootstrap_interval
+from helpers.lib.stats import Interval, bootstrap_interval, resamples
 
 WIDTH = 96  # explorers' summaries are wrapped to this width (an HTML export breaks longer lines)
 
@@ -487,7 +487,7 @@ def paired_accuracy_difference(right_a: np.ndarray, right_b: np.ndarray, count: 
     if not (right_a.shape == right_b.shape == count.shape) or right_a.ndim != 1:
         raise ValueError(f"right_a, right_b and count must be (n,) alike, got {right_a.shape}, "
                          f"{right_b.shape}, {count.shape}")
-    idx = make_rng(seed).integers(0, len(count), (n_boot, len(count)))
+    idx = resamples(len(count), n_boot, seed)
     c = count[idx].sum(1)
     boot = (right_a[idx].sum(1) - right_b[idx].sum(1)) / c
     return float((right_a.sum() - right_b.sum()) / count.sum()), float(np.percentile(boot, 2.5)), \

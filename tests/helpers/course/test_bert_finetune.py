@@ -9,6 +9,7 @@ from helpers.course import bert_finetune as bf
 from helpers.course.corpus import document_groups
 from helpers.course.mlm_model import split_of
 from helpers.course.models import load_model
+from helpers.lib.stats import bootstrap_mean
 from training.bert_finetune import budget_steps
 
 
@@ -146,3 +147,15 @@ def test_comparisons_are_paired_over_the_test_articles(results):
     changed = bf.FinetuneResults(**{**vars(results), "test_right": right})
     d, lo, hi = changed.paired_difference("fine-tuned", "frozen", 0)
     assert 0 < lo <= d <= hi and changed.compare("fine-tuned", "frozen", 0) == "win"
+
+
+def test_paired_difference_is_the_bootstrap_mean_of_the_per_article_differences(results):
+    for a, b in [("fine-tuned", "frozen"), ("fine-tuned", "static"), ("static", "frozen")]:
+        for i in range(len(results.sizes)):
+            d = results.test_right[a][i].mean(0) - results.test_right[b][i].mean(0)
+            boot = d[np.random.default_rng(0).integers(0, len(d), (10_000, len(d)))].mean(1)
+            old = (d.mean(), np.percentile(boot, 2.5), np.percentile(boot, 97.5))
+            assert results.paired_difference(a, b, i) == old       # the numbers lesson 10 prints
+            # lib.stats takes the 2.500000000000002 percentile: the same interval to 1e-15
+            mean = bootstrap_mean(d, n_boot=10_000, seed=0)
+            np.testing.assert_allclose(tuple(mean), old, rtol=0, atol=1e-15)
