@@ -1,7 +1,5 @@
 """The word-vector benchmarks in two fixed seeded halves: settings are chosen on **validation**,
-lessons report on **report** (WordSim ρ runs 0.06-0.10 higher there: say which half). An item
-with an unknown word is skipped and counted.
-"""
+lessons report on **report**; an item with an unknown word is skipped and counted."""
 from __future__ import annotations
 
 from dataclasses import dataclass

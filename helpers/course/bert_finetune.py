@@ -1,16 +1,5 @@
 """Lesson 10's fine-tuning experiment: the shipped small BERT fine-tuned on BBC News topics,
-against its frozen features and static word vectors (the record ``load_model("bert_finetune")``,
-made by ``training/bert_finetune.py``), and the fine-tuning run the lesson also runs live.
-
-Data (:func:`bbc_finetune_data`): the BBC articles, each cut to its first ``max_sents``
-sentences. **test**: the articles of the masked-LM validation and test documents, less those with
-a near-duplicate among the pre-training documents; **validation**: ``n_valid_per_topic`` articles
-of each topic from the pre-training documents; **pool**: the other pre-training articles, from
-which a training set is a stratified random subset (:func:`training_subset`).
-
-Pooling: ``mean`` averages the vectors of an article's ordinary pieces; ``cls`` averages the
-[CLS] vectors of its sentences.
-"""
+against its frozen features and static word vectors (``load_model("bert_finetune")``)."""
 from __future__ import annotations
 
 import math
@@ -43,10 +32,8 @@ POOLINGS = ("mean", "cls")
 # ---------------------------------------------------------------- data
 @dataclass
 class BBCData:
-    """The experiment's articles: ``docs`` (each a list of at most ``max_sents`` sentences, each
-    a tuple of words), ``labels`` (N,) int64, ``topics`` (5 names), ``doc_index`` (N,) the
-    article's index in :func:`document_sentences`, and the disjoint index arrays ``pool``,
-    ``valid``, ``test`` into ``docs``."""
+    """The experiment's articles: ``docs``, ``labels`` (N,), ``topics``, ``doc_index`` (N,) and
+    the disjoint index arrays ``pool``, ``valid``, ``test`` into ``docs``."""
 
     docs: list
     labels: np.ndarray
@@ -191,16 +178,9 @@ def finetune_run(shipped: ShippedMLM, train_ids, train_y: np.ndarray, valid_ids,
                  valid_y: np.ndarray, settings: dict, lr: float, pooling: str, seed: int,
                  n_classes: int, log=None, max_steps: int | None = None, progress: bool = False,
                  desc: str = "fine-tuning") -> dict:
-    """Fine-tune a copy of the shipped encoder plus a new head on ``train_ids`` / ``train_y``.
-
-    AdamW (``lr`` for the encoder, ``settings['head_lr']`` for the head), warm-up over the first
-    ``warmup`` fraction of ``settings['steps']`` then linear decay to 0, clipping at 1, seeded
-    shuffled batches of ``batch_size`` articles. The weights of the best of ``n_evals`` evenly
-    spaced validation measurements are kept (the first on ties). ``max_steps`` stops sooner;
-    ``log`` (a RunLog) receives every step's loss.
-
-    Returns {'model' (eval mode), 'best_step', 'valid_acc', 'curve': {'step', 'valid_acc'},
-    'losses', 'cpu_seconds'}."""
+    """Fine-tune a copy of the shipped encoder plus a new head on ``train_ids`` / ``train_y``,
+    keeping the best of ``n_evals`` validation measurements. Returns {'model', 'best_step',
+    'valid_acc', 'curve': {'step', 'valid_acc'}, 'losses', 'cpu_seconds'}."""
     s = settings
     if len(train_ids) != len(train_y) or not len(train_y):
         raise ValueError(f"{len(train_ids)} training articles but {len(train_y)} labels")
@@ -299,13 +279,8 @@ def logreg_test_predictions(X_train, y_train, X_test, C: float) -> np.ndarray:
 # ---------------------------------------------------------------- the shipped record
 @dataclass
 class FinetuneResults:
-    """The shipped experiment. ``test_acc`` / ``valid_acc`` / ``cpu_seconds``: {method: (sizes,
-    seeds)}; ``test_right`` {method: (sizes, seeds, n_test)} each test article right or wrong;
-    ``best_step`` (sizes, seeds) the fine-tuning step kept of the budget ``steps``;
-    ``valid_curves`` (sizes, seeds, n_evals); ``epoch_valid`` / ``epoch_best_step`` per
-    ``epoch_grid`` entry; the choices made on validation: ``frozen`` {'layer', 'pooling', 'C'},
-    ``static_C`` (sizes, seeds), ``grid_valid`` (poolings, lrs), ``chosen`` {'lr', 'pooling',
-    'epochs'}; ``settings``, ``meta``, ``train_seconds`` / ``total_cpu_seconds`` of the run."""
+    """The shipped experiment: ``test_acc`` / ``valid_acc`` {method: (sizes, seeds)},
+    ``test_right`` {method: (sizes, seeds, n_test)}, and the choices made on validation."""
 
     sizes: list
     seeds: list

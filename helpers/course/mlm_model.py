@@ -1,10 +1,5 @@
-"""Lesson 10's pre-training data and its shipped small BERT (``load_model("mlm_bert")``).
-
-The modern-English corpus as sentences per document (:func:`document_sentences`), split by
-document number k: validation ``k % 20 == 0``, test ``k % 20 == 10``, training the rest;
-a held-out document with a near-duplicate among the training documents is left out. The model
-is trained by ``make models NAME=mlm_bert`` (``training/mlm_bert.py``).
-"""
+"""Lesson 10's pre-training data and its shipped small BERT (``load_model("mlm_bert")``); split
+by document number k: validation ``k % 20 == 0``, test ``k % 20 == 10``, training the rest."""
 from __future__ import annotations
 
 import math

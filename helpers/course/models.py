@@ -1,9 +1,5 @@
-"""The course's shipped models: read ``data/models/`` and check each file before loading it.
-
-Each model is an artefact (:mod:`helpers.infra.artifacts`), ``<name>.npz`` and ``<name>.json``;
-``manifest.json`` lists every model with the sha256 of its .npz. A missing or modified file raises
-:class:`ModelFileError` naming the command that rebuilds it (``make models``, ``training/``).
-"""
+"""The course's shipped models: read ``data/models/`` and check each file against
+``manifest.json`` before loading it (:class:`ModelFileError` names the command that rebuilds it)."""
 from __future__ import annotations
 
 import importlib

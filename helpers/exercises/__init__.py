@@ -1,13 +1,5 @@
-"""Exercise checkers: graded steps, targeted hints, and "not attempted yet".
-
-Each lesson's module lists its ``EXERCISES``: :class:`FunctionExercise` (the student writes a
-function) or :class:`ExperimentExercise` (a measured number or a choice), each with its likely
-:class:`Mistake` s. A checker prints one verdict and returns a :class:`Result`::
-
-    ✓ stable softmax: all 5 checks passed.
-    ✗ stable softmax (check 3 of 5): softmax([[1000, 1001]]): expected finite ..., got [nan nan]
-      Hint: np.exp(1000) overflows to inf, and inf / inf is nan: subtract each row's maximum first.
-"""
+"""Exercise checkers: graded steps, targeted hints, and "not attempted yet" (each lesson's module
+lists its ``EXERCISES``)."""
 from __future__ import annotations
 
 import copy

@@ -1,10 +1,5 @@
-"""Watch what a student's answer runs, and refuse the shortcuts an exercise forbids.
-
-:class:`Watch` sees every call (``sys.setprofile``) and refuses PyTorch's autograd, optimisers and
-clipping, SciPy's differentiation and optimisers, other autodiff libraries and ``forbidden``,
-however reached (code is recognised by file, first line and name). A refusal raises
-:class:`Refused` (a ``BaseException``) and is remembered, so catching it does not help.
-"""
+"""Watch what a student's answer runs, and refuse the shortcuts an exercise forbids (autograd,
+optimisers, ``forbidden``), however reached; a refusal raises :class:`Refused`."""
 from __future__ import annotations
 
 import inspect

@@ -1,6 +1,4 @@
-"""Checkers for lesson 08 (GloVe and fastText): the weighting function, the gradient of one cell
-with respect to the word vector, the loss and gradients of a batch of cells, glove.c's AdaGrad step,
-fastText's character n-grams, and an experiment with one n-gram length."""
+"""Checkers for lesson 08 (GloVe and fastText)."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,10 +1,5 @@
-"""Checkers for lesson 10 (contextual representations).
-
-The experiment (the best layer for *light*) measures its answer on the shipped encoder
-``data/models/mlm_bert`` and the sentences ``data/wsd_sentences.tsv``, read through
-:mod:`helpers.infra` (checksums verified) and rebuilt with :mod:`helpers.lib` alone: a checker
-never imports the course layer.
-"""
+"""Checkers for lesson 10 (contextual representations); they use :mod:`helpers.infra` and
+:mod:`helpers.lib` alone, never the course layer."""
 from __future__ import annotations
 
 import os

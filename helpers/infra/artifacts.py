@@ -1,8 +1,5 @@
-"""The course's file format for trained models and cached results: checksummed, no pickle.
-
-``name.npz`` (arrays, members sorted, fixed timestamps: same arrays, same bytes) and
-``name.json`` {"format", "npz": {"file", "sha256", "size"}, "arrays", "meta", "json_sha256"}.
-"""
+"""The course's file format for trained models and cached results: ``name.npz`` (arrays, same
+arrays, same bytes) and ``name.json`` (metadata and checksums), no pickle."""
 from __future__ import annotations
 
 import hashlib

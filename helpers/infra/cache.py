@@ -1,6 +1,5 @@
-"""A small on-disk cache for results that take longer than a notebook's minute, in
-``$NLP_COURSE_CACHE`` or this system's cache folder (an unusable one: :class:`CacheLocationError`).
-"""
+"""A small on-disk cache for slow results, in ``$NLP_COURSE_CACHE`` or this system's cache
+folder."""
 from __future__ import annotations
 
 import errno

@@ -1,13 +1,5 @@
-"""Watching the student's own model learn, from its ``step() -> training loss``::
-
-    run = LiveTraining(step, evaluate=lambda: valid_loss(model), eval_every=250,
-                       baselines={"trigram": 2.04}, unit="nats/char")
-    run.train(4000)          # a progress bar; the held-out loss every 250 steps
-    run.figure()             # training and held-out loss against steps, baselines as lines
-    run.explorer()           # a slider and a "Train on" button that continue the same run
-
-Steps are counted, not timed (CPU seconds recorded beside); BLAS runs on one thread.
-"""
+"""Watching the student's own model learn from its ``step() -> training loss``: a progress bar,
+the held-out loss every ``eval_every`` steps, a figure and an explorer that continues the run."""
 from __future__ import annotations
 
 import math

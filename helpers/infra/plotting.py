@@ -1,6 +1,5 @@
-"""The course's one plot style, applied on import: the Okabe–Ito palette, lines that differ in
-colour and style, equal panel sizes, labels "quantity (unit)" without raw TeX; log axes, heat maps.
-"""
+"""The course's one plot style, applied on import (the Okabe–Ito palette), with log axes and heat
+maps."""
 from __future__ import annotations
 
 import io

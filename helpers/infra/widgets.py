@@ -1,8 +1,5 @@
-"""Widget explorers: thin ipywidgets layers over pure ``render(**values) -> (figure, summary)``.
-
-The plot is a PNG ``ipywidgets.Image``; the first render is also written as a static fallback,
-which the live widget's ``<style>`` rule hides where widgets render.
-"""
+"""Widget explorers: thin ipywidgets layers over pure ``render(**values) -> (figure, summary)``,
+with the first render kept as a static fallback."""
 from __future__ import annotations
 
 import base64

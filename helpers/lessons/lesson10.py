@@ -1,7 +1,4 @@
-"""Lesson 10 (contextual representations): the static word2vec baselines of the word-sense
-comparison, the word-sense tables with their spread over draws, the shipped masked LM's test
-numbers with a bootstrap interval, the scores of the student's live encoder, the
-fine-tuning results (shipped, and a short live run), and the explorers' render functions."""
+"""Lesson 10 (contextual representations): its baselines, tables, live runs and explorers."""
 from __future__ import annotations
 
 import textwrap
@@ -72,10 +69,9 @@ def shipped_static_vectors(name: str = "gensim-skipgram"):
 
 def static_vectors(kv, examples: Sequence[SenseExample], context: bool = False,
                    missing: Counter | None = None) -> np.ndarray:
-    """Static vectors of the examples, (n, d) float64: the target word's own vector (the
-    same for every sentence), or with ``context=True`` the mean vector of the other words
-    of the sentence. A context word without a vector raises KeyError, unless ``missing`` (a
-    Counter) is given: then it is left out of the mean and counted there."""
+    """Static vectors of the examples (n, d): the target word's vector, or with ``context=True``
+    the mean vector of the other words; a word without a vector is a KeyError, or is counted in
+    ``missing`` (a Counter) and left out."""
     out = []
     for e in examples:
         if not context:
@@ -128,12 +124,8 @@ def render_sense_explorer(model: TinyBert, tok: BPETokenizer, examples,
                           sentence: int = 0, word: str = "bank", layer: int = -1):
     """Explorer: one sentence of ``word``, its attention and its nearest sense.
 
-    ``examples``: labelled sentences, or {choice: the sentences of one word} (the choices of
-    the word menu, e.g. one word from two files). Left: the attention of the word's first
-    piece over the sentence at ``layer`` (mean of the heads). Right: all contextual vectors
-    of the word at that layer projected by PCA, coloured by sense, the chosen sentence
-    starred (past the word's last sentence, its last). The nearest sense is computed from
-    the *other* sentences (leave one out). Returns (figure, summary)."""
+    Left: the attention of the word's first piece at ``layer``; right: the word's contextual
+    vectors by PCA, coloured by sense. Returns (figure, summary)."""
     if not isinstance(examples, dict):
         examples = {w: [e for e in examples if e.word == w] for w in {e.word for e in examples}}
     exs = examples.get(word)
@@ -240,12 +232,9 @@ def split_batches(tok: BPETokenizer, split: str, max_len: int = 64) -> list:
 # ---------------------------------------------------------------- word senses with their spread
 def sense_rounds(X: np.ndarray, senses: Sequence[str], n_support: int = 3, repeats: int = 200,
                  seed: int = 0, classify: Callable | None = None) -> np.ndarray:
-    """Accuracy of each of ``repeats`` rounds of nearest-sense classification, (repeats,) float64:
-    the rounds of :func:`helpers.lib.contextual.nearest_sense_accuracy` (same generator, same
-    labelled examples, same answers; ties to the alphabetically first sense), with the queries of
-    a round scored at once. Same seed, same labelled examples for every kind of vector.
-    ``classify(query (d,), support (n, d), senses (n,)) -> sense``: the student's rule, called
-    query by query on the same rounds; None: the course's rule."""
+    """Accuracy of each of ``repeats`` rounds of nearest-sense classification (repeats,): the
+    rounds of :func:`helpers.lib.contextual.nearest_sense_accuracy`, scored at once, or query by
+    query with ``classify(query (d,), support (n, d), senses (n,)) -> sense``."""
     X = np.asarray(X, dtype=np.float64)
     senses = np.asarray(senses)
     labels = sorted(set(senses.tolist()))
@@ -374,13 +363,8 @@ def plot_finetune(results: FinetuneResults, live: dict | None = None, ax=None):
 
 
 def static_answers(results: FinetuneResults, pretrain) -> dict:
-    """The static method's answer on every test article, for every size and seed of the shipped
-    experiment (the same training subsets, validation set and grid of C), two ways:
-    ``'lesson 07'`` with the vectors the shipped run used (lesson 07's skip-gram, whose training
-    text includes the test articles' text) and the C it recorded; ``'pre-training only'`` with
-    ``pretrain`` (``load_model("wv_pretrain_skipgram")``: trained on the pre-training documents
-    only), C chosen on validation as the shipped run chose it. Returns {way: (sizes, seeds,
-    n_test) bool right/wrong}."""
+    """{way: (sizes, seeds, n_test) bool}: the static method's answer on every test article,
+    with lesson 07's vectors (``'lesson 07'``) or ``pretrain``'s (``'pre-training only'``)."""
     s = results.settings
     data = bbc_finetune_data(s["max_sents"], s["n_valid_per_topic"], s["valid_seed"])
     y = data.labels
@@ -403,11 +387,8 @@ def static_answers(results: FinetuneResults, pretrain) -> dict:
 
 def live_finetune(shipped: ShippedMLM, results: FinetuneResults, steps: int = 20, n: int = 100,
                   seed: int = 0, progress: bool = True) -> dict:
-    """Fine-tune the shipped encoder live on ``n`` training articles (seed ``seed``: the shipped
-    run's subset) with the shipped recipe (the learning rate and pooling chosen on validation,
-    warm-up and linear decay) over a budget of ``steps`` steps, one thread; the weights after the
-    last step are tested (no validation choice). Returns {'n', 'seed', 'steps', 'test_acc',
-    'losses', 'cpu_seconds'}."""
+    """Fine-tune the shipped encoder live on ``n`` articles for ``steps`` steps with the shipped
+    recipe. Returns {'n', 'seed', 'steps', 'test_acc', 'losses', 'cpu_seconds'}."""
     s = dict(results.settings)
     if not 1 <= int(steps) <= 1000:
         raise ValueError(f"steps must be between 1 and 1,000, got {steps}")
@@ -556,10 +537,8 @@ def encoder_blank(encoder: NumpyEncoder, batch) -> np.ndarray:
 
 def masking_ablation(tok: BPETokenizer, train_seqs: list, E0: np.ndarray, replace,
                      valid_batches: list, steps: int = 300) -> dict:
-    """Lesson 10 §3.3's encoder trained twice for ``steps`` steps from the same start (table
-    ``E0``), the chosen pieces replaced by ``replace`` (80/10/10) or all by [MASK]. Returns
-    {rule: (share of the validation blanks filled, share of the validation pieces, none masked,
-    each named from its own vector)}."""
+    """Lesson 10 §3.3's encoder trained with ``replace`` (80/10/10) or all-[MASK] masking from
+    the same start. Returns {rule: (share of blanks filled, share of pieces, none masked)}."""
     out, lengths = {}, [len(x) for x in train_seqs]
     for rule in ("[MASK] only", "80/10/10"):
         enc = NumpyEncoder(len(tok), 64, 1, 2, 128, 64, pad_id=tok.pad_id, dtype=np.float32)
@@ -600,13 +579,8 @@ ROLE_ADJECTIVES = "old young new local former".split()
 
 def role_sentences(tok: BPETokenizer, kv, n_pairs: int = 160, seed: int = 0) -> tuple:
     """Minimal pairs for the agent/patient probe (lesson 10 §4.4): (sentences, positions,
-    is_agent, group), one item per sentence, the target the noun after "the" (or "the" + adjective).
-
-    "the X that V the Y" (X did it) and "the X that the Y V" (it was done to X): the same words in
-    another order, X at the same position, so X's own static vector, the mean of its context's
-    static vectors and its position are at chance by construction. ``group`` numbers the noun
-    pair, so that a split can hold whole pairs out. Every word must be one piece of ``tok`` and a
-    word of ``kv``."""
+    is_agent, group); "the X that V the Y" against "the X that the Y V", the same words and
+    X's position, so static vectors and position are at chance."""
     missing = [w for w in ROLE_NOUNS + ROLE_VERBS + ROLE_ADJECTIVES + ["the", "that"]
                if w not in kv or len(tok.tokenize_word(w)) != 1]
     if missing:
@@ -654,11 +628,8 @@ def role_features(model: TinyBert, tok: BPETokenizer, kv, sentences, positions) 
 
 
 def role_probe(features: dict, is_agent, group, classify, splits: int = 5, seed: int = 0) -> dict:
-    """{method: (splits x held-out items,) 1.0 where ``classify`` named the role right}.
-
-    Each split holds out a quarter of the noun pairs; the vectors are centred on the training
-    mean and every held-out vector gets ``classify(query, support, senses)`` with the training
-    vectors and their roles as support (the nearest-sense rule of exercise 4)."""
+    """{method: (splits x held-out items,) 1.0 where ``classify`` named the role right}; each
+    split holds out a quarter of the noun pairs."""
     labels = np.where(np.asarray(is_agent) == 1, "agent", "patient")
     groups = np.unique(group)
     out = {name: [] for name in features}

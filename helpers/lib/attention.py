@@ -1,9 +1,5 @@
-"""Scaled dot-product and multi-head attention in NumPy, forward and backward (lesson 04).
-
-Q (..., T_q, d_k), K (..., T_k, d_k), V (..., T_k, d_v). A mask is boolean, True = "this query may
-look at this key", broadcast against the scores (..., T_q, T_k) as PyTorch's ``attn_mask``; a
-key-padding mask (B, T_k) goes in ``key_padding``. The layers run the functions they are given.
-"""
+"""Scaled dot-product and multi-head attention in NumPy, forward and backward (lesson 04). A mask
+is boolean, True = "this query may look at this key", as PyTorch's ``attn_mask``."""
 from __future__ import annotations
 
 import math

@@ -1,9 +1,5 @@
-"""A small BERT-style encoder and its masked-LM loss with weight tying (lesson 10).
-
-:class:`TinyBert`: token + position + segment embeddings, Pre-LN
-``torch.nn.TransformerEncoderLayer`` blocks, and an MLM head whose output matrix is the input
-embedding (``W = Eᵀ``) when ``tie_weights``; :class:`TinyGPT`: the same blocks with a causal mask.
-"""
+"""A small BERT-style encoder (:class:`TinyBert`), its masked-LM loss with weight tying, and the
+same blocks with a causal mask (:class:`TinyGPT`) (lesson 10)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass

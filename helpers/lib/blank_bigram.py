@@ -1,17 +1,5 @@
 """A count-based baseline for masked-token prediction (lesson 10): a bigram model read in both
-directions fills a blank from its neighbours.
-
-With bigram probabilities ``P(w | l)`` (the piece after the left neighbour ``l``) and ``P(r | w)``
-(the right neighbour after ``w``), the probability of ``w`` in the blank is
-
-    P(w | l, _, r) ∝ P(w | l) · P(r | w)
-
-the posterior of the middle word of a bigram chain. ``left_only`` keeps only ``P(w | l)``, what a
-left-to-right bigram model can say. Both are smoothed by interpolation with the add-one unigram
-distribution, ``P(w | l) = λ c(l, w) / c(l) + (1 − λ) P(w)``, then restricted to the ordinary
-pieces. A masked neighbour carries no evidence (its factor is left out); ``[CLS]`` and ``[SEP]``
-are ordinary neighbours ("start", "end of the sentence").
-"""
+directions, P(w | l, _, r) ∝ P(w | l) · P(r | w), fills a blank from its neighbours."""
 from __future__ import annotations
 
 from typing import Sequence

@@ -1,14 +1,5 @@
-"""A byte-pair-encoding (BPE) subword tokeniser (lesson 10).
-
-BPE (Sennrich, Haddow & Birch 2016) starts from characters and repeatedly merges the most frequent
-adjacent pair of symbols, until the vocabulary has the size asked for: frequent words become one
-piece ("▁bank"), rare ones a few pieces ("▁bio", "lum", "inescence"), so no word is unknown. Words
-come from :func:`helpers.lib.text.tokenize`; a word's first piece carries ``▁`` (as in
-SentencePiece), so ``decode(encode(text)) == " ".join(tokenize(text))``.
-
-Ids: ``[PAD]`` = 0, ``[UNK]`` = 1, ``[CLS]`` = 2, ``[SEP]`` = 3, ``[MASK]`` = 4, then the single
-characters, then the merged pieces in the order they were learned.
-"""
+"""A byte-pair-encoding (BPE) subword tokeniser (Sennrich, Haddow & Birch 2016; lesson 10). Ids:
+``[PAD]`` 0, ``[UNK]`` 1, ``[CLS]`` 2, ``[SEP]`` 3, ``[MASK]`` 4, characters, then merges."""
 from __future__ import annotations
 
 import heapq

@@ -1,11 +1,5 @@
-"""Contextual vectors from a trained encoder, and word senses told apart by them (lesson 10).
-
-- :func:`word_vectors` / :func:`contextual_vector`: the vector of a word occurrence at a chosen
-  layer of a :class:`helpers.lib.bert.TinyBert` (the mean of its subword pieces' vectors);
-  :func:`numpy_word_vectors`: the same at the final layer of a NumPy encoder;
-- :func:`nearest_sense` / :func:`nearest_sense_accuracy`: few-shot word-sense classification by
-  the nearest sense centroid (cosine).
-"""
+"""Contextual vectors of word occurrences from a trained encoder, and word senses told apart by
+the nearest sense centroid (lesson 10)."""
 from __future__ import annotations
 
 from typing import Sequence

@@ -1,8 +1,5 @@
-"""Co-occurrence matrices and pointwise mutual information (lesson 06).
-
-Token ids are in [0, vocab_size); a negative id is a hole (kept in place, never counted). An
-unseen pair has PMI = -inf, which sparse results leave unstored. Logarithms are base 2 by default.
-"""
+"""Co-occurrence matrices and pointwise mutual information (lesson 06); a negative token id is a
+hole, never counted."""
 from __future__ import annotations
 
 from typing import Sequence

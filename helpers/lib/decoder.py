@@ -1,10 +1,5 @@
-"""A decoder-only Transformer language model in NumPy, stacked from the course's layers (lesson 04).
-
-    ids (B, T) -> token embedding + positions -> n_layers x DecoderBlock -> final LayerNorm
-               -> Linear head -> logits (B, T, V)
-
-The architecture of :class:`helpers.lib.transformer.DecoderLM` (:meth:`NumpyDecoderLM.from_torch`).
-"""
+"""A decoder-only Transformer language model in NumPy, stacked from the course's layers, with
+:class:`helpers.lib.transformer.DecoderLM`'s architecture (lesson 04)."""
 from __future__ import annotations
 
 import math

@@ -1,14 +1,5 @@
-"""A BERT-style encoder in NumPy, built from lesson 04's layers (lesson 10 §3.3).
-
-An encoder block is lesson 04's decoder block without the causal mask: every position attends to
-every real token of its sentence (``key_padding`` hides the padding). :class:`NumpyEncoder` stacks
-them into :class:`helpers.lib.bert.TinyBert`'s architecture, trains live with its hand-written
-backward pass, and loads a trained TinyBert's weights (the two give the same loss)::
-
-    ids (B, L) -> token + position + segment embeddings -> LayerNorm
-               -> n_layers x EncoderBlock (Pre-LN, no causal mask) -> final LayerNorm
-               -> head: Linear -> GELU -> LayerNorm -> h Eᵀ + b_out (tied output) -> (B, L, V)
-"""
+"""A BERT-style encoder in NumPy: lesson 04's decoder blocks without the causal mask, in
+:class:`helpers.lib.bert.TinyBert`'s architecture, with a hand-written backward (lesson 10 §3.3)."""
 from __future__ import annotations
 
 import numpy as np

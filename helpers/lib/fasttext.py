@@ -1,8 +1,5 @@
-"""fastText (Bojanowski et al. 2017): a word is the sum of its character n-grams (lesson 08).
-
-``<where>``'s n-grams, n = 3..6, are hashed (32-bit FNV-1a) into a fixed number of buckets, so an
-unseen or misspelled word still gets a vector (fastText and gensim average rather than sum).
-"""
+"""fastText (Bojanowski et al. 2017): a word is the sum of its hashed character n-grams, n = 3..6
+(lesson 08)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -1,20 +1,12 @@
-"""GloVe (Pennington, Socher & Manning 2014) in NumPy, trained pair by pair as its reference code,
-glove.c, trains it (lesson 08). Word w, context c:
+"""GloVe (Pennington, Socher & Manning 2014) in NumPy, trained pair by pair as glove.c trains it
+(lesson 08). Word w, context c:
 
     J = Σ_{X_wc > 0} f(X_wc) (v_w·u_c + b_w + b~_c − log X_wc)²,
     f(x) = (x / x_max)^α if x < x_max else 1          (the paper: x_max = 100, α = 0.75)
 
-glove.c visits the co-occurring pairs in a random order and moves each parameter by one AdaGrad
-step in its own order: the step η·g is divided by the square root of the sum G of the squared
-steps before it (G starts at 1), then its square is added to G. glove.c's g is the gradient of
-½·f·e², half of the one here. The shipped GloVe is trained by ``training.glove_torch``, which
-takes the same steps in PyTorch.
-
-GloVe's loss has no term for the cells that never occur (X_wc = 0). With ``unseen=k`` the trainer
-adds one, as Swivel (Shazeer et al. 2016) does: k cells (w, c) drawn with w and c each by
-unigram^0.75, those that occur dropped, each with the one-sided loss f0·[e > 0]·e², where
-e = v_w·u_c + b_w + b~_c − t0 and t0 = log(X_w X_c / X) − margin, the log count of w and c if they
-were independent: a predicted PMI above −margin is pushed down, a lower one is left alone.
+AdaGrad as glove.c: the step η·g is divided by √G (G starts at 1), then g² is added to G.
+``unseen=k`` adds Swivel's (Shazeer et al. 2016) term for cells that never occur: k sampled cells,
+each with the one-sided loss f0·[e > 0]·e², e = v_w·u_c + b_w + b~_c − (log(X_w X_c / X) − margin).
 """
 from __future__ import annotations
 
@@ -68,12 +60,10 @@ def glove_init(vocab_size: int, dim: int, rng: np.random.Generator) -> list[np.n
 
 
 def glove_cell(v, u, b_w, b_c, x, x_max: float = 100.0, alpha: float = 0.75):
-    """GloVe's loss and gradients for a batch of P co-occurring cells (w, c) (lesson 08 §4).
+    """GloVe's loss and gradients for P co-occurring cells (w, c) (lesson 08 §4).
 
-    v, u (P, D): each pair's word and context vectors; b_w, b_c, x (P,): its biases and count
-    X_wc > 0. With e = v·u + b_w + b_c − log x: returns (Σ f e², dv = 2fe·u, du = 2fe·v,
-    db_w = db_c = 2fe), each pair's gradient on its own row.
-    """
+    v, u (P, D), b_w, b_c, x (P,). With e = v·u + b_w + b_c − log x: returns
+    (Σ f e², dv = 2fe·u, du = 2fe·v, db_w = db_c = 2fe)."""
     v, u = np.asarray(v), np.asarray(u)
     x = np.asarray(x, dtype=v.dtype)
     if x.size and not (x.min() > 0 and x.max() < np.inf):     # log X needs a finite count above 0
@@ -99,16 +89,9 @@ def adagrad_glove_c(param, grad, G, lr: float):
 class PairwiseGloVe:
     """GloVe trained in NumPy as glove.c trains it, one batch of pairs per step (lesson 08 §4).
 
-    counts: (V, V) sparse co-occurrence matrix; ``cell`` (:func:`glove_cell`'s signature) and
-    ``step`` (:func:`adagrad_glove_c`'s) are the functions the training uses (lesson 08 passes
-    the student's). Every pair of a batch takes its own step from the parameters and sums at the
-    batch's start, and a word's steps add up; with ``batch_size=1`` it is glove.c. The start
-    (:func:`glove_init`) and each epoch's order of the pairs (``torch.randperm`` seeded with
-    ``seed``) are those of the shipped model's trainer. ``params`` = [W, W~, b, b~], ``G`` their
-    AdaGrad sums; :meth:`step` returns the batch's loss per pair; :meth:`vectors` is W + W~.
-    ``unseen`` > 0 adds that many sampled unseen cells to every batch, with the weight
-    ``unseen_weight`` (f0) and the floor's ``margin`` (the module's docstring; lesson 08 §5).
-    """
+    counts: (V, V) sparse co-occurrences; ``cell`` and ``step`` are the functions trained with
+    (lesson 08 passes the student's); ``batch_size=1`` is glove.c. ``params`` = [W, W~, b, b~],
+    ``G`` their AdaGrad sums; ``unseen`` > 0 adds sampled unseen cells (lesson 08 §5)."""
 
     def __init__(self, counts, dim: int = 100, lr: float = 0.05, x_max: float = 100.0,
                  alpha: float = 0.75, batch_size: int = 1024, seed: int = 0,

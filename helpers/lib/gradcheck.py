@@ -1,7 +1,4 @@
-"""Checking hand-written gradients: centred finite differences (float64) and PyTorch (lesson 01)::
-
-    report = check_layer(Linear(4, 3, rng), x)      # every parameter and the input
-    assert report.ok, report
+"""Checking hand-written gradients: centred finite differences (float64) and PyTorch (lesson 01).
 """
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Hierarchical softmax (Morin & Bengio 2005; Mikolov et al. 2013a) in NumPy.
-
-Words are the leaves of a Huffman tree; P(o | c) = prod_j sigmoid(sign_j u_{n_j} · v_c) over the
-inner nodes n_j on o's path (sign_j = +1 for code 0, -1 for code 1): about log2 V dot products.
-"""
+"""Hierarchical softmax (Morin & Bengio 2005; Mikolov et al. 2013a) in NumPy: P(o | c) is a
+product of sigmoids along o's path in a Huffman tree."""
 from __future__ import annotations
 
 import heapq

@@ -1,8 +1,5 @@
-"""NumPy layers with one protocol, forward and backward written by hand.
-
-A layer holds ``params`` and ``grads`` (same shapes); ``forward(x)`` keeps what backward needs;
-``backward(dout)`` fills ``grads`` in place and returns dL/d(input). N batch, D features, K classes.
-"""
+"""NumPy layers with one protocol: ``params`` and ``grads``; ``forward(x)``; ``backward(dout)``
+fills ``grads`` and returns dL/d(input). N batch, D features, K classes."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,6 +1,5 @@
-"""The SVD without an SVD solver: power iteration for the first singular pair, and a rank-k
-factorisation X ≈ U Vᵀ fitted with its gradient (lesson 05 §3 and §7).
-"""
+"""The SVD without an SVD solver: power iteration, and a rank-k factorisation X ≈ U Vᵀ fitted by
+its gradient (lesson 05 §3 and §7)."""
 from __future__ import annotations
 
 from typing import Callable

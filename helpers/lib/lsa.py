@@ -1,6 +1,5 @@
-"""Documents as contexts (lesson 05): document-term matrices (documents in rows, words in
-columns; SciPy sparse), TF-IDF, the truncated SVD and LSA word vectors.
-"""
+"""Documents as contexts (lesson 05): document-term matrices, TF-IDF, the truncated SVD and LSA
+word vectors."""
 from __future__ import annotations
 
 from typing import Sequence

@@ -1,6 +1,5 @@
 """Comparing word vectors: neighbours, analogies, human ratings, documents and bias (lesson 09).
-``vectors`` (V, D) go with a ``vocab``: a Vocab, anything with ``stoi`` and ``itos``, a
-{word: row} dict or a list of words; an unknown word raises UnknownWordError naming it."""
+"""
 from __future__ import annotations
 
 import itertools

@@ -1,11 +1,5 @@
-"""Masked-language-model batches (lesson 10): sequences, padding, masking, NSP pairs.
-
-A sequence is ``[CLS] w_1 ... w_n [SEP]`` in subword ids. Masking follows BERT (Devlin et al.
-2019): each ordinary position is *chosen* with probability 15 %; a chosen position becomes
-``[MASK]`` with probability 80 %, a random ordinary token with probability 10 %, and stays
-unchanged with probability 10 %. The model predicts the original token at the chosen positions
-only. Special positions (``[CLS]``, ``[SEP]``, ``[PAD]``) are never chosen.
-"""
+"""Masked-language-model batches (lesson 10): ``[CLS] w_1 ... w_n [SEP]`` sequences, padding, BERT's
+masking (15 % chosen: 80 % [MASK], 10 % random, 10 % kept) and NSP pairs."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,8 +1,5 @@
-"""Near-duplicate documents, grouped so that a split never puts copies on both sides.
-
-Two documents are near-duplicates when at least ``threshold`` of the distinct word ``n``-grams of
-the shorter occur in the other (containment, Broder 1997); a group is a connected component.
-"""
+"""Near-duplicate documents (n-gram containment, Broder 1997), grouped so that a split never puts
+copies on both sides."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict

@@ -1,6 +1,5 @@
-"""Negative sampling (Mikolov et al. 2013b): each (word, context) pair becomes a yes/no question,
-asked once for the true context and once for each of k noise words drawn from P(w)^0.75.
-"""
+"""Negative sampling (Mikolov et al. 2013b): the true context against k noise words drawn from
+P(w)^0.75."""
 from __future__ import annotations
 
 from typing import Sequence

@@ -1,6 +1,4 @@
-"""The count-based baseline of the language-model lessons: interpolated Kneser-Ney n-grams, each
-stored as one integer sum_j ids[j] · V^(k-1-j) in sorted arrays.
-"""
+"""Interpolated Kneser-Ney n-grams, the count-based baseline of the language-model lessons."""
 from __future__ import annotations
 
 import numpy as np

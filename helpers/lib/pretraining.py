@@ -1,6 +1,5 @@
 """Masked-language-model pre-training data for lesson 10 §3: the encoded corpus, masked batches,
-the warm-up schedule and the frequency baseline to beat (the shipped encoder's optimiser step and
-held-out accuracy are in ``training/mlm_bert.py``)."""
+the warm-up schedule and the frequency baseline."""
 from __future__ import annotations
 
 from typing import Sequence

@@ -1,6 +1,5 @@
-"""Recurrent networks in NumPy: the tanh RNN, the LSTM and the GRU, forward and backward through
-time, and their language model (lessons 02-03). One row per sequence; gate blocks of Wx (D, G*H),
-Wh (H, G*H), b (G*H,) in PyTorch's order (LSTM i, f, g, o; GRU r, z, n)."""
+"""Recurrent networks in NumPy: the tanh RNN, the LSTM and the GRU, and their language model
+(lessons 02-03); gates in PyTorch's order (LSTM i, f, g, o; GRU r, z, n)."""
 from __future__ import annotations
 
 import numpy as np

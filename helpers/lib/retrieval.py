@@ -1,6 +1,5 @@
 """Ranking documents and measuring a ranking (lesson 05 §5): BM25, ranks, precision, recall and
-average precision. Scores (Q, |D|): higher first, ties by document id, -inf left out.
-"""
+average precision."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,6 +1,5 @@
-"""Skip-gram with negative sampling as plain functions: a batch's loss and gradients, and one
-SGD step on the two tables (lesson 07 §5). Notation: word w, context c.
-"""
+"""Skip-gram with negative sampling as plain functions (lesson 07 §5): a batch's loss and
+gradients, and one SGD step."""
 from __future__ import annotations
 
 from typing import Callable

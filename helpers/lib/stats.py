@@ -1,6 +1,5 @@
-"""Bootstrap intervals, paired differences and Spearman's rho (lesson 01 §6). The course's rule:
-a difference whose 95 % interval contains 0 is a tie.
-"""
+"""Bootstrap intervals, paired differences and Spearman's rho (lesson 01 §6); a difference whose
+95 % interval contains 0 is a tie."""
 from __future__ import annotations
 
 from dataclasses import dataclass
