@@ -172,10 +172,8 @@ WSD_FILES = (WSD_FILE, "wsd_shared_words.tsv")
 
 
 def parse_wsd_lines(lines: Sequence[str], source: str = "<lines>") -> list[SenseExample]:
-    """Parse ``word<TAB>sense<TAB>sentence`` lines (the first line is the header).
-
-    Raises DataError naming the line when a line has the wrong number of fields or its
-    sentence does not contain its word exactly once."""
+    """Parse ``word<TAB>sense<TAB>sentence`` lines (the first a header); DataError names a bad
+    line."""
     if not lines or lines[0].rstrip("\n").split("\t") != ["word", "sense", "sentence"]:
         raise DataError(f"{source}: expected the header 'word<TAB>sense<TAB>sentence'")
     out = []
@@ -200,10 +198,8 @@ def parse_wsd_lines(lines: Sequence[str], source: str = "<lines>") -> list[Sense
 
 
 def load_wsd_sentences(name: str = WSD_FILE) -> list[SenseExample]:
-    """The course's hand-labelled word-sense sentences, checksum verified (see data/README.md),
-    in file order: ``'wsd_sentences.tsv'`` (144: 6 words x 2 senses x 12) or
-    ``'wsd_shared_words.tsv'`` (192: 4 words x 2 senses x 24, in pairs whose two senses share
-    their content words)."""
+    """The course's hand-labelled word-sense sentences, checksum verified, in file order:
+    ``'wsd_sentences.tsv'`` (144) or ``'wsd_shared_words.tsv'`` (192)."""
     if name not in WSD_FILES:
         raise ValueError(f"load_wsd_sentences: name must be one of {WSD_FILES}, got {name!r}")
     path = verify_file(DATA_DIR / name, SHA256[name],

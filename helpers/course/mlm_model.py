@@ -53,9 +53,7 @@ def tokenizer_from_arrays(arrays: dict) -> BPETokenizer:
 @dataclass
 class ShippedMLM:
     """The shipped small BERT: ``model`` (TinyBert, eval mode), its tokenizer ``tok``,
-    ``settings``, ``metrics`` (valid/test accuracy and NLL, unigram baselines ...), the ``curve``
-    {'step', 'valid_acc', 'valid_nll', 'train_loss'} (the whole validation split),
-    ``train_seconds`` / ``cpu_seconds`` and ``stopped_by``."""
+    ``settings``, ``metrics``, the validation ``curve``, timings and ``stopped_by``."""
 
     model: TinyBert
     tok: BPETokenizer

@@ -50,11 +50,9 @@ class Result:
 
 @dataclass(frozen=True)
 class Mistake:
-    """A likely mistake, how to recognise it, and the hint that fixes it.
-
-    Exactly one of ``like`` (a wrong implementation or value the answer matches) and ``when`` (a
-    predicate ``when(output, *args)`` or ``when(answer, **context)``); ``example``: a typical
-    wrong answer for the tests (required with ``when``)."""
+    """A likely mistake, how to recognise it (``like``: a wrong implementation or value, or
+    ``when``: a predicate), and the hint that fixes it; ``example``: a wrong answer for the
+    tests (required with ``when``)."""
 
     name: str
     hint: str
@@ -171,11 +169,8 @@ class _Recorder:
 
 
 class FunctionExercise(Exercise):
-    """The student writes a function; calling the exercise with it checks it.
-
-    ``checks``: ``check(f)`` functions raising :class:`ExerciseFailed`, in order; ``mistakes``:
-    tried when a check fails; ``forbidden``: what the answer may not call, besides autograd,
-    optimisers and ``reference`` (:mod:`helpers.exercises.guard`)."""
+    """The student writes a function; calling the exercise with it runs ``checks`` in order,
+    tries ``mistakes`` when one fails, and refuses what ``forbidden`` names."""
 
     def __init__(self, title: str, checks: Sequence[Callable[[Callable], None]], *,
                  reference: Callable | None, mistakes: Sequence[Mistake] = (), step: str = "core",
@@ -275,11 +270,8 @@ def _where(error: BaseException, fn: Callable) -> str:
 
 
 class ExperimentExercise(Exercise):
-    """The student enters a measured number or a choice; the explanation follows a right answer.
-
-    ``expected``: the value, or ``expected(**context)`` measuring it (working with no context);
-    numbers are right within ``atol + rtol·|expected|``; ``choices``: case ignored;
-    ``example_context``: the keyword arguments the tests pass."""
+    """The student enters a measured number or a choice: ``expected`` (a value, or
+    ``expected(**context)``), right within ``atol + rtol·|expected|``; ``choices``: case ignored."""
 
     def __init__(self, title: str, expected: Any, *, explanation: str,
                  mistakes: Sequence[Mistake] = (), rtol: float = 0.0, atol: float = 0.0,

@@ -54,10 +54,8 @@ sys.addaudithook(_watch_model_files)
 
 def run_challenge(build_and_train: Callable, seq_len: int = 64, extra: dict | None = None,
                   cpu_minutes: float = 5.0) -> dict | None:
-    """Score the challenge (lesson 02 §8): the CPU time of ``build_and_train()`` (which returns a
-    model with ``forward(ids)`` -> logits) and its cross-entropy on Othello and Hamlet in windows
-    of ``seq_len``; printed and returned. A run over ``cpu_minutes``, or in a kernel that has read
-    a shipped character model, does not count."""
+    """Score the challenge (lesson 02 §8): the CPU time of ``build_and_train()`` and its model's
+    cross-entropy on Othello and Hamlet, printed and returned."""
     title = ("the challenge: beat the Kneser-Ney 4-gram on Hamlet within "
              f"{cpu_minutes:g} CPU-minutes")
     if char_live.TEST_PREDICTIONS % seq_len:

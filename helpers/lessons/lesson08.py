@@ -56,10 +56,8 @@ def count_baselines(counts, vocab, half: str = "validation") -> dict[str, float]
 
 
 def versus_count_rows(vectors, counts, vocab, half: str = "report") -> dict[str, dict]:
-    """ρ(``vectors``) − ρ(rows) for the raw and the PPMI rows of ``counts``: {'raw rows' | 'PPMI
-    rows': {'wordsim', 'simlex', 'both' (the mean of the two)}}, on the pairs of ``half`` whose
-    words are in ``vocab``, each an :class:`Interval` of a paired bootstrap (every resample
-    scores both sets of vectors)."""
+    """ρ(``vectors``) − ρ(rows) for the raw and the PPMI rows of ``counts`` on WordSim, SimLex and
+    both, each an :class:`Interval` of a paired bootstrap."""
     stoi, _ = vocab_maps(vocab)
     baselines = {"raw rows": counts, "PPMI rows": ppmi(counts)}
     out = {name: {} for name in baselines}
@@ -82,10 +80,7 @@ def versus_count_rows(vectors, counts, vocab, half: str = "report") -> dict[str,
 
 def pmi_link(params, counts, min_count: float = 20.0, n_pairs: int = 20_000, seed: int = 0) -> dict:
     """How far a GloVe model follows log X_wc = PMI(w, c) + log X_w + log X_c − log X: Pearson r
-    of the biases b_w with log X_w ('bias_r', over the words that occur) and of the dot products
-    v_w·u_c with PMI ('dot_r', natural log, over ``n_pairs`` sampled cells with
-    X_wc >= ``min_count``), with the values drawn ('log_x', 'b', 'dot', 'pmi').
-    ``params`` = [W, W~, b, b~]."""
+    of b_w with log X_w ('bias_r') and of v_w·u_c with PMI ('dot_r'), with the values drawn."""
     W, Wt, b, _ = params
     X = sp.coo_matrix(counts)
     row_sums = np.asarray(sp.csr_matrix(counts).sum(axis=1)).ravel()

@@ -31,11 +31,8 @@ class BertConfig:
 
 
 class TinyBert(nn.Module):
-    """A BERT-style encoder with a masked-LM head (lesson 10 §2.5).
-
-    forward(ids (B, L) int64, attention_mask (B, L) bool = ids != 0, segments (B, L) int64 =
-    zeros) -> contextual vectors (B, L, dim) float32. Padding is never attended to (it is passed
-    as ``src_key_padding_mask``: −∞ before the softmax)."""
+    """A BERT-style encoder with a masked-LM head (lesson 10 §2.5): forward(ids (B, L),
+    attention_mask (B, L) = ids != 0, segments (B, L) = 0) -> (B, L, dim)."""
 
     def __init__(self, cfg: BertConfig, pad_id: int = 0):
         super().__init__()
@@ -105,12 +102,8 @@ class TinyBert(nn.Module):
 
     @torch.no_grad()
     def layers_and_attention(self, ids, attention_mask=None, segments=None):
-        """Every layer's vectors and every head's attention weights (eval mode).
-
-        Returns hidden (n_layers + 1, B, L, d) — index 0 the embeddings, the last the final
-        (normalised) output, equal to ``forward`` — and attention (n_layers, B, heads, L, L)
-        whose rows sum to 1 over the real (non-padding) keys.
-        """
+        """Every layer's vectors, hidden (n_layers + 1, B, L, d) (0: the embeddings), and
+        attention weights (n_layers, B, heads, L, L), in eval mode."""
         ids, attention_mask, segments = self._check(ids, attention_mask, segments)
         pad = ~attention_mask
         mask = self.position_mask(ids.shape[1], ids.device)

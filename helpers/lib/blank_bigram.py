@@ -11,13 +11,9 @@ from helpers.lib.mlm import IGNORE
 
 
 class BlankBigram:
-    """A bigram model that fills a masked position from its neighbours (lesson 10 §3.1).
-
-    ``fit(seqs)`` counts the bigrams of ``[CLS] pieces [SEP]`` id sequences; ``probabilities(inputs,
-    rows, cols)`` gives the (M, V) distribution over the ordinary pieces (ids ≥ ``n_special``) at
-    the masked positions ``(rows, cols)`` of the (B, L) ``inputs``. ``lam`` in (0, 1] weighs the
-    bigram counts against the unigram distribution.
-    """
+    """A bigram model that fills a masked position from its neighbours (lesson 10 §3.1):
+    ``probabilities(inputs, rows, cols)`` -> (M, V) over the ordinary pieces at the masked
+    positions; ``lam`` weighs the bigram counts against the unigram distribution."""
 
     def __init__(self, vocab_size: int, n_special: int, mask_id: int, lam: float = 0.8,
                  left_only: bool = False):

@@ -57,10 +57,8 @@ class BPETokenizer:
     @classmethod
     def train(cls, words: Mapping[str, int] | Iterable[str], vocab_size: int,
               min_frequency: int = 2, progress: bool = False) -> "BPETokenizer":
-        """A tokeniser with merges learned from ``words`` ({word: count}, or word tokens to
-        count) until the vocabulary has ``vocab_size`` entries, or no pair occurs
-        ``min_frequency`` times. Ties go to the alphabetically smallest pair. Each step re-counts
-        only the words that hold the merged pair (a heap keeps the pair counts)."""
+        """A tokeniser with merges learned from ``words`` ({word: count} or tokens) until the
+        vocabulary has ``vocab_size`` entries; ties go to the alphabetically smallest pair."""
         check_tokens(words, "words", "BPETokenizer.train")
         counts = Counter(words) if not isinstance(words, Mapping) else Counter(dict(words))
         for w in counts:

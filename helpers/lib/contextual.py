@@ -40,12 +40,8 @@ def _target_batch(tok: BPETokenizer, sentences: Sequence[Sequence[str]], positio
 @torch.no_grad()
 def word_vectors(model: TinyBert, tok: BPETokenizer, sentences: Sequence[Sequence[str]],
                  positions: Sequence[int], layer: int = -1, device: str = "cpu") -> np.ndarray:
-    """Contextual vector of word ``positions[k]`` of ``sentences[k]``; lesson 10 §4.
-
-    ``sentences`` are lists of words. Each sentence is encoded as ``[CLS] pieces [SEP]``; the
-    word's vector is the mean of its pieces' vectors at ``layer`` (0 = embeddings, -1 = the
-    final output). Returns (n, d) float32.
-    """
+    """Contextual vectors (n, d) of word ``positions[k]`` of ``sentences[k]``: the mean of its
+    pieces' vectors at ``layer`` (0 = embeddings, -1 = the output) (lesson 10 §4)."""
     check_token_lists(sentences, "sentences", "word_vectors")
     n_layers = model.cfg.n_layers
     layer = check_whole(layer, "layer", "word_vectors")
@@ -100,11 +96,8 @@ def _unit(X: np.ndarray) -> np.ndarray:
 
 def nearest_sense(query: np.ndarray, support: np.ndarray,
                   support_senses: Sequence[str]) -> tuple[str, dict]:
-    """Word-sense classification by the nearest sense centroid (cosine); lesson 10 §4.
-
-    Classify ``query`` (d,) by the cosine similarity to each sense's centroid of the
-    (unit-length) ``support`` vectors (n, d). Returns (sense, {sense: cosine}); ties go to
-    the alphabetically first sense."""
+    """The sense of ``query`` (d,) whose centroid of ``support`` (n, d) is nearest by cosine, and
+    {sense: cosine}; ties go to the alphabetically first sense (lesson 10 §4)."""
     support, senses = np.asarray(support), np.asarray(support_senses)
     if support.ndim != 2 or support.shape[0] != len(senses) or query.shape != (support.shape[1],):
         raise ValueError(f"expected query (d,), support (n, d) and n senses; got {query.shape}, "
@@ -118,15 +111,9 @@ def nearest_sense(query: np.ndarray, support: np.ndarray,
 
 def nearest_sense_accuracy(X: np.ndarray, senses: Sequence[str], n_support: int,
                            rng: np.random.Generator, repeats: int = 200) -> dict:
-    """Few-shot word-sense classification by the nearest sense centroid; lesson 10 §4.
-
-    In each of ``repeats`` rounds, ``n_support`` random examples per sense are the labelled
-    ones, and every other example is classified with :func:`nearest_sense`.
-    Returns {'accuracy': mean, 'std': std over rounds, 'n_queries': per round, 'per_round':
-    (repeats,) float64 accuracy of each round}. The rounds depend only on ``senses`` and ``rng``,
-    so two kinds of vectors scored with equally seeded generators see the same labelled examples
-    (paired comparisons).
-    """
+    """Few-shot word-sense classification by the nearest sense centroid (lesson 10 §4): in each of
+    ``repeats`` rounds, ``n_support`` examples per sense are labelled and the rest classified.
+    Returns {'accuracy', 'std', 'n_queries', 'per_round' (repeats,)}."""
     senses = np.asarray(senses)
     labels = sorted(set(senses))
     if any(np.sum(senses == s) <= n_support for s in labels):

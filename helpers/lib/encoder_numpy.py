@@ -71,15 +71,9 @@ class EncoderBlock(Layer):
 
 
 class NumpyEncoder:
-    """A TinyBert in NumPy, forward and backward. Taught in lesson 10, section 3.3.
-
-    forward(ids (B, L) int, attention_mask (B, L) bool = ids != pad_id, segments (B, L) int = 0)
-    -> contextual vectors (B, L, d); mlm_logits(hidden (..., d)) -> (..., V);
-    masked_lm_loss(ids, labels (B, L), attention_mask) -> the mean cross-entropy (nats) over the
-    positions whose label is not -100 — what :func:`helpers.lib.bert.masked_lm_loss` computes.
-    masked_lm_step(ids, labels, attention_mask) -> that loss, with its gradients in ``grads``.
-    Build one with :meth:`from_torch` from a trained :class:`helpers.lib.bert.TinyBert`;
-    ``attend`` ... ``mha_backward`` go to every block (:class:`EncoderBlock`)."""
+    """A TinyBert in NumPy, forward and backward (lesson 10 §3.3): forward(ids (B, L),
+    attention_mask, segments) -> (B, L, d); masked_lm_step(ids, labels, attention_mask) -> the
+    masked-LM loss, with its gradients in ``grads``; :meth:`from_torch` loads a TinyBert."""
 
     def __init__(self, vocab_size: int, dim: int, n_layers: int, n_heads: int, ff_dim: int,
                  max_len: int, n_segments: int = 2, pad_id: int = 0, seed: int = 0,
@@ -153,11 +147,8 @@ class NumpyEncoder:
         return float(-np.mean(logp[np.arange(len(y)), y]))
 
     def masked_lm_step(self, ids, labels, attention_mask=None) -> float:
-        """The masked-LM loss of a batch, with the gradient of every parameter in ``self.grads``.
-
-        Backward from the loss: dlogits = (P − Y)/|M| at the masked positions; the tied table gets
-        dlogitsᵀ g (output) plus the rows of dx of the ids it looked up (input); then the head, the
-        final LayerNorm, the blocks in reverse order and the embeddings' LayerNorm."""
+        """The masked-LM loss of a batch, with the gradient of every parameter in ``self.grads``;
+        dlogits = (P − Y)/|M| at the masked positions, the tied table getting both gradients."""
         picked, y = self._picked(ids, labels)
         hidden = self.forward(ids, attention_mask)
         g = self.head_norm.forward(self.head_act.forward(self.head.forward(hidden[picked])))

@@ -65,11 +65,8 @@ def ngram_buckets(word: str, buckets: int = 2_000_000, min_n: int = 3,
 # ---------------------------------------------------------------- a trained fastText
 @dataclass
 class FastTextVectors:
-    """A fastText's vectors, for known and unseen words (lesson 08 §6).
-
-    itos: the vocabulary; W (V, D): each word's own and n-gram vectors averaged; word_vectors
-    (V, D): the words' own; ngram_vectors (buckets, D). An unseen word gets the mean of its
-    n-gram buckets' vectors, as gensim's ``get_vector``."""
+    """A fastText's vectors (lesson 08 §6): ``W`` (V, D) for the words, ``ngram_vectors``
+    (buckets, D); an unseen word gets the mean of its n-gram buckets' vectors."""
 
     itos: list
     W: np.ndarray
@@ -133,10 +130,8 @@ def misspell(word: str, rng: np.random.Generator) -> str:
 
 def misspelling_test(fasttext: FastTextVectors, words: Sequence[str], k: int = 5,
                      seed: int = 0) -> dict:
-    """Whether the word is among the ``k`` neighbours of its misspelling (lesson 08 §6).
-
-    Returns {'pairs': [(word, misspelling)], 'hits' (n,) 0/1, 'neighbours': [[word, ...]]}; a
-    slip that gives a vocabulary word is redrawn."""
+    """Whether the word is among the ``k`` neighbours of its misspelling (lesson 08 §6): {'pairs',
+    'hits' (n,), 'neighbours'}."""
     check_tokens(words, "words", "misspelling_test")
     rng = np.random.default_rng(seed)
     pairs = []

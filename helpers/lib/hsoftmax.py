@@ -34,10 +34,8 @@ class HuffmanTree:
 
 
 def huffman_tree(counts: Sequence[float]) -> HuffmanTree:
-    """The Huffman tree of word2vec.c from (V,) positive word counts, V >= 2 (lesson 07 §6).
-
-    Merges the two least frequent nodes (the first popped takes code 0), ties broken by node
-    number; frequent words end near the root."""
+    """The Huffman tree of word2vec.c from (V,) positive word counts, V >= 2 (lesson 07 §6); ties
+    broken by node number."""
     counts = np.asarray(counts, dtype=np.float64)
     if counts.ndim != 1 or len(counts) < 2:
         raise ValueError(f"counts must be a 1-D array of at least 2 word counts, "

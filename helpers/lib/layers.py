@@ -56,11 +56,9 @@ ACTIVATIONS = {   # name: (f(z), f'(z))
 
 # ---------------------------------------------------------------- layers
 class Layer:
-    """What every layer shares: params, grads, train/eval, backward's check (lesson 01 §4).
-
-    ``forward`` ends with ``return self.remember(out)``; ``backward`` starts with
-    ``self.check_dout(dout=dout)``, which refuses a call before forward, or a dout of another
-    shape than the output (extra leading axes if ``dout_may_add_batch_axes``) or not finite."""
+    """What every layer shares: params, grads, train/eval, backward's check (lesson 01 §4):
+    ``forward`` ends with ``return self.remember(out)``, ``backward`` starts with
+    ``self.check_dout(dout=dout)``."""
 
     training: bool = True
     dout_may_add_batch_axes: bool = False
@@ -316,12 +314,8 @@ class SigmoidCrossEntropy(Layer):
 
 
 class Embedding(Layer):
-    """A learnable lookup table W (V, D): row ``i`` is token ``i``'s vector (lesson 07 §2).
-
-    forward(ids, any int shape) -> (*ids.shape, D). backward adds up repeated ids' gradients
-    (``np.add.at``); row ``padding_idx`` gets none. ``scatter='rows'`` leaves ``grads`` alone and
-    stores ``row_grad = (rows (U,), grad (U, D))``, the used rows only.
-    """
+    """A learnable lookup table W (V, D), forward(ids) -> (*ids.shape, D) (lesson 07 §2); repeated
+    ids' gradients add up, ``padding_idx`` gets none, ``scatter='rows'`` keeps ``row_grad``."""
 
 
     def __init__(self, vocab_size: int, dim: int, rng: np.random.Generator,

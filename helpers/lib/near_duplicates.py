@@ -12,10 +12,8 @@ from helpers.lib.text import check_token_lists
 
 def near_duplicate_groups(documents: Sequence[Sequence[str]], n: int = 12,
                           threshold: float = 0.5) -> list[int]:
-    """The near-duplicate group of every document, a list of ints (lesson 02 §4).
-
-    A group's id is the index of its first document, so a document without a copy has
-    ``groups[i] == i``; documents shorter than ``n`` tokens are never duplicates."""
+    """The near-duplicate group of every document, a list of ints, a group's id the index of its
+    first document (lesson 02 §4)."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be a positive int (the n-gram length in words), got {n!r}")
     if not 0.0 < threshold <= 1.0:

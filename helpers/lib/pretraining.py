@@ -89,10 +89,8 @@ def warmup_linear_decay(optimizer: torch.optim.Optimizer, warmup: int, total: in
 
 def piece_word2vec(tok: BPETokenizer, seqs, dim: int, scale: float = 0.1, window: int = 5,
                    epochs: int = 3, seed: int = 0) -> np.ndarray:
-    """CBOW word2vec vectors of the pieces: the head start of an embedding table (lesson 10 §3).
-
-    ``seqs``: ``[CLS] pieces [SEP]`` id arrays. A (V, d) float32 table with standard deviation
-    ``scale``; special tokens and unseen pieces keep random N(0, scale²) rows. One gensim worker."""
+    """CBOW word2vec vectors of the pieces, (V, d) float32: the head start of an embedding table
+    (lesson 10 §3); special tokens and unseen pieces keep random N(0, scale²) rows."""
     from gensim.models import Word2Vec  # heavy optional import: loaded only to train
     if len(seqs) == 0:
         raise ValueError("piece_word2vec: cannot train piece vectors on an empty corpus")

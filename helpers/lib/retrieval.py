@@ -33,10 +33,8 @@ def bm25_weights(counts: sp.spmatrix, k1: float = 1.2, b: float = 0.75):
 
 
 def target_ranks(scores: np.ndarray, targets: np.ndarray, groups=None) -> np.ndarray:
-    """The rank (1 = first) of each query's target document, (Q,) int64 (lesson 05 §5).
-
-    ``scores`` (Q, |D|), ``targets`` (Q,). With ``groups`` (|D|,) near-duplicate groups, the rank
-    is that of the target group's best document among the documents outside the group."""
+    """The rank (1 = first) of each query's target document, (Q,) int64 (lesson 05 §5); with
+    ``groups``, among the documents outside the target's near-duplicate group."""
     scores, targets = np.asarray(scores, np.float64), np.asarray(targets)
     if scores.ndim != 2 or targets.shape != (scores.shape[0],):
         raise ValueError(f"target_ranks: expected scores (Q, D) and targets (Q,), got "

@@ -47,11 +47,8 @@ _ASCII_PATTERNS = _word_patterns("[a-z0-9]", "[a-z]")   # the same tokens on ASC
 
 
 def tokenize(text: str, punctuation: bool = False) -> list[str]:
-    """Lower-cased word tokens of ``text``, in any script (lesson 01 §8).
-
-    ``tokenize("Zürich café don't 한국어")`` is ``['zürich', 'café', "don't", '한국어']``; with
-    ``punctuation=True`` every other non-space character is a token too.
-    """
+    """Lower-cased word tokens of ``text``, in any script (lesson 01 §8); ``punctuation=True``
+    keeps every other non-space character as a token too."""
     if not isinstance(text, str):
         many = isinstance(text, (list, tuple))
         hint = "; tokenize each text of a list separately" if many else ""

@@ -58,11 +58,8 @@ def keep_probabilities(counts: np.ndarray, sample: float = 1e-3) -> np.ndarray:
 
 def skipgram_pairs(ids: np.ndarray, sentence: np.ndarray, window: int, rng: np.random.Generator,
                    dynamic: bool = True):
-    """Skip-gram (centre, context) pairs with the dynamic window (lesson 07 §7).
-
-    Each centre draws b ~ U{1..window} and pairs with the words within b of it in its sentence
-    (``dynamic=False``: b = window, still drawn). Returns (centers (P,), contexts (P,)) int64,
-    grouped by offset: shuffle before SGD."""
+    """Skip-gram (centre, context) pairs (P,) int64 with the dynamic window b ~ U{1..window}
+    (lesson 07 §7), grouped by offset: shuffle before SGD."""
     where = "skipgram_pairs"
     check_whole(window, "window", where, minimum=1)
     ids = check_integers(ids, "ids", where, "integer word ids")
