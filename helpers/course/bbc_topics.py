@@ -13,8 +13,7 @@ from helpers.lib.text import tokenize
 
 
 def bbc_groups() -> np.ndarray:
-    """(2,225,) int: each article's near-duplicate group (the collection files some stories more
-    than once); a held-out article with a copy in training would be text seen with its label."""
+    """(2,225,) int: each BBC article's near-duplicate group."""
     sources = [src for src, _ in modern_english_documents()]
     bbc = [i for i, src in enumerate(sources) if src.startswith("bbc:")]
     groups = np.array(document_groups())[bbc]
@@ -37,8 +36,7 @@ class TopicData:
 
 
 def bbc_topic_data(seed: int = 0) -> TopicData:
-    """All articles shuffled with ``seed`` into 70/15/15 % splits; validation and test leave out the
-    articles with a copy in training (:func:`bbc_groups`)."""
+    """All articles shuffled with ``seed`` into 70/15/15 % splits, copies of training held out."""
     articles = load_bbc_news()
     topics = sorted({a.topic for a in articles})
     labels = np.array([topics.index(a.topic) for a in articles], dtype=np.int64)

@@ -34,8 +34,7 @@ def _halve(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
 
 @lru_cache(maxsize=4)
 def benchmark_halves(seed: int = SPLIT_SEED) -> dict[str, BenchmarkHalf]:
-    """{'validation': BenchmarkHalf, 'report': BenchmarkHalf}: the seeded, disjoint halves of the
-    three benchmarks, items in file order. The course uses SPLIT_SEED everywhere."""
+    """{'validation': BenchmarkHalf, 'report': BenchmarkHalf}: the seeded, disjoint halves."""
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
         raise TypeError(f"seed must be an int, got {type(seed).__name__} {seed!r}")
     out = {h: {} for h in HALVES}
@@ -87,6 +86,5 @@ def count_row_cosines(M, vocab, pairs) -> tuple[np.ndarray, np.ndarray]:
 
 
 def count_rows_rho(M, vocab, pairs) -> float:
-    """Spearman ρ of :func:`count_row_cosines` with the human scores (lessons 07-08: raw
-    co-occurrence and PPMI rows as vectors)."""
+    """Spearman ρ of :func:`count_row_cosines` with the human scores (lessons 07-08)."""
     return float(spearmanr(*count_row_cosines(M, vocab, pairs)).statistic)

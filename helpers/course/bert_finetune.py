@@ -312,8 +312,7 @@ class FinetuneResults:
         return float(d.mean()), float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))
 
     def compare(self, a: str, b: str, i: int) -> str:
-        """'win', 'loss' or 'tie' of method ``a`` against ``b`` at size index ``i``: a win or a
-        loss only when the paired interval excludes 0."""
+        """'win', 'loss' or 'tie' of method ``a`` against ``b`` at size index ``i``."""
         _, lo, hi = self.paired_difference(a, b, i)
         return "win" if lo > 0 else "loss" if hi < 0 else "tie"
 

@@ -26,9 +26,7 @@ def modern_english_documents() -> tuple[tuple[str, str], ...]:
 
 @lru_cache(maxsize=1)
 def document_groups() -> tuple[int, ...]:
-    """The near-duplicate group of every document of :func:`modern_english_documents`
-    (12-grams, half of the shorter document shared): the BBC collection files 341 articles more
-    than once, in 170 groups. Cached."""
+    """The near-duplicate group of every modern-English document (cached)."""
     def build():
         texts = [tokenize(text) for _, text in modern_english_documents()]
         return {"groups": np.array(near_duplicate_groups(texts))}

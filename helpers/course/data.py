@@ -62,8 +62,7 @@ def load_shakespeare() -> dict[str, str]:
 
 
 def load_wikipedia() -> dict[str, str]:
-    """105 English Wikipedia articles as {title: plain text}, one paragraph a line (headings,
-    tables and lists removed). About 420k words."""
+    """105 English Wikipedia articles as {title: plain text}, one paragraph a line."""
     return _split_works(_read_gz_text(_shipped("wikipedia.txt.gz")))
 
 
@@ -90,9 +89,7 @@ def bbc_news_dir() -> Path:
 
 
 def load_bbc_news() -> list[NewsArticle]:
-    """All 2,225 BBC News articles (business, entertainment, politics, sports, tech), read from
-    the installed package (BBC copyright, for non-commercial research: never copied here). The
-    sha256 covers every file's relative path and bytes."""
+    """All 2,225 BBC News articles, read from the installed package, checksum verified."""
     root = bbc_news_dir()
     files = sorted(root.glob("*/*.txt"))
     if not files:
@@ -116,8 +113,7 @@ def load_bbc_news() -> list[NewsArticle]:
 
 
 def gensim_test_file(name: str) -> Path:
-    """Path of the evaluation file ``name`` (one of :data:`GENSIM_FILES`) in gensim's test data,
-    checksum verified."""
+    """Path of the evaluation file ``name`` in gensim's test data, checksum verified."""
     if name not in GENSIM_FILES:
         raise ValueError(f"gensim_test_file: the course reads only {sorted(GENSIM_FILES)} from "
                          f"gensim's test data (their sha256 are recorded), got {name!r}")
@@ -172,8 +168,7 @@ WSD_FILES = (WSD_FILE, "wsd_shared_words.tsv")
 
 
 def parse_wsd_lines(lines: Sequence[str], source: str = "<lines>") -> list[SenseExample]:
-    """Parse ``word<TAB>sense<TAB>sentence`` lines (the first a header); DataError names a bad
-    line."""
+    """Parse ``word<TAB>sense<TAB>sentence`` lines (the first a header)."""
     if not lines or lines[0].rstrip("\n").split("\t") != ["word", "sense", "sentence"]:
         raise DataError(f"{source}: expected the header 'word<TAB>sense<TAB>sentence'")
     out = []

@@ -22,8 +22,7 @@ def split_of(k: int) -> str:
 
 @lru_cache(maxsize=1)
 def held_out_copies() -> frozenset:
-    """Numbers k of the validation and test documents with a near-duplicate among the training
-    documents (the BBC collection files some stories twice): left out of the held-out splits."""
+    """Numbers k of the held-out documents with a near-duplicate among the training documents."""
     docs, groups = document_sentences(), document_groups()
     if len(docs) != len(groups):
         raise RuntimeError(f"{len(docs)} documents with sentences but {len(groups)} texts: "
@@ -44,8 +43,7 @@ def mlm_sentences() -> dict:
 
 
 def tokenizer_from_arrays(arrays: dict) -> BPETokenizer:
-    """The tokenizer ``make models`` stored as arrays: ``tok/alphabet`` (in id order) and
-    ``tok/merges`` (n, 2)."""
+    """The tokenizer ``make models`` stored as arrays ``tok/alphabet`` and ``tok/merges``."""
     return BPETokenizer([str(a) for a in arrays["tok/alphabet"]],
                         [(str(a), str(b)) for a, b in arrays["tok/merges"]])
 

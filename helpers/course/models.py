@@ -94,8 +94,7 @@ def read_manifest(root: Path | None = None) -> dict:
 
 # ---------------------------------------------------------------- loading
 def verify_model_file(name: str, root: Path | None = None) -> Path:
-    """The path of ``data/models/<name>.npz``, checked against the manifest; else ModelFileError
-    naming the file, both sha256 and the command that rebuilds it."""
+    """The path of ``data/models/<name>.npz``, checked against the manifest."""
     check_name(name)
     root = Path(root or model_dir())
     manifest = root / "manifest.json"

@@ -34,8 +34,7 @@ class LMData:
 
 def lm_data(vocab_size: int = 3000, fractions=(0.9, 0.05, 0.05), seed: int = 0,
             keep_copies_together: bool = True) -> LMData:
-    """The modern-English corpus split by document, near-duplicates on one side, the
-    ``vocab_size`` most frequent training words and ``<unk>`` (lesson 02 §5)."""
+    """The modern-English corpus split by document, and its vocabulary (lesson 02 §5)."""
     docs = [text for _, text in modern_english_documents()]
     order = np.random.default_rng(seed).permutation(len(docs))
     groups = document_groups() if keep_copies_together else list(range(len(docs)))

@@ -43,8 +43,7 @@ def rare_neighbour_share(W: np.ndarray, counts: np.ndarray, k: int = 10, rare_be
 
 
 def glove_counts(window: int):
-    """GloVe's co-occurrence matrix (V, V) of the course corpus: harmonic counts within
-    ±``window`` words (lesson 08 §2)."""
+    """GloVe's harmonic co-occurrence counts (V, V) of the course corpus (lesson 08 §2)."""
     corpus = course_corpus()
     return cooccurrence_matrix(corpus.sentence_ids(), len(corpus.vocab), window=window,
                                weighting="harmonic")
@@ -60,8 +59,7 @@ _SVD_WEIGHTING = {1.0: "US", 0.5: "sqrtS", 0.0: "U"}
 
 
 def validated_count_vectors() -> dict:
-    """PPMI-SVD and LSA at VALIDATED_COUNT_SETTINGS on the course corpus: {name: (vectors (V, k)
-    float32, vocab, seconds)}. Built in seconds at first use, then read from the cache."""
+    """PPMI-SVD and LSA on the course corpus: {name: (vectors (V, k), vocab, seconds)}, cached."""
 
     def build():
         corpus = course_corpus()

@@ -55,8 +55,7 @@ def _canonical_json(obj: dict) -> str:
 
 
 def jsonable(x, where: str = "meta"):
-    """``x`` as plain JSON values (NumPy scalars, tuples and small arrays converted); a
-    non-finite float or another type is an error naming ``where``."""
+    """``x`` as plain JSON values; a non-finite float or another type is an error."""
     if x is None or isinstance(x, (bool, str)):
         return x
     if isinstance(x, (int, np.integer)) and not isinstance(x, np.bool_):
@@ -255,8 +254,7 @@ def arrays_to_curves(arrays: Mapping[str, np.ndarray], prefix: str = "curve/") -
 
 
 def timings_from_meta(meta_timings: Mapping) -> dict:
-    """The timing arrays ``make models`` stored in an artefact's metadata: {name: float64 array}
-    (None -> NaN)."""
+    """The timing arrays stored in an artefact's metadata: {name: float64 array} (None -> NaN)."""
     values, shapes = meta_timings["values"], meta_timings["shapes"]
     return {name: np.array([np.nan if v is None else v for v in values[name]],
                            dtype=np.float64).reshape(shape)

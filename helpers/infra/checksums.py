@@ -19,8 +19,7 @@ def sha256_of(path: Path) -> str:
 
 
 def has_converted_line_endings(path: Path, expected_sha256: str) -> bool:
-    """True when ``path`` is the expected file with every LF turned into CRLF (what Git for
-    Windows does with ``core.autocrlf``, its default)."""
+    """True when ``path`` is the expected file with every LF turned into CRLF (Git for Windows)."""
     data = Path(path).read_bytes()
     lf = data.replace(b"\r\n", b"\n")
     return b"\r\n" in data and hashlib.sha256(lf).hexdigest() == expected_sha256

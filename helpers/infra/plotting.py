@@ -120,8 +120,7 @@ _RAW_TEX = re.compile(r"\\[A-Za-z]+|[_^]\{|(?<!\\)\$")
 
 
 def tex_problem(text: str) -> str | None:
-    """Why ``text`` would not render as written (raw TeX outside ``$...$``, or mathtext that does
-    not parse), or None when it is fine."""
+    """Why ``text`` would not render as written, or None when it is fine."""
     parser = MathTextParser("path")
     for m in _MATH.finditer(text):
         try:
@@ -147,8 +146,7 @@ def axis_label(quantity: str, unit: str | None = None) -> str:
 
 def set_labels(ax, title: str, x: str, y: str, x_unit: str | None = None,
                y_unit: str | None = None):
-    """Title and axis labels "quantity (unit)" of ``ax`` (no unit for pure numbers); raw TeX is
-    a ValueError saying how to write it. Returns ``ax``."""
+    """Title and axis labels "quantity (unit)" of ``ax``; raw TeX is a ValueError. Returns ax."""
     problem = tex_problem(title)
     if problem:
         raise ValueError(problem)
@@ -159,8 +157,7 @@ def set_labels(ax, title: str, x: str, y: str, x_unit: str | None = None,
 
 
 class _LogTickFormatter(Formatter):
-    """Labels of a log axis: plain numbers when every tick is short (0.001 ... 99999), else
-    ``base^k`` (or ``m×10^k``) for all of them."""
+    """Labels of a log axis: plain numbers when every tick is short, else ``base^k``."""
 
     def __init__(self, base: float):
         self.base = base
@@ -185,8 +182,7 @@ class _LogTickFormatter(Formatter):
 
 
 class _CleanLogLocator(LogLocator):
-    """Major ticks of a log axis: one per power of ``base``, or 1, 2, 5 times each power when the
-    axis spans under 2.5 powers."""
+    """Major ticks of a log axis: one per power of ``base``, or 1, 2, 5 times each power."""
 
     def __init__(self, base: float):
         super().__init__(base=base)

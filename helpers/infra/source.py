@@ -40,8 +40,7 @@ class Source(str):
 
 
 def show_source(obj) -> Source:
-    """Display the source of a function, class, method or module under its file path, with
-    line numbers, and return it; TypeError for an object without Python source."""
+    """Display the source of ``obj`` with its file path and line numbers, and return it."""
     target = inspect.unwrap(obj)
     try:
         lines, first = inspect.getsourcelines(target)

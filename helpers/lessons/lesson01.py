@@ -32,8 +32,7 @@ OPTIMIZERS = {"SGD": SGD, "Momentum": Momentum, "RMSProp": RMSProp, "Adam": Adam
 
 
 def featurize(data: TopicData, kind: str = "counts", max_features: int = 5000):
-    """(X_train, X_valid, X_test): bag-of-words float32 CSR matrices, the vocabulary (and IDF)
-    taken from the training split only."""
+    """(X_train, X_valid, X_test): bag-of-words float32 CSR matrices, vocabulary from training."""
     if kind not in FEATURES:
         raise ValueError(f"unknown feature kind {kind!r}; choose one of {sorted(FEATURES)}")
     vec = FEATURES[kind](max_features)
@@ -104,8 +103,7 @@ def init_statistics(scheme_std: float, activation: str, depth: int = 15, width: 
 
 
 def render_activation(z: float = 1.0, activation: str = "tanh"):
-    """An activation and its derivative over [-6, 6] with the point ``z`` marked; returns (figure,
-    summary: f(z), f'(z), and whether the unit is saturated or a dead ReLU)."""
+    """An activation and its derivative over [-6, 6] with ``z`` marked: (figure, summary)."""
     f, df = ACTIVATIONS[activation]
     zs = np.linspace(-6, 6, 400)
     fz, dfz = float(f(np.array([z]))[0]), float(df(np.array([z]))[0])
@@ -133,8 +131,8 @@ def lm_token_nll(forward, weights, X: np.ndarray, y: np.ndarray, batch: int = 40
 
 
 def embedding_agreement(E: np.ndarray, train_ids: np.ndarray, words: np.ndarray) -> float:
-    """Spearman's ρ over all pairs of ``words`` between the cosines of their embeddings (rows of
-    ``E``) and of their next-word distributions in ``train_ids``."""
+    """Spearman's ρ between the cosines of ``words``' embeddings and of their next-word
+    distributions."""
     row = np.full(len(E), -1)
     row[words] = np.arange(len(words))
     follows = row[train_ids[:-1]] >= 0

@@ -17,8 +17,7 @@ from helpers.lib.recurrent import gradient_norms, random_recurrent_lm
 
 
 def render_gradient_flow(scale: float = 1.0, steps: int = 60, hidden: int = 64):
-    """Explorer: the gradient reaching k steps back in a random tanh RNN whose recurrent matrix
-    has largest singular value ``scale`` (grey: the scales 0.5, 1 and 3)."""
+    """Explorer: the gradient reaching k steps back in a tanh RNN of spectral norm ``scale``."""
     fig, ax = new_figure()
     for s in (0.5, 1.0, 3.0):
         norms = gradient_norms(random_recurrent_lm("rnn", s, hidden), steps)
@@ -54,8 +53,7 @@ sys.addaudithook(_watch_model_files)
 
 def run_challenge(build_and_train: Callable, seq_len: int = 64, extra: dict | None = None,
                   cpu_minutes: float = 5.0) -> dict | None:
-    """Score the challenge (lesson 02 §8): the CPU time of ``build_and_train()`` and its model's
-    cross-entropy on Othello and Hamlet, printed and returned."""
+    """Score the challenge (lesson 02 §8): CPU time and cross-entropy, printed and returned."""
     title = ("the challenge: beat the Kneser-Ney 4-gram on Hamlet within "
              f"{cpu_minutes:g} CPU-minutes")
     if char_live.TEST_PREDICTIONS % seq_len:

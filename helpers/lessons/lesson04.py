@@ -181,8 +181,7 @@ def plot_attention_grid(maps: np.ndarray, text: str):
 
 
 def word_start_scores(maps: np.ndarray, text: str) -> np.ndarray:
-    """(layers, heads): each head's mean weight, over the letters inside a word (after its first),
-    on the space where that word began."""
+    """(layers, heads): each head's mean weight, inside a word, on the space where it began."""
     rows = [t for t in range(1, len(text)) if text[t - 1:t + 1].isalpha() and " " in text[:t]]
     return maps[:, :, rows, [text.rindex(" ", 0, t) for t in rows]].mean(-1)
 

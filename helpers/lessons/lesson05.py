@@ -15,8 +15,7 @@ from helpers.lib.text import Vocab
 
 def render_lsa(k: int, word: str, *, singular_values: np.ndarray, frobenius_sq: float,
                u: np.ndarray, vocab: Vocab, n_neighbours: int = 8):
-    """The explorer's view: energy kept and error against k, and ``word``'s neighbours with U_k Σ_k
-    (``singular_values`` (K,), ``u`` (V, K), K >= k). Returns ``(figure, summary)``."""
+    """The LSA explorer's view: energy kept and error against k, and ``word``'s neighbours."""
     K = len(singular_values)
     if not 1 <= k <= K:
         raise ValueError(f"k must be in [1, {K}], got {k}")

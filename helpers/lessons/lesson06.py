@@ -16,8 +16,7 @@ from helpers.lib.stats import bootstrap_interval, spearman_interval
 
 def render_collocations(min_count: int, measure: str = "PMI", *, bigrams: sp.spmatrix,
                         itos: Sequence[str], n: int = 12):
-    """The explorer's view: the ``n`` bigrams of highest PMI (or NPMI) among those seen at least
-    ``min_count`` times. ``bigrams`` (V, V) ordered bigram counts. Returns ``(figure, summary)``."""
+    """The explorer's view: the ``n`` bigrams of highest PMI (or NPMI) seen ``min_count`` times."""
     if measure not in ("PMI", "NPMI"):
         raise ValueError(f"measure must be 'PMI' or 'NPMI', got {measure!r}")
     rows = top_pmi_pairs(bigrams, itos, n=n, min_count=min_count, measure=measure.lower())

@@ -19,9 +19,8 @@ from helpers.lib.stats import interval, paired_spearman_difference, resamples, s
 
 
 def load_shipped_fasttext() -> FastTextVectors:
-    """The shipped fastText as a :class:`helpers.lib.fasttext.FastTextVectors`: any word has a
-    vector, an unseen one the mean of its n-gram buckets. The words' own vectors are not
-    shipped, so ``word_vectors`` holds W too."""
+    """The shipped fastText as a :class:`helpers.lib.fasttext.FastTextVectors` (``word_vectors``
+    holds W: the words' own vectors are not shipped)."""
     W, _, vocab, meta = load_word_vectors("fasttext")
     s = meta["settings"]
     return FastTextVectors(vocab.itos, W, W, meta["ngram_vectors"], s["min_n"], s["max_n"],
@@ -47,9 +46,7 @@ def ratio_table(counts, vocab, a: str, b: str, contexts: Sequence[str]) -> list[
 
 
 def count_baselines(counts, vocab, half: str = "validation") -> dict[str, float]:
-    """WordSim-353 ρ on ``half`` of two vectors that need no training: the rows of the
-    co-occurrence matrix itself and its PPMI (lesson 06, context distribution smoothed with
-    α = 0.75)."""
+    """WordSim-353 ρ on ``half`` of the raw co-occurrence rows and of their PPMI (α = 0.75)."""
     pairs = benchmark_halves()[half].wordsim
     return {"raw co-occurrence rows": count_rows_rho(counts, vocab, pairs),
             "PPMI rows (lesson 06)": count_rows_rho(ppmi(counts), vocab, pairs)}
@@ -114,9 +111,7 @@ COUNT_RANGES = ((0, 1), (1, 10), (10, 100), (100, 1000), (1000, np.inf))
 
 
 def render_glove_weight(x_max: float = 100.0, alpha: float = 0.75, *, counts: np.ndarray):
-    """Explorer: f(x) with ``x_max`` and ``alpha`` against the paper's 100 and 0.75 (left), and
-    how the total weight Σ f(X_wc) of the non-zero ``counts`` (n,) splits over the pairs by count
-    (right)."""
+    """Explorer: GloVe's f(x) with ``x_max`` and ``alpha``, and how Σ f(X_wc) splits by count."""
     x = np.asarray(counts, dtype=np.float64)
     if x.ndim != 1 or x.size == 0 or np.any(x <= 0):
         raise ValueError("render_glove_weight: counts must be the positive entries of a "

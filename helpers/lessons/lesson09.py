@@ -141,8 +141,7 @@ def project_2d(X: np.ndarray, method: str = "PCA", seed: int = 0) -> np.ndarray:
 
 
 def make_projection_render(embeddings: dict, groups: dict):
-    """The explorer's render(neighbours, method, embedding) -> (figure, summary): the ``groups``'
-    words and their neighbours in 2-D, and how often a word's nearest group word is its group's."""
+    """The projection explorer's render(neighbours, method, embedding) -> (figure, summary)."""
 
     def render(neighbours: int = 0, method: str = "PCA", embedding: str | None = None):
         name = embedding or next(iter(embeddings))
