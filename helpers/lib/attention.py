@@ -31,8 +31,7 @@ def padding_mask(lengths, T: int) -> np.ndarray:
 
 
 def _full_mask(mask, key_padding, score_shape: tuple, where: str, causal: bool = False):
-    """``mask``, ``key_padding`` (and the causal mask) checked against the scores (..., T_q, T_k)
-    and combined into one bool mask (None when there is none)."""
+    """``mask``, ``key_padding`` and the causal mask checked and combined into one bool mask."""
     full = None
     if mask is not None:
         full = check_mask(mask, "mask", where, "this query may attend to this key")

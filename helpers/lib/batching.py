@@ -11,8 +11,7 @@ from helpers.lib.checks import check_integers, check_whole
 
 def minibatch_indices(n: int, batch_size: int, rng: np.random.Generator | None = None,
                       drop_last: bool = False) -> Iterator[np.ndarray]:
-    """Index arrays of at most ``batch_size`` covering ``range(n)`` once, shuffled by ``rng``
-    (lesson 01 §5)."""
+    """Shuffled index arrays of at most ``batch_size`` covering ``range(n)`` (lesson 01 §5)."""
     n = check_whole(n, "n", "minibatch_indices", minimum=0)
     batch_size = check_whole(batch_size, "batch_size", "minibatch_indices", minimum=1)
     order = rng.permutation(n) if rng is not None else np.arange(n)
@@ -39,9 +38,8 @@ def ngram_windows(ids: np.ndarray, context: int) -> tuple[np.ndarray, np.ndarray
 
 def random_windows(ids: np.ndarray, batch_size: int, seq_len: int,
                    rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """``batch_size`` random windows of a stream, every start equally likely (lesson 04 §8).
-
-    Returns x and y (batch_size, seq_len) int64, y = x shifted by one token."""
+    """``batch_size`` random windows x and y (batch_size, seq_len) of a stream, y = x shifted by
+    one (lesson 04 §8)."""
     ids = np.asarray(ids)
     if ids.ndim != 1 or ids.dtype.kind not in "iu":
         raise TypeError(f"ids must be a 1-D integer array, got {ids.dtype} of shape {ids.shape}")

@@ -16,8 +16,7 @@ from helpers.lib.mlm import IGNORE
 # ====================================================================== PyTorch: the encoder
 @dataclass
 class BertConfig:
-    """The sizes of a :class:`TinyBert` (lesson 10 §2.5). BERT-base has vocab 30,522, dim 768,
-    12 layers, 12 heads, ff 3,072, max_len 512."""
+    """The sizes of a :class:`TinyBert` (lesson 10 §2.5)."""
 
     vocab_size: int
     dim: int = 128
@@ -82,8 +81,7 @@ class TinyBert(nn.Module):
         return self.drop(self.emb_norm(x))
 
     def position_mask(self, length: int, device=None):
-        """The (L, L) bool mask of the positions a query may not look at (True = blocked), or None:
-        an encoder sees the whole sentence (:class:`TinyGPT` blocks the future)."""
+        """The (L, L) bool mask of the positions a query may not look at, or None (an encoder)."""
         return None
 
     def forward(self, ids, attention_mask=None, segments=None):
@@ -121,9 +119,8 @@ class TinyBert(nn.Module):
 
 
 class TinyGPT(TinyBert):
-    """A decoder-only (GPT-style) model from TinyBert's blocks (lesson 10 §3.5): position i attends
-    to positions ≤ i only, so its vector predicts the *next* piece (:func:`causal_lm_loss`, at every
-    position). Everything else is TinyBert's."""
+    """A decoder-only (GPT-style) model from TinyBert's blocks, position i attending to positions
+    ≤ i only (lesson 10 §3.5)."""
 
     def position_mask(self, length: int, device=None):
         return torch.triu(torch.ones(length, length, dtype=torch.bool, device=device), diagonal=1)
@@ -139,8 +136,7 @@ def causal_lm_loss(model: TinyGPT, ids: torch.Tensor, attention_mask: torch.Tens
 
 
 def tying_saving(cfg: BertConfig) -> dict:
-    """What weight tying saves (lesson 10 §2.5): the parameters of the model with and without weight
-    tying; the saving is V × d."""
+    """The parameters of the model with and without weight tying (lesson 10 §2.5)."""
     with torch.device("meta"):  # sizes only: nothing is allocated
         tied = count_parameters(TinyBert(BertConfig(**{**asdict(cfg), "tie_weights": True})))
         untied = count_parameters(TinyBert(BertConfig(**{**asdict(cfg), "tie_weights": False})))
@@ -174,8 +170,8 @@ def mlm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
 
 
 def masked_lm_loss(model: TinyBert, inputs, labels, attention_mask) -> torch.Tensor:
-    """The MLM loss of a batch at its masked positions (lesson 10 §3): only the masked positions are
-    projected on the vocabulary (the other 85 % never need the (d x V) product)."""
+    """The MLM loss of a batch, only its masked positions projected to the vocabulary
+    (lesson 10 §3)."""
     h = model(inputs, attention_mask)
     sel = labels != IGNORE
     return mlm_loss(model.mlm_logits(h[sel]), labels[sel])

@@ -53,8 +53,7 @@ def describe_offending(values, bad, what: str, shown: int = 3) -> str:
 
 def check_integers(values, name: str, where: str, what: str = "integers"):
     """``values`` as an integer array (a tensor stays one), refusing bool and float (lesson 01 §3).
-
-    An empty list becomes an empty int64 array."""
+    """
     values = _as_array(values)
     kind = _kind(values)
     if kind == "int":

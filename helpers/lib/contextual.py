@@ -18,8 +18,7 @@ from helpers.lib.text import check_token_lists, check_tokens, tokenize
 
 def _target_batch(tok: BPETokenizer, sentences: Sequence[Sequence[str]], positions: Sequence[int],
                   max_len: int, caller: str) -> tuple[np.ndarray, np.ndarray, list]:
-    """``[CLS] pieces [SEP]`` of every sentence, padded: (ids, attention mask, the pieces of each
-    target word as positions in its row)."""
+    """``[CLS] pieces [SEP]`` of every sentence, padded: (ids, attention mask, target spans)."""
     if len(sentences) != len(positions):
         raise ValueError(f"{len(sentences)} sentences but {len(positions)} positions")
     seqs, spans = [], []
@@ -58,8 +57,7 @@ def word_vectors(model: TinyBert, tok: BPETokenizer, sentences: Sequence[Sequenc
 
 def numpy_word_vectors(encoder: NumpyEncoder, tok: BPETokenizer,
                        sentences: Sequence[Sequence[str]], positions: Sequence[int]) -> np.ndarray:
-    """:func:`word_vectors` at the final layer of a NumPy encoder (lesson 10 §3.3's, or the
-    shipped one loaded with ``NumpyEncoder.from_torch``); lesson 10 §4. Returns (n, d) float32."""
+    """:func:`word_vectors` at the final layer of a NumPy encoder, (n, d) (lesson 10 §3.3)."""
     check_token_lists(sentences, "sentences", "numpy_word_vectors")
     ids, att, spans = _target_batch(tok, sentences, positions, encoder.max_len,
                                     "numpy_word_vectors")
@@ -68,9 +66,7 @@ def numpy_word_vectors(encoder: NumpyEncoder, tok: BPETokenizer,
 
 
 def find_word(words: Sequence[str], word: str, occurrence: int = 0) -> int:
-    """Position of the ``occurrence``-th (0-based) ``word`` in ``words``; lesson 10 §4.
-
-    A clear error if it is absent."""
+    """Position of the ``occurrence``-th (0-based) ``word`` in ``words`` (lesson 10 §4)."""
     check_tokens(words, "words", "find_word")
     occurrence = check_whole(occurrence, "occurrence", "find_word", minimum=0)
     hits = [i for i, w in enumerate(words) if w == word]

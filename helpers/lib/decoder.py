@@ -43,8 +43,7 @@ class GELU(Layer):
 
 
 class FeedForward(Layer):
-    """Linear(d, d_ff) -> GELU -> Linear(d_ff, d) at every position, (B, T, d) -> (B, T, d)
-    (lesson 04 §8)."""
+    """Linear(d, d_ff) -> GELU -> Linear(d_ff, d) at every position (lesson 04 §8)."""
 
     def __init__(self, d: int, d_ff: int, rng: np.random.Generator, dtype=np.float32):
         super().__init__()

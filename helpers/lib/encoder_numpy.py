@@ -177,9 +177,7 @@ class NumpyEncoder:
     @classmethod
     def from_torch(cls, model: TinyBert, dtype=np.float64, attend=scaled_dot_product_attention,
                    attend_backward=softmax_attention_backward) -> "NumpyEncoder":
-        """A NumpyEncoder holding the weights of ``model``, a tied TinyBert.
-
-        PyTorch's Linear stores W as (out, in), ours as (in, out): each matrix is transposed."""
+        """A NumpyEncoder holding the weights of ``model``, a tied TinyBert (each W transposed)."""
         if not isinstance(model, TinyBert) or model.out is not None:
             raise ValueError("NumpyEncoder.from_torch needs a TinyBert with tied weights "
                              "(cfg.tie_weights=True)")

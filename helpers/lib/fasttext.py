@@ -115,8 +115,8 @@ class FastTextVectors:
 
 # ---------------------------------------------------------------- misspellings
 def misspell(word: str, rng: np.random.Generator) -> str:
-    """One typing slip inside a word: a letter dropped, two swapped or one doubled, the first
-    and last letters kept (lesson 08 §6)."""
+    """One typing slip inside a word: a letter dropped, two swapped or one doubled (lesson 08 §6).
+    """
     if len(word) < 4:
         raise ValueError(f"misspell needs a word of at least 4 letters, got {word!r}")
     i = int(rng.integers(1, len(word) - 2))

@@ -35,8 +35,7 @@ def glove_weight(x, x_max: float = 100.0, alpha: float = 0.75) -> np.ndarray:
 
 
 def cooccurrence_entries(counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The non-zero cells of a (V, V) co-occurrence matrix: (rows, cols, x), each (P,)
-    (lesson 08 §4)."""
+    """The non-zero cells of a (V, V) co-occurrence matrix: (rows, cols, x) (lesson 08 §4)."""
     if counts.ndim != 2 or counts.shape[0] != counts.shape[1]:
         raise ValueError("the co-occurrence matrix must be square (V, V), got shape "
                          f"{counts.shape}")

@@ -262,9 +262,7 @@ def similarity_interval(vectors, vocab, pairs: Sequence[tuple[str, str, float]],
 
 def paired_similarity_difference(vectors_a, vectors_b, vocab, pairs, n_boot: int = 1000,
                                  seed: int = 0) -> Interval:
-    """rho(a) - rho(b) on the same rated pairs, with a paired bootstrap interval (lesson 08 §3).
-
-    Each resample scores both sets of vectors (sharing ``vocab``) on the same pairs."""
+    """rho(a) - rho(b) on the same rated pairs, with a paired bootstrap interval (lesson 08 §3)."""
     sims_a, gold = _known_pairs(vectors_a, vocab, pairs)
     sims_b, _ = _known_pairs(vectors_b, vocab, pairs)
     return paired_spearman_difference(sims_a, sims_b, gold, n_boot=n_boot, seed=seed)

@@ -141,8 +141,7 @@ class SentencePair:
 
 def sentence_pair(tok: BPETokenizer, a: Sequence[str], b: Sequence[str], is_next: bool,
                   max_len: int = 64) -> SentencePair:
-    """The SentencePair ``[CLS] A [SEP] B [SEP]`` (lesson 10 §2.6), the longer sentence cut first
-    until the pair fits ``max_len``."""
+    """``[CLS] A [SEP] B [SEP]`` (lesson 10 §2.6), the longer sentence cut until it fits."""
     max_len = check_whole(max_len, "max_len", "sentence_pair")
     if max_len < 5:
         raise ValueError("sentence_pair: max_len must be at least 5 ([CLS], a piece of A, [SEP], "

@@ -12,8 +12,7 @@ from helpers.lib.text import check_token_lists
 
 def near_duplicate_groups(documents: Sequence[Sequence[str]], n: int = 12,
                           threshold: float = 0.5) -> list[int]:
-    """The near-duplicate group of every document, a list of ints, a group's id the index of its
-    first document (lesson 02 §4)."""
+    """The near-duplicate group of every document, the index of its first (lesson 02 §4)."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be a positive int (the n-gram length in words), got {n!r}")
     if not 0.0 < threshold <= 1.0:
@@ -46,8 +45,7 @@ def near_duplicate_groups(documents: Sequence[Sequence[str]], n: int = 12,
 
 
 def without_copies(held_out: Sequence[int], train: Sequence[int], groups) -> np.ndarray:
-    """The documents of ``held_out`` (indices) whose group has no member in ``train``, in their
-    order, as an int64 array (lesson 02 §4)."""
+    """The documents of ``held_out`` whose group has no member in ``train`` (lesson 02 §4)."""
     seen = {groups[i] for i in train}
     return np.array([i for i in held_out if groups[i] not in seen], dtype=np.int64)
 

@@ -13,8 +13,7 @@ from helpers.lib.layers import Embedding, Layer
 
 def unigram_noise(counts: Sequence[float], power: float = 0.75) -> np.ndarray:
     """The noise distribution P(w)^power / Σ_j P(w_j)^power, (V,) from (V,) counts (lesson 07 §4).
-
-    A word never seen gets 0; a power below 1 draws rare words a little more often."""
+    """
     c = np.asarray(counts, dtype=np.float64)
     if c.ndim != 1 or c.size == 0:
         raise ValueError(f"unigram_noise: counts must be a non-empty 1-D array, "

@@ -36,8 +36,7 @@ def check_parallel(params, grads, where: str, names: tuple[str, str] = ("paramet
 
 class Optimizer:
     """What every optimiser shares: the checks of ``step``, and its state's arrays (lesson 01 §5).
-    ``step`` checks its lists, then calls ``update``, which creates its state on
-    :meth:`first_step`; a later call with other arrays is refused."""
+    """
 
     def __init__(self, lr: float, **decays: float):
         name = type(self).__name__

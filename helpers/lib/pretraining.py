@@ -14,8 +14,7 @@ from helpers.lib.text import check_token_lists
 
 
 def encode_corpus(tok: BPETokenizer, sentences, max_len: int) -> list[np.ndarray]:
-    """Sentences as ``[CLS] pieces [SEP]`` ids (lesson 10 §3): one id array per sentence (a list of
-    words), cut at ``max_len``."""
+    """Sentences as ``[CLS] pieces [SEP]`` id arrays, cut at ``max_len`` (lesson 10 §3)."""
     check_token_lists(sentences, "sentences", "encode_corpus")
     if len(sentences) == 0:
         raise ValueError("cannot encode an empty corpus (no sentences)")

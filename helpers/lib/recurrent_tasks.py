@@ -44,8 +44,7 @@ def _draw(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 @single_thread_blas
 def train_on_source(source: MarkovSource, steps: int = 150, seed: int = 0, hidden: int = 32,
                     length: int = 20_000, lr: float = 1e-2) -> NumpyLM:
-    """A small NumpyLM RNN trained briefly, so imperfectly, on ``length`` symbols of ``source``
-    (windows of 20, Adam, clipping at 1) (lesson 02 §6)."""
+    """A small NumpyLM RNN trained briefly on ``length`` symbols of ``source`` (lesson 02 §6)."""
     rng = np.random.default_rng(seed)
     stream = source.sample(1, length, rng)[0]
     model, opt = NumpyLM(source.V, 16, hidden, "rnn", rng, dtype=np.float64), Adam(lr)
