@@ -228,7 +228,7 @@ class MultiHeadAttention(Layer):
             raise ValueError(f"MultiHeadAttention expects input (B, T, {self.d}), got {X.shape}")
         B, T, _ = X.shape
         if mask is not None:
-            mask = check_mask(mask, "mask", where, "this query may attend to this key")
+            mask = np.asarray(mask)                 # checked with the others by _full_mask
             if mask.ndim == 3:                      # (B, T, T): one pattern per sequence
                 mask = mask[:, None]
             elif mask.ndim not in (2, 4):

@@ -142,12 +142,6 @@ class SentencePair:
 def sentence_pair(tok: BPETokenizer, a: Sequence[str], b: Sequence[str], is_next: bool,
                   max_len: int = 64) -> SentencePair:
     """``[CLS] A [SEP] B [SEP]`` (lesson 10 §2.6), the longer sentence cut until it fits."""
-    max_len = check_whole(max_len, "max_len", "sentence_pair")
-    if max_len < 5:
-        raise ValueError("sentence_pair: max_len must be at least 5 ([CLS], a piece of A, [SEP], "
-                         f"a piece of B, [SEP]), got {max_len}")
-    check_tokens(a, "a", "sentence_pair")
-    check_tokens(b, "b", "sentence_pair")
     ia, ib = tok.encode_words(list(a))[0], tok.encode_words(list(b))[0]
     if len(ia) == 0 or len(ib) == 0:
         raise ValueError("both sentences of a pair need at least one word")
@@ -166,6 +160,10 @@ def next_sentence_pairs(tok: BPETokenizer, documents: Sequence[Sequence[Sequence
     """``n`` next-sentence-prediction examples (lesson 10 §2.6): the even ones with the true next
     sentence (IsNext), the odd ones with a sentence of another random document (NotNext)."""
     n = check_whole(n, "n", "next_sentence_pairs", minimum=0)
+    max_len = check_whole(max_len, "max_len", "next_sentence_pairs")
+    if max_len < 5:
+        raise ValueError("next_sentence_pairs: max_len must be at least 5 ([CLS], a piece of A, "
+                         f"[SEP], a piece of B, [SEP]), got {max_len}")
     check_token_lists(documents, "documents", "next_sentence_pairs", "document")
     for i, d in enumerate(documents):
         check_token_lists(d, f"document {i}", "next_sentence_pairs")

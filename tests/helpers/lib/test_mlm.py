@@ -126,7 +126,9 @@ def test_encode_sentence_and_padding(tok):
     assert att[0].sum() == len(s) and np.all(ids[0, len(s):] == tok.pad_id)
     with pytest.raises(ValueError, match="max_len must be at least 3"):
         encode_sentence(tok, ["the"], max_len=2)
-    raises_naming(lambda: sentence_pair(tok, ["the"], ["bank"], True, 4), "max_len", ValueError)
+    docs = [[["the", "bank"], ["a", "river"]], [["the", "bank"], ["a", "river"]]]
+    raises_naming(lambda: next_sentence_pairs(tok, docs, 2, np.random.default_rng(0), max_len=4),
+                  "max_len", ValueError)
 
 
 def test_sentence_pair_layout(tok):

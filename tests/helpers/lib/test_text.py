@@ -189,7 +189,6 @@ def _str_for_tokens_cases():
         "bpe.BPETokenizer.train": (lambda: BPETokenizer.train(TEXT, vocab_size=30), "words"),
         "bpe.BPETokenizer.encode_words": (lambda: TOK.encode_words(TEXT), "words"),
         "mlm.encode_sentence": (lambda: mlm.encode_sentence(TOK, TEXT, 16), "words"),
-        "mlm.sentence_pair": (lambda: mlm.sentence_pair(TOK, TEXT, TEXT.split(), True), "a"),
         "mlm.next_sentence_pairs": (lambda: mlm.next_sentence_pairs(TOK, [texts, texts], 2, rng),
                                     "document 0"),
         "pretraining.encode_corpus": (lambda: pretraining.encode_corpus(TOK, texts, 16),
