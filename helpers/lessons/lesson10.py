@@ -58,8 +58,7 @@ WIDTH = 96  # explorers' summaries are wrapped to this width (an HTML export bre
 
 # ---------------------------------------------------------------- static baselines
 def shipped_static_vectors(name: str = "gensim-skipgram"):
-    """The course's shipped static word vectors (lessons 07-09; checksum-verified) as gensim
-    KeyedVectors (``kv[word]``, ``word in kv``, ``kv.most_similar``), and their metadata."""
+    """The course's shipped static word vectors as gensim KeyedVectors, and their metadata."""
     from gensim.models import KeyedVectors  # heavy optional import: loaded only when gensim is used
     W, _, vocab, meta = load_word_vectors(name)
     kv = KeyedVectors(W.shape[1])
@@ -100,8 +99,7 @@ def static_vectors(kv, examples: Sequence[SenseExample], context: bool = False,
 def example_vectors(model: TinyBert | NumpyEncoder, tok: BPETokenizer,
                     examples: Sequence[SenseExample], layer: int = -1,
                     device: str = "cpu") -> np.ndarray:
-    """Contextual vectors (n, d) of the examples' target words at ``layer`` (a NumPy encoder:
-    the final layer only)."""
+    """Contextual vectors (n, d) of the examples' target words at ``layer``."""
     sentences, positions = [e.tokens for e in examples], [e.position for e in examples]
     if isinstance(model, NumpyEncoder):
         if layer != -1:
@@ -112,8 +110,7 @@ def example_vectors(model: TinyBert | NumpyEncoder, tok: BPETokenizer,
 
 # ---------------------------------------------------------------- the sense explorer
 def pca_2d(X: np.ndarray) -> np.ndarray:
-    """Project (n, d) onto its first two principal components, (n, 2); signs fixed so that
-    the largest-magnitude loading of each component is positive (deterministic)."""
+    """Project (n, d) onto its first two principal components, (n, 2), signs fixed."""
     Xc = np.asarray(X, np.float64) - np.mean(X, axis=0)
     _, _, Vt = np.linalg.svd(Xc, full_matrices=False)
     Vt = Vt[:2] * np.sign(Vt[:2][np.arange(2), np.argmax(np.abs(Vt[:2]), axis=1)])[:, None]
@@ -122,10 +119,8 @@ def pca_2d(X: np.ndarray) -> np.ndarray:
 
 def render_sense_explorer(model: TinyBert, tok: BPETokenizer, examples,
                           sentence: int = 0, word: str = "bank", layer: int = -1):
-    """Explorer: one sentence of ``word``, its attention and its nearest sense.
-
-    Left: the attention of the word's first piece at ``layer``; right: the word's contextual
-    vectors by PCA, coloured by sense. Returns (figure, summary)."""
+    """Explorer: one sentence of ``word``, its attention at ``layer`` and its nearest sense, with
+    the word's contextual vectors by PCA. Returns (figure, summary)."""
     if not isinstance(examples, dict):
         examples = {w: [e for e in examples if e.word == w] for w in {e.word for e in examples}}
     exs = examples.get(word)
@@ -181,9 +176,8 @@ def render_sense_explorer(model: TinyBert, tok: BPETokenizer, examples,
 # ------------------------------------------------------------ the shipped masked LM: test numbers
 @torch.no_grad()
 def sentence_scores(model: TinyBert, batches: list) -> tuple[np.ndarray, np.ndarray]:
-    """Per evaluated sentence (rows of ``batches``, from fixed_eval_batches): the number of
-    masked pieces predicted right (top-1) and the number of masked pieces, both (n,) int64.
-    Sentences without a masked piece are left out."""
+    """Per sentence of ``batches`` with a masked piece: the masked pieces predicted right (top-1)
+    and the masked pieces, both (n,) int64."""
     right, count = [], []
     model.eval()
     for b in batches:
@@ -201,8 +195,8 @@ def sentence_scores(model: TinyBert, batches: list) -> tuple[np.ndarray, np.ndar
 
 def accuracy_interval(right: np.ndarray, count: np.ndarray, n_boot: int = 1000,
                       seed: int = 0) -> Interval:
-    """Masked-token accuracy sum(right) / sum(count) with a 95 % bootstrap interval over
-    sentences (the pieces of one sentence are not independent, so whole sentences are resampled)."""
+    """Masked-token accuracy sum(right) / sum(count) with a 95 % bootstrap interval over sentences.
+    """
     return bootstrap_interval(lambda r, c: r.sum() / c.sum(), right, count, n_boot=n_boot,
                               seed=seed)
 
@@ -220,8 +214,7 @@ def unigram_sentence_scores(top_id: int, batches: list) -> tuple[np.ndarray, np.
 
 
 def split_batches(tok: BPETokenizer, split: str, max_len: int = 64) -> list:
-    """The shipped model's evaluation batches of ``split`` ('valid' or 'test'): every sentence of
-    the split, masked once with the seed the trainer used (the same positions as its metrics)."""
+    """The shipped model's evaluation batches of ``split``, masked as the trainer masked them."""
     seeds = {"valid": VALID_SEED, "test": TEST_SEED}
     if split not in seeds:
         raise ValueError(f"split must be 'valid' or 'test', got {split!r}")
@@ -260,24 +253,21 @@ def sense_rounds(X: np.ndarray, senses: Sequence[str], n_support: int = 3, repea
 
 
 def spread(rounds: np.ndarray) -> tuple[float, float, float]:
-    """(mean, 2.5 %, 97.5 % percentile) of per-round accuracies: where 95 % of the draws of
-    labelled examples land."""
+    """(mean, 2.5 %, 97.5 % percentile) of per-round accuracies."""
     r = np.asarray(rounds, dtype=np.float64)
     return float(r.mean()), float(np.percentile(r, 2.5)), float(np.percentile(r, 97.5))
 
 
 def paired_difference(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
-    """Mean and 95 % range over rounds of a - b (same rounds: a paired comparison). The
-    difference counts only when the range excludes 0; otherwise it is a tie."""
+    """Mean and 95 % range over rounds of a - b (the same rounds): a tie when it contains 0."""
     return spread(np.asarray(a) - np.asarray(b))
 
 
 def sense_table(vectors_of: dict, examples: Sequence[SenseExample], words: Sequence[str],
                 n_support: int = 3, repeats: int = 200, seed: int = 0,
                 classify: Callable | None = None) -> dict:
-    """{method: {word: per-round accuracies (repeats,)}} for every method
-    ``vectors_of[method](examples) -> (n, d)`` and word, all methods on the same rounds, each
-    query labelled by ``classify`` (see :func:`sense_rounds`)."""
+    """{method: {word: per-round accuracies (repeats,)}}, all methods on the same rounds (see
+    :func:`sense_rounds`)."""
     table = {}
     for name, vec in vectors_of.items():
         table[name] = {}
@@ -289,9 +279,8 @@ def sense_table(vectors_of: dict, examples: Sequence[SenseExample], words: Seque
 
 
 def sense_table_text(table: dict, words: Sequence[str], short: dict) -> str:
-    """A sense table as text: a row per word and the mean over the words, a column per method
-    (headed by ``short[method]``), each cell the mean accuracy (%) and [2.5 %, 97.5 %] of the
-    draws."""
+    """A sense table as text: a row per word and their mean, a column per method, each cell the
+    mean accuracy (%) and [2.5 %, 97.5 %] of the draws."""
     rows = [" " * 10 + "".join(f"{short[k]:>13s}" for k in table)]
     for w in list(words) + [f"mean of {len(words)}"]:
         cells = [spread(np.mean([row[v] for v in words], axis=0) if w not in words else row[w])
@@ -304,8 +293,7 @@ def sense_table_text(table: dict, words: Sequence[str], short: dict) -> str:
 def layer_table(model: TinyBert, tok: BPETokenizer, examples: Sequence[SenseExample],
                 words: Sequence[str], n_support: int = 3, repeats: int = 200,
                 seed: int = 0, classify: Callable | None = None) -> dict:
-    """{word: [per-round accuracies of layer 0, 1, ..., n_layers]} (layer 0 = the embeddings),
-    each query labelled by ``classify`` (see :func:`sense_rounds`)."""
+    """{word: [per-round accuracies of layer 0 (the embeddings), 1, ..., n_layers]}."""
     out = {}
     for w in words:
         exs = [e for e in examples if e.word == w]
@@ -327,8 +315,7 @@ FINETUNE_LABEL = {"fine-tuned": "fine-tuned encoder + head",
 
 
 def finetune_table(results: FinetuneResults) -> str:
-    """The shipped test accuracies as a text table: one row per training-set size, per method
-    the mean over the seeds and [min, max]."""
+    """The shipped test accuracies as a text table: per size and method, mean [min, max]."""
     head = f"{'articles':>9s}" + "".join(f"{m + ' (mean [min, max])':>30s}" for m in METHODS)
     rows = [head]
     for i, n in enumerate(results.sizes):
@@ -341,9 +328,8 @@ def finetune_table(results: FinetuneResults) -> str:
 
 
 def plot_finetune(results: FinetuneResults, live: dict | None = None, ax=None):
-    """Test accuracy vs training-set size (log x): per method the mean over the seeds, with the
-    min-max band; ``live`` ({'n', 'test_acc', 'steps'}) adds the live run as a star. Returns the
-    axes."""
+    """Test accuracy vs training-set size (log x), mean and min-max band per method; ``live``
+    adds the live run as a star. Returns the axes."""
     if ax is None:
         _, ax = new_figure()
     x = np.asarray(results.sizes)
@@ -414,8 +400,7 @@ def live_finetune(shipped: ShippedMLM, results: FinetuneResults, steps: int = 20
 
 
 def render_live_finetune(steps: int = 20, *, shipped: ShippedMLM, results: FinetuneResults):
-    """Explorer: a live fine-tuning of ``steps`` steps on 100 articles, drawn on the shipped
-    curves."""
+    """Explorer: a live fine-tuning of ``steps`` steps on 100 articles, on the shipped curves."""
     live = live_finetune(shipped, results, steps)
     fig, ax = new_figure()
     plot_finetune(results, live, ax)
@@ -431,8 +416,7 @@ def render_live_finetune(steps: int = 20, *, shipped: ShippedMLM, results: Finet
 
 # ------------------------------------------------------------ section 3: the live model, baselines
 def encoder_scores(encoder: NumpyEncoder, batches: list) -> dict:
-    """A NumPy encoder on masked-once batches: {'accuracy', 'nll' (nats), 'right', 'count'}, the
-    last two per sentence ((n,) int64, sentences without a masked piece left out)."""
+    """A NumPy encoder on masked-once batches: {'accuracy', 'nll' (nats), 'right', 'count'}."""
     return _blank_scores(lambda b: _encoder_predict(encoder, b), batches)
 
 
@@ -461,9 +445,8 @@ def _blank_scores(predict, batches: list) -> dict:
 
 def paired_accuracy_difference(right_a: np.ndarray, right_b: np.ndarray, count: np.ndarray,
                                n_boot: int = 10_000, seed: int = 0) -> tuple[float, float, float]:
-    """(difference, low, high): accuracy of a minus accuracy of b on the same masked pieces
-    (``right_*`` and ``count`` per sentence), with the 95 % interval of a bootstrap that resamples
-    the sentences once for both (a paired comparison)."""
+    """(difference, low, high): accuracy of a minus b on the same masked pieces, with the 95 %
+    interval of a paired bootstrap over the sentences."""
     right_a, right_b, count = (np.asarray(x, dtype=np.float64) for x in (right_a, right_b, count))
     if not (right_a.shape == right_b.shape == count.shape) or right_a.ndim != 1:
         raise ValueError(f"right_a, right_b and count must be (n,) alike, got {right_a.shape}, "
@@ -477,9 +460,8 @@ def paired_accuracy_difference(right_a: np.ndarray, right_b: np.ndarray, count: 
 
 def blank_examples(tok: BPETokenizer, sentences, n: int = 4, seed: int = 0, min_words: int = 8,
                    max_words: int = 14) -> list[tuple[tuple, int]]:
-    """``n`` (words, position) pairs from ``sentences``: sentences of ``min_words``-``max_words``
-    words, drawn with a seeded generator, each with one word that is a single piece (not its
-    first word)."""
+    """``n`` (words, position) pairs: seeded sentences of ``min_words``-``max_words`` words, each
+    with one single-piece word (not the first)."""
     rng = make_rng(seed)
     pool = [tuple(x) for x in sentences if min_words <= len(x) <= max_words]
     out = []
@@ -494,8 +476,7 @@ def blank_examples(tok: BPETokenizer, sentences, n: int = 4, seed: int = 0, min_
 
 
 def blank_batch(tok: BPETokenizer, words, position: int, max_len: int = 64):
-    """One sentence with word ``position`` hidden: all its pieces replaced by one [MASK], whose
-    label is the word's first piece. A MaskedBatch of (1, L) arrays."""
+    """One sentence with word ``position`` hidden behind one [MASK]: a MaskedBatch (1, L)."""
     seq = encode_sentence(tok, words, max_len)
     _, owner = tok.encode_words(list(words))
     pieces = 1 + np.flatnonzero(owner == position)
@@ -510,8 +491,7 @@ def blank_batch(tok: BPETokenizer, words, position: int, max_len: int = 64):
 
 
 def piece_text(piece: str) -> str:
-    """A piece as a reader sees it: a word-initial piece without its marker, a continuation as
-    '-ing'."""
+    """A piece as a reader sees it: without its word-start marker, a continuation as '-ing'."""
     return piece if piece in SPECIALS else piece[1:] if piece.startswith("▁") else "-" + piece
 
 
@@ -606,9 +586,8 @@ def role_sentences(tok: BPETokenizer, kv, n_pairs: int = 160, seed: int = 0) -> 
 
 
 def role_features(model: TinyBert, tok: BPETokenizer, kv, sentences, positions) -> dict:
-    """{method: (n, d) vectors of the target words}: the trained encoder at each layer, the same
-    architecture untrained, the word's static vector, the mean of its context's static vectors,
-    its position (one-hot) and the static vectors of the words at offsets -2..2 (order-aware)."""
+    """{method: (n, d) vectors of the target words}: the encoder's layers, the untrained encoder,
+    static vectors of the word, its context and offsets -2..2, and its position."""
     out = {f"encoder layer {k}": word_vectors(model, tok, sentences, positions, k)
            for k in range(1, model.cfg.n_layers + 1)}
     with torch.random.fork_rng(devices=[]):
