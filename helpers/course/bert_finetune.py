@@ -76,8 +76,7 @@ def bbc_finetune_data(max_sents: int = 5, n_valid_per_topic: int = 30,
 
 
 def training_subset(labels: np.ndarray, n: int, seed: int) -> np.ndarray:
-    """Sorted positions of a stratified random subset of size ``n`` of ``labels`` (scikit-learn's
-    ``train_test_split``, ``random_state = 1000 + seed``); all positions when ``n`` is all."""
+    """Sorted positions of a stratified random subset of size ``n`` of ``labels``."""
     labels = np.asarray(labels)
     k = len(np.unique(labels))
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
@@ -233,8 +232,7 @@ def finetune_run(shipped: ShippedMLM, train_ids, train_y: np.ndarray, valid_ids,
 
 # ---------------------------------------------------------------- static features, classifiers
 def static_features(W: np.ndarray, stoi: dict, docs) -> np.ndarray:
-    """(N, D) float32: each article's average of its words' unit-length vectors (unknown words
-    skipped; an article with no known word gets zeros)."""
+    """(N, D) float32: each article's average of its known words' unit-length vectors."""
     U = W / np.maximum(np.linalg.norm(W, axis=1, keepdims=True), 1e-12)
     out = np.zeros((len(docs), W.shape[1]), dtype=np.float32)
     for j, d in enumerate(docs):
@@ -304,9 +302,8 @@ class FinetuneResults:
 
     def paired_difference(self, a: str, b: str, i: int, n_boot: int = 10_000,
                           seed: int = 0) -> tuple:
-        """(difference, low, high): method ``a``'s test accuracy minus ``b``'s at size index ``i``
-        (each the mean over the seeds), with the 95 % interval of a paired bootstrap over the test
-        articles (both methods scored on the same articles)."""
+        """(difference, low, high): method ``a``'s test accuracy minus ``b``'s at size index ``i``,
+        with the 95 % interval of a paired bootstrap over the test articles."""
         d = self.test_right[a][i].mean(0) - self.test_right[b][i].mean(0)       # (n_test,)
         boot = d[resamples(len(d), n_boot, seed)].mean(1)
         return float(d.mean()), float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))

@@ -74,8 +74,7 @@ def live_split() -> CharSplit:
 
 def random_batch(ids: np.ndarray, batch: int, seq_len: int,
                  rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """``batch`` random windows of ``ids``: x and y (batch, seq_len), y the next characters (the
-    last window is never drawn, as in the lessons' committed runs)."""
+    """``batch`` random windows of ``ids``: x and y (batch, seq_len), y the next characters."""
     return random_windows(np.asarray(ids)[:-1], batch, seq_len, rng)
 
 
@@ -110,8 +109,8 @@ def ngram_path():
 
 
 def load_char_ngram() -> dict:
-    """The stored character n-gram baseline: its table of orders and ``test_nll``, the chosen
-    order's NLL of each of the first 32,768 test predictions (NaN without a full context)."""
+    """The stored character n-gram baseline: its table of orders and per-prediction ``test_nll``.
+    """
     try:
         art = load_artifact(ngram_path())
     except ArtifactError as e:
@@ -122,8 +121,7 @@ def load_char_ngram() -> dict:
 
 @functools.lru_cache(maxsize=4)
 def kn_baselines(orders: tuple[int, ...] = (3, 4)) -> dict[int, dict]:
-    """Kneser-Ney character n-grams, discounts chosen on *Othello*: {n: {'discount', 'valid_loss',
-    'test_loss'}} in nats per character, over full contexts only."""
+    """Kneser-Ney character n-grams: {n: {'discount', 'valid_loss', 'test_loss'}} (nats/char)."""
     split, rows = live_split(), {r["n"]: r for r in load_char_ngram()["rows"]}
     out = {}
     for n in orders:

@@ -29,8 +29,7 @@ def build_char_lm(settings: dict, vocab_size: int) -> nn.Module:
 
 @dataclass
 class ShippedCharLM:
-    """A shipped character LM (eval mode), its 84-character vocabulary, settings, metrics (nats
-    per character) and ``curve`` {'step', 'valid_loss', 'train_loss'}."""
+    """A shipped character LM (eval mode), its vocabulary, settings, metrics and ``curve``."""
 
 
     model: nn.Module

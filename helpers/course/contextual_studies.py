@@ -13,9 +13,8 @@ NSP_ARMS = ("mlm", "mlm+nsp")
 
 @dataclass
 class GPTContrast:
-    """The causal LM's scores: ``metrics`` (test next-piece NLL and accuracy, the fill-from-the-
-    left accuracy and NLL, steps, CPU seconds), ``fill_right`` / ``fill_count`` (n,) per test
-    sentence, ``wsd`` {word: (layers, repeats)}, ``samples`` (list of str), ``curve``, ``meta``."""
+    """The causal LM's scores: ``metrics``, ``fill_right`` / ``fill_count`` (n,) per test
+    sentence, ``wsd`` {word: (layers, repeats)}, ``samples``, ``curve``, ``meta``."""
 
     metrics: dict
     fill_right: np.ndarray
@@ -41,9 +40,8 @@ def load_gpt_contrast(artifact: Artifact) -> GPTContrast:
 
 @dataclass
 class NSPStudy:
-    """Both arms of the next-sentence-prediction study ('mlm', 'mlm+nsp'): ``arrays[arm]``
-    {mlm_right, mlm_count, wsd/<word>, topics_<n>, nsp_right, curve/<k>}, ``overlap_right`` (the
-    piece-overlap baseline's answers on the NSP test pairs), ``metrics`` and ``meta``."""
+    """Both arms of the next-sentence-prediction study ('mlm', 'mlm+nsp'): ``arrays[arm]``,
+    ``overlap_right`` (the piece-overlap baseline), ``metrics`` and ``meta``."""
 
     arrays: dict
     overlap_right: np.ndarray
@@ -72,9 +70,8 @@ def load_nsp_study(artifact: Artifact) -> NSPStudy:
 
 @dataclass
 class PretrainStatic:
-    """Skip-gram vectors of the pre-training documents only: ``vectors`` {word: (100,) float32}
-    for the words of the labelled sentences, ``bbc_features`` (N, 100) float32 of the BBC articles
-    whose document indices are ``bbc_doc_index`` (N,), and ``meta`` (settings, curve, scores)."""
+    """Skip-gram vectors of the pre-training documents only: ``vectors`` {word: (100,)},
+    ``bbc_features`` (N, 100) of the BBC articles ``bbc_doc_index`` (N,), and ``meta``."""
 
     vectors: dict
     bbc_doc_index: np.ndarray

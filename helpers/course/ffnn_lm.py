@@ -46,9 +46,8 @@ def ffnn_lm_data(vocab_size: int = 2000, context: int = 3) -> LMWindows:
 
 @dataclass
 class ShippedFFNNLM:
-    """The shipped model: ``weights`` E (V, d), W1 (n·d, h), b1, W2 (h, V), b2 laid out for x W,
-    its vocab, settings, metrics, ``curve`` {'step', 'valid_ppl', 'train_loss'} and
-    ``kn_baseline`` {order: {'D', 'valid_ppl', 'test_ppl', 'valid_by_D'}}."""
+    """The shipped model: ``weights`` E (V, d), W1 (n·d, h), b1, W2 (h, V), b2 for x W, its
+    vocab, settings, metrics, ``curve`` and ``kn_baseline``."""
 
 
     weights: dict

@@ -50,8 +50,7 @@ def tokenizer_from_arrays(arrays: dict) -> BPETokenizer:
 
 @dataclass
 class ShippedMLM:
-    """The shipped small BERT: ``model`` (TinyBert, eval mode), its tokenizer ``tok``,
-    ``settings``, ``metrics``, the validation ``curve``, timings and ``stopped_by``."""
+    """The shipped small BERT: ``model`` (TinyBert), ``tok``, settings, metrics and ``curve``."""
 
     model: TinyBert
     tok: BPETokenizer

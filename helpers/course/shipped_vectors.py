@@ -20,8 +20,7 @@ SHIPPED_LABELS = {"gensim-skipgram": "gensim skip-gram", "gensim-cbow": "gensim 
 
 @dataclass
 class ShippedVectors:
-    """Shipped word vectors: W (V, D) float32, C (V, D) context vectors or None, the vocabulary,
-    and ``metadata`` (settings, metrics, 'records', 'curve', training time)."""
+    """Shipped word vectors: W (V, D), C (V, D) or None, the vocabulary and ``metadata``."""
 
     W: np.ndarray
     C: np.ndarray | None
@@ -43,8 +42,8 @@ def load_vectors_artifact(artifact: Artifact) -> ShippedVectors:
 
 
 def load_word_vectors(name: str) -> ShippedVectors:
-    """The shipped vectors ``name`` (e.g. 'gensim-skipgram' or 'wv_gensim_skipgram'), checked
-    against the manifest: ``W, C, vocab, metadata = load_word_vectors(name)``."""
+    """The shipped vectors ``name``, checked: ``W, C, vocab, metadata = load_word_vectors(name)``.
+    """
     model = NAMES.get(name, name)
     if model not in NAMES.values():
         raise KeyError(f"no shipped word vectors named {name!r}; the course has {sorted(NAMES)}")

@@ -15,9 +15,8 @@ METRICS = {"analogy": "analogy accuracy (3CosAdd)", "wordsim353": "WordSim-353 Ï
 # ---------------------------------------------------------------- subsampling and the window
 @dataclass
 class TricksResult:
-    """The shipped study of subsampling and the dynamic window (``load_model("wv_tricks")``):
-    curves {'report/wordsim', ..., 'cpu_seconds', 'words_trained'} (seeds, variants, epochs),
-    final {'report/wordsim', ...} (seeds, variants), the report half's items and gold."""
+    """The shipped study of subsampling and the dynamic window: ``curves`` (seeds, variants,
+    epochs), ``final`` (seeds, variants), the report half's items and gold."""
 
     variants: list
     labels: dict

@@ -26,8 +26,7 @@ class ArtifactError(RuntimeError):
 
 @dataclass
 class Artifact:
-    """A loaded artefact: ``arrays`` {name: ndarray} in their original dtypes, the caller's
-    ``meta``, the JSON's ``info`` and the .npz ``path``."""
+    """A loaded artefact: ``arrays`` {name: ndarray}, ``meta``, the JSON's ``info`` and ``path``."""
 
     arrays: dict
     meta: dict

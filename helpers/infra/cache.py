@@ -185,8 +185,7 @@ def _build_lock(path: Path, name: str, verbose: bool):
 def cached(name: str, version: str, build: Callable[[], T], codec=ArraysCodec,
            verbose: bool = True) -> T:
     """The value of ``build()`` stored under ``name``/``version``, built once (a damaged entry is
-    rebuilt, saying why). ``codec``: :class:`ArraysCodec`, or a class with ``to_arrays()`` ->
-    (arrays, meta) and ``from_arrays(arrays, meta)``; the value is always what it reads back."""
+    rebuilt); ``codec`` turns it into arrays and back (:class:`ArraysCodec` by default)."""
     path = cache_path(name, version)
     label = f"{name}-{version}"
     status, value = _check(path, codec)

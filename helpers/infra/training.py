@@ -22,8 +22,8 @@ class History:
 def train_loop(step: Callable[[object], float], batches: Callable[[int], Iterable], epochs: int,
                evaluate: Callable[[], dict] | None = None, desc: str = "training",
                progress: bool = True) -> History:
-    """``epochs`` passes of ``step(batch) -> loss`` over ``batches(epoch)``; ``evaluate()`` after
-    each epoch returns the metrics to record. A non-finite loss stops the run with an error."""
+    """``epochs`` passes of ``step(batch) -> loss`` over ``batches(epoch)``, ``evaluate()`` after
+    each; a non-finite loss stops the run with an error."""
     hist = History()
     start = time.perf_counter()
     bar = progress_bar(total=None, desc=desc, disable=not progress, unit="step")
