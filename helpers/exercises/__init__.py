@@ -359,8 +359,7 @@ USED: dict[str, list[str]] = {}
 
 def your_or_reference(result: Result, yours: Callable, reference: Callable, what: str,
                       where: str = "") -> Callable:
-    """The student's ``yours`` once its checker's ``result`` passed, else ``reference``; prints
-    which. ``where`` says what runs on it, for :func:`your_work`."""
+    """The student's ``yours`` once its checker's ``result`` passed, else ``reference``."""
     if not isinstance(result, Result):
         raise TypeError(f"your_or_reference: result must be what the checker returned (a Result), "
                         f"got {type(result).__name__}")

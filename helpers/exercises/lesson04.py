@@ -222,8 +222,7 @@ check_attention_backward = FunctionExercise(
 
 # ---------------------------------------------------------------- 5-6 · multi-head attention
 def _mha_case(seed):
-    """A torch.nn.MultiheadAttention(12, 3) with non-zero biases, its weights as our params, X, dout
-    and the course's forward cache."""
+    """A torch.nn.MultiheadAttention(12, 3), its weights as our params, X, dout and our cache."""
     torch.manual_seed(seed)
     tm = torch.nn.MultiheadAttention(12, 3, batch_first=True).double()
     with torch.no_grad():

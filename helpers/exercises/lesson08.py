@@ -331,8 +331,7 @@ _MEMO: dict = {}
 
 def single_length_hits(fasttext: FastTextVectors | None = None, words=None, k: int = 5
                        ) -> dict[int, float]:
-    """The misspelling hit rate of each single n-gram length over the model's buckets:
-    {n: mean hits}."""
+    """The misspelling hit rate of each single n-gram length: {n: mean hits}."""
     if fasttext is None and words is None:
         fasttext, words = _example_fasttext()
     if not isinstance(fasttext, FastTextVectors):

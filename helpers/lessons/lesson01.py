@@ -131,8 +131,7 @@ def lm_token_nll(forward, weights, X: np.ndarray, y: np.ndarray, batch: int = 40
 
 
 def embedding_agreement(E: np.ndarray, train_ids: np.ndarray, words: np.ndarray) -> float:
-    """Spearman's ρ between the cosines of ``words``' embeddings and of their next-word
-    distributions."""
+    """Spearman's ρ between ``words``' embedding cosines and next-word distribution cosines."""
     row = np.full(len(E), -1)
     row[words] = np.arange(len(words))
     follows = row[train_ids[:-1]] >= 0

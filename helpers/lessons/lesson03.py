@@ -84,9 +84,8 @@ AgreementItem = namedtuple("AgreementItem", "words distance number attractors")
 
 
 def agreement_items(vocab: Vocab, per_subject: int = 4, seed: int = 0) -> list[AgreementItem]:
-    """Every subject of :data:`AGREEMENT_NOUNS` in both numbers in every frame, ``per_subject``
-    times with the nouns between drawn (seeded) from the other subjects, in the other number (the
-    test) and in the subject's (the control). Refuses words outside ``vocab``."""
+    """Every subject of :data:`AGREEMENT_NOUNS` in both numbers in every frame, with seeded nouns
+    between in the other number (the test) and in the subject's (the control)."""
     words = {w for pair in AGREEMENT_NOUNS + AGREEMENT_VERBS for w in pair}
     words |= {w for frame in AGREEMENT_FRAMES.values() for w in frame.split() if w not in "SABC"}
     missing = sorted(w for w in words if w not in vocab.stoi)

@@ -135,8 +135,7 @@ CHALLENGE_CPU_SECONDS, CHALLENGE_LENGTHS = 120, (16, 32, 48, 64)
 
 
 def score_copy_challenge(model, cpu_seconds: float, budget: float = CHALLENGE_CPU_SECONDS) -> dict:
-    """Print the copy challenge's score: per-symbol accuracy of ``model.forward(x) -> logits`` on
-    200 fresh problems per length of CHALLENGE_LENGTHS (64 counts), and the CPU budget kept."""
+    """Print the copy challenge's score: per-symbol accuracy on 200 fresh problems per length."""
     if not callable(getattr(model, "forward", None)):
         raise TypeError("model must have forward(ids) -> logits (B, T, V), as NumpyDecoderLM has")
     if not (np.isfinite(cpu_seconds) and cpu_seconds >= 0):
@@ -223,8 +222,8 @@ _NORM_RUNS: dict = {}
 
 
 def norm_comparison(split: CharSplit, lr: float, steps: int, seeds=(0, 1)) -> dict:
-    """Pre-LN and Post-LN PyTorch decoders (4 blocks, d = 32, no warm-up) on the same batches,
-    ``steps`` at ``lr`` per seed: {'pre'|'post': {'curves', 'valid'}} per seed, memoised."""
+    """Pre-LN and Post-LN PyTorch decoders on the same batches: {'pre'|'post': {'curves', 'valid'}}
+    per seed, memoised."""
     key = (split.valid_work, len(split.train), lr, steps, tuple(seeds))
     if key not in _NORM_RUNS:
         _NORM_RUNS[key] = {norm: {"curves": [], "valid": []} for norm in ("pre", "post")}

@@ -52,11 +52,9 @@ def render_contexts(window: int, weighting: str, cross_sentences: bool, word: st
 
 def shifted_pmi_fit(W: np.ndarray, C: np.ndarray, pairs: sp.spmatrix, noise: dict, k: int,
                     word_counts, min_word_count: int = 50, min_pair_count: int = 10) -> dict:
-    """How closely a skip-gram's dot products w·c (W, C (V, d), ``k`` negatives) follow SGNS's
-    optimum for the ``pairs`` (V, V) it trained on, with each context distribution of ``noise``
-    {name: (V,)}, over the pairs of two words seen ``min_word_count`` times, together
-    ``min_pair_count`` times (lesson 06 §9). Returns {"pairs", "dot", "targets": {name: (n,)},
-    "fits": {name: {"pearson", "spearman": Interval, "gap": mean of w·c − target}}}."""
+    """How closely a skip-gram's dot products w·c follow SGNS's optimum log(n_wc / (n_w p(c))) −
+    log k for each context distribution p of ``noise`` (lesson 06 §9): {"pairs", "dot",
+    "targets", "fits": {name: {"pearson", "spearman", "gap"}}}."""
     W, C = np.asarray(W, np.float64), np.asarray(C, np.float64)
     counts = np.asarray(word_counts, np.float64)
     if W.shape != C.shape or pairs.shape != (len(W), len(W)) or counts.shape != (len(W),):

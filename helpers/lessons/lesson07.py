@@ -57,8 +57,8 @@ TIMING_NAMES = {"softmax": "full softmax", "ns_rows": "neg. sampling (rows)",
 @single_thread_blas
 def time_output_layers(vocab_sizes: Sequence[int], dim: int = 100, batch: int = 128, k: int = 5,
                        repeats: int = 5, seed: int = 0) -> list[dict]:
-    """Median seconds of one batch's loss and gradients of Zipf-distributed pairs for each output
-    layer of :data:`TIMING_NAMES`; one row per vocabulary size, with 'hs_mean_depth'."""
+    """Median seconds of one batch's loss and gradients for each output layer and vocabulary size.
+    """
     rng = np.random.default_rng(seed)
     out = []
     for V in vocab_sizes:
@@ -139,9 +139,8 @@ def pair_statistics(corpus: Corpus, sample: float, dynamic: bool = True, window:
 
 # ---------------------------------------------------------------- §7.1: the live skip-gram
 class LiveSkipGram:
-    """The lesson's live skip-gram: W uniform in ±0.5/d, C zero, a unigram table from
-    ``noise(counts, 0.75)``, each pass subsampled afresh; :meth:`step` trains one batch with
-    ``step(W, C, words, contexts, negatives, lr, gradients)``, lr falling linearly to 0."""
+    """The lesson's live skip-gram: W uniform in ±0.5/d, C zero; :meth:`step` trains one batch
+    with ``step(W, C, words, contexts, negatives, lr, gradients)``, lr falling linearly to 0."""
 
     def __init__(self, corpus: Corpus, noise: Callable, gradients: Callable, step: Callable,
                  dim: int = 100, k: int = 5, window: int = 5, sample: float = 1e-4,

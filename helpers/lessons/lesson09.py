@@ -82,9 +82,8 @@ def against_best(estimates: dict, difference: Callable[[str, str], Interval]) ->
 
 # ---------------------------------------------------------------- §5 BBC topics
 def topic_results(vectors, vocab, loss_grad: Callable, splits) -> dict:
-    """{classifier: (accuracy per split, each article's share of right answers over the splits
-    testing it)} from mean unit word vectors: 'logreg', softmax regression trained with
-    ``loss_grad`` (standardised, l2 = 1 / n, scikit-learn's C = 1); 'knn', scikit-learn's."""
+    """{classifier: (accuracy per split, each article's share of right answers)} from mean unit
+    word vectors: 'logreg' (softmax regression with ``loss_grad``) and 'knn'."""
     docs, labels = bbc_topic_task()
     topics = sorted(set(labels))
     y = np.array([topics.index(t) for t in labels])
@@ -106,8 +105,7 @@ def topic_results(vectors, vocab, loss_grad: Callable, splits) -> dict:
 
 # ---------------------------------------------------------------- §7 more data or dimensions
 def plot_grid_and_control(grid, control, control_epochs, metric: str, label: str):
-    """``metric`` (``label`` on the y axis) against the corpus size, one line per dimension
-    (mean of the seeds, min-max bars): the fixed-epoch grid and the equal-updates control."""
+    """``metric`` against the corpus size, one line per dimension: the grid and the control."""
     fig, axes = new_figure(ncols=2, sharey=True)
     scale = 100 if metric == "analogy" else 1
     titles = (f"{grid.config['epochs'][0]} epochs on every sample",
