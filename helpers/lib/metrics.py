@@ -9,10 +9,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.stats import spearmanr
 
 from helpers.lib.checks import check_whole
-from helpers.lib.stats import Interval, paired_spearman_difference, spearman_interval
+from helpers.lib.stats import Interval, paired_spearman_difference, spearman, spearman_interval
 from helpers.lib.text import UnknownWordError, check_token_lists, check_tokens
 
 
@@ -248,9 +247,8 @@ def similarity_correlation(vectors, vocab, pairs: Sequence[tuple[str, str, float
     if not pairs:
         raise ValueError(f"{name}: the list of pairs is empty")
     x, y = _known_pairs(vectors, vocab, pairs, at_least=0)
-    ok = len(x) >= 2 and np.ptp(x) > 0 and np.ptp(y) > 0
-    return SimilarityResult(name, float(spearmanr(x, y).statistic) if ok else None, len(pairs),
-                            len(pairs) - len(x))
+    rho = spearman(x, y) if len(x) >= 2 else math.nan          # nan: a constant sample
+    return SimilarityResult(name, None if math.isnan(rho) else rho, len(pairs), len(pairs) - len(x))
 
 
 def similarity_interval(vectors, vocab, pairs: Sequence[tuple[str, str, float]],
