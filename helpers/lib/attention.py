@@ -71,12 +71,10 @@ def attention_single_query(q, K, V):
 
 
 def scaled_dot_product_attention(Q, K, V, mask=None, scale=None, key_padding=None):
-    """softmax(Q Kᵀ · scale, masked) V for every query at once (lesson 04 §4).
-
-    Q: (..., T_q, d_k), K: (..., T_k, d_k), V: (..., T_k, d_v). ``mask``: bool, read from the
-    right against the scores (..., T_q, T_k); ``key_padding``: (B, T_k) bool, True at real keys;
-    ``scale`` defaults to 1/√d_k. A hidden score is −∞, so its weight is exactly 0.
-    Returns (out (..., T_q, d_v), weights (..., T_q, T_k)); each row of weights sums to 1."""
+    """softmax(Q Kᵀ · scale, masked) V for every query at once (lesson 04 §4): Q (..., T_q, d_k),
+    K (..., T_k, d_k), V (..., T_k, d_v); ``mask`` bool against the scores (..., T_q, T_k),
+    ``key_padding`` (B, T_k) True at real keys, ``scale`` 1/√d_k by default; a hidden score is −∞.
+    Returns (out (..., T_q, d_v), weights (..., T_q, T_k))."""
     where = "scaled_dot_product_attention"
     Q, K, V = (check_finite(np.asarray(a), n, where) for a, n in ((Q, "Q"), (K, "K"), (V, "V")))
     if min(Q.ndim, K.ndim, V.ndim) < 2:
@@ -117,11 +115,9 @@ def _unbroadcast(g, shape: tuple):
 
 
 def softmax_attention_backward(dout, Q, K, V, weights, scale):
-    """Gradients of out = softmax(scale · Q Kᵀ, masked) V given dL/dout (lesson 04 §4).
-
-    With A = weights: dV = Aᵀ dO, dA = dO Vᵀ, dS = A ⊙ (dA − rowsum(dA ⊙ A)),
-    dQ = scale · dS K, dK = scale · dSᵀ Q. Masked entries have A = 0, hence dS = 0.
-    Returns (dQ, dK, dV) with the shapes of Q, K, V (summed over broadcast batch axes)."""
+    """Gradients of out = softmax(scale · Q Kᵀ, masked) V given dL/dout (lesson 04 §4): with
+    A = weights, dV = Aᵀ dO, dA = dO Vᵀ, dS = A ⊙ (dA − rowsum(dA ⊙ A)), dQ = scale · dS K,
+    dK = scale · dSᵀ Q. Returns (dQ, dK, dV) with the shapes of Q, K, V."""
     dV = np.swapaxes(weights, -1, -2) @ dout
     dS = softmax_backward(dout @ np.swapaxes(V, -1, -2), weights)
     dQ = scale * dS @ K
@@ -167,12 +163,10 @@ def merge_heads(X):
 
 
 def mha_forward(X, params, num_heads, mask=None, attend=scaled_dot_product_attention):
-    """Multi-head self-attention, Concat(head_1..h) W_O + b_O, for X (B, T, d) (lesson 04 §5).
-
+    """Multi-head self-attention, Concat(head_1..h) W_O + b_O, for X (B, T, d) (lesson 04 §5):
     params = [W_Q, b_Q, W_K, b_K, W_V, b_V, W_O, b_O], W (d, d), b (d,); head i owns columns
-    i·d/h ... (i+1)·d/h − 1. All heads attend in one ``attend(Q, K, V, mask=, scale=1/√(d/h))``
-    call. Returns (out (B, T, d), cache = (X, Q, K, V, weights, concat)): Q, K, V and weights
-    split into heads, (B, h, T, ·), concat the merged heads (B, T, d)."""
+    i·d/h ... (i+1)·d/h − 1, all heads in one ``attend`` call with scale 1/√(d/h). Returns
+    (out (B, T, d), cache = (X, Q, K, V, weights (B, h, T, ·), concat (B, T, d)))."""
     W_Q, b_Q, W_K, b_K, W_V, b_V, W_O, b_O = params
     Q, K, V = (split_heads(X @ W + b, num_heads) for W, b in ((W_Q, b_Q), (W_K, b_K), (W_V, b_V)))
     heads, weights = attend(Q, K, V, mask=mask, scale=1.0 / math.sqrt(Q.shape[-1]))
@@ -200,10 +194,9 @@ def mha_backward(dout, cache, params, attend_backward=softmax_attention_backward
 
 
 class MultiHeadAttention(Layer):
-    """Multi-head self-attention as a NumPy layer, running the four functions it is given
-    (lesson 04 §5). params as :func:`mha_forward` (Xavier-uniform, zero biases, as PyTorch's).
-    forward(X (B, T, d), mask, causal, key_padding) -> (B, T, d): ``mask`` (T, T), (B, T, T) or
-    (B, h, T, T); ``key_padding`` (B, T), True at real tokens. ``weights`` keeps (B, h, T, T)."""
+    """Multi-head self-attention as a NumPy layer running the four functions it is given
+    (lesson 04 §5): params as :func:`mha_forward`; forward(X (B, T, d), mask, causal,
+    key_padding) -> (B, T, d), ``weights`` (B, h, T, T) kept."""
 
     def __init__(self, d_model: int, num_heads: int, rng: np.random.Generator, dtype=np.float64,
                  attend=scaled_dot_product_attention, attend_backward=softmax_attention_backward,

@@ -36,11 +36,9 @@ def flatten_sentences(sentences_ids, vocab_size: int) -> tuple[np.ndarray, np.nd
 def cooccurrence_matrix(sentences_ids, vocab_size: int, window: int = 5,
                         weighting: str = "uniform", cross_sentences: bool = False,
                         symmetric: bool = True) -> sp.csr_matrix:
-    """Word-context counts within ±``window`` tokens, a (V, V) csr_matrix (lesson 06 §4).
-
-    ``weighting`` "uniform" (a pair counts 1) or "harmonic" (1/d for a pair d apart);
-    ``cross_sentences``: a window may reach into the next sentence; ``symmetric=False`` counts
-    left -> right only (window 1: the bigram counts). One sliced step per offset d."""
+    """Word-context counts within ±``window`` tokens, a (V, V) csr_matrix (lesson 06 §4):
+    ``weighting`` "uniform" (1 a pair) or "harmonic" (1/d for a pair d apart); ``cross_sentences``
+    lets a window reach into the next sentence; ``symmetric=False`` counts left -> right only."""
     if not isinstance(window, (int, np.integer)) or isinstance(window, bool) or window < 1:
         raise ValueError(f"window must be an integer >= 1, got {window!r}")
     if weighting not in WEIGHTINGS:
@@ -82,11 +80,9 @@ def _marginals(c, row_sums, col_sums, total, alpha: float):
 
 def pmi(counts, base: float = 2.0, alpha: float = 1.0, k: float = 1.0, row_sums=None,
         col_sums=None, total=None):
-    """PMI^k with a smoothed context distribution, log P(w,c)^k / (P(w) P_alpha(c)) (lesson 06 §2).
-
-    counts (W, C) dense or sparse; ``alpha`` smooths the contexts (1 = none); ``row_sums``,
-    ``col_sums``, ``total`` when ``counts`` is part of a bigger table. Dense in, dense out (-inf
-    where the count is 0); sparse in, csr out over the pairs seen."""
+    """PMI^k with a smoothed context distribution, log P(w,c)^k / (P(w) P_alpha(c)) (lesson 06 §2):
+    counts (W, C), ``alpha`` = 1 for none; ``row_sums``, ``col_sums``, ``total`` for part of a
+    bigger table. Dense in, dense out (-inf where the count is 0); sparse in, csr out."""
     sparse = sp.issparse(counts)
     c = sp.csr_matrix(counts, dtype=np.float64, copy=True) if sparse else np.asarray(counts, float)
     values = c.data if sparse else c

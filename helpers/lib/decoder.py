@@ -64,10 +64,9 @@ class FeedForward(Layer):
 
 
 class DecoderBlock(Layer):
-    """One decoder block, Pre-LN or Post-LN, (B, T, d) -> (B, T, d) (lesson 04 §8).
-
-    Pre-LN: x = x + Attn(LN1(x)); x = x + FFN(LN2(x)). Post-LN: x = LN1(x + Attn(x));
-    x = LN2(x + FFN(x)). Attn is causal multi-head self-attention (RoPE if ``rope``)."""
+    """One decoder block, (B, T, d) -> (B, T, d) (lesson 04 §8): Pre-LN x = x + Attn(LN1(x)),
+    x = x + FFN(LN2(x)); Post-LN x = LN1(x + Attn(x)), x = LN2(x + FFN(x)); Attn causal (RoPE if
+    ``rope``)."""
 
     def __init__(self, d: int, n_heads: int, d_ff: int, rng: np.random.Generator, norm: str = "pre",
                  rope: bool = False, dtype=np.float32, layer_norm=LayerNorm,
@@ -108,11 +107,9 @@ BLOCK_NAMES = ["ln1.gamma", "ln1.beta", "attn.W_Q", "attn.b_Q", "attn.W_K", "att
 
 
 class NumpyDecoderLM(Layer):
-    """A decoder-only Transformer language model in NumPy, forward and backward (lesson 04 §8).
-
-    forward(ids (B, T)) -> logits (B, T, V), position t seeing tokens 0..t; loss(ids, targets)
-    -> mean cross-entropy (nats), then backward() fills ``grads`` (``names`` names each array).
-    Settings as :class:`helpers.lib.transformer.TransformerConfig`; GPT-2's initialisation."""
+    """A decoder-only Transformer language model in NumPy (lesson 04 §8): forward(ids (B, T)) ->
+    logits (B, T, V), position t seeing tokens 0..t; loss(ids, targets) -> mean cross-entropy
+    (nats), then backward() fills ``grads``. Settings as a TransformerConfig."""
 
     def __init__(self, vocab_size: int, d_model: int = 64, n_heads: int = 4, n_layers: int = 2,
                  d_ff: int | None = None, max_len: int = 64, norm: str = "pre",

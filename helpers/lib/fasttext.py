@@ -28,10 +28,8 @@ def _check_n(min_n: int, max_n: int):
 
 
 def char_ngrams(word: str, min_n: int = 3, max_n: int = 6, include_word: bool = False) -> list[str]:
-    """Character n-grams of ``<word>``, n = min_n..max_n, by n then position (lesson 08 §6).
-
-    ``char_ngrams("where", 3, 3)`` is ``['<wh', 'whe', 'her', 'ere', 're>']``, repeats kept;
-    ``include_word`` appends ``'<where>'``."""
+    """Character n-grams of ``<word>``, n = min_n..max_n, by n then position (lesson 08 §6):
+    ``char_ngrams("where", 3, 3)`` is ``['<wh', 'whe', 'her', 'ere', 're>']``."""
     word = _check_word(word)
     _check_n(min_n, max_n)
     w = BOW + word + EOW
@@ -42,10 +40,8 @@ def char_ngrams(word: str, min_n: int = 3, max_n: int = 6, include_word: bool = 
 
 
 def fnv1a_32(text: str) -> int:
-    """fastText's 32-bit FNV-1a hash of a string's UTF-8 bytes, in [0, 2^32) (lesson 08 §6).
-
-    h = 2166136261; per byte h = (h XOR byte) * 16777619 mod 2^32, a byte >= 128 read as a
-    *signed* char (b - 256, sign-extended) as in fastText's C++."""
+    """fastText's 32-bit FNV-1a hash of a string's UTF-8 bytes (lesson 08 §6): h = 2166136261,
+    per byte h = (h XOR byte) * 16777619 mod 2^32, a byte >= 128 read as a signed char."""
     h = 2166136261
     for b in text.encode("utf-8"):
         h ^= (b - 256) & 0xFFFFFFFF if b >= 128 else b

@@ -59,10 +59,8 @@ def glove_init(vocab_size: int, dim: int, rng: np.random.Generator) -> list[np.n
 
 
 def glove_cell(v, u, b_w, b_c, x, x_max: float = 100.0, alpha: float = 0.75):
-    """GloVe's loss and gradients for P co-occurring cells (w, c) (lesson 08 §4).
-
-    v, u (P, D), b_w, b_c, x (P,). With e = v·u + b_w + b_c − log x: returns
-    (Σ f e², dv = 2fe·u, du = 2fe·v, db_w = db_c = 2fe)."""
+    """GloVe's loss and gradients for P co-occurring cells (lesson 08 §4): v, u (P, D), b_w, b_c,
+    x (P,); with e = v·u + b_w + b_c − log x, (Σ f e², 2fe·u, 2fe·v, 2fe, 2fe)."""
     v, u = np.asarray(v), np.asarray(u)
     x = np.asarray(x, dtype=v.dtype)
     if x.size and not (x.min() > 0 and x.max() < np.inf):     # log X needs a finite count above 0
@@ -86,11 +84,9 @@ def adagrad_glove_c(param, grad, G, lr: float):
 
 
 class PairwiseGloVe:
-    """GloVe trained in NumPy as glove.c trains it, one batch of pairs per step (lesson 08 §4).
-
-    counts: (V, V) sparse co-occurrences; ``cell`` and ``step`` are the functions trained with
-    (lesson 08 passes the student's); ``batch_size=1`` is glove.c. ``params`` = [W, W~, b, b~],
-    ``G`` their AdaGrad sums; ``unseen`` > 0 adds sampled unseen cells (lesson 08 §5)."""
+    """GloVe trained in NumPy as glove.c trains it, one batch of pairs per step (lesson 08 §4):
+    ``cell`` and ``step`` the functions it trains with, ``params`` = [W, W~, b, b~], ``G`` their
+    AdaGrad sums; ``unseen`` > 0 adds sampled unseen cells (lesson 08 §5)."""
 
     def __init__(self, counts, dim: int = 100, lr: float = 0.05, x_max: float = 100.0,
                  alpha: float = 0.75, batch_size: int = 1024, seed: int = 0,

@@ -14,13 +14,9 @@ from helpers.lib.layers import sigmoid
 
 @dataclass
 class HuffmanTree:
-    """A Huffman tree over V words (lesson 07 §6).
-
-    nodes : (V, L) int64, the inner nodes (0 .. V-2) on each word's path, root first, padded with 0
-    codes : (V, L) int8, the branch taken at each of those nodes (0 or 1), padded with 0
-    mask : (V, L) bool, True on the real entries of the path
-    depth : (V,) int64, each word's path length (L = depth.max())
-    """
+    """A Huffman tree over V words (lesson 07 §6): ``nodes`` (V, L) the inner nodes on each word's
+    path, root first, ``codes`` (V, L) the branch taken (0 or 1), ``mask`` (V, L) True on the
+    path, ``depth`` (V,) its length; padded with 0."""
 
     nodes: np.ndarray
     codes: np.ndarray
@@ -72,12 +68,9 @@ def huffman_tree(counts: Sequence[float]) -> HuffmanTree:
 
 
 def hs_loss_and_grads(h: np.ndarray, U: np.ndarray, tree: HuffmanTree, targets: np.ndarray):
-    """Hierarchical-softmax loss of a batch and its gradients (lesson 07 §6).
-
-    h (N, D) centre vectors, U (V-1, D) inner-node vectors, targets (N,) word ids. Loss = mean
-    over N of -Σ_j log σ(sign_j s_j), s_j = u_{n_j} · h; dL/ds_j = σ(s_j) - t_j, t = 1 - code.
-    Returns (loss, dh (N, D), nodes (N, L), dU_rows (N, L, D)): dU_rows is added into rows
-    ``nodes`` of U."""
+    """Hierarchical-softmax loss of a batch and its gradients (lesson 07 §6): h (N, D), U (V-1, D),
+    targets (N,); loss = mean of -Σ_j log σ(sign_j s_j), s_j = u_{n_j} · h, dL/ds_j = σ(s_j) - t_j,
+    t = 1 - code. Returns (loss, dh (N, D), nodes (N, L), dU_rows (N, L, D))."""
     h = check_finite(np.asarray(h), "h", "hs_loss_and_grads")
     U = np.asarray(U)
     if h.ndim != 2 or U.ndim != 2 or h.shape[1] != U.shape[1]:

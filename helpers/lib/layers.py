@@ -127,13 +127,9 @@ class Linear(Layer):
 
 
 class LayerNorm(Layer):
-    """Layer normalisation over the last axis, forward and backward (lesson 04 §7).
-
-    y = γ ⊙ (x − μ) / sqrt(σ² + eps) + β, μ and σ² the mean and (biased) variance of each row over
-    its last axis of size d, as ``torch.nn.LayerNorm(d)``; γ = 1, β = 0 at the start.
-    Backward, with x̂ = (x − μ)/σ and g = dy ⊙ γ:  dx = (g − mean(g) − x̂ ⊙ mean(g ⊙ x̂)) / σ,
-    dγ = Σ dy ⊙ x̂, dβ = Σ dy (sums over every axis but the last).
-    """
+    """Layer normalisation over the last axis, as ``torch.nn.LayerNorm(d)`` (lesson 04 §7):
+    y = γ ⊙ (x − μ) / sqrt(σ² + eps) + β; with x̂ = (x − μ)/σ and g = dy ⊙ γ,
+    dx = (g − mean(g) − x̂ ⊙ mean(g ⊙ x̂)) / σ, dγ = Σ dy ⊙ x̂, dβ = Σ dy."""
 
     def __init__(self, d: int, eps: float = 1e-5, dtype=np.float64):
         super().__init__()

@@ -38,10 +38,8 @@ def document_term_matrix(documents: Sequence[Sequence[str]], vocab: Vocab) -> sp
 def tfidf(tf: sp.spmatrix, tf_scheme: str = "raw", smooth: bool = True, norm: str | None = "l2",
           base: float = np.e, n_documents: int | None = None, df=None):
     """TF-IDF of a (|D|, |W|) count matrix: ``(weights csr (|D|, |W|), idf (|W|,))`` (lesson 05 §2).
-
-    tf_scheme "raw", "log1p" log(1 + tf) or "sublinear" 1 + ln tf; ``smooth``: idf =
-    log((1 + |D|) / (1 + df)) + 1 (scikit-learn), else log(|D| / df); ``norm`` "l2" or None;
-    ``n_documents``, ``df`` when ``tf`` holds only some rows of a larger collection."""
+    tf_scheme "raw", "log1p" or "sublinear" (1 + ln tf); ``smooth``: idf = log((1 + |D|) /
+    (1 + df)) + 1, else log(|D| / df); ``norm`` "l2" or None."""
     if tf_scheme not in TF_SCHEMES:
         raise ValueError(f"tfidf: unknown tf_scheme {tf_scheme!r}; choose one of {TF_SCHEMES}")
     if norm not in ("l2", None):
@@ -84,10 +82,8 @@ def truncated_svd(matrix, k: int, seed: int = 0, n_iter: int = 5):
 
 
 def svd_vectors(matrix, k: int, weighting: str = "US", seed: int = 0) -> np.ndarray:
-    """Word vectors U_k Σ_k^p from the rows of a (V, n) word-context matrix: (V, k) (lesson 05 §4).
-
-    ``weighting`` "US" (p = 1, LSA), "sqrtS" (p = 1/2) or "U" (p = 0); zero rows stay zero;
-    with p < 1 a k above the matrix's rank is refused."""
+    """Word vectors U_k Σ_k^p (V, k) from the rows of a (V, n) matrix (lesson 05 §4): ``weighting``
+    "US" (p = 1, LSA), "sqrtS" (p = 1/2) or "U" (p = 0)."""
     if weighting not in SVD_WEIGHTINGS:
         raise ValueError(f"svd_vectors: unknown weighting {weighting!r}; choose one of "
                          f"{list(SVD_WEIGHTINGS)}")

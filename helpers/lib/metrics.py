@@ -108,11 +108,9 @@ def nearest_neighbours(vectors, vocab, query, k: int = 10,
 
 # ---------------------------------------------------------------- analogies
 def analogy_scores(vectors, a, b, c, method: str = "add") -> np.ndarray:
-    """Scores (Q, V) of every word d for the questions a : b :: c : d (lesson 09 §3).
-
-    a, b, c (Q,) rows of the query words. 3CosAdd ('add'): cos(d, b) - cos(d, a) + cos(d, c);
-    3CosMul ('mul'): cos'(d, b) cos'(d, c) / (cos'(d, a) + 0.001) with cos' = (cos + 1) / 2.
-    Each question's own a, b and c score -inf."""
+    """Scores (Q, V) of every word d for a : b :: c : d, a, b, c (Q,) rows (lesson 09 §3):
+    3CosAdd cos(d, b) - cos(d, a) + cos(d, c); 3CosMul cos'(d, b) cos'(d, c) / (cos'(d, a) +
+    0.001), cos' = (cos + 1) / 2; the query words score -inf."""
     E = normalize_rows(vectors)
     a, b, c = (np.atleast_1d(np.asarray(x)) for x in (a, b, c))
     if method == "add":

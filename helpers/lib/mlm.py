@@ -33,12 +33,9 @@ def pad_batch(seqs: Sequence[np.ndarray], pad_id: int) -> tuple[np.ndarray, np.n
 
 def apply_80_10_10(ids: np.ndarray, chosen: np.ndarray, u: np.ndarray, random_ids: np.ndarray,
                    mask_id: int, p_mask: float = 0.8, p_random: float = 0.1) -> np.ndarray:
-    """BERT's replacement rule given the uniform draws ``u`` (lesson 10 §2.3): a new array.
-
-    ids, chosen (bool or 0/1), u (floats in [0, 1)) and random_ids share one shape. At a chosen
-    position: ``u < p_mask`` -> ``mask_id``; ``p_mask <= u < p_mask + p_random`` ->
-    ``random_ids``; otherwise the original token.
-    """
+    """BERT's replacement rule given the uniform draws ``u`` (lesson 10 §2.3): at a chosen
+    position ``u < p_mask`` -> ``mask_id``, ``p_mask <= u < p_mask + p_random`` -> ``random_ids``,
+    else the original token; all arrays of one shape."""
     where = "apply_80_10_10"
     ids, chosen, u, random_ids = (np.asarray(a) for a in (ids, chosen, u, random_ids))
     if not (ids.shape == chosen.shape == u.shape == random_ids.shape):

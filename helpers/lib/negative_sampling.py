@@ -60,10 +60,8 @@ def unigram_table(counts: Sequence[float], power: float = 0.75,
 
 
 class EmbeddingDot(Layer):
-    """Scores of hidden vectors against selected rows of an output matrix W (V, D) (lesson 07 §3).
-
-    forward(h (N, D), ids (N,) or (N, K)) -> scores[n, j] = W[ids[n, j]] · h[n];
-    backward(dscores) fills ``grads`` (repeated ids add up) and returns dh (N, D)."""
+    """Scores of hidden vectors against selected rows of W (V, D) (lesson 07 §3): forward(h (N, D),
+    ids (N,) or (N, K)) -> scores[n, j] = W[ids[n, j]] · h[n]; backward returns dh (N, D)."""
 
     def __init__(self, vocab_size: int, dim: int, rng: np.random.Generator, dtype=np.float64,
                  scale: float = 0.01, scatter: str = "add.at"):
@@ -97,11 +95,9 @@ class EmbeddingDot(Layer):
 
 def sgns_pair_gradients(w: np.ndarray, c: np.ndarray, n_pos,
                         n_neg) -> tuple[np.ndarray, np.ndarray]:
-    """Gradients of SGNS's loss of word–context pairs summed over a corpus (lesson 06 §9).
-
-    w, c (B, D); pair b is seen n_pos[b] times and drawn as noise n_neg[b] times. With x = w·c,
-    L = Σ_b −n_pos log σ(x) − n_neg log σ(−x), dL/dx = n_neg σ(x) − n_pos σ(−x), zero at
-    x = ln(n_pos / n_neg). Returns (dL/dw, dL/dc), each (B, D)."""
+    """Gradients of SGNS's loss of word–context pairs summed over a corpus (lesson 06 §9): w, c
+    (B, D), with x = w·c, L = Σ_b −n_pos log σ(x) − n_neg log σ(−x), dL/dx = n_neg σ(x) −
+    n_pos σ(−x), zero at x = ln(n_pos / n_neg). Returns (dL/dw, dL/dc)."""
     w, c = np.asarray(w, dtype=np.float64), np.asarray(c, dtype=np.float64)
     n_pos, n_neg = np.asarray(n_pos, dtype=np.float64), np.asarray(n_neg, dtype=np.float64)
     if w.ndim != 2 or w.shape != c.shape:

@@ -33,12 +33,9 @@ def _lookup(keys: np.ndarray, values: np.ndarray, queries: np.ndarray) -> np.nda
 
 
 class KneserNeyLM:
-    """Interpolated Kneser-Ney over integer ids in [0, vocab_size) (lesson 01 §8).
-
-    P(w | h) = max(c(h w) − D, 0) / c(h ·) + D · N1+(h ·) / c(h ·) · P(w | h'), h' = h without its
-    oldest word; c is the raw count at the top order and the continuation count N1+(· h w) below;
-    below the unigram sits the uniform 1/|V|. An unseen history keeps the lower order's estimate.
-    """
+    """Interpolated Kneser-Ney over integer ids in [0, vocab_size) (lesson 01 §8): P(w | h) =
+    max(c(h w) − D, 0) / c(h ·) + D · N1+(h ·) / c(h ·) · P(w | h'), h' = h without its oldest
+    word, c the continuation count N1+(· h w) below the top order; the uniform 1/|V| at the end."""
 
     def __init__(self, order: int, vocab_size: int, discount: float = 0.75):
         self.n = check_whole(order, "order", "KneserNeyLM", minimum=1)

@@ -120,11 +120,9 @@ class RMSProp(Optimizer):
 
 def adam_update(p: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray, t: int,
                 lr: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8):
-    """One Adam step for one array, as a pure function: the new ``(p, m, v)`` (lesson 01 §5).
-
-    m ← β₁m + (1 − β₁)g, v ← β₂v + (1 − β₂)g², p ← p − η m̂ / (√v̂ + ε) with the bias corrections
-    m̂ = m/(1 − β₁ᵗ), v̂ = v/(1 − β₂ᵗ) at step ``t`` (from 1), as ``torch.optim.Adam``.
-    """
+    """One Adam step for one array, as a pure function: the new ``(p, m, v)`` (lesson 01 §5):
+    m ← β₁m + (1 − β₁)g, v ← β₂v + (1 − β₂)g², p ← p − η m̂ / (√v̂ + ε), m̂ = m/(1 − β₁ᵗ),
+    v̂ = v/(1 − β₂ᵗ) at step ``t`` (from 1), as ``torch.optim.Adam``."""
     if int(t) != t or t < 1:
         raise ValueError(f"adam_update: t is the number of the step, counted from 1; got {t!r}")
     m = beta1 * m + (1 - beta1) * g

@@ -47,10 +47,8 @@ class LearnedPositions(Layer):
 
 
 def apply_rope(x, positions=None, base: float = 10000.0) -> np.ndarray:
-    """RoPE: the feature pair (x_2i, x_2i+1) at position m rotated by m·base^(−2i/d) (lesson 04 §6).
-
-    x: (..., T, d) with d even; positions: (T,) numbers (default 0 .. T−1). Applied to queries and
-    keys, it makes q_m · k_n depend on m − n only: R(m)q · R(n)k = q · R(n − m)k."""
+    """RoPE: the feature pair (x_2i, x_2i+1) at position m rotated by m·base^(−2i/d) (lesson 04 §6);
+    x (..., T, d), d even, positions (T,); then q_m · k_n depends on m − n only."""
     x = np.asarray(x)
     if x.ndim < 2 or x.shape[-1] % 2:
         raise ValueError(f"apply_rope expects x of shape (..., T, d) with d even (feature pairs), "

@@ -149,10 +149,8 @@ def gru_bptt(dhs, caches, Wx, Wh, step_backward=gru_step_backward):
 
 # ---------------------------------------------------------------- the language model
 class NumpyLM:
-    """Embedding -> tanh RNN, LSTM or GRU -> linear -> softmax, in NumPy (lesson 02 §4).
-
-    ``params`` = [E (V, D), Wx, Wh, b, (b_hn: GRU), Wy (H, V), by (V,)], initialised as PyTorch
-    does; the recurrence runs ``bptt`` (RNN) or ``step``, ``step_backward`` (replaceable)."""
+    """Embedding -> tanh RNN, LSTM or GRU -> linear -> softmax, in NumPy (lesson 02 §4): ``params``
+    = [E (V, D), Wx, Wh, b, (b_hn: GRU), Wy (H, V), by (V,)], initialised as PyTorch does."""
 
 
     def __init__(self, vocab_size: int, emb_dim: int, hidden: int, kind: str = "rnn",

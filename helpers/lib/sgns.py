@@ -12,12 +12,10 @@ from helpers.lib.layers import sigmoid
 
 
 def ns_loss_and_gradients(v: np.ndarray, u_c: np.ndarray, U_neg: np.ndarray):
-    """Negative-sampling loss of B pairs and its gradients (lesson 07 §5).
-
-    v (B, d) input vectors, u_c (B, d) contexts' and U_neg (B, k, d) noise words' output vectors.
-    L_b = −log σ(u_c·v) − Σ_j log σ(−U_neg[b, j]·v); with g = σ(s) − t: dv = g_c u_c +
-    Σ_j g_j U_neg[:, j], du_c = g_c v, dU_neg[:, j] = g_j v. Returns (loss (B,), dv, du_c, dU_neg).
-    """
+    """Negative-sampling loss of B pairs and its gradients (lesson 07 §5): v, u_c (B, d), U_neg
+    (B, k, d); L_b = −log σ(u_c·v) − Σ_j log σ(−U_neg[b, j]·v); with g = σ(s) − t,
+    dv = g_c u_c + Σ_j g_j U_neg[:, j], du_c = g_c v, dU_neg[:, j] = g_j v.
+    Returns (loss (B,), dv, du_c, dU_neg)."""
     v, u_c, U_neg = np.asarray(v), np.asarray(u_c), np.asarray(U_neg)
     if v.ndim != 2 or u_c.shape != v.shape or U_neg.ndim != 3 or U_neg.shape[::2] != v.shape:
         raise ValueError(f"ns_loss_and_gradients: v and u_c must be (B, d) and U_neg (B, k, d), "
@@ -59,10 +57,8 @@ def scatter_rows(ids: np.ndarray, grads: np.ndarray,
 def sgd_step(W: np.ndarray, C: np.ndarray, words: np.ndarray, contexts: np.ndarray,
              negatives: np.ndarray, lr: float,
              gradients: Callable = ns_loss_and_gradients) -> tuple[float, np.ndarray, np.ndarray]:
-    """One SGD step of skip-gram with negative sampling on a batch of pairs (lesson 07 §5).
-
-    W, C (V, d) updated in place; words, contexts (B,), negatives (B, k); every row used moves
-    by −lr times the sum of its gradients. Returns (mean loss per pair, W, C)."""
+    """One SGD step of skip-gram with negative sampling (lesson 07 §5): W, C (V, d) updated in
+    place from words, contexts (B,), negatives (B, k). Returns (mean loss per pair, W, C)."""
     words = check_ids(np.asarray(words), len(W), "words", "sgd_step")
     contexts = check_ids(np.asarray(contexts), len(C), "contexts", "sgd_step")
     negatives = check_ids(np.asarray(negatives), len(C), "negatives", "sgd_step")
