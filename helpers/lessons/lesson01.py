@@ -81,9 +81,8 @@ def train_classifier(X_train, y_train, X_valid, y_valid, *, hidden: int = 64,
 
 def init_statistics(scheme_std: float, activation: str, depth: int = 15, width: int = 128,
                     n: int = 256, seed: int = 0) -> dict[str, np.ndarray]:
-    """A batch up and a gradient down ``depth`` Linear + activation layers whose weights are
-    N(0, scheme_std²): per layer, ``act_std``, ``grad_std`` (of ∂L/∂h) and ``saturated`` (|h| > 0.99
-    for tanh, h = 0 for ReLU)."""
+    """A batch up and a gradient down ``depth`` Linear + activation layers, weights N(0, std²):
+    per layer ``act_std``, ``grad_std`` (of ∂L/∂h) and ``saturated``."""
     rng = np.random.default_rng(seed)
     layers = []
     for _ in range(depth):

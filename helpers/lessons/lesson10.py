@@ -69,8 +69,7 @@ def shipped_static_vectors(name: str = "gensim-skipgram"):
 def static_vectors(kv, examples: Sequence[SenseExample], context: bool = False,
                    missing: Counter | None = None) -> np.ndarray:
     """Static vectors of the examples (n, d): the target word's vector, or with ``context=True``
-    the mean vector of the other words; a word without a vector is a KeyError, or is counted in
-    ``missing`` (a Counter) and left out."""
+    the mean of the other words' (a word without a vector counted in ``missing``, or a KeyError)."""
     out = []
     for e in examples:
         if not context:

@@ -65,8 +65,7 @@ class FeedForward(Layer):
 
 class DecoderBlock(Layer):
     """One decoder block, (B, T, d) -> (B, T, d) (lesson 04 §8): Pre-LN x = x + Attn(LN1(x)),
-    x = x + FFN(LN2(x)); Post-LN x = LN1(x + Attn(x)), x = LN2(x + FFN(x)); Attn causal (RoPE if
-    ``rope``)."""
+    x = x + FFN(LN2(x)); Post-LN x = LN1(x + Attn(x)), x = LN2(x + FFN(x)); Attn causal."""
 
     def __init__(self, d: int, n_heads: int, d_ff: int, rng: np.random.Generator, norm: str = "pre",
                  rope: bool = False, dtype=np.float32, layer_norm=LayerNorm,

@@ -32,8 +32,7 @@ def _copy_affine(ours: Layer, theirs, transpose: bool) -> None:
 
 class EncoderBlock(Layer):
     """One Pre-LN encoder block, (B, L, d) -> (B, L, d) (lesson 10 §3.3): x = x + Attn(LN1(x),
-    key_padding), x = x + FFN(LN2(x)), as PyTorch's encoder layer with ``norm_first=True``;
-    ``key_padding`` (B, L) True at real tokens."""
+    key_padding), x = x + FFN(LN2(x)); ``key_padding`` (B, L) True at real tokens."""
 
     def __init__(self, d: int, n_heads: int, d_ff: int, rng: np.random.Generator, dtype=np.float64,
                  attend=scaled_dot_product_attention, attend_backward=softmax_attention_backward,

@@ -74,9 +74,8 @@ def glove_cell(v, u, b_w, b_c, x, x_max: float = 100.0, alpha: float = 0.75):
 
 
 def adagrad_glove_c(param, grad, G, lr: float):
-    """One AdaGrad step in glove.c's order, element-wise (lesson 08 §4): the step lr·grad divided
-    by the √G of before it, then its square added. Returns (param − lr·grad/√G,
-    G + (lr·grad)²)."""
+    """One AdaGrad step in glove.c's order, element-wise (lesson 08 §4): (param − lr·grad/√G,
+    G + (lr·grad)²), the step divided by the √G of before it."""
     step = lr * grad
     return param - step / np.sqrt(G), G + step * step
 

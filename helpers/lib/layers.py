@@ -57,8 +57,7 @@ ACTIVATIONS = {   # name: (f(z), f'(z))
 # ---------------------------------------------------------------- layers
 class Layer:
     """What every layer shares: params, grads, train/eval, backward's check (lesson 01 §4):
-    ``forward`` ends with ``return self.remember(out)``, ``backward`` starts with
-    ``self.check_dout(dout=dout)``."""
+    ``forward`` ends with ``self.remember(out)``, ``backward`` starts with ``self.check_dout``."""
 
     training: bool = True
     dout_may_add_batch_axes: bool = False

@@ -62,9 +62,8 @@ def apply_80_10_10(ids: np.ndarray, chosen: np.ndarray, u: np.ndarray, random_id
 
 @dataclass
 class MaskedBatch:
-    """One MLM batch (lesson 10 §2.3), all (B, L): ``inputs`` the ids the model sees,
-    ``labels`` the original ids at chosen positions and ``IGNORE`` elsewhere, ``attention_mask``
-    True at real tokens."""
+    """One MLM batch (lesson 10 §2.3), all (B, L): ``inputs`` the ids the model sees, ``labels``
+    the original ids where chosen, else ``IGNORE``; ``attention_mask`` True at real tokens."""
 
     inputs: np.ndarray
     labels: np.ndarray

@@ -21,9 +21,8 @@ def sinusoidal_encoding(T: int, d: int, base: float = 10000.0) -> np.ndarray:
 
 
 class LearnedPositions(Layer):
-    """A learned table of one vector per position 0 .. max_len − 1 (lesson 04 §6).
-
-    forward(T) -> (T, d), the first T rows; backward(dout (T, d) or (B, T, d)) sums over B."""
+    """A learned table of one vector per position 0 .. max_len − 1 (lesson 04 §6): forward(T) ->
+    (T, d), the first T rows; backward(dout (T, d) or (B, T, d)) sums over B."""
 
     dout_may_add_batch_axes = True
 
@@ -69,9 +68,8 @@ def apply_rope(x, positions=None, base: float = 10000.0) -> np.ndarray:
 
 
 def rotary(attend, attend_backward):
-    """RoPE around a pair of attention functions: queries and keys rotated first (lesson 04 §6).
-
-    Returns (rope_attend, rope_attend_backward); backward rotates back: Q' = R Q, dQ = Rᵀ dQ'."""
+    """RoPE around a pair of attention functions, queries and keys rotated first (lesson 04 §6):
+    (rope_attend, rope_attend_backward); backward rotates back, Q' = R Q, dQ = Rᵀ dQ'."""
 
     def rotate(x, positions=None):
         return apply_rope(x, positions).astype(x.dtype)

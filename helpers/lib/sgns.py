@@ -80,9 +80,8 @@ def sgd_step(W: np.ndarray, C: np.ndarray, words: np.ndarray, contexts: np.ndarr
 
 def one_hot_sums(ids: np.ndarray, n_rows: int, dtype=np.float32
                  ) -> tuple[np.ndarray, sp.csr_matrix]:
-    """(uniq, S): the distinct ids and the sparse (U, P) one-hot matrix with S[u, p] = 1 where
-    ids[p] == uniq[u], so that ``target[uniq] += S @ values`` adds a repeated id's rows
-    (lesson 08 §4)."""
+    """(uniq, S): the distinct ids and the sparse (U, P) one-hot S[u, p] = [ids[p] == uniq[u]],
+    so that ``target[uniq] += S @ values`` adds a repeated id's rows (lesson 08 §4)."""
     uniq, inv = np.unique(ids, return_inverse=True)
     order = np.argsort(inv, kind="stable")
     indptr = np.zeros(len(uniq) + 1, dtype=np.int64)

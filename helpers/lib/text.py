@@ -157,8 +157,7 @@ class UnknownWordError(KeyError):
 
 class Vocab:
     """Tokens <-> ids (``itos``, ``stoi``, ``counts`` (V,)): specials first (``<pad>`` = 0,
-    ``<unk>`` = 1 by default), then tokens by decreasing count, ties alphabetically (lesson 01 §8).
-    """
+    ``<unk>`` = 1), then tokens by decreasing count, ties alphabetically (lesson 01 §8)."""
 
 
     def __init__(self, tokens: Sequence[str], counts: Sequence[int] | None = None,

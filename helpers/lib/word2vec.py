@@ -13,9 +13,8 @@ from helpers.lib.text import Vocab, check_token_lists
 
 @dataclass
 class Corpus:
-    """A tokenised corpus as one id stream (lesson 07 §7): ``vocab`` (no specials), ``ids``
-    (T,) of the in-vocabulary tokens, ``sentence`` (T,) each token's sentence number,
-    ``n_raw_tokens`` before rare words are dropped."""
+    """A tokenised corpus as one id stream (lesson 07 §7): ``vocab``, ``ids`` (T,) of the
+    in-vocabulary tokens, ``sentence`` (T,) their sentence numbers, ``n_raw_tokens``."""
 
     vocab: Vocab
     ids: np.ndarray
