@@ -1,5 +1,4 @@
-"""Exercise checkers: graded steps, targeted hints, and "not attempted yet" (each lesson's module
-lists its ``EXERCISES``)."""
+"""Exercise checkers: graded steps, targeted hints, and "not attempted yet"."""
 from __future__ import annotations
 
 import copy

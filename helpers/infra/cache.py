@@ -1,5 +1,4 @@
-"""A small on-disk cache for slow results, in ``$NLP_COURSE_CACHE`` or this system's cache
-folder."""
+"""A small on-disk cache for slow results, in ``$NLP_COURSE_CACHE`` or the system's cache folder."""
 from __future__ import annotations
 
 import errno

@@ -1,5 +1,4 @@
-"""The course's one plot style, applied on import (the Okabe–Ito palette), with log axes and heat
-maps."""
+"""The course's one plot style, applied on import (Okabe–Ito colours), log axes and heat maps."""
 from __future__ import annotations
 
 import io

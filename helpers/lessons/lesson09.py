@@ -1,5 +1,4 @@
-"""Lesson 09 (evaluating word vectors): its figures, explorer and measurements, section by
-section."""
+"""Lesson 09 (evaluating word vectors): its figures, explorer and measurements."""
 from __future__ import annotations
 
 from typing import Callable

@@ -1,5 +1,4 @@
-"""Co-occurrence matrices and pointwise mutual information (lesson 06); a negative token id is a
-hole, never counted."""
+"""Co-occurrence matrices and PMI (lesson 06); a negative token id is a hole, never counted."""
 from __future__ import annotations
 
 from typing import Sequence

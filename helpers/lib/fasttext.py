@@ -1,5 +1,4 @@
-"""fastText (Bojanowski et al. 2017): a word is the sum of its hashed character n-grams, n = 3..6
-(lesson 08)."""
+"""fastText (Bojanowski et al. 2017): a word is the sum of its character n-grams (lesson 08)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

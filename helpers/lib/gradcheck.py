@@ -1,5 +1,4 @@
-"""Checking hand-written gradients: centred finite differences (float64) and PyTorch (lesson 01).
-"""
+"""Checking hand-written gradients: finite differences (float64) and PyTorch (lesson 01)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

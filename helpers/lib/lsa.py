@@ -1,5 +1,4 @@
-"""Documents as contexts (lesson 05): document-term matrices, TF-IDF, the truncated SVD and LSA
-word vectors."""
+"""Documents as contexts (lesson 05): document-term matrices, TF-IDF, truncated SVD, LSA vectors."""
 from __future__ import annotations
 
 from typing import Sequence

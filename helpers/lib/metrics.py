@@ -1,5 +1,4 @@
-"""Comparing word vectors: neighbours, analogies, human ratings, documents and bias (lesson 09).
-"""
+"""Comparing word vectors: neighbours, analogies, human ratings, documents, bias (lesson 09)."""
 from __future__ import annotations
 
 import itertools

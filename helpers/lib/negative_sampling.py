@@ -1,5 +1,4 @@
-"""Negative sampling (Mikolov et al. 2013b): the true context against k noise words drawn from
-P(w)^0.75."""
+"""Negative sampling (Mikolov et al. 2013b): the true context against k noise words (lesson 07)."""
 from __future__ import annotations
 
 from typing import Sequence

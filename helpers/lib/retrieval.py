@@ -1,5 +1,4 @@
-"""Ranking documents and measuring a ranking (lesson 05 §5): BM25, ranks, precision, recall and
-average precision."""
+"""Ranking documents and measuring a ranking (lesson 05 §5): BM25, precision, recall, AP."""
 from __future__ import annotations
 
 import numpy as np

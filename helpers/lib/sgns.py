@@ -1,5 +1,4 @@
-"""Skip-gram with negative sampling as plain functions (lesson 07 §5): a batch's loss and
-gradients, and one SGD step."""
+"""Skip-gram with negative sampling as plain functions: loss, gradients, SGD step (lesson 07 §5)."""
 from __future__ import annotations
 
 from typing import Callable
