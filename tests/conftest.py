@@ -4,7 +4,10 @@ and ``fuzz`` (``make fuzz``: 2,000 fresh examples a run). ``tests/props.py`` wei
 """
 import os
 
+import matplotlib
 from hypothesis import HealthCheck, settings
+
+matplotlib.use("Agg")                 # every test draws off-screen
 
 _COMMON = dict(deadline=None, database=None, print_blob=True,
                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,

@@ -72,7 +72,6 @@ def test_committed_notebooks_name_the_kernel_the_course_registers():
     """The kernel ipykernel registers (what JupyterLab writes on opening a notebook), so that
     opening a lesson changes nothing on disk."""
     from ipykernel.kernelspec import get_kernel_dict
-
     registered = get_kernel_dict()
     assert (KERNELSPEC["name"], KERNELSPEC["display_name"]) == ("python3",
                                                                 registered["display_name"])

@@ -196,7 +196,6 @@ def test_text_widths_are_matplotlibs_own_dejavu_sans():
         fonts.char_width("ab")
     import matplotlib
     from fontTools.ttLib import TTFont  # installed with matplotlib: an independent reading
-
     for bold in (False, True):
         path = fonts.font_file(bold)
         assert path.is_file() and Path(matplotlib.get_data_path()) in path.parents

@@ -113,7 +113,6 @@ def test_every_trainer_trains_a_tiny_corpus_or_says_why_it_cannot(sents, model, 
 
 def test_gensims_fasttext_trains_and_its_vectors_are_gensims():
     from gensim.models import FastText
-
     sents = [["the", "river", "bank"], ["the", "money", "bank"], ["river", "water"]] * 5
     ftv = train_fasttext(sents, dim=4, min_count=1, epochs=1, buckets=100, seed=1, workers=1)
     assert "bank" in ftv and ftv.vector("bannk").shape == (4,) and ftv.config["buckets"] == 100

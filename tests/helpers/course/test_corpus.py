@@ -22,7 +22,6 @@ def test_the_sentences_are_the_documents_sentences_in_order():
 def test_the_bbc_collection_s_repeats_are_grouped_and_the_topic_splits_keep_them_apart():
     from helpers.course.bbc_topics import bbc_topic_data
     from helpers.lib.text import tokenize
-
     groups = np.array(document_groups())
     assert len(groups) == len(modern_english_documents())
     sizes = np.bincount(groups)

@@ -15,7 +15,6 @@ def test_power_iteration_by_an_svd_solver_is_refused(capsys):
 
     def with_scipy(A, x0, n_steps):
         import scipy.sparse.linalg
-
         u, s, _ = scipy.sparse.linalg.svds(sp.csr_matrix(A, dtype=float), k=1)
         return s[0], u[:, 0]
 

@@ -1,6 +1,5 @@
 """helpers.lessons.lesson05: the LSA explorer's view and the cosines of rated word pairs."""
 
-import matplotlib
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -10,7 +9,6 @@ from helpers.lessons.lesson05 import pair_cosines, render_lsa
 from helpers.lib.lsa import document_term_matrix, tfidf, truncated_svd
 from helpers.lib.text import Vocab
 
-matplotlib.use("Agg")
 DOCS = [d.split() for d in ["the cat sat on the mat", "the dog sat on the log",
                             "cats and dogs are pets", "the stock market fell as shares dropped",
                             "shares in the market rose", "a dog chased the cat",

@@ -1,7 +1,6 @@
 """helpers.lessons.lesson06: the two explorers, and the fit of skip-gram dot products to SGNS's
 optimum (exact when w·c is the target)."""
 
-import matplotlib
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -10,8 +9,6 @@ from helpers.infra.widgets import Explorer, dropdown, slider
 from helpers.lessons.lesson06 import render_collocations, render_contexts, shifted_pmi_fit
 from helpers.lib.counting import cooccurrence_matrix, pmi
 from helpers.lib.text import Vocab
-
-matplotlib.use("Agg")
 
 
 def corpus():
