@@ -165,6 +165,7 @@ PRINTED_WIDTH = {
                  "multi-head ", "the softmax", "the key bias", "LayerNorm backward")),
     "09": (105, ("→ ", "The course's ", "exercise ", "Spearman ", "3Cos", "one entry ",
                  "classifier")),
+    "10": (105, ("… ", "The course's ", "→ ")),
 }
 
 
