@@ -1,17 +1,8 @@
-"""What a committed notebook shows where no kernel runs: GitHub, nbviewer, an HTML export.
-
-Per lesson notebook:
-- the saved file: no per-cell execution timestamps (``metadata.execution``), no stream output
-  with an un-applied carriage return or backspace (a progress bar's redraws; ``make execute``
-  keeps only the final line), no widget output other than an explorer's (a tqdm widget bar is
-  saved as a dead ``0step [00:00, ?step/s]``), and every cell that builds an explorer holds its
-  static fallback (``helpers.infra.widgets.Explorer``: the first render as HTML and PNG);
-- its export with plain ``jupyter nbconvert --to html --embed-images``: every markdown diagram
-  embedded (``data:image/svg+xml``), an image for every explorer, no empty output where an
-  explorer is, and no ``VBox(`` or dead progress-bar text anywhere.
-
-The explorer's fallback itself is tested in tests/helpers/infra/test_widgets.py;
-``make browser-check`` (tools/browser_check.py) checks the same export in a real browser.
+"""What a committed notebook shows where no kernel runs (GitHub, nbviewer, an HTML export): no
+execution timestamps, carriage-return redraws or dead widget bars saved, each explorer's static
+fallback saved; and in ``jupyter nbconvert --to html --embed-images``, every diagram embedded, an
+image for every explorer, no ``VBox(`` or dead progress-bar text. (The fallback itself:
+tests/helpers/infra/test_widgets.py; in a real browser: ``make browser-check``.)
 """
 from __future__ import annotations
 

@@ -1,12 +1,7 @@
-"""Every number stated in a lesson's prose is printed by that lesson.
-
-For each notebook, the numbers in markdown cells — decimals, and integers of two or more digits —
-outside LaTeX, code spans, headings, links, lesson/section references and the Further reading
-list (citations' volumes and pages) must appear in an output
-or in the code of the same notebook: as written, or (decimals) rounded from a more precise printed
-value. Years (1900–2099, as in "Mikolov et al. 2013") are not checked. A number that is a given of
-the problem (a constant the notes state) goes in ``ALLOWED`` with the reason.
-
+"""Every number stated in a lesson's prose is printed by that lesson: the decimals and integers of
+two or more digits of its markdown (outside LaTeX, code, headings, links, lesson references and
+Further reading; years 1900–2099 excepted) appear, as written or rounded, in the same notebook's
+outputs or code; a given of the problem goes in ``ALLOWED`` with its reason.
 """
 from __future__ import annotations
 

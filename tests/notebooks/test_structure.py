@@ -1,14 +1,7 @@
-"""The structure and hygiene of every lesson notebook (CONTRIBUTING.md has the conventions).
-
-Per lesson: a diagram of its own (``figures/NN_*.svg``) referenced from markdown; at least three
-exercises in graded steps (``### Exercise N · warm-up|core|experiment — title``, every step
-present), at least three code cells tagged ``exercise`` and three solutions in
-``solutions/NN_topic_solutions.ipynb`` that assert their checker; at least three "Try this"
-prompts; a "Further reading" section at the end with at least three references (each with a
-year); a widget explorer; at most 4,000
-words of open prose and 12 visible claim lines; a closing section that calls ``your_work``.
-Per lesson and solutions notebook: a clean top-to-bottom run (counts 1, 2, 3…, no error
-output), no widget state, under 3 MB.
+"""The structure and hygiene of every lesson notebook (CONTRIBUTING.md has the conventions): its
+own diagram, three graded exercises with solutions, three "Try this" prompts, Further reading with
+years, an explorer, prose and claim limits, a closing ``your_work``; per lesson and solutions
+notebook, a clean top-to-bottom run, no widget state, under 3 MB.
 """
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""helpers.infra.plotting: the course's one plot style, and every plotting function of
-``helpers`` drawn on tiny inputs and checked by :func:`tools.figure_checks.figure_problems`.
-
-A new plotting function in ``helpers`` needs a case in ``CASES`` (found by its call to
-``new_figure``) and draws through ``helpers.infra.plotting``.
+"""helpers.infra.plotting: the course's one plot style, and every plotting function of ``helpers``
+(found by its call to ``new_figure``; each needs a case in ``CASES``) drawn on tiny inputs and
+checked by :func:`tools.figure_checks.figure_problems`.
 """
 from __future__ import annotations
 
