@@ -9,8 +9,6 @@ overwritten by a carriage return or erased by a backspace is dropped, so a progr
 final line), and removes a stream left blank. ``clean(nb)`` does the same to a loaded notebook and
 returns what it changed.
 """
-from __future__ import annotations
-
 import json
 import re
 import sys

@@ -6,8 +6,6 @@
 * **evidence vocabulary**: tie(s), interval(s), bootstrap*, seed(s), paired, asserted, borderline,
   "validation half", "report half"; not counted in lesson 01's ``how-we-compare`` cells.
 """
-from __future__ import annotations
-
 import json
 import re
 from pathlib import Path

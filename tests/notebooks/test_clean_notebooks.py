@@ -1,7 +1,5 @@
 """The cleaning ``make execute`` applies to executed notebooks (tests/clean_notebooks.py), and
 nbval's sanitizer for progress bars (tests/nbval_sanitize.cfg)."""
-from __future__ import annotations
-
 import configparser
 import json
 import re

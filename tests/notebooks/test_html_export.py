@@ -4,8 +4,6 @@ fallback saved; and in ``jupyter nbconvert --to html --embed-images``, every dia
 image for every explorer, no ``VBox(`` or dead progress-bar text. (The fallback itself:
 tests/helpers/infra/test_widgets.py; in a real browser: ``make browser-check``.)
 """
-from __future__ import annotations
-
 import base64
 import io
 import re

@@ -3,8 +3,6 @@ two or more digits of its markdown (outside LaTeX, code, headings, links, lesson
 Further reading; years 1900–2099 excepted) appear, as written or rounded, in the same notebook's
 outputs or code; a given of the problem goes in ``ALLOWED`` with its reason.
 """
-from __future__ import annotations
-
 import json
 import re
 from pathlib import Path

@@ -3,8 +3,6 @@ own diagram, three graded exercises with solutions, three "Try this" prompts, Fu
 years, an explorer, prose and claim limits, a closing ``your_work``; per lesson and solutions
 notebook, a clean top-to-bottom run, no widget state, under 3 MB.
 """
-from __future__ import annotations
-
 import json
 import re
 from pathlib import Path

@@ -7,8 +7,6 @@ no ``assert`` or ``# NBVAL_`` in a lesson's code; the first cell's **Time:** lin
 1–1.5× the estimate; every "Try this" prompt's ``metadata.try_this`` snippet safe to run beside its
 target cell; lessons 02–10 link to lesson 01's section on comparing models.
 """
-from __future__ import annotations
-
 import ast
 import importlib
 import re

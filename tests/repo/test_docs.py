@@ -1,7 +1,5 @@
 """The docs agree with the tree: module table, make targets, paths, anchors, the lesson table's
 times, requirements.txt's lesson notes, the baselines' README."""
-from __future__ import annotations
-
 import ast
 import json
 import re

@@ -1,8 +1,6 @@
 """tools/build_site.py (``make site``): what it reads from a lesson and leaves out of a student
 page, formulas as MathML (every committed one converts), and a real Sphinx build of a small
 course read back with BeautifulSoup."""
-from __future__ import annotations
-
 import base64
 import copy
 import importlib.util

@@ -3,8 +3,6 @@
 A copy holds no solution cell and no ``*_solution`` name, its exercise cells have no output,
 every other cell is kept; a copy the student wrote in is kept unless forced.
 """
-from __future__ import annotations
-
 import json
 from pathlib import Path
 

@@ -1,6 +1,4 @@
 """training.word2vec_settings: the record behind ``sample`` and ``alpha`` and its choice."""
-from __future__ import annotations
-
 import re
 from pathlib import Path
 

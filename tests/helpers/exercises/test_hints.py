@@ -3,8 +3,6 @@ yet", each declared mistake's typical wrong answer gets exactly that mistake's h
 through autograd or the course's code are refused, and the notebooks call the
 checkers. An exercise listed in a module's ``EXERCISES`` is tested here with nothing else to write.
 """
-from __future__ import annotations
-
 import importlib
 import json
 import pkgutil

@@ -2,8 +2,6 @@
 (found by its call to ``new_figure``; each needs a case in ``CASES``) drawn on tiny inputs and
 checked by :func:`tools.figure_checks.figure_problems`.
 """
-from __future__ import annotations
-
 import ast
 import json
 from pathlib import Path

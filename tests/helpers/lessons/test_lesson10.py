@@ -1,7 +1,5 @@
 """helpers.lessons.lesson10: the role probe, word-sense rounds, spreads and paired differences,
 the blank-filling scores, the fine-tuning section and the sense explorer."""
-from __future__ import annotations
-
 from collections import Counter
 
 import numpy as np

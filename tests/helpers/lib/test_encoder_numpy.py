@@ -1,8 +1,6 @@
 """Properties of helpers.lib.encoder_numpy: with a TinyBert's weights the NumPy encoder gives its
 vectors and masked-LM loss in float64, a block's backward passes finite differences and equals
 PyTorch's Pre-LN encoder layer, and bad input is refused by name."""
-from __future__ import annotations
-
 import numpy as np
 import torch
 from hypothesis import given

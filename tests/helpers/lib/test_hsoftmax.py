@@ -1,7 +1,5 @@
 """Tests of helpers.lib.hsoftmax (lesson 07): the Huffman tree, a proper distribution, the loss's
 gradients against finite differences and PyTorch autograd, clear errors."""
-from __future__ import annotations
-
 import numpy as np
 import pytest
 import torch
