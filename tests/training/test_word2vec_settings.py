@@ -63,13 +63,11 @@ WORD2VEC_MODULES = ("training/word_vector_models.py", "training/word2vec_budget.
 
 
 def test_no_absolute_machine_path_justifies_a_setting():
-    """The evidence for the word2vec settings is cited by repository path, never a developer
-    machine's."""
+    """The evidence for the word2vec settings is cited by repository path, never a machine's."""
     for rel in WORD2VEC_MODULES:
         path = ROOT / rel
         text = path.read_text(encoding="utf-8")
-        assert not re.search(r"/work/|/home/|/Users/|[A-Z]:\\\\", text), (
-            f"{rel} cites a machine path"
-        )
+        machine_path = re.search(r"/work/|/home/|/Users/|[A-Z]:\\\\", text)
+        assert not machine_path, f"{rel} cites a machine path"
         for cited in re.findall(r"data/models/logs/[\w.]+\.json", text):
             assert (ROOT / cited).is_file(), f"{rel} cites {cited}, which is not in the repository"
