@@ -112,8 +112,6 @@ def test_a_clean_committed_run(path):
     assert counts == list(range(1, len(code) + 1)), f"{path.name}: execution counts {counts}"
     assert not any(o["output_type"] == "error" for c in code for o in c.get("outputs", [])), \
         f"{path.name}: a stored output is an error"
-    assert "widgets" not in nb["metadata"], \
-        f"{path.name}: saved widget state (run tests/clean_notebooks.py)"
     assert path.stat().st_size < 3_000_000, f"{path.name} is {path.stat().st_size / 1e6:.1f} MB"
     assert not any("sys.path" in source(c) for c in code), \
         f"{path.name}: imports helpers through sys.path instead of the installed package"
