@@ -92,13 +92,6 @@ def test_svg_is_well_formed_accessible_and_laid_out(name):
 
 
 # ---------------------------------------------------------------- the SVG builder
-def test_palette_is_okabe_ito_with_exact_tints():
-    okabe_ito = {"#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00",
-                 "#CC79A7"}
-    assert okabe_ito <= set(PALETTE.values())
-    assert PALETTE["sky_light"] == "#CCE9F8"      # 30 % of #56B4E9 on white, exact integers
-
-
 def test_markup_sub_and_superscripts_and_italics():
     assert parse_markup("W_x") == [Span("W", True), Span("x", True, (-1,))]
     assert parse_markup("s_{t−1}") == [Span("s", True), Span("t", True, (-1,)),

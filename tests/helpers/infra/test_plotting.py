@@ -64,6 +64,8 @@ def test_style_colours_and_sizes():
     from tools.diagrams.svg import PALETTE
     okabe_ito = {"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000"}
     assert {c.upper() for c in COLOURS.values()} == okabe_ito and PALETTE is plotting.PALETTE
+    assert okabe_ito | {"#F0E442"} <= set(PALETTE.values())          # the diagrams' too
+    assert PALETTE["sky_light"] == "#CCE9F8"      # 30 % of #56B4E9 on white, exact integers
     assert GREY.upper() in ALLOWED_COLOURS
     # lines differ in line style too, so that they survive greyscale
     assert len(set(map(str, plotting.LINESTYLES))) == len(COLOURS) == len(set(plotting.MARKERS))
