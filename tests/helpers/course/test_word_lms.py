@@ -29,7 +29,6 @@ def test_the_stored_kneser_ney_baselines_are_what_the_function_gives():
     assert abs(np.exp(kn.nll["test"][best].mean()) - kn.ppl["test"][best]) < 0.05
 
 
-
 def test_the_pytorch_model_refuses_a_bad_kind_and_shape():
     model = RecurrentLM(20, "gru", 8, 16, seed=0)
     with pytest.raises(ValueError, match="kind must be one of"):
