@@ -218,12 +218,10 @@ def test_every_try_this_is_safe_to_try(path, cell_id, spec, cells, n_prompts, n_
         "checks its result")
     assert _called_names(spec["code"]) & _called_names(text), (
         f"{path.name}: the snippet of cell {cell_id}'s prompt shares no call with its target cell")
-    import matplotlib.pyplot as plt
     namespace = {"__name__": "__main__"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         exec(compile(spec["code"], f"<try this: {path.stem} {cell_id}>", "exec"), namespace)
-    plt.close("all")
 
 
 # ----------------------------------------------------------------------------- the end state

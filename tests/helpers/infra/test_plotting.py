@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import matplotlib
-import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -51,12 +50,6 @@ from helpers.lib.text import Vocab
 from tools.figure_checks import ALLOWED_COLOURS, figure_problems
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 # ---------------------------------------------------------------- the helpers
