@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.lesson_text import load, markdown_cells, source
+
 ROOT = Path(__file__).resolve().parents[2]
 LIB = sorted(p for p in (ROOT / "helpers" / "lib").glob("*.py") if p.name != "__init__.py")
 PROVENANCE = re.compile(r"lesson (\d\d)(?:, section | §)(\d+(?:\.\d+)*)")
@@ -25,15 +27,9 @@ def public_objects(path: Path):
 def notebook_sections(lesson: str, root: Path = ROOT) -> set[str]:
     """Section numbers of the lesson's notebook: 'N' for '## N ·', 'N.M' for '### N.M'."""
     (nb,) = (root / "notebooks").glob(f"{lesson}_*.ipynb")
-    found = set()
-    for cell in json.loads(nb.read_text(encoding="utf-8"))["cells"]:
-        if cell["cell_type"] != "markdown":
-            continue
-        for line in "".join(cell["source"]).splitlines():
-            m = re.match(r"^##\s+(\d+)\s*·", line) or re.match(r"^###\s+(\d+\.\d+)\b", line)
-            if m:
-                found.add(m.group(1))
-    return found
+    text = "\n".join(source(c) for c in markdown_cells(load(nb)))
+    return set(re.findall(r"(?m)^##\s+(\d+)\s*·", text)
+               + re.findall(r"(?m)^###\s+(\d+\.\d+)\b", text))
 
 
 def provenance_problems(paths, root: Path = ROOT) -> list[str]:
