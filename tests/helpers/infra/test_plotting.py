@@ -3,7 +3,6 @@
 checked by :func:`tools.figure_checks.figure_problems`.
 """
 import ast
-import json
 from pathlib import Path
 
 import matplotlib
@@ -47,6 +46,7 @@ from helpers.lib.counting import cooccurrence_matrix
 from helpers.lib.decoder import NumpyDecoderLM
 from helpers.lib.recurrent import NumpyLM
 from helpers.lib.text import Vocab
+from tests.lesson_text import NOTEBOOKS, code_cells, load, source
 from tools.figure_checks import ALLOWED_COLOURS, figure_problems
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -426,11 +426,7 @@ def test_every_plotting_function_has_a_case():
 def test_constrained_figures_are_not_tight_laid_out():
     """``new_figure`` uses the constrained layout: ``tight_layout()`` raises on it once a colour
     bar exists, so no notebook cell calls both."""
-    offenders = []
-    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-        for i, cell in enumerate(cells):
-            source = "".join(cell["source"]) if cell["cell_type"] == "code" else ""
-            if "new_figure(" in source and "tight_layout(" in source:
-                offenders.append(f"{path.name} cell {i}")
+    offenders = [f"{path.name} code cell {i}" for path in NOTEBOOKS
+                 for i, cell in enumerate(code_cells(load(path)))
+                 if "new_figure(" in source(cell) and "tight_layout(" in source(cell)]
     assert not offenders, f"tight_layout on a constrained new_figure figure: {offenders}"
