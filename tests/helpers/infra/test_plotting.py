@@ -177,27 +177,15 @@ def _char_corpus():
     return CharSplit(vocab, ids(20_000), ids(10_000), ids(10_000), "a work", "another work")
 
 
-def _tiny_decoder(corpus):
-    return NumpyDecoderLM(len(corpus.vocab), d_model=16, n_heads=2, n_layers=1, max_len=32)
-
-
-def _case_attention():
-    corpus = _char_corpus()
-    return lesson04.render_attention(_tiny_decoder(corpus), corpus, "to be or not\nto be", head=1,
-                                     layer=0)
-
-
-def _case_temperature_chars():
-    corpus = _char_corpus()
-    return lesson04.render_temperature(_tiny_decoder(corpus), corpus, "to be ", 0.8, n_new=10)
+CHARS = _char_corpus()
+DECODER = NumpyDecoderLM(len(CHARS.vocab), d_model=16, n_heads=2, n_layers=1, max_len=32)
 
 
 def _case_norm_comparison():
-    corpus = _char_corpus()
-    key = (corpus.valid_work, len(corpus.train), 0.03, 2, (0,))       # a cached run: nothing trains
+    key = (CHARS.valid_work, len(CHARS.train), 0.03, 2, (0,))         # a cached run: nothing trains
     lesson04._NORM_RUNS[key] = {"pre": {"curves": [[3.0, 2.5]], "valid": [2.4]},
                                 "post": {"curves": [[3.0, 2.7]], "valid": [2.6]}}
-    return lesson04.render_norm_comparison(corpus, lr=3e-2, steps=2, seeds=(0,))
+    return lesson04.render_norm_comparison(CHARS, lr=3e-2, steps=2, seeds=(0,))
 
 
 def _case_reversal():
@@ -283,12 +271,6 @@ def _case_dimension_runs():
     return runs.render(25)[0]
 
 
-def _case_output_layer_timings():
-    return lesson07.plot_output_layer_timings(
-        [{"vocab_size": v, "softmax": 1e-3 * v / 1000, "ns_rows": 6e-4, "ns_dense": 2e-3 + 1e-7 * v,
-          "hs": 1e-3, "hs_mean_depth": 8.0} for v in (1_000, 4_000, 16_000, 32_000)])
-
-
 def _case_pmi_link():
     rng = np.random.default_rng(0)
     x = rng.normal(5, 2, 300)
@@ -296,11 +278,6 @@ def _case_pmi_link():
     return lesson08.plot_pmi_link({"log_x": x, "b": x + rng.normal(0, 1, 300), "pmi": p,
                                    "dot": p + rng.normal(0, 1, 400), "bias_r": 0.9, "dot_r": 0.7},
                                   "a GloVe")
-
-
-def _case_glove_weight():
-    counts = np.random.default_rng(0).pareto(1.2, 500) + 1
-    return lesson08.render_glove_weight(50.0, 0.6, counts=counts)
 
 
 def _case_projection():
@@ -330,6 +307,8 @@ def _case_sense_explorer():
     return lesson10.render_sense_explorer(model, tok, ex, sentence=0, word="bank", layer=1)
 
 
+TIMINGS = [{"vocab_size": v, "softmax": 1e-6 * v, "ns_rows": 6e-4, "ns_dense": 2e-3 + 1e-7 * v,
+            "hs": 1e-3, "hs_mean_depth": 8.0} for v in (1_000, 4_000, 16_000, 32_000)]
 # function (module:qualified name) -> how to draw it on tiny inputs
 CASES = {
     "helpers.lessons.lesson01:render_activation": lambda: lesson01.render_activation(1.0, "tanh"),
@@ -341,8 +320,10 @@ CASES = {
         lambda: lesson03.render_long_range(steps=3, keep_bias=1.0, hidden=4),
     "helpers.lessons.lesson03:gate_heatmap": _case_gate_heatmap,
     "helpers.lessons.lesson04:render_scaling": lambda: lesson04.render_scaling(d_k=8, n_keys=6),
-    "helpers.lessons.lesson04:render_attention": _case_attention,
-    "helpers.lessons.lesson04:render_temperature": _case_temperature_chars,
+    "helpers.lessons.lesson04:render_attention":
+        lambda: lesson04.render_attention(DECODER, CHARS, "to be or not\nto be", head=1, layer=0),
+    "helpers.lessons.lesson04:render_temperature":
+        lambda: lesson04.render_temperature(DECODER, CHARS, "to be ", 0.8, n_new=10),
     "helpers.lessons.lesson04:render_norm_comparison": _case_norm_comparison,
     "helpers.lessons.lesson04:plot_positional_encoding":
         lambda: lesson04.plot_positional_encoding(T=32, d=16, dims=(0, 4)),
@@ -354,8 +335,10 @@ CASES = {
     "helpers.lessons.lesson06:render_contexts": _case_contexts,
     "helpers.infra.live_training:ScoreTraining.figure": _case_w2v_live_training,
     "helpers.lessons.lesson07:DimensionRuns.render": _case_dimension_runs,
-    "helpers.lessons.lesson07:plot_output_layer_timings": _case_output_layer_timings,
-    "helpers.lessons.lesson08:render_glove_weight": _case_glove_weight,
+    "helpers.lessons.lesson07:plot_output_layer_timings":
+        lambda: lesson07.plot_output_layer_timings(TIMINGS),
+    "helpers.lessons.lesson08:render_glove_weight": lambda: lesson08.render_glove_weight(
+        50.0, 0.6, counts=np.random.default_rng(0).pareto(1.2, 500) + 1),
     "helpers.lessons.lesson08:plot_pmi_link": _case_pmi_link,
     "helpers.lessons.lesson09:make_projection_render.render": _case_projection,
     "helpers.lessons.lesson09:plot_grid_and_control": _case_grid_and_control,
