@@ -1,6 +1,5 @@
-"""No answer before the student's own passes: no line of an exercise's reference code (or of the
-course's implementations it forbids), and no experiment's answer, appears in a lesson's committed
-outputs or markdown (GitHub, nbviewer, the site, JupyterLab and student copies all show them)."""
+"""No answer before the student's own passes: no line of an exercise's reference code (or of
+what it forbids) and no experiment's answer appears in a lesson's outputs or markdown."""
 import ast
 import html
 import importlib

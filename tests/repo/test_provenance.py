@@ -1,6 +1,5 @@
-"""Every public function and class of the library names, in its docstring, the lesson and section
-that teach it ("lesson 03 §2", or "Taught in lesson 03, section 2."), and that lesson's notebook
-has that section."""
+"""Every public function and class of the library names the lesson and section that teach it
+("lesson 03 §2"), and that lesson's notebook has that section."""
 import ast
 import json
 import re

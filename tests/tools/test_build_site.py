@@ -1,6 +1,5 @@
-"""tools/build_site.py (``make site``): what it reads from a lesson and leaves out of a student
-page, formulas as MathML (every committed one converts), and a real Sphinx build of a small
-course read back with BeautifulSoup."""
+"""tools/build_site.py (``make site``): what it reads from a lesson and leaves out, formulas as
+MathML (every committed one), and a real Sphinx build of a small course read back."""
 import base64
 import copy
 import importlib.util

@@ -1,6 +1,5 @@
-"""helpers.course.word_lms: the split (copies kept out of the test text), the PyTorch model's
-errors, the stored Kneser-Ney baselines, per-token losses averaging to the stream NLL in stream
-order, and the gradient reaching far back in a trained model."""
+"""helpers.course.word_lms: the split (copies kept out of the test text), the model's errors,
+the stored Kneser-Ney baselines, and the gradient reaching far back in a trained model."""
 import numpy as np
 import pytest
 import torch

@@ -1,8 +1,6 @@
-"""Every exercise of every lesson: its reference passes, the untouched stub is "not attempted
-yet", each declared mistake's typical wrong answer gets exactly that mistake's hint, answers
-through autograd or the course's code are refused, and the notebooks call the
-checkers. An exercise listed in a module's ``EXERCISES`` is tested here with nothing else to write.
-"""
+"""Every exercise of every lesson: its reference passes, the stub is "not attempted yet", each
+declared mistake gets exactly its hint, autograd and the course's code are refused, the notebooks
+call the checkers. An exercise listed in a module's ``EXERCISES`` is tested here."""
 import importlib
 import pkgutil
 import re

@@ -1,6 +1,5 @@
-"""Lesson 05's checkers beyond what test_hints.py checks of every checker: the power
-iteration refuses an SVD solver however it is reached, and the experiment measures on the lesson's
-kind of matrix."""
+"""Lesson 05's checkers beyond test_hints.py: an SVD solver is refused however it is reached,
+and the experiment measures on the lesson's kind of matrix."""
 
 import numpy as np
 import scipy.sparse as sp

@@ -1,6 +1,5 @@
-"""helpers.lessons.lesson01: the classifier of the lesson's studies learns the topics (and L1 as a
-proximal step gives exact zeros), the initialisation statistics, the explorer, the language
-model's token losses and the embeddings' agreement with the contexts."""
+"""helpers.lessons.lesson01: the studies' classifier (L1 as a proximal step gives exact zeros),
+the initialisation statistics, the explorer, token losses and the embeddings' agreement."""
 import numpy as np
 import pytest
 
