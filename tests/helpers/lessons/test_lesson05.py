@@ -14,7 +14,7 @@ DOCS = [d.split() for d in ["the cat sat on the mat", "the dog sat on the log",
                             "investors sold shares"]]
 
 
-def test_the_explorer_redraws_energy_and_neighbours():
+def test_the_lsa_view_draws_energy_and_neighbours():
     v = Vocab.build([t for d in DOCS for t in d], specials=())
     a = tfidf(document_term_matrix(DOCS, v), norm=None)[0].T.tocsr()
     u, s, _ = truncated_svd(a, 6, n_iter=30)
