@@ -2,22 +2,13 @@
 
 Usage: python tests/clean_notebooks.py notebooks/*.ipynb   (add --check to only report)
 
-What it does to each notebook, in place:
-- names the kernel that the course's environment registers (:data:`KERNELSPEC`: ``python3``,
-  "Python 3 (ipykernel)"), so that JupyterLab, which writes that name on opening, finds nothing
-  to change and leaves the lesson unmodified;
-- removes saved widget state (``metadata.widgets``): it bloats the file and goes stale;
-- removes per-cell execution timestamps (``metadata.execution``, written by nbclient when
-  ``record_timing`` is on): they change on every run and carry nothing for a reader;
-- merges consecutive stream outputs of the same name (stdout, stderr) and keeps what a
-  terminal would show: text overwritten by a carriage return (a text progress bar redrawn
-  in place) or erased by a backspace is dropped, so a progress bar leaves its final line only;
-  a stream output left blank is removed.
-
-``clean(nb)`` does the same to a loaded notebook (a dict) and returns what it changed.
+In place: names the kernel the course's environment registers (:data:`KERNELSPEC`), so that
+JupyterLab finds nothing to change on opening; removes saved widget state and per-cell execution
+timestamps; merges consecutive stream outputs of one name keeping what a terminal shows (text
+overwritten by a carriage return or erased by a backspace is dropped, so a progress bar leaves its
+final line), and removes a stream left blank. ``clean(nb)`` does the same to a loaded notebook and
+returns what it changed.
 """
-from __future__ import annotations
-
 import json
 import re
 import sys

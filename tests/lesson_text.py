@@ -1,21 +1,11 @@
-"""Reading a lesson notebook as a student sees it: its prose outside folded evidence, its exercises,
-its "Try this" prompts, and the time it says it takes; shared by the tests of ``tests/notebooks/``.
+"""Reading a lesson notebook as a student sees it (shared by the tests of ``tests/notebooks/``).
 
-Definitions (the tests' docstrings refer to them):
-
-* **folded**: an HTML ``<details>…</details>`` block in a markdown cell. It renders folded on
-  GitHub, nbviewer, JupyterLab and an HTML export; the evidence of a claim lives there.
-* **prose**: the words of the markdown cells, without folded blocks, code (fenced or inline),
-  LaTeX (``$…$``, ``$$…$$``), HTML tags, link targets, and the Further reading section. A word is
-  a run of letters (with inner ``'`` or ``-``).
-* **evidence vocabulary**: the words of protocol and statistics that crowd a story —
-  tie/ties/tied, interval(s), bootstrap*, seed(s), paired, asserted, borderline, "validation half",
-  "report half". The section that teaches how the course compares models
-  (lesson 01, cells tagged ``how-we-compare``) is where those words are the subject, and is not
-  counted.
+* **folded**: an HTML ``<details>…</details>`` block in a markdown cell, where evidence lives.
+* **prose**: the words of markdown cells without folded blocks, code, LaTeX, HTML tags, link
+  targets and the Further reading section; a word is a run of letters (inner ``'`` or ``-``).
+* **evidence vocabulary**: tie(s), interval(s), bootstrap*, seed(s), paired, asserted, borderline,
+  "validation half", "report half"; not counted in lesson 01's ``how-we-compare`` cells.
 """
-from __future__ import annotations
-
 import json
 import re
 from pathlib import Path

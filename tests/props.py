@@ -3,8 +3,6 @@ assertion that an error names its argument. A property asserts either the refere
 (PyTorch, a library doing the same job, or the formula, in float64) or a ValueError/TypeError
 naming the argument.
 """
-from __future__ import annotations
-
 import re
 
 import numpy as np

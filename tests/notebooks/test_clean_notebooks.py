@@ -1,13 +1,12 @@
 """The cleaning ``make execute`` applies to executed notebooks (tests/clean_notebooks.py), and
 nbval's sanitizer for progress bars (tests/nbval_sanitize.cfg)."""
-from __future__ import annotations
-
 import configparser
 import json
 import re
 from pathlib import Path
 
 from tests.clean_notebooks import KERNELSPEC, clean, clean_outputs, main, terminal_text
+from tests.lesson_text import NOTEBOOKS, SOLUTIONS, load
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -68,23 +67,15 @@ def test_clean_removes_widget_state_and_timestamps(tmp_path, capsys):
     assert main([str(path)]) == 0 and main(["--check", str(path)]) == 0
 
 
-def test_committed_notebooks_name_the_kernel_the_course_registers():
-    """The kernel ipykernel registers (what JupyterLab writes on opening a notebook), so that
-    opening a lesson changes nothing on disk."""
+def test_committed_notebooks_are_clean_and_name_the_kernel_the_course_registers():
+    """The kernel is ipykernel's (what JupyterLab writes on opening a notebook, so that opening a
+    lesson changes nothing on disk); no widget state, timestamps or overwritten stream text."""
     from ipykernel.kernelspec import get_kernel_dict
-
-    registered = get_kernel_dict()
     assert (KERNELSPEC["name"], KERNELSPEC["display_name"]) == ("python3",
-                                                                registered["display_name"])
-    paths = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted(
-        (ROOT / "solutions").glob("*.ipynb")
-    )
-    wrong = [
-        p.name
-        for p in paths
-        if json.loads(p.read_text(encoding="utf-8"))["metadata"].get("kernelspec") != KERNELSPEC
-    ]
-    assert not wrong, f"notebooks with another kernel name (run tests/clean_notebooks.py): {wrong}"
+                                                                get_kernel_dict()["display_name"])
+    changes = {p.name: clean(load(p)) for p in NOTEBOOKS + sorted(SOLUTIONS.glob("*.ipynb"))}
+    dirty = {name: c for name, c in changes.items() if c}
+    assert not dirty, f"run tests/clean_notebooks.py on: {dirty}"
 
 
 def test_make_execute_records_no_timestamps_and_cleans():

@@ -1,22 +1,13 @@
 """Lesson 01's committed outputs: the live models below their simple baselines, and the figure's
 blanks left for the student."""
-import json
 import re
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOK = ROOT / "notebooks" / "01_feedforward.ipynb"
-
-
-def _stdout():
-    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
-    cells = [c for c in nb["cells"]
-             if c["cell_type"] == "code" and "your_work(" not in "".join(c["source"])]
-    return ["".join(o["text"]) for c in cells for o in c["outputs"] if o.get("name") == "stdout"]
+from tests.lesson_text import NOTEBOOKS, ROOT, code_cells, load, output_text, source
 
 
 def test_the_live_models_beat_their_simple_baselines():
-    text = "\n".join(_stdout())
+    nb = load(next(p for p in NOTEBOOKS if p.name.startswith("01_")))
+    text = "\n".join(output_text(c) for c in code_cells(nb) if "your_work(" not in source(c))
     mlp = re.search(r"your MLP after [\d,]+ steps .*?held-out ([\d.]+) nats; topic shares\s+"
                     r"\(ignores\s+the\s+text\)\s+([\d.]+)", text, re.S)
     lm = re.search(r"your language model after [\d,]+ steps .*?held-out ([\d.]+) nats/token; "

@@ -17,19 +17,13 @@ def test_the_worked_example_is_exact_where_its_source_rounded():
     exact = {(0, 1): 25.7921, (0, 2): 6.1584, (1, 1): 5.1584, (2, 2): 18.4753}
     source_table = {(0, 1): 26.0, (0, 2): 6.2, (1, 1): 5.2, (2, 2): 18.6}
     for cell, value in exact.items():
-        assert (
-            round(w[cell], 4) == value
-            and round(tf[cell] * round(idf[cell[1]], 1), 1) == source_table[cell]
-        )
+        assert round(w[cell], 4) == value
+        assert round(tf[cell] * round(idf[cell[1]], 1), 1) == source_table[cell]
 
 
 def test_the_search_engine_ranks_with_the_student_s_tf_idf_and_lsa_cosines():
-    cells = [
-        source(c) for c in code_cells(load(next(p for p in NOTEBOOKS if p.name.startswith("05"))))
-    ]
-    rankers = next(c for c in cells if "headline_scores = {" in c)
-    assert (
-        "tfidf_fn = your_or_reference(tfidf_result" in rankers
-        and "lsa_fn = your_or_reference(lsa_result" in rankers
-    )
+    nb = load(next(p for p in NOTEBOOKS if p.name.startswith("05")))
+    rankers = next(source(c) for c in code_cells(nb) if "headline_scores = {" in source(c))
+    assert "tfidf_fn = your_or_reference(tfidf_result" in rankers
+    assert "lsa_fn = your_or_reference(lsa_result" in rankers
     assert rankers.count("lsa_fn(X_bodies") == 2 and "tfidf_fn(" in rankers

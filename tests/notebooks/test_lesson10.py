@@ -1,48 +1,18 @@
-"""Lesson 10's committed outputs read well where no kernel runs and say what the prose says of them:
-no printed line longer than an HTML export shows without wrapping it mid-word (about 100
-characters: the nearest-sense table's legend line), the student's live encoder above the left bigram
-on held-out text, the next-sentence result (counting shared
-pieces beats the trained NSP head), the word senses (the encoder ahead on the paired sentences,
-the static context mean on the first set, its unknown words counted), and the static row of
-section 5 recomputed without the test articles' text."""
-from __future__ import annotations
-
-import json
+"""Lesson 10's committed outputs say what the prose says of them: the student's live encoder above
+the left bigram on held-out text, counting shared pieces above the trained NSP head, the word
+senses (the encoder ahead on the paired sentences, the static context mean on the first set, its
+unknown words counted), and the static row of section 5 recomputed without the test articles'
+text. (Printed line widths: tests/notebooks/test_html_export.py.)"""
 import re
-from pathlib import Path
 
-NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "10_contextual.ipynb"
-MAX_LINE = 105
-# the exercise framework's own lines (helpers.exercises, shared by every lesson: "not attempted
-# yet", course_version's placeholder, your_work's table) are not the lesson's prints
-FRAMEWORK_LINE = re.compile(r"^(… .*: not attempted yet — "
-                            r"|The course's .* appears here once your answer"
-                            r"|→ the lesson goes on with the course's "
-                            r"|.*  (not attempted|passed|failed) .*  )")
+from tests.lesson_text import NOTEBOOKS, code_cells, load, output_text, source
 
-
-def _streams():
-    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
-    for i, c in enumerate(nb["cells"]):
-        if c["cell_type"] != "code" or "show_source(" in "".join(c["source"]):
-            continue
-        for o in c.get("outputs", []):
-            if o.get("output_type") == "stream" and o.get("name") == "stdout":
-                yield i, "".join(o["text"])
-
-
-def _text() -> str:
-    return "\n".join(t for _, t in _streams())
-
-
-def test_no_printed_line_is_longer_than_an_export_shows():
-    long = [(i, len(line), line[:60]) for i, text in _streams() for line in text.splitlines()
-            if len(line) > MAX_LINE and not FRAMEWORK_LINE.match(line)]
-    assert not long, f"printed lines over {MAX_LINE} characters (cell, length, start): {long}"
+NB = load(next(p for p in NOTEBOOKS if p.name.startswith("10_")))
+TEXT = "\n".join(output_text(c) for c in code_cells(NB) if "show_source(" not in source(c))
 
 
 def test_the_live_encoder_beats_the_left_bigram_on_the_test_blanks():
-    text = _text()
+    text = TEXT
     acc = {name: float(v) for name, v in re.findall(
         r"(?m)^(unigram \(always 'the'\)|bigram, left neighbour|bigram, both neighbours"
         r"|your encoder|TinyBert \(shipped\)) +([\d.]+)% +\[", text)}
@@ -57,7 +27,7 @@ def test_the_live_encoder_beats_the_left_bigram_on_the_test_blanks():
 
 
 def test_counting_shared_pieces_beats_the_nsp_head():
-    text = _text()
+    text = TEXT
     value = {k: float(re.search(re.escape(k) + r" +([\d.]+)%", text).group(1)) for k in (
         "shared pieces (no model)", "classifier on the MLM-only encoder, trained alone",
         "the NSP head of the MLM + NSP encoder")}
@@ -68,11 +38,11 @@ def test_counting_shared_pieces_beats_the_nsp_head():
 def test_the_static_row_without_the_test_text_ties_at_every_size():
     rows = re.findall(r"n = +([\d,]+): lesson 07's vectors ([\d.]+)%, pre-training only "
                       r"([\d.]+)%, difference ([+-][\d.]+) \[([+-][\d.]+), ([+-][\d.]+)\] points",
-                      _text())
+                      TEXT)
     assert [r[0] for r in rows] == ["25", "100", "400", "1,500"]
     assert all(float(lo) <= 0 <= float(hi) for *_, lo, hi in rows)
     block = re.search(r"fine-tuned minus static, the same 188 test articles .*:\n"
-                      r"((?: +n=.*\n){4})", _text()).group(1)
+                      r"((?: +n=.*\n){4})", TEXT).group(1)
     cells = re.findall(r"n=([\d,]+) +([+-][\d.]+) \[ *([+-][\d.]+), +([+-][\d.]+)\] +"
                        r"(win|tie|loss)", block)
     assert [c[0] for c in cells] == ["25", "100", "400", "1,500"]
@@ -81,7 +51,7 @@ def test_the_static_row_without_the_test_text_ties_at_every_size():
 
 
 def test_the_encoder_wins_on_the_paired_senses_and_the_static_mean_on_the_first_set():
-    text = _text()
+    text = TEXT
     pairs = re.search(r"the final layer minus each, .*:\n  static: mean word2vec of context +"
                       r"([+-][\d.]+) \[([+-][\d.]+), ([+-][\d.]+)\]", text)
     assert pairs and float(pairs.group(2)) > 0              # the paired sentences: the encoder

@@ -1,8 +1,5 @@
-"""No answer before the student's own passes: no line of an exercise's reference code (or of the
-course's implementations it forbids), and no experiment's answer, appears in a lesson's committed
-outputs or markdown (GitHub, nbviewer, the site, JupyterLab and student copies all show them)."""
-from __future__ import annotations
-
+"""No answer before the student's own passes: no line of an exercise's reference code (or of
+what it forbids) and no experiment's answer appears in a lesson's outputs or markdown."""
 import ast
 import html
 import importlib
@@ -29,14 +26,9 @@ def _docstring_lines(code: str) -> set[int]:
     lines = set()
     for node in ast.walk(ast.parse(code)):
         body = getattr(node, "body", None)
-        if (
-            isinstance(body, list)
-            and body
-            and isinstance(body[0], ast.Expr)
-            and isinstance(body[0].value, ast.Constant)
-            and isinstance(body[0].value.value, str)
-        ):
-            lines |= set(range(body[0].lineno, body[0].end_lineno + 1))
+        first = body[0] if isinstance(body, list) and body else None
+        if isinstance(first, ast.Expr) and isinstance(getattr(first.value, "value", None), str):
+            lines |= set(range(first.lineno, first.end_lineno + 1))
     return lines
 
 

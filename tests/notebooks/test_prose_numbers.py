@@ -1,20 +1,14 @@
-"""Every number stated in a lesson's prose is printed by that lesson.
-
-For each notebook, the numbers in markdown cells — decimals, and integers of two or more digits —
-outside LaTeX, code spans, headings, links, lesson/section references and the Further reading
-list (citations' volumes and pages) must appear in an output
-or in the code of the same notebook: as written, or (decimals) rounded from a more precise printed
-value. Years (1900–2099, as in "Mikolov et al. 2013") are not checked. A number that is a given of
-the problem (a constant the notes state) goes in ``ALLOWED`` with the reason.
-
+"""Every number stated in a lesson's prose is printed by that lesson: the decimals and integers of
+two or more digits of its markdown (outside LaTeX, code, headings, links, lesson references and
+Further reading; years 1900–2099 excepted) appear, as written or rounded, in the same notebook's
+outputs or code; a given of the problem goes in ``ALLOWED`` with its reason.
 """
-from __future__ import annotations
-
-import json
 import re
 from pathlib import Path
 
 import pytest
+
+from tests.lesson_text import code_cells, load, output_text, source
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -46,9 +40,8 @@ ALLOWED: dict[str, dict[str, str]] = {
 }
 
 
-NUMBER = re.compile(
-    r"(?<![\w.,])(\d+(?:\.\d+)?[eE][-+−]?\d+|\d+\.\d+|\d{1,3}(?:,\d{3})+|\d{2,})(?![\w.,]*\d)"
-)
+NUMBER = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?[eE][-+−]?\d+|\d+\.\d+|\d{1,3}(?:,\d{3})+|\d{2,})"
+                    r"(?![\w.,]*\d)")
 YEAR = re.compile(r"(19|20)\d\d")
 STRIP = [
     r"(?m)^## Further reading\b.*?(?=^#{1,2} |\Z)",   # the reference list, up to the next section
@@ -74,17 +67,8 @@ def prose_numbers(markdown: str) -> list[str]:
 
 def printed_numbers(nb: dict) -> list[str]:
     """Decimal numbers in the code and the text outputs of a notebook."""
-    blob = []
-    for cell in nb["cells"]:
-        if cell["cell_type"] != "code":
-            continue
-        blob.append("".join(cell["source"]))
-        for out in cell.get("outputs", []):
-            blob.append("".join(out.get("text", "")))
-            for mime, value in out.get("data", {}).items():
-                if mime.startswith("text/"):
-                    blob.append("".join(value) if isinstance(value, list) else str(value))
-    return re.findall(r"\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?", "\n".join(blob))
+    blob = "\n".join(source(c) + "\n" + output_text(c) for c in code_cells(nb))
+    return re.findall(r"\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?", blob)
 
 
 def is_backed(number: str, printed: list[str]) -> bool:
@@ -107,25 +91,18 @@ def is_backed(number: str, printed: list[str]) -> bool:
         if "." not in p:
             continue
         p_digits = len(p.split(".")[1])
-        if (
-            p_digits > digits
-            and abs(round(float(p.replace(",", "")), digits) - value) < 10**-digits / 2 + 1e-12
-        ):
+        rounded = round(float(p.replace(",", "")), digits)
+        if p_digits > digits and abs(rounded - value) < 10**-digits / 2 + 1e-12:
             return True
     return False
 
 
 def unbacked(path: Path) -> list[tuple[int, str]]:
-    nb = json.loads(path.read_text(encoding="utf-8"))
-    printed = printed_numbers(nb)
-    allowed = ALLOWED.get(path.stem, {})
-    missing = []
-    for i, cell in enumerate(nb["cells"]):
-        if cell["cell_type"] == "markdown":
-            for n in prose_numbers("".join(cell["source"])):
-                if n not in allowed and not is_backed(n, printed):
-                    missing.append((i, n))
-    return missing
+    nb = load(path)
+    printed, allowed = printed_numbers(nb), ALLOWED.get(path.stem, {})
+    return [(i, n) for i, cell in enumerate(nb["cells"]) if cell["cell_type"] == "markdown"
+            for n in prose_numbers(source(cell))
+            if n not in allowed and not is_backed(n, printed)]
 
 
 def test_the_extractor_sees_what_it_should():
@@ -135,14 +112,11 @@ def test_the_extractor_sees_what_it_should():
     assert prose_numbers(md) == ["2.303", "0.75", "15,841"]
     assert is_backed("15,841", ["15841"]) and not is_backed("334", ["333"])
     assert prose_numbers("it fell to 5.1e-05 and 2.9e−28") == ["5.1e-05", "2.9e−28"]
-    assert prose_numbers("## 2 · A heading\nThe loss is 4.25.\n### 3 b) Another 7.5") == [
-        "4.25"
-    ]  # a heading hides only its own line
-    # the reference list (volumes, pages) is skipped wherever it sits in a cell, up to the next
-    # section
-    assert prose_numbers(
-        "It is 2.5.\n## Further reading\n- A (2001). J. 12, 33–45.\n## Closing note\nIt is 3.25."
-    ) == ["2.5", "3.25"]
+    heading = "## 2 · A heading\nThe loss is 4.25.\n### 3 b) Another 7.5"
+    assert prose_numbers(heading) == ["4.25"]              # a heading hides only its own line
+    # the reference list (volumes, pages) is skipped up to the next section
+    md = "It is 2.5.\n## Further reading\n- A (2001). J. 12, 33–45.\n## Closing note\nIt is 3.25."
+    assert prose_numbers(md) == ["2.5", "3.25"]
     assert is_backed("5.1e-05", ["5.0891e-05"]) and not is_backed("5.1e-05", ["5.0891e-04"])
     assert is_backed("2.30", ["2.302585"]) and not is_backed("2.31", ["2.302585"])
     assert not is_backed("0.5", ["0.44"]) and is_backed("0.5", ["0.46"])

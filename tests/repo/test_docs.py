@@ -1,7 +1,5 @@
 """The docs agree with the tree: module table, make targets, paths, anchors, the lesson table's
 times, requirements.txt's lesson notes, the baselines' README."""
-from __future__ import annotations
-
 import ast
 import json
 import re
@@ -9,15 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.lesson_text import stated_times
+from tests.lesson_text import NOTEBOOKS as LESSONS
+from tests.lesson_text import code_cells, load, source, stated_times
 from tools import build_site
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 CONTRIBUTING = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
 MAKEFILE = (ROOT / "Makefile").read_text(encoding="utf-8")
-LESSONS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-
 
 
 # ----------------------------------------------------------------------------- the module table
@@ -115,8 +112,7 @@ def test_readme_lists_every_lesson_with_a_link():
 def test_readme_states_the_run_and_working_time_of_the_first_cell(path):
     info = build_site.lesson_info(path)
     assert build_site.NOT_STATED not in (info.run, info.work), f"{path.name} states no times"
-    first = "".join(json.loads(path.read_text(encoding="utf-8"))["cells"][0]["source"])
-    minutes = stated_times(first)     # the lesson's own test reads the same sentence
+    minutes = stated_times(source(load(path)["cells"][0]))   # as the lesson's own test reads it
     assert stated_times(f"Running it takes {info.run}; working through it, {info.work}.") == minutes
     row = readme_lesson_rows()[path.stem[:2]]
     assert row[-2:] == [info.run, info.work], (f"README's row of {path.stem}: {row[-2:]}; "
@@ -162,16 +158,11 @@ def _imports(source: str) -> set[str]:
 
 def lesson_own_code(path: Path) -> str:
     """The lesson's code cells (magics dropped) and its own modules (lessons/, exercises/)."""
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    code = ["\n".join(line for line in "".join(c["source"]).splitlines()
-                      if not line.lstrip().startswith(("%", "!")))
-            for c in cells if c["cell_type"] == "code"]
-    n = path.stem[:2]
-    for kind in ("lessons", "exercises"):
-        module = ROOT / "helpers" / kind / f"lesson{n}.py"
-        if module.exists():
-            code.append(module.read_text(encoding="utf-8"))
-    return "\n".join(code)
+    code = [line for c in code_cells(load(path)) for line in source(c).splitlines()
+            if not line.lstrip().startswith(("%", "!"))]
+    modules = [ROOT / "helpers" / kind / f"lesson{path.stem[:2]}.py"
+               for kind in ("lessons", "exercises")]
+    return "\n".join(code + [m.read_text(encoding="utf-8") for m in modules if m.exists()])
 
 
 def test_requirements_notes_name_every_lesson_whose_own_code_uses_the_package():

@@ -14,20 +14,12 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from tools.doctor import requirement_lines, requires_python
+
 ROOT = Path(__file__).resolve().parents[2]
 FILES = ("requirements.txt", "requirements-dev.txt")
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 CONTRIBUTING = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
-
-
-def _requirement_lines(name: str = "requirements.txt") -> list[str]:
-    """The requirement specifiers of ``name``, comments and options (``-r ...``) left out."""
-    lines = []
-    for line in (ROOT / name).read_text(encoding="utf-8").splitlines():
-        spec = line.split("#", 1)[0].strip()
-        if spec and not spec.startswith("-"):
-            lines.append(spec)
-    return lines
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -42,9 +34,9 @@ def test_every_requirement_has_a_comment_and_a_range(name):
 def test_the_maintainers_file_adds_to_the_students_and_repeats_nothing():
     text = (ROOT / "requirements-dev.txt").read_text(encoding="utf-8")
     assert "-r requirements.txt" in text.splitlines()
-    student = {canonicalize_name(Requirement(r).name) for r in _requirement_lines()}
+    student = {canonicalize_name(Requirement(r).name) for r in requirement_lines()}
     dev = [canonicalize_name(Requirement(r).name)
-           for r in _requirement_lines("requirements-dev.txt")]
+           for r in requirement_lines(ROOT / "requirements-dev.txt")]
     assert not student & set(dev) and len(dev) == len(set(dev))
 
 
@@ -90,7 +82,8 @@ ALL_CODE = STUDENT_CODE + ("training/**/*.py", "tools/**/*.py", "tests/**/*.py",
     ("students", STUDENT_CODE, FILES[:1]), ("maintainers", ALL_CODE, FILES)],
     ids=["student", "dev"])
 def test_every_imported_package_is_listed(who, patterns, files):
-    listed = {canonicalize_name(Requirement(r).name) for f in files for r in _requirement_lines(f)}
+    listed = {canonicalize_name(Requirement(r).name)
+              for f in files for r in requirement_lines(ROOT / f)}
     distributions = importlib.metadata.packages_distributions()
     missing = []
     for module, users in sorted(_third_party_imports(_files(*patterns)).items()):
@@ -109,15 +102,14 @@ def test_environment_yml_pip_section_mirrors_requirements():
     deps = env["dependencies"]
     assert any(str(d).startswith("python=3.11") for d in deps) and "pip" in deps
     pip_section = next(d["pip"] for d in deps if isinstance(d, dict) and "pip" in d)
-    assert pip_section == _requirement_lines()
+    assert pip_section == requirement_lines()
 
 
 def test_readme_python_range_is_requires_python():
     match = re.search(r"Python 3\.(\d+)[–-]3\.(\d+)", README)
     assert match, "the README does not state the Python range as 'Python 3.X–3.Y'"
     stated = set(range(int(match.group(1)), int(match.group(2)) + 1))
-    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    spec = re.search(r'^requires-python\s*=\s*"([^"]+)"', pyproject, re.M).group(1)
+    spec = requires_python()
     allowed = {m for m in range(0, 30) if SpecifierSet(spec).contains(f"3.{m}.0")}
     assert allowed == stated, \
         f"README says Python 3.{min(stated)}-3.{max(stated)}, pyproject.toml {spec}"
@@ -137,7 +129,7 @@ def _constraints() -> dict[str, Version]:
 
 def test_constraints_pin_every_requirement_inside_its_range():
     pins = _constraints()
-    for line in _requirement_lines() + _requirement_lines("requirements-dev.txt"):
+    for line in requirement_lines() + requirement_lines(ROOT / "requirements-dev.txt"):
         req = Requirement(line)
         name = canonicalize_name(req.name)
         assert name in pins, f"constraints.txt does not pin {req.name} (run `make constraints`)"

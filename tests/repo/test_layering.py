@@ -7,8 +7,6 @@ No lesson module imports another; nothing imports ``training``, ``tools``, ``tes
 function only for a heavy optional package, with a reason comment. ``layering_violations(root)``
 runs on the real tree and on small trees that break each rule.
 """
-from __future__ import annotations
-
 import ast
 import graphlib
 import re

@@ -1,7 +1,5 @@
-""".gitattributes keeps every data file byte for byte in a Windows checkout
-(``core.autocrlf=true``), and a converted file gets a message with the fix that works.
-
-A small repository is cloned as Git for Windows clones, with and without the attributes."""
+""".gitattributes keeps every data file byte for byte in a Windows checkout (a clone with
+``core.autocrlf=true``), and a converted file gets a message with the fix that works."""
 import hashlib
 import os
 import shutil

@@ -1,12 +1,13 @@
-"""Every public function and class of the library names, in its docstring, the lesson and section
-that teach it ("lesson 03 §2", or "Taught in lesson 03, section 2."), and that lesson's notebook
-has that section."""
+"""Every public function and class of the library names the lesson and section that teach it
+("lesson 03 §2"), and that lesson's notebook has that section."""
 import ast
 import json
 import re
 from pathlib import Path
 
 import pytest
+
+from tests.lesson_text import load, markdown_cells, source
 
 ROOT = Path(__file__).resolve().parents[2]
 LIB = sorted(p for p in (ROOT / "helpers" / "lib").glob("*.py") if p.name != "__init__.py")
@@ -25,15 +26,9 @@ def public_objects(path: Path):
 def notebook_sections(lesson: str, root: Path = ROOT) -> set[str]:
     """Section numbers of the lesson's notebook: 'N' for '## N ·', 'N.M' for '### N.M'."""
     (nb,) = (root / "notebooks").glob(f"{lesson}_*.ipynb")
-    found = set()
-    for cell in json.loads(nb.read_text(encoding="utf-8"))["cells"]:
-        if cell["cell_type"] != "markdown":
-            continue
-        for line in "".join(cell["source"]).splitlines():
-            m = re.match(r"^##\s+(\d+)\s*·", line) or re.match(r"^###\s+(\d+\.\d+)\b", line)
-            if m:
-                found.add(m.group(1))
-    return found
+    text = "\n".join(source(c) for c in markdown_cells(load(nb)))
+    return set(re.findall(r"(?m)^##\s+(\d+)\s*·", text)
+               + re.findall(r"(?m)^###\s+(\d+\.\d+)\b", text))
 
 
 def provenance_problems(paths, root: Path = ROOT) -> list[str]:

@@ -1,6 +1,4 @@
 """Every text file the course's code opens names its encoding (the locale's fails on Windows)."""
-from __future__ import annotations
-
 import ast
 from pathlib import Path
 

@@ -1,19 +1,15 @@
 """tools/browser_check.py without a browser: blank images told from plots, and the explorer
 pictures a saved notebook holds."""
 import io
+import json
 
-import matplotlib
+import numpy as np
+import pytest
+from PIL import Image
 
-matplotlib.use("Agg")
-import json  # noqa: E402
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from PIL import Image  # noqa: E402
-
-from helpers.infra.plotting import figure_to_png, new_figure  # noqa: E402
-from helpers.infra.widgets import Explorer, slider  # noqa: E402
-from tools.browser_check import assert_not_blank, saved_fallbacks  # noqa: E402
+from helpers.infra.plotting import figure_to_png, new_figure
+from helpers.infra.widgets import Explorer, slider
+from tools.browser_check import assert_not_blank, saved_fallbacks
 
 
 def _png(array):

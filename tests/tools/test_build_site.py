@@ -1,8 +1,5 @@
-"""tools/build_site.py (``make site``): what it reads from a lesson and leaves out of a student
-page, formulas as MathML (every committed one converts), and a real Sphinx build of a small
-course read back with BeautifulSoup."""
-from __future__ import annotations
-
+"""tools/build_site.py (``make site``): what it reads from a lesson and leaves out, formulas as
+MathML (every committed one), and a real Sphinx build of a small course read back."""
 import base64
 import copy
 import importlib.util
@@ -14,6 +11,8 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
+from tests.lesson_text import NOTEBOOKS as LESSONS
+from tests.lesson_text import SOLUTIONS, load, markdown_cells, source
 from tools import site_check
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,8 +28,7 @@ def _load(name: str, path: Path):
 
 build_site = _load("build_site", ROOT / "tools" / "build_site.py")
 mathml = _load("mathml", ROOT / "tools" / "site" / "mathml.py")
-NOTEBOOKS = (sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-             + sorted((ROOT / "solutions").glob("*.ipynb")))
+NOTEBOOKS = LESSONS + sorted(SOLUTIONS.glob("*.ipynb"))
 PNG = base64.b64encode(bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000002000000020802000000fdd49a73000000164944415478"
     "9c63f8cfc0f09f8181e13f03c37f0606008f1f0ffd1b6f0a5f0000000049454e44ae426082")).decode()
@@ -182,14 +180,11 @@ MATH = re.compile(r"\$\$(.+?)\$\$|(?<![\\$])\$([^$\n]+?)\$", re.S)
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_every_formula_of_the_committed_notebooks_converts(path):
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     n = 0
-    for c in cells:
-        if c["cell_type"] == "markdown":
-            text = re.sub(r"`[^`]*`", "", "".join(c["source"]))
-            for m in MATH.finditer(text):
-                mathml.to_mathml(m.group(1) or m.group(2), display=bool(m.group(1)))
-                n += 1
+    for c in markdown_cells(load(path)):
+        for m in MATH.finditer(re.sub(r"`[^`]*`", "", source(c))):
+            mathml.to_mathml(m.group(1) or m.group(2), display=bool(m.group(1)))
+            n += 1
     assert n or "solutions" in path.parts, f"{path.name}: no formula found (the pattern is wrong?)"
 
 

@@ -1,7 +1,6 @@
 """The diagrams (``tools/diagrams/``): the committed SVGs are what the code draws, the lessons
 reference only drawn figures, every SVG is well-formed, and the SVG builder is sound."""
 
-import json
 import math
 import os
 import re
@@ -14,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.lesson_text import NOTEBOOKS, load, markdown_cells, source
 from tools.diagrams import figures, fonts
 from tools.diagrams.svg import PALETTE, Box, Drawing, Span, fmt, markup_width, parse_markup
 
@@ -51,14 +51,9 @@ def test_committed_figures_are_what_the_code_draws_and_check_mode_names_each_sta
 
 
 def test_every_referenced_figure_is_drawn_by_code():
-    missing = []
-    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
-        for k, cell in enumerate(cells):
-            if cell["cell_type"] == "markdown":
-                for ref in FIGURE_REF.findall("".join(cell["source"])):
-                    if ref.removeprefix("figures/") not in FIGURES:
-                        missing.append(f"{notebook.name} cell {k}: {ref}")
+    missing = [f"{path.name}: {ref}" for path in NOTEBOOKS for cell in markdown_cells(load(path))
+               for ref in FIGURE_REF.findall(source(cell))
+               if ref.removeprefix("figures/") not in FIGURES]
     assert not missing, f"figures referenced from markdown but drawn by no code: {missing}"
     assert FIGURE_REF.findall('![a](figures/03_x.svg) <img src="figures/04_y.svg"> [b](o/z.svg)') \
         == ["figures/03_x.svg", "figures/04_y.svg"]
@@ -92,13 +87,6 @@ def test_svg_is_well_formed_accessible_and_laid_out(name):
 
 
 # ---------------------------------------------------------------- the SVG builder
-def test_palette_is_okabe_ito_with_exact_tints():
-    okabe_ito = {"#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00",
-                 "#CC79A7"}
-    assert okabe_ito <= set(PALETTE.values())
-    assert PALETTE["sky_light"] == "#CCE9F8"      # 30 % of #56B4E9 on white, exact integers
-
-
 def test_markup_sub_and_superscripts_and_italics():
     assert parse_markup("W_x") == [Span("W", True), Span("x", True, (-1,))]
     assert parse_markup("s_{t−1}") == [Span("s", True), Span("t", True, (-1,)),
@@ -196,7 +184,6 @@ def test_text_widths_are_matplotlibs_own_dejavu_sans():
         fonts.char_width("ab")
     import matplotlib
     from fontTools.ttLib import TTFont  # installed with matplotlib: an independent reading
-
     for bold in (False, True):
         path = fonts.font_file(bold)
         assert path.is_file() and Path(matplotlib.get_data_path()) in path.parents

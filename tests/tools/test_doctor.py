@@ -27,7 +27,6 @@ def only(results, status):
 
 
 # --- the whole command ---------------------------------------------------------------------
-
 def test_doctor_passes_on_the_set_up_the_tests_run_in():
     done = subprocess.run([sys.executable, "tools/doctor.py"], cwd=ROOT, capture_output=True,
                           text=True, timeout=600)
@@ -73,7 +72,6 @@ def test_checks_that_need_the_helpers_package_are_skipped_without_it(monkeypatch
 
 
 # --- Python ------------------------------------------------------------------------------------
-
 SPEC = doctor.requires_python()
 MINORS = [m for m in range(6, 15) if SpecifierSet(SPEC).contains(f"3.{m}.0")]
 
@@ -87,7 +85,6 @@ def test_python_outside_the_range_fails_with_the_fix(version):
 
 
 # --- requirements ------------------------------------------------------------------------------
-
 def _fake_versions(monkeypatch, **versions):
     real = doctor.installed_version
     monkeypatch.setattr(doctor, "installed_version",
@@ -129,7 +126,6 @@ def test_the_maintainers_set_is_checked_when_pytest_is_installed(monkeypatch):
 
 
 # --- the helpers package -----------------------------------------------------------------------
-
 def test_helpers_not_installed_or_from_elsewhere(monkeypatch):
     missing = "ModuleNotFoundError: No module named 'helpers'"
     monkeypatch.setattr(doctor, "run", lambda *a, **k: (1, missing))
@@ -142,7 +138,6 @@ def test_helpers_not_installed_or_from_elsewhere(monkeypatch):
 
 
 # --- data and models ---------------------------------------------------------------------------
-
 @pytest.fixture
 def data_copy(tmp_path, monkeypatch):
     """A copy of data/ that the checks read instead of the real one."""
@@ -229,7 +224,6 @@ def test_a_modified_or_missing_model_fails_with_its_restore_command(tmp_path, mo
 
 
 # --- cache ---------------------------------------------------------------------------------
-
 def test_a_cache_folder_that_does_not_exist_is_not_created(tmp_path, monkeypatch):
     folder = tmp_path / "new" / "cache"
     monkeypatch.setenv("NLP_COURSE_CACHE", str(folder))
@@ -279,7 +273,6 @@ def test_each_unusable_cache_folder_gets_a_real_command(tmp_path, monkeypatch):
 
 
 # --- torch -------------------------------------------------------------------------------------
-
 def fake_torch(version="2.13.0", cuda=None, available=False, mps=False):
     return SimpleNamespace(
         __version__=version, version=SimpleNamespace(cuda=cuda),
@@ -314,7 +307,6 @@ def test_torch_that_does_not_import_fails(monkeypatch):
 
 
 # --- JupyterLab widgets ------------------------------------------------------------------------
-
 LISTING = """JupyterLab v4.6.6
 /work/.venv/share/jupyter/labextensions
         jupyterlab_pygments v0.3.0 \x1b[32menabled\x1b[0m \x1b[32mOK\x1b[0m (python, pygments)
@@ -354,7 +346,6 @@ def test_jupyter_that_does_not_run_or_widgets_not_installed_fail(monkeypatch):
 
 
 # --- the interpreter: a Python the course is installed in, or say so ------------------------------
-
 BASE_PYTHON = getattr(sys, "_base_executable", None)
 
 
@@ -427,7 +418,6 @@ def test_a_failed_interpreter_check_stops_the_doctor(tmp_path, monkeypatch, caps
 
 
 # --- the Jupyter kernel ---------------------------------------------------------------------------
-
 @pytest.mark.skipif(not BASE_PYTHON, reason="needs the Python this environment was made from")
 def test_a_kernel_that_runs_another_python_fails_with_the_register_command(tmp_path, monkeypatch):
     """A user-level 'python3' kernel (found through JUPYTER_PATH) that starts another Python."""

@@ -1,11 +1,8 @@
 """The plot-style checker (``tools/figure_checks.py``) finds each kind of problem it names."""
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import numpy as np  # noqa: E402
-
-from helpers.infra.plotting import new_figure, set_labels  # noqa: E402
-from tools.figure_checks import figure_problems  # noqa: E402
+from helpers.infra.plotting import new_figure, set_labels
+from tools.figure_checks import figure_problems
 
 
 def test_a_styled_figure_has_no_problem():

@@ -1,25 +1,13 @@
-"""``make student`` (tools/make_student.py): a student's copies of the lessons.
-
-A copy holds no solution cell and no ``*_solution`` name, its exercise cells have no output,
-every other cell is kept; a copy the student wrote in is kept unless forced.
-"""
-from __future__ import annotations
-
+"""``make student`` (tools/make_student.py): a student's copy of a lesson holds no solution cell,
+its exercise cells have no output, every other cell is kept; one the student wrote in is kept
+unless forced."""
 import json
-from pathlib import Path
 
 import nbformat
 import pytest
 
+from tests.lesson_text import NOTEBOOKS, load
 from tools import make_student
-
-ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-
-
-def _source(cell) -> str:
-    s = cell["source"]
-    return s if isinstance(s, str) else "".join(s)
 
 
 def _tagged(cell, *tags) -> bool:
@@ -89,23 +77,15 @@ def test_make_student_keeps_a_copy_the_student_wrote_in(tmp_path, capsys):
     assert "01_x.ipynb: unchanged" in capsys.readouterr().out
 
 
-# ------------------------------------------------------------------ every lesson, statically
-
-
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_the_student_copy_holds_no_solution(path):
-    nb = json.loads(path.read_text(encoding="utf-8"))
+def test_a_lesson_s_student_copy_clears_its_exercises_and_keeps_every_other_cell(path):
+    """(That a published lesson holds no solution: tests/notebooks/test_student_edition.py.)"""
+    nb = load(path)
     out = make_student.student_copy(nb, path.name)
-    solutions = [_source(c) for c in nb["cells"] if _tagged(c, make_student.SOLUTION)]
-    kept = [c for c in nb["cells"] if not _tagged(c, make_student.SOLUTION)]
-    assert len(out["cells"]) == len(kept) + 1
-    text = json.dumps(out["cells"], ensure_ascii=False)
-    assert "_solution" not in text, f"{path.name}: a *_solution name is left in the student copy"
-    for s in solutions:
-        assert s not in [_source(c) for c in out["cells"]]
+    assert len(out["cells"]) == len(nb["cells"]) + 1
     exercises = [c for c in out["cells"] if _tagged(c, make_student.EXERCISE, make_student.CHECK)]
     assert exercises, f"{path.name}: no cell tagged 'exercise'"
     assert all(c["outputs"] == [] and c["execution_count"] is None for c in exercises)
-    for a, b in zip(kept, out["cells"][1:]):
+    for a, b in zip(nb["cells"], out["cells"][1:], strict=True):
         if not _tagged(a, make_student.EXERCISE, make_student.CHECK):
             assert a == b, f"{path.name}: a cell other than an exercise changed in the student copy"

@@ -1,6 +1,5 @@
-"""Tests of training.glove_live: its record (data/models/logs/wv_glove_live.json) holds every run
-of RUNS epoch by epoch, each run's best epoch is its best validation difference, and the run
-scored on the report half is the best of them on validation."""
+"""training.glove_live: its record holds every run epoch by epoch, each run's best epoch is its
+best on validation, and the run scored on the report half is the best on validation."""
 import pytest
 
 import training.glove_live as gl

@@ -21,17 +21,11 @@ def test_every_run_stopped_by_its_rule_and_kept_its_best_epoch(record):
             assert run["best_epoch"] is None and run["best_valid_wordsim"] is None
             continue
         assert len(curve) == run["epochs_run"] - int(run["diverged"]) <= fixed["max_epochs"]
-        assert (
-            run["best_epoch"] == int(np.argmax(curve)) + 1
-            and run["best_valid_wordsim"] == curve.max()
-        )
-        if not run[
-            "diverged"
-        ]:  # stopped by the limit, or by patience (8 epochs without a new best)
-            assert (
-                run["epochs_run"] == fixed["max_epochs"]
-                or run["epochs_run"] - run["best_epoch"] >= fixed["patience"]
-            )
+        assert run["best_epoch"] == int(np.argmax(curve)) + 1
+        assert run["best_valid_wordsim"] == curve.max()
+        if not run["diverged"]:   # stopped by the limit, or by patience (epochs without a new best)
+            assert (run["epochs_run"] == fixed["max_epochs"]
+                    or run["epochs_run"] - run["best_epoch"] >= fixed["patience"])
 
 
 def test_each_stage_starts_from_the_choices_before_it(record):
@@ -78,10 +72,8 @@ def test_the_shipped_glove_has_the_chosen_settings():
     shipped = SETTINGS["wv_glove"]
     chosen = read_log("wv_glove_search.json")["chosen"]
     assert {k: shipped[k] for k in gs.TUNED} == chosen
-    assert (
-        shipped["max_epochs"] == gs.START["max_epochs"]
-        and shipped["patience"] == gs.START["patience"]
-    )
+    assert shipped["max_epochs"] == gs.START["max_epochs"]
+    assert shipped["patience"] == gs.START["patience"]
 
 
 def test_run_settings_refuses_an_untuned_setting():

@@ -1,6 +1,5 @@
-"""Tests of training.glove_torch: the shipped GloVe's trainer (glove.c's per-pair AdaGrad in
-batches) is glove.c's loop when a batch is one pair, stops where its hooks say and checks its
-arguments; the benchmarks' trainer is AdaGrad on the summed gradient and learns two clusters."""
+"""training.glove_torch: one pair per batch is glove.c's loop, the hooks stop it, arguments are
+checked; the benchmarks' trainer is AdaGrad on the summed gradient and learns two clusters."""
 import numpy as np
 import pytest
 import scipy.sparse as sp

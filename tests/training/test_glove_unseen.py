@@ -1,7 +1,5 @@
-"""Tests of training.glove_unseen: its record (data/models/logs/wv_glove_unseen.json) holds every
-run of RUNS epoch by epoch, its GloVe run is the lesson's (glove_live's run at the shipped
-settings, epoch for epoch), and the run scored on the report half is the best with unseen cells
-on validation."""
+"""training.glove_unseen: its record holds every run epoch by epoch, its GloVe run is the
+lesson's, and the run scored on the report half is the best with unseen cells on validation."""
 import numpy as np
 import pytest
 import scipy.sparse as sp

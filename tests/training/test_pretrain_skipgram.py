@@ -1,6 +1,5 @@
-"""training/pretrain_skipgram.py and its record: the static vectors read only the pre-training
-documents, cover the words of both word-sense files (a word under min_count is counted, never
-skipped silently), and the BBC features are averages of unit vectors."""
+"""training/pretrain_skipgram.py: the static vectors read only the pre-training documents, cover
+both word-sense files' words (none skipped silently), and the BBC features average unit vectors."""
 from collections import Counter
 
 import numpy as np

@@ -1,11 +1,7 @@
-"""The shipped models (data/models/) against their registry (training/registry.py).
-
-- every registered model is in the manifest, and every manifest entry is a registered model;
-- each file's sha256 matches the manifest, it loads, and it reproduces the held-out metric
-  recorded at training time on its fixed subset;
-- each deterministic trainer's first steps (its ``replay_steps``) from scratch reproduce the
-  logged losses (exactly on the recorded processor and library versions);
-- the README is generated from the manifest; all files together stay under 40 MB.
+"""The shipped models (data/models/) against their registry (training/registry.py): manifest and
+registry agree; each file's sha256 matches, it loads and reproduces its recorded held-out metric;
+each deterministic trainer's ``replay_steps`` reproduce the logged losses; the README is generated
+from the manifest; all files together stay under 40 MB.
 """
 import math
 

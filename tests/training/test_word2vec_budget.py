@@ -1,7 +1,5 @@
 """Tests of training.word2vec_budget: the schedule-length and bucket-count record
 (``data/models/logs/wv_budget.json``) holds every run, and its rule chose the shipped schedules."""
-from __future__ import annotations
-
 import numpy as np
 import pytest
 

@@ -1,6 +1,4 @@
 """training.word2vec_settings: the record behind ``sample`` and ``alpha`` and its choice."""
-from __future__ import annotations
-
 import re
 from pathlib import Path
 
@@ -31,10 +29,8 @@ def test_the_record_holds_every_run_of_the_study():
 
 def test_the_shipped_settings_are_the_record_s_best_rate_and_tie_with_its_best():
     """What the record shows (and lesson 07 says): the shipped learning rate is the best setting's,
-    while the shipped threshold t = 1e-4 is not better than gensim's 1e-3 in these 5-epoch runs:
-    with
-    alpha 0.05, the mean over the seeds is a little lower than alpha 0.05 alone, a tie on every seed
-    (both minus the defaults overlap: each seed's paired intervals share most of their range)."""
+    while the shipped t = 1e-4 ties gensim's 1e-3 in these 5-epoch runs (alpha 0.05: the seed
+    mean a little lower, each seed's paired interval overlapping)."""
     best = study.best_setting(RECORD)
     assert RECORD["best"] == best
     chosen = study.run_settings(best)
@@ -67,13 +63,11 @@ WORD2VEC_MODULES = ("training/word_vector_models.py", "training/word2vec_budget.
 
 
 def test_no_absolute_machine_path_justifies_a_setting():
-    """The evidence for the word2vec settings is cited by repository path, never a developer
-    machine's."""
+    """The evidence for the word2vec settings is cited by repository path, never a machine's."""
     for rel in WORD2VEC_MODULES:
         path = ROOT / rel
         text = path.read_text(encoding="utf-8")
-        assert not re.search(r"/work/|/home/|/Users/|[A-Z]:\\\\", text), (
-            f"{rel} cites a machine path"
-        )
+        machine_path = re.search(r"/work/|/home/|/Users/|[A-Z]:\\\\", text)
+        assert not machine_path, f"{rel} cites a machine path"
         for cited in re.findall(r"data/models/logs/[\w.]+\.json", text):
             assert (ROOT / cited).is_file(), f"{rel} cites {cited}, which is not in the repository"

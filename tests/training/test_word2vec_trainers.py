@@ -73,33 +73,29 @@ def test_torch_closed_form_step_equals_autograd(cbow):
     Wr, Cr = W0.clone().requires_grad_(), C0.clone().requires_grad_()
     h = Wr[inp] if msk is None else (Wr[inp] * (msk / msk.sum(1, keepdim=True))[:, :, None]).sum(1)
     h.retain_grad()
-    loss = F.softplus(-(Cr[t] * h).sum(1)) + (
-        F.softplus((Cr[neg] * h[:, None, :]).sum(2)) * keep
-    ).sum(1)
+    loss = F.softplus(-(Cr[t] * h).sum(1)) + (F.softplus((Cr[neg] * h[:, None, :]).sum(2))
+                                              * keep).sum(1)
     loss.sum().backward()                                    # summed over the batch, as the trainer
     assert torch.allclose(C, C0 - lr * Cr.grad, atol=1e-6)
     if msk is None:
         assert torch.allclose(W, W0 - lr * Wr.grad, atol=1e-6)
     else:   # word2vec.c / gensim: each real context word gets the full dL/dh, not dL/dh / count
         dx = msk[:, :, None] * h.grad[:, None, :]
-        assert torch.allclose(
-            W, W0.index_add(0, inp.reshape(-1), -lr * dx.reshape(-1, D)), atol=1e-6
-        )
+        assert torch.allclose(W, W0.index_add(0, inp.reshape(-1), -lr * dx.reshape(-1, D)),
+                              atol=1e-6)
 
 
 @budget(0.3)
-@given(
-    sents=SENTS, model=st.sampled_from(["skipgram", "cbow"]), sample=st.sampled_from([0.0, 1e-3])
-)
+@given(sents=SENTS, model=st.sampled_from(["skipgram", "cbow"]),
+       sample=st.sampled_from([0.0, 1e-3]))
 def test_every_trainer_trains_a_tiny_corpus_or_says_why_it_cannot(sents, model, sample):
     if not any(sents):
         return
     corpus = prepare_corpus(sents, min_count=1)
     for train in (train_numpy, train_torch):
         try:
-            tv = train(
-                corpus, model=model, dim=3, window=2, epochs=2, sample=sample, progress=False
-            )
+            tv = train(corpus, model=model, dim=3, window=2, epochs=2, sample=sample,
+                       progress=False)
         except ValueError as e:
             assert "has no training" in str(e) and ("sample=0" in str(e) or "more text" in str(e))
             continue
@@ -113,7 +109,6 @@ def test_every_trainer_trains_a_tiny_corpus_or_says_why_it_cannot(sents, model, 
 
 def test_gensims_fasttext_trains_and_its_vectors_are_gensims():
     from gensim.models import FastText
-
     sents = [["the", "river", "bank"], ["the", "money", "bank"], ["river", "water"]] * 5
     ftv = train_fasttext(sents, dim=4, min_count=1, epochs=1, buckets=100, seed=1, workers=1)
     assert "bank" in ftv and ftv.vector("bannk").shape == (4,) and ftv.config["buckets"] == 100

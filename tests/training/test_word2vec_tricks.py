@@ -1,8 +1,5 @@
-"""Tests of training.word2vec_tricks (what subsampling and the dynamic window do to skip-gram's
-vectors, lesson 07): its settings, the gensim models it trains, and the shipped runs' training.
-The replay of the first two epochs and the subset metric are in tests/training/test_registry.py."""
-from __future__ import annotations
-
+"""training.word2vec_tricks (subsampling and the dynamic window, lesson 07): its settings, its
+gensim models and the shipped runs (replay and subset metric: tests/training/test_registry.py)."""
 import numpy as np
 import pytest
 

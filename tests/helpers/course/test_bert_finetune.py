@@ -1,6 +1,5 @@
-"""helpers.course.bert_finetune: the experiment's split (the test articles and their copies
-never pre-trained on), stratified training sets, pooling, the fine-tuning run's errors, and the
-shipped record (complete, chosen on validation, compared by a paired bootstrap)."""
+"""helpers.course.bert_finetune: the split (no test article or copy pre-trained on), stratified
+training sets, pooling, the run's errors, and the shipped record."""
 import numpy as np
 import pytest
 import torch

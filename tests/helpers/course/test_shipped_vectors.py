@@ -24,9 +24,8 @@ def test_the_stored_vocabulary_comes_back():
     v = Vocab(["the", "été", "naïve", "x"], np.array([9, 5, 5, 1]), ())
     art = SimpleNamespace(arrays={"W": np.ones((4, 2), np.float32), **vocab_to_arrays(v)}, meta={})
     back = load_vectors_artifact(art)
-    assert (
-        back.vocab.itos == v.itos and back.vocab.counts.tolist() == [9, 5, 5, 1] and back.C is None
-    )
+    assert back.vocab.itos == v.itos and back.vocab.counts.tolist() == [9, 5, 5, 1]
+    assert back.C is None
     with pytest.raises(ValueError, match="newline"):
         vocab_to_arrays(Vocab(["a\nb"], np.array([1]), ()))
 

@@ -1,6 +1,5 @@
-"""helpers.course.word_lms: the split (copies kept out of the test text), the PyTorch model's
-errors, the stored Kneser-Ney baselines, per-token losses averaging to the stream NLL in stream
-order, and the gradient reaching far back in a trained model."""
+"""helpers.course.word_lms: the split (copies kept out of the test text), the model's errors,
+the stored Kneser-Ney baselines, and the gradient reaching far back in a trained model."""
 import numpy as np
 import pytest
 import torch
@@ -27,7 +26,6 @@ def test_the_stored_kneser_ney_baselines_are_what_the_function_gives():
     np.testing.assert_allclose(kn.nll["test"][best][:len(fresh)], fresh, rtol=5e-4, atol=1e-4)
     # the stored float16 copy
     assert abs(np.exp(kn.nll["test"][best].mean()) - kn.ppl["test"][best]) < 0.05
-
 
 
 def test_the_pytorch_model_refuses_a_bad_kind_and_shape():

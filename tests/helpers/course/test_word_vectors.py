@@ -48,9 +48,8 @@ def test_the_count_vectors_are_cached_with_one_vocabulary(tmp_path):
 def test_rare_neighbour_share_counts_rare_words_among_the_neighbours():
     counts = np.array([100] * 6 + [1] * 6)
     # frequent words 0-5 point one way, rare words 6-11 the other: no rare neighbour, then only rare
-    W = np.r_[np.tile([1.0, 0.0], (6, 1)), np.tile([0.0, 1.0], (6, 1))] + 1e-3 * np.arange(
-        24
-    ).reshape(12, 2)
+    W = (np.r_[np.tile([1.0, 0.0], (6, 1)), np.tile([0.0, 1.0], (6, 1))]
+         + 1e-3 * np.arange(24).reshape(12, 2))
     assert rare_neighbour_share(W, counts, k=3, rare_below=20, probe=(0, 6)) == 0.0
     W[:6] = W[6:][::-1] + 1e-4
     assert rare_neighbour_share(W, counts, k=3, rare_below=20, probe=(0, 6)) > 0.5

@@ -1,7 +1,5 @@
 """The exercise framework (helpers/exercises/__init__.py and expect.py) on made-up exercises:
 verdicts, mistakes by wrong implementation or predicate, experiments, gradient expectations."""
-from __future__ import annotations
-
 import numpy as np
 import pytest
 import torch

@@ -1,15 +1,9 @@
-"""Every exercise of every lesson: its reference passes, the untouched stub is "not attempted
-yet", each declared mistake's typical wrong answer gets exactly that mistake's hint, answers
-through autograd or the course's code are refused, and the notebooks call the
-checkers. An exercise listed in a module's ``EXERCISES`` is tested here with nothing else to write.
-"""
-from __future__ import annotations
-
+"""Every exercise of every lesson: its reference passes, the stub is "not attempted yet", each
+declared mistake gets exactly its hint, autograd and the course's code are refused, the notebooks
+call the checkers. An exercise listed in a module's ``EXERCISES`` is tested here."""
 import importlib
-import json
 import pkgutil
 import re
-from pathlib import Path
 
 import pytest
 import torch
@@ -17,9 +11,8 @@ import torch
 import helpers.exercises as framework
 from helpers.exercises import NOT_ATTEMPTED, PASSED, Exercise, ExperimentExercise, FunctionExercise
 from helpers.exercises.guard import Watch
+from tests.lesson_text import NOTEBOOKS, code_cells, load, source, tags
 
-ROOT = Path(__file__).resolve().parents[3]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 MODULES = sorted(m.name for m in pkgutil.iter_modules(framework.__path__)
                  if re.fullmatch(r"lesson\d\d", m.name))
 
@@ -125,26 +118,16 @@ def test_each_typical_mistake_gets_its_own_hint(name, ex, mistake, capsys):
 
 
 # ---------------------------------------------------------------- the notebooks use them
-def _cells(path: Path, tag: str) -> list[str]:
-    nb = json.loads(path.read_text(encoding="utf-8"))
-    return ["".join(c["source"]) for c in nb["cells"]
-            if c["cell_type"] == "code" and tag in c.get("metadata", {}).get("tags", [])]
-
-
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_the_notebook_calls_every_checker_of_its_lesson(path):
+    """(Each solution asserting its checker: tests/notebooks/test_student_edition.py.)"""
     module = _module(f"lesson{path.name[:2]}")
     names = {id(obj): attr for attr, obj in vars(module).items() if isinstance(obj, Exercise)}
-    solutions = ROOT / "solutions" / f"{path.stem}_solutions.ipynb"
-    exercise_cells = "\n".join(_cells(path, "exercise") + _cells(path, "check"))
-    solution_cells = "\n".join(_cells(solutions, "solution") if solutions.exists()
-                               else _cells(path, "solution"))
+    exercise_cells = "\n".join(source(c) for c in code_cells(load(path))
+                               if {"exercise", "check"} & set(tags(c)))
     for ex in module.EXERCISES:
-        name = names[id(ex)]
-        assert re.search(rf"\b{name}\(", exercise_cells), \
-            f"{path.name}: no cell tagged 'exercise' (or 'check') calls {name}"
-        assert re.search(rf"(?m)^assert {name}\(", solution_cells), \
-            f"{path.name}: no cell tagged 'solution' asserts {name}(..._solution)"
+        assert re.search(rf"\b{names[id(ex)]}\(", exercise_cells), \
+            f"{path.name}: no cell tagged 'exercise' (or 'check') calls {names[id(ex)]}"
 
 
 # ---------------------------------------------------------------- checkers that cannot be fooled

@@ -1,6 +1,5 @@
-"""Lesson 05's checkers beyond what test_hints.py checks of every checker: the power
-iteration refuses an SVD solver however it is reached, and the experiment measures on the lesson's
-kind of matrix."""
+"""Lesson 05's checkers beyond test_hints.py: an SVD solver is refused however it is reached,
+and the experiment measures on the lesson's kind of matrix."""
 
 import numpy as np
 import scipy.sparse as sp
@@ -15,7 +14,6 @@ def test_power_iteration_by_an_svd_solver_is_refused(capsys):
 
     def with_scipy(A, x0, n_steps):
         import scipy.sparse.linalg
-
         u, s, _ = scipy.sparse.linalg.svds(sp.csr_matrix(A, dtype=float), k=1)
         return s[0], u[:, 0]
 

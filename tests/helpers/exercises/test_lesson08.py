@@ -1,5 +1,4 @@
-"""Checker behaviour of lesson 08 that the generic tests of every exercise do not cover: the AdaGrad
-checker accepts a correct step that updates its arguments in place (it refused it before), and the
+"""Lesson 08's checkers beyond test_hints.py: a correct in-place AdaGrad step passes, and the
 n-gram experiment measures for itself and names a bad context."""
 import numpy as np
 

@@ -1,7 +1,5 @@
 """Lesson 10's checkers beyond test_hints.py: wrong answers that once passed, and the experiment's
 own measurement, which must read the very model and sentences the lesson loads."""
-from __future__ import annotations
-
 import numpy as np
 import pytest
 import torch

@@ -221,7 +221,6 @@ def test_a_second_caller_waits_for_the_lock_and_says_so(here, capsys):
 def slow_counted_fill(name: str, version: str, log: str):
     """Build an entry slowly, logging every build (module level: spawn imports it)."""
     import time
-
     def build():
         with open(log, "a", encoding="utf-8") as f:
             f.write("built\n")

@@ -1,6 +1,4 @@
 """helpers.infra.claims: ✓ when a claim holds, a loud error naming it when not."""
-from __future__ import annotations
-
 import numpy as np
 import pytest
 

@@ -1,6 +1,4 @@
 """helpers.infra.live_training: the live trainings of lessons 02-04 and 07-08."""
-from __future__ import annotations
-
 import numpy as np
 import pytest
 

@@ -1,25 +1,24 @@
-"""helpers.infra.plotting: the course's one plot style, and every plotting function of
-``helpers`` drawn on tiny inputs and checked by :func:`tools.figure_checks.figure_problems`.
-
-A new plotting function in ``helpers`` needs a case in ``CASES`` (found by its call to
-``new_figure``) and draws through ``helpers.infra.plotting``.
+"""helpers.infra.plotting: the course's one plot style, and every plotting function of ``helpers``
+(found by its call to ``new_figure``; each needs a case in ``CASES``) drawn on tiny inputs and
+checked by :func:`tools.figure_checks.figure_problems`.
 """
-from __future__ import annotations
-
 import ast
-import json
 from pathlib import Path
 
 import matplotlib
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import scipy.sparse as sp  # noqa: E402
-
-from helpers.infra import plotting  # noqa: E402
-from helpers.infra.plotting import (  # noqa: E402
+from helpers.course.char_live import CharSplit
+from helpers.course.data import load_wsd_sentences
+from helpers.course.models import load_model
+from helpers.course.vector_studies import METRICS, ScalingGrid
+from helpers.course.word_lms import plot_gradient_flow
+from helpers.infra import plotting
+from helpers.infra.live_training import LiveTraining, ScoreTraining
+from helpers.infra.plotting import (
     COLOURS,
     GREY,
     heatmap,
@@ -29,23 +28,37 @@ from helpers.infra.plotting import (  # noqa: E402
     set_labels,
     tex_problem,
 )
-from tools.figure_checks import ALLOWED_COLOURS, figure_problems  # noqa: E402
+from helpers.lessons import (
+    lesson01,
+    lesson02,
+    lesson03,
+    lesson04,
+    lesson05,
+    lesson06,
+    lesson07,
+    lesson08,
+    lesson09,
+    lesson10,
+)
+from helpers.lib.bert import BertConfig, TinyBert
+from helpers.lib.bpe import BPETokenizer
+from helpers.lib.counting import cooccurrence_matrix
+from helpers.lib.decoder import NumpyDecoderLM
+from helpers.lib.recurrent import NumpyLM
+from helpers.lib.text import Vocab
+from tests.lesson_text import NOTEBOOKS, code_cells, load, source
+from tools.figure_checks import ALLOWED_COLOURS, figure_problems
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 # ---------------------------------------------------------------- the helpers
 def test_style_colours_and_sizes():
     from tools.diagrams.svg import PALETTE
-
     okabe_ito = {"#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000"}
     assert {c.upper() for c in COLOURS.values()} == okabe_ito and PALETTE is plotting.PALETTE
+    assert okabe_ito | {"#F0E442"} <= set(PALETTE.values())          # the diagrams' too
+    assert PALETTE["sky_light"] == "#CCE9F8"      # 30 % of #56B4E9 on white, exact integers
     assert GREY.upper() in ALLOWED_COLOURS
     # lines differ in line style too, so that they survive greyscale
     assert len(set(map(str, plotting.LINESTYLES))) == len(COLOURS) == len(set(plotting.MARKERS))
@@ -137,176 +150,93 @@ def _fig(result):
     return result.figure
 
 
-def _case_activation():
-    from helpers.lessons.lesson01 import render_activation
-
-    return render_activation(1.0, "tanh")
-
-
-def _case_gradient_flow():
-    from helpers.lessons.lesson02 import render_gradient_flow
-
-    return render_gradient_flow(2.0, steps=12, hidden=8)
-
-
 def _case_trained_gradient_flow():
-    from helpers.course.word_lms import plot_gradient_flow
-
     rng = np.random.default_rng(0)
     flows = {name: 10 ** np.cumsum(-rng.random((8, 12)) * d, axis=1)
              for name, d in (("RNN", 0.5), ("LSTM", 0.1))}
     return plot_gradient_flow(flows, "Gradient reaching k words back")
 
 
-def _live_run(scale: float):
-    from helpers.infra.live_training import LiveTraining
-
-    losses = iter(np.linspace(4.0, 2.0, 50) * scale)
-    run = LiveTraining(lambda: next(losses), lambda: 2.5 * scale, eval_every=2, name="model",
-                       unit="nats/char", baselines={"trigram": 2.0})
-    return run.train(6, progress=False)
-
-
 def _case_live_training_figure():
-    return _live_run(1.0).figure("Training a model")
-
-
-def _case_long_range():
-    from helpers.lessons.lesson03 import render_long_range
-
-    return render_long_range(steps=3, keep_bias=1.0, hidden=4)
+    losses = iter(np.linspace(4.0, 2.0, 50))
+    run = LiveTraining(lambda: next(losses), lambda: 2.5, eval_every=2, name="model",
+                       unit="nats/char", baselines={"trigram": 2.0})
+    return run.train(6, progress=False).figure("Training a model")
 
 
 def _case_gate_heatmap():
-    from helpers.lessons.lesson03 import gate_heatmap
-    from helpers.lib.recurrent import NumpyLM
-
     words = ["the", "cat", "sat", "on", "the", "mat"]
-    return gate_heatmap(NumpyLM(5, 4, 6, "lstm"), np.array([0, 1, 2, 3, 0, 4]), words, n_units=4)
-
-
-def _case_scaling():
-    from helpers.lessons.lesson04 import render_scaling
-
-    return render_scaling(d_k=8, n_keys=6)
+    return lesson03.gate_heatmap(NumpyLM(5, 4, 6, "lstm"), np.array([0, 1, 2, 3, 0, 4]), words,
+                                 n_units=4)
 
 
 def _char_corpus():
-    from helpers.course.char_live import CharSplit
-    from helpers.lib.text import Vocab
-
     vocab = Vocab(list(" abcdefghijklmnopqrstuvwxyz.\n"), specials=())
     rng = np.random.default_rng(0)
     ids = lambda n: rng.integers(0, len(vocab), n).astype(np.int64)  # noqa: E731
     return CharSplit(vocab, ids(20_000), ids(10_000), ids(10_000), "a work", "another work")
 
 
-def _tiny_decoder(corpus):
-    from helpers.lib.decoder import NumpyDecoderLM
-
-    return NumpyDecoderLM(len(corpus.vocab), d_model=16, n_heads=2, n_layers=1, max_len=32)
-
-
-def _case_attention():
-    from helpers.lessons.lesson04 import render_attention
-
-    corpus = _char_corpus()
-    return render_attention(_tiny_decoder(corpus), corpus, "to be or not\nto be", head=1, layer=0)
-
-
-def _case_temperature_chars():
-    from helpers.lessons.lesson04 import render_temperature
-
-    corpus = _char_corpus()
-    return render_temperature(_tiny_decoder(corpus), corpus, "to be ", 0.8, n_new=10)
+CHARS = _char_corpus()
+DECODER = NumpyDecoderLM(len(CHARS.vocab), d_model=16, n_heads=2, n_layers=1, max_len=32)
 
 
 def _case_norm_comparison():
-    from helpers.lessons import lesson04
-
-    corpus = _char_corpus()
-    key = (corpus.valid_work, len(corpus.train), 0.03, 2, (0,))       # a cached run: nothing trains
+    key = (CHARS.valid_work, len(CHARS.train), 0.03, 2, (0,))         # a cached run: nothing trains
     lesson04._NORM_RUNS[key] = {"pre": {"curves": [[3.0, 2.5]], "valid": [2.4]},
                                 "post": {"curves": [[3.0, 2.7]], "valid": [2.6]}}
-    return lesson04.render_norm_comparison(corpus, lr=3e-2, steps=2, seeds=(0,))
+    return lesson04.render_norm_comparison(CHARS, lr=3e-2, steps=2, seeds=(0,))
 
 
 def _case_reversal():
-    from helpers.lessons.lesson04 import plot_reversal
-
     rng = np.random.default_rng(0)
     accuracy = {"with attention": rng.random((2, 2)), "without": rng.random((2, 2))}
-    return plot_reversal([4, 6], accuracy, rng.random((10, 10)), list(range(10)))
-
-
-def _case_positional_encoding():
-    from helpers.lessons.lesson04 import plot_positional_encoding
-
-    return plot_positional_encoding(T=32, d=16, dims=(0, 4))
+    return lesson04.plot_reversal([4, 6], accuracy, rng.random((10, 10)), list(range(10)))
 
 
 def _case_attention_grid():
-    from helpers.lessons.lesson04 import plot_attention_grid
-
     rng = np.random.default_rng(0)
     text = "To be, or not to be"
     w = np.tril(rng.random((2, 4, len(text), len(text))))
-    return plot_attention_grid(w / w.sum(-1, keepdims=True), text)
+    return lesson04.plot_attention_grid(w / w.sum(-1, keepdims=True), text)
 
 
 def _case_copy_experiment():
-    from helpers.lessons.lesson04 import plot_copy_experiment
-
     accuracy = {"Transformer": [1.0, 1.0, 0.99], "LSTM": [0.9, 0.4, 0.07]}
-    return plot_copy_experiment({"lengths": [4, 8, 16], "accuracy": accuracy,
-                                 "params": {"Transformer": 27000, "LSTM": 28000},
-                                 "steps": {"Transformer": 150, "LSTM": 300}})
+    return lesson04.plot_copy_experiment({"lengths": [4, 8, 16], "accuracy": accuracy,
+                                          "params": {"Transformer": 27000, "LSTM": 28000},
+                                          "steps": {"Transformer": 150, "LSTM": 300}})
 
 
 def _case_lsa():
-    from helpers.lessons.lesson05 import render_lsa
-    from helpers.lib.text import Vocab
-
     vocab = Vocab([f"w{i}" for i in range(12)], specials=())
     rng = np.random.default_rng(0)
     s = np.sort(rng.uniform(1, 5, 6))[::-1]
-    return render_lsa(3, "w2", singular_values=s, frobenius_sq=float((s ** 2).sum() * 1.5),
-                      u=np.linalg.qr(rng.standard_normal((12, 6)))[0], vocab=vocab, n_neighbours=4)
+    return lesson05.render_lsa(3, "w2", singular_values=s, frobenius_sq=float((s ** 2).sum() * 1.5),
+                               u=np.linalg.qr(rng.standard_normal((12, 6)))[0], vocab=vocab,
+                               n_neighbours=4)
 
 
 def _toy_ids():
-    from helpers.lib.text import Vocab
-
     sents = [s.split() for s in ("new york is big", "old york is big", "the city is new")] * 5
     vocab = Vocab.build([w for s in sents for w in s])
     return vocab, [vocab.encode(s) for s in sents]
 
 
 def _case_collocations():
-    from helpers.lessons.lesson06 import render_collocations
-    from helpers.lib.counting import cooccurrence_matrix
-
     vocab, ids = _toy_ids()
     bigrams = cooccurrence_matrix(ids, len(vocab), window=1, symmetric=False)
-    return render_collocations(2, "NPMI", bigrams=sp.csr_matrix(bigrams), itos=vocab.itos, n=5)
+    return lesson06.render_collocations(2, "NPMI", bigrams=sp.csr_matrix(bigrams),
+                                        itos=vocab.itos, n=5)
 
 
 def _case_contexts():
-    from helpers.lessons.lesson06 import render_contexts
-
     vocab, ids = _toy_ids()
-    return render_contexts(2, "harmonic", False, "new", sentences_ids=ids, vocab=vocab, n=3)
-
-
-def _toy_shipped_meta():
-    curve = {"epoch": [1, 2, 3], "valid_wordsim": [0.1, 0.3, 0.35], "train_loss": [2.8, 2.4, 2.3],
-             "valid_simlex": [0.05, 0.1, 0.12]}
-    return {"curve": curve, "settings": {"dim": 100}, "best_epoch": 3}
+    return lesson06.render_contexts(2, "harmonic", False, "new", sentences_ids=ids, vocab=vocab,
+                                    n=3)
 
 
 def _case_w2v_live_training():
-    from helpers.infra.live_training import ScoreTraining
-
     state = {"rho": 0.0}
 
     def step():
@@ -321,8 +251,6 @@ def _case_w2v_live_training():
 
 
 def _case_dimension_runs():
-    from helpers.lessons.lesson07 import DimensionRuns
-
     class Run:                                    # a stand-in for LiveSkipGram
         def __init__(self, dim):
             self.W, self.corpus, self.t = np.eye(4, dim), None, 0.0
@@ -337,105 +265,68 @@ def _case_dimension_runs():
         def plan(self, steps):
             pass
 
-    runs = DimensionRuns(Run, steps=5)
+    runs = lesson07.DimensionRuns(Run, steps=5)
     runs.results[100] = dict(rho=0.38, ms=3.0, money=["cash"])
     runs.results[25] = dict(rho=0.3, ms=1.2, money=["funds"])
     return runs.render(25)[0]
 
 
 def _case_pmi_link():
-    from helpers.lessons.lesson08 import plot_pmi_link
     rng = np.random.default_rng(0)
     x = rng.normal(5, 2, 300)
     p = rng.normal(0, 1, 400)
-    return plot_pmi_link({"log_x": x, "b": x + rng.normal(0, 1, 300), "pmi": p,
-                          "dot": p + rng.normal(0, 1, 400), "bias_r": 0.9, "dot_r": 0.7}, "a GloVe")
-
-
-def _case_glove_weight():
-    from helpers.lessons.lesson08 import render_glove_weight
-
-    counts = np.random.default_rng(0).pareto(1.2, 500) + 1
-    return render_glove_weight(50.0, 0.6, counts=counts)
-
-
-def _embeddings():
-    rng = np.random.default_rng(0)
-    words = ["france", "germany", "italy", "football", "tennis", "golf", "album", "band", "song"]
-    return rng.standard_normal((len(words), 5)), words
+    return lesson08.plot_pmi_link({"log_x": x, "b": x + rng.normal(0, 1, 300), "pmi": p,
+                                   "dot": p + rng.normal(0, 1, 400), "bias_r": 0.9, "dot_r": 0.7},
+                                  "a GloVe")
 
 
 def _case_projection():
-    from helpers.lessons.lesson09 import make_projection_render
-
-    E, words = _embeddings()
+    rng = np.random.default_rng(0)
+    words = ["france", "germany", "italy", "football", "tennis", "golf", "album", "band", "song"]
+    E = rng.standard_normal((len(words), 5))
     groups = {"countries": words[:3], "sport": words[3:6], "music": words[6:]}
-    return make_projection_render({"toy": (E, words)}, groups)(1, "PCA", "toy")
+    return lesson09.make_projection_render({"toy": (E, words)}, groups)(1, "PCA", "toy")
 
 
 def _case_grid_and_control():
-    from helpers.course.vector_studies import METRICS, ScalingGrid
-    from helpers.lessons.lesson09 import plot_grid_and_control
-
     rng = np.random.default_rng(0)
     g = ScalingGrid(fractions=(0.25, 0.5, 1.0), dims=(16, 32, 64, 128),
                     tokens=np.array([100_000, 200_000, 400_000]),
                     scores={m: rng.uniform(0.05, 0.4, (3, 3, 4)) for m in METRICS},
                     seconds=np.ones((3, 4)),
                     n_scored={m: 100 for m in METRICS}, n_words=1000, config={"epochs": [5, 5, 5]})
-    return plot_grid_and_control(g, g, (20, 10, 5), "wordsim353", "WordSim-353 ρ")
+    return lesson09.plot_grid_and_control(g, g, (20, 10, 5), "wordsim353", "WordSim-353 ρ")
 
 
 def _case_sense_explorer():
-    import torch
-
-    from helpers.course.data import load_wsd_sentences
-    from helpers.lessons.lesson10 import render_sense_explorer
-    from helpers.lib.bert import BertConfig, TinyBert
-    from helpers.lib.bpe import BPETokenizer
-
     ex = load_wsd_sentences()
     tok = BPETokenizer.train([w for e in ex for w in e.tokens], vocab_size=120)
     torch.manual_seed(0)
     config = BertConfig(len(tok), dim=8, n_layers=1, n_heads=2, ff_dim=16, max_len=32)
     model = TinyBert(config).eval()
-    return render_sense_explorer(model, tok, ex, sentence=0, word="bank", layer=1)
+    return lesson10.render_sense_explorer(model, tok, ex, sentence=0, word="bank", layer=1)
 
 
-def _case_finetune():
-    from helpers.course.models import load_model
-    from helpers.lessons.lesson10 import plot_finetune
-    return plot_finetune(load_model("bert_finetune"))
-
-
-def _case_live_finetune():
-    # the smallest live run the explorer offers (10 steps, one thread: a few seconds)
-    from helpers.course.models import load_model
-    from helpers.lessons.lesson10 import render_live_finetune
-    return render_live_finetune(10, shipped=load_model("mlm_bert"),
-                                results=load_model("bert_finetune"))
-
-def _case_output_layer_timings():
-    from helpers.lessons.lesson07 import plot_output_layer_timings
-
-    return plot_output_layer_timings(
-        [{"vocab_size": v, "softmax": 1e-3 * v / 1000, "ns_rows": 6e-4, "ns_dense": 2e-3 + 1e-7 * v,
-          "hs": 1e-3, "hs_mean_depth": 8.0} for v in (1_000, 4_000, 16_000, 32_000)])
-
-
+TIMINGS = [{"vocab_size": v, "softmax": 1e-6 * v, "ns_rows": 6e-4, "ns_dense": 2e-3 + 1e-7 * v,
+            "hs": 1e-3, "hs_mean_depth": 8.0} for v in (1_000, 4_000, 16_000, 32_000)]
 # function (module:qualified name) -> how to draw it on tiny inputs
 CASES = {
-    "helpers.lessons.lesson01:render_activation": _case_activation,
-    "helpers.lessons.lesson02:render_gradient_flow": _case_gradient_flow,
+    "helpers.lessons.lesson01:render_activation": lambda: lesson01.render_activation(1.0, "tanh"),
+    "helpers.lessons.lesson02:render_gradient_flow":
+        lambda: lesson02.render_gradient_flow(2.0, steps=12, hidden=8),
     "helpers.course.word_lms:plot_gradient_flow": _case_trained_gradient_flow,
     "helpers.infra.live_training:LiveTraining.figure": _case_live_training_figure,
-    "helpers.lessons.lesson03:render_long_range": _case_long_range,
+    "helpers.lessons.lesson03:render_long_range":
+        lambda: lesson03.render_long_range(steps=3, keep_bias=1.0, hidden=4),
     "helpers.lessons.lesson03:gate_heatmap": _case_gate_heatmap,
-    "helpers.lessons.lesson04:render_scaling": _case_scaling,
-    "helpers.lessons.lesson04:render_attention": _case_attention,
-    "helpers.lessons.lesson04:render_temperature": _case_temperature_chars,
+    "helpers.lessons.lesson04:render_scaling": lambda: lesson04.render_scaling(d_k=8, n_keys=6),
+    "helpers.lessons.lesson04:render_attention":
+        lambda: lesson04.render_attention(DECODER, CHARS, "to be or not\nto be", head=1, layer=0),
+    "helpers.lessons.lesson04:render_temperature":
+        lambda: lesson04.render_temperature(DECODER, CHARS, "to be ", 0.8, n_new=10),
     "helpers.lessons.lesson04:render_norm_comparison": _case_norm_comparison,
-    "helpers.lessons.lesson04:plot_positional_encoding": _case_positional_encoding,
+    "helpers.lessons.lesson04:plot_positional_encoding":
+        lambda: lesson04.plot_positional_encoding(T=32, d=16, dims=(0, 4)),
     "helpers.lessons.lesson04:plot_attention_grid": _case_attention_grid,
     "helpers.lessons.lesson04:plot_copy_experiment": _case_copy_experiment,
     "helpers.lessons.lesson04:plot_reversal": _case_reversal,
@@ -444,14 +335,20 @@ CASES = {
     "helpers.lessons.lesson06:render_contexts": _case_contexts,
     "helpers.infra.live_training:ScoreTraining.figure": _case_w2v_live_training,
     "helpers.lessons.lesson07:DimensionRuns.render": _case_dimension_runs,
-    "helpers.lessons.lesson07:plot_output_layer_timings": _case_output_layer_timings,
-    "helpers.lessons.lesson08:render_glove_weight": _case_glove_weight,
+    "helpers.lessons.lesson07:plot_output_layer_timings":
+        lambda: lesson07.plot_output_layer_timings(TIMINGS),
+    "helpers.lessons.lesson08:render_glove_weight": lambda: lesson08.render_glove_weight(
+        50.0, 0.6, counts=np.random.default_rng(0).pareto(1.2, 500) + 1),
     "helpers.lessons.lesson08:plot_pmi_link": _case_pmi_link,
     "helpers.lessons.lesson09:make_projection_render.render": _case_projection,
     "helpers.lessons.lesson09:plot_grid_and_control": _case_grid_and_control,
     "helpers.lessons.lesson10:render_sense_explorer": _case_sense_explorer,
-    "helpers.lessons.lesson10:plot_finetune": _case_finetune,
-    "helpers.lessons.lesson10:render_live_finetune": _case_live_finetune,
+    "helpers.lessons.lesson10:plot_finetune":
+        lambda: lesson10.plot_finetune(load_model("bert_finetune")),
+    # the smallest live run the explorer offers (10 steps, one thread: a few seconds)
+    "helpers.lessons.lesson10:render_live_finetune":
+        lambda: lesson10.render_live_finetune(10, shipped=load_model("mlm_bert"),
+                                              results=load_model("bert_finetune")),
 }
 
 
@@ -512,11 +409,7 @@ def test_every_plotting_function_has_a_case():
 def test_constrained_figures_are_not_tight_laid_out():
     """``new_figure`` uses the constrained layout: ``tight_layout()`` raises on it once a colour
     bar exists, so no notebook cell calls both."""
-    offenders = []
-    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-        for i, cell in enumerate(cells):
-            source = "".join(cell["source"]) if cell["cell_type"] == "code" else ""
-            if "new_figure(" in source and "tight_layout(" in source:
-                offenders.append(f"{path.name} cell {i}")
+    offenders = [f"{path.name} code cell {i}" for path in NOTEBOOKS
+                 for i, cell in enumerate(code_cells(load(path)))
+                 if "new_figure(" in source(cell) and "tight_layout(" in source(cell)]
     assert not offenders, f"tight_layout on a constrained new_figure figure: {offenders}"

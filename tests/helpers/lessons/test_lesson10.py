@@ -1,7 +1,5 @@
 """helpers.lessons.lesson10: the role probe, word-sense rounds, spreads and paired differences,
 the blank-filling scores, the fine-tuning section and the sense explorer."""
-from __future__ import annotations
-
 from collections import Counter
 
 import numpy as np
@@ -47,8 +45,7 @@ class _Vectors(dict):
 
 def _vectors(words):
     rng = np.random.default_rng(0)
-    kv = _Vectors({w: rng.standard_normal(3) for w in words})
-    return kv
+    return _Vectors({w: rng.standard_normal(3) for w in words})
 
 
 def _all_words():
@@ -56,13 +53,17 @@ def _all_words():
     return ROLE_NOUNS + ROLE_VERBS + ROLE_ADJECTIVES + ["the", "that"]
 
 
-def test_the_twins_hold_the_same_words_at_the_same_position_with_opposite_roles():
+def test_the_twins_share_words_and_position_with_opposite_roles_and_bad_words_are_named():
     S, P, A, G = role_sentences(_Tok(), _vectors(_all_words()), n_pairs=12)
     assert len(S) == 48 and set(A.tolist()) == {0, 1}
     for k in range(0, len(S), 2):                 # (agent, patient) twins
         assert sorted(S[k]) == sorted(S[k + 1]) and P[k] == P[k + 1]
         assert S[k][P[k]] == S[k + 1][P[k]]
         assert (A[k], A[k + 1]) == (1, 0) and G[k] == G[k + 1]
+    with pytest.raises(ValueError, match="helped"):         # a word the tokeniser splits
+        role_sentences(_Tok(split=["helped"]), _vectors(_all_words()))
+    with pytest.raises(ValueError, match="that"):           # a word without a vector
+        role_sentences(_Tok(), _vectors([w for w in _all_words() if w != "that"]))
 
 
 def test_the_word_s_own_vector_and_its_context_mean_are_at_chance():
@@ -79,13 +80,6 @@ def test_the_word_s_own_vector_and_its_context_mean_are_at_chance():
     right = role_probe({"own": own, "context": context}, A, G, classify, splits=2)
     assert right["own"].mean() == 0.5 and right["context"].mean() == 0.5
     assert right["own"].size == 2 * 2 * 2 * (40 // 4)   # splits x twins x directions x held-out
-
-
-def test_words_the_tokeniser_splits_are_refused_by_name():
-    with pytest.raises(ValueError, match="helped"):
-        role_sentences(_Tok(split=["helped"]), _vectors(_all_words()))
-    with pytest.raises(ValueError, match="that"):
-        role_sentences(_Tok(), _vectors([w for w in _all_words() if w != "that"]))
 
 
 # ---------------------------------------------------------------- word senses, spreads, differences

@@ -1,6 +1,5 @@
-"""Properties of lesson 10's blank-filling baseline: BlankBigram's blank distribution is the bigram
-formula of its docstring, computed here pair by pair in plain Python; bad arguments are refused
-naming the argument."""
+"""helpers.lib.blank_bigram: BlankBigram's blank distribution is its docstring's bigram formula,
+computed here pair by pair in plain Python; bad arguments are named."""
 import numpy as np
 import pytest
 import torch

@@ -15,7 +15,7 @@ Bankers worried about interest rates while children played on the riverbank.
 A plant that grows near water needs light; the power plant needs coal."""
 
 
-def test_toy_merges_in_order():
+def test_toy_merges_in_order_until_min_frequency():
     tok = BPETokenizer.train(TOY, vocab_size=10_000)
     # counts: (e,s)=(s,t)=9 -> tie to the alphabetically first; then (es,t)=9; (o,w)=(▁l,o)=7 ...
     assert tok.merges[:10] == [("e", "s"), ("es", "t"), ("o", "w"), ("▁l", "ow"), ("e", "w"),
@@ -23,6 +23,8 @@ def test_toy_merges_in_order():
                                ("▁w", "idest")]
     assert tok.tokenize_word("lowest") == ("▁low", "est")
     assert tok.tokenize_word("newer") == ("▁n", "ew", "er")  # (e, r) occurs twice: merged later
+    tok = BPETokenizer.train(TOY, vocab_size=10_000, min_frequency=4)
+    assert tok.merges[-1] == ("▁n", "ewest")  # the next merge, ('d', 'est'), occurs only 3 times
 
 
 def test_vocab_size_is_respected_and_specials_come_first():
@@ -33,16 +35,6 @@ def test_vocab_size_is_respected_and_specials_come_first():
     assert list(tok.special_ids) == [0, 1, 2, 3, 4]
 
 
-def test_min_frequency_stops_training():
-    tok = BPETokenizer.train(TOY, vocab_size=10_000, min_frequency=4)
-    assert tok.merges[-1] == ("▁n", "ewest")  # the next merge, ('d', 'est'), occurs only 3 times
-
-
-def test_training_is_deterministic():
-    words = tokenize(TEXT * 3)
-    assert BPETokenizer.train(words, 80).merges == BPETokenizer.train(words, 80).merges
-
-
 @pytest.fixture(scope="module")
 def corpus_tok():
     from helpers.course.corpus import modern_english_sentences
@@ -50,23 +42,21 @@ def corpus_tok():
     return BPETokenizer.train([w for s in sents for w in s], vocab_size=800)
 
 
-def test_round_trip_on_unseen_text(corpus_tok):
+def test_round_trip_on_unseen_text_and_rare_words_split(corpus_tok):
     for text in [TEXT, "Zygote xylophones quizzically juxtaposed 1,234 O'Neill's kumquats.", "a"]:
         ids = corpus_tok.encode(text)
         assert ids.dtype == np.int64
         assert corpus_tok.decode(ids) == " ".join(tokenize(text))
-
-
-def test_frequent_words_are_single_pieces_and_rare_words_are_split(corpus_tok):
     assert corpus_tok.tokenize_word("the") == ("▁the",)
     pieces = corpus_tok.tokenize_word("xylophones")
     assert len(pieces) > 1 and "".join(pieces) == "▁xylophones"
 
 
-def test_more_merges_give_shorter_encodings():
+def test_more_merges_give_shorter_encodings_and_training_is_deterministic():
     words = tokenize(TEXT * 5)
     lengths = [len(BPETokenizer.train(words, v).encode(TEXT)) for v in (50, 90, 160)]
     assert lengths[0] > lengths[1] > lengths[2]
+    assert BPETokenizer.train(words, 80).merges == BPETokenizer.train(words, 80).merges
 
 
 def test_encode_words_maps_pieces_to_words(corpus_tok):
@@ -77,14 +67,10 @@ def test_encode_words_maps_pieces_to_words(corpus_tok):
         assert "".join(corpus_tok.pieces(ids[owner == k])) == "▁" + w
 
 
-def test_unknown_characters_become_unk():
+def test_unknown_characters_become_unk_and_special_tokens_decode():
     tok = BPETokenizer.train(["abc", "abc", "cab"], vocab_size=20)
     ids = tok.encode("abz")
-    assert tok.unk_id in ids
-    assert tok.decode(ids) == "ab [UNK]"
-
-
-def test_special_tokens_decode():
+    assert tok.unk_id in ids and tok.decode(ids) == "ab [UNK]"
     tok = BPETokenizer.train(TOY, vocab_size=30)
     ids = [tok.cls_id, *tok.encode("lowest newest"), tok.sep_id, tok.pad_id]
     assert tok.decode(ids) == "[CLS] lowest newest [SEP] [PAD]"

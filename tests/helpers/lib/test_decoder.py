@@ -1,6 +1,5 @@
-"""helpers.lib.decoder: the NumPy decoder equals DecoderLM (PyTorch, causal: test_transformer.py)
-in logits, loss and gradients for every setting, agrees with finite differences, and runs the
-functions it is given."""
+"""helpers.lib.decoder: the NumPy decoder is DecoderLM (PyTorch) in logits, loss and gradients
+for every setting, agrees with finite differences, and runs the functions it is given."""
 import numpy as np
 import pytest
 import torch

@@ -1,8 +1,5 @@
-"""Properties of helpers.lib.encoder_numpy: with a TinyBert's weights the NumPy encoder gives its
-vectors and masked-LM loss in float64, a block's backward passes finite differences and equals
-PyTorch's Pre-LN encoder layer, and bad input is refused by name."""
-from __future__ import annotations
-
+"""helpers.lib.encoder_numpy: with TinyBert's weights, TinyBert's vectors and masked-LM loss; a
+block's backward is finite differences' and PyTorch's Pre-LN layer's; bad input named."""
 import numpy as np
 import torch
 from hypothesis import given

@@ -75,11 +75,8 @@ def test_vectors_are_gensims_for_known_and_unseen_words(gensim_fasttext):
 
 # ---------------------------------------------------------------- properties
 @budget()
-@given(
-    word=st.text(alphabet="abcéü한", min_size=1, max_size=8),
-    lo=dims(1, 3),
-    extra=st.integers(0, 3),
-)
+@given(word=st.text(alphabet="abcéü한", min_size=1, max_size=8), lo=dims(1, 3),
+       extra=st.integers(0, 3))
 def test_ngrams_and_hashes_are_fasttexts(word, lo, extra):
     from gensim.models.fasttext import ft_ngram_hashes
     from gensim.models.fasttext_inner import compute_ngrams, ft_hash_bytes

@@ -1,6 +1,5 @@
-"""Tests of helpers.lib.glove (lesson 08): the weighting and the co-occurring cells, a batch of
-cells' loss and gradients against PyTorch and finite differences, glove.c's AdaGrad step, and the
-NumPy trainer: seeded, using the functions it is given, and taking the shipped trainer's steps."""
+"""helpers.lib.glove (lesson 08): the weighting and cells, a batch's loss and gradients against
+PyTorch and finite differences, glove.c's AdaGrad step, and the seeded NumPy trainer."""
 import numpy as np
 import scipy.sparse as sp
 import torch

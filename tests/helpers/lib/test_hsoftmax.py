@@ -1,7 +1,5 @@
 """Tests of helpers.lib.hsoftmax (lesson 07): the Huffman tree, a proper distribution, the loss's
 gradients against finite differences and PyTorch autograd, clear errors."""
-from __future__ import annotations
-
 import numpy as np
 import pytest
 import torch
@@ -32,12 +30,18 @@ def ids_of(data, V, n):
     return np.array(ids, dtype=np.int64)
 
 
-def test_huffman_tree_of_a_textbook_example():
+def test_huffman_tree_of_a_textbook_example_and_clear_errors():
     # counts 5, 9, 12, 13, 16, 45 (the classic example): the optimal code lengths are 4 4 3 3 3 1
     tree = huffman_tree([5, 9, 12, 13, 16, 45])
     assert tree.depth.tolist() == [4, 4, 3, 3, 3, 1]
     assert tree.n_inner == 5 and tree.nodes.shape == (6, 4)
     assert np.all(tree.nodes[:, 0] == tree.n_inner - 1)     # every path starts at the root
+    with pytest.raises(ValueError, match="counts must be .* at least 2"):
+        huffman_tree([3])
+    with pytest.raises(ValueError, match="positive"):
+        huffman_tree([3, 0, 2])
+    with pytest.raises(ValueError, match="inner nodes"):
+        hs_loss_and_grads(np.zeros((1, 2)), np.zeros((5, 2)), huffman_tree([1, 2]), np.array([0]))
 
 
 def test_frequent_words_get_short_paths_and_the_expected_length_is_near_the_entropy():
@@ -60,16 +64,6 @@ def test_gradients_with_repeated_targets_against_finite_differences():
     loss = lambda: hs_loss_and_grads(h, U, tree, t)[0]  # noqa: E731
     np.testing.assert_allclose(dh, numerical_gradient(loss, h), atol=1e-8)
     np.testing.assert_allclose(dU, numerical_gradient(loss, U), atol=1e-8)
-
-
-def test_clear_errors():
-    with pytest.raises(ValueError, match="at least 2"):
-        huffman_tree([3])
-    with pytest.raises(ValueError, match="positive"):
-        huffman_tree([3, 0, 2])
-    tree = huffman_tree([1, 2, 3])
-    with pytest.raises(ValueError, match="inner nodes"):
-        hs_loss_and_grads(np.zeros((1, 2)), np.zeros((5, 2)), tree, np.array([0]))
 
 
 @budget(2)
@@ -100,4 +94,3 @@ def test_the_huffman_tree_is_a_prefix_code_and_the_loss_is_autograds(data):
     check_bad_ids(lambda x: HS.hs_loss_and_grads(h, U, tree, x), t, V, "targets",
                   data.draw(corrupted(t, V)))
     raises_naming(lambda: HS.hs_loss_and_grads(inject(h, np.nan, 0), U, tree, t), "h", ValueError)
-    raises_naming(lambda: HS.huffman_tree([3]), "counts", ValueError)

@@ -272,7 +272,6 @@ def _cases():
     from helpers.lib.encoder_numpy import EncoderBlock
     from helpers.lib.negative_sampling import EmbeddingDot
     from helpers.lib.positions import LearnedPositions
-
     rng = np.random.default_rng(0)
     x, xs, x4 = (rng.standard_normal(s) for s in ((2, 3), (2, 5, 3), (2, 5, 4)))
     ids, ones = np.array([[1, 2], [3, 0]]), np.ones

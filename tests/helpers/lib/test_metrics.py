@@ -98,7 +98,6 @@ def test_the_restricted_analogy_test_is_gensim_s_restrict_vocab(tmp_path):
     """The lesson's frequency restriction (the first N rows) answers as gensim's
     evaluate_word_analogies(restrict_vocab=N) does, category by category."""
     from gensim.models import KeyedVectors
-
     rng = np.random.default_rng(1)
     words = [f"w{i}" for i in range(300)]
     E = rng.normal(size=(300, 12)).astype(np.float32)

@@ -1,12 +1,10 @@
 """helpers.lib.ngram: interpolated Kneser-Ney is a distribution that never gives 0, reproduces hand
 computations, and is NLTK's KneserNeyInterpolated where the two define the same model.
 
-Read from NLTK's code (nltk/lm, 3.8-3.10), both discount the top order's raw counts by one D, use
-continuation counts at every lower order, give a history the weight D·N1+(h ·)/total and skip a
-history never seen. They differ in the base of the recursion: NLTK's unigram is N1+(· w)/N1+(· ·)
-undiscounted, 0 for a word that never follows another; the course discounts it too and gives the
-freed mass to the uniform 1/|V|. The comparison puts the course's base into NLTK. NLTK counts the
-k-grams at the very start of the text too, so the test text repeats its first n-1 tokens at the end.
+They differ only in the base of the recursion (NLTK, nltk/lm 3.8-3.10: an undiscounted
+continuation unigram, 0 for a word that never follows another; the course: discounted too, the
+freed mass to the uniform 1/|V|), so the comparison puts the course's base into NLTK; NLTK counts
+the k-grams at the very start too, so the test text repeats its first n-1 tokens at the end.
 """
 import math
 

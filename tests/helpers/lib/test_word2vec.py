@@ -32,12 +32,10 @@ def test_keep_probabilities():
     p = keep_probabilities(np.array([1000, 10, 1]), sample=1e-2)
     t = 1e-2 * 1011
     assert p[0] == pytest.approx((np.sqrt(1000 / t) + 1) * t / 1000)
-    assert p[2] == 1.0 and np.all(keep_probabilities(np.array([5, 5]), 0) == 1)
+    assert p[2] == 1.0
 
 
-def test_prepare_corpus_errors_and_counts():
-    with pytest.raises(ValueError, match="empty corpus"):
-        prepare_corpus([])
+def test_prepare_corpus_counts():
     c = prepare_corpus([("a", "b", "a"), ("a", "c")], min_count=2)
     assert c.vocab.itos == ["a"] and c.n_raw_tokens == 5 and c.sentence.tolist() == [0, 0, 1]
     c = prepare_corpus([("a", "b", "a"), ("b",), ("c", "a")], min_count=1)
@@ -71,7 +69,7 @@ def test_pairs_stay_inside_sentences_and_windows(data):
     rng = np.random.default_rng(0)
     raises_naming(lambda: W2V.skipgram_pairs(corpus.ids, corpus.sentence, 0, rng), "window",
                   ValueError)
-    raises_naming(lambda: W2V.skipgram_pairs(corpus.ids.astype(float), corpus.sentence, 1,
-                                             np.random.default_rng(0)), "ids", TypeError)
-    raises_naming(lambda: W2V.skipgram_pairs(corpus.ids, corpus.sentence.astype(float), 1,
-                                             np.random.default_rng(0)), "sentence", TypeError)
+    raises_naming(lambda: W2V.skipgram_pairs(corpus.ids.astype(float), corpus.sentence, 1, rng),
+                  "ids", TypeError)
+    raises_naming(lambda: W2V.skipgram_pairs(corpus.ids, corpus.sentence.astype(float), 1, rng),
+                  "sentence", TypeError)
