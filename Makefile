@@ -128,14 +128,14 @@ constraints:
 	rm -rf .venv-constraints
 
 ## execute: re-run every notebook in place so the committed outputs are a clean run
-# (no per-cell timestamps; tests/clean_notebooks.py then drops widget state, keeps the final line
+# (no per-cell timestamps; tools/clean_notebooks.py then drops widget state, keeps the final line
 # of each text progress bar and sets the kernel that the course's environment registers)
 execute: setup
 	for nb in $(or $(NB),notebooks/*.ipynb); do \
 		$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 			--ExecutePreprocessor.timeout=1200 --ExecutePreprocessor.record_timing=False $$nb || exit 1; \
 	done
-	$(BIN)/python tests/clean_notebooks.py $(or $(NB),notebooks/*.ipynb)
+	$(BIN)/python tools/clean_notebooks.py $(or $(NB),notebooks/*.ipynb)
 
 ## student: write student copies of the lessons into student/ (solutions removed, exercise outputs
 # cleared); a copy you have written in is kept unless FORCE=1

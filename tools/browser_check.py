@@ -433,7 +433,7 @@ def check_notebook(page, port: int, token: str, nb: Path) -> None:
     if not opened or opened["dirty"]:
         raise AssertionError(
             f"{nb.name}: opening it in JupyterLab changed it ({opened}): JupyterLab "
-            "would autosave it; is its kernel name what tests/clean_notebooks.py writes?"
+            "would autosave it; is its kernel name what tools/clean_notebooks.py writes?"
         )
     expected = saved_fallbacks(Path(nb))
     check_fallbacks_shown(page, f"{nb.name} as saved (untrusted)", expected)

@@ -1,6 +1,6 @@
 """What a committed notebook shows where no kernel runs (GitHub, nbviewer, an HTML export): no
 dead widget or progress bars saved, each explorer's static fallback saved (timestamps and redraws:
-tests/notebooks/test_clean_notebooks.py); and in ``jupyter nbconvert --to html --embed-images``,
+tests/tools/test_clean_notebooks.py); and in ``jupyter nbconvert --to html --embed-images``,
 every diagram embedded, an image for every explorer, no ``VBox(`` or dead progress-bar text. (The
 fallback itself: tests/helpers/infra/test_widgets.py; a real browser: ``make browser-check``.)
 """

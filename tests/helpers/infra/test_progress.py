@@ -6,7 +6,7 @@ import sys
 
 from helpers.infra.progress import in_notebook, progress_bar
 from helpers.infra.training import train_loop
-from tests.clean_notebooks import terminal_text
+from tools.clean_notebooks import terminal_text
 
 
 class _KernelStdout(io.StringIO):

@@ -1,6 +1,6 @@
 """Clean executed notebooks before they are committed (``make execute`` runs this).
 
-Usage: python tests/clean_notebooks.py notebooks/*.ipynb   (add --check to only report)
+Usage: python tools/clean_notebooks.py notebooks/*.ipynb   (add --check to only report)
 
 In place: names the kernel the course's environment registers (:data:`KERNELSPEC`), so that
 JupyterLab finds nothing to change on opening; removes saved widget state and per-cell execution

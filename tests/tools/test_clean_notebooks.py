@@ -1,12 +1,12 @@
-"""The cleaning ``make execute`` applies to executed notebooks (tests/clean_notebooks.py), and
+"""The cleaning ``make execute`` applies to executed notebooks (tools/clean_notebooks.py), and
 nbval's sanitizer for progress bars (tests/nbval_sanitize.cfg)."""
 import configparser
 import json
 import re
 from pathlib import Path
 
-from tests.clean_notebooks import KERNELSPEC, clean, clean_outputs, main, terminal_text
 from tests.lesson_text import NOTEBOOKS, SOLUTIONS, load
+from tools.clean_notebooks import KERNELSPEC, clean, clean_outputs, main, terminal_text
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,11 +75,11 @@ def test_committed_notebooks_are_clean_and_name_the_kernel_the_course_registers(
                                                                 get_kernel_dict()["display_name"])
     changes = {p.name: clean(load(p)) for p in NOTEBOOKS + sorted(SOLUTIONS.glob("*.ipynb"))}
     dirty = {name: c for name, c in changes.items() if c}
-    assert not dirty, f"run tests/clean_notebooks.py on: {dirty}"
+    assert not dirty, f"run tools/clean_notebooks.py on: {dirty}"
 
 
 def test_make_execute_records_no_timestamps_and_cleans():
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     block = makefile.split("\nexecute: setup\n", 1)[1].split("\n\n", 1)[0]
     assert "--ExecutePreprocessor.record_timing=False" in block
-    assert "tests/clean_notebooks.py" in block
+    assert "tools/clean_notebooks.py" in block
