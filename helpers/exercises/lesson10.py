@@ -1,15 +1,14 @@
-"""Checkers for lesson 10 (contextual representations); they use :mod:`helpers.infra` and
-:mod:`helpers.lib` alone, never the course layer."""
+"""Checkers for lesson 10 (contextual representations)."""
 from __future__ import annotations
 
-import os
 from collections import Counter
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 import torch
 
+from helpers.course.data import load_wsd_sentences
+from helpers.course.models import load_model
 from helpers.exercises import (
     ExerciseFailed,
     ExperimentExercise,
@@ -21,15 +20,11 @@ from helpers.exercises import (
     expect_gradients_match_torch,
     expect_tuple,
 )
-from helpers.infra.artifacts import arrays_to_state_dict, load_artifact
-from helpers.infra.checksums import verify_file
 from helpers.infra.seeding import make_rng
-from helpers.lib.bert import BertConfig, TinyBert
 from helpers.lib.bpe import SPECIALS, WORD_START, BPETokenizer
 from helpers.lib.contextual import nearest_sense, nearest_sense_accuracy, word_vectors
 from helpers.lib.encoder_numpy import NumpyEncoder
 from helpers.lib.mlm import IGNORE, apply_80_10_10, mask_tokens
-from helpers.lib.text import tokenize
 
 MASK_ID = 4
 
@@ -420,52 +415,32 @@ check_tied_mlm_backward = FunctionExercise(
 
 
 # ----------------------------------------------------------------------------- the best layer
-DATA_DIR = Path(os.environ.get("NLP_COURSE_DATA", Path(__file__).resolve().parents[2] / "data"))
-WSD_FILE = "wsd_sentences.tsv"
-WSD_SHA256 = "ba3c4173666b9b1e86948a38fcb64a51f97261002862e6687f61868df15749d1"
 N_SUPPORT, REPEATS, SEED = 3, 200, 0           # 3 labelled sentences per sense, 200 draws
 
 
 @lru_cache(maxsize=1)
-def _sense_sentences() -> tuple:
-    """(word, sense, tokens, position) of the lesson's 144 labelled sentences, checksum verified."""
-    path = verify_file(DATA_DIR / WSD_FILE, WSD_SHA256,
-                       f"Restore it with: git checkout -- data/{WSD_FILE}")
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines()[1:]:
-        if line.strip():
-            word, sense, sentence = line.split("\t")
-            tokens = tuple(tokenize(sentence))
-            out.append((word, sense, tokens, tokens.index(word)))
-    return tuple(out)
-
-
-@lru_cache(maxsize=1)
 def _shipped_encoder() -> tuple:
-    """The shipped encoder (eval mode) and its tokenizer, rebuilt from data/models/mlm_bert."""
-    art = load_artifact(DATA_DIR / "models" / "mlm_bert")
-    tok = BPETokenizer([str(a) for a in art.arrays["tok/alphabet"]],
-                       [(str(a), str(b)) for a, b in art.arrays["tok/merges"]])
+    """The shipped encoder (eval mode) and its tokenizer, loaded as the lesson loads them (the
+    global torch random state left as it was)."""
     with torch.random.fork_rng(devices=[]):
-        model = TinyBert(BertConfig(**art.meta["config"]), tok.pad_id)
-    state = arrays_to_state_dict(art.arrays, "model/")
-    model.load_state_dict({k: v.float() for k, v in state.items()})
-    return model.eval(), tok
+        shipped = load_model("mlm_bert")
+    return shipped.model, shipped.tok
 
 
 @lru_cache(maxsize=8)
 def layer_accuracies(word: str = "light") -> tuple:
     """Mean nearest-sense accuracy of ``word`` at every layer of the shipped encoder (layer 0 = the
     embeddings), measured as the lesson does: 3 labelled sentences per sense, the same 200 draws."""
-    examples = [e for e in _sense_sentences() if e[0] == word]
+    examples = [e for e in load_wsd_sentences() if e.word == word]
     if not examples:
-        words = sorted({e[0] for e in _sense_sentences()})
+        words = sorted({e.word for e in load_wsd_sentences()})
         raise ValueError(f"{word!r} is not one of the lesson's words ({', '.join(words)})")
     model, tok = _shipped_encoder()
-    senses = [e[1] for e in examples]
+    senses = [e.sense for e in examples]
     out = []
     for layer in range(model.cfg.n_layers + 1):
-        X = word_vectors(model, tok, [e[2] for e in examples], [e[3] for e in examples], layer)
+        X = word_vectors(model, tok, [e.tokens for e in examples], [e.position for e in examples],
+                         layer)
         result = nearest_sense_accuracy(X, senses, N_SUPPORT, make_rng(SEED), REPEATS)
         out.append(result["accuracy"])
     return tuple(out)

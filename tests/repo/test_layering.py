@@ -1,6 +1,6 @@
 """The package's layers: every import in ``helpers/`` goes down, never up.
 
-    infra (0)  ->  lib (1)  ->  course (2)  ->  lessons (3);  exercises -> infra, lib
+    infra (0)  ->  lib (1)  ->  course (2)  ->  lessons (3);  exercises -> infra, lib, course
 
 No lesson module imports another; nothing imports ``training``, ``tools``, ``tests`` or
 ``benchmarks``; no private ``_name`` crosses modules; no import cycles; an import inside a
@@ -103,8 +103,8 @@ def _helpers_import(me, target, in_function) -> list[str]:
         framework = target == "helpers.exercises" or (
             target.startswith("helpers.exercises.")
             and not re.fullmatch(r"helpers\.exercises\.lesson\d\d", target))
-        if their not in ("infra", "lib") and not framework:
-            problems.append(f"an exercise checker imports only infra and lib ({edge})")
+        if their not in ("infra", "lib", "course") and not framework:
+            problems.append(f"an exercise checker imports only infra, lib and course ({edge})")
     elif my_kind in LAYERS:
         if their not in LAYERS or LAYERS[their] > LAYERS[my_kind]:
             problems.append(f"upward import from layer {my_kind} ({LAYERS[my_kind]}) "
@@ -214,9 +214,9 @@ LIB_B = {"helpers/lib/b.py": "def g(): pass\n"}
     ({"helpers/lessons/lesson01.py": "from helpers.lessons.lesson02 import f\n",
       "helpers/lessons/lesson02.py": "def f(): pass\n"},
      "helpers/lessons/lesson01.py:1: a lesson module imports another lesson module"),
-    ({"helpers/exercises/__init__.py": "", "helpers/course/c.py": "",
-      "helpers/exercises/lesson01.py": "import helpers.course.c\n"},
-     "helpers/exercises/lesson01.py:1: an exercise checker imports only infra and lib"),
+    ({"helpers/exercises/__init__.py": "", "helpers/lessons/lesson01.py": "",
+      "helpers/exercises/lesson01.py": "import helpers.lessons.lesson01\n"},
+     "helpers/exercises/lesson01.py:1: an exercise checker imports only infra, lib and course"),
     ({"helpers/lib/a.py": "from helpers.lib.b import _hidden\n",
       "helpers/lib/b.py": "_hidden = 1\n"},
      "helpers/lib/a.py:1: imports the private name '_hidden' from helpers.lib.b"),
