@@ -25,11 +25,6 @@ T = torch.tensor
 close = closeness(1e-9)
 
 
-def ids_of(data, V, n):
-    ids = data.draw(st.lists(st.integers(0, V - 1), min_size=n, max_size=n))
-    return np.array(ids, dtype=np.int64)
-
-
 def test_huffman_tree_of_a_textbook_example_and_clear_errors():
     # counts 5, 9, 12, 13, 16, 45 (the classic example): the optimal code lengths are 4 4 3 3 3 1
     tree = huffman_tree([5, 9, 12, 13, 16, 45])
@@ -78,7 +73,7 @@ def test_the_huffman_tree_is_a_prefix_code_and_the_loss_is_autograds(data):
     D, N = data.draw(dims(1, 3)), data.draw(dims(1, 4))
     h, U = data.draw(float_arrays((N, D))), data.draw(float_arrays((V - 1, D)))
     close(HS.hs_probabilities(h, U, tree).sum(1), np.ones(N))
-    t = ids_of(data, V, N)
+    t = np.array(data.draw(st.lists(st.integers(0, V - 1), min_size=N, max_size=N)), np.int64)
     th, tU = T(h, requires_grad=True), T(U, requires_grad=True)
     s = (tU[T(tree.nodes[t])] * th[:, None]).sum(-1)
     sign = T(1.0 - 2.0 * tree.codes[t])
