@@ -12,23 +12,21 @@ TEXT = "\n".join(output_text(c) for c in code_cells(NB) if "show_source(" not in
 
 
 def test_the_live_encoder_beats_the_left_bigram_on_the_test_blanks():
-    text = TEXT
     acc = {name: float(v) for name, v in re.findall(
         r"(?m)^(unigram \(always 'the'\)|bigram, left neighbour|bigram, both neighbours"
-        r"|your encoder|TinyBert \(shipped\)) +([\d.]+)% +\[", text)}
+        r"|your encoder|TinyBert \(shipped\)) +([\d.]+)% +\[", TEXT)}
     assert len(acc) == 5, acc
     assert acc["bigram, left neighbour"] < acc["your encoder"] < acc["TinyBert (shipped)"]
     assert acc["TinyBert (shipped)"] > acc["bigram, both neighbours"]
     low = re.search(r"your encoder - bigram \(left neighbour\), the same blanks: [+-][\d.]+ points "
-                    r"\[([+-][\d.]+),", text)
+                    r"\[([+-][\d.]+),", TEXT)
     assert low and float(low.group(1)) > 0
-    live = re.search(r"after ([\d,]+) steps \((\d+) CPU-s\): validation accuracy ([\d.]+)%", text)
+    live = re.search(r"after ([\d,]+) steps \((\d+) CPU-s\): validation accuracy ([\d.]+)%", TEXT)
     assert live and int(live.group(1).replace(",", "")) == 1500   # the CPU-s vary with the load
 
 
 def test_counting_shared_pieces_beats_the_nsp_head():
-    text = TEXT
-    value = {k: float(re.search(re.escape(k) + r" +([\d.]+)%", text).group(1)) for k in (
+    value = {k: float(re.search(re.escape(k) + r" +([\d.]+)%", TEXT).group(1)) for k in (
         "shared pieces (no model)", "classifier on the MLM-only encoder, trained alone",
         "the NSP head of the MLM + NSP encoder")}
     assert value["shared pieces (no model)"] > value["the NSP head of the MLM + NSP encoder"] > \
@@ -51,13 +49,12 @@ def test_the_static_row_without_the_test_text_ties_at_every_size():
 
 
 def test_the_encoder_wins_on_the_paired_senses_and_the_static_mean_on_the_first_set():
-    text = TEXT
     pairs = re.search(r"the final layer minus each, .*:\n  static: mean word2vec of context +"
-                      r"([+-][\d.]+) \[([+-][\d.]+), ([+-][\d.]+)\]", text)
+                      r"([+-][\d.]+) \[([+-][\d.]+), ([+-][\d.]+)\]", TEXT)
     assert pairs and float(pairs.group(2)) > 0              # the paired sentences: the encoder
     first = re.search(r"the first set, final layer minus the static context mean: ([+-][\d.]+) "
-                      r"\[([+-][\d.]+), ([+-][\d.]+)\]", text)
+                      r"\[([+-][\d.]+), ([+-][\d.]+)\]", TEXT)
     assert first and float(first.group(1)) < 0      # the first set: the static mean, on average
     missing = re.search(r"context words without a static vector, left out of the mean: "
-                        r"(\d+) of ([\d,]+)", text)
+                        r"(\d+) of ([\d,]+)", TEXT)
     assert missing and 0 < int(missing.group(1)) < int(missing.group(2).replace(",", ""))
