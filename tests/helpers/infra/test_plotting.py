@@ -142,13 +142,6 @@ def test_plot_curves():
 
 
 # ---------------------------------------------------------------- every plotting function
-def _fig(result):
-    """The figure of a plotting function's result: (fig, summary), (fig, data) or an Axes."""
-    if isinstance(result, tuple):
-        return result[0]
-    return result.figure
-
-
 def _case_trained_gradient_flow():
     rng = np.random.default_rng(0)
     flows = {name: 10 ** np.cumsum(-rng.random((8, 12)) * d, axis=1)
@@ -340,8 +333,8 @@ CASES = {
 
 @pytest.mark.parametrize("name", sorted(CASES), ids=lambda n: n.split(":", 1)[1])
 def test_plotting_function_follows_the_style(name):
-    fig = _fig(CASES[name]())
-    problems = figure_problems(fig)
+    result = CASES[name]()                   # (fig, summary), (fig, data) or an Axes
+    problems = figure_problems(result[0] if isinstance(result, tuple) else result.figure)
     assert not problems, f"{name}:\n  " + "\n  ".join(problems)
 
 
