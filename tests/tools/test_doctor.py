@@ -235,11 +235,6 @@ def test_a_cache_folder_that_does_not_exist_is_not_created(tmp_path, monkeypatch
     assert result.message == f"the cache folder {folder} is writable (NLP_COURSE_CACHE={folder})"
 
 
-def _refuse_writing(monkeypatch, refused: Path):
-    real = doctor.can_write
-    monkeypatch.setattr(doctor, "can_write", lambda folder: folder != refused and real(folder))
-
-
 def test_each_unusable_cache_folder_gets_a_real_command(tmp_path, monkeypatch):
     """Empty variable, a file in the way, a folder that may not be created, an unwritable
     folder of one's own and another user's (root may write anywhere: simulated)."""
@@ -255,7 +250,8 @@ def test_each_unusable_cache_folder_gets_a_real_command(tmp_path, monkeypatch):
     assert f"cannot be created: {a_file} is a file" in result.message
     assert result.fix.startswith(f"mv {a_file} {a_file}.bak   (or export NLP_COURSE_CACHE=/")
     assert "<" not in result.fix
-    _refuse_writing(monkeypatch, tmp_path)
+    real = doctor.can_write
+    monkeypatch.setattr(doctor, "can_write", lambda folder: folder != tmp_path and real(folder))
     folder = tmp_path / "a" / "b" / "cache"
     result = check(folder)
     assert (f"cannot be created: you may not create folders in {tmp_path} "
