@@ -68,15 +68,10 @@ def words(text: str) -> list[str]:
     return WORD.findall(text)
 
 
-def story_markdown(nb: dict) -> list[str]:
-    """The markdown a student reads as the story: every markdown cell except the comparing-models
-    section, unfolded parts only."""
-    return [source(c) for c in markdown_cells(nb) if HOW_WE_COMPARE not in tags(c)]
-
-
 def evidence_density(nb: dict) -> tuple[int, int, list[str]]:
-    """(evidence words, prose words, the evidence words found) over the story's prose."""
-    text = "\n".join(prose(m) for m in story_markdown(nb))
+    """(evidence words, prose words, the evidence words found) over the story's prose: every
+    markdown cell except the comparing-models section, unfolded parts only."""
+    text = "\n".join(prose(source(c)) for c in markdown_cells(nb) if HOW_WE_COMPARE not in tags(c))
     found = [m.group(0) for m in EVIDENCE.finditer(text)]
     return len(found), len(words(text)), found
 
