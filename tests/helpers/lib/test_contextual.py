@@ -54,8 +54,6 @@ def test_a_words_vector_is_the_mean_of_its_pieces_and_senses_go_to_the_nearest_c
     assert best == max("xy", key=lambda s: (round(ref[s], 12), -"xy".index(s)))
     acc = CX.nearest_sense_accuracy(X, senses, 1, np.random.default_rng(0), repeats=3)
     assert 0 <= acc["accuracy"] <= 1 and acc["per_round"].shape == (3,)
-    raises_naming(lambda: CX.nearest_sense_accuracy(X, senses, 3, np.random.default_rng(0)),
-                  "n_support", ValueError)
 
 
 def test_a_contextual_vector_depends_on_the_sentence_the_embedding_layer_does_not():
