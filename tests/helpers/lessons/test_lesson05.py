@@ -7,11 +7,7 @@ import scipy.sparse as sp
 from helpers.lessons.lesson05 import pair_cosines, render_lsa
 from helpers.lib.lsa import document_term_matrix, tfidf, truncated_svd
 from helpers.lib.text import Vocab
-
-DOCS = [d.split() for d in ["the cat sat on the mat", "the dog sat on the log",
-                            "cats and dogs are pets", "the stock market fell as shares dropped",
-                            "shares in the market rose", "a dog chased the cat",
-                            "investors sold shares"]]
+from tests.helpers.lib.test_lsa import DOCS
 
 
 def test_the_lsa_view_draws_energy_and_neighbours():
