@@ -42,7 +42,12 @@ from helpers.infra.plotting import (
 from helpers.infra.seeding import make_rng
 from helpers.lib.bert import TinyBert
 from helpers.lib.bpe import SPECIALS, BPETokenizer
-from helpers.lib.contextual import nearest_sense, numpy_word_vectors, word_vectors
+from helpers.lib.contextual import (
+    nearest_sense,
+    nearest_sense_accuracy,
+    numpy_word_vectors,
+    word_vectors,
+)
 from helpers.lib.encoder_numpy import NumpyEncoder
 from helpers.lib.mlm import IGNORE, MaskedBatch, encode_sentence, length_bucketed_batches, pad_batch
 from helpers.lib.optim import Adam, clip_global_norm
@@ -224,31 +229,10 @@ def split_batches(tok: BPETokenizer, split: str, max_len: int = 64) -> list:
 # ---------------------------------------------------------------- word senses with their spread
 def sense_rounds(X: np.ndarray, senses: Sequence[str], n_support: int = 3, repeats: int = 200,
                  seed: int = 0, classify: Callable | None = None) -> np.ndarray:
-    """Accuracy of each of ``repeats`` rounds of nearest-sense classification (repeats,): the
-    rounds of :func:`helpers.lib.contextual.nearest_sense_accuracy`, scored at once, or query by
-    query with ``classify(query (d,), support (n, d), senses (n,)) -> sense``."""
-    X = np.asarray(X, dtype=np.float64)
-    senses = np.asarray(senses)
-    labels = sorted(set(senses.tolist()))
-    if any(np.sum(senses == s) <= n_support for s in labels):
-        raise ValueError(f"every sense needs more than n_support={n_support} examples")
-    norms = np.linalg.norm(X, axis=1, keepdims=True)
-    U = X / np.where(norms == 0, 1, norms)
-    truth = np.array([labels.index(s) for s in senses])
-    rng, out = make_rng(seed), np.empty(repeats)
-    for r in range(repeats):
-        sup = [rng.choice(np.flatnonzero(senses == s), n_support, replace=False) for s in labels]
-        qry = np.setdiff1d(np.arange(len(senses)), np.concatenate(sup))
-        if classify is not None:
-            every = np.concatenate(sup)
-            guess = [classify(X[i], X[every], senses[every]) for i in qry]
-            out[r] = np.mean(np.asarray(guess) == senses[qry])
-            continue
-        C = np.stack([U[i].mean(0) for i in sup])
-        C /= np.where((n := np.linalg.norm(C, axis=1, keepdims=True)) == 0, 1, n)
-        scores = np.round(U[qry] @ C.T, 12)
-        out[r] = np.mean(np.argmax(scores, axis=1) == truth[qry])
-    return out
+    """Accuracy of each of ``repeats`` rounds of nearest-sense classification (repeats,), drawn
+    with ``seed`` (:func:`helpers.lib.contextual.nearest_sense_accuracy`)."""
+    return nearest_sense_accuracy(X, senses, n_support, make_rng(seed), repeats,
+                                  classify)["per_round"]
 
 
 def spread(rounds: np.ndarray) -> tuple[float, float, float]:
