@@ -398,10 +398,3 @@ def your_work(exercises: Sequence[Exercise]) -> None:
         if verdict != PASSED and used != "-":
             used = f"(the course's version, until yours passes) {used}"
         print(f"{ex.title:<{width}}  {verdict:<14}  {used}")
-
-
-# ---------------------------------------------------------------- the one-off form
-def run_checks(title: str, candidate: Callable,
-               checks: Sequence[Callable[[Callable], None]]) -> Result:
-    """Run ``checks`` on ``candidate`` as an ad-hoc exercise; print and return the verdict."""
-    return FunctionExercise(title, checks, reference=None)(candidate)

@@ -21,7 +21,6 @@ from helpers.exercises import (
     expect_tuple,
     numerical_gradients,
     outputs_match,
-    run_checks,
     torch_gradients,
     your_or_reference,
 )
@@ -65,8 +64,8 @@ def test_three_states_and_their_messages(capsys):
     assert SQUARE(3).status == FAILED
     assert "expected a function, got int 3" in capsys.readouterr().out
     assert Result("t", PASSED, "✓ t")._ipython_display_() is None     # no second display
-    assert run_checks("square", lambda x: x ** 2, _square_checks())
-    assert not run_checks("square", lambda x: x, _square_checks())
+    assert FunctionExercise("square", _square_checks(), reference=None)(lambda x: x ** 2)
+    assert not FunctionExercise("square", _square_checks(), reference=None)(lambda x: x)
 
 
 def test_your_or_reference_goes_on_with_the_student_s_function_only_once_it_passed(capsys):
