@@ -1,7 +1,7 @@
 """Recipe of ``gpt_contrast``: lesson 10's causal (GPT-style) LM with the small BERT's blocks,
 data and tokenizer (scores only: ``data/models`` has no room for a second set of weights).
 
-Model: :class:`helpers.lib.bert.TinyGPT` (TinyBert's sizes with a causal mask, the embedding
+Model: :class:`TinyGPT` (TinyBert's sizes with a causal mask, the embedding
 table started from the same word2vec vectors of the pieces), trained to predict the next piece at
 every position on the shipped masked LM's training sentences, tokenizer and optimiser settings.
 Budget: 1,600 steps, fixed (not derived from the masked LM's run); a GPT step scores every
@@ -26,7 +26,7 @@ from helpers.course.data import load_wsd_sentences
 from helpers.course.mlm_model import TEST_SEED, VALID_SEED, mlm_sentences
 from helpers.infra.artifacts import strings_to_array
 from helpers.infra.seeding import make_rng
-from helpers.lib.bert import TinyGPT, causal_lm_loss
+from helpers.lib.bert import TinyBert
 from helpers.lib.bpe import BPETokenizer
 from helpers.lib.contextual import nearest_sense_accuracy, word_vectors
 from helpers.lib.mlm import IGNORE, encode_sentence, length_bucketed_batches, pad_batch
@@ -35,6 +35,24 @@ from training.loop import train_steps
 from training.mlm_bert import SETTINGS as MLM_SETTINGS
 from training.mlm_bert import new_encoder
 from training.runlog import RunLog
+
+
+class TinyGPT(TinyBert):
+    """A decoder-only (GPT-style) model from TinyBert's blocks, position i attending to positions
+    ≤ i only (lesson 10 §3.5)."""
+
+    def position_mask(self, length: int, device=None):
+        return torch.triu(torch.ones(length, length, dtype=torch.bool, device=device), diagonal=1)
+
+
+def causal_lm_loss(model: TinyGPT, ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """The mean NLL of every next piece (lesson 10 §3.5): position t predicts ``ids[:, t + 1]``;
+    ids, attention_mask (B, L); padding is never a target. Returns a scalar tensor."""
+    h = model(ids, attention_mask)[:, :-1]
+    target = ids[:, 1:]
+    real = attention_mask[:, 1:].bool()
+    return F.cross_entropy(model.mlm_logits(h[real]).float(), target[real])
+
 
 SHARED = ("vocab_size", "max_len", "dim", "n_layers", "n_heads", "ff_dim", "dropout", "batch_size",
           "lr", "weight_decay", "warmup", "w2v_init", "seed")         # the masked LM's settings

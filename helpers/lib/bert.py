@@ -1,5 +1,5 @@
-"""A small BERT-style encoder (:class:`TinyBert`), its masked-LM loss with weight tying, and the
-same blocks with a causal mask (:class:`TinyGPT`) (lesson 10)."""
+"""A small BERT-style encoder (:class:`TinyBert`) and its masked-LM loss with weight tying
+(lesson 10)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -116,23 +116,6 @@ class TinyBert(nn.Module):
             hidden.append(x)
         hidden[-1] = self.encoder.norm(x)
         return torch.stack(hidden), torch.stack(attn)
-
-
-class TinyGPT(TinyBert):
-    """A decoder-only (GPT-style) model from TinyBert's blocks, position i attending to positions
-    ≤ i only (lesson 10 §3.5)."""
-
-    def position_mask(self, length: int, device=None):
-        return torch.triu(torch.ones(length, length, dtype=torch.bool, device=device), diagonal=1)
-
-
-def causal_lm_loss(model: TinyGPT, ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-    """The mean NLL of every next piece (lesson 10 §3.5): position t predicts ``ids[:, t + 1]``;
-    ids, attention_mask (B, L); padding is never a target. Returns a scalar tensor."""
-    h = model(ids, attention_mask)[:, :-1]
-    target = ids[:, 1:]
-    real = attention_mask[:, 1:].bool()
-    return F.cross_entropy(model.mlm_logits(h[real]).float(), target[real])
 
 
 def tying_saving(cfg: BertConfig) -> dict:

@@ -1,5 +1,5 @@
 """helpers.lib.bert: TinyBert (padding never attended, tying and what it saves, bad ids, segments
-and masks refused), the masked-LM losses and the causal TinyGPT."""
+and masks refused) and the masked-LM losses."""
 import numpy as np
 import pytest
 import torch
@@ -100,44 +100,3 @@ def test_weight_tying_and_what_it_saves():
     # 1,536 + the MLM head's transform 590,592 and its LayerNorm 1,536 + the output bias 30,522
     assert base["tied"] == 108_891_648 + 1_536 + 590_592 + 1_536 + 30_522
     assert base["saved"] == 30522 * 768
-
-
-# ---------------------------------------------------------------- TinyGPT
-@budget(1)
-@given(st.data())
-def test_the_causal_model_never_sees_the_future_and_its_loss_is_next_piece_cross_entropy(data):
-    torch.manual_seed(0)
-    model = BE.TinyGPT(CFG, 0).eval()
-    B, L = data.draw(dims(1, 3)), data.draw(dims(2, 6))
-    ids = np.array(data.draw(st.lists(st.integers(1, V - 1), min_size=B * L, max_size=B * L)))
-    ids = ids.reshape(B, L)
-    lengths = [L] + [data.draw(st.integers(2, L)) for _ in range(B - 1)]
-    att = np.arange(L)[None, :] < np.array(lengths)[:, None]             # right padding
-    j = data.draw(st.integers(0, L - 1))
-    other = ids.copy()
-    other[:, j:] = (ids[:, j:] + 5) % (V - 1) + 1                         # another future from j on
-    with torch.no_grad():
-        h, h2 = model(T(ids), T(att)), model(T(other), T(att))
-        np.testing.assert_allclose(h[:, :j].numpy(), h2[:, :j].numpy(), atol=1e-5)
-        logits = model.mlm_logits(h).double()
-        terms = [F.cross_entropy(logits[b, t][None], T([ids[b, t + 1]])).item()
-                 for b in range(B) for t in range(L - 1) if att[b, t + 1]]
-        loss = BE.causal_lm_loss(model, T(ids), T(att)).item()
-        np.testing.assert_allclose(loss, np.mean(terms), rtol=1e-5)
-        padded = np.where(att, ids, (ids + 3) % (V - 1) + 1)             # whatever sits in padding
-        loss = BE.causal_lm_loss(model, T(padded), T(att)).item()
-        np.testing.assert_allclose(loss, np.mean(terms), rtol=1e-5)
-
-
-def test_the_encoder_reads_later_positions_the_causal_model_does_not():
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(0)
-        gpt, bert = BE.TinyGPT(CFG).eval(), BE.TinyBert(CFG).eval()
-    ids = T([[2, 7, 8, 9, 10, 3]])
-    changed = ids.clone()
-    changed[0, 4] = 11
-    with torch.no_grad():
-        assert not torch.allclose(bert(ids)[0, :4], bert(changed)[0, :4])
-        hidden, attn = gpt.layers_and_attention(ids)
-    assert float(attn.triu(1).abs().max()) == 0            # no weight on a later position
-    torch.testing.assert_close(hidden[-1], gpt(ids))
